@@ -1,0 +1,62 @@
+/*
+ * config.h - server settings, from a redis.conf style file and the command
+ * line (`atticdb-server [file] [--name value ...]`, as redis-server takes).
+ * Parsed once by the master before forking; children read the copy they
+ * inherit.
+ */
+#ifndef ATTIC_CONFIG_H
+#define ATTIC_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_MAX_BINDS 8
+
+typedef struct config {
+    int port;                        /* 0 = no TCP listener */
+    char *bind[CONFIG_MAX_BINDS];    /* addresses to listen on */
+    int nbind;
+    char *unixsocket;                /* NULL = none */
+    int unixsocketperm;              /* octal mode, 0 = leave default */
+    char *dir;                       /* data directory */
+    int frontends;                   /* 0 = number of cores */
+    uint64_t ring_size;              /* bytes, power of two */
+    uint64_t segment_size;           /* bytes, power of two multiple of ring_size */
+    uint64_t chan_size;              /* per frontend channel, bytes, power of two */
+    int64_t proto_max_bulk_len;
+    int64_t max_args;
+    size_t max_inline_len;
+    uint64_t client_query_buffer_limit;
+    int maxclients;
+    int tcp_backlog;
+    char *logfile;                   /* NULL or "" = stderr */
+    int loglevel;                    /* LOG_DEBUG .. LOG_WARNING (log.h) */
+    char *requirepass;               /* accepted; enforcement comes later */
+    int daemonize;                   /* accepted for compatibility; must be no */
+    int respawn_limit;               /* deaths in a row at start before giving up */
+} config_t;
+
+/* Defaults: 127.0.0.1:6379, ./data, one frontend per core, 16 MiB ring,
+ * 64 MiB segments. */
+void config_defaults(config_t *c);
+
+/*
+ * Apply one directive (name and its arguments as words). Returns 0, or -1
+ * with a message in err (size errlen) naming what is wrong.
+ */
+int config_set(config_t *c, const char *name, int argc, char **argv, char *err, size_t errlen);
+
+/* Read a redis.conf style file. Returns 0 or -1 with a message (file:line). */
+int config_load_file(config_t *c, const char *path, char *err, size_t errlen);
+
+/* Parse argv as redis-server does: optional config file first, then
+ * `--name value...` pairs. Returns 0 or -1 with a message. */
+int config_from_args(config_t *c, int argc, char **argv, char *err, size_t errlen);
+
+/* Check relations between settings (sizes powers of two, ...). */
+int config_validate(config_t *c, char *err, size_t errlen);
+
+/* Parse sizes as redis.conf does: 100, 1k, 1kb, 16mb, 1g (k=1000, kb=1024). */
+int config_parse_memory(const char *s, uint64_t *out);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * io.h - the I/O seam. Every call that touches the data directory's files
+ * goes through io_ops, so tests can replace it to fail the Nth call with a
+ * chosen errno or to simulate a power cut (STYLE.md, convention 7).
+ */
+#ifndef ATTIC_IO_H
+#define ATTIC_IO_H
+
+#include <sys/types.h>
+
+typedef struct io_ops {
+    int (*open)(const char *path, int flags, mode_t mode);
+    int (*close)(int fd);
+    ssize_t (*pwrite)(int fd, const void *buf, size_t n, off_t off);
+    ssize_t (*pread)(int fd, void *buf, size_t n, off_t off);
+    int (*fdatasync)(int fd);
+    int (*fsync)(int fd);
+    int (*fallocate)(int fd, int mode, off_t off, off_t len);
+    int (*ftruncate)(int fd, off_t len);
+    int (*rename)(const char *from, const char *to);
+    int (*unlink)(const char *path);
+} io_ops_t;
+
+/* The table in use; io_real by default. */
+extern const io_ops_t *io;
+extern const io_ops_t io_real;
+
+/* Replace the table (tests); returns the previous one. */
+const io_ops_t *io_set(const io_ops_t *ops);
+
+/* pwrite/pread all of n bytes (retrying short transfers and EINTR).
+ * Return 0, or -1 with errno set. */
+int io_pwrite_all(int fd, const void *buf, size_t n, off_t off);
+int io_pread_all(int fd, void *buf, size_t n, off_t off);
+
+/* fsync the directory at path (after creating or renaming a file in it). */
+int io_fsync_dir(const char *path);
+
+#endif

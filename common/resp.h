@@ -1,0 +1,87 @@
+/*
+ * resp.h - the Redis protocol (RESP2) codec: an incremental request parser and
+ * reply writers.
+ *
+ * The parser reads requests from a contiguous buffer that grows as bytes
+ * arrive: it either returns one whole command, or says it needs more bytes,
+ * or reports a protocol error with Redis' own error text. It never reads past
+ * `len` and never trusts a length it has not checked against the limits, so
+ * malformed or hostile input cannot crash it (ARCHITECTURE.md, contract 7).
+ * Both forms are accepted: multibulk (`*2\r\n$3\r\nGET\r\n$1\r\nk\r\n`) and
+ * inline (`PING\r\n`, as typed in telnet, with redis-cli style quoting).
+ */
+#ifndef ATTIC_RESP_H
+#define ATTIC_RESP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+typedef struct resp_limits {
+    int64_t max_bulk_len;   /* proto-max-bulk-len (Redis default 512 MiB) */
+    int64_t max_args;       /* most arguments in one multibulk (Redis: 1024*1024) */
+    size_t max_inline_len;  /* longest inline request line (Redis: 64 KiB) */
+} resp_limits_t;
+
+/* Redis' defaults. */
+#define RESP_LIMITS_DEFAULT {512ll * 1024 * 1024, 1024 * 1024, 64 * 1024}
+
+typedef struct resp_arg {
+    size_t off; /* offset of the argument's first byte in the parsed buffer */
+    size_t len;
+} resp_arg_t;
+
+typedef struct resp_cmd {
+    int argc;
+    resp_arg_t *args; /* argc entries, owned by the cmd (grown with realloc) */
+    size_t cap;
+    /* Inline arguments with quotes or escapes are unescaped into this buffer;
+     * for them args[i].off is an offset into `unescaped` and the
+     * RESP_ARG_UNESCAPED bit is set in the matching `flags` entry. */
+    buf_t unescaped;
+    unsigned char *flags;
+    /* Storage for an error text that quotes input ("expected '$', got 'X'");
+     * *err may point here, valid until the next resp_parse on this cmd. */
+    char err_text[48];
+} resp_cmd_t;
+
+#define RESP_ARG_UNESCAPED 1u
+
+void resp_cmd_init(resp_cmd_t *cmd);
+void resp_cmd_free(resp_cmd_t *cmd);
+
+/* Pointer to argument i's bytes, given the buffer that was parsed. */
+const char *resp_arg_ptr(const resp_cmd_t *cmd, const char *buf, int i);
+
+#define RESP_NEED_MORE 0
+#define RESP_ERROR (-1)
+
+/*
+ * Parse one command at the start of buf[0, len).
+ * Returns the number of bytes the command took (> 0) and fills *cmd, whose
+ * argc may be 0 (an empty inline line or `*0`, which Redis skips silently);
+ * RESP_NEED_MORE when the command is not complete yet (call again with the
+ * same start and more bytes); or RESP_ERROR with *err set to Redis' error text
+ * without the leading '-' and trailing CRLF, e.g. "ERR Protocol error: invalid
+ * bulk length". After an error the caller replies and closes the connection.
+ * *need (optional) is set on RESP_NEED_MORE to the total bytes known to be
+ * required so far, so a caller can skip re-parsing until that many arrived.
+ */
+int64_t resp_parse(const resp_limits_t *lim, const char *buf, size_t len, resp_cmd_t *cmd,
+                   const char **err, size_t *need);
+
+/* Reply writers: append one RESP2 value to b. A simple string or error is
+ * one line, so CR and LF in s are written as spaces; resp_bulk_cstr(b, NULL)
+ * writes the null bulk, as Redis' addReplyBulkCString() does. */
+void resp_simple(buf_t *b, const char *s);                 /* +s\r\n */
+void resp_error(buf_t *b, const char *s);                  /* -s\r\n */
+void resp_integer(buf_t *b, long long v);                  /* :v\r\n */
+void resp_bulk(buf_t *b, const void *p, size_t n);         /* $n\r\n...\r\n */
+void resp_bulk_cstr(buf_t *b, const char *s);
+void resp_null(buf_t *b);                                  /* $-1\r\n */
+void resp_null_array(buf_t *b);                            /* *-1\r\n */
+void resp_array(buf_t *b, long long n);                    /* *n\r\n */
+void resp_bulk_header(buf_t *b, size_t n);                 /* $n\r\n (body and CRLF follow) */
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * shm.c - creation of the shared segment (shm.h) and the sleep/wake protocol
+ * used by every process. The master creates the segment once, before any
+ * fork; it is never resized or remapped, so its layout outlives every child.
+ */
+#include "shm.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static int add_size(size_t *total, size_t n)
+{
+    if (*total > SIZE_MAX - n) return -1;
+    *total += n;
+    return 0;
+}
+
+static size_t align64(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+size_t shm_size(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size)
+{
+    size_t total = align64(sizeof(shm_t));
+    if (add_size(&total, align64(ring_shm_size(ring_size)))) return 0;
+    for (uint32_t i = 0; i < 2 * nfrontends; i++)
+        if (add_size(&total, align64(chan_shm_size(chan_size)))) return 0;
+    return total;
+}
+
+static int waiter_init(shm_waiter_t *w)
+{
+    w->efd = eventfd(0, EFD_NONBLOCK);
+    atomic_store(&w->sleeping, 0);
+    return w->efd < 0 ? -1 : 0;
+}
+
+shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size)
+{
+    if (nfrontends == 0 || nfrontends > SHM_MAX_FRONTENDS) {
+        errno = EINVAL;
+        return NULL;
+    }
+    size_t total = shm_size(nfrontends, ring_size, chan_size);
+    if (total == 0) {
+        errno = EOVERFLOW;
+        return NULL;
+    }
+    /* MAP_NORESERVE: the ring and channels are touched lazily; most of a
+     * large ring is never resident until traffic fills it. */
+    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    shm_t *s = p;
+    s->magic = SHM_MAGIC;
+    s->total_size = total;
+    s->nfrontends = nfrontends;
+    s->chan_size = chan_size;
+    size_t off = align64(sizeof(shm_t));
+    s->ring_off = off;
+    /* The ring's head/tail are set by the logger once recovery knows where
+     * the log ends; until then logger_state is LOGGER_STARTING. */
+    ring_init(shm_ring(s), ring_size, 0);
+    off += align64(ring_shm_size(ring_size));
+    for (uint32_t i = 0; i < nfrontends; i++) {
+        s->fe[i].to_store_off = off;
+        chan_init(shm_to_store(s, (int)i), chan_size);
+        off += align64(chan_shm_size(chan_size));
+        s->fe[i].from_store_off = off;
+        chan_init(shm_from_store(s, (int)i), chan_size);
+        off += align64(chan_shm_size(chan_size));
+        if (waiter_init(&s->fe[i].wake)) goto fail;
+    }
+    if (waiter_init(&s->logger_wake) || waiter_init(&s->store_wake)) goto fail;
+    atomic_store(&s->start_time_ms, shm_now_ms());
+    return s;
+fail:;
+    int saved = errno;
+    munmap(p, total);
+    errno = saved;
+    return NULL;
+}
+
+void shm_waiter_arm(shm_waiter_t *w)
+{
+    /* seq_cst pairs with the seq_cst load in shm_wake(): either the waker
+     * sees the flag, or the waiter's re-check sees the waker's data. */
+    atomic_store(&w->sleeping, 1);
+    atomic_thread_fence(memory_order_seq_cst);
+}
+
+void shm_waiter_disarm(shm_waiter_t *w)
+{
+    atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+}
+
+void shm_waiter_drain(shm_waiter_t *w)
+{
+    uint64_t v;
+    ssize_t r = read(w->efd, &v, sizeof(v));
+    (void)r; /* EAGAIN: nothing pending */
+}
+
+void shm_waiter_wait(shm_waiter_t *w, int timeout_ms)
+{
+    struct pollfd pfd = {.fd = w->efd, .events = POLLIN};
+    int rc = poll(&pfd, 1, timeout_ms);
+    if (rc > 0) shm_waiter_drain(w);
+    atomic_store_explicit(&w->sleeping, 0, memory_order_relaxed);
+}
+
+void shm_wake(shm_waiter_t *w)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&w->sleeping, memory_order_relaxed) &&
+        atomic_exchange(&w->sleeping, 0)) {
+        uint64_t one = 1;
+        ssize_t r = write(w->efd, &one, sizeof(one));
+        (void)r; /* EAGAIN only if the counter is saturated: already woken */
+    }
+}
+
+int64_t shm_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t shm_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,146 @@
+/*
+ * shm.h - the layout of the one shared-memory segment every AtticDB process
+ * maps. The master creates it (MAP_SHARED|MAP_ANONYMOUS) before forking, so
+ * every child sees it at the same address; still, parts are found by offsets
+ * from the segment's start, never by stored pointers, so the layout does not
+ * depend on that.
+ *
+ *   shm_t          counters, LSNs, wake-ups, per-frontend slots
+ *   ring_t         the record ring (ring.h), at ring_off
+ *   chan_t x 2N    each frontend's request and reply channel (chan.h)
+ *
+ * Wake-ups: a process that is about to block sets its `sleeping` flag, checks
+ * its condition once more, then blocks on its eventfd; a waker publishes
+ * first, then wakes only a sleeper (xchg of the flag), so no wake-up is lost
+ * and nobody pays a syscall for a process that is busy anyway.
+ */
+#ifndef ATTIC_SHM_H
+#define ATTIC_SHM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chan.h"
+#include "ring.h"
+
+#define SHM_MAX_FRONTENDS 64
+#define SHM_MAGIC 0x4154544943534d31ull /* "ATTICSM1" */
+
+typedef struct shm_waiter {
+    _Atomic uint32_t sleeping;
+    int32_t efd; /* eventfd, created by the master, inherited by all */
+} shm_waiter_t;
+
+enum logger_state {
+    LOGGER_STARTING = 0, /* recovering the log; nothing may be claimed yet */
+    LOGGER_RUNNING = 1,
+    LOGGER_FAILED = 2,   /* an fsync or write failed: no write is acked again */
+    LOGGER_STOPPED = 3,  /* shut down cleanly after the last record */
+};
+
+/* A frontend -> store request (read command), followed by a record payload
+ * (rec_encode_payload) of `payload_len` bytes. */
+typedef struct store_req {
+    uint64_t id;       /* echoed in the reply */
+    uint64_t min_lsn;  /* answer only once applied_lsn >= min_lsn (contract 3) */
+    uint32_t payload_len;
+    uint32_t reserved;
+} store_req_t;
+
+/* A store -> frontend reply, followed by `len` bytes of RESP. */
+typedef struct store_reply {
+    uint64_t id;  /* request id, or the record's LSN for a write's reply */
+    uint32_t len;
+    uint32_t kind; /* STORE_REPLY_READ or STORE_REPLY_WRITE */
+} store_reply_t;
+
+enum { STORE_REPLY_READ = 1, STORE_REPLY_WRITE = 2 };
+
+typedef struct shm_frontend {
+    _Alignas(64) _Atomic int32_t pid; /* 0 while no process owns the slot */
+    _Atomic uint32_t incarnation;     /* bumped by the master at each fork */
+    shm_waiter_t wake;                /* durable LSN advanced / store replied */
+    uint64_t to_store_off;   /* chan_t: requests, frontend -> store */
+    uint64_t from_store_off; /* chan_t: replies, store -> frontend */
+    _Atomic uint64_t clients;    /* connected clients, for INFO */
+    _Atomic uint64_t total_conns;
+    _Atomic uint64_t total_cmds;
+} shm_frontend_t;
+
+typedef struct shm_stats {
+    _Atomic uint64_t fsyncs;       /* fdatasync calls that succeeded */
+    _Atomic uint64_t records;      /* records made durable */
+    _Atomic uint64_t bytes;        /* bytes made durable */
+    _Atomic uint64_t last_fsync_ns;
+    _Atomic uint64_t total_fsync_ns;
+    _Atomic uint64_t max_batch_records;
+    _Atomic uint64_t segments_created;
+} shm_stats_t;
+
+typedef struct shm {
+    uint64_t magic;
+    uint64_t total_size;
+    uint32_t nfrontends;
+    uint32_t pad_;
+    uint64_t ring_off;
+    uint64_t chan_size;
+    _Atomic int64_t start_time_ms;
+
+    _Alignas(64) _Atomic uint64_t durable_lsn; /* written by the logger only */
+    _Alignas(64) _Atomic uint32_t logger_state;
+    _Atomic int32_t logger_errno; /* why LOGGER_FAILED */
+    _Atomic uint32_t store_ready; /* store has replayed the log and serves */
+    _Atomic uint32_t shutdown;    /* master asked everyone to drain and stop */
+    _Atomic uint64_t store_keys;  /* keys in the store (INFO keyspace) */
+    _Atomic uint64_t store_expires;
+    _Atomic uint64_t log_start_lsn; /* first LSN still in the log */
+
+    _Alignas(64) shm_waiter_t logger_wake; /* records committed to the ring */
+    _Alignas(64) shm_waiter_t store_wake;  /* durable LSN advanced / request */
+    shm_stats_t stats;
+    shm_frontend_t fe[SHM_MAX_FRONTENDS];
+    /* Frontend i claims ring space through claimers[i] (one array, so the
+     * logger can search it for the owner of an abandoned claim). */
+    ring_claimer_t claimers[SHM_MAX_FRONTENDS];
+} shm_t;
+
+/*
+ * Size of a segment for nfrontends frontends, a ring of ring_size bytes and
+ * channels of chan_size bytes. Returns 0 when a size overflows.
+ */
+size_t shm_size(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size);
+
+/* Map and lay out the segment (master, before forking). Eventfds are created
+ * here. Returns NULL with errno set on failure. */
+shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size);
+
+static inline ring_t *shm_ring(shm_t *s)
+{
+    return (ring_t *)((char *)s + s->ring_off);
+}
+static inline chan_t *shm_to_store(shm_t *s, int fe)
+{
+    return (chan_t *)((char *)s + s->fe[fe].to_store_off);
+}
+static inline chan_t *shm_from_store(shm_t *s, int fe)
+{
+    return (chan_t *)((char *)s + s->fe[fe].from_store_off);
+}
+
+/* Waiter side: announce the intention to sleep (then re-check, then wait). */
+void shm_waiter_arm(shm_waiter_t *w);
+/* Waiter side: clear the flag without sleeping (the re-check found work). */
+void shm_waiter_disarm(shm_waiter_t *w);
+/* Waiter side: block until woken or timeout_ms passes (-1 = forever). */
+void shm_waiter_wait(shm_waiter_t *w, int timeout_ms);
+/* Waiter side: consume a pending wake-up on the eventfd (non-blocking). */
+void shm_waiter_drain(shm_waiter_t *w);
+/* Waker side: after publishing, wake w if it sleeps. */
+void shm_wake(shm_waiter_t *w);
+
+/* Clock helpers. */
+int64_t shm_now_ms(void);      /* CLOCK_REALTIME, ms (expiry is wall time) */
+uint64_t shm_mono_ns(void);    /* CLOCK_MONOTONIC, ns (latencies) */
+
+#endif

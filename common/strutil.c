@@ -1,0 +1,54 @@
+/* strutil.c - string helpers (strutil.h). Pure functions, any process. */
+#include "strutil.h"
+
+#include <limits.h>
+
+int str_to_ll(const char *s, size_t n, long long *out)
+{
+    if (n == 0 || n > 20) return -1;
+    size_t i = 0;
+    int neg = 0;
+    if (s[0] == '-') {
+        neg = 1;
+        i = 1;
+        if (n == 1) return -1;
+    }
+    if (s[i] == '0') {
+        if (n == 1) {
+            *out = 0;
+            return 0;
+        }
+        return -1; /* leading zero, or "-0" */
+    }
+    unsigned long long v = 0;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (ULLONG_MAX - d) / 10) return -1;
+        v = v * 10 + d;
+    }
+    if (neg) {
+        if (v > (unsigned long long)LLONG_MAX + 1) return -1;
+        *out = (long long)(0 - v);
+    } else {
+        if (v > (unsigned long long)LLONG_MAX) return -1;
+        *out = (long long)v;
+    }
+    return 0;
+}
+
+size_t str_from_ll(char *out, long long v)
+{
+    char tmp[24];
+    size_t n = 0;
+    unsigned long long u = v < 0 ? 0 - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    size_t len = 0;
+    if (v < 0) out[len++] = '-';
+    while (n) out[len++] = tmp[--n];
+    out[len] = '\0';
+    return len;
+}

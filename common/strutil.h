@@ -1,0 +1,17 @@
+/* strutil.h - string helpers shared by the frontends and the store. */
+#ifndef ATTIC_STRUTIL_H
+#define ATTIC_STRUTIL_H
+
+#include <stddef.h>
+
+/*
+ * Parse s[0, n) as Redis' string2ll does: the canonical decimal form only
+ * (no spaces, no '+', no leading zeros, no "-0"), within long long.
+ * Returns 0 and sets *out, or -1.
+ */
+int str_to_ll(const char *s, size_t n, long long *out);
+
+/* Format v in decimal into out (at least 21 bytes); returns its length. */
+size_t str_from_ll(char *out, long long v);
+
+#endif

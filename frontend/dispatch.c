@@ -1,0 +1,404 @@
+/*
+ * dispatch.c - routing one parsed command, in a frontend process.
+ *
+ * Unknown commands and wrong arity are answered here with Redis' texts.
+ * Local commands (PING, INFO, ...) are answered at once. Reads go to the
+ * store over this frontend's request channel. Writes are validated and turned
+ * into their canonical record (command.h) here, before anything reaches the
+ * ring, so a bad write changes nothing (contract 7), and relative expiry
+ * becomes absolute time now, at encoding (contract 4).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "fe-internal.h"
+#include "log.h"
+#include "record.h"
+#include "strutil.h"
+
+#define MAX_RECORD_ARGS 65535
+
+/* The arguments of one command as pointers and lengths. */
+typedef struct fe_args {
+    int argc;
+    const char **argv;
+    uint32_t *lens;
+} fe_args_t;
+
+static const char ERR_SYNTAX[] = "-ERR syntax error\r\n";
+static const char ERR_NOT_INT[] = "-ERR value is not an integer or out of range\r\n";
+
+static void reply_static(fe_conn_t *c, const char *s)
+{
+    fe_reply_ready_static(c, s, strlen(s));
+}
+
+/* An error reply built with printf; newlines in it become spaces, as Redis
+ * does, so a client can't break the protocol through an echoed argument. */
+static void reply_errorf(fe_conn_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply_errorf(fe_conn_t *c, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    for (char *p = msg; *p; p++)
+        if (*p == '\r' || *p == '\n') *p = ' ';
+    buf_t b;
+    buf_init(&b);
+    resp_error(&b, msg);
+    fe_reply_ready_buf(c, &b);
+    buf_free(&b);
+}
+
+static int eq(const char *s, size_t n, const char *word)
+{
+    return strlen(word) == n && strncasecmp(s, word, n) == 0;
+}
+
+/* ---- writes ---- */
+
+/* Claim, encode, commit one canonical record and queue its reply. */
+static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int argc,
+                        const unsigned char *const *argv, const uint32_t *lens)
+{
+    fe_t *fe = c->fe;
+    if (argc > MAX_RECORD_ARGS) {
+        reply_static(c, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
+        return 0;
+    }
+    size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
+    if (payload > UINT32_MAX - 2 * REC_ALIGN) {
+        reply_static(c, "-ERR request too large for the log\r\n");
+        return 0;
+    }
+    uint32_t space = rec_space((uint32_t)payload);
+    uint64_t pos;
+    int rc = ring_claim(fe->ring, fe->claimer, space, &pos);
+    if (rc == -EAGAIN) {
+        fe_wake_logger(fe);
+        fe_wake_store(fe);
+        return -EAGAIN;
+    }
+    if (rc == -EMSGSIZE) {
+        reply_errorf(c,
+                     "ERR request too large: its log record needs %u bytes, ring-size allows "
+                     "%llu per record",
+                     space, (unsigned long long)ring_max_record(fe->ring));
+        return 0;
+    }
+    uint16_t origin = needs_store_reply ? (uint16_t)(fe->slot + 1) : 0;
+    rec_encode_cmd(ring_ptr(fe->ring, pos), pos, origin, shm_now_ms(), (uint16_t)id,
+                   (uint16_t)argc, argv, lens);
+    ring_commit(fe->ring, fe->claimer, pos);
+    fe_wake_logger(fe);
+
+    fe_reply_t *r = fe_reply_push(c);
+    r->is_write = 1;
+    r->lsn_end = pos + space;
+    if (needs_store_reply) fe_wait_store(fe, r, STORE_REPLY_WRITE, pos);
+    else fe_wait_durable(fe, r, pos + space);
+    c->last_write_end = pos + space;
+    return 0;
+}
+
+
+/* Submit the user's arguments after the name unchanged, as record `id`. */
+static int write_plain(fe_conn_t *c, cmd_id_t id, int needs_reply, const fe_args_t *a)
+{
+    return submit_write(c, id, needs_reply, a->argc - 1,
+                        (const unsigned char *const *)(a->argv + 1), a->lens + 1);
+}
+
+static int reply_expire_time(fe_conn_t *c, const char *cmd)
+{
+    reply_errorf(c, "ERR invalid expire time in '%s' command", cmd);
+    return 0;
+}
+
+/* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL], parsed
+ * with Redis 7's rules: options in any order, a repeated option allowed, a
+ * conflicting one a syntax error. */
+static int write_set(fe_conn_t *c, const fe_args_t *a)
+{
+    enum { EXP_NONE, EXP_EX, EXP_PX, EXP_EXAT, EXP_PXAT };
+    static const char *const exp_names[] = {"", "ex", "px", "exat", "pxat"};
+    uint32_t flags = 0;
+    int exp = EXP_NONE;
+    int exp_arg = -1;
+    for (int j = 3; j < a->argc; j++) {
+        const char *o = a->argv[j];
+        size_t n = a->lens[j];
+        int has_next = j < a->argc - 1;
+        int kind = EXP_NONE;
+        for (int k = EXP_EX; k <= EXP_PXAT; k++)
+            if (eq(o, n, exp_names[k])) kind = k;
+        if (eq(o, n, "nx") && !(flags & SETF_XX)) flags |= SETF_NX;
+        else if (eq(o, n, "xx") && !(flags & SETF_NX)) flags |= SETF_XX;
+        else if (eq(o, n, "get")) flags |= SETF_GET;
+        else if (eq(o, n, "keepttl") && exp == EXP_NONE) flags |= SETF_KEEPTTL;
+        else if (kind != EXP_NONE && !(flags & SETF_KEEPTTL) && has_next &&
+                 (exp == EXP_NONE || exp == kind)) {
+            exp = kind;
+            exp_arg = ++j;
+        } else {
+            reply_static(c, ERR_SYNTAX);
+            return 0;
+        }
+    }
+    int64_t at = 0;
+    if (exp != EXP_NONE) {
+        long long v;
+        if (str_to_ll(a->argv[exp_arg], a->lens[exp_arg], &v) != 0) {
+            reply_static(c, ERR_NOT_INT);
+            return 0;
+        }
+        int seconds = exp == EXP_EX || exp == EXP_EXAT;
+        if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) return reply_expire_time(c, "set");
+        if (seconds) v *= 1000;
+        if (exp == EXP_EX || exp == EXP_PX) {
+            long long now = shm_now_ms();
+            if (v > LLONG_MAX - now) return reply_expire_time(c, "set");
+            v += now;
+        }
+        at = v;
+    }
+    unsigned char fbuf[4], abuf[8];
+    cmd_put_u32(fbuf, flags);
+    cmd_put_i64(abuf, at);
+    const unsigned char *argv[4] = {(const unsigned char *)a->argv[1],
+                                    (const unsigned char *)a->argv[2], fbuf, abuf};
+    uint32_t lens[4] = {a->lens[1], a->lens[2], 4, 8};
+    int needs_reply = (flags & (SETF_NX | SETF_XX | SETF_GET)) != 0;
+    return submit_write(c, CMD_SET, needs_reply, 4, argv, lens);
+}
+
+static int write_incrby(fe_conn_t *c, const fe_args_t *a, cmd_id_t user)
+{
+    long long delta = 1;
+    if (user == CMD_INCRBY || user == CMD_DECRBY) {
+        if (str_to_ll(a->argv[2], a->lens[2], &delta) != 0) {
+            reply_static(c, ERR_NOT_INT);
+            return 0;
+        }
+    }
+    if (user == CMD_DECR || user == CMD_DECRBY) {
+        if (delta == LLONG_MIN) {
+            reply_static(c, "-ERR decrement would overflow\r\n");
+            return 0;
+        }
+        delta = -delta;
+    }
+    unsigned char dbuf[8];
+    cmd_put_i64(dbuf, delta);
+    const unsigned char *argv[2] = {(const unsigned char *)a->argv[1], dbuf};
+    uint32_t lens[2] = {a->lens[1], 8};
+    return submit_write(c, CMD_INCRBY, 1, 2, argv, lens);
+}
+
+/* EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT key time [NX|XX|GT|LT]. */
+static int write_expire(fe_conn_t *c, const fe_args_t *a, const cmd_desc_t *d)
+{
+    uint32_t flags = 0;
+    for (int j = 3; j < a->argc; j++) {
+        const char *o = a->argv[j];
+        size_t n = a->lens[j];
+        if (eq(o, n, "nx")) flags |= EXPF_NX;
+        else if (eq(o, n, "xx")) flags |= EXPF_XX;
+        else if (eq(o, n, "gt")) flags |= EXPF_GT;
+        else if (eq(o, n, "lt")) flags |= EXPF_LT;
+        else {
+            reply_errorf(c, "ERR Unsupported option %.*s", (int)(n > 128 ? 128 : n), o);
+            return 0;
+        }
+    }
+    if ((flags & EXPF_NX) && (flags & (EXPF_XX | EXPF_GT | EXPF_LT))) {
+        reply_static(c, "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n");
+        return 0;
+    }
+    if ((flags & EXPF_GT) && (flags & EXPF_LT)) {
+        reply_static(c, "-ERR GT and LT options at the same time are not compatible\r\n");
+        return 0;
+    }
+    long long when;
+    if (str_to_ll(a->argv[2], a->lens[2], &when) != 0) {
+        reply_static(c, ERR_NOT_INT);
+        return 0;
+    }
+    int seconds = d->id == CMD_EXPIRE || d->id == CMD_EXPIREAT;
+    long long base = (d->id == CMD_EXPIRE || d->id == CMD_PEXPIRE) ? shm_now_ms() : 0;
+    if (seconds) {
+        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) return reply_expire_time(c, d->name);
+        when *= 1000;
+    }
+    if (when > LLONG_MAX - base) return reply_expire_time(c, d->name);
+    when += base;
+    unsigned char wbuf[8], fbuf[4];
+    cmd_put_i64(wbuf, when);
+    cmd_put_u32(fbuf, flags);
+    const unsigned char *argv[3] = {(const unsigned char *)a->argv[1], wbuf, fbuf};
+    uint32_t lens[3] = {a->lens[1], 8, 4};
+    return submit_write(c, CMD_PEXPIREAT, 1, 3, argv, lens);
+}
+
+static void reply_arity(fe_conn_t *c, const cmd_desc_t *d)
+{
+    reply_errorf(c, "ERR wrong number of arguments for '%s' command", d->name);
+}
+
+static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    if (atomic_load(&c->fe->shm->logger_state) == LOGGER_FAILED) {
+        reply_errorf(c,
+                     "ERR AtticDB's log is stopped after an I/O error (%s): writes are "
+                     "refused until the server restarts",
+                     strerror(atomic_load(&c->fe->shm->logger_errno)));
+        return 0;
+    }
+    switch (d->id) {
+    case CMD_SET:
+        return write_set(c, a);
+    case CMD_MSET:
+        if (a->argc % 2 == 0) {
+            reply_arity(c, d);
+            return 0;
+        }
+        return write_plain(c, CMD_MSET, 0, a);
+    case CMD_DEL:
+        return write_plain(c, CMD_DEL, 1, a);
+    case CMD_INCR:
+    case CMD_INCRBY:
+    case CMD_DECR:
+    case CMD_DECRBY:
+        return write_incrby(c, a, d->id);
+    case CMD_APPEND:
+        return write_plain(c, CMD_APPEND, 1, a);
+    case CMD_GETDEL:
+        return write_plain(c, CMD_GETDEL, 1, a);
+    case CMD_EXPIRE:
+    case CMD_PEXPIRE:
+    case CMD_EXPIREAT:
+    case CMD_PEXPIREAT:
+        return write_expire(c, a, d);
+    case CMD_PERSIST:
+        return write_plain(c, CMD_PERSIST, 1, a);
+    case CMD_FLUSHALL:
+        if (a->argc > 2 || (a->argc == 2 && !eq(a->argv[1], a->lens[1], "async") &&
+                            !eq(a->argv[1], a->lens[1], "sync"))) {
+            reply_static(c, ERR_SYNTAX);
+            return 0;
+        }
+        return submit_write(c, CMD_FLUSHALL, 0, 0, NULL, NULL);
+    default:
+        reply_errorf(c, "ERR command '%s' is not implemented", d->name);
+        return 0;
+    }
+}
+
+/* ---- reads ---- */
+
+static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    fe_t *fe = c->fe;
+    int argc = a->argc - 1;
+    if (argc > MAX_RECORD_ARGS) {
+        reply_static(c, "-ERR too many arguments (at most 65535 keys per read)\r\n");
+        return 0;
+    }
+    size_t payload = rec_cmd_payload_size((uint16_t)argc, a->lens + 1);
+    size_t total = sizeof(store_req_t) + payload;
+    if (total > chan_max_msg(fe->to_store)) {
+        reply_static(c, "-ERR request too large for the store channel (see channel-size)\r\n");
+        return 0;
+    }
+    unsigned char *dst = chan_reserve(fe->to_store, (uint32_t)total);
+    if (!dst) {
+        fe_wake_store(fe);
+        return -EAGAIN;
+    }
+    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
+    store_req_t req = {.id = fe->next_read_id++,
+                       .min_lsn = durable > c->last_write_end ? durable : c->last_write_end,
+                       .payload_len = (uint32_t)payload};
+    memcpy(dst, &req, sizeof(req));
+    rec_encode_payload(dst + sizeof(req), (uint16_t)d->id, (uint16_t)argc,
+                       (const unsigned char *const *)(a->argv + 1), a->lens + 1);
+    chan_publish(fe->to_store);
+    fe_wake_store(fe);
+    fe_reply_t *r = fe_reply_push(c);
+    fe_wait_store(fe, r, STORE_REPLY_READ, req.id);
+    return 0;
+}
+
+/* ---- entry ---- */
+
+static void reply_unknown(fe_conn_t *c, const fe_args_t *a)
+{
+    char args[512];
+    size_t n = 0;
+    args[0] = '\0';
+    for (int i = 1; i < a->argc && n < 128; i++) {
+        uint32_t room = (uint32_t)(128 - n);
+        int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ",
+                         (int)(a->lens[i] < room ? a->lens[i] : room), a->argv[i]);
+        if (w < 0) break;
+        n += (size_t)w;
+        if (n >= sizeof(args)) n = sizeof(args) - 1;
+    }
+    reply_errorf(c, "ERR unknown command '%.*s', with args beginning with: %s",
+                 (int)(a->lens[0] > 128 ? 128 : a->lens[0]), a->argv[0], args);
+}
+
+int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
+{
+    /* Scratch arrays, reused across commands: no allocation per command.
+     * A frontend is single-threaded, so static storage is safe here. */
+    static const char **argv;
+    static uint32_t *lens;
+    static int cap;
+    if (cmd->argc > cap) {
+        int ncap = cmd->argc < 16 ? 16 : cmd->argc;
+        const char **nargv = realloc(argv, (size_t)ncap * sizeof(*argv));
+        uint32_t *nlens = realloc(lens, (size_t)ncap * sizeof(*lens));
+        if (!nargv || !nlens) {
+            log_warn("out of memory");
+            abort();
+        }
+        argv = nargv;
+        lens = nlens;
+        cap = ncap;
+    }
+    for (int i = 0; i < cmd->argc; i++) {
+        argv[i] = resp_arg_ptr(cmd, buf, i);
+        /* Bulk lengths are bounded by proto-max-bulk-len; past 4 GiB a
+         * record could not hold them anyway, and the ring refuses them. */
+        lens[i] = cmd->args[i].len > UINT32_MAX ? UINT32_MAX : (uint32_t)cmd->args[i].len;
+    }
+    fe_args_t a = {.argc = cmd->argc, .argv = argv, .lens = lens};
+    const cmd_desc_t *d = cmd_lookup(argv[0], lens[0]);
+    if (!d) {
+        reply_unknown(c, &a);
+        return 0;
+    }
+    if ((d->arity > 0 && a.argc != d->arity) || (d->arity < 0 && a.argc < -d->arity)) {
+        reply_arity(c, d);
+        return 0;
+    }
+    if (d->flags & CMDF_LOCAL) {
+        buf_t out;
+        buf_init(&out);
+        fe_local(c, d, a.argc, a.argv, a.lens, &out);
+        fe_reply_ready_buf(c, &out);
+        buf_free(&out);
+        if (d->id == CMD_QUIT) c->closing = 1;
+        return 0;
+    }
+    if (d->flags & CMDF_WRITE) return dispatch_write(c, d, &a);
+    return dispatch_read(c, d, &a);
+}

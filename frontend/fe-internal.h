@@ -1,0 +1,111 @@
+/*
+ * fe-internal.h - the frontend's private types, shared by its files:
+ * frontend.c (event loop, connections, reply order, wake-ups), dispatch.c
+ * (routing and canonical encoding of writes) and local.c (commands answered
+ * without the store).
+ */
+#ifndef ATTIC_FE_INTERNAL_H
+#define ATTIC_FE_INTERNAL_H
+
+#include <event2/event.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "command.h"
+#include "config.h"
+#include "resp.h"
+#include "shm.h"
+
+struct fe_conn;
+
+enum fe_reply_state {
+    FE_READY = 0,        /* data holds the reply */
+    FE_WAIT_DURABLE = 1, /* fixed reply once durable_lsn >= lsn_end */
+    FE_WAIT_STORE = 2,   /* the store sends the reply, matched by (kind, id) */
+};
+
+/* One request's place in its connection's reply order. */
+typedef struct fe_reply {
+    struct fe_reply *next;      /* in the connection's FIFO */
+    struct fe_reply *hash_next; /* in the pending map (FE_WAIT_STORE) */
+    struct fe_conn *conn;       /* NULL once the client is gone */
+    uint64_t id;                /* store reply id: LSN (write) or read id */
+    uint64_t lsn_end;           /* writes: end of the record in the log */
+    uint8_t state;
+    uint8_t kind;               /* STORE_REPLY_READ / STORE_REPLY_WRITE */
+    uint8_t is_write;
+    uint8_t owns_data;          /* data was malloc'ed */
+    uint32_t len;
+    const char *data;
+} fe_reply_t;
+
+typedef struct fe_conn {
+    struct fe *fe;
+    int fd;
+    uint64_t id;
+    struct event *ev_read;
+    struct event *ev_write;
+    buf_t in;          /* unparsed bytes start at in_off */
+    size_t in_off;
+    size_t need;       /* parser's known need: skip parsing below it */
+    buf_t out;         /* reply bytes not yet written */
+    size_t out_off;
+    fe_reply_t *head, *tail; /* replies in request order */
+    uint32_t npending;
+    uint64_t last_write_end; /* reads wait for the store to pass this */
+    int blocked;       /* input paused: ring or channel full */
+    int closing;       /* close once replies are flushed (QUIT, errors) */
+    int reading_paused;
+    struct fe_conn *prev, *next;   /* in the list of all connections */
+    struct fe_conn *wprev, *wnext; /* in the list of conns with pending replies */
+    int in_wlist;
+    resp_cmd_t cmd;
+} fe_conn_t;
+
+#define FE_MAP_BUCKETS 65536
+
+typedef struct fe {
+    shm_t *shm;
+    const config_t *cfg;
+    int slot;
+    struct event_base *base;
+    struct event *ev_listen[CONFIG_MAX_BINDS + 1];
+    int nlisten;
+    struct event *ev_wake;
+    struct event *ev_timer;  /* retries blocked connections, watches the master */
+    ring_t *ring;
+    ring_claimer_t *claimer;
+    chan_t *to_store, *from_store;
+    resp_limits_t limits;
+    uint64_t next_read_id;
+    uint64_t next_conn_id;
+    fe_conn_t *conns;        /* all connections */
+    fe_conn_t *wlist;        /* conns with pending replies */
+    struct event *ev_retry;  /* one-shot: retry blocked connections */
+    fe_reply_t *map[FE_MAP_BUCKETS];
+    uint64_t nwaiting;       /* replies not ready yet */
+    fe_reply_t *free_replies;
+    int nblocked;
+    int draining;
+    uint32_t nconns;
+} fe_t;
+
+/* frontend.c */
+fe_reply_t *fe_reply_push(fe_conn_t *c);  /* append a new entry to c's FIFO */
+void fe_reply_ready_static(fe_conn_t *c, const char *s, size_t n); /* immediate reply */
+void fe_reply_ready_buf(fe_conn_t *c, buf_t *b);  /* immediate reply from b (b reset) */
+void fe_wait_store(fe_t *fe, fe_reply_t *r, uint8_t kind, uint64_t id);
+void fe_wait_durable(fe_t *fe, fe_reply_t *r, uint64_t lsn_end); /* fixed +OK */
+void fe_wake_logger(fe_t *fe);
+void fe_wake_store(fe_t *fe);
+
+/* dispatch.c: returns 0 when handled, -EAGAIN when the command must wait
+ * (ring or channel full; nothing was consumed or replied). */
+int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
+
+/* local.c */
+void fe_local(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv,
+              const uint32_t *lens, buf_t *out);
+void fe_info(fe_t *fe, const char *section, buf_t *out);
+
+#endif

@@ -1,0 +1,310 @@
+/*
+ * logger.c - the logger process: group commit of the ring into the log.
+ *
+ * One loop: take every committed record from the write position on (as far
+ * as they are contiguous), write them to the current segment straight from
+ * the ring's memory, fdatasync once, publish durable_lsn, wake the store and
+ * the frontends that sleep. Whatever producers commit while one fdatasync
+ * runs is the next batch: the batch grows with the load, and nobody sleeps
+ * to make it grow (issue 2; PostgreSQL's XLogFlush "piggybacks" the same way).
+ *
+ * Invariants:
+ *  - durable_lsn only grows, and only after fdatasync returned 0 for every
+ *    byte below it (contracts 1, 2).
+ *  - The ring's bytes below durable_lsn are not released here: the store
+ *    releases them once applied, so a respawned logger finds every record
+ *    from durable_lsn on still in the ring and rewrites them (the same bytes
+ *    at the same offsets, so a rewrite is harmless).
+ *  - A failed write or fdatasync is never retried: the page cache may have
+ *    dropped the dirty pages and a retry would "succeed" on lost data. The
+ *    logger marks LOGGER_FAILED and exits EXIT_IOFAIL; recovery from what is
+ *    on disk decides (contract 6).
+ * A crash of this process loses nothing acked: acks follow durable_lsn.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "log.h"
+#include "logger.h"
+#include "record.h"
+#include "seg.h"
+
+/* Cap on one batch's bytes: large enough that the fdatasync, not the cap,
+ * bounds throughput; small enough that one batch never hogs the ring. */
+#define BATCH_MAX (8u << 20)
+/* How long a record may stay claimed but uncommitted before we check whether
+ * its producer died (the master marks dead claimers as it reaps them). */
+#define ABANDON_CHECK_NS (2u * 1000 * 1000)
+
+typedef struct logger {
+    shm_t *shm;
+    ring_t *ring;
+    const config_t *cfg;
+    uint64_t pos;       /* next LSN to write == durable_lsn between batches */
+    uint64_t seg_start; /* segment of the open fd */
+    int fd;
+
+    /* Segment preparation runs in its own thread so that zero-filling a new
+     * segment never stalls a commit. */
+    pthread_t prep_thread;
+    pthread_mutex_t prep_lock;
+    pthread_cond_t prep_cond;
+    uint64_t prep_want;  /* segment start the writer wants ready next */
+    uint64_t prep_ready; /* last segment start known to exist */
+    int prep_errno;      /* creation failed (ENOSPC, EIO, ...) */
+    int prep_stop;
+} logger_t;
+
+static void *prep_main(void *arg)
+{
+    logger_t *lg = arg;
+    pthread_mutex_lock(&lg->prep_lock);
+    while (!lg->prep_stop) {
+        if (lg->prep_want > lg->prep_ready && !lg->prep_errno) {
+            uint64_t want = lg->prep_want;
+            pthread_mutex_unlock(&lg->prep_lock);
+            int rc = segfile_create(lg->cfg->dir, want, lg->cfg->segment_size);
+            int err = errno;
+            pthread_mutex_lock(&lg->prep_lock);
+            if (rc == 0) {
+                lg->prep_ready = want;
+                atomic_fetch_add(&lg->shm->stats.segments_created, 1);
+            } else {
+                lg->prep_errno = err;
+                log_warn("Can't create log segment at LSN %" PRIu64 ": %s", want, strerror(err));
+            }
+            pthread_cond_broadcast(&lg->prep_cond);
+            continue;
+        }
+        pthread_cond_wait(&lg->prep_cond, &lg->prep_lock);
+    }
+    pthread_mutex_unlock(&lg->prep_lock);
+    return NULL;
+}
+
+/* Ask for the segment after the current one to be prepared. */
+static void prep_ahead(logger_t *lg)
+{
+    pthread_mutex_lock(&lg->prep_lock);
+    uint64_t next = lg->seg_start + lg->cfg->segment_size;
+    if (lg->prep_want < next) {
+        lg->prep_want = next;
+        pthread_cond_broadcast(&lg->prep_cond);
+    }
+    pthread_mutex_unlock(&lg->prep_lock);
+}
+
+/* Switch to the segment starting at start, waiting for its preparation.
+ * Returns 0 or -1 with errno. */
+static int switch_segment(logger_t *lg, uint64_t start)
+{
+    pthread_mutex_lock(&lg->prep_lock);
+    if (lg->prep_want < start) {
+        lg->prep_want = start;
+        pthread_cond_broadcast(&lg->prep_cond);
+    }
+    while (lg->prep_ready < start && !lg->prep_errno) pthread_cond_wait(&lg->prep_cond, &lg->prep_lock);
+    int err = lg->prep_errno;
+    pthread_mutex_unlock(&lg->prep_lock);
+    if (err && lg->prep_ready < start) {
+        errno = err;
+        return -1;
+    }
+    int fd = segfile_open(lg->cfg->dir, start);
+    if (fd < 0) return -1;
+    if (lg->fd >= 0) io->close(lg->fd);
+    lg->fd = fd;
+    lg->seg_start = start;
+    prep_ahead(lg);
+    return 0;
+}
+
+static void fail_stop(logger_t *lg, const char *what, int err)
+{
+    atomic_store(&lg->shm->logger_errno, err);
+    atomic_store(&lg->shm->logger_state, LOGGER_FAILED);
+    log_warn("FATAL: %s failed at LSN %" PRIu64 ": %s. No write is acknowledged from now on; "
+             "restart the server to recover from what is on disk.",
+             what, lg->pos, strerror(err));
+    /* Wake everyone so waiting clients get their error now. */
+    shm_wake(&lg->shm->store_wake);
+    for (uint32_t i = 0; i < lg->shm->nfrontends; i++) shm_wake(&lg->shm->fe[i].wake);
+}
+
+/* Write [from, to) of the ring, all within the current segment. */
+static int write_span(logger_t *lg, uint64_t from, uint64_t to)
+{
+    while (from < to) {
+        /* Split where the ring's data area wraps. */
+        uint64_t lap_end = (from | lg->ring->mask) + 1;
+        uint64_t stop = to < lap_end ? to : lap_end;
+        if (io_pwrite_all(lg->fd, ring_ptr(lg->ring, from), (size_t)(stop - from),
+                          (off_t)(from - lg->seg_start)) != 0)
+            return -1;
+        from = stop;
+    }
+    return 0;
+}
+
+/* Make [lg->pos, end) durable. Returns 0, or -1 after fail_stop(). */
+static int commit_batch(logger_t *lg, uint64_t end)
+{
+    uint64_t seg_size = lg->cfg->segment_size;
+    uint64_t t0 = shm_mono_ns();
+    uint64_t from = lg->pos;
+    while (from < end) {
+        uint64_t seg_end = lg->seg_start + seg_size;
+        if (from == seg_end) {
+            /* The old segment is complete and was synced by the batch that
+             * filled it (or is synced below, before durable_lsn moves). */
+            if (io->fdatasync(lg->fd) != 0) {
+                fail_stop(lg, "fdatasync", errno);
+                return -1;
+            }
+            if (switch_segment(lg, seg_end) != 0) {
+                fail_stop(lg, "creating a log segment", errno);
+                return -1;
+            }
+            continue;
+        }
+        uint64_t stop = end < seg_end ? end : seg_end;
+        if (write_span(lg, from, stop) != 0) {
+            fail_stop(lg, "write", errno);
+            return -1;
+        }
+        from = stop;
+    }
+    if (io->fdatasync(lg->fd) != 0) {
+        fail_stop(lg, "fdatasync", errno);
+        return -1;
+    }
+    uint64_t dt = shm_mono_ns() - t0;
+    shm_stats_t *st = &lg->shm->stats;
+    atomic_fetch_add_explicit(&st->fsyncs, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st->bytes, end - lg->pos, memory_order_relaxed);
+    atomic_store_explicit(&st->last_fsync_ns, dt, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st->total_fsync_ns, dt, memory_order_relaxed);
+    lg->pos = end;
+    atomic_store_explicit(&lg->shm->durable_lsn, end, memory_order_release);
+    shm_wake(&lg->shm->store_wake);
+    for (uint32_t i = 0; i < lg->shm->nfrontends; i++) shm_wake(&lg->shm->fe[i].wake);
+    return 0;
+}
+
+/* Count records in [from, to) for the statistics (cheap: headers only). */
+static uint64_t count_records(const ring_t *r, uint64_t from, uint64_t to)
+{
+    uint64_t n = 0;
+    while (from < to) {
+        const rec_hdr_t *h = ring_ptr(r, from);
+        if (h->type == REC_CMD) n++;
+        from += rec_space(h->len - REC_HDR_SIZE);
+    }
+    return n;
+}
+
+static int logger_start(logger_t *lg)
+{
+    shm_t *shm = lg->shm;
+    if (atomic_load(&shm->logger_state) == LOGGER_STARTING) {
+        char err[512];
+        uint64_t start, end;
+        if (logger_recover(lg->cfg->dir, lg->cfg->segment_size, &start, &end, err, sizeof(err)) != 0) {
+            log_warn("FATAL: log recovery failed: %s", err);
+            return EXIT_FATAL;
+        }
+        ring_init(lg->ring, lg->cfg->ring_size, end);
+        atomic_store(&shm->log_start_lsn, start);
+        atomic_store(&shm->durable_lsn, end);
+    } else {
+        log_info("Logger restarted: continuing at durable LSN %" PRIu64,
+                 atomic_load(&shm->durable_lsn));
+    }
+    lg->pos = atomic_load(&shm->durable_lsn);
+    lg->fd = -1;
+    uint64_t seg = lg->pos & ~(lg->cfg->segment_size - 1);
+    lg->prep_ready = seg; /* recovery made sure it exists */
+    lg->prep_want = seg;
+    if (pthread_create(&lg->prep_thread, NULL, prep_main, lg) != 0) {
+        log_warn("FATAL: can't start the segment preparer thread");
+        return EXIT_FATAL;
+    }
+    if (switch_segment(lg, seg) != 0) {
+        log_warn("FATAL: can't open log segment at LSN %" PRIu64 ": %s", seg, strerror(errno));
+        return EXIT_FATAL;
+    }
+    atomic_store(&shm->logger_state, LOGGER_RUNNING);
+    return 0;
+}
+
+int logger_main(shm_t *shm, const config_t *cfg)
+{
+    logger_t lg = {.shm = shm, .ring = shm_ring(shm), .cfg = cfg, .fd = -1};
+    pthread_mutex_init(&lg.prep_lock, NULL);
+    pthread_cond_init(&lg.prep_cond, NULL);
+    int rc = logger_start(&lg);
+    if (rc) return rc;
+    log_info("Logger ready: log at LSN %" PRIu64, lg.pos);
+
+    uint64_t stuck_since = 0;
+    for (;;) {
+        uint64_t end = ring_scan(lg.ring, lg.pos, BATCH_MAX);
+        if (end > lg.pos) {
+            uint64_t nrec = count_records(lg.ring, lg.pos, end);
+            if (commit_batch(&lg, end) != 0) return EXIT_IOFAIL;
+            atomic_fetch_add_explicit(&shm->stats.records, nrec, memory_order_relaxed);
+            if (nrec > atomic_load_explicit(&shm->stats.max_batch_records, memory_order_relaxed))
+                atomic_store_explicit(&shm->stats.max_batch_records, nrec, memory_order_relaxed);
+            stuck_since = 0;
+            continue;
+        }
+        uint64_t head = atomic_load_explicit(&lg.ring->head, memory_order_acquire);
+        if (head > lg.pos) {
+            /* Claimed but not committed yet: normally a producer in the
+             * middle of a memcpy. If it stays so, look for a dead owner. */
+            uint64_t now = shm_mono_ns();
+            if (!stuck_since) stuck_since = now;
+            if (now - stuck_since > ABANDON_CHECK_NS) {
+                int r = ring_reclaim_abandoned(lg.ring, shm->claimers, (int)shm->nfrontends, lg.pos);
+                if (r < 0) {
+                    log_warn("FATAL: cannot tell which dead frontend owned the ring claim at LSN %" PRIu64,
+                             lg.pos);
+                    fail_stop(&lg, "abandoned-claim recovery", EIO);
+                    return EXIT_IOFAIL;
+                }
+                if (r > 0) {
+                    log_warn("Turned an abandoned ring claim at LSN %" PRIu64 " into padding", lg.pos);
+                    stuck_since = 0;
+                    continue;
+                }
+            }
+            sched_yield();
+            usleep(50);
+            continue;
+        }
+        if (atomic_load(&shm->shutdown) >= 2) break; /* frontends are gone: nothing more comes */
+        if (getppid() == 1) break;
+        shm_waiter_arm(&shm->logger_wake);
+        if (ring_scan(lg.ring, lg.pos, REC_HDR_SIZE) > lg.pos ||
+            atomic_load(&lg.ring->head) > lg.pos) {
+            shm_waiter_disarm(&shm->logger_wake);
+            continue;
+        }
+        shm_waiter_wait(&shm->logger_wake, 100);
+    }
+    pthread_mutex_lock(&lg.prep_lock);
+    lg.prep_stop = 1;
+    pthread_cond_broadcast(&lg.prep_cond);
+    pthread_mutex_unlock(&lg.prep_lock);
+    pthread_join(lg.prep_thread, NULL);
+    if (lg.fd >= 0) io->close(lg.fd);
+    atomic_store(&shm->logger_state, LOGGER_STOPPED);
+    log_info("Logger stopped at durable LSN %" PRIu64, lg.pos);
+    return 0;
+}

@@ -1,0 +1,164 @@
+/*
+ * recover.c - finding the end of the log after any stop, clean or not.
+ * Run by the logger process at the server's first start, before the ring
+ * opens; nothing else touches the log until it returns.
+ *
+ * The log ends at the first position that does not hold a valid record. What
+ * follows it in that segment is a torn or never-finished write (power loss
+ * during a batch that was never acked: contract 6) and is zeroed, so the next
+ * record written there cannot be confused with leftovers. A valid record in a
+ * later segment means the bad one was not a tail but damage in the middle of
+ * the log: recovery refuses, naming file and offset, and leaves the decision
+ * to an operator (atticdb-check).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io.h"
+#include "log.h"
+#include "logger.h"
+#include "seg.h"
+
+#define CUT_CHUNK (1u << 20)
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Zero [from, seg_end) of the segment at seg_start where it is not zero. */
+static int cut_tail(const char *dir, uint64_t seg_start, uint64_t seg_size, uint64_t from)
+{
+    int fd = segfile_open(dir, seg_start);
+    if (fd < 0) return -1;
+    unsigned char *chunk = malloc(CUT_CHUNK);
+    unsigned char *zeros = calloc(1, CUT_CHUNK);
+    int rc = -1, dirty = 0;
+    uint64_t cut_bytes = 0;
+    if (!chunk || !zeros) goto out;
+    for (uint64_t off = from - seg_start; off < seg_size; off += CUT_CHUNK) {
+        size_t n = seg_size - off < CUT_CHUNK ? (size_t)(seg_size - off) : CUT_CHUNK;
+        if (io_pread_all(fd, chunk, n, (off_t)off) != 0 && errno != ENODATA) goto out;
+        if (memcmp(chunk, zeros, n) == 0) continue;
+        if (io_pwrite_all(fd, zeros, n, (off_t)off) != 0) goto out;
+        dirty = 1;
+        cut_bytes += n;
+    }
+    if (dirty && io->fdatasync(fd) != 0) goto out;
+    if (dirty)
+        log_warn("Recovery cut the log's torn tail at LSN %" PRIu64 " (%" PRIu64
+                 " bytes zeroed in its segment)",
+                 from, cut_bytes);
+    rc = 0;
+out:;
+    int saved = errno;
+    free(chunk);
+    free(zeros);
+    io->close(fd);
+    errno = saved;
+    return rc;
+}
+
+/* Remove leftovers of segment creation interrupted by a crash. */
+static void remove_tmp_files(const char *dir, const uint64_t *segs, size_t n, uint64_t seg_size)
+{
+    char path[4096], tmp[4200];
+    uint64_t last = n ? segs[n - 1] : 0;
+    for (uint64_t s = last; s <= last + 2 * seg_size; s += seg_size) {
+        seg_path(path, sizeof(path), dir, s);
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+        io->unlink(tmp);
+    }
+}
+
+int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint64_t *end,
+                   char *err, size_t errlen)
+{
+    uint64_t *segs = NULL;
+    size_t nsegs = 0;
+    if (seg_list(dir, &segs, &nsegs) != 0)
+        return fail(err, errlen, "can't list %s: %s", dir, strerror(errno));
+    remove_tmp_files(dir, segs, nsegs, segment_size);
+    for (size_t i = 0; i < nsegs; i++) {
+        char path[4096];
+        struct stat st;
+        seg_path(path, sizeof(path), dir, segs[i]);
+        if (stat(path, &st) != 0 || (uint64_t)st.st_size != segment_size || segs[i] % segment_size) {
+            free(segs);
+            return fail(err, errlen,
+                        "%s is not a segment of segment-size %" PRIu64
+                        " bytes (was the data directory written with another segment-size?)",
+                        path, segment_size);
+        }
+        if (i > 0 && segs[i] != segs[i - 1] + segment_size) {
+            free(segs);
+            return fail(err, errlen, "log segment missing before %s", path);
+        }
+    }
+    uint64_t first = nsegs ? segs[0] : 0;
+    seg_reader_t r;
+    if (seg_reader_open(&r, dir, segment_size, first) != 0) {
+        free(segs);
+        return fail(err, errlen, "out of memory");
+    }
+    uint64_t nrec = 0;
+    int64_t rc;
+    const void *rec;
+    while ((rc = seg_reader_next(&r, &rec)) > 0) nrec++;
+    uint64_t e = r.lsn;
+    seg_reader_close(&r);
+    if (rc == -3) {
+        free(segs);
+        return fail(err, errlen, "I/O error reading the log at LSN %" PRIu64 ": %s", e,
+                    strerror(errno));
+    }
+    uint64_t e_seg = e & ~(segment_size - 1);
+    /* Anything valid beyond the end means the end is damage, not a tail. */
+    for (size_t i = 0; i < nsegs; i++) {
+        if (segs[i] <= e_seg) continue;
+        seg_reader_t later;
+        if (seg_reader_open(&later, dir, segment_size, segs[i]) != 0) continue;
+        int64_t lrc = seg_reader_next(&later, &rec);
+        seg_reader_close(&later);
+        if (lrc > 0) {
+            char path[4096];
+            seg_path(path, sizeof(path), dir, e_seg);
+            free(segs);
+            return fail(err, errlen,
+                        "log corrupt in the middle: %s offset %" PRIu64 " (LSN %" PRIu64
+                        ") is not a valid record but later segments hold records; "
+                        "inspect with atticdb-check",
+                        path, e - e_seg, e);
+        }
+        char path[4096];
+        seg_path(path, sizeof(path), dir, segs[i]);
+        io->unlink(path); /* empty or garbage: recreated when needed */
+    }
+    int have_e_seg = 0;
+    for (size_t i = 0; i < nsegs; i++)
+        if (segs[i] == e_seg) have_e_seg = 1;
+    free(segs);
+    if (!have_e_seg) {
+        if (segfile_create(dir, e_seg, segment_size) != 0)
+            return fail(err, errlen, "can't create log segment at LSN %" PRIu64 ": %s", e_seg,
+                        strerror(errno));
+    } else if (cut_tail(dir, e_seg, segment_size, e) != 0) {
+        return fail(err, errlen, "can't cut the log's tail at LSN %" PRIu64 ": %s", e,
+                    strerror(errno));
+    }
+    log_info("Log recovered: %" PRIu64 " records, LSN %" PRIu64 " to %" PRIu64, nrec, first, e);
+    *start = nsegs ? first : e_seg;
+    *end = e;
+    return 0;
+}

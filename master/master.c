@@ -1,0 +1,436 @@
+/*
+ * master.c - the master process of atticdb-server.
+ *
+ * Reads the configuration, locks the data directory, creates the shared
+ * memory and the listening sockets, then forks the logger (and waits for its
+ * recovery), the store and N frontends, and keeps them alive: a child that
+ * dies is logged (which, pid, how) and respawned into the same slot. Signals
+ * are blocked except inside sigsuspend(); handlers only set flags (nginx's
+ * ngx_master_process_cycle does the same), and all work happens in the loop.
+ *
+ * Shutdown (SIGTERM/SIGINT) goes in order, so nothing in flight is lost:
+ *   1. frontends stop accepting, wait for their clients' pending replies, exit;
+ *   2. the logger writes and syncs what is left in the ring, exits;
+ *   3. the store applies the rest of the durable log, exits; the master exits 0.
+ *
+ * A crash of the master: children get SIGKILL (PR_SET_PDEATHSIG), nothing is
+ * orphaned, and the next start recovers from the log. Exit statuses from
+ * children: EXIT_FATAL (2) and EXIT_IOFAIL (3) are not respawned; the server
+ * stops, because a restart from disk is the only safe way on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "frontend/frontend.h"
+#include "log.h"
+#include "logger/logger.h"
+#include "master/master.h"
+#include "shm.h"
+#include "store/store.h"
+
+#define MAX_LISTEN (CONFIG_MAX_BINDS + 1)
+/* A child that dies sooner than this after its start counts toward the
+ * crash-loop limit (config respawn-limit). */
+#define EARLY_DEATH_NS (2000ull * 1000 * 1000)
+
+enum role { ROLE_LOGGER, ROLE_STORE, ROLE_FRONTEND };
+
+typedef struct child {
+    enum role role;
+    int slot;            /* frontend number */
+    pid_t pid;           /* 0 = not running */
+    uint64_t started_ns;
+    int early_deaths;    /* consecutive deaths soon after start */
+} child_t;
+
+typedef struct master {
+    config_t cfg;
+    shm_t *shm;
+    int lock_fd;
+    int listen_fds[MAX_LISTEN];
+    int nlisten;
+    child_t logger, store;
+    child_t fe[SHM_MAX_FRONTENDS];
+    int stopping;
+    int exit_status;
+} master_t;
+
+static volatile sig_atomic_t sig_child, sig_term;
+
+static void on_signal(int sig)
+{
+    if (sig == SIGCHLD) sig_child = 1;
+    else sig_term = 1;
+}
+
+static int lock_dir(master_t *m)
+{
+    if (mkdir(m->cfg.dir, 0755) != 0 && errno != EEXIST) {
+        log_warn("Can't create data directory %s: %s", m->cfg.dir, strerror(errno));
+        return -1;
+    }
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/LOCK", m->cfg.dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        log_warn("Can't open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        char other[32] = "";
+        ssize_t n = pread(fd, other, sizeof(other) - 1, 0);
+        if (n > 0) other[strcspn(other, "\n")] = '\0';
+        log_warn("FATAL: data directory %s is in use by another atticdb-server%s%s%s", m->cfg.dir,
+                 n > 0 ? " (pid " : "", n > 0 ? other : "", n > 0 ? ")" : "");
+        close(fd);
+        return -1;
+    }
+    char pid[32];
+    int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        log_warn("Can't write the pid into %s", path);
+    m->lock_fd = fd; /* held (and inherited, close-on-exec) until exit */
+    return 0;
+}
+
+static int listen_tcp(master_t *m, const char *addr)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE | AI_NUMERICHOST};
+    struct addrinfo *res;
+    char port[16];
+    snprintf(port, sizeof(port), "%d", m->cfg.port);
+    const char *host = addr;
+    if (addr[0] == '*') host = NULL;
+    int rc = getaddrinfo(host, port, &hints, &res);
+    if (rc != 0) {
+        log_warn("Invalid bind address '%s': %s", addr, gai_strerror(rc));
+        return -1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) goto fail;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (res->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+    if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, m->cfg.tcp_backlog) != 0) {
+        close(fd);
+        goto fail;
+    }
+    freeaddrinfo(res);
+    m->listen_fds[m->nlisten++] = fd;
+    log_info("Listening on %s:%d", addr, m->cfg.port);
+    return 0;
+fail:
+    log_warn("Could not create server TCP listening socket %s:%d: %s", addr, m->cfg.port,
+             strerror(errno));
+    freeaddrinfo(res);
+    return -1;
+}
+
+static int listen_unix(master_t *m)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(m->cfg.unixsocket) >= sizeof(sa.sun_path)) {
+        log_warn("unixsocket path too long: %s", m->cfg.unixsocket);
+        return -1;
+    }
+    strcpy(sa.sun_path, m->cfg.unixsocket);
+    unlink(m->cfg.unixsocket);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        listen(fd, m->cfg.tcp_backlog) != 0) {
+        log_warn("Could not create unix socket %s: %s", m->cfg.unixsocket, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    if (m->cfg.unixsocketperm) chmod(m->cfg.unixsocket, (mode_t)m->cfg.unixsocketperm);
+    m->listen_fds[m->nlisten++] = fd;
+    log_info("Listening on unix socket %s", m->cfg.unixsocket);
+    return 0;
+}
+
+static const char *role_name(const child_t *c, char *buf, size_t n)
+{
+    if (c->role == ROLE_LOGGER) return "logger";
+    if (c->role == ROLE_STORE) return "store";
+    snprintf(buf, n, "frontend %d", c->slot);
+    return buf;
+}
+
+/* In the child: become the role's process and never return. */
+static void child_run(master_t *m, child_t *c, pid_t master_pid)
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != master_pid) _exit(1); /* the master died before prctl */
+    signal(SIGCHLD, SIG_DFL);
+    signal(SIGTERM, SIG_IGN); /* children stop on shm->shutdown, in order */
+    signal(SIGINT, SIG_IGN);  /* Ctrl-C in a terminal reaches the master only */
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    char title[64], name[32];
+    snprintf(title, sizeof(title), "atticdb-server: %s", role_name(c, name, sizeof(name)));
+    master_set_proctitle(title);
+    int rc;
+    switch (c->role) {
+    case ROLE_LOGGER:
+        log_set_role('L');
+        rc = logger_main(m->shm, &m->cfg);
+        break;
+    case ROLE_STORE:
+        log_set_role('S');
+        rc = store_main(m->shm, &m->cfg);
+        break;
+    default:
+        log_set_role('F');
+        rc = frontend_main(m->shm, &m->cfg, c->slot, m->listen_fds, m->nlisten);
+        break;
+    }
+    _exit(rc);
+}
+
+static int spawn(master_t *m, child_t *c)
+{
+    if (c->role == ROLE_FRONTEND) {
+        shm_frontend_t *f = &m->shm->fe[c->slot];
+        atomic_fetch_add(&f->incarnation, 1);
+    }
+    if (c->role == ROLE_STORE) atomic_store(&m->shm->store_ready, 0);
+    pid_t master_pid = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        log_warn("fork failed: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) child_run(m, c, master_pid);
+    c->pid = pid;
+    c->started_ns = shm_mono_ns();
+    if (c->role == ROLE_FRONTEND) atomic_store(&m->shm->fe[c->slot].pid, pid);
+    return 0;
+}
+
+static child_t *find_child(master_t *m, pid_t pid)
+{
+    if (m->logger.pid == pid) return &m->logger;
+    if (m->store.pid == pid) return &m->store;
+    for (int i = 0; i < m->cfg.frontends; i++)
+        if (m->fe[i].pid == pid) return &m->fe[i];
+    return NULL;
+}
+
+static void describe_status(int status, char *buf, size_t n)
+{
+    if (WIFEXITED(status)) snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else snprintf(buf, n, "stopped (status %d)", status);
+}
+
+static void begin_stop(master_t *m, int status);
+
+/* Reap every dead child; respawn unless stopping. */
+static void reap(master_t *m)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        child_t *c = find_child(m, pid);
+        if (!c) continue;
+        char name[32], how[96];
+        role_name(c, name, sizeof(name));
+        describe_status(status, how, sizeof(how));
+        c->pid = 0;
+        if (c->role == ROLE_FRONTEND) {
+            /* Its ring claim, if any, is abandoned: let the logger pad it. */
+            atomic_store(&m->shm->fe[c->slot].pid, 0);
+            atomic_store(&m->shm->claimers[c->slot].owner_dead, 1);
+            shm_wake(&m->shm->logger_wake);
+        }
+        int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        if (m->stopping) {
+            if (!clean) log_warn("%s (pid %d) %s during shutdown", name, (int)pid, how);
+            continue;
+        }
+        log_warn("%s (pid %d) %s", name, (int)pid, how);
+        if (WIFEXITED(status) &&
+            (WEXITSTATUS(status) == EXIT_FATAL || WEXITSTATUS(status) == EXIT_IOFAIL)) {
+            log_warn("%s stopped on a fatal error: shutting the server down", name);
+            begin_stop(m, 1);
+            continue;
+        }
+        if (shm_mono_ns() - c->started_ns < EARLY_DEATH_NS) c->early_deaths++;
+        else c->early_deaths = 0;
+        if (c->early_deaths >= m->cfg.respawn_limit) {
+            log_warn("%s died %d times right after starting: giving up, shutting down", name,
+                     c->early_deaths);
+            begin_stop(m, 1);
+            continue;
+        }
+        if (spawn(m, c) == 0) log_warn("respawned %s as pid %d", name, (int)c->pid);
+    }
+}
+
+static void signal_children(master_t *m, int sig)
+{
+    if (m->logger.pid) kill(m->logger.pid, sig);
+    if (m->store.pid) kill(m->store.pid, sig);
+    for (int i = 0; i < m->cfg.frontends; i++)
+        if (m->fe[i].pid) kill(m->fe[i].pid, sig);
+}
+
+static void begin_stop(master_t *m, int status)
+{
+    if (!m->stopping) m->exit_status = status;
+    m->stopping = 1;
+}
+
+static int frontends_alive(master_t *m)
+{
+    for (int i = 0; i < m->cfg.frontends; i++)
+        if (m->fe[i].pid) return 1;
+    return 0;
+}
+
+/* Wait (reaping) until pred() is false or timeout; then SIGKILL the rest. */
+static void wait_phase(master_t *m, int (*alive)(master_t *), int timeout_ms, const char *what)
+{
+    for (int waited = 0; alive(m); waited += 10) {
+        if (waited >= timeout_ms) {
+            log_warn("%s did not stop in %d ms: killing", what, timeout_ms);
+            signal_children(m, SIGKILL);
+        }
+        usleep(10000);
+        reap(m);
+    }
+}
+
+static int logger_alive(master_t *m)
+{
+    return m->logger.pid != 0;
+}
+
+static int store_alive(master_t *m)
+{
+    return m->store.pid != 0;
+}
+
+static void shutdown_all(master_t *m)
+{
+    shm_t *shm = m->shm;
+    log_info("Shutting down: draining frontends");
+    atomic_store(&shm->shutdown, 1);
+    for (int i = 0; i < m->cfg.frontends; i++) shm_wake(&shm->fe[i].wake);
+    wait_phase(m, frontends_alive, 10000, "frontends");
+    atomic_store(&shm->shutdown, 2);
+    shm_wake(&shm->logger_wake);
+    wait_phase(m, logger_alive, 10000, "logger");
+    atomic_store(&shm->shutdown, 3);
+    shm_wake(&shm->store_wake);
+    wait_phase(m, store_alive, 10000, "store");
+    for (int i = 0; i < m->nlisten; i++) close(m->listen_fds[i]);
+    if (m->cfg.unixsocket) unlink(m->cfg.unixsocket);
+    log_info("AtticDB is now ready to exit, bye bye...");
+}
+
+int master_run(int argc, char **argv)
+{
+    master_t m;
+    memset(&m, 0, sizeof(m));
+    m.lock_fd = -1;
+    config_defaults(&m.cfg);
+    char err[512];
+    if (config_from_args(&m.cfg, argc, argv, err, sizeof(err)) != 0 ||
+        config_validate(&m.cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "\n*** FATAL CONFIG ERROR ***\n%s\n", err);
+        return 1;
+    }
+    log_set_role('M');
+    log_set_level(m.cfg.loglevel);
+    if (log_set_file(m.cfg.logfile) != 0) {
+        fprintf(stderr, "Can't open the log file %s: %s\n", m.cfg.logfile, strerror(errno));
+        return 1;
+    }
+    if (lock_dir(&m) != 0) return 1;
+
+    m.shm = shm_create((uint32_t)m.cfg.frontends, m.cfg.ring_size, m.cfg.chan_size);
+    if (!m.shm) {
+        log_warn("Can't create shared memory: %s", strerror(errno));
+        return 1;
+    }
+    if (m.cfg.port) {
+        for (int i = 0; i < m.cfg.nbind; i++)
+            if (listen_tcp(&m, m.cfg.bind[i]) != 0) return 1;
+    }
+    if (m.cfg.unixsocket && listen_unix(&m) != 0) return 1;
+
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGCHLD);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigprocmask(SIG_BLOCK, &block, &old);
+    struct sigaction sa = {.sa_handler = on_signal};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN);
+
+    log_info("AtticDB %s starting: pid %d, data in %s, %d frontends", PACKAGE_VERSION,
+             (int)getpid(), m.cfg.dir, m.cfg.frontends);
+    m.logger.role = ROLE_LOGGER;
+    m.store.role = ROLE_STORE;
+    if (spawn(&m, &m.logger) != 0) return 1;
+    /* Nothing may claim ring space before recovery has placed the ring. */
+    while (atomic_load(&m.shm->logger_state) == LOGGER_STARTING) {
+        usleep(1000);
+        reap(&m);
+        if (m.stopping || !m.logger.pid || sig_term) {
+            signal_children(&m, SIGKILL);
+            while (wait(NULL) > 0) {
+            }
+            log_warn("The logger could not recover the log: not starting");
+            return 1;
+        }
+    }
+    if (spawn(&m, &m.store) != 0) return 1;
+    for (int i = 0; i < m.cfg.frontends; i++) {
+        m.fe[i].role = ROLE_FRONTEND;
+        m.fe[i].slot = i;
+        if (spawn(&m, &m.fe[i]) != 0) return 1;
+    }
+    log_info("Ready to accept connections");
+
+    while (!m.stopping) {
+        sigset_t wait_mask = old;
+        sigdelset(&wait_mask, SIGCHLD);
+        sigdelset(&wait_mask, SIGTERM);
+        sigdelset(&wait_mask, SIGINT);
+        if (!sig_child && !sig_term) sigsuspend(&wait_mask);
+        if (sig_child) {
+            sig_child = 0;
+            reap(&m);
+        }
+        if (sig_term) {
+            log_info("Received a stop signal: shutting down");
+            begin_stop(&m, 0);
+        }
+    }
+    shutdown_all(&m);
+    return m.exit_status;
+}

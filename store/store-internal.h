@@ -1,0 +1,100 @@
+/*
+ * store-internal.h - the store's state machine without the process around it
+ * (store/state.c), so tests and tools can drive it record by record.
+ *
+ * A store_ctx_t holds the key index and the apply clock. Records are applied
+ * with store_apply() exactly as they lie in the ring or the log (header
+ * first, the header's lsn giving their position); the same function serves
+ * replay (reply == NULL: nothing is computed for a reply, no value is read
+ * back) and live operation, which is what makes replay reproduce the live
+ * state (ARCHITECTURE.md, contract 4).
+ *
+ * Values longer than STORE_INLINE_MAX bytes are not copied: the index keeps
+ * where they are in the log, and reads fetch them from the segment files in
+ * cfg->dir with pread. So a record must be in its segment file (written by
+ * the logger; durable) before it is applied, and the file must outlive every
+ * key that points into it.
+ */
+#ifndef ATTIC_STORE_INTERNAL_H
+#define ATTIC_STORE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "config.h"
+
+/* Values up to this many bytes live in the index (every INCR result fits). */
+#define STORE_INLINE_MAX 24u
+
+/* Replies (and old values) larger than the reply limit become this error. */
+#define STORE_ERR_TOO_LARGE "ERR reply too large for the store channel"
+/* A value could not be read back from its segment (logged with errno). */
+#define STORE_ERR_IO "ERR I/O error reading the value from the log"
+
+typedef struct store_ctx store_ctx_t;
+
+/*
+ * A fresh, empty state machine reading values from cfg->dir, with segments of
+ * cfg->segment_size bytes and APPEND limited by cfg->proto_max_bulk_len (<= 0:
+ * no limit). seed keys the index hash. Returns NULL when out of memory.
+ */
+store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed);
+void store_ctx_destroy(store_ctx_t *ctx);
+
+/* Largest reply store_read/store_apply produce (0 = no limit): a value that
+ * would exceed it is answered with STORE_ERR_TOO_LARGE instead of being read. */
+void store_set_max_reply(store_ctx_t *ctx, uint64_t max_reply);
+
+/*
+ * Apply one record (REC_CMD or REC_PAD, as laid out in the ring or log).
+ * When reply is not NULL, the command's RESP reply is appended to it.
+ * Returns 0 when applied; 1 when the record is a well-formed REC_CMD the store
+ * does not understand (logged, treated as a no-op so that replay meets the
+ * same no-op, and an error reply is given); -1 when the record is not a
+ * record at all (bad length or type: corruption or a bug upstream).
+ */
+int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply);
+
+/*
+ * Answer a read request: payload as rec_encode_payload() made it (CMD_GET,
+ * CMD_MGET, CMD_EXISTS, CMD_STRLEN, CMD_TTL, CMD_PTTL, CMD_DBSIZE). Expiry is
+ * judged at now_ms (store_read: the wall clock). Reads never change the state:
+ * a key expired by the wall clock is hidden, not removed, because removal is
+ * a state change and must happen at the same point on replay (by record time).
+ * Appends the reply to *reply; an unknown or malformed request gets an error
+ * reply. Returns 0.
+ */
+int store_read(store_ctx_t *ctx, const unsigned char *payload, size_t len, buf_t *reply);
+int store_read_at(store_ctx_t *ctx, const unsigned char *payload, size_t len, int64_t now_ms,
+                  buf_t *reply);
+
+/* Position after the last applied record (0 before any). */
+uint64_t store_applied(const store_ctx_t *ctx);
+/* Set the position replay starts from (before the first store_apply). */
+void store_set_applied(store_ctx_t *ctx, uint64_t lsn);
+/* The apply clock: max of every applied record's time_ms. */
+int64_t store_now(const store_ctx_t *ctx);
+uint64_t store_key_count(const store_ctx_t *ctx);
+uint64_t store_expire_count(const store_ctx_t *ctx);
+
+/*
+ * Background work for idle moments, about `budget` buckets of it: move
+ * buckets of a resize in progress, and remove keys that expired by the apply
+ * clock (never the wall clock: see store_read). Returns 1 when more work is
+ * pending, 0 when there is nothing to do until more records are applied.
+ */
+int store_maintain(store_ctx_t *ctx, int budget);
+
+/*
+ * An order-independent digest of the logical state (every live key at now_ms
+ * with its value bytes and expiry), to compare two states in tests and
+ * tools. Returns 0, or -1 when a value could not be read.
+ */
+int store_digest(store_ctx_t *ctx, int64_t now_ms, uint64_t *out);
+
+/* RAM held by the index: bucket arrays plus the entries' allocations as
+ * requested (allocator rounding not included). */
+uint64_t store_index_bytes(const store_ctx_t *ctx);
+
+#endif

@@ -1,0 +1,392 @@
+/*
+ * store.c - the store process (store.h): replays the log, then applies
+ * durable records from the ring and answers the frontends' read requests.
+ *
+ * Runs in the store process, single-threaded; the state machine itself is
+ * store/state.c. Invariants:
+ *   - Records are applied in LSN order, each once, and only below
+ *     shm->durable_lsn: the state is always a prefix of the durable log.
+ *   - ring->tail (our ring_release) is advanced only after the replies of the
+ *     records below it are in the reply channels. A new store incarnation
+ *     replays the log silently up to ring->tail and applies (and answers)
+ *     from there through the ring, so no write reply is lost when the store
+ *     dies; some may be sent twice, with the same id (the record's LSN),
+ *     which the frontend ignores.
+ *   - A read request is answered only once applied >= its min_lsn
+ *     (ARCHITECTURE.md, contract 3); one that must wait is set aside, not
+ *     allowed to block the requests behind it.
+ *   - Replies to a live frontend are never dropped: a full reply channel
+ *     makes the store wake that frontend and retry.
+ * A crash of the store loses nothing: the master restarts it and it rebuilds
+ * its state from the log. While it is down, writes keep being made durable
+ * but their replies wait for the new incarnation.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "chan.h"
+#include "log.h"
+#include "record.h"
+#include "ring.h"
+#include "seg.h"
+#include "shm.h"
+#include "store-internal.h"
+#include "store.h"
+
+#define STORE_APPLY_BATCH 1024  /* records between serving request channels */
+#define STORE_SERVE_BATCH 256   /* requests per frontend per round */
+#define STORE_IDLE_WAIT_MS 100  /* to notice shutdown and master death */
+#define STORE_SHUTDOWN_IDLE 10  /* idle waits before giving up on a live logger */
+#define STORE_MAINTAIN_BUDGET 64
+
+typedef struct deferred {
+    int fe;
+    store_req_t req;
+    unsigned char payload[]; /* req.payload_len bytes */
+} deferred_t;
+
+typedef struct store_proc {
+    shm_t *shm;
+    ring_t *ring;
+    store_ctx_t *ctx;
+    uint64_t applied;
+    int nfe;
+    uint64_t wake_mask; /* frontends that got replies since the last wake */
+    buf_t out;
+    deferred_t **deferred;
+    size_t ndeferred, deferred_cap;
+} store_proc_t;
+
+static const char too_large_reply[] = "-" STORE_ERR_TOO_LARGE "\r\n";
+
+static int master_gone(void)
+{
+    return getppid() == 1;
+}
+
+/*
+ * Put one reply into frontend fe's reply channel. Returns 0 (sent, or dropped
+ * because the frontend is dead) or -1 when the master is gone. A reply that
+ * cannot fit in the channel at all becomes too_large_reply: state-machine
+ * reads are bounded by store_set_max_reply, so this only catches a write's
+ * reply (SET ... GET, GETDEL) whose value exceeds the channel.
+ */
+static int send_reply(store_proc_t *s, int fe, uint64_t id, uint32_t kind, const buf_t *body)
+{
+    chan_t *c = shm_from_store(s->shm, fe);
+    const void *data = body->data;
+    size_t len = body->len;
+    if (len > chan_max_msg(c) - sizeof(store_reply_t)) {
+        data = too_large_reply;
+        len = sizeof(too_large_reply) - 1;
+    }
+    store_reply_t hdr = {.id = id, .len = (uint32_t)len, .kind = kind};
+    for (;;) {
+        unsigned char *p = chan_reserve(c, (uint32_t)(sizeof(hdr) + len));
+        if (p) {
+            memcpy(p, &hdr, sizeof(hdr));
+            memcpy(p + sizeof(hdr), data, len);
+            chan_publish(c);
+            s->wake_mask |= 1ull << fe;
+            return 0;
+        }
+        if (atomic_load(&s->shm->fe[fe].pid) == 0) return 0; /* nobody to read it */
+        if (master_gone()) return -1;
+        shm_wake(&s->shm->fe[fe].wake);
+        struct timespec ts = {0, 20 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void wake_frontends(store_proc_t *s)
+{
+    while (s->wake_mask) {
+        int i = __builtin_ctzll(s->wake_mask);
+        s->wake_mask &= s->wake_mask - 1;
+        shm_wake(&s->shm->fe[i].wake);
+    }
+}
+
+static void publish_counts(store_proc_t *s)
+{
+    atomic_store_explicit(&s->shm->store_keys, store_key_count(s->ctx), memory_order_relaxed);
+    atomic_store_explicit(&s->shm->store_expires, store_expire_count(s->ctx),
+                          memory_order_relaxed);
+}
+
+/* Replay the log from start to end (the previous incarnation's progress)
+ * without replies. Returns 0 or EXIT_FATAL. */
+static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t end)
+{
+    if (start > end) {
+        log_warn("store: log starts at LSN %" PRIu64 " after the ring tail %" PRIu64, start, end);
+        return EXIT_FATAL;
+    }
+    seg_reader_t r;
+    if (seg_reader_open(&r, cfg->dir, cfg->segment_size, start)) {
+        log_warn("store: cannot read the log: %s", strerror(errno));
+        return EXIT_FATAL;
+    }
+    uint64_t t0 = shm_mono_ns(), records = 0;
+    int rc = 0;
+    while (r.lsn < end) {
+        const void *rec;
+        int64_t n = seg_reader_next(&r, &rec);
+        if (n <= 0) {
+            /* The logger recovered the log up to at least `end`: anything
+             * missing or torn below it is damage, not a torn tail. */
+            log_warn("store: the log is %s at LSN %" PRIu64 " (replaying up to %" PRIu64 ")%s%s",
+                     n == REC_EMPTY ? "missing" : n == REC_TORN ? "corrupt" : "unreadable",
+                     r.lsn, end, n == -3 ? ": " : "", n == -3 ? strerror(errno) : "");
+            rc = EXIT_FATAL;
+            break;
+        }
+        if (store_apply(s->ctx, rec, NULL) < 0) {
+            log_warn("store: bad record at LSN %" PRIu64, r.lsn - (uint64_t)n);
+            rc = EXIT_FATAL;
+            break;
+        }
+        if ((++records & 0xffff) == 0 && master_gone()) break;
+    }
+    if (rc == 0 && r.lsn != end && !master_gone()) {
+        log_warn("store: replay ended at LSN %" PRIu64 ", not at the ring tail %" PRIu64, r.lsn,
+                 end);
+        rc = EXIT_FATAL;
+    }
+    seg_reader_close(&r);
+    if (rc == 0) {
+        store_set_applied(s->ctx, end);
+        s->applied = end;
+        log_info("store: replayed %" PRIu64 " records (LSN %" PRIu64 "..%" PRIu64
+                 ") in %.2f s: %" PRIu64 " keys",
+                 records, start, end, (double)(shm_mono_ns() - t0) / 1e9,
+                 store_key_count(s->ctx));
+    }
+    return rc;
+}
+
+/* Apply up to STORE_APPLY_BATCH durable records from the ring, sending the
+ * replies their frontends wait for. Returns records applied, or -1 (fatal:
+ * logged, or the master is gone). */
+static int apply_ring(store_proc_t *s)
+{
+    uint64_t durable = atomic_load_explicit(&s->shm->durable_lsn, memory_order_acquire);
+    int n = 0;
+    while (s->applied < durable && n < STORE_APPLY_BATCH) {
+        const unsigned char *rec = ring_ptr(s->ring, s->applied);
+        rec_hdr_t h;
+        memcpy(&h, rec, sizeof(h));
+        if (h.lsn != s->applied || h.len < REC_HDR_SIZE) {
+            log_warn("store: ring holds no record at durable LSN %" PRIu64, s->applied);
+            return -1;
+        }
+        int rc;
+        if (h.type == REC_CMD && h.origin != 0) {
+            buf_reset(&s->out);
+            rc = store_apply(s->ctx, rec, &s->out);
+            if (rc >= 0 && h.origin <= s->nfe &&
+                send_reply(s, h.origin - 1, h.lsn, STORE_REPLY_WRITE, &s->out))
+                return -1;
+        } else {
+            rc = store_apply(s->ctx, rec, NULL);
+        }
+        if (rc < 0) {
+            log_warn("store: bad record at LSN %" PRIu64, s->applied);
+            return -1;
+        }
+        s->applied = store_applied(s->ctx);
+        n++;
+    }
+    if (n) {
+        /* After the replies are in their channels: see the banner. */
+        ring_release(s->ring, s->applied);
+        publish_counts(s);
+    }
+    return n;
+}
+
+static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
+{
+    buf_reset(&s->out);
+    store_read(s->ctx, payload, req->payload_len, &s->out);
+    return send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+}
+
+static void defer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
+{
+    if (s->ndeferred == s->deferred_cap) {
+        size_t cap = s->deferred_cap ? 2 * s->deferred_cap : 16;
+        deferred_t **d = realloc(s->deferred, cap * sizeof(*d));
+        if (!d) abort(); /* out of memory: as buf.h */
+        s->deferred = d;
+        s->deferred_cap = cap;
+    }
+    deferred_t *d = malloc(sizeof(*d) + req->payload_len);
+    if (!d) abort();
+    d->fe = fe;
+    d->req = *req;
+    memcpy(d->payload, payload, req->payload_len);
+    s->deferred[s->ndeferred++] = d;
+}
+
+/* Answer the set-aside requests that applied has caught up with. Returns how
+ * many, or -1 when the master is gone. */
+static int answer_deferred(store_proc_t *s)
+{
+    size_t kept = 0;
+    int n = 0;
+    for (size_t i = 0; i < s->ndeferred; i++) {
+        deferred_t *d = s->deferred[i];
+        if (d->req.min_lsn > s->applied) {
+            s->deferred[kept++] = d;
+            continue;
+        }
+        if (answer(s, d->fe, &d->req, d->payload)) {
+            /* Keep the list whole; the caller is about to exit anyway. */
+            for (size_t j = i; j < s->ndeferred; j++) s->deferred[kept++] = s->deferred[j];
+            s->ndeferred = kept;
+            return -1;
+        }
+        free(d);
+        n++;
+    }
+    s->ndeferred = kept;
+    return n;
+}
+
+/* Serve each frontend's request channel. Returns requests taken, or -1. */
+static int serve_requests(store_proc_t *s)
+{
+    int total = 0;
+    for (int fe = 0; fe < s->nfe; fe++) {
+        chan_t *c = shm_to_store(s->shm, fe);
+        for (int k = 0; k < STORE_SERVE_BATCH; k++) {
+            uint32_t len;
+            const unsigned char *m = chan_peek(c, &len);
+            if (!m) break;
+            store_req_t req;
+            if (len < sizeof(req)) {
+                log_warn("store: dropping a %u-byte message from frontend %d", len, fe);
+                chan_consume(c);
+                continue;
+            }
+            memcpy(&req, m, sizeof(req));
+            if (req.payload_len > len - sizeof(req)) req.payload_len = 0; /* error reply */
+            int rc = 0;
+            if (req.min_lsn > s->applied)
+                defer(s, fe, &req, m + sizeof(req));
+            else
+                rc = answer(s, fe, &req, m + sizeof(req));
+            /* Consumed after the reply is sent: a store that dies in between
+             * answers it again (same id) rather than never. */
+            chan_consume(c);
+            if (rc) return -1;
+            total++;
+        }
+    }
+    return total;
+}
+
+static int has_work(store_proc_t *s)
+{
+    if (atomic_load_explicit(&s->shm->durable_lsn, memory_order_acquire) > s->applied) return 1;
+    for (int fe = 0; fe < s->nfe; fe++)
+        if (!chan_empty(shm_to_store(s->shm, fe))) return 1;
+    return 0;
+}
+
+/* Wait for the logger to finish recovery: before that, neither the log's
+ * end nor the ring's position is known. Returns 0, or 1 to stop. */
+static int wait_for_logger(shm_t *shm)
+{
+    while (atomic_load(&shm->logger_state) != LOGGER_RUNNING) {
+        if (atomic_load(&shm->shutdown) || master_gone()) return 1;
+        struct timespec ts = {0, 2 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
+static uint64_t random_seed(void)
+{
+    uint64_t seed;
+    if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != (ssize_t)sizeof(seed))
+        seed = shm_mono_ns() ^ ((uint64_t)getpid() << 32);
+    return seed;
+}
+
+static int run(store_proc_t *s)
+{
+    int idle_in_shutdown = 0;
+    for (;;) {
+        int work = apply_ring(s);
+        if (work < 0) return EXIT_FATAL;
+        if (work > 0 && s->ndeferred) {
+            int n = answer_deferred(s);
+            if (n < 0) return 0;
+            work += n;
+        }
+        int served = serve_requests(s);
+        if (served < 0) return 0;
+        work += served;
+        wake_frontends(s);
+        if (work) {
+            idle_in_shutdown = 0;
+            continue;
+        }
+        if (store_maintain(s->ctx, STORE_MAINTAIN_BUDGET)) continue;
+
+        if (atomic_load(&s->shm->shutdown)) {
+            /* Everything durable is applied and every channel is empty. A
+             * logger still running may make a last batch durable; give it a
+             * moment, then stop. */
+            if (atomic_load(&s->shm->logger_state) != LOGGER_RUNNING ||
+                ++idle_in_shutdown > STORE_SHUTDOWN_IDLE)
+                break;
+        }
+        if (master_gone()) return 0;
+        shm_waiter_arm(&s->shm->store_wake);
+        if (has_work(s))
+            shm_waiter_disarm(&s->shm->store_wake);
+        else
+            shm_waiter_wait(&s->shm->store_wake, STORE_IDLE_WAIT_MS);
+    }
+    if (s->ndeferred)
+        log_info("store: stopping with %zu reads waiting for LSNs that never became durable",
+                 s->ndeferred);
+    return 0;
+}
+
+int store_main(shm_t *shm, const config_t *cfg)
+{
+    if (wait_for_logger(shm)) return 0;
+    store_proc_t s = {.shm = shm, .ring = shm_ring(shm), .nfe = (int)shm->nfrontends};
+    s.ctx = store_ctx_create(cfg, random_seed());
+    if (!s.ctx) {
+        log_warn("store: out of memory");
+        return EXIT_FATAL;
+    }
+    buf_init(&s.out);
+    /* Reads larger than a reply message are refused before being read. */
+    store_set_max_reply(s.ctx, chan_max_msg(shm_from_store(shm, 0)) - sizeof(store_reply_t));
+
+    uint64_t start = atomic_load(&shm->log_start_lsn);
+    uint64_t tail = atomic_load(&s.ring->tail);
+    int rc = replay(&s, cfg, start, tail);
+    if (rc == 0 && !master_gone()) {
+        publish_counts(&s);
+        atomic_store(&shm->store_ready, 1);
+        rc = run(&s);
+    }
+    for (size_t i = 0; i < s.ndeferred; i++) free(s.deferred[i]);
+    free(s.deferred);
+    buf_free(&s.out);
+    store_ctx_destroy(s.ctx);
+    return rc;
+}

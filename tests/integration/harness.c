@@ -1,0 +1,232 @@
+/*
+ * harness.c - see harness.h. Used by the integration tests only.
+ */
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int srv_free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) != 0) {
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    return ntohs(sa.sin_port);
+}
+
+static const char *server_path(void)
+{
+    const char *p = getenv("ATTICDB_SERVER");
+    return p ? p : "./atticdb-server";
+}
+
+static int wait_ready(srv_t *s)
+{
+    for (int i = 0; i < 1000; i++) { /* up to 10 s */
+        int status;
+        if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+            s->pid = 0;
+            return -1;
+        }
+        redisContext *c = srv_connect(s);
+        if (c) {
+            redisReply *r = redisCommand(c, "PING");
+            int ok = r && r->type == REDIS_REPLY_STATUS;
+            if (r) freeReplyObject(r);
+            redisFree(c);
+            if (ok) return 0;
+        }
+        usleep(10000);
+    }
+    return -1;
+}
+
+static int spawn(srv_t *s)
+{
+    char port[16];
+    snprintf(port, sizeof(port), "%d", s->port);
+    char *argv[64];
+    int argc = 0;
+    argv[argc++] = (char *)server_path();
+    argv[argc++] = "--port";
+    argv[argc++] = port;
+    argv[argc++] = "--bind";
+    argv[argc++] = "127.0.0.1";
+    argv[argc++] = "--dir";
+    argv[argc++] = s->dir;
+    argv[argc++] = "--logfile";
+    argv[argc++] = s->log;
+    char extra[512];
+    snprintf(extra, sizeof(extra), "%s", s->extra);
+    for (char *t = strtok(extra, " "); t && argc < 62; t = strtok(NULL, " ")) argv[argc++] = t;
+    argv[argc] = NULL;
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        setpgid(0, 0);
+        execv(argv[0], argv);
+        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    s->pid = pid;
+    return wait_ready(s);
+}
+
+int srv_start(srv_t *s, const char *extra)
+{
+    memset(s, 0, sizeof(*s));
+    snprintf(s->dir, sizeof(s->dir), "/tmp/attic-it-XXXXXX");
+    if (!mkdtemp(s->dir)) return -1;
+    snprintf(s->log, sizeof(s->log), "%s.log", s->dir);
+    snprintf(s->extra, sizeof(s->extra), "%s", extra ? extra : "");
+    s->port = srv_free_port();
+    return spawn(s);
+}
+
+int srv_restart(srv_t *s)
+{
+    return spawn(s);
+}
+
+int srv_stop(srv_t *s)
+{
+    if (s->pid <= 0) return -1;
+    kill(s->pid, SIGTERM);
+    for (int i = 0; i < 3000; i++) { /* up to 30 s */
+        int status;
+        if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+            s->pid = 0;
+            /* Children must be gone too. */
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+        usleep(10000);
+    }
+    srv_kill_all(s);
+    return -1;
+}
+
+void srv_kill_all(srv_t *s)
+{
+    if (s->pid <= 0) return;
+    kill(-s->pid, SIGKILL);
+    waitpid(s->pid, NULL, 0);
+    /* Children were in the same group; give the kernel a moment to reap
+     * them through init and release the data directory lock. */
+    for (int i = 0; i < 200 && kill(-s->pid, 0) == 0; i++) usleep(10000);
+    s->pid = 0;
+}
+
+void srv_cleanup(srv_t *s)
+{
+    if (s->pid > 0) srv_kill_all(s);
+    if (s->dir[0]) {
+        char cmd[700];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", s->dir, s->log);
+        if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", s->dir);
+    }
+}
+
+redisContext *srv_connect(const srv_t *s)
+{
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", s->port, tv);
+    if (!c) return NULL;
+    if (c->err) {
+        redisFree(c);
+        return NULL;
+    }
+    redisSetTimeout(c, (struct timeval){10, 0});
+    return c;
+}
+
+int srv_find_children(const srv_t *s, const char *title, pid_t *out, int max)
+{
+    DIR *d = opendir("/proc");
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < max) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid <= 0) continue;
+        char path[64], buf[256];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        int ppid = 0;
+        char comm[64];
+        int ok = fscanf(f, "%*d (%63[^)]) %*c %d", comm, &ppid) == 2;
+        fclose(f);
+        if (!ok || ppid != s->pid) continue;
+        snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+        f = fopen(path, "r");
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof(buf) - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        if (strncmp(buf, title, strlen(title)) == 0) out[n++] = pid;
+    }
+    closedir(d);
+    return n;
+}
+
+static void append_reply(char *buf, size_t len, redisReply *r)
+{
+    size_t n = strlen(buf);
+    switch (r->type) {
+    case REDIS_REPLY_STATUS:
+        snprintf(buf + n, len - n, "+%s\r\n", r->str);
+        break;
+    case REDIS_REPLY_ERROR:
+        snprintf(buf + n, len - n, "-%s\r\n", r->str);
+        break;
+    case REDIS_REPLY_INTEGER:
+        snprintf(buf + n, len - n, ":%lld\r\n", r->integer);
+        break;
+    case REDIS_REPLY_NIL:
+        snprintf(buf + n, len - n, "$-1\r\n");
+        break;
+    case REDIS_REPLY_STRING:
+        snprintf(buf + n, len - n, "$%zu\r\n%.*s\r\n", r->len, (int)r->len, r->str);
+        break;
+    case REDIS_REPLY_ARRAY:
+        snprintf(buf + n, len - n, "*%zu\r\n", r->elements);
+        for (size_t i = 0; i < r->elements; i++) append_reply(buf, len, r->element[i]);
+        break;
+    default:
+        snprintf(buf + n, len - n, "?type%d\r\n", r->type);
+    }
+}
+
+const char *srv_cmd_raw(redisContext *c, char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    buf[0] = '\0';
+    if (!r) {
+        snprintf(buf, len, "<connection error: %s>", c->errstr);
+        return buf;
+    }
+    append_reply(buf, len, r);
+    freeReplyObject(r);
+    return buf;
+}

@@ -1,0 +1,297 @@
+/*
+ * test_durability.c - the real server under restarts and kills: every write
+ * that got its reply survives a clean restart, a SIGKILL of the whole
+ * process group, and a torn log tail; a killed frontend is respawned while
+ * clients of the other frontends see no error.
+ */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static void expect_value(redisContext *c, const char *key, const char *want)
+{
+    redisReply *r = redisCommand(c, "GET %s", key);
+    cr_assert_not_null(r, "GET %s: %s", key, c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING, "GET %s: type %d", key, r->type);
+    cr_assert_str_eq(r->str, want, "GET %s", key);
+    freeReplyObject(r);
+}
+
+Test(durability, pipelined_writes_survive_restart, .timeout = 120)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 2"), 0, "server did not start");
+    enum { CLIENTS = 16, PER = 2000 };
+    redisContext *cs[CLIENTS];
+    for (int i = 0; i < CLIENTS; i++) cr_assert_not_null(cs[i] = srv_connect(&s));
+    for (int i = 0; i < CLIENTS; i++)
+        for (int j = 0; j < PER; j++) redisAppendCommand(cs[i], "SET k:%d:%d v:%d:%d", i, j, i, j);
+    for (int i = 0; i < CLIENTS; i++) {
+        for (int j = 0; j < PER; j++) {
+            redisReply *r;
+            cr_assert_eq(redisGetReply(cs[i], (void **)&r), REDIS_OK);
+            cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+            cr_assert_str_eq(r->str, "OK");
+            freeReplyObject(r);
+        }
+        redisFree(cs[i]);
+    }
+    cr_assert_eq(srv_stop(&s), 0, "clean shutdown exits 0");
+    cr_assert_eq(srv_restart(&s), 0, "restart");
+    redisContext *c = srv_connect(&s);
+    redisReply *r = redisCommand(c, "DBSIZE");
+    cr_assert_eq(r->integer, CLIENTS * PER);
+    freeReplyObject(r);
+    char key[64], val[64];
+    for (int i = 0; i < CLIENTS; i++)
+        for (int j = 0; j < PER; j++) {
+            snprintf(key, sizeof(key), "k:%d:%d", i, j);
+            snprintf(val, sizeof(val), "v:%d:%d", i, j);
+            expect_value(c, key, val);
+        }
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
+
+/* ---- SIGKILL of everything while clients write ---- */
+
+enum { WRITERS = 8, MAX_WRITES = 200000 };
+
+typedef struct writer {
+    int port;
+    int id;
+    int acked;       /* writes 0 .. acked-1 got their reply */
+    long counter_ok; /* last acked INCR result */
+} writer_t;
+
+static void *writer_main(void *arg)
+{
+    writer_t *w = arg;
+    srv_t tmp = {.port = w->port};
+    redisContext *c = srv_connect(&tmp);
+    if (!c) return NULL;
+    for (int i = 0; i < MAX_WRITES; i++) {
+        char val[300];
+        int n = snprintf(val, sizeof(val), "value-%d-%d-", w->id, i);
+        memset(val + n, 'x', 200); /* big enough to live in the log, not inline */
+        val[n + 200] = '\0';
+        redisReply *r = redisCommand(c, "SET w:%d:%d %s", w->id, i, val);
+        if (!r || r->type != REDIS_REPLY_STATUS) {
+            if (r) freeReplyObject(r);
+            break;
+        }
+        freeReplyObject(r);
+        r = redisCommand(c, "INCR counter:%d", w->id);
+        if (!r || r->type != REDIS_REPLY_INTEGER) {
+            if (r) freeReplyObject(r);
+            w->acked = i + 1;
+            break;
+        }
+        w->counter_ok = r->integer;
+        freeReplyObject(r);
+        w->acked = i + 1;
+    }
+    redisFree(c);
+    return NULL;
+}
+
+Test(durability, acked_writes_survive_sigkill_of_everything, .timeout = 120)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 2 --ring-size 1mb --segment-size 4mb"), 0);
+    pthread_t th[WRITERS];
+    writer_t ws[WRITERS];
+    for (int i = 0; i < WRITERS; i++) {
+        ws[i] = (writer_t){.port = s.port, .id = i};
+        pthread_create(&th[i], NULL, writer_main, &ws[i]);
+    }
+    usleep(1500 * 1000);
+    srv_kill_all(&s); /* power cut, as far as the processes know */
+    for (int i = 0; i < WRITERS; i++) pthread_join(th[i], NULL);
+    int total = 0;
+    for (int i = 0; i < WRITERS; i++) total += ws[i].acked;
+    cr_assert_gt(total, 0, "some writes were acked before the kill");
+
+    cr_assert_eq(srv_restart(&s), 0, "restart after SIGKILL");
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    for (int w = 0; w < WRITERS; w++) {
+        for (int i = 0; i < ws[w].acked; i++) {
+            char key[64], val[300];
+            snprintf(key, sizeof(key), "w:%d:%d", w, i);
+            int n = snprintf(val, sizeof(val), "value-%d-%d-", w, i);
+            memset(val + n, 'x', 200);
+            val[n + 200] = '\0';
+            expect_value(c, key, val);
+        }
+        /* The counter holds at least the last acked value, at most one more
+         * (an INCR that became durable but whose reply was lost). */
+        redisReply *r = redisCommand(c, "GET counter:%d", w);
+        long v = r->type == REDIS_REPLY_STRING ? atol(r->str) : 0;
+        cr_assert(v >= ws[w].counter_ok && v <= ws[w].counter_ok + 1,
+                  "counter %d: %ld, last acked %ld", w, v, ws[w].counter_ok);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
+
+/* ---- one frontend killed ---- */
+
+static int frontend_of(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "INFO server");
+    cr_assert_not_null(r);
+    const char *p = strstr(r->str, "\r\nfrontend:");
+    cr_assert_not_null(p);
+    int fe = atoi(p + 11);
+    freeReplyObject(r);
+    return fe;
+}
+
+Test(durability, killed_frontend_is_respawned_others_unaffected, .timeout = 60)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 2"), 0);
+    /* Connections are spread by the kernel; open enough to have some on
+     * each frontend. */
+    enum { N = 24 };
+    redisContext *cs[N];
+    int fe[N];
+    int on1 = 0;
+    for (int i = 0; i < N; i++) {
+        cs[i] = srv_connect(&s);
+        cr_assert_not_null(cs[i]);
+        fe[i] = frontend_of(cs[i]);
+        on1 += fe[i] == 1;
+    }
+    cr_assert_gt(on1, 0, "no connection landed on frontend 1");
+    pid_t pids[4];
+    char title[64];
+    snprintf(title, sizeof(title), "atticdb-server: frontend 0");
+    cr_assert_eq(srv_find_children(&s, title, pids, 4), 1);
+    pid_t old = pids[0];
+    kill(old, SIGKILL);
+    /* Clients of frontend 1 keep working, with no error, while it happens. */
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < N; i++) {
+            if (fe[i] != 1) continue;
+            redisReply *r = redisCommand(cs[i], "SET during:%d:%d x", i, round);
+            cr_assert_not_null(r, "client on frontend 1 lost: %s", cs[i]->errstr);
+            cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+            freeReplyObject(r);
+        }
+        usleep(10000);
+    }
+    /* The master respawned frontend 0. */
+    pid_t now = 0;
+    for (int i = 0; i < 200 && !now; i++) {
+        if (srv_find_children(&s, title, pids, 4) == 1 && pids[0] != old) now = pids[0];
+        else usleep(10000);
+    }
+    cr_assert_neq(now, 0, "frontend 0 was not respawned");
+    /* Clients of the dead frontend lost their connection. */
+    for (int i = 0; i < N; i++) {
+        if (fe[i] != 0) continue;
+        redisReply *r = redisCommand(cs[i], "PING");
+        cr_assert_null(r, "a client of the killed frontend still answered");
+    }
+    for (int i = 0; i < N; i++) redisFree(cs[i]);
+    /* New connections work, whichever frontend takes them. */
+    for (int i = 0; i < 8; i++) {
+        redisContext *c = srv_connect(&s);
+        cr_assert_not_null(c);
+        redisReply *r = redisCommand(c, "SET after %d", i);
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+        redisFree(c);
+    }
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+Test(durability, second_server_on_same_dir_refuses, .timeout = 30)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, NULL), 0);
+    char cmd[1024];
+    const char *bin = getenv("ATTICDB_SERVER") ? getenv("ATTICDB_SERVER") : "./atticdb-server";
+    snprintf(cmd, sizeof(cmd), "%s --port %d --dir %s 2>&1", bin, srv_free_port(), s.dir);
+    FILE *p = popen(cmd, "r");
+    char out[4096] = "";
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0, "second server must fail");
+    cr_assert(strstr(out, "in use") != NULL, "message: %s", out);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
+
+Test(durability, clean_stop_leaves_no_process, .timeout = 30)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 3"), 0);
+    pid_t pids[8];
+    cr_assert_eq(srv_find_children(&s, "atticdb-server: ", pids, 8), 5, "logger, store, 3 frontends");
+    pid_t group = s.pid;
+    cr_assert_eq(srv_stop(&s), 0);
+    usleep(100 * 1000);
+    cr_assert_eq(kill(-group, 0), -1, "a process of the server outlived the master");
+    srv_cleanup(&s);
+}
+
+Test(durability, torn_tail_is_cut_on_restart, .timeout = 60)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--segment-size 1mb --ring-size 256kb"), 0);
+    redisContext *c = srv_connect(&s);
+    for (int i = 0; i < 100; i++) {
+        redisReply *r = redisCommand(c, "SET t:%d %d", i, i);
+        freeReplyObject(r);
+    }
+    redisReply *r = redisCommand(c, "INFO persistence");
+    const char *p = strstr(r->str, "atticdb_durable_lsn:");
+    cr_assert_not_null(p);
+    unsigned long long end = strtoull(p + 20, NULL, 10);
+    freeReplyObject(r);
+    redisFree(c);
+    srv_kill_all(&s);
+    /* Garbage where the next record would go: a write torn by power loss. */
+    char path[512];
+    snprintf(path, sizeof(path), "%s/log-%016llx.seg", s.dir, end & ~((1ull << 20) - 1));
+    FILE *f = fopen(path, "r+");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, (long)(end & ((1ull << 20) - 1)), SEEK_SET);
+    fwrite("\x01\x02garbage-torn-record", 1, 21, f);
+    fclose(f);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    for (int i = 0; i < 100; i++) {
+        char key[16], val[16];
+        snprintf(key, sizeof(key), "t:%d", i);
+        snprintf(val, sizeof(val), "%d", i);
+        expect_value(c, key, val);
+    }
+    r = redisCommand(c, "SET after-cut yes");
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    expect_value(c, "after-cut", "yes");
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}

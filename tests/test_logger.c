@@ -1,0 +1,178 @@
+/*
+ * test_logger.c - log recovery (logger/recover.c) and segment files
+ * (logger/segfile.c): the end of the log is found, a torn tail is cut, and
+ * damage in the middle of the log is refused.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "io.h"
+#include "logger/logger.h"
+#include "record.h"
+#include "seg.h"
+
+#define SEG (256u * 1024)
+
+static char dir[256];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/attic-test-logger-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* Write n records of about `size` bytes each from lsn on; returns the end. */
+static uint64_t write_records(uint64_t lsn, int n, size_t size)
+{
+    unsigned char *buf = malloc(size + 128);
+    char key[32];
+    unsigned char *val = malloc(size);
+    memset(val, 'v', size);
+    for (int i = 0; i < n; i++) {
+        uint64_t seg = lsn & ~(uint64_t)(SEG - 1);
+        snprintf(key, sizeof(key), "key:%d", i);
+        const unsigned char *argv[2] = {(const unsigned char *)key, val};
+        uint32_t lens[2] = {(uint32_t)strlen(key), (uint32_t)size};
+        uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(2, lens));
+        if (lsn + space > seg + SEG) {
+            /* Pad to the segment's end, as the ring's wrap does. */
+            uint32_t pad = (uint32_t)(seg + SEG - lsn);
+            unsigned char *p = calloc(1, pad);
+            rec_write_pad(p, lsn, pad);
+            int fd = segfile_open(dir, seg);
+            cr_assert_geq(fd, 0);
+            cr_assert_eq(io_pwrite_all(fd, p, pad, (off_t)(lsn - seg)), 0);
+            close(fd);
+            free(p);
+            lsn += pad;
+            seg = lsn;
+            struct stat st;
+            char path[512];
+            seg_path(path, sizeof(path), dir, seg);
+            if (stat(path, &st) != 0) cr_assert_eq(segfile_create(dir, seg, SEG), 0);
+        }
+        rec_encode_cmd(buf, lsn, 0, 1000 + i, CMD_MSET, 2, argv, lens);
+        rec_publish(buf, lsn);
+        int fd = segfile_open(dir, seg);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(io_pwrite_all(fd, buf, space, (off_t)(lsn - seg)), 0);
+        close(fd);
+        lsn += space;
+    }
+    free(buf);
+    free(val);
+    return lsn;
+}
+
+static void scribble(uint64_t lsn, const void *p, size_t n)
+{
+    uint64_t seg = lsn & ~(uint64_t)(SEG - 1);
+    int fd = segfile_open(dir, seg);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(io_pwrite_all(fd, p, n, (off_t)(lsn - seg)), 0);
+    close(fd);
+}
+
+TestSuite(recover, .init = make_dir, .fini = remove_dir);
+
+Test(recover, empty_directory_starts_at_zero)
+{
+    uint64_t start = 99, end = 99;
+    char err[256];
+    cr_assert_eq(logger_recover(dir, SEG, &start, &end, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(start, 0);
+    cr_assert_eq(end, 0);
+    char path[512];
+    seg_path(path, sizeof(path), dir, 0);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    cr_assert_eq(st.st_size, SEG);
+}
+
+Test(recover, finds_end_across_segments)
+{
+    cr_assert_eq(segfile_create(dir, 0, SEG), 0);
+    uint64_t written = write_records(0, 2000, 300); /* ~700 KB: three segments */
+    cr_assert_gt(written, 2 * SEG);
+    uint64_t start, end;
+    char err[256];
+    cr_assert_eq(logger_recover(dir, SEG, &start, &end, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(start, 0);
+    cr_assert_eq(end, written);
+}
+
+Test(recover, torn_tail_is_cut)
+{
+    cr_assert_eq(segfile_create(dir, 0, SEG), 0);
+    uint64_t good = write_records(0, 10, 100);
+    uint64_t torn_end = write_records(good, 1, 100);
+    /* Tear the last record: half of it reached the disk, then garbage. */
+    unsigned char junk[64];
+    memset(junk, 0x5A, sizeof(junk));
+    scribble(good + (torn_end - good) / 2, junk, sizeof(junk));
+    uint64_t start, end;
+    char err[256];
+    cr_assert_eq(logger_recover(dir, SEG, &start, &end, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(end, good);
+    /* Everything after the end is zero now. */
+    int fd = segfile_open(dir, 0);
+    unsigned char *rest = malloc(SEG - good);
+    cr_assert_eq(io_pread_all(fd, rest, SEG - good, (off_t)good), 0);
+    for (uint64_t i = 0; i < SEG - good; i++) cr_assert_eq(rest[i], 0, "byte %lu", (unsigned long)i);
+    free(rest);
+    close(fd);
+    /* A second recovery agrees. */
+    cr_assert_eq(logger_recover(dir, SEG, &start, &end, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(end, good);
+}
+
+Test(recover, corruption_in_the_middle_is_refused)
+{
+    cr_assert_eq(segfile_create(dir, 0, SEG), 0);
+    uint64_t written = write_records(0, 2000, 300);
+    cr_assert_gt(written, 2 * SEG);
+    unsigned char junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    scribble(SEG / 2 + 4096, junk, sizeof(junk)); /* inside some record of segment 0 */
+    uint64_t start, end;
+    char err[512];
+    cr_assert_eq(logger_recover(dir, SEG, &start, &end, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "corrupt in the middle") != NULL, "%s", err);
+    cr_assert(strstr(err, "log-0000000000000000.seg") != NULL, "%s", err);
+}
+
+Test(recover, wrong_segment_size_is_refused)
+{
+    cr_assert_eq(segfile_create(dir, 0, SEG), 0);
+    uint64_t start, end;
+    char err[512];
+    cr_assert_eq(logger_recover(dir, SEG * 2, &start, &end, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "segment-size") != NULL, "%s", err);
+}
+
+Test(recover, leftover_tmp_file_is_removed)
+{
+    cr_assert_eq(segfile_create(dir, 0, SEG), 0);
+    char path[512], tmp[600];
+    seg_path(path, sizeof(path), dir, SEG);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    int fd = open(tmp, O_CREAT | O_WRONLY, 0644);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    uint64_t start, end;
+    char err[256];
+    cr_assert_eq(logger_recover(dir, SEG, &start, &end, err, sizeof(err)), 0, "%s", err);
+    cr_assert_neq(access(tmp, F_OK), 0);
+}
