@@ -80,6 +80,7 @@ shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size)
     }
     if (waiter_init(&s->logger_wake) || waiter_init(&s->store_wake)) goto fail;
     atomic_store(&s->start_time_ms, shm_now_ms());
+    s->master_pid = (int32_t)getpid();
     return s;
 fail:;
     int saved = errno;
@@ -125,6 +126,12 @@ void shm_wake(shm_waiter_t *w)
         ssize_t r = write(w->efd, &one, sizeof(one));
         (void)r; /* EAGAIN only if the counter is saturated: already woken */
     }
+}
+
+int shm_master_alive(const shm_t *s)
+{
+    /* Not getppid() == 1: the master may itself be pid 1 in a container. */
+    return getppid() == s->master_pid;
 }
 
 int64_t shm_now_ms(void)

@@ -86,6 +86,7 @@ typedef struct shm {
     uint64_t ring_off;
     uint64_t chan_size;
     _Atomic int64_t start_time_ms;
+    int32_t master_pid; /* children compare getppid() with it: master gone? */
 
     _Alignas(64) _Atomic uint64_t durable_lsn; /* written by the logger only */
     _Alignas(64) _Atomic uint32_t logger_state;
@@ -138,6 +139,9 @@ void shm_waiter_wait(shm_waiter_t *w, int timeout_ms);
 void shm_waiter_drain(shm_waiter_t *w);
 /* Waker side: after publishing, wake w if it sleeps. */
 void shm_wake(shm_waiter_t *w);
+
+/* False once the master died (the process was reparented). */
+int shm_master_alive(const shm_t *s);
 
 /* Clock helpers. */
 int64_t shm_now_ms(void);      /* CLOCK_REALTIME, ms (expiry is wall time) */

@@ -261,6 +261,7 @@ static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
                      strerror(atomic_load(&c->fe->shm->logger_errno)));
         return 0;
     }
+    if (c->reads_outstanding) return -EBUSY;
     switch (d->id) {
     case CMD_SET:
         return write_set(c, a);
@@ -333,6 +334,7 @@ static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     fe_wake_store(fe);
     fe_reply_t *r = fe_reply_push(c);
     fe_wait_store(fe, r, STORE_REPLY_READ, req.id);
+    c->reads_outstanding++;
     return 0;
 }
 

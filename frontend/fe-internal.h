@@ -53,6 +53,11 @@ typedef struct fe_conn {
     fe_reply_t *head, *tail; /* replies in request order */
     uint32_t npending;
     uint64_t last_write_end; /* reads wait for the store to pass this */
+    /* Reads sent to the store and not answered yet. A write that follows
+     * them on this connection waits until they are answered: the store
+     * applies every durable record before it looks at a read, so a write
+     * submitted early could show up in the reply of a read sent before it. */
+    uint32_t reads_outstanding;
     int blocked;       /* input paused: ring or channel full */
     int closing;       /* close once replies are flushed (QUIT, errors) */
     int reading_paused;
@@ -100,7 +105,8 @@ void fe_wake_logger(fe_t *fe);
 void fe_wake_store(fe_t *fe);
 
 /* dispatch.c: returns 0 when handled, -EAGAIN when the command must wait
- * (ring or channel full; nothing was consumed or replied). */
+ * for ring or channel space, -EBUSY when a write must wait for the
+ * connection's earlier reads (nothing was consumed or replied then). */
 int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
 
 /* local.c */

@@ -269,6 +269,9 @@ static uint64_t fe_collect_store(fe_t *fe)
                     r->len = h.len;
                     r->owns_data = 1;
                     r->state = FE_READY;
+                    fe_conn_t *c = r->conn;
+                    if (h.kind == STORE_REPLY_READ && --c->reads_outstanding == 0 && c->blocked)
+                        event_active(fe->ev_retry, EV_TIMEOUT, 0); /* a write waits for it */
                 }
             }
             /* An id we don't know is a reply meant for a previous
@@ -408,7 +411,7 @@ static void conn_resume(fe_conn_t *c)
 }
 
 /* Pause c's input and retry it shortly (back-pressure, never loss). */
-static void fe_block(fe_conn_t *c)
+static void fe_block(fe_conn_t *c, int retry_soon)
 {
     fe_t *fe = c->fe;
     if (!c->blocked) {
@@ -416,7 +419,7 @@ static void fe_block(fe_conn_t *c)
         fe->nblocked++;
     }
     conn_pause(c);
-    if (!event_pending(fe->ev_retry, EV_TIMEOUT, NULL)) {
+    if (retry_soon && !event_pending(fe->ev_retry, EV_TIMEOUT, NULL)) {
         struct timeval soon = {0, 200};
         event_add(fe->ev_retry, &soon);
     }
@@ -430,7 +433,7 @@ static void conn_process_input(fe_conn_t *c)
         if (c->npending >= MAX_PENDING_PER_CONN) {
             /* A client pipelining without reading: stop taking its input
              * until replies drain (the retry timer looks again). */
-            fe_block(c);
+            fe_block(c, 1);
             break;
         }
         size_t avail = c->in.len - c->in_off;
@@ -455,9 +458,12 @@ static void conn_process_input(fe_conn_t *c)
             break;
         }
         if (c->cmd.argc > 0) {
-            if (fe_dispatch(c, start, &c->cmd) == -EAGAIN) {
-                /* Ring or channel full: keep the bytes, try again soon. */
-                fe_block(c);
+            int rc = fe_dispatch(c, start, &c->cmd);
+            if (rc == -EAGAIN || rc == -EBUSY) {
+                /* Ring or channel full (retry soon), or a write behind
+                 * this connection's reads (retried when they are
+                 * answered): keep the bytes. */
+                fe_block(c, rc == -EAGAIN);
                 break;
             }
             atomic_fetch_add_explicit(&fe->shm->fe[fe->slot].total_cmds, 1, memory_order_relaxed);
@@ -589,7 +595,7 @@ static void fe_drain(fe_t *fe)
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     fe_t *fe = arg;
-    if (getppid() == 1) {
+    if (!shm_master_alive(fe->shm)) {
         event_base_loopbreak(fe->base);
         return;
     }
@@ -621,7 +627,7 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
     /* A predecessor may have died holding a ring claim: wait until the
      * logger has dealt with it before claiming through the same slot. */
     while (!ring_claimer_adopt(fe->claimer, atomic_load(&shm->durable_lsn))) {
-        if (getppid() == 1) return 1;
+        if (!shm_master_alive(shm)) return 1;
         usleep(1000);
     }
 

@@ -289,7 +289,7 @@ int logger_main(shm_t *shm, const config_t *cfg)
             continue;
         }
         if (atomic_load(&shm->shutdown) >= 2) break; /* frontends are gone: nothing more comes */
-        if (getppid() == 1) break;
+        if (!shm_master_alive(shm)) break;
         shm_waiter_arm(&shm->logger_wake);
         if (ring_scan(lg.ring, lg.pos, REC_HDR_SIZE) > lg.pos ||
             atomic_load(&lg.ring->head) > lg.pos) {

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,6 @@
 #include "shm.h"
 #include "store/store.h"
 
-#define MAX_LISTEN (CONFIG_MAX_BINDS + 1)
 /* A child that dies sooner than this after its start counts toward the
  * crash-loop limit (config respawn-limit). */
 #define EARLY_DEATH_NS (2000ull * 1000 * 1000)
@@ -60,8 +60,16 @@ typedef struct master {
     config_t cfg;
     shm_t *shm;
     int lock_fd;
-    int listen_fds[MAX_LISTEN];
-    int nlisten;
+    /* Each frontend has its own TCP socket per bind address, all bound to the
+     * same port with SO_REUSEPORT, so the kernel spreads connections evenly
+     * across frontends (one shared socket lets whichever frontend wakes
+     * first take them all). A respawned frontend takes over its
+     * predecessor's sockets, with the connections waiting in their backlog.
+     * The unix socket, if any, is shared by all. */
+    int tcp_fds[CONFIG_MAX_BINDS][SHM_MAX_FRONTENDS];
+    int ntcp;
+    int unix_fd;
+    int port_lock_fd;
     child_t logger, store;
     child_t fe[SHM_MAX_FRONTENDS];
     int stopping;
@@ -106,6 +114,26 @@ static int lock_dir(master_t *m)
     return 0;
 }
 
+/* SO_REUSEPORT would let a second server of the same user bind our port
+ * too. An abstract unix socket named after the port is held for the
+ * master's lifetime instead, so a second atticdb-server fails cleanly. */
+static int lock_port(master_t *m)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "atticdb-port-%d", m->cfg.port);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0) {
+        log_warn("Could not create server TCP listening socket *:%d: port in use by another "
+                 "atticdb-server",
+                 m->cfg.port);
+        close(fd);
+        return -1;
+    }
+    m->port_lock_fd = fd;
+    return 0;
+}
+
 static int listen_tcp(master_t *m, const char *addr)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
@@ -120,17 +148,21 @@ static int listen_tcp(master_t *m, const char *addr)
         log_warn("Invalid bind address '%s': %s", addr, gai_strerror(rc));
         return -1;
     }
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) goto fail;
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (res->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, m->cfg.tcp_backlog) != 0) {
-        close(fd);
-        goto fail;
+    for (int i = 0; i < m->cfg.frontends; i++) {
+        int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0) goto fail;
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+        if (res->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+        if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, m->cfg.tcp_backlog) != 0) {
+            close(fd);
+            goto fail;
+        }
+        m->tcp_fds[m->ntcp][i] = fd;
     }
+    m->ntcp++;
     freeaddrinfo(res);
-    m->listen_fds[m->nlisten++] = fd;
     log_info("Listening on %s:%d", addr, m->cfg.port);
     return 0;
 fail:
@@ -157,7 +189,7 @@ static int listen_unix(master_t *m)
         return -1;
     }
     if (m->cfg.unixsocketperm) chmod(m->cfg.unixsocket, (mode_t)m->cfg.unixsocketperm);
-    m->listen_fds[m->nlisten++] = fd;
+    m->unix_fd = fd;
     log_info("Listening on unix socket %s", m->cfg.unixsocket);
     return 0;
 }
@@ -195,10 +227,14 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
         log_set_role('S');
         rc = store_main(m->shm, &m->cfg);
         break;
-    default:
+    default: {
         log_set_role('F');
-        rc = frontend_main(m->shm, &m->cfg, c->slot, m->listen_fds, m->nlisten);
+        int fds[CONFIG_MAX_BINDS + 1], n = 0;
+        for (int b = 0; b < m->ntcp; b++) fds[n++] = m->tcp_fds[b][c->slot];
+        if (m->unix_fd >= 0) fds[n++] = m->unix_fd;
+        rc = frontend_main(m->shm, &m->cfg, c->slot, fds, n);
         break;
+    }
     }
     _exit(rc);
 }
@@ -341,7 +377,9 @@ static void shutdown_all(master_t *m)
     atomic_store(&shm->shutdown, 3);
     shm_wake(&shm->store_wake);
     wait_phase(m, store_alive, 10000, "store");
-    for (int i = 0; i < m->nlisten; i++) close(m->listen_fds[i]);
+    for (int b = 0; b < m->ntcp; b++)
+        for (int i = 0; i < m->cfg.frontends; i++) close(m->tcp_fds[b][i]);
+    if (m->unix_fd >= 0) close(m->unix_fd);
     if (m->cfg.unixsocket) unlink(m->cfg.unixsocket);
     log_info("AtticDB is now ready to exit, bye bye...");
 }
@@ -351,6 +389,8 @@ int master_run(int argc, char **argv)
     master_t m;
     memset(&m, 0, sizeof(m));
     m.lock_fd = -1;
+    m.unix_fd = -1;
+    m.port_lock_fd = -1;
     config_defaults(&m.cfg);
     char err[512];
     if (config_from_args(&m.cfg, argc, argv, err, sizeof(err)) != 0 ||
@@ -372,6 +412,7 @@ int master_run(int argc, char **argv)
         return 1;
     }
     if (m.cfg.port) {
+        if (lock_port(&m) != 0) return 1;
         for (int i = 0; i < m.cfg.nbind; i++)
             if (listen_tcp(&m, m.cfg.bind[i]) != 0) return 1;
     }

@@ -38,7 +38,11 @@
  * RAM per key: 26 + klen + ilen + {0, 12, 8} bytes, rounded up by the
  * allocator to its size class, plus one 8-byte bucket pointer per 1 to 2
  * keys (load factor 0.5-1). E.g. a 16-byte key with a 100-byte value:
- * 26 + 16 + 12 = 54 -> 64-byte class + ~12 bytes of buckets = ~76 bytes.
+ * 26 + 16 + 12 = 54 bytes (mimalloc's 56-byte class) + 8-16 bytes of
+ * buckets. Measured with 16-byte keys, half 8-byte inline and half 100-byte
+ * values: store_index_bytes 60 B/key at 1M keys, 72 at 5M (table just
+ * doubled); process RSS 415 MB at 5M keys (83 B/key, all included). Applying
+ * SETs runs at 1.4-2.6 M/s, worst single apply 0.4 ms at 5M keys.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,7 +69,7 @@
 
 enum { VK_INLINE = 0, VK_EXTENT = 1, VK_LIST = 2 };
 
-#define EXT1_BYTES 12u
+#define EXT1_BYTES     12u
 #define STORE_FD_CACHE 64u
 
 typedef struct store_extent {
@@ -629,13 +633,23 @@ static void reply_arity(buf_t *b, uint16_t id)
 {
     const cmd_desc_t *d = cmd_by_id((cmd_id_t)id);
     char msg[96];
-    snprintf(msg, sizeof(msg), "ERR wrong number of arguments for '%s' command",
-             d ? d->name : "?");
+    snprintf(msg, sizeof(msg), "ERR wrong number of arguments for '%s' command", d ? d->name : "?");
     resp_error(b, msg);
 }
 
-int store_read_at(store_ctx_t *ctx, const unsigned char *payload, size_t len, int64_t now,
-                  buf_t *b)
+typedef struct count_expired {
+    int64_t now;
+    uint64_t n;
+} count_expired_t;
+
+static int count_expired(void *arg, idx_entry_t *e)
+{
+    count_expired_t *ce = arg;
+    if (e->expire_at_ms && e->expire_at_ms <= ce->now) ce->n++;
+    return 0;
+}
+
+int store_read_at(store_ctx_t *ctx, const unsigned char *payload, size_t len, int64_t now, buf_t *b)
 {
     uint16_t id, argc;
     if (decode(ctx, payload, len, &id, &argc)) {
@@ -677,7 +691,8 @@ int store_read_at(store_ctx_t *ctx, const unsigned char *payload, size_t len, in
     }
     case CMD_EXISTS: {
         long long n = 0; /* duplicates count, as in Redis */
-        for (uint16_t i = 0; i < argc; i++) n += find_live(ctx, &argv[i], now, 0) != NULL;
+        for (uint16_t i = 0; i < argc; i++)
+            n += find_live(ctx, &argv[i], now, 0) != NULL;
         resp_integer(b, n);
         break;
     }
@@ -700,10 +715,22 @@ int store_read_at(store_ctx_t *ctx, const unsigned char *payload, size_t len, in
         }
         break;
     }
-    case CMD_DBSIZE:
-        /* Like Redis, keys expired but not yet removed still count. */
-        resp_integer(b, (long long)idx_count(&ctx->idx));
+    case CMD_DBSIZE: {
+        /* Redis removes an expired key as soon as a command touches it, so
+         * its DBSIZE stops counting a key GET has already called missing.
+         * Our reads must not remove anything (removal is a state change
+         * and belongs in the log), so expired keys are left out of the
+         * count instead. That walks the keys when some have a TTL: O(n)
+         * until active expiry removes them through the log (issue 5). */
+        uint64_t n = idx_count(&ctx->idx);
+        if (ctx->expires > 0) {
+            count_expired_t ce = {now, 0};
+            idx_foreach(&ctx->idx, count_expired, &ce);
+            n -= ce.n;
+        }
+        resp_integer(b, (long long)n);
         break;
+    }
     default:
         resp_error(b, "ERR the store does not answer this command");
         break;
@@ -727,7 +754,8 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
     ctx->max_bulk = cfg->proto_max_bulk_len;
     ctx->args_cap = 16;
     ctx->args = malloc(ctx->args_cap * sizeof(rec_arg_t));
-    for (unsigned i = 0; i < STORE_FD_CACHE; i++) ctx->fds[i].fd = -1;
+    for (unsigned i = 0; i < STORE_FD_CACHE; i++)
+        ctx->fds[i].fd = -1;
     if (!ctx->dir || !ctx->args || idx_init(&ctx->idx, seed, ent_free, ctx)) {
         free(ctx->dir);
         free(ctx->args);
@@ -797,7 +825,8 @@ int store_maintain(store_ctx_t *ctx, int budget)
     if (ctx->expire_pass_done && ctx->expire_pass_now != ctx->now) ctx->expire_pass_done = 0;
     if (ctx->expires > 0 && !ctx->expire_pass_done) {
         for (int i = 0; i < budget; i++) {
-            ctx->expire_cursor = idx_scan(&ctx->idx, ctx->expire_cursor, expired_by_apply_clock, ctx);
+            ctx->expire_cursor =
+                idx_scan(&ctx->idx, ctx->expire_cursor, expired_by_apply_clock, ctx);
             if (ctx->expire_cursor == 0) {
                 ctx->expire_pass_done = 1;
                 ctx->expire_pass_now = ctx->now;

@@ -39,10 +39,10 @@
 #include "store-internal.h"
 #include "store.h"
 
-#define STORE_APPLY_BATCH 1024  /* records between serving request channels */
-#define STORE_SERVE_BATCH 256   /* requests per frontend per round */
-#define STORE_IDLE_WAIT_MS 100  /* to notice shutdown and master death */
-#define STORE_SHUTDOWN_IDLE 10  /* idle waits before giving up on a live logger */
+#define STORE_APPLY_BATCH     1024 /* records between serving request channels */
+#define STORE_SERVE_BATCH     256  /* requests per frontend per round */
+#define STORE_IDLE_WAIT_MS    100  /* to notice shutdown and master death */
+#define STORE_SHUTDOWN_IDLE   10   /* idle waits before giving up on a live logger */
 #define STORE_MAINTAIN_BUDGET 64
 
 typedef struct deferred {
@@ -65,24 +65,28 @@ typedef struct store_proc {
 
 static const char too_large_reply[] = "-" STORE_ERR_TOO_LARGE "\r\n";
 
+/* The master is our parent; when it dies we are re-parented (to init or to
+ * a subreaper), so compare with the parent we started with, not with 1. */
+static pid_t store_parent;
+
 static int master_gone(void)
 {
-    return getppid() == 1;
+    return getppid() != store_parent;
 }
 
 /*
  * Put one reply into frontend fe's reply channel. Returns 0 (sent, or dropped
  * because the frontend is dead) or -1 when the master is gone. A reply that
- * cannot fit in the channel at all becomes too_large_reply: state-machine
- * reads are bounded by store_set_max_reply, so this only catches a write's
- * reply (SET ... GET, GETDEL) whose value exceeds the channel.
+ * cannot fit in the channel at all becomes too_large_reply. The state machine
+ * already refuses to build such replies (store_set_max_reply), so this is a
+ * safety net, not the normal path.
  */
 static int send_reply(store_proc_t *s, int fe, uint64_t id, uint32_t kind, const buf_t *body)
 {
     chan_t *c = shm_from_store(s->shm, fe);
     const void *data = body->data;
     size_t len = body->len;
-    if (len > chan_max_msg(c) - sizeof(store_reply_t)) {
+    if (len + sizeof(store_reply_t) > chan_max_msg(c)) {
         data = too_large_reply;
         len = sizeof(too_large_reply) - 1;
     }
@@ -98,6 +102,11 @@ static int send_reply(store_proc_t *s, int fe, uint64_t id, uint32_t kind, const
         }
         if (atomic_load(&s->shm->fe[fe].pid) == 0) return 0; /* nobody to read it */
         if (master_gone()) return -1;
+        /* While we wait, let producers have the ring space whose replies are
+         * all sent (everything below this write; everything applied, for a
+         * read): a frontend blocked on a full ring must not wait for us
+         * while we wait for it. */
+        ring_release(s->ring, kind == STORE_REPLY_WRITE ? id : s->applied);
         shm_wake(&s->shm->fe[fe].wake);
         struct timespec ts = {0, 20 * 1000};
         nanosleep(&ts, NULL);
@@ -116,8 +125,7 @@ static void wake_frontends(store_proc_t *s)
 static void publish_counts(store_proc_t *s)
 {
     atomic_store_explicit(&s->shm->store_keys, store_key_count(s->ctx), memory_order_relaxed);
-    atomic_store_explicit(&s->shm->store_expires, store_expire_count(s->ctx),
-                          memory_order_relaxed);
+    atomic_store_explicit(&s->shm->store_expires, store_expire_count(s->ctx), memory_order_relaxed);
 }
 
 /* Replay the log from start to end (the previous incarnation's progress)
@@ -142,7 +150,9 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
             /* The logger recovered the log up to at least `end`: anything
              * missing or torn below it is damage, not a torn tail. */
             log_warn("store: the log is %s at LSN %" PRIu64 " (replaying up to %" PRIu64 ")%s%s",
-                     n == REC_EMPTY ? "missing" : n == REC_TORN ? "corrupt" : "unreadable",
+                     n == REC_EMPTY  ? "missing"
+                     : n == REC_TORN ? "corrupt"
+                                     : "unreadable",
                      r.lsn, end, n == -3 ? ": " : "", n == -3 ? strerror(errno) : "");
             rc = EXIT_FATAL;
             break;
@@ -165,8 +175,7 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
         s->applied = end;
         log_info("store: replayed %" PRIu64 " records (LSN %" PRIu64 "..%" PRIu64
                  ") in %.2f s: %" PRIu64 " keys",
-                 records, start, end, (double)(shm_mono_ns() - t0) / 1e9,
-                 store_key_count(s->ctx));
+                 records, start, end, (double)(shm_mono_ns() - t0) / 1e9, store_key_count(s->ctx));
     }
     return rc;
 }
@@ -249,7 +258,8 @@ static int answer_deferred(store_proc_t *s)
         }
         if (answer(s, d->fe, &d->req, d->payload)) {
             /* Keep the list whole; the caller is about to exit anyway. */
-            for (size_t j = i; j < s->ndeferred; j++) s->deferred[kept++] = s->deferred[j];
+            for (size_t j = i; j < s->ndeferred; j++)
+                s->deferred[kept++] = s->deferred[j];
             s->ndeferred = kept;
             return -1;
         }
@@ -365,6 +375,7 @@ static int run(store_proc_t *s)
 
 int store_main(shm_t *shm, const config_t *cfg)
 {
+    store_parent = getppid();
     if (wait_for_logger(shm)) return 0;
     store_proc_t s = {.shm = shm, .ring = shm_ring(shm), .nfe = (int)shm->nfrontends};
     s.ctx = store_ctx_create(cfg, random_seed());
@@ -374,7 +385,9 @@ int store_main(shm_t *shm, const config_t *cfg)
     }
     buf_init(&s.out);
     /* Reads larger than a reply message are refused before being read. */
-    store_set_max_reply(s.ctx, chan_max_msg(shm_from_store(shm, 0)) - sizeof(store_reply_t));
+    uint32_t max_msg = chan_max_msg(shm_from_store(shm, 0));
+    store_set_max_reply(s.ctx, max_msg > 2 * sizeof(store_reply_t) ? max_msg - sizeof(store_reply_t)
+                                                                   : sizeof(store_reply_t));
 
     uint64_t start = atomic_load(&shm->log_start_lsn);
     uint64_t tail = atomic_load(&s.ring->tail);
@@ -384,7 +397,8 @@ int store_main(shm_t *shm, const config_t *cfg)
         atomic_store(&shm->store_ready, 1);
         rc = run(&s);
     }
-    for (size_t i = 0; i < s.ndeferred; i++) free(s.deferred[i]);
+    for (size_t i = 0; i < s.ndeferred; i++)
+        free(s.deferred[i]);
     free(s.deferred);
     buf_free(&s.out);
     store_ctx_destroy(s.ctx);

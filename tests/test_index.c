@@ -40,7 +40,8 @@ static void check_counts(const idx_t *ix)
     for (int t = 0; t < 2; t++) {
         uint64_t c = 0;
         for (uint64_t b = 0; b < ix->size[t]; b++)
-            for (idx_entry_t *e = ix->table[t][b]; e; e = e->next) c++;
+            for (idx_entry_t *e = ix->table[t][b]; e; e = e->next)
+                c++;
         cr_assert_eq(c, ix->used[t], "table %d holds %llu, used says %llu", t,
                      (unsigned long long)c, (unsigned long long)ix->used[t]);
         n += c;
@@ -127,7 +128,8 @@ Test(index, many_keys_across_rehash)
         if (ix.rehash_idx >= 0) saw_rehash = 1;
         /* While a resize is in progress, everything stays findable. */
         if (i % 9973 == 0) {
-            for (uint64_t j = 0; j <= i; j += 101) cr_assert(idx_find(&ix, k, keyname(k, j)));
+            for (uint64_t j = 0; j <= i; j += 101)
+                cr_assert(idx_find(&ix, k, keyname(k, j)));
             check_counts(&ix);
         }
     }
@@ -135,7 +137,8 @@ Test(index, many_keys_across_rehash)
     cr_assert_eq(idx_count(&ix), n);
     /* Load factor stays bounded: never more than ~2 keys per bucket. */
     cr_assert_leq(idx_count(&ix), 2 * (ix.size[0] > ix.size[1] ? ix.size[0] : ix.size[1]));
-    for (uint64_t i = 0; i < n; i++) cr_assert(idx_find(&ix, k, keyname(k, i)), "key %llu", (unsigned long long)i);
+    for (uint64_t i = 0; i < n; i++)
+        cr_assert(idx_find(&ix, k, keyname(k, i)), "key %llu", (unsigned long long)i);
     cr_assert_null(idx_find(&ix, "key:x", 5));
     /* Remove most keys, some in the middle of a resize. */
     for (uint64_t i = 0; i < n; i++) {
@@ -152,7 +155,8 @@ Test(index, many_keys_across_rehash)
     }
     cr_assert_lt(ix.size[0], before, "the table shrinks when mostly empty");
     cr_assert_eq(ix.rehash_idx, -1);
-    for (uint64_t i = 0; i < n; i += 50) cr_assert(idx_find(&ix, k, keyname(k, i)));
+    for (uint64_t i = 0; i < n; i += 50)
+        cr_assert(idx_find(&ix, k, keyname(k, i)));
     check_counts(&ix);
     idx_clear(&ix);
     cr_assert_eq(idx_count(&ix), 0);
@@ -191,7 +195,8 @@ Test(index, scan_during_rehash_sees_every_key)
     cr_assert_eq(idx_init(&ix, 99, free_entry, NULL), 0);
     const uint64_t base = 5000, extra = 20000;
     char k[32];
-    for (uint64_t i = 0; i < base; i++) idx_insert(&ix, mk(k, keyname(k, i)));
+    for (uint64_t i = 0; i < base; i++)
+        idx_insert(&ix, mk(k, keyname(k, i)));
     seen_t s = {calloc(base + extra, 1), base + extra, 0};
     /* Interleave a scan with inserts that grow the table (several resizes
      * start and finish mid-scan). */
@@ -204,7 +209,8 @@ Test(index, scan_during_rehash_sees_every_key)
         steps++;
     } while (cursor != 0);
     cr_assert_gt(steps, 10);
-    for (uint64_t i = 0; i < base; i++) cr_assert_geq(s.count[i], 1, "key %llu missed", (unsigned long long)i);
+    for (uint64_t i = 0; i < base; i++)
+        cr_assert_geq(s.count[i], 1, "key %llu missed", (unsigned long long)i);
     free(s.count);
     idx_destroy(&ix);
 }
@@ -216,7 +222,8 @@ Test(index, scan_removes_and_shrink_scan)
     cr_assert_eq(idx_init(&ix, 3, free_entry, NULL), 0);
     const uint64_t n = 50000;
     char k[32];
-    for (uint64_t i = 0; i < n; i++) idx_insert(&ix, mk(k, keyname(k, i)));
+    for (uint64_t i = 0; i < n; i++)
+        idx_insert(&ix, mk(k, keyname(k, i)));
     seen_t s = {calloc(n, 1), n, 3};
     uint64_t cursor = 0;
     do {
@@ -263,7 +270,8 @@ Test(index, foreach_exactly_once_while_rehashing)
     cr_assert_geq(ix.rehash_idx, 0);
     seen_t s = {calloc(n, 1), n, 0};
     cr_assert_eq(idx_foreach(&ix, visit, &s), 0);
-    for (uint64_t i = 0; i < n; i++) cr_assert_eq(s.count[i], 1);
+    for (uint64_t i = 0; i < n; i++)
+        cr_assert_eq(s.count[i], 1);
     free(s.count);
     idx_destroy(&ix);
 }

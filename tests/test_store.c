@@ -18,6 +18,7 @@
 #include "command.h"
 #include "config.h"
 #include "io.h"
+#include "log.h"
 #include "record.h"
 #include "seg.h"
 #include "store/store-internal.h"
@@ -27,12 +28,12 @@
 static char dir[256];
 static config_t cfg;
 static store_ctx_t *ctx;
-static uint64_t lsn;             /* next record position */
+static uint64_t lsn; /* next record position */
 static int seg_fd = -1;
 static uint64_t seg_start = UINT64_MAX;
-static unsigned char *log_copy;  /* every record written, for replay tests */
+static unsigned char *log_copy; /* every record written, for replay tests */
 static size_t log_len, log_cap;
-static char reply[1 << 21];      /* last reply, NUL-terminated */
+static char reply[1 << 21]; /* last reply, NUL-terminated */
 static size_t reply_len;
 
 static void open_segment(uint64_t start)
@@ -69,8 +70,8 @@ static void keep_reply(buf_t *b)
 }
 
 /* Encode, write and apply one record; returns its reply. */
-static const char *put(int64_t time_ms, uint16_t id, uint16_t argc, const unsigned char *const *argv,
-                       const uint32_t *lens)
+static const char *put(int64_t time_ms, uint16_t id, uint16_t argc,
+                       const unsigned char *const *argv, const uint32_t *lens)
 {
     uint32_t payload = (uint32_t)rec_cmd_payload_size(argc, lens);
     uint32_t space = rec_space(payload);
@@ -219,8 +220,8 @@ static void teardown(void)
 
 TestSuite(store, .init = setup, .fini = teardown);
 
-#define T0 1000000 /* record time of most tests, ms */
-#define OK "+OK\r\n"
+#define T0  1000000 /* record time of most tests, ms */
+#define OK  "+OK\r\n"
 #define NIL "$-1\r\n"
 
 /* ---- SET / GET ---------------------------------------------------------- */
@@ -239,7 +240,8 @@ Test(store, set_get)
 Test(store, large_value_is_read_from_the_log)
 {
     char v[1001];
-    for (int i = 0; i < 1000; i++) v[i] = (char)('a' + i % 26);
+    for (int i = 0; i < 1000; i++)
+        v[i] = (char)('a' + i % 26);
     v[1000] = 0;
     uint64_t before = store_index_bytes(ctx);
     uint64_t rec_lsn = lsn;
@@ -275,7 +277,8 @@ Test(store, binary_keys_and_values)
 {
     const unsigned char key[] = {'k', 0, 'z'};
     unsigned char val[40];
-    for (int i = 0; i < 40; i++) val[i] = (unsigned char)(i * 7);
+    for (int i = 0; i < 40; i++)
+        val[i] = (unsigned char)(i * 7);
     unsigned char f[4] = {0}, x[8] = {0};
     const unsigned char *argv[4] = {key, val, f, x};
     uint32_t lens[4] = {3, 40, 4, 8};
@@ -373,8 +376,7 @@ Test(store, mset)
 {
     wr_set(T0, "a", "old", 0, T0 + 5000);
     cr_assert_str_eq(wr(T0, CMD_MSET, "a", "1", "b", "2", "a", "3", NULL), OK);
-    cr_assert_str_eq(rd(T0, CMD_MGET, "a", "b", "c", NULL),
-                     "*3\r\n$1\r\n3\r\n$1\r\n2\r\n$-1\r\n");
+    cr_assert_str_eq(rd(T0, CMD_MGET, "a", "b", "c", NULL), "*3\r\n$1\r\n3\r\n$1\r\n2\r\n$-1\r\n");
     cr_assert_str_eq(rd(T0, CMD_TTL, "a", NULL), ":-1\r\n", "MSET clears the TTL");
     cr_assert_eq(store_expire_count(ctx), 0);
     cr_assert_str_eq(rd(T0, CMD_DBSIZE, NULL), ":2\r\n");
@@ -407,9 +409,19 @@ Test(store, incr)
 
 Test(store, incr_not_an_integer)
 {
-    static const char *bad[] = {"abc", " 1", "1 ", "+1", "01", "-0", "", "1.5", "-",
-                                "99999999999999999999", "9223372036854775808",
-                                "-9223372036854775809", "0x10"};
+    static const char *bad[] = {"abc",
+                                " 1",
+                                "1 ",
+                                "+1",
+                                "01",
+                                "-0",
+                                "",
+                                "1.5",
+                                "-",
+                                "99999999999999999999",
+                                "9223372036854775808",
+                                "-9223372036854775809",
+                                "0x10"};
     const char *err = "-ERR value is not an integer or out of range\r\n";
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         wr_set(T0, "k", bad[i], 0, 0);
@@ -457,7 +469,8 @@ Test(store, append_chain)
     cr_assert_str_eq(wr(T0, CMD_APPEND, "k", "hello", NULL), ":5\r\n");
     cr_assert_str_eq(wr(T0, CMD_APPEND, "k", " world", NULL), ":11\r\n"); /* inline */
     cr_assert_str_eq(rd(T0, CMD_GET, "k", NULL), "$11\r\nhello world\r\n");
-    cr_assert_str_eq(wr(T0, CMD_APPEND, "k", ", and more than 24", NULL), ":29\r\n"); /* prefix + extent */
+    cr_assert_str_eq(wr(T0, CMD_APPEND, "k", ", and more than 24", NULL),
+                     ":29\r\n"); /* prefix + extent */
     cr_assert_str_eq(rd(T0, CMD_GET, "k", NULL), "$29\r\nhello world, and more than 24\r\n");
     cr_assert_str_eq(wr(T0, CMD_APPEND, "k", "!", NULL), ":30\r\n"); /* list */
     char want[4096] = "hello world, and more than 24!";
@@ -613,7 +626,7 @@ Test(store, expiry_follows_record_time)
     cr_assert_str_eq(rd(T0 + 499, CMD_GET, "k", NULL), "$1\r\nv\r\n");
     cr_assert_str_eq(rd(T0 + 500, CMD_GET, "k", NULL), NIL);
     cr_assert_str_eq(rd(T0 + 500, CMD_TTL, "k", NULL), ":-2\r\n");
-    cr_assert_str_eq(rd(T0 + 500, CMD_DBSIZE, NULL), ":1\r\n", "hidden, not removed");
+    cr_assert_str_eq(rd(T0 + 500, CMD_DBSIZE, NULL), ":0\r\n", "hidden from DBSIZE too");
     /* A write encoded before the expiry (record time) still sees the key. */
     cr_assert_str_eq(wr(T0 + 400, CMD_PERSIST, "k", NULL), ":1\r\n");
     cr_assert_str_eq(rd(T0 + 10000, CMD_GET, "k", NULL), "$1\r\nv\r\n");
@@ -668,17 +681,42 @@ static void workload(void)
         snprintf(k, sizeof(k), "k%d", i % 37);
         snprintf(v, sizeof(v), "%d", i);
         switch (i % 11) {
-        case 0: wr_set(t, k, v, SETF_GET, i % 3 ? t + 200 : 0); break;
-        case 1: wr_incrby(t, k, i); break;
-        case 2: wr(t, CMD_APPEND, k, i % 2 ? big : "tail", NULL); break;
-        case 3: wr_set(t, k, big + (i % 50), SETF_NX | SETF_GET, 0); break;
-        case 4: wr_pexpireat(t, k, t + (i % 5) * 100 - 100, (uint32_t)(i % 4 ? 1u << (i % 4) : 0)); break;
-        case 5: wr(t, CMD_GETDEL, k, NULL); break;
-        case 6: wr(t, CMD_PERSIST, k, NULL); break;
-        case 7: wr(t, CMD_MSET, k, big, "m", v, NULL); break;
-        case 8: wr(t, CMD_DEL, k, "m", k, NULL); break;
-        case 9: wr_set(t, k, v, SETF_KEEPTTL | SETF_XX, 0); break;
-        case 10: if (i == 208) wr(t, CMD_FLUSHALL, NULL); else wr_incrby(t, k, -1); break;
+        case 0:
+            wr_set(t, k, v, SETF_GET, i % 3 ? t + 200 : 0);
+            break;
+        case 1:
+            wr_incrby(t, k, i);
+            break;
+        case 2:
+            wr(t, CMD_APPEND, k, i % 2 ? big : "tail", NULL);
+            break;
+        case 3:
+            wr_set(t, k, big + (i % 50), SETF_NX | SETF_GET, 0);
+            break;
+        case 4:
+            wr_pexpireat(t, k, t + (i % 5) * 100 - 100, (uint32_t)(i % 4 ? 1u << (i % 4) : 0));
+            break;
+        case 5:
+            wr(t, CMD_GETDEL, k, NULL);
+            break;
+        case 6:
+            wr(t, CMD_PERSIST, k, NULL);
+            break;
+        case 7:
+            wr(t, CMD_MSET, k, big, "m", v, NULL);
+            break;
+        case 8:
+            wr(t, CMD_DEL, k, "m", k, NULL);
+            break;
+        case 9:
+            wr_set(t, k, v, SETF_KEEPTTL | SETF_XX, 0);
+            break;
+        case 10:
+            if (i == 208)
+                wr(t, CMD_FLUSHALL, NULL);
+            else
+                wr_incrby(t, k, -1);
+            break;
         }
     }
 }
@@ -751,13 +789,20 @@ Test(store, live_replies_equal_replayed_replies)
     memset(big, 'z', 99);
     big[99] = 0;
     const char *r;
-    r = wr_set(T0, "a", big, 0, T0 + 50);          buf_append(&live, r, reply_len);
-    r = wr(T0 + 10, CMD_APPEND, "a", "x", NULL);    buf_append(&live, r, reply_len);
-    r = wr_set(T0 + 20, "a", "y", SETF_GET, 0);     buf_append(&live, r, reply_len);
-    r = wr_incrby(T0 + 30, "a", 1);                 buf_append(&live, r, reply_len);
-    r = wr_set(T0 + 30, "b", "1", 0, T0 + 40);      buf_append(&live, r, reply_len);
-    r = wr_incrby(T0 + 40, "b", 1);                 buf_append(&live, r, reply_len);
-    r = wr(T0 + 40, CMD_GETDEL, "a", NULL);         buf_append(&live, r, reply_len);
+    r = wr_set(T0, "a", big, 0, T0 + 50);
+    buf_append(&live, r, reply_len);
+    r = wr(T0 + 10, CMD_APPEND, "a", "x", NULL);
+    buf_append(&live, r, reply_len);
+    r = wr_set(T0 + 20, "a", "y", SETF_GET, 0);
+    buf_append(&live, r, reply_len);
+    r = wr_incrby(T0 + 30, "a", 1);
+    buf_append(&live, r, reply_len);
+    r = wr_set(T0 + 30, "b", "1", 0, T0 + 40);
+    buf_append(&live, r, reply_len);
+    r = wr_incrby(T0 + 40, "b", 1);
+    buf_append(&live, r, reply_len);
+    r = wr(T0 + 40, CMD_GETDEL, "a", NULL);
+    buf_append(&live, r, reply_len);
     store_ctx_t *b = replay_copy(&again);
     cr_assert_eq(live.len, again.len);
     cr_assert(memcmp(live.data, again.data, live.len) == 0, "%.*s", (int)again.len, again.data);
@@ -815,7 +860,9 @@ Test(store, reply_limit)
     v[60] = 0;
     wr_set(T0, "m1", v, 0, 0);
     wr_set(T0, "m2", v, 0, 0);
-    cr_assert_str_eq(rd(T0, CMD_MGET, "m1", NULL), "*1\r\n$60\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n");
+    cr_assert_str_eq(
+        rd(T0, CMD_MGET, "m1", NULL),
+        "*1\r\n$60\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n");
     cr_assert_str_eq(rd(T0, CMD_MGET, "m1", "m2", NULL), "-" STORE_ERR_TOO_LARGE "\r\n");
 }
 
@@ -868,7 +915,8 @@ Test(store, pad_and_unknown_records)
     /* SET with a wrong-size integer argument, likewise. */
     buf_reset(&b);
     const unsigned char *sargv[4] = {(const unsigned char *)"k", (const unsigned char *)"v",
-                                     (const unsigned char *)"12", (const unsigned char *)"12345678"};
+                                     (const unsigned char *)"12",
+                                     (const unsigned char *)"12345678"};
     uint32_t slens[4] = {1, 1, 2, 8};
     rec_encode_cmd(rec, lsn, 1, T0, CMD_SET, 4, sargv, slens);
     cr_assert_eq(store_apply(ctx, rec, &b), 1);
@@ -923,8 +971,209 @@ Test(store, ram_per_key)
     cr_assert_eq(store_key_count(ctx), (uint64_t)n);
     double per_key = (double)store_index_bytes(ctx) / n;
     cr_log_info("index bytes per key (16-byte keys, half 8-byte inline, half 100-byte "
-                "extent values): %.1f", per_key);
+                "extent values): %.1f",
+                per_key);
     cr_assert_lt(per_key, 80);
     rd(T0, CMD_GET, "key:000000099999", NULL);
     cr_assert_eq(reply_len, 100 + 8);
+}
+
+/* ---- the process loop (store_main) ---------------------------------------
+ * The test plays master, frontend 0 and logger around a forked store. */
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "shm.h"
+#include "store/store.h"
+
+static shm_t *pshm;
+
+/* Frontend + logger: claim, encode, commit, write to the segment, make
+ * durable, wake the store. Returns the record's LSN. */
+static uint64_t proc_write(uint16_t origin, uint16_t id, uint16_t argc,
+                           const unsigned char *const *argv, const uint32_t *lens)
+{
+    ring_t *ring = shm_ring(pshm);
+    uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(argc, lens));
+    uint64_t pos;
+    cr_assert_eq(ring_claim(ring, &pshm->claimers[0], space, &pos), 0);
+    cr_assert_eq(pos, lsn, "the test keeps ring and log in step");
+    rec_encode_cmd(ring_ptr(ring, pos), pos, origin, shm_now_ms(), id, argc, argv, lens);
+    ring_commit(ring, &pshm->claimers[0], pos);
+    write_log(ring_ptr(ring, pos), space);
+    lsn = pos + space;
+    atomic_store_explicit(&pshm->durable_lsn, lsn, memory_order_release);
+    shm_wake(&pshm->store_wake);
+    return pos;
+}
+
+static void proc_request(uint64_t req_id, uint64_t min_lsn, uint16_t id, const char *key)
+{
+    const unsigned char *argv[1] = {(const unsigned char *)key};
+    uint32_t lens[1] = {key ? (uint32_t)strlen(key) : 0};
+    unsigned char payload[256];
+    size_t n = rec_encode_payload(payload, id, key ? 1 : 0, argv, lens);
+    store_req_t req = {.id = req_id, .min_lsn = min_lsn, .payload_len = (uint32_t)n};
+    unsigned char *p = chan_reserve(shm_to_store(pshm, 0), (uint32_t)(sizeof(req) + n));
+    cr_assert(p);
+    memcpy(p, &req, sizeof(req));
+    memcpy(p + sizeof(req), payload, n);
+    chan_publish(shm_to_store(pshm, 0));
+    shm_wake(&pshm->store_wake);
+}
+
+/* The next reply for frontend 0 (waits up to 5 s). */
+static store_reply_t proc_reply(void)
+{
+    chan_t *c = shm_from_store(pshm, 0);
+    for (int i = 0; i < 5000; i++) {
+        uint32_t len;
+        const unsigned char *m = chan_peek(c, &len);
+        if (m) {
+            store_reply_t r;
+            cr_assert_geq(len, sizeof(r));
+            memcpy(&r, m, sizeof(r));
+            cr_assert_eq(len, sizeof(r) + r.len);
+            memcpy(reply, m + sizeof(r), r.len);
+            reply[r.len] = 0;
+            reply_len = r.len;
+            chan_consume(c);
+            return r;
+        }
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert_fail("no reply from the store");
+    return (store_reply_t){0};
+}
+
+static pid_t fork_store(void)
+{
+    atomic_store(&pshm->store_ready, 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) _exit(store_main(pshm, &cfg));
+    for (int i = 0; i < 5000 && !atomic_load(&pshm->store_ready); i++) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    cr_assert(atomic_load(&pshm->store_ready), "the store did not get ready");
+    return pid;
+}
+
+static int stop_store(pid_t pid)
+{
+    atomic_store(&pshm->shutdown, 1);
+    shm_wake(&pshm->store_wake);
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    atomic_store(&pshm->shutdown, 0);
+    cr_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+Test(store, process_loop)
+{
+    /* A log from an earlier run: the store replays it at startup. */
+    wr_set(T0, "a", "1", 0, 0);
+    char big[500];
+    memset(big, 'P', sizeof(big) - 1);
+    big[sizeof(big) - 1] = 0;
+    wr_set(T0, "big", big, 0, 0);
+    static char huge[40001];
+    memset(huge, 'H', 40000);
+    wr_set(T0, "huge", huge, 0, 0);
+    uint64_t end = lsn;
+
+    pshm = shm_create(1, 64 * 1024, 64 * 1024);
+    cr_assert(pshm);
+    ring_init(shm_ring(pshm), 64 * 1024, end); /* as the logger does after recovery */
+    atomic_store(&pshm->durable_lsn, end);
+    atomic_store(&pshm->log_start_lsn, 0);
+    atomic_store(&pshm->fe[0].pid, getpid());
+    atomic_store(&pshm->logger_state, LOGGER_RUNNING);
+    pid_t pid = fork_store();
+    cr_assert_eq(atomic_load(&pshm->store_keys), 3);
+
+    /* More than a reply message can hold: an error instead. */
+    proc_request(100, 0, CMD_GET, "huge");
+    cr_assert_eq(proc_reply().id, 100);
+    cr_assert_str_eq(reply, "-ERR reply too large for the store channel\r\n");
+
+    /* A full reply channel: the store waits for us, dropping nothing. */
+    for (uint64_t i = 0; i < 800; i++)
+        proc_request(1000 + i, 0, CMD_GET, "big");
+    for (uint64_t i = 0; i < 800; i++) {
+        cr_assert_eq(proc_reply().id, 1000 + i);
+        cr_assert_eq(reply_len, 499 + 8);
+    }
+
+    proc_request(1, 0, CMD_GET, "a");
+    store_reply_t r = proc_reply();
+    cr_assert_eq(r.id, 1);
+    cr_assert_eq(r.kind, STORE_REPLY_READ);
+    cr_assert_str_eq(reply, "$1\r\n1\r\n");
+    proc_request(2, 0, CMD_GET, "big");
+    proc_reply();
+    cr_assert_eq(reply_len, 499 + 8);
+
+    /* A read that must see a write not yet durable waits for it, without
+     * holding up the read behind it. */
+    unsigned char d[8];
+    cmd_put_i64(d, 5);
+    const unsigned char *argv[2] = {(const unsigned char *)"a", d};
+    uint32_t lens[2] = {1, 8};
+    uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(2, lens));
+    proc_request(3, lsn + space, CMD_GET, "a");
+    proc_request(4, 0, CMD_DBSIZE, NULL);
+    r = proc_reply();
+    cr_assert_eq(r.id, 4);
+    cr_assert_str_eq(reply, ":3\r\n");
+    uint64_t wlsn = proc_write(1, CMD_INCRBY, 2, argv, lens);
+    r = proc_reply();
+    cr_assert_eq(r.kind, STORE_REPLY_WRITE);
+    cr_assert_eq(r.id, wlsn);
+    cr_assert_str_eq(reply, ":6\r\n");
+    r = proc_reply();
+    cr_assert_eq(r.id, 3);
+    cr_assert_str_eq(reply, "$1\r\n6\r\n");
+
+    /* A write with a fixed reply (origin 0) gets none from the store. */
+    const unsigned char *margv[2] = {(const unsigned char *)"m", (const unsigned char *)"x"};
+    uint32_t mlens[2] = {1, 1};
+    proc_write(0, CMD_MSET, 2, margv, mlens);
+    proc_request(5, lsn, CMD_GET, "m");
+    r = proc_reply();
+    cr_assert_eq(r.id, 5);
+    cr_assert_str_eq(reply, "$1\r\nx\r\n");
+    cr_assert_eq(atomic_load(&shm_ring(pshm)->tail), lsn, "applied space is released");
+    cr_assert_eq(atomic_load(&pshm->store_keys), 4);
+
+    atomic_store(&pshm->logger_state, LOGGER_STOPPED);
+    cr_assert_eq(stop_store(pid), 0);
+
+    /* A new incarnation replays the log up to the ring tail and continues. */
+    atomic_store(&pshm->logger_state, LOGGER_RUNNING);
+    pid = fork_store();
+    cr_assert_eq(atomic_load(&pshm->store_keys), 4);
+    proc_request(6, lsn, CMD_GET, "a");
+    proc_reply();
+    cr_assert_str_eq(reply, "$1\r\n6\r\n");
+    wlsn = proc_write(1, CMD_INCRBY, 2, argv, lens);
+    r = proc_reply();
+    cr_assert_eq(r.id, wlsn);
+    cr_assert_str_eq(reply, ":11\r\n");
+    atomic_store(&pshm->logger_state, LOGGER_STOPPED);
+    cr_assert_eq(stop_store(pid), 0);
+
+    /* A damaged log below the ring tail is fatal, not silently skipped. */
+    cr_assert_eq(pwrite(seg_fd, "junk", 4, 40), 4);
+    atomic_store(&pshm->logger_state, LOGGER_RUNNING);
+    pid = fork();
+    if (pid == 0) _exit(store_main(pshm, &cfg));
+    int status;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == EXIT_FATAL);
 }

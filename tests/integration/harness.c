@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -58,6 +59,8 @@ static int wait_ready(srv_t *s)
     return -1;
 }
 
+static void track(const srv_t *s);
+
 static int spawn(srv_t *s)
 {
     char port[16];
@@ -81,13 +84,51 @@ static int spawn(srv_t *s)
     if (pid < 0) return -1;
     if (pid == 0) {
         setpgid(0, 0);
+        /* Not the test's stdout: a pipe held open by a server would keep a
+         * reader of the test's output waiting forever. */
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
         execv(argv[0], argv);
         fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     setpgid(pid, pid);
     s->pid = pid;
-    return wait_ready(s);
+    track(s);
+    int rc = wait_ready(s);
+    track(s);
+    return rc;
+}
+
+/* Servers started by this process, copied (a test's srv_t lives on its
+ * stack, gone after a failed assertion leaves the test early), so that
+ * srv_cleanup_all can still stop them and remove their files. */
+#define MAX_TRACKED 16
+static srv_t tracked[MAX_TRACKED];
+
+static void track(const srv_t *s)
+{
+    int free_slot = -1;
+    for (int i = 0; i < MAX_TRACKED; i++) {
+        if (tracked[i].dir[0] && strcmp(tracked[i].dir, s->dir) == 0) {
+            tracked[i] = *s;
+            return;
+        }
+        if (!tracked[i].dir[0] && free_slot < 0) free_slot = i;
+    }
+    if (free_slot >= 0) tracked[free_slot] = *s;
+}
+
+void srv_cleanup_all(void)
+{
+    for (int i = 0; i < MAX_TRACKED; i++) {
+        if (tracked[i].dir[0]) srv_cleanup(&tracked[i]);
+        memset(&tracked[i], 0, sizeof(tracked[i]));
+    }
 }
 
 int srv_start(srv_t *s, const char *extra)
@@ -114,6 +155,7 @@ int srv_stop(srv_t *s)
         int status;
         if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
             s->pid = 0;
+            track(s);
             /* Children must be gone too. */
             return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         }
@@ -132,6 +174,7 @@ void srv_kill_all(srv_t *s)
      * them through init and release the data directory lock. */
     for (int i = 0; i < 200 && kill(-s->pid, 0) == 0; i++) usleep(10000);
     s->pid = 0;
+    track(s);
 }
 
 void srv_cleanup(srv_t *s)
@@ -141,6 +184,9 @@ void srv_cleanup(srv_t *s)
         char cmd[700];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", s->dir, s->log);
         if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", s->dir);
+        for (int i = 0; i < MAX_TRACKED; i++)
+            if (strcmp(tracked[i].dir, s->dir) == 0) memset(&tracked[i], 0, sizeof(tracked[i]));
+        s->dir[0] = '\0';
     }
 }
 

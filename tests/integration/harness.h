@@ -37,6 +37,10 @@ void srv_kill_all(srv_t *s);
 /* Remove the data directory (after stop/kill). */
 void srv_cleanup(srv_t *s);
 
+/* Stop and remove every server this process started and did not clean up
+ * yet. Use it as the suite's .fini, so a failed assertion leaks nothing. */
+void srv_cleanup_all(void);
+
 /* Connect with hiredis (2 s timeout); NULL on failure. */
 redisContext *srv_connect(const srv_t *s);
 
