@@ -160,6 +160,10 @@ int config_set(config_t *c, const char *name, int argc, char **argv, char *err, 
         set_str(&c->requirepass, argv[0]);
     } else if (!strcasecmp(name, "daemonize")) {
         if (parse_yesno(argv[0], &c->daemonize)) return fail(err, errlen, "argument must be 'yes' or 'no'");
+    } else if (!strcasecmp(name, "log-sync")) {
+        if (!strcasecmp(argv[0], "fdatasync")) c->log_sync = CONFIG_SYNC_FDATASYNC;
+        else if (!strcasecmp(argv[0], "odsync")) c->log_sync = CONFIG_SYNC_ODSYNC;
+        else return fail(err, errlen, "log-sync must be fdatasync or odsync");
     } else if (!strcasecmp(name, "respawn-limit")) {
         if (parse_int(argv[0], 1, 1000, &v)) return fail(err, errlen, "Invalid respawn-limit");
         c->respawn_limit = (int)v;

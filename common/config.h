@@ -12,6 +12,9 @@
 
 #define CONFIG_MAX_BINDS 8
 
+/* How the logger makes a batch durable (docs/DECISIONS.md has the numbers). */
+enum { CONFIG_SYNC_FDATASYNC = 0, CONFIG_SYNC_ODSYNC = 1 };
+
 typedef struct config {
     int port;                        /* 0 = no TCP listener */
     char *bind[CONFIG_MAX_BINDS];    /* addresses to listen on */
@@ -34,6 +37,7 @@ typedef struct config {
     char *requirepass;               /* accepted; enforcement comes later */
     int daemonize;                   /* accepted for compatibility; must be no */
     int respawn_limit;               /* deaths in a row at start before giving up */
+    int log_sync;                    /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
 } config_t;
 
 /* Defaults: 127.0.0.1:6379, ./data, one frontend per core, 16 MiB ring,

@@ -22,6 +22,7 @@
  * A crash of this process loses nothing acked: acks follow durable_lsn.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -41,6 +42,10 @@
 /* How long a record may stay claimed but uncommitted before we check whether
  * its producer died (the master marks dead claimers as it reaps them). */
 #define ABANDON_CHECK_NS (2u * 1000 * 1000)
+/* Piggybacking before an fdatasync: at most this many extra scans, and this
+ * long a wait for a claimed record to be committed. */
+#define PIGGYBACK_ROUNDS 4
+#define PIGGYBACK_SPIN_NS (20u * 1000)
 
 typedef struct logger {
     shm_t *shm;
@@ -116,7 +121,7 @@ static int switch_segment(logger_t *lg, uint64_t start)
         errno = err;
         return -1;
     }
-    int fd = segfile_open(lg->cfg->dir, start);
+    int fd = segfile_open(lg->cfg->dir, start, lg->cfg->log_sync == CONFIG_SYNC_ODSYNC ? O_DSYNC : 0);
     if (fd < 0) return -1;
     if (lg->fd >= 0) io->close(lg->fd);
     lg->fd = fd;
@@ -152,18 +157,37 @@ static int write_span(logger_t *lg, uint64_t from, uint64_t to)
     return 0;
 }
 
-/* Make [lg->pos, end) durable. Returns 0, or -1 after fail_stop(). */
-static int commit_batch(logger_t *lg, uint64_t end)
+/* Flush the current segment, unless every write to it was already durable
+ * when it returned (O_DSYNC). Returns 0 or -1 with errno. */
+static int sync_segment(logger_t *lg)
+{
+    if (lg->cfg->log_sync == CONFIG_SYNC_ODSYNC) return 0;
+    return io->fdatasync(lg->fd);
+}
+
+/* Count records in [from, to) for the statistics (cheap: headers only). */
+static uint64_t count_records(const ring_t *r, uint64_t from, uint64_t to)
+{
+    uint64_t n = 0;
+    while (from < to) {
+        const rec_hdr_t *h = ring_ptr(r, from);
+        if (h->type == REC_CMD) n++;
+        from += rec_space(h->len - REC_HDR_SIZE);
+    }
+    return n;
+}
+
+/* Write [from, end) of the ring to the log, switching segments where the
+ * log crosses one. Returns 0, or -1 after fail_stop(). */
+static int write_range(logger_t *lg, uint64_t from, uint64_t end)
 {
     uint64_t seg_size = lg->cfg->segment_size;
-    uint64_t t0 = shm_mono_ns();
-    uint64_t from = lg->pos;
     while (from < end) {
         uint64_t seg_end = lg->seg_start + seg_size;
         if (from == seg_end) {
-            /* The old segment is complete and was synced by the batch that
-             * filled it (or is synced below, before durable_lsn moves). */
-            if (io->fdatasync(lg->fd) != 0) {
+            /* The old segment is complete: sync it before leaving it, so
+             * durable_lsn never covers bytes of an unsynced segment. */
+            if (sync_segment(lg) != 0) {
                 fail_stop(lg, "fdatasync", errno);
                 return -1;
             }
@@ -180,7 +204,50 @@ static int commit_batch(logger_t *lg, uint64_t end)
         }
         from = stop;
     }
-    if (io->fdatasync(lg->fd) != 0) {
+    return 0;
+}
+
+/* Wait, briefly, for the record at pos to be committed, when its space is
+ * already claimed: its producer is copying it into the ring right now.
+ * Returns 1 when it was committed within PIGGYBACK_SPIN_NS. */
+static int wait_claimed(logger_t *lg, uint64_t pos)
+{
+    if (atomic_load_explicit(&lg->ring->head, memory_order_acquire) <= pos) return 0;
+    uint64_t t0 = shm_mono_ns();
+    do {
+        if (rec_load_lsn(ring_ptr(lg->ring, pos)) == pos) return 1;
+        __builtin_ia32_pause();
+    } while (shm_mono_ns() - t0 < PIGGYBACK_SPIN_NS);
+    return 0;
+}
+
+/*
+ * Make [lg->pos, *end) durable, and whatever else is committed by the time
+ * the writes are done: records that arrive while we write ride along in the
+ * same fdatasync for free ("piggyback", as PostgreSQL's XLogFlush does).
+ * A record whose space is claimed but not yet committed is being copied by
+ * its producer at this moment, so we wait a few microseconds for it rather
+ * than leave it for the next fdatasync; we never wait for records that have
+ * not been claimed (no sleeping to grow batches). On return *end is where
+ * the batch ended. Returns 0, or -1 after fail_stop().
+ */
+static int commit_batch(logger_t *lg, uint64_t *end_io)
+{
+    uint64_t t0 = shm_mono_ns();
+    uint64_t end = *end_io;
+    if (write_range(lg, lg->pos, end) != 0) return -1;
+    for (int round = 0; round < PIGGYBACK_ROUNDS; round++) {
+        uint64_t more = ring_scan(lg->ring, end, BATCH_MAX);
+        if (more == end && wait_claimed(lg, end)) more = ring_scan(lg->ring, end, BATCH_MAX);
+        if (more == end) break;
+        if (write_range(lg, end, more) != 0) return -1;
+        end = more;
+    }
+    *end_io = end;
+    /* Counted now: once durable_lsn moves, the store may apply and release
+     * these records and producers may overwrite them. */
+    uint64_t nrec = count_records(lg->ring, lg->pos, end);
+    if (sync_segment(lg) != 0) {
         fail_stop(lg, "fdatasync", errno);
         return -1;
     }
@@ -188,6 +255,9 @@ static int commit_batch(logger_t *lg, uint64_t end)
     shm_stats_t *st = &lg->shm->stats;
     atomic_fetch_add_explicit(&st->fsyncs, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&st->bytes, end - lg->pos, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st->records, nrec, memory_order_relaxed);
+    if (nrec > atomic_load_explicit(&st->max_batch_records, memory_order_relaxed))
+        atomic_store_explicit(&st->max_batch_records, nrec, memory_order_relaxed);
     atomic_store_explicit(&st->last_fsync_ns, dt, memory_order_relaxed);
     atomic_fetch_add_explicit(&st->total_fsync_ns, dt, memory_order_relaxed);
     lg->pos = end;
@@ -195,18 +265,6 @@ static int commit_batch(logger_t *lg, uint64_t end)
     shm_wake(&lg->shm->store_wake);
     for (uint32_t i = 0; i < lg->shm->nfrontends; i++) shm_wake(&lg->shm->fe[i].wake);
     return 0;
-}
-
-/* Count records in [from, to) for the statistics (cheap: headers only). */
-static uint64_t count_records(const ring_t *r, uint64_t from, uint64_t to)
-{
-    uint64_t n = 0;
-    while (from < to) {
-        const rec_hdr_t *h = ring_ptr(r, from);
-        if (h->type == REC_CMD) n++;
-        from += rec_space(h->len - REC_HDR_SIZE);
-    }
-    return n;
 }
 
 static int logger_start(logger_t *lg)
@@ -256,11 +314,7 @@ int logger_main(shm_t *shm, const config_t *cfg)
     for (;;) {
         uint64_t end = ring_scan(lg.ring, lg.pos, BATCH_MAX);
         if (end > lg.pos) {
-            uint64_t nrec = count_records(lg.ring, lg.pos, end);
-            if (commit_batch(&lg, end) != 0) return EXIT_IOFAIL;
-            atomic_fetch_add_explicit(&shm->stats.records, nrec, memory_order_relaxed);
-            if (nrec > atomic_load_explicit(&shm->stats.max_batch_records, memory_order_relaxed))
-                atomic_store_explicit(&shm->stats.max_batch_records, nrec, memory_order_relaxed);
+            if (commit_batch(&lg, &end) != 0) return EXIT_IOFAIL;
             stuck_since = 0;
             continue;
         }

@@ -30,8 +30,9 @@ int logger_main(shm_t *shm, const config_t *cfg);
  */
 int segfile_create(const char *dir, uint64_t start_lsn, uint64_t size);
 
-/* Open an existing segment for writing. Returns the fd or -1 with errno. */
-int segfile_open(const char *dir, uint64_t start_lsn);
+/* Open an existing segment for writing, with extra open flags (O_DSYNC).
+ * Returns the fd or -1 with errno. */
+int segfile_open(const char *dir, uint64_t start_lsn, int extra_flags);
 
 /*
  * Recovery (logger/recover.c): scan the log in dir from its first segment,

@@ -40,7 +40,7 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 /* Zero [from, seg_end) of the segment at seg_start where it is not zero. */
 static int cut_tail(const char *dir, uint64_t seg_start, uint64_t seg_size, uint64_t from)
 {
-    int fd = segfile_open(dir, seg_start);
+    int fd = segfile_open(dir, seg_start, 0);
     if (fd < 0) return -1;
     unsigned char *chunk = malloc(CUT_CHUNK);
     unsigned char *zeros = calloc(1, CUT_CHUNK);

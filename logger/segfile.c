@@ -62,9 +62,9 @@ fail:;
     return -1;
 }
 
-int segfile_open(const char *dir, uint64_t start_lsn)
+int segfile_open(const char *dir, uint64_t start_lsn, int extra_flags)
 {
     char path[4096];
     seg_path(path, sizeof(path), dir, start_lsn);
-    return io->open(path, O_RDWR, 0);
+    return io->open(path, O_RDWR | extra_flags, 0);
 }

@@ -52,7 +52,7 @@ static uint64_t write_records(uint64_t lsn, int n, size_t size)
             uint32_t pad = (uint32_t)(seg + SEG - lsn);
             unsigned char *p = calloc(1, pad);
             rec_write_pad(p, lsn, pad);
-            int fd = segfile_open(dir, seg);
+            int fd = segfile_open(dir, seg, 0);
             cr_assert_geq(fd, 0);
             cr_assert_eq(io_pwrite_all(fd, p, pad, (off_t)(lsn - seg)), 0);
             close(fd);
@@ -66,7 +66,7 @@ static uint64_t write_records(uint64_t lsn, int n, size_t size)
         }
         rec_encode_cmd(buf, lsn, 0, 1000 + i, CMD_MSET, 2, argv, lens);
         rec_publish(buf, lsn);
-        int fd = segfile_open(dir, seg);
+        int fd = segfile_open(dir, seg, 0);
         cr_assert_geq(fd, 0);
         cr_assert_eq(io_pwrite_all(fd, buf, space, (off_t)(lsn - seg)), 0);
         close(fd);
@@ -80,7 +80,7 @@ static uint64_t write_records(uint64_t lsn, int n, size_t size)
 static void scribble(uint64_t lsn, const void *p, size_t n)
 {
     uint64_t seg = lsn & ~(uint64_t)(SEG - 1);
-    int fd = segfile_open(dir, seg);
+    int fd = segfile_open(dir, seg, 0);
     cr_assert_geq(fd, 0);
     cr_assert_eq(io_pwrite_all(fd, p, n, (off_t)(lsn - seg)), 0);
     close(fd);
@@ -128,7 +128,7 @@ Test(recover, torn_tail_is_cut)
     cr_assert_eq(logger_recover(dir, SEG, &start, &end, err, sizeof(err)), 0, "%s", err);
     cr_assert_eq(end, good);
     /* Everything after the end is zero now. */
-    int fd = segfile_open(dir, 0);
+    int fd = segfile_open(dir, 0, 0);
     unsigned char *rest = malloc(SEG - good);
     cr_assert_eq(io_pread_all(fd, rest, SEG - good, (off_t)good), 0);
     for (uint64_t i = 0; i < SEG - good; i++) cr_assert_eq(rest[i], 0, "byte %lu", (unsigned long)i);
