@@ -74,7 +74,7 @@ static void *prep_main(void *arg)
         if (lg->prep_want > lg->prep_ready && !lg->prep_errno) {
             uint64_t want = lg->prep_want;
             pthread_mutex_unlock(&lg->prep_lock);
-            int rc = segfile_create(lg->cfg->dir, want, lg->cfg->segment_size);
+            int rc = segfile_create(lg->cfg->dir, want, lg->cfg->segment_size, 1);
             int err = errno;
             pthread_mutex_lock(&lg->prep_lock);
             if (rc == 0) {
@@ -93,7 +93,9 @@ static void *prep_main(void *arg)
     return NULL;
 }
 
-/* Ask for the segment after the current one to be prepared. */
+/* Ask for the segment after the current one to be prepared, once the
+ * current one is half full: early enough that it is ready in time, late
+ * enough that a server which writes little never pays for it. */
 static void prep_ahead(logger_t *lg)
 {
     pthread_mutex_lock(&lg->prep_lock);
@@ -126,7 +128,6 @@ static int switch_segment(logger_t *lg, uint64_t start)
     if (lg->fd >= 0) io->close(lg->fd);
     lg->fd = fd;
     lg->seg_start = start;
-    prep_ahead(lg);
     return 0;
 }
 
@@ -244,6 +245,7 @@ static int commit_batch(logger_t *lg, uint64_t *end_io)
         end = more;
     }
     *end_io = end;
+    if (end - lg->seg_start >= lg->cfg->segment_size / 2) prep_ahead(lg);
     /* Counted now: once durable_lsn moves, the store may apply and release
      * these records and producers may overwrite them. */
     uint64_t nrec = count_records(lg->ring, lg->pos, end);

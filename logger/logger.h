@@ -25,10 +25,12 @@ int logger_main(shm_t *shm, const config_t *cfg);
 /*
  * Create the segment starting at start_lsn: written full of zeros under a
  * temporary name, fdatasync'ed, renamed into place, directory fsync'ed, so a
- * segment that exists under its real name is always whole. Returns 0, or -1
+ * segment that exists under its real name is always whole. `gentle` (while
+ * the log is being written) writes the zeros back a chunk at a time instead
+ * of leaving one large flush to the end. Returns 0, or -1
  * with errno (ENOSPC when the disk is full: contract 8).
  */
-int segfile_create(const char *dir, uint64_t start_lsn, uint64_t size);
+int segfile_create(const char *dir, uint64_t start_lsn, uint64_t size, int gentle);
 
 /* Open an existing segment for writing, with extra open flags (O_DSYNC).
  * Returns the fd or -1 with errno. */

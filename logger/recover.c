@@ -150,7 +150,7 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
         if (segs[i] == e_seg) have_e_seg = 1;
     free(segs);
     if (!have_e_seg) {
-        if (segfile_create(dir, e_seg, segment_size) != 0)
+        if (segfile_create(dir, e_seg, segment_size, 0) != 0)
             return fail(err, errlen, "can't create log segment at LSN %" PRIu64 ": %s", e_seg,
                         strerror(errno));
     } else if (cut_tail(dir, e_seg, segment_size, e) != 0) {

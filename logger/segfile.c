@@ -21,7 +21,7 @@
 
 #define ZERO_CHUNK (1u << 20)
 
-int segfile_create(const char *dir, uint64_t start_lsn, uint64_t size)
+int segfile_create(const char *dir, uint64_t start_lsn, uint64_t size, int gentle)
 {
     char path[4096], tmp[4200];
     seg_path(path, sizeof(path), dir, start_lsn);
@@ -43,6 +43,11 @@ int segfile_create(const char *dir, uint64_t start_lsn, uint64_t size)
             free(zeros);
             goto fail;
         }
+        /* While the log is being written, push the zeros out a chunk at a
+         * time: one fdatasync of a whole dirty segment at the end would
+         * hold the device for tens of milliseconds, and every commit
+         * behind it. (A hint only: the fdatasync below is what counts.) */
+        if (gentle) sync_file_range(fd, (off_t)off, (off_t)n, SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
     }
     free(zeros);
     if (io->fdatasync(fd) != 0) goto fail;

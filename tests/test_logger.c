@@ -62,7 +62,7 @@ static uint64_t write_records(uint64_t lsn, int n, size_t size)
             struct stat st;
             char path[512];
             seg_path(path, sizeof(path), dir, seg);
-            if (stat(path, &st) != 0) cr_assert_eq(segfile_create(dir, seg, SEG), 0);
+            if (stat(path, &st) != 0) cr_assert_eq(segfile_create(dir, seg, SEG, 0), 0);
         }
         rec_encode_cmd(buf, lsn, 0, 1000 + i, CMD_MSET, 2, argv, lens);
         rec_publish(buf, lsn);
@@ -104,7 +104,7 @@ Test(recover, empty_directory_starts_at_zero)
 
 Test(recover, finds_end_across_segments)
 {
-    cr_assert_eq(segfile_create(dir, 0, SEG), 0);
+    cr_assert_eq(segfile_create(dir, 0, SEG, 0), 0);
     uint64_t written = write_records(0, 2000, 300); /* ~700 KB: three segments */
     cr_assert_gt(written, 2 * SEG);
     uint64_t start, end;
@@ -116,7 +116,7 @@ Test(recover, finds_end_across_segments)
 
 Test(recover, torn_tail_is_cut)
 {
-    cr_assert_eq(segfile_create(dir, 0, SEG), 0);
+    cr_assert_eq(segfile_create(dir, 0, SEG, 0), 0);
     uint64_t good = write_records(0, 10, 100);
     uint64_t torn_end = write_records(good, 1, 100);
     /* Tear the last record: half of it reached the disk, then garbage. */
@@ -141,7 +141,7 @@ Test(recover, torn_tail_is_cut)
 
 Test(recover, corruption_in_the_middle_is_refused)
 {
-    cr_assert_eq(segfile_create(dir, 0, SEG), 0);
+    cr_assert_eq(segfile_create(dir, 0, SEG, 0), 0);
     uint64_t written = write_records(0, 2000, 300);
     cr_assert_gt(written, 2 * SEG);
     unsigned char junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -155,7 +155,7 @@ Test(recover, corruption_in_the_middle_is_refused)
 
 Test(recover, wrong_segment_size_is_refused)
 {
-    cr_assert_eq(segfile_create(dir, 0, SEG), 0);
+    cr_assert_eq(segfile_create(dir, 0, SEG, 0), 0);
     uint64_t start, end;
     char err[512];
     cr_assert_eq(logger_recover(dir, SEG * 2, &start, &end, err, sizeof(err)), -1);
@@ -164,7 +164,7 @@ Test(recover, wrong_segment_size_is_refused)
 
 Test(recover, leftover_tmp_file_is_removed)
 {
-    cr_assert_eq(segfile_create(dir, 0, SEG), 0);
+    cr_assert_eq(segfile_create(dir, 0, SEG, 0), 0);
     char path[512], tmp[600];
     seg_path(path, sizeof(path), dir, SEG);
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
