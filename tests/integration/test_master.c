@@ -1,0 +1,145 @@
+/*
+ * test_master.c - the master's surface: a redis.conf style file, the unix
+ * socket, configuration errors, and the process titles.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TestSuite(master, .fini = srv_cleanup_all, .timeout = 60);
+
+static const char *server_bin(void)
+{
+    const char *p = getenv("ATTICDB_SERVER");
+    return p ? p : "./atticdb-server";
+}
+
+/* Run the server with argv, collect its output; returns the exit status. */
+static int run_capture(const char *args, char *out, size_t outlen)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", server_bin(), args);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    size_t n = fread(out, 1, outlen - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+Test(master, config_file_and_unix_socket)
+{
+    char dir[] = "/tmp/attic-conf-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char conf[512], sock[512], data[512];
+    snprintf(conf, sizeof(conf), "%s/atticdb.conf", dir);
+    snprintf(sock, sizeof(sock), "%s/atticdb.sock", dir);
+    snprintf(data, sizeof(data), "%s/data", dir);
+    int port = srv_free_port();
+    FILE *f = fopen(conf, "w");
+    fprintf(f,
+            "# a redis.conf style file\n"
+            "port %d\n"
+            "bind 127.0.0.1\n"
+            "dir \"%s\"\n"
+            "unixsocket %s\n"
+            "unixsocketperm 700\n"
+            "frontends 1\n"
+            "ring-size 1mb\n"
+            "segment-size 4mb\n"
+            "appendonly yes   # a Redis setting, accepted and ignored\n"
+            "logfile %s/server.log\n",
+            port, data, sock, dir);
+    fclose(f);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl(server_bin(), server_bin(), conf, (char *)NULL);
+        _exit(127);
+    }
+    redisContext *c = NULL;
+    for (int i = 0; i < 500 && !c; i++) {
+        c = redisConnectUnix(sock);
+        if (c && c->err) {
+            redisFree(c);
+            c = NULL;
+            usleep(10000);
+        }
+    }
+    cr_assert_not_null(c, "no server on the unix socket");
+    redisReply *r = redisCommand(c, "SET via unix");
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    r = redisCommand(c, "CONFIG GET ring-size");
+    cr_assert_eq(r->elements, 2);
+    cr_assert_str_eq(r->element[1]->str, "1048576");
+    freeReplyObject(r);
+    redisFree(c);
+    /* The same data over TCP, on the port from the file. */
+    srv_t tcp = {.port = port};
+    c = srv_connect(&tcp);
+    cr_assert_not_null(c);
+    r = redisCommand(c, "GET via");
+    cr_assert_str_eq(r->str, "unix");
+    freeReplyObject(r);
+    redisFree(c);
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    cr_assert_neq(access(sock, F_OK), 0, "the unix socket is removed at exit");
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(master, bad_configuration_is_refused)
+{
+    char out[4096];
+    cr_assert_eq(run_capture("--port 0 --dir /tmp/attic-never --ring-size 1000", out, sizeof(out)), 1);
+    cr_assert(strstr(out, "FATAL CONFIG ERROR") && strstr(out, "ring-size"), "%s", out);
+    cr_assert_eq(run_capture("--no-such-option 1", out, sizeof(out)), 1);
+    cr_assert(strstr(out, "Bad directive"), "%s", out);
+    cr_assert_eq(run_capture("--segment-size 64kb --ring-size 1mb", out, sizeof(out)), 1);
+    cr_assert(strstr(out, "segment-size"), "%s", out);
+    cr_assert_eq(run_capture("/nonexistent/atticdb.conf", out, sizeof(out)), 1);
+    cr_assert(strstr(out, "can't open config file"), "%s", out);
+}
+
+Test(master, port_in_use_is_refused)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    char args[256], out[4096];
+    snprintf(args, sizeof(args), "--port %d --dir %s-other", s.port, s.dir);
+    cr_assert_eq(run_capture(args, out, sizeof(out)), 1);
+    cr_assert(strstr(out, "port in use"), "%s", out);
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s-other", s.dir);
+    cr_assert_eq(system(cmd), 0);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
+
+Test(master, processes_are_named_by_role)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 2"), 0);
+    pid_t pids[4];
+    const char *titles[] = {"atticdb-server: logger", "atticdb-server: store",
+                            "atticdb-server: frontend 0", "atticdb-server: frontend 1"};
+    for (int t = 0; t < 4; t++) {
+        int n = 0;
+        for (int i = 0; i < 100 && (n = srv_find_children(&s, titles[t], pids, 4)) != 1; i++)
+            usleep(10000);
+        cr_assert_eq(n, 1, "%s", titles[t]);
+    }
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
