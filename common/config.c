@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "strutil.h"
 
 void config_defaults(config_t *c)
 {
@@ -35,15 +36,6 @@ void config_defaults(config_t *c)
     c->tcp_backlog = 511;
     c->loglevel = LOG_NOTICE;
     c->respawn_limit = 5;
-}
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
 }
 
 int config_parse_memory(const char *s, uint64_t *out)
@@ -103,12 +95,12 @@ int config_set(config_t *c, const char *name, int argc, char **argv, char *err, 
 {
     long long v;
     uint64_t m;
-    if (argc < 1) return fail(err, errlen, "'%s' needs a value", name);
+    if (argc < 1) return str_fail(err, errlen, "'%s' needs a value", name);
     if (!strcasecmp(name, "port")) {
-        if (parse_int(argv[0], 0, 65535, &v)) return fail(err, errlen, "Invalid port");
+        if (parse_int(argv[0], 0, 65535, &v)) return str_fail(err, errlen, "Invalid port");
         c->port = (int)v;
     } else if (!strcasecmp(name, "bind")) {
-        if (argc > CONFIG_MAX_BINDS) return fail(err, errlen, "Too many bind addresses specified.");
+        if (argc > CONFIG_MAX_BINDS) return str_fail(err, errlen, "Too many bind addresses specified.");
         for (int i = 0; i < c->nbind; i++) free(c->bind[i]);
         for (int i = 0; i < argc; i++) c->bind[i] = strdup(argv[i]);
         c->nbind = argc;
@@ -118,34 +110,34 @@ int config_set(config_t *c, const char *name, int argc, char **argv, char *err, 
         char *end;
         errno = 0;
         long p = strtol(argv[0], &end, 8);
-        if (errno || *end || p < 0 || p > 0777) return fail(err, errlen, "Invalid socket file permissions");
+        if (errno || *end || p < 0 || p > 0777) return str_fail(err, errlen, "Invalid socket file permissions");
         c->unixsocketperm = (int)p;
     } else if (!strcasecmp(name, "dir")) {
         set_str(&c->dir, argv[0]);
     } else if (!strcasecmp(name, "frontends")) {
-        if (parse_int(argv[0], 0, 64, &v)) return fail(err, errlen, "frontends must be 0 (one per core) to 64");
+        if (parse_int(argv[0], 0, 64, &v)) return str_fail(err, errlen, "frontends must be 0 (one per core) to 64");
         c->frontends = (int)v;
     } else if (!strcasecmp(name, "ring-size")) {
-        if (config_parse_memory(argv[0], &m)) return fail(err, errlen, "Invalid ring-size");
+        if (config_parse_memory(argv[0], &m)) return str_fail(err, errlen, "Invalid ring-size");
         c->ring_size = m;
     } else if (!strcasecmp(name, "segment-size")) {
-        if (config_parse_memory(argv[0], &m)) return fail(err, errlen, "Invalid segment-size");
+        if (config_parse_memory(argv[0], &m)) return str_fail(err, errlen, "Invalid segment-size");
         c->segment_size = m;
     } else if (!strcasecmp(name, "channel-size")) {
-        if (config_parse_memory(argv[0], &m)) return fail(err, errlen, "Invalid channel-size");
+        if (config_parse_memory(argv[0], &m)) return str_fail(err, errlen, "Invalid channel-size");
         c->chan_size = m;
     } else if (!strcasecmp(name, "proto-max-bulk-len")) {
         if (config_parse_memory(argv[0], &m) || m < 1024 || m > INT64_MAX)
-            return fail(err, errlen, "Invalid proto-max-bulk-len");
+            return str_fail(err, errlen, "Invalid proto-max-bulk-len");
         c->proto_max_bulk_len = (int64_t)m;
     } else if (!strcasecmp(name, "client-query-buffer-limit")) {
-        if (config_parse_memory(argv[0], &m) || m < 1024) return fail(err, errlen, "Invalid client-query-buffer-limit");
+        if (config_parse_memory(argv[0], &m) || m < 1024) return str_fail(err, errlen, "Invalid client-query-buffer-limit");
         c->client_query_buffer_limit = m;
     } else if (!strcasecmp(name, "maxclients")) {
-        if (parse_int(argv[0], 1, 1000000, &v)) return fail(err, errlen, "Invalid max clients limit");
+        if (parse_int(argv[0], 1, 1000000, &v)) return str_fail(err, errlen, "Invalid max clients limit");
         c->maxclients = (int)v;
     } else if (!strcasecmp(name, "tcp-backlog")) {
-        if (parse_int(argv[0], 0, 65535, &v)) return fail(err, errlen, "Invalid backlog value");
+        if (parse_int(argv[0], 0, 65535, &v)) return str_fail(err, errlen, "Invalid backlog value");
         c->tcp_backlog = (int)v;
     } else if (!strcasecmp(name, "logfile")) {
         set_str(&c->logfile, argv[0]);
@@ -155,22 +147,22 @@ int config_set(config_t *c, const char *name, int argc, char **argv, char *err, 
         else if (!strcasecmp(l, "verbose")) c->loglevel = LOG_VERBOSE;
         else if (!strcasecmp(l, "notice")) c->loglevel = LOG_NOTICE;
         else if (!strcasecmp(l, "warning")) c->loglevel = LOG_WARNING;
-        else return fail(err, errlen, "Invalid log level. Must be one of debug, verbose, notice, warning");
+        else return str_fail(err, errlen, "Invalid log level. Must be one of debug, verbose, notice, warning");
     } else if (!strcasecmp(name, "requirepass")) {
         set_str(&c->requirepass, argv[0]);
     } else if (!strcasecmp(name, "daemonize")) {
-        if (parse_yesno(argv[0], &c->daemonize)) return fail(err, errlen, "argument must be 'yes' or 'no'");
+        if (parse_yesno(argv[0], &c->daemonize)) return str_fail(err, errlen, "argument must be 'yes' or 'no'");
     } else if (!strcasecmp(name, "log-sync")) {
         if (!strcasecmp(argv[0], "fdatasync")) c->log_sync = CONFIG_SYNC_FDATASYNC;
         else if (!strcasecmp(argv[0], "odsync")) c->log_sync = CONFIG_SYNC_ODSYNC;
-        else return fail(err, errlen, "log-sync must be fdatasync or odsync");
+        else return str_fail(err, errlen, "log-sync must be fdatasync or odsync");
     } else if (!strcasecmp(name, "respawn-limit")) {
-        if (parse_int(argv[0], 1, 1000, &v)) return fail(err, errlen, "Invalid respawn-limit");
+        if (parse_int(argv[0], 1, 1000, &v)) return str_fail(err, errlen, "Invalid respawn-limit");
         c->respawn_limit = (int)v;
     } else {
         for (int i = 0; ignored[i]; i++)
             if (!strcasecmp(name, ignored[i])) return 0;
-        return fail(err, errlen, "Bad directive or wrong number of arguments: '%s'", name);
+        return str_fail(err, errlen, "Bad directive or wrong number of arguments: '%s'", name);
     }
     return 0;
 }
@@ -202,7 +194,7 @@ static int split_words(char *line, char **words, int max)
 int config_load_file(config_t *c, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
-    if (!f) return fail(err, errlen, "Fatal error, can't open config file '%s': %s", path, strerror(errno));
+    if (!f) return str_fail(err, errlen, "Fatal error, can't open config file '%s': %s", path, strerror(errno));
     char line[4096];
     int lineno = 0;
     while (fgets(line, sizeof(line), f)) {
@@ -211,13 +203,13 @@ int config_load_file(config_t *c, const char *path, char *err, size_t errlen)
         int n = split_words(line, words, 64);
         if (n < 0) {
             fclose(f);
-            return fail(err, errlen, "%s:%d: unbalanced quotes or too many arguments", path, lineno);
+            return str_fail(err, errlen, "%s:%d: unbalanced quotes or too many arguments", path, lineno);
         }
         if (n == 0) continue;
         char msg[256];
         if (config_set(c, words[0], n - 1, words + 1, msg, sizeof(msg))) {
             fclose(f);
-            return fail(err, errlen, "%s:%d: %s", path, lineno, msg);
+            return str_fail(err, errlen, "%s:%d: %s", path, lineno, msg);
         }
     }
     fclose(f);
@@ -233,13 +225,13 @@ int config_from_args(config_t *c, int argc, char **argv, char *err, size_t errle
     }
     while (i < argc) {
         if (strncmp(argv[i], "--", 2) != 0)
-            return fail(err, errlen, "unexpected argument '%s' (options are --name value)", argv[i]);
+            return str_fail(err, errlen, "unexpected argument '%s' (options are --name value)", argv[i]);
         const char *name = argv[i] + 2;
         int j = i + 1;
         while (j < argc && strncmp(argv[j], "--", 2) != 0) j++;
         char msg[256];
         if (config_set(c, name, j - i - 1, argv + i + 1, msg, sizeof(msg)))
-            return fail(err, errlen, "--%s: %s", name, msg);
+            return str_fail(err, errlen, "--%s: %s", name, msg);
         i = j;
     }
     return 0;
@@ -253,14 +245,14 @@ static int is_pow2(uint64_t v)
 int config_validate(config_t *c, char *err, size_t errlen)
 {
     if (!is_pow2(c->ring_size) || c->ring_size < (64u << 10))
-        return fail(err, errlen, "ring-size must be a power of two of at least 64kb");
+        return str_fail(err, errlen, "ring-size must be a power of two of at least 64kb");
     if (!is_pow2(c->segment_size) || c->segment_size < c->ring_size)
-        return fail(err, errlen, "segment-size must be a power of two no smaller than ring-size");
+        return str_fail(err, errlen, "segment-size must be a power of two no smaller than ring-size");
     if (!is_pow2(c->chan_size) || c->chan_size < (64u << 10))
-        return fail(err, errlen, "channel-size must be a power of two of at least 64kb");
-    if (c->daemonize) return fail(err, errlen, "daemonize yes is not supported: run under a supervisor");
+        return str_fail(err, errlen, "channel-size must be a power of two of at least 64kb");
+    if (c->daemonize) return str_fail(err, errlen, "daemonize yes is not supported: run under a supervisor");
     if (c->port == 0 && !c->unixsocket)
-        return fail(err, errlen, "nothing to listen on: set port or unixsocket");
+        return str_fail(err, errlen, "nothing to listen on: set port or unixsocket");
     if (c->frontends == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         c->frontends = n < 1 ? 1 : n > 64 ? 64 : (int)n;

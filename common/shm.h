@@ -92,7 +92,11 @@ typedef struct shm {
     _Alignas(64) _Atomic uint32_t logger_state;
     _Atomic int32_t logger_errno; /* why LOGGER_FAILED */
     _Atomic uint32_t store_ready; /* store has replayed the log and serves */
-    _Atomic uint32_t shutdown;    /* master asked everyone to drain and stop */
+    _Atomic uint32_t store_deferred; /* store holds reads waiting for durable records */
+    /* Shutdown stages, set by the master in order: 1 frontends stop accepting
+     * and finish their clients' replies; 2 the logger syncs what is left and
+     * exits; 3 the store applies the rest and exits. */
+    _Atomic uint32_t shutdown;
     _Atomic uint64_t store_keys;  /* keys in the store (INFO keyspace) */
     _Atomic uint64_t store_expires;
     _Atomic uint64_t log_start_lsn; /* first LSN still in the log */

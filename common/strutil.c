@@ -2,6 +2,8 @@
 #include "strutil.h"
 
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 
 int str_to_ll(const char *s, size_t n, long long *out)
 {
@@ -51,4 +53,13 @@ size_t str_from_ll(char *out, long long v)
     while (n) out[len++] = tmp[--n];
     out[len] = '\0';
     return len;
+}
+
+int str_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
 }

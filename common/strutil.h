@@ -11,6 +11,10 @@
  */
 int str_to_ll(const char *s, size_t n, long long *out);
 
+/* Write a printf-style message into err (errlen bytes) and return -1: the
+ * usual tail of a function that reports why it failed. */
+int str_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 /* Format v in decimal into out (at least 21 bytes); returns its length. */
 size_t str_from_ll(char *out, long long v);
 

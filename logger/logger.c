@@ -166,16 +166,36 @@ static int sync_segment(logger_t *lg)
     return io->fdatasync(lg->fd);
 }
 
-/* Count records in [from, to) for the statistics (cheap: headers only). */
-static uint64_t count_records(const ring_t *r, uint64_t from, uint64_t to)
+/* Count records in [from, to) for the statistics (cheap: headers only), and
+ * say whether any waits for a reply computed by the store. */
+static uint64_t count_records(const ring_t *r, uint64_t from, uint64_t to, int *wants_store)
 {
     uint64_t n = 0;
+    *wants_store = 0;
     while (from < to) {
         const rec_hdr_t *h = ring_ptr(r, from);
         if (h->type == REC_CMD) n++;
+        if (h->origin) *wants_store = 1;
         from += rec_space(h->len - REC_HDR_SIZE);
     }
     return n;
+}
+
+/*
+ * Whether the store must hear about this batch now. Plain SETs are acked by
+ * the frontends alone, so waking the store after every batch would cost a
+ * context switch per fdatasync for nothing; it is woken when a record in the
+ * batch waits for its reply, when it holds reads waiting for durable
+ * records, or when 1/64 of the ring waits to be applied (it releases ring space by
+ * applying). Otherwise it catches up when the logger goes idle, or when a
+ * read arrives (a read first applies everything durable).
+ */
+static int store_must_know(logger_t *lg, int wants_store)
+{
+    if (wants_store || atomic_load_explicit(&lg->shm->store_deferred, memory_order_relaxed)) return 1;
+    uint64_t used = atomic_load_explicit(&lg->ring->head, memory_order_relaxed) -
+                    atomic_load_explicit(&lg->ring->tail, memory_order_relaxed);
+    return used > lg->ring->size / 64;
 }
 
 /* Write [from, end) of the ring to the log, switching segments where the
@@ -248,7 +268,8 @@ static int commit_batch(logger_t *lg, uint64_t *end_io)
     if (end - lg->seg_start >= lg->cfg->segment_size / 2) prep_ahead(lg);
     /* Counted now: once durable_lsn moves, the store may apply and release
      * these records and producers may overwrite them. */
-    uint64_t nrec = count_records(lg->ring, lg->pos, end);
+    int wants_store;
+    uint64_t nrec = count_records(lg->ring, lg->pos, end, &wants_store);
     if (sync_segment(lg) != 0) {
         fail_stop(lg, "fdatasync", errno);
         return -1;
@@ -264,7 +285,7 @@ static int commit_batch(logger_t *lg, uint64_t *end_io)
     atomic_fetch_add_explicit(&st->total_fsync_ns, dt, memory_order_relaxed);
     lg->pos = end;
     atomic_store_explicit(&lg->shm->durable_lsn, end, memory_order_release);
-    shm_wake(&lg->shm->store_wake);
+    if (store_must_know(lg, wants_store)) shm_wake(&lg->shm->store_wake);
     for (uint32_t i = 0; i < lg->shm->nfrontends; i++) shm_wake(&lg->shm->fe[i].wake);
     return 0;
 }
@@ -346,6 +367,7 @@ int logger_main(shm_t *shm, const config_t *cfg)
         }
         if (atomic_load(&shm->shutdown) >= 2) break; /* frontends are gone: nothing more comes */
         if (!shm_master_alive(shm)) break;
+        shm_wake(&shm->store_wake); /* idle: let the store catch up */
         shm_waiter_arm(&shm->logger_wake);
         if (ring_scan(lg.ring, lg.pos, REC_HDR_SIZE) > lg.pos ||
             atomic_load(&lg.ring->head) > lg.pos) {

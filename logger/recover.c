@@ -23,19 +23,11 @@
 
 #include "io.h"
 #include "log.h"
+#include "strutil.h"
 #include "logger.h"
 #include "seg.h"
 
 #define CUT_CHUNK (1u << 20)
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* Zero [from, seg_end) of the segment at seg_start where it is not zero. */
 static int cut_tail(const char *dir, uint64_t seg_start, uint64_t seg_size, uint64_t from)
@@ -88,7 +80,7 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
     uint64_t *segs = NULL;
     size_t nsegs = 0;
     if (seg_list(dir, &segs, &nsegs) != 0)
-        return fail(err, errlen, "can't list %s: %s", dir, strerror(errno));
+        return str_fail(err, errlen, "can't list %s: %s", dir, strerror(errno));
     remove_tmp_files(dir, segs, nsegs, segment_size);
     for (size_t i = 0; i < nsegs; i++) {
         char path[4096];
@@ -96,21 +88,21 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
         seg_path(path, sizeof(path), dir, segs[i]);
         if (stat(path, &st) != 0 || (uint64_t)st.st_size != segment_size || segs[i] % segment_size) {
             free(segs);
-            return fail(err, errlen,
+            return str_fail(err, errlen,
                         "%s is not a segment of segment-size %" PRIu64
                         " bytes (was the data directory written with another segment-size?)",
                         path, segment_size);
         }
         if (i > 0 && segs[i] != segs[i - 1] + segment_size) {
             free(segs);
-            return fail(err, errlen, "log segment missing before %s", path);
+            return str_fail(err, errlen, "log segment missing before %s", path);
         }
     }
     uint64_t first = nsegs ? segs[0] : 0;
     seg_reader_t r;
     if (seg_reader_open(&r, dir, segment_size, first) != 0) {
         free(segs);
-        return fail(err, errlen, "out of memory");
+        return str_fail(err, errlen, "out of memory");
     }
     uint64_t nrec = 0;
     int64_t rc;
@@ -120,7 +112,7 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
     seg_reader_close(&r);
     if (rc == -3) {
         free(segs);
-        return fail(err, errlen, "I/O error reading the log at LSN %" PRIu64 ": %s", e,
+        return str_fail(err, errlen, "I/O error reading the log at LSN %" PRIu64 ": %s", e,
                     strerror(errno));
     }
     uint64_t e_seg = e & ~(segment_size - 1);
@@ -135,7 +127,7 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
             char path[4096];
             seg_path(path, sizeof(path), dir, e_seg);
             free(segs);
-            return fail(err, errlen,
+            return str_fail(err, errlen,
                         "log corrupt in the middle: %s offset %" PRIu64 " (LSN %" PRIu64
                         ") is not a valid record but later segments hold records; "
                         "inspect with atticdb-check",
@@ -151,10 +143,10 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
     free(segs);
     if (!have_e_seg) {
         if (segfile_create(dir, e_seg, segment_size, 0) != 0)
-            return fail(err, errlen, "can't create log segment at LSN %" PRIu64 ": %s", e_seg,
+            return str_fail(err, errlen, "can't create log segment at LSN %" PRIu64 ": %s", e_seg,
                         strerror(errno));
     } else if (cut_tail(dir, e_seg, segment_size, e) != 0) {
-        return fail(err, errlen, "can't cut the log's tail at LSN %" PRIu64 ": %s", e,
+        return str_fail(err, errlen, "can't cut the log's tail at LSN %" PRIu64 ": %s", e,
                     strerror(errno));
     }
     log_info("Log recovered: %" PRIu64 " records, LSN %" PRIu64 " to %" PRIu64, nrec, first, e);

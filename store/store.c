@@ -242,6 +242,7 @@ static void defer(store_proc_t *s, int fe, const store_req_t *req, const unsigne
     d->req = *req;
     memcpy(d->payload, payload, req->payload_len);
     s->deferred[s->ndeferred++] = d;
+    atomic_store(&s->shm->store_deferred, 1);
 }
 
 /* Answer the set-aside requests that applied has caught up with. Returns how
@@ -267,6 +268,7 @@ static int answer_deferred(store_proc_t *s)
         n++;
     }
     s->ndeferred = kept;
+    if (!kept) atomic_store(&s->shm->store_deferred, 0);
     return n;
 }
 
@@ -352,10 +354,9 @@ static int run(store_proc_t *s)
         }
         if (store_maintain(s->ctx, STORE_MAINTAIN_BUDGET)) continue;
 
-        if (atomic_load(&s->shm->shutdown)) {
-            /* Everything durable is applied and every channel is empty. A
-             * logger still running may make a last batch durable; give it a
-             * moment, then stop. */
+        if (atomic_load(&s->shm->shutdown) >= 3) {
+            /* The master sets 3 once the frontends and the logger are gone:
+             * everything durable is applied and every channel is empty. */
             if (atomic_load(&s->shm->logger_state) != LOGGER_RUNNING ||
                 ++idle_in_shutdown > STORE_SHUTDOWN_IDLE)
                 break;

@@ -1065,7 +1065,8 @@ static pid_t fork_store(void)
 
 static int stop_store(pid_t pid)
 {
-    atomic_store(&pshm->shutdown, 1);
+    /* The master's last shutdown stage: frontends and logger are gone. */
+    atomic_store(&pshm->shutdown, 3);
     shm_wake(&pshm->store_wake);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
