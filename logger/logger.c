@@ -361,10 +361,18 @@ int logger_main(shm_t *shm, const config_t *cfg)
                     continue;
                 }
             }
-            sched_yield();
-            usleep(50);
+            /* Its producer wakes us when it commits (it may have been
+             * preempted mid-copy); the timeout brings us back to look for
+             * a dead owner. */
+            shm_waiter_arm(&shm->logger_wake);
+            if (ring_scan(lg.ring, lg.pos, REC_HDR_SIZE) > lg.pos) {
+                shm_waiter_disarm(&shm->logger_wake);
+                continue;
+            }
+            shm_waiter_wait(&shm->logger_wake, 1);
             continue;
         }
+        stuck_since = 0;
         if (atomic_load(&shm->shutdown) >= 2) break; /* frontends are gone: nothing more comes */
         if (!shm_master_alive(shm)) break;
         shm_wake(&shm->store_wake); /* idle: let the store catch up */
