@@ -5,6 +5,7 @@
  */
 #include "command.h"
 
+#include <string.h>
 #include <strings.h>
 
 #define W CMDF_WRITE
@@ -51,8 +52,10 @@ const cmd_desc_t *cmd_lookup(const char *name, size_t len)
     /* A linear scan of ~30 names costs less than hashing them would save;
      * revisit when the table grows past a hundred. */
     for (size_t i = 0; i < NCMDS; i++) {
+        /* Length first: a name with a NUL inside ("GETDEL\0") must not match,
+         * and must not make us read past the end of a table name. */
         const char *n = cmd_descs[i].name;
-        if (strncasecmp(n, name, len) == 0 && n[len] == '\0') return &cmd_descs[i];
+        if (strlen(n) == len && strncasecmp(n, name, len) == 0) return &cmd_descs[i];
     }
     return NULL;
 }

@@ -130,3 +130,18 @@ Test(record, malformed_payload_rejected)
     cr_assert_eq(rec_decode_payload(p, sizeof(p), &id, &argc, args, 2), -1);
     cr_assert_eq(rec_decode_payload(p, 3, &id, &argc, args, 2), -1);
 }
+
+/* The command table's lookup (common/command.c) is pure data too. */
+Test(command, lookup_is_exact_and_case_insensitive)
+{
+    cr_assert_not_null(cmd_lookup("GET", 3));
+    cr_assert_eq(cmd_lookup("gEt", 3)->id, CMD_GET);
+    cr_assert_null(cmd_lookup("GE", 2));
+    cr_assert_null(cmd_lookup("GETX", 4));
+    /* A NUL inside the name is part of it, as in Redis: no match. */
+    cr_assert_null(cmd_lookup("GETDEL\0", 7));
+    cr_assert_null(cmd_lookup("GET\0DEL", 7));
+    size_t n;
+    const cmd_desc_t *t = cmd_table(&n);
+    for (size_t i = 0; i < n; i++) cr_assert_eq(cmd_lookup(t[i].name, strlen(t[i].name)), &t[i]);
+}
