@@ -391,6 +391,10 @@ int master_run(int argc, char **argv)
     m.lock_fd = -1;
     m.unix_fd = -1;
     m.port_lock_fd = -1;
+    if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-v"))) {
+        printf("AtticDB server v=%s\n", PACKAGE_VERSION);
+        return 0;
+    }
     config_defaults(&m.cfg);
     char err[512];
     if (config_from_args(&m.cfg, argc, argv, err, sizeof(err)) != 0 ||

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -84,6 +85,9 @@ static int spawn(srv_t *s)
     if (pid < 0) return -1;
     if (pid == 0) {
         setpgid(0, 0);
+        /* If the test process dies (a crash skips .fini), the server goes
+         * too: its children follow the master by their own PDEATHSIG. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         /* Not the test's stdout: a pipe held open by a server would keep a
          * reader of the test's output waiting forever. */
         int devnull = open("/dev/null", O_RDWR);

@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -326,6 +327,8 @@ static int redis_start(void)
     if (pid < 0) return -1;
     if (pid == 0) {
         setpgid(0, 0);
+        /* If the test process dies (a crash skips .fini), so does this. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         int dn = open("/dev/null", O_RDWR);
         if (dn >= 0) {
             dup2(dn, 0);
