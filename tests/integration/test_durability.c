@@ -304,3 +304,76 @@ Test(durability, torn_tail_is_cut_on_restart, .timeout = 60)
     srv_stop(&s);
     srv_cleanup(&s);
 }
+
+/* ---- back-pressure: a full ring stalls writers, never overwrites ---- */
+
+Test(durability, full_ring_is_back_pressure_not_loss, .timeout = 60)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --ring-size 64kb --segment-size 1mb"), 0);
+    pid_t store[2];
+    int n = 0;
+    for (int i = 0; i < 100 && (n = srv_find_children(&s, "atticdb-server: store", store, 2)) != 1; i++)
+        usleep(10000);
+    cr_assert_eq(n, 1);
+    /* The store releases ring space as it applies; stopped, it can't. */
+    kill(store[0], SIGSTOP);
+    redisContext *c = srv_connect(&s);
+    enum { N = 600 };
+    char val[1024];
+    memset(val, 'b', sizeof(val) - 1);
+    val[sizeof(val) - 1] = '\0';
+    for (int i = 0; i < N; i++) redisAppendCommand(c, "SET bp:%d %s", i, val); /* ~650 KB: 10 rings */
+    /* Send what the socket takes, and see that not everything is acked. */
+    redisSetTimeout(c, (struct timeval){0, 500 * 1000});
+    int got = 0;
+    redisReply *r;
+    while (got < N && redisGetReply(c, (void **)&r) == REDIS_OK) {
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+        got++;
+    }
+    cr_assert_lt(got, N, "every write was acked with the store stopped and a 64 KB ring");
+    redisFree(c); /* the pending replies are lost with the connection; the writes are not */
+    kill(store[0], SIGCONT);
+    /* Everything the frontend took in gets through; a new client sees the
+     * acked ones and can write again. */
+    c = srv_connect(&s);
+    for (int i = 0; i < got; i++) {
+        r = redisCommand(c, "STRLEN bp:%d", i);
+        cr_assert_not_null(r);
+        cr_assert_eq(r->integer, (long long)sizeof(val) - 1, "acked write %d", i);
+        freeReplyObject(r);
+    }
+    r = redisCommand(c, "SET after-pressure ok");
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+Test(durability, record_over_a_quarter_of_the_ring_is_refused, .timeout = 30)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --ring-size 1mb --segment-size 4mb"), 0);
+    redisContext *c = srv_connect(&s);
+    size_t big = 300 * 1024; /* over 256 KB: a quarter of the ring */
+    char *v = malloc(big);
+    memset(v, 'x', big);
+    redisReply *r = redisCommand(c, "SET big %b", v, big);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert(strstr(r->str, "request too large") != NULL, "%s", r->str);
+    freeReplyObject(r);
+    r = redisCommand(c, "EXISTS big");
+    cr_assert_eq(r->integer, 0, "a refused write changes nothing");
+    freeReplyObject(r);
+    /* Just under the limit is fine. */
+    r = redisCommand(c, "SET big %b", v, (size_t)200 * 1024);
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    free(v);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
