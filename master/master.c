@@ -286,8 +286,8 @@ static void reap(master_t *m)
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         child_t *c = find_child(m, pid);
         if (!c) continue;
-        char name[32], how[96];
-        role_name(c, name, sizeof(name));
+        char namebuf[32], how[96];
+        const char *name = role_name(c, namebuf, sizeof(namebuf));
         describe_status(status, how, sizeof(how));
         c->pid = 0;
         if (c->role == ROLE_FRONTEND) {

@@ -73,6 +73,7 @@ typedef struct writer {
     int id;
     int acked;       /* writes 0 .. acked-1 got their reply */
     long counter_ok; /* last acked INCR result */
+    volatile int stopped; /* the writer saw an error (or finished) */
 } writer_t;
 
 static void *writer_main(void *arg)
@@ -102,6 +103,7 @@ static void *writer_main(void *arg)
         freeReplyObject(r);
         w->acked = i + 1;
     }
+    w->stopped = 1;
     redisFree(c);
     return NULL;
 }
@@ -149,6 +151,17 @@ Test(durability, acked_writes_survive_sigkill_of_everything, .timeout = 120)
 }
 
 /* ---- one frontend killed ---- */
+
+static int log_contains(const srv_t *s, const char *needle)
+{
+    FILE *f = fopen(s->log, "r");
+    if (!f) return 0;
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof(line), f)) found = strstr(line, needle) != NULL;
+    fclose(f);
+    return found;
+}
 
 static int frontend_of(redisContext *c)
 {
@@ -204,6 +217,10 @@ Test(durability, killed_frontend_is_respawned_others_unaffected, .timeout = 60)
         else usleep(10000);
     }
     cr_assert_neq(now, 0, "frontend 0 was not respawned");
+    /* The master said which child died, its pid, and how. */
+    char want[128];
+    snprintf(want, sizeof(want), "frontend 0 (pid %d) killed by signal 9", (int)old);
+    cr_assert(log_contains(&s, want), "server log lacks \"%s\"", want);
     /* Clients of the dead frontend lost their connection. */
     for (int i = 0; i < N; i++) {
         if (fe[i] != 0) continue;
@@ -375,5 +392,58 @@ Test(durability, record_over_a_quarter_of_the_ring_is_refused, .timeout = 30)
     free(v);
     redisFree(c);
     cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/* ---- logger and store killed while clients write ---- */
+
+Test(durability, logger_and_store_killed_under_load_lose_nothing, .timeout = 120)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 2 --ring-size 1mb --segment-size 4mb"), 0);
+    pthread_t th[WRITERS];
+    writer_t ws[WRITERS];
+    for (int i = 0; i < WRITERS; i++) {
+        ws[i] = (writer_t){.port = s.port, .id = i};
+        pthread_create(&th[i], NULL, writer_main, &ws[i]);
+    }
+    const char *roles[] = {"atticdb-server: logger", "atticdb-server: store",
+                           "atticdb-server: logger", "atticdb-server: store"};
+    for (int k = 0; k < 4; k++) {
+        usleep(300 * 1000);
+        pid_t pid[2];
+        int n = 0;
+        for (int i = 0; i < 200 && (n = srv_find_children(&s, roles[k], pid, 2)) != 1; i++) usleep(10000);
+        cr_assert_eq(n, 1, "%s is running", roles[k]);
+        kill(pid[0], SIGKILL);
+    }
+    usleep(300 * 1000);
+    /* Stop the writers by stopping the server cleanly: every write acked so
+     * far must be there, and the writers must not have seen an error
+     * before the stop. */
+    int acked_before_stop = 0;
+    for (int i = 0; i < WRITERS; i++) {
+        acked_before_stop += ws[i].acked;
+        cr_assert_eq(ws[i].stopped, 0, "writer %d saw an error while logger and store were killed", i);
+    }
+    cr_assert_eq(srv_stop(&s), 0);
+    for (int i = 0; i < WRITERS; i++) pthread_join(th[i], NULL);
+    cr_assert_gt(acked_before_stop, 0);
+    cr_assert(log_contains(&s, "logger (pid"), "the master logged the logger's death");
+    cr_assert(log_contains(&s, "store (pid"), "the master logged the store's death");
+    cr_assert_eq(srv_restart(&s), 0);
+    redisContext *c = srv_connect(&s);
+    for (int w = 0; w < WRITERS; w++) {
+        for (int i = 0; i < ws[w].acked; i++) {
+            char key[64], val[300];
+            snprintf(key, sizeof(key), "w:%d:%d", w, i);
+            int n = snprintf(val, sizeof(val), "value-%d-%d-", w, i);
+            memset(val + n, 'x', 200);
+            val[n + 200] = '\0';
+            expect_value(c, key, val);
+        }
+    }
+    redisFree(c);
+    srv_stop(&s);
     srv_cleanup(&s);
 }
