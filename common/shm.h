@@ -91,6 +91,7 @@ typedef struct shm {
     _Alignas(64) _Atomic uint64_t durable_lsn; /* written by the logger only */
     _Alignas(64) _Atomic uint32_t logger_state;
     _Atomic int32_t logger_errno; /* why LOGGER_FAILED */
+    _Atomic uint32_t log_no_space; /* the next segment can't be created: ENOSPC (contract 8) */
     _Atomic uint32_t store_ready; /* store has replayed the log and serves */
     _Atomic uint32_t store_deferred; /* store holds reads waiting for durable records */
     /* Shutdown stages, set by the master in order: 1 frontends stop accepting

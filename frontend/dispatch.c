@@ -261,6 +261,11 @@ static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
                      strerror(atomic_load(&c->fe->shm->logger_errno)));
         return 0;
     }
+    if (atomic_load(&c->fe->shm->log_no_space)) {
+        reply_static(c, "-ERR disk full: AtticDB can't create its next log segment; writes are "
+                        "refused until space is freed (reads still work)\r\n");
+        return 0;
+    }
     if (c->reads_outstanding) return -EBUSY;
     switch (d->id) {
     case CMD_SET:
@@ -324,8 +329,12 @@ static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
         return -EAGAIN;
     }
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
+    uint64_t min_lsn = durable > c->last_write_end ? durable : c->last_write_end;
+    /* After the log failed, this connection's last write will never be
+     * durable (it got an error): read what is. */
+    if (atomic_load(&fe->shm->logger_state) == LOGGER_FAILED) min_lsn = durable;
     store_req_t req = {.id = fe->next_read_id++,
-                       .min_lsn = durable > c->last_write_end ? durable : c->last_write_end,
+                       .min_lsn = min_lsn,
                        .payload_len = (uint32_t)payload};
     memcpy(dst, &req, sizeof(req));
     rec_encode_payload(dst + sizeof(req), (uint16_t)d->id, (uint16_t)argc,

@@ -285,7 +285,9 @@ static uint64_t fe_collect_store(fe_t *fe)
 static int fe_has_completion(fe_t *fe)
 {
     if (!chan_empty(fe->from_store)) return 1;
-    if (atomic_load(&fe->shm->logger_state) == LOGGER_FAILED) return 1;
+    /* Not "the logger failed": once it has, fe_collect_durable answers every
+     * waiting write at once, and a read still waiting is the store's to
+     * answer, so reporting a completion here would spin forever. */
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
     for (fe_conn_t *c = fe->wlist; c; c = c->wnext)
         for (fe_reply_t *r = c->head; r; r = r->next)

@@ -132,6 +132,7 @@ static void info_persistence(fe_t *fe, buf_t *b)
                 "aof_enabled:0\r\n"
                 "rdb_changes_since_last_save:0\r\n"
                 "atticdb_log_state:%s\r\n"
+                "atticdb_log_no_space:%u\r\n"
                 "atticdb_fsyncs:%" PRIu64 "\r\n"
                 "atticdb_records:%" PRIu64 "\r\n"
                 "atticdb_bytes:%" PRIu64 "\r\n"
@@ -145,7 +146,8 @@ static void info_persistence(fe_t *fe, buf_t *b)
                 "atticdb_durable_lsn:%" PRIu64 "\r\n"
                 "atticdb_applied_lsn:%" PRIu64 "\r\n"
                 "\r\n",
-                !atomic_load(&s->store_ready), ls < 4 ? states[ls] : "unknown", fsyncs, records,
+                !atomic_load(&s->store_ready), ls < 4 ? states[ls] : "unknown",
+                atomic_load(&s->log_no_space), fsyncs, records,
                 bytes, fsyncs ? (double)records / (double)fsyncs : 0.0,
                 fsyncs ? (double)bytes / (double)fsyncs : 0.0, atomic_load(&st->max_batch_records),
                 (double)atomic_load(&st->last_fsync_ns) / 1000.0,

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -80,6 +81,22 @@ static void *prep_main(void *arg)
             if (rc == 0) {
                 lg->prep_ready = want;
                 atomic_fetch_add(&lg->shm->stats.segments_created, 1);
+                if (atomic_exchange(&lg->shm->log_no_space, 0))
+                    log_warn("Disk space is back: log segment at LSN %" PRIu64
+                             " created, writes are accepted again",
+                             want);
+            } else if (err == ENOSPC || err == EDQUOT) {
+                /* Contract 8: seen before any record is half written. New
+                 * writes are refused (frontends read the flag), what is
+                 * in the ring waits, and we try again every second. */
+                if (!atomic_exchange(&lg->shm->log_no_space, 1))
+                    log_warn("No space for the next log segment (LSN %" PRIu64
+                             "): %s. Writes are refused until space is freed; reads go on",
+                             want, strerror(err));
+                struct timespec ts;
+                clock_gettime(CLOCK_REALTIME, &ts);
+                ts.tv_sec += 1;
+                pthread_cond_timedwait(&lg->prep_cond, &lg->prep_lock, &ts);
             } else {
                 lg->prep_errno = err;
                 log_warn("Can't create log segment at LSN %" PRIu64 ": %s", want, strerror(err));

@@ -36,6 +36,7 @@
 
 #include "config.h"
 #include "frontend/frontend.h"
+#include "io_fault.h"
 #include "log.h"
 #include "logger/logger.h"
 #include "master/master.h"
@@ -217,6 +218,14 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
     char title[64], name[32];
     snprintf(title, sizeof(title), "atticdb-server: %s", role_name(c, name, sizeof(name)));
     master_set_proctitle(title);
+    const char *faults = getenv("ATTICDB_TEST_FAULTS");
+    if (faults) {
+        static const char *const roles[] = {"logger", "store", "frontend"};
+        if (io_fault_install(faults, roles[c->role]) < 0) {
+            log_warn("FATAL: malformed ATTICDB_TEST_FAULTS: %s", faults);
+            _exit(EXIT_FATAL);
+        }
+    }
     int rc;
     switch (c->role) {
     case ROLE_LOGGER:
@@ -302,6 +311,15 @@ static void reap(master_t *m)
             continue;
         }
         log_warn("%s (pid %d) %s", name, (int)pid, how);
+        if (c->role == ROLE_LOGGER && WIFEXITED(status) && WEXITSTATUS(status) == EXIT_IOFAIL) {
+            /* Never retried: a new logger could not know what the failed
+             * write left on disk. Reads go on; writes are refused until an
+             * operator restarts the server, which recovers from the log. */
+            log_warn("The log is stopped after an I/O error: writes are refused, reads are "
+                     "served; restart the server to recover from what is on disk");
+            m->exit_status = 1;
+            continue;
+        }
         if (WIFEXITED(status) &&
             (WEXITSTATUS(status) == EXIT_FATAL || WEXITSTATUS(status) == EXIT_IOFAIL)) {
             log_warn("%s stopped on a fatal error: shutting the server down", name);
@@ -330,7 +348,7 @@ static void signal_children(master_t *m, int sig)
 
 static void begin_stop(master_t *m, int status)
 {
-    if (!m->stopping) m->exit_status = status;
+    if (!m->stopping && status) m->exit_status = status;
     m->stopping = 1;
 }
 
@@ -436,6 +454,9 @@ int master_run(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
 
+    if (getenv("ATTICDB_TEST_FAULTS"))
+        log_warn("ATTICDB_TEST_FAULTS is set (%s): I/O faults will be injected; this is for tests",
+                 getenv("ATTICDB_TEST_FAULTS"));
     log_info("AtticDB %s starting: pid %d, data in %s, %d frontends", PACKAGE_VERSION,
              (int)getpid(), m.cfg.dir, m.cfg.frontends);
     m.logger.role = ROLE_LOGGER;

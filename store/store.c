@@ -251,9 +251,13 @@ static int answer_deferred(store_proc_t *s)
 {
     size_t kept = 0;
     int n = 0;
+    /* Once the log has failed, nothing more becomes durable: a read waiting
+     * for a write that failed is answered with what is applied. */
+    int log_failed = atomic_load(&s->shm->logger_state) == LOGGER_FAILED &&
+                     s->applied == atomic_load(&s->shm->durable_lsn);
     for (size_t i = 0; i < s->ndeferred; i++) {
         deferred_t *d = s->deferred[i];
-        if (d->req.min_lsn > s->applied) {
+        if (d->req.min_lsn > s->applied && !log_failed) {
             s->deferred[kept++] = d;
             continue;
         }
@@ -339,7 +343,8 @@ static int run(store_proc_t *s)
     for (;;) {
         int work = apply_ring(s);
         if (work < 0) return EXIT_FATAL;
-        if (work > 0 && s->ndeferred) {
+        if (s->ndeferred &&
+            (work > 0 || atomic_load(&s->shm->logger_state) == LOGGER_FAILED)) {
             int n = answer_deferred(s);
             if (n < 0) return 0;
             work += n;

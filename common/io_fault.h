@@ -1,0 +1,22 @@
+/*
+ * io_fault.h - a fault-injecting I/O seam for tests (STYLE.md, convention 7).
+ *
+ * A spec names calls to fail: "op:nth:errno[,op:nth:errno...]", e.g.
+ * "fdatasync:30:EIO,fallocate:2:ENOSPC": the 30th fdatasync and the 2nd
+ * fallocate this process makes through `io` fail with that errno (once; the
+ * call is not performed). ops: open pwrite pread fdatasync fsync fallocate
+ * ftruncate rename unlink. errno: EIO, ENOSPC, EDQUOT, EROFS, or a number.
+ *
+ * The server reads ATTICDB_TEST_FAULTS at start, as "role.op:nth:errno,..."
+ * with role logger, store or frontend, and installs in each child the part
+ * for its role. It is a test hook: the master logs a warning when it is set.
+ */
+#ifndef ATTIC_IO_FAULT_H
+#define ATTIC_IO_FAULT_H
+
+/* Install the faults of spec (entries for other roles are skipped when role
+ * is not NULL: "logger.fdatasync:3:EIO" applies to role "logger" only).
+ * Returns the number of faults installed, or -1 when the spec is malformed. */
+int io_fault_install(const char *spec, const char *role);
+
+#endif

@@ -1,0 +1,143 @@
+/*
+ * test_faults.c - disk faults injected into the real server through the I/O
+ * seam (ATTICDB_TEST_FAULTS, common/io_fault.h): a failed fdatasync is never
+ * retried and believed, and a full disk refuses writes, keeps reads, and
+ * recovers when space comes back (ARCHITECTURE.md, contracts 6 and 8).
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TestSuite(faults, .fini = srv_cleanup_all, .timeout = 60);
+
+static char *info_field(redisContext *c, const char *field, char *out, size_t n)
+{
+    redisReply *r = redisCommand(c, "INFO persistence");
+    cr_assert_not_null(r);
+    const char *p = strstr(r->str, field);
+    cr_assert_not_null(p, "INFO lacks %s", field);
+    p += strlen(field);
+    size_t k = strcspn(p, "\r\n");
+    snprintf(out, n, "%.*s", (int)k, p);
+    freeReplyObject(r);
+    return out;
+}
+
+Test(faults, failed_fdatasync_is_never_believed)
+{
+    setenv("ATTICDB_TEST_FAULTS", "logger.fdatasync:20:EIO", 1);
+    srv_t s;
+    int started = srv_start(&s, "--frontends 2");
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(started, 0);
+    redisContext *c = srv_connect(&s);
+    int acked = 0;
+    redisReply *r = NULL;
+    for (int i = 0; i < 100; i++) {
+        r = redisCommand(c, "SET f:%d v%d", i, i);
+        cr_assert_not_null(r);
+        if (r->type != REDIS_REPLY_STATUS) break;
+        freeReplyObject(r);
+        r = NULL;
+        acked++;
+    }
+    cr_assert_not_null(r, "no write failed");
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR, "the write whose fdatasync failed is not OK");
+    cr_assert(strstr(r->str, "durable") != NULL, "%s", r->str);
+    freeReplyObject(r);
+    cr_assert_gt(acked, 5);
+    /* No later write is acked. */
+    for (int i = 0; i < 5; i++) {
+        r = redisCommand(c, "SET after:%d x", i);
+        cr_assert_eq(r->type, REDIS_REPLY_ERROR, "a write after the failure was acked");
+        freeReplyObject(r);
+    }
+    /* Reads of durable data go on, on this very connection too. */
+    r = redisCommand(c, "GET f:0");
+    cr_assert_eq(r->type, REDIS_REPLY_STRING);
+    cr_assert_str_eq(r->str, "v0");
+    freeReplyObject(r);
+    char state[64];
+    cr_assert_str_eq(info_field(c, "atticdb_log_state:", state, sizeof(state)), "failed");
+    redisFree(c);
+    /* Stopping reports the failure; a restart recovers from the disk. */
+    cr_assert_eq(srv_stop(&s), 1);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    for (int i = 0; i < acked; i++) {
+        char want[16];
+        snprintf(want, sizeof(want), "v%d", i);
+        r = redisCommand(c, "GET f:%d", i);
+        cr_assert_eq(r->type, REDIS_REPLY_STRING, "acked write f:%d lost", i);
+        cr_assert_str_eq(r->str, want);
+        freeReplyObject(r);
+    }
+    r = redisCommand(c, "SET after-restart ok");
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+Test(faults, full_disk_refuses_writes_keeps_reads_and_recovers)
+{
+    /* fallocate #1 makes the first segment at start; #2 is the next one,
+     * prepared once the first is half full. It fails once: then space is
+     * "back", and the logger's retry a second later succeeds. */
+    setenv("ATTICDB_TEST_FAULTS", "logger.fallocate:2:ENOSPC", 1);
+    srv_t s;
+    int started = srv_start(&s, "--frontends 1 --segment-size 1mb --ring-size 256kb");
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(started, 0);
+    redisContext *c = srv_connect(&s);
+    char val[2048];
+    memset(val, 'd', sizeof(val) - 1);
+    val[sizeof(val) - 1] = '\0';
+    int acked = 0, refused = 0;
+    redisReply *r;
+    for (int i = 0; i < 2000 && !refused; i++) {
+        r = redisCommand(c, "SET d:%d %s", i, val);
+        cr_assert_not_null(r, "%s", c->errstr);
+        if (r->type == REDIS_REPLY_STATUS) acked++;
+        else {
+            cr_assert(strstr(r->str, "disk full") != NULL, "%s", r->str);
+            refused = 1;
+        }
+        freeReplyObject(r);
+    }
+    cr_assert(refused, "no write was refused although the next segment could not be made");
+    char flag[16];
+    cr_assert_str_eq(info_field(c, "atticdb_log_no_space:", flag, sizeof(flag)), "1");
+    /* Reads work while writes are refused. */
+    r = redisCommand(c, "STRLEN d:0");
+    cr_assert_eq(r->integer, (long long)strlen(val));
+    freeReplyObject(r);
+    /* Space comes back (the fault fired once): writes resume by themselves. */
+    int resumed = 0;
+    for (int i = 0; i < 50 && !resumed; i++) {
+        usleep(100 * 1000);
+        r = redisCommand(c, "SET resumed yes");
+        resumed = r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+    }
+    cr_assert(resumed, "writes did not resume once space was back");
+    /* And carry on into the new segment. */
+    for (int i = 0; i < 400; i++) {
+        r = redisCommand(c, "SET e:%d %s", i, val);
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    for (int i = 0; i < acked; i++) {
+        r = redisCommand(c, "STRLEN d:%d", i);
+        cr_assert_eq(r->integer, (long long)strlen(val), "acked d:%d", i);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
