@@ -15,11 +15,12 @@
 #include "io.h"
 
 enum { F_OPEN, F_PWRITE, F_PREAD, F_FDATASYNC, F_FSYNC, F_FALLOCATE, F_FTRUNCATE, F_RENAME,
-       F_UNLINK, F_NOPS };
+       F_UNLINK, F_CLAIM, F_NOPS };
 
 static const char *const op_names[F_NOPS] = {"open",      "pwrite",    "pread",
                                              "fdatasync", "fsync",     "fallocate",
-                                             "ftruncate", "rename",    "unlink"};
+                                             "ftruncate", "rename",    "unlink",
+                                             "claim"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -47,6 +48,12 @@ static int hit(int op)
             return -1;                                                                             \
         }                                                                                          \
     } while (0)
+
+int io_fault_point(enum io_fault_point point)
+{
+    if (!nfaults) return 0;
+    return point == IO_FAULT_CLAIM && hit(F_CLAIM) != 0;
+}
 
 static int f_open(const char *p, int fl, mode_t m)
 {
@@ -113,7 +120,8 @@ static int parse_errno(const char *s)
     static const struct {
         const char *name;
         int value;
-    } names[] = {{"EIO", EIO}, {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT}, {"EROFS", EROFS}};
+    } names[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT},
+                 {"EROFS", EROFS}, {"KILL", EINTR}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(s, names[i].name)) return names[i].value;
     char *end;

@@ -7,6 +7,10 @@
  * call is not performed). ops: open pwrite pread fdatasync fsync fallocate
  * ftruncate rename unlink. errno: EIO, ENOSPC, EDQUOT, EROFS, or a number.
  *
+ * Besides I/O calls, named fault points in the code count too: "claim" is a
+ * frontend's successful ring claim; when its Nth comes, the process kills
+ * itself (SIGKILL) before committing the record, whatever errno says.
+ *
  * The server reads ATTICDB_TEST_FAULTS at start, as "role.op:nth:errno,..."
  * with role logger, store or frontend, and installs in each child the part
  * for its role. It is a test hook: the master logs a warning when it is set.
@@ -18,5 +22,11 @@
  * is not NULL: "logger.fdatasync:3:EIO" applies to role "logger" only).
  * Returns the number of faults installed, or -1 when the spec is malformed. */
 int io_fault_install(const char *spec, const char *role);
+
+/* Fault points (not I/O calls). */
+enum io_fault_point { IO_FAULT_CLAIM = 0 };
+
+/* Count one pass through point; true when a fault is due there. */
+int io_fault_point(enum io_fault_point point);
 
 #endif

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <strings.h>
 
 #include "fe-internal.h"
+#include "io_fault.h"
 #include "log.h"
 #include "record.h"
 #include "strutil.h"
@@ -93,6 +95,9 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
                      space, (unsigned long long)ring_max_record(fe->ring));
         return 0;
     }
+    /* Test hook: die holding the claim, as a SIGKILL at this instruction
+     * would (contract 5; the logger must pad the claim). */
+    if (io_fault_point(IO_FAULT_CLAIM)) raise(SIGKILL);
     uint16_t origin = needs_store_reply ? (uint16_t)(fe->slot + 1) : 0;
     rec_encode_cmd(ring_ptr(fe->ring, pos), pos, origin, shm_now_ms(), (uint16_t)id,
                    (uint16_t)argc, argv, lens);

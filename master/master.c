@@ -53,6 +53,7 @@ typedef struct child {
     enum role role;
     int slot;            /* frontend number */
     pid_t pid;           /* 0 = not running */
+    int spawns;          /* how many times this slot was started */
     uint64_t started_ns;
     int early_deaths;    /* consecutive deaths soon after start */
 } child_t;
@@ -218,8 +219,10 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
     char title[64], name[32];
     snprintf(title, sizeof(title), "atticdb-server: %s", role_name(c, name, sizeof(name)));
     master_set_proctitle(title);
+    /* Injected faults hit a slot's first process only, so a fault that
+     * kills does not turn into a crash loop. */
     const char *faults = getenv("ATTICDB_TEST_FAULTS");
-    if (faults) {
+    if (faults && c->spawns == 1) {
         static const char *const roles[] = {"logger", "store", "frontend"};
         if (io_fault_install(faults, roles[c->role]) < 0) {
             log_warn("FATAL: malformed ATTICDB_TEST_FAULTS: %s", faults);
@@ -255,6 +258,7 @@ static int spawn(master_t *m, child_t *c)
         atomic_fetch_add(&f->incarnation, 1);
     }
     if (c->role == ROLE_STORE) atomic_store(&m->shm->store_ready, 0);
+    c->spawns++;
     pid_t master_pid = getpid();
     pid_t pid = fork();
     if (pid < 0) {

@@ -141,3 +141,70 @@ Test(faults, full_disk_refuses_writes_keeps_reads_and_recovers)
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
 }
+
+/* A frontend dies holding a ring claim (the fault point kills it after its
+ * 50th claim, before it commits): the logger must pad the abandoned claim,
+ * so the ring is not blocked and no acked write is lost (contract 5). */
+Test(faults, frontend_killed_holding_a_claim_does_not_block_the_ring)
+{
+    setenv("ATTICDB_TEST_FAULTS", "frontend.claim:50:KILL", 1);
+    srv_t s;
+    int started = srv_start(&s, "--frontends 2");
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(started, 0);
+    /* Connections on both frontends; each frontend dies at its 50th write. */
+    enum { N = 8 };
+    redisContext *cs[N];
+    int acked[N] = {0};
+    for (int i = 0; i < N; i++) cr_assert_not_null(cs[i] = srv_connect(&s));
+    int alive = N;
+    for (int round = 0; round < 100 && alive; round++) {
+        for (int i = 0; i < N; i++) {
+            if (!cs[i]) continue;
+            redisReply *r = redisCommand(cs[i], "SET c:%d:%d v", i, round);
+            if (!r) {
+                redisFree(cs[i]);
+                cs[i] = NULL;
+                alive--;
+                continue;
+            }
+            cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+            freeReplyObject(r);
+            acked[i] = round + 1;
+        }
+    }
+    for (int i = 0; i < N; i++)
+        if (cs[i]) redisFree(cs[i]);
+    /* The ring goes on: new clients (on the respawned frontends) write. */
+    redisContext *c = NULL;
+    for (int i = 0; i < 200 && !c; i++) {
+        c = srv_connect(&s);
+        if (!c) usleep(10000);
+    }
+    cr_assert_not_null(c);
+    for (int i = 0; i < 200; i++) {
+        redisReply *r = redisCommand(c, "SET after:%d x", i);
+        cr_assert_not_null(r, "%s", c->errstr);
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS, "write %d after the deaths", i);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    FILE *f = fopen(s.log, "r");
+    char line[512];
+    int padded = 0;
+    while (f && fgets(line, sizeof(line), f)) padded += strstr(line, "abandoned ring claim") != NULL;
+    if (f) fclose(f);
+    cr_assert_geq(padded, 1, "the logger did not report padding an abandoned claim");
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    for (int i = 0; i < N; i++)
+        for (int k = 0; k < acked[i]; k++) {
+            redisReply *r = redisCommand(c, "EXISTS c:%d:%d", i, k);
+            cr_assert_eq(r->integer, 1, "acked write c:%d:%d lost", i, k);
+            freeReplyObject(r);
+        }
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
