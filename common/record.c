@@ -76,14 +76,31 @@ size_t rec_encode_payload(unsigned char *dst, uint16_t cmd_id, uint16_t argc,
 void rec_encode_cmd(void *dst, uint64_t lsn, uint16_t origin, int64_t time_ms, uint16_t cmd_id,
                     uint16_t argc, const unsigned char *const *argv, const uint32_t *arg_lens)
 {
+    rec_encode_cmd_durable(dst, lsn, UINT64_MAX, origin, time_ms, cmd_id, argc, argv, arg_lens);
+}
+
+uint64_t rec_proven_durable(const void *rec)
+{
+    rec_hdr_t h;
+    memcpy(&h, rec, sizeof(h));
+    if (h.durable_gap == REC_GAP_UNKNOWN || h.durable_gap > h.lsn) return 0;
+    return h.lsn - h.durable_gap;
+}
+
+void rec_encode_cmd_durable(void *dst, uint64_t lsn, uint64_t durable, uint16_t origin,
+                            int64_t time_ms, uint16_t cmd_id, uint16_t argc,
+                            const unsigned char *const *argv, const uint32_t *arg_lens)
+{
     unsigned char *d = dst;
     size_t payload = rec_encode_payload(d + REC_HDR_SIZE, cmd_id, argc, argv, arg_lens);
     uint32_t len = (uint32_t)(REC_HDR_SIZE + payload);
     uint32_t space = rec_space((uint32_t)payload);
     memset(d + len, 0, space - len);
 
+    uint32_t gap = REC_GAP_UNKNOWN;
+    if (durable <= lsn && lsn - durable < REC_GAP_UNKNOWN) gap = (uint32_t)(lsn - durable);
     rec_hdr_t h = {.lsn = lsn, .len = len, .crc = 0, .type = REC_CMD, .origin = origin,
-                   .reserved = 0, .time_ms = time_ms};
+                   .durable_gap = gap, .time_ms = time_ms};
     h.crc = rec_crc_parts(&h, d + REC_HDR_SIZE, space - REC_HDR_SIZE);
     /* The lsn word is the ring's commit marker: write everything after it
      * now, and let rec_publish() store it last. The CRC already covers it. */
@@ -93,7 +110,8 @@ void rec_encode_cmd(void *dst, uint64_t lsn, uint16_t origin, int64_t time_ms, u
 void rec_write_pad(void *dst, uint64_t lsn, uint32_t space)
 {
     unsigned char *d = dst;
-    rec_hdr_t h = {.lsn = lsn, .len = space, .crc = 0, .type = REC_PAD};
+    rec_hdr_t h = {.lsn = lsn, .len = space, .crc = 0, .type = REC_PAD,
+                   .durable_gap = REC_GAP_UNKNOWN};
     memset(d + REC_HDR_SIZE, 0, space - REC_HDR_SIZE);
     h.crc = rec_crc_parts(&h, d + REC_HDR_SIZE, space - REC_HDR_SIZE);
     memcpy(d + 8, (const unsigned char *)&h + 8, REC_HDR_SIZE - 8);

@@ -39,9 +39,18 @@ typedef struct rec_hdr {
     uint32_t crc;     /* CRC32C of the padded record with this field zero */
     uint16_t type;    /* enum rec_type */
     uint16_t origin;  /* frontend slot + 1 that waits for a reply, 0 = none */
-    uint32_t reserved;
+    uint32_t durable_gap; /* lsn - durable_lsn when encoded, REC_GAP_UNKNOWN if not known */
     int64_t time_ms;  /* wall clock when encoded: the "now" of replay */
 } rec_hdr_t;
+
+/*
+ * durable_gap lets recovery tell a torn tail from damage in the middle of the
+ * log. A record encoded at LSN p with gap g proves that everything below
+ * p - g was durable at that time. So if the log stops being valid at e and a
+ * valid record further on proves e durable, e is damage (refuse to start);
+ * if none does, e is the torn tail of writes that were never acked (cut).
+ */
+#define REC_GAP_UNKNOWN UINT32_MAX
 
 _Static_assert(sizeof(rec_hdr_t) == REC_HDR_SIZE, "record header is 32 bytes");
 
@@ -67,6 +76,15 @@ size_t rec_cmd_payload_size(uint16_t argc, const uint32_t *arg_lens);
  */
 void rec_encode_cmd(void *dst, uint64_t lsn, uint16_t origin, int64_t time_ms, uint16_t cmd_id,
                     uint16_t argc, const unsigned char *const *argv, const uint32_t *arg_lens);
+
+/* The same, recording that everything below `durable` (<= lsn) was durable
+ * when the record was encoded (the frontends use this one). */
+void rec_encode_cmd_durable(void *dst, uint64_t lsn, uint64_t durable, uint16_t origin,
+                            int64_t time_ms, uint16_t cmd_id, uint16_t argc,
+                            const unsigned char *const *argv, const uint32_t *arg_lens);
+
+/* The LSN below which a valid record proves the log durable, or 0. */
+uint64_t rec_proven_durable(const void *rec);
 
 /* Write a REC_PAD record covering exactly `space` bytes (a multiple of
  * REC_ALIGN, at least REC_HDR_SIZE) at dst, and publish it. */

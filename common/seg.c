@@ -158,3 +158,42 @@ int64_t seg_reader_next(seg_reader_t *r, const void **rec)
     r->lsn += (uint64_t)rc;
     return rc;
 }
+
+int seg_find_damage_proof(const char *dir, uint64_t segment_size, uint64_t end, uint64_t *at)
+{
+    uint64_t *segs;
+    size_t n;
+    if (seg_list(dir, &segs, &n) != 0) return -1;
+    unsigned char *buf = malloc(segment_size);
+    if (!buf) {
+        free(segs);
+        return -1;
+    }
+    int found = 0, rc = 0;
+    for (size_t i = 0; i < n && !found; i++) {
+        uint64_t seg = segs[i];
+        if (seg + segment_size <= end) continue;
+        char path[4096];
+        seg_path(path, sizeof(path), dir, seg);
+        int fd = io->open(path, O_RDONLY, 0);
+        if (fd < 0) continue;
+        if (io_pread_all(fd, buf, segment_size, 0) != 0 && errno != ENODATA) rc = -1;
+        io->close(fd);
+        if (rc) break;
+        /* Every record boundary after end: records are REC_ALIGN aligned,
+         * and a candidate must carry its own position and a good CRC. */
+        uint64_t p = seg > end ? seg : end + REC_ALIGN;
+        for (; p + REC_HDR_SIZE <= seg + segment_size; p += REC_ALIGN) {
+            const unsigned char *r = buf + (p - seg);
+            if (rec_check(r, p, seg + segment_size - p) <= 0) continue;
+            if (rec_proven_durable(r) > end) {
+                *at = p;
+                found = 1;
+                break;
+            }
+        }
+    }
+    free(buf);
+    free(segs);
+    return rc ? -1 : found;
+}

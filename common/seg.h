@@ -48,4 +48,13 @@ void seg_reader_close(seg_reader_t *r);
  */
 int64_t seg_reader_next(seg_reader_t *r, const void **rec);
 
+/*
+ * After the log stops being valid at `end`: look for a valid record further
+ * on (the rest of end's segment, then later segments) that proves `end` was
+ * durable (rec_proven_durable() > end). Returns 1 and its LSN in *at when
+ * found (damage in the middle of the log), 0 when none (a torn tail), -1 on
+ * an I/O error.
+ */
+int seg_find_damage_proof(const char *dir, uint64_t segment_size, uint64_t end, uint64_t *at);
+
 #endif

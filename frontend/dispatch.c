@@ -99,8 +99,9 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
      * would (contract 5; the logger must pad the claim). */
     if (io_fault_point(IO_FAULT_CLAIM)) raise(SIGKILL);
     uint16_t origin = needs_store_reply ? (uint16_t)(fe->slot + 1) : 0;
-    rec_encode_cmd(ring_ptr(fe->ring, pos), pos, origin, shm_now_ms(), (uint16_t)id,
-                   (uint16_t)argc, argv, lens);
+    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
+    rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, origin, shm_now_ms(),
+                           (uint16_t)id, (uint16_t)argc, argv, lens);
     ring_commit(fe->ring, fe->claimer, pos);
     fe_wake_logger(fe);
 

@@ -116,26 +116,33 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
                     strerror(errno));
     }
     uint64_t e_seg = e & ~(segment_size - 1);
-    /* Anything valid beyond the end means the end is damage, not a tail. */
+    /* A valid record further on that proves e was durable when it was
+     * written means e is damage, not a torn tail (record.h, durable_gap):
+     * cutting there would drop acknowledged writes. */
+    uint64_t proof;
+    int damaged = seg_find_damage_proof(dir, segment_size, e, &proof);
+    if (damaged < 0) {
+        free(segs);
+        return str_fail(err, errlen, "I/O error reading the log after LSN %" PRIu64 ": %s", e,
+                        strerror(errno));
+    }
+    if (damaged) {
+        char path[4096];
+        seg_path(path, sizeof(path), dir, e_seg);
+        free(segs);
+        return str_fail(err, errlen,
+                        "log corrupt in the middle: %s offset %" PRIu64 " (LSN %" PRIu64
+                        ") is not a valid record, but the record at LSN %" PRIu64
+                        " shows it was durable; inspect with atticdb-check",
+                        path, e - e_seg, e, proof);
+    }
+    /* Whatever follows e was never acknowledged: later segments go (they are
+     * recreated, zero-filled, when needed). */
     for (size_t i = 0; i < nsegs; i++) {
         if (segs[i] <= e_seg) continue;
-        seg_reader_t later;
-        if (seg_reader_open(&later, dir, segment_size, segs[i]) != 0) continue;
-        int64_t lrc = seg_reader_next(&later, &rec);
-        seg_reader_close(&later);
-        if (lrc > 0) {
-            char path[4096];
-            seg_path(path, sizeof(path), dir, e_seg);
-            free(segs);
-            return str_fail(err, errlen,
-                        "log corrupt in the middle: %s offset %" PRIu64 " (LSN %" PRIu64
-                        ") is not a valid record but later segments hold records; "
-                        "inspect with atticdb-check",
-                        path, e - e_seg, e);
-        }
         char path[4096];
         seg_path(path, sizeof(path), dir, segs[i]);
-        io->unlink(path); /* empty or garbage: recreated when needed */
+        io->unlink(path);
     }
     int have_e_seg = 0;
     for (size_t i = 0; i < nsegs; i++)

@@ -34,8 +34,16 @@ static void remove_dir(void)
     cr_assert_eq(system(cmd), 0);
 }
 
-/* Write n records of about `size` bytes each from lsn on; returns the end. */
+/* Write n records of about `size` bytes each from lsn on, each encoded as if
+ * everything before it was durable, unless `durable` (then: as one unsynced
+ * batch encoded when the log was durable up to `durable`). Returns the end. */
+static uint64_t write_records_d(uint64_t lsn, int n, size_t size, uint64_t durable);
 static uint64_t write_records(uint64_t lsn, int n, size_t size)
+{
+    return write_records_d(lsn, n, size, UINT64_MAX);
+}
+
+static uint64_t write_records_d(uint64_t lsn, int n, size_t size, uint64_t durable)
 {
     unsigned char *buf = malloc(size + 128);
     char key[32];
@@ -64,7 +72,8 @@ static uint64_t write_records(uint64_t lsn, int n, size_t size)
             seg_path(path, sizeof(path), dir, seg);
             if (stat(path, &st) != 0) cr_assert_eq(segfile_create(dir, seg, SEG, 0), 0);
         }
-        rec_encode_cmd(buf, lsn, 0, 1000 + i, CMD_MSET, 2, argv, lens);
+        rec_encode_cmd_durable(buf, lsn, durable == UINT64_MAX ? lsn : durable, 0, 1000 + i,
+                               CMD_MSET, 2, argv, lens);
         rec_publish(buf, lsn);
         int fd = segfile_open(dir, seg, 0);
         cr_assert_geq(fd, 0);
@@ -139,6 +148,24 @@ Test(recover, torn_tail_is_cut)
     cr_assert_eq(end, good);
 }
 
+Test(recover, unsynced_records_after_a_torn_one_are_a_tail)
+{
+    /* A batch written but not synced when the power went: its first record
+     * reached the disk torn, later ones whole. None was acked, and none
+     * claims the torn spot was durable: recovery cuts them all. */
+    cr_assert_eq(segfile_create(dir, 0, SEG, 0), 0);
+    uint64_t good = write_records(0, 10, 100);
+    uint64_t end = write_records_d(good, 5, 100, good);
+    unsigned char junk[16];
+    memset(junk, 0x33, sizeof(junk));
+    scribble(good + 40, junk, sizeof(junk));
+    uint64_t start, e;
+    char err[512];
+    cr_assert_eq(logger_recover(dir, SEG, &start, &e, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(e, good);
+    cr_assert_gt(end, good);
+}
+
 Test(recover, corruption_in_the_middle_is_refused)
 {
     cr_assert_eq(segfile_create(dir, 0, SEG, 0), 0);
@@ -146,6 +173,8 @@ Test(recover, corruption_in_the_middle_is_refused)
     cr_assert_gt(written, 2 * SEG);
     unsigned char junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     scribble(SEG / 2 + 4096, junk, sizeof(junk)); /* inside some record of segment 0 */
+    /* Later records of the same segment, and the next ones, prove that
+     * spot was durable: cutting there would lose acknowledged writes. */
     uint64_t start, end;
     char err[512];
     cr_assert_eq(logger_recover(dir, SEG, &start, &end, err, sizeof(err)), -1);
