@@ -52,8 +52,10 @@ const cmd_desc_t *cmd_lookup(const char *name, size_t len)
     /* A linear scan of ~30 names costs less than hashing them would save;
      * revisit when the table grows past a hundred. */
     for (size_t i = 0; i < NCMDS; i++) {
-        /* Length first: a name with a NUL inside ("GETDEL\0") must not match,
-         * and must not make us read past the end of a table name. */
+        /* Length first: a name with a NUL inside ("GETDEL\0") is not a
+         * command, and we must not read past the end of a table name.
+         * (Redis 7 hashes the whole name but compares up to the NUL, so
+         * whether it finds such a name depends on its hash seed.) */
         const char *n = cmd_descs[i].name;
         if (strlen(n) == len && strncasecmp(n, name, len) == 0) return &cmd_descs[i];
     }

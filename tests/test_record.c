@@ -138,7 +138,7 @@ Test(command, lookup_is_exact_and_case_insensitive)
     cr_assert_eq(cmd_lookup("gEt", 3)->id, CMD_GET);
     cr_assert_null(cmd_lookup("GE", 2));
     cr_assert_null(cmd_lookup("GETX", 4));
-    /* A NUL inside the name is part of it, as in Redis: no match. */
+    /* A NUL inside the name makes it another name: no match. */
     cr_assert_null(cmd_lookup("GETDEL\0", 7));
     cr_assert_null(cmd_lookup("GET\0DEL", 7));
     size_t n;

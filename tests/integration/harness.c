@@ -283,3 +283,20 @@ const char *srv_cmd_raw(redisContext *c, char *buf, size_t len, const char *fmt,
     freeReplyObject(r);
     return buf;
 }
+
+int srv_run_tool(const char *tool, const char *args, char *out, size_t outlen)
+{
+    char bin[1024];
+    snprintf(bin, sizeof(bin), "%s", server_path());
+    char *slash = strrchr(bin, '/');
+    size_t at = slash ? (size_t)(slash + 1 - bin) : 0;
+    snprintf(bin + at, sizeof(bin) - at, "%s", tool);
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, outlen - 1, p);
+    out[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}

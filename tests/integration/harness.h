@@ -48,6 +48,11 @@ redisContext *srv_connect(const srv_t *s);
  * (e.g. "atticdb-server: frontend"); returns how many were found. */
 int srv_find_children(const srv_t *s, const char *title, pid_t *out, int max);
 
+/* Run a program built beside atticdb-server ("atticdb-server",
+ * "atticdb-check") with args, its stdout and stderr into out; returns its
+ * exit status (-1 if it did not exit normally). */
+int srv_run_tool(const char *tool, const char *args, char *out, size_t outlen);
+
 /* Run a command and return the reply as its RESP text in buf, for
  * byte-exact checks. Returns buf. */
 const char *srv_cmd_raw(redisContext *c, char *buf, size_t len, const char *fmt, ...);

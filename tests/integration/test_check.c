@@ -16,20 +16,7 @@ TestSuite(check, .fini = srv_cleanup_all, .timeout = 60);
 
 static int run_check(const char *args, char *out, size_t outlen)
 {
-    const char *server = getenv("ATTICDB_SERVER");
-    char bin[1024];
-    snprintf(bin, sizeof(bin), "%s", server ? server : "./atticdb-server");
-    char *slash = strrchr(bin, '/');
-    snprintf(slash ? slash + 1 : bin, sizeof(bin) - (size_t)(slash ? slash + 1 - bin : 0),
-             "atticdb-check");
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", bin, args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, outlen - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return srv_run_tool("atticdb-check", args, out, outlen);
 }
 
 Test(check, whole_log_damage_and_cut)

@@ -1391,6 +1391,9 @@ Test(cmds, empty_and_binary)
     {
         const size_t lens_[] = {7, keylen};
         DBIN(&d, 2, "PERSIST", key);
+    }
+    {
+        const size_t lens_[] = {6, keylen};
         DBIN(&d, 2, "GETDEL", key);
     }
     {

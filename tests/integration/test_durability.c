@@ -76,6 +76,36 @@ typedef struct writer {
     volatile int stopped; /* the writer saw an error (or finished) */
 } writer_t;
 
+/* Writer w's i-th value: big enough to live in the log, not inline. */
+static void writer_value(char *val, size_t len, int w, int i)
+{
+    int n = snprintf(val, len, "value-%d-%d-", w, i);
+    memset(val + n, 'x', 200);
+    val[n + 200] = '\0';
+}
+
+static void expect_value(redisContext *c, const char *key, const char *want);
+
+/* Every write each writer got a reply for is there, with its value. */
+static void expect_writers(redisContext *c, const writer_t *ws)
+{
+    for (int w = 0; w < WRITERS; w++) {
+        for (int i = 0; i < ws[w].acked; i++) {
+            char key[64], val[300];
+            snprintf(key, sizeof(key), "w:%d:%d", w, i);
+            writer_value(val, sizeof(val), w, i);
+            expect_value(c, key, val);
+        }
+        /* The counter holds at least the last acked value, at most one more
+         * (an INCR that became durable but whose reply was lost). */
+        redisReply *r = redisCommand(c, "GET counter:%d", w);
+        long v = r->type == REDIS_REPLY_STRING ? atol(r->str) : 0;
+        cr_assert(v >= ws[w].counter_ok && v <= ws[w].counter_ok + 1,
+                  "counter %d: %ld, last acked %ld", w, v, ws[w].counter_ok);
+        freeReplyObject(r);
+    }
+}
+
 static void *writer_main(void *arg)
 {
     writer_t *w = arg;
@@ -84,9 +114,7 @@ static void *writer_main(void *arg)
     if (!c) return NULL;
     for (int i = 0; i < MAX_WRITES; i++) {
         char val[300];
-        int n = snprintf(val, sizeof(val), "value-%d-%d-", w->id, i);
-        memset(val + n, 'x', 200); /* big enough to live in the log, not inline */
-        val[n + 200] = '\0';
+        writer_value(val, sizeof(val), w->id, i);
         redisReply *r = redisCommand(c, "SET w:%d:%d %s", w->id, i, val);
         if (!r || r->type != REDIS_REPLY_STATUS) {
             if (r) freeReplyObject(r);
@@ -128,23 +156,7 @@ Test(durability, acked_writes_survive_sigkill_of_everything, .timeout = 120)
     cr_assert_eq(srv_restart(&s), 0, "restart after SIGKILL");
     redisContext *c = srv_connect(&s);
     cr_assert_not_null(c);
-    for (int w = 0; w < WRITERS; w++) {
-        for (int i = 0; i < ws[w].acked; i++) {
-            char key[64], val[300];
-            snprintf(key, sizeof(key), "w:%d:%d", w, i);
-            int n = snprintf(val, sizeof(val), "value-%d-%d-", w, i);
-            memset(val + n, 'x', 200);
-            val[n + 200] = '\0';
-            expect_value(c, key, val);
-        }
-        /* The counter holds at least the last acked value, at most one more
-         * (an INCR that became durable but whose reply was lost). */
-        redisReply *r = redisCommand(c, "GET counter:%d", w);
-        long v = r->type == REDIS_REPLY_STRING ? atol(r->str) : 0;
-        cr_assert(v >= ws[w].counter_ok && v <= ws[w].counter_ok + 1,
-                  "counter %d: %ld, last acked %ld", w, v, ws[w].counter_ok);
-        freeReplyObject(r);
-    }
+    expect_writers(c, ws);
     redisFree(c);
     srv_stop(&s);
     srv_cleanup(&s);
@@ -245,15 +257,10 @@ Test(durability, second_server_on_same_dir_refuses, .timeout = 30)
 {
     srv_t s;
     cr_assert_eq(srv_start(&s, NULL), 0);
-    char cmd[1024];
-    const char *bin = getenv("ATTICDB_SERVER") ? getenv("ATTICDB_SERVER") : "./atticdb-server";
-    snprintf(cmd, sizeof(cmd), "%s --port %d --dir %s 2>&1", bin, srv_free_port(), s.dir);
-    FILE *p = popen(cmd, "r");
-    char out[4096] = "";
-    size_t n = fread(out, 1, sizeof(out) - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0, "second server must fail");
+    char args[512], out[4096];
+    snprintf(args, sizeof(args), "--port %d --dir %s", srv_free_port(), s.dir);
+    int status = srv_run_tool("atticdb-server", args, out, sizeof(out));
+    cr_assert(status > 0, "second server must fail");
     cr_assert(strstr(out, "in use") != NULL, "message: %s", out);
     srv_stop(&s);
     srv_cleanup(&s);
@@ -433,16 +440,7 @@ Test(durability, logger_and_store_killed_under_load_lose_nothing, .timeout = 120
     cr_assert(log_contains(&s, "store (pid"), "the master logged the store's death");
     cr_assert_eq(srv_restart(&s), 0);
     redisContext *c = srv_connect(&s);
-    for (int w = 0; w < WRITERS; w++) {
-        for (int i = 0; i < ws[w].acked; i++) {
-            char key[64], val[300];
-            snprintf(key, sizeof(key), "w:%d:%d", w, i);
-            int n = snprintf(val, sizeof(val), "value-%d-%d-", w, i);
-            memset(val + n, 'x', 200);
-            val[n + 200] = '\0';
-            expect_value(c, key, val);
-        }
-    }
+    expect_writers(c, ws);
     redisFree(c);
     srv_stop(&s);
     srv_cleanup(&s);

@@ -20,17 +20,10 @@ static const char *server_bin(void)
     return p ? p : "./atticdb-server";
 }
 
-/* Run the server with argv, collect its output; returns the exit status. */
+/* Run the server with args, collect its output; returns the exit status. */
 static int run_capture(const char *args, char *out, size_t outlen)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", server_bin(), args);
-    FILE *p = popen(cmd, "r");
-    cr_assert_not_null(p);
-    size_t n = fread(out, 1, outlen - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return srv_run_tool("atticdb-server", args, out, outlen);
 }
 
 Test(master, config_file_and_unix_socket)
@@ -116,7 +109,7 @@ Test(master, port_in_use_is_refused)
 {
     srv_t s;
     cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
-    char args[256], out[4096];
+    char args[600], out[4096];
     snprintf(args, sizeof(args), "--port %d --dir %s-other", s.port, s.dir);
     cr_assert_eq(run_capture(args, out, sizeof(out)), 1);
     cr_assert(strstr(out, "port in use"), "%s", out);
