@@ -7,6 +7,8 @@
 #include "io_fault.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,74 @@ static struct {
 } faults[MAX_FAULTS];
 static int nfaults;
 static _Atomic long calls[F_NOPS];
+
+/* errno value standing for "simulate a power cut here" (not a real errno). */
+#define FAULT_CUT 100000
+
+/* Power-cut mode: the pre-image of every write not yet synced, per fd. */
+typedef struct pending_write {
+    struct pending_write *next;
+    int fd;
+    off_t off;
+    size_t len;
+    unsigned char *before; /* the bytes the write replaced */
+} pending_write_t;
+
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static pending_write_t *pending; /* newest first */
+static int cut_armed;
+
+static void forget_synced(int fd)
+{
+    pthread_mutex_lock(&pending_lock);
+    for (pending_write_t **pp = &pending; *pp;) {
+        pending_write_t *w = *pp;
+        if (w->fd == fd) {
+            *pp = w->next;
+            free(w->before);
+            free(w);
+        } else {
+            pp = &w->next;
+        }
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+static void remember_write(int fd, size_t len, off_t off)
+{
+    pending_write_t *w = malloc(sizeof(*w));
+    unsigned char *before = malloc(len ? len : 1);
+    if (!w || !before) abort();
+    ssize_t got = io_real.pread(fd, before, len, off);
+    if (got < 0) got = 0;
+    memset(before + got, 0, len - (size_t)got); /* past the end: it was not there */
+    w->fd = fd;
+    w->off = off;
+    w->len = len;
+    w->before = before;
+    pthread_mutex_lock(&pending_lock);
+    w->next = pending;
+    pending = w;
+    pthread_mutex_unlock(&pending_lock);
+}
+
+/* The power goes: undo what was never synced (newest first, so the oldest
+ * pre-image wins where writes overlap), tear the newest, and die with the
+ * whole process group, as every process of a machine does. */
+static void power_cut(void)
+{
+    pthread_mutex_lock(&pending_lock);
+    int first = 1;
+    for (pending_write_t *w = pending; w; w = w->next) {
+        size_t keep = 0;
+        if (first && w->len > 512) keep = (size_t)(random() % (long)(w->len / 512)) * 512;
+        first = 0;
+        ssize_t r = io_real.pwrite(w->fd, w->before + keep, w->len - keep, w->off + (off_t)keep);
+        (void)r;
+    }
+    kill(0, SIGKILL);
+    _exit(137); /* not reached */
+}
 
 /* Count this call of op; return the errno to fail it with, or 0. */
 static int hit(int op)
@@ -63,6 +133,7 @@ static int f_open(const char *p, int fl, mode_t m)
 static ssize_t f_pwrite(int fd, const void *b, size_t n, off_t o)
 {
     FAIL_IF(F_PWRITE);
+    if (cut_armed) remember_write(fd, n, o);
     return io_real.pwrite(fd, b, n, o);
 }
 static ssize_t f_pread(int fd, void *b, size_t n, off_t o)
@@ -72,13 +143,22 @@ static ssize_t f_pread(int fd, void *b, size_t n, off_t o)
 }
 static int f_fdatasync(int fd)
 {
-    FAIL_IF(F_FDATASYNC);
-    return io_real.fdatasync(fd);
+    int e = hit(F_FDATASYNC);
+    if (e == FAULT_CUT) power_cut();
+    if (e) {
+        errno = e;
+        return -1;
+    }
+    int rc = io_real.fdatasync(fd);
+    if (rc == 0 && cut_armed) forget_synced(fd);
+    return rc;
 }
 static int f_fsync(int fd)
 {
     FAIL_IF(F_FSYNC);
-    return io_real.fsync(fd);
+    int rc = io_real.fsync(fd);
+    if (rc == 0 && cut_armed) forget_synced(fd);
+    return rc;
 }
 static int f_fallocate(int fd, int mode, off_t o, off_t l)
 {
@@ -121,7 +201,7 @@ static int parse_errno(const char *s)
         const char *name;
         int value;
     } names[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT},
-                 {"EROFS", EROFS}, {"KILL", EINTR}};
+                 {"EROFS", EROFS}, {"KILL", EINTR}, {"CUT", FAULT_CUT}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(s, names[i].name)) return names[i].value;
     char *end;
@@ -152,6 +232,11 @@ int io_fault_install(const char *spec, const char *role)
             if (!strcmp(op, op_names[i])) o = i;
         int e = parse_errno(err);
         if (o < 0 || e < 0 || nfaults == MAX_FAULTS) return -1;
+        if (e == FAULT_CUT) {
+            if (o != F_FDATASYNC) return -1;
+            cut_armed = 1;
+            srandom((unsigned)(nth * 2654435761u));
+        }
         faults[nfaults].op = o;
         faults[nfaults].nth = nth;
         faults[nfaults].err = e;
