@@ -14,8 +14,8 @@
  * A power cut: "fdatasync:N:CUT" makes the Nth fdatasync, instead of
  * syncing, simulate losing power at that moment: every write made through
  * the seam since the last successful sync of its file is undone (its bytes
- * put back as they were), the last one torn (a random prefix of whole 512-
- * byte sectors survives), and the whole process group is SIGKILLed. What a
+ * put back as they were), the last one torn (a random prefix of it
+ * survives), and the whole process group is SIGKILLed. What a
  * restart then reads is what a disk would hold after the power came back.
  *
  * The server reads ATTICDB_TEST_FAULTS at start, as "role.op:nth:errno,..."
