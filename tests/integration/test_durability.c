@@ -445,3 +445,41 @@ Test(durability, logger_and_store_killed_under_load_lose_nothing, .timeout = 120
     srv_stop(&s);
     srv_cleanup(&s);
 }
+
+/* ---- the master killed ---- */
+
+Test(durability, killed_master_leaves_no_orphans_and_restart_recovers, .timeout = 60)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 2"), 0);
+    redisContext *c = srv_connect(&s);
+    for (int i = 0; i < 100; i++) freeReplyObject(redisCommand(c, "SET m:%d %d", i, i));
+    redisFree(c);
+    pid_t kids[8];
+    int n = 0;
+    for (int i = 0; i < 100 && (n = srv_find_children(&s, "atticdb-server: ", kids, 8)) != 4; i++)
+        usleep(10000);
+    cr_assert_eq(n, 4);
+    kill(s.pid, SIGKILL); /* the master only */
+    waitpid(s.pid, NULL, 0);
+    /* Every child goes with it (PR_SET_PDEATHSIG), none is left behind. */
+    int alive = 4;
+    for (int t = 0; t < 300 && alive; t++) {
+        alive = 0;
+        for (int i = 0; i < 4; i++) alive += kill(kids[i], 0) == 0;
+        if (alive) usleep(10000);
+    }
+    cr_assert_eq(alive, 0, "%d children outlived the master", alive);
+    s.pid = 0;
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    for (int i = 0; i < 100; i++) {
+        char key[16], val[16];
+        snprintf(key, sizeof(key), "m:%d", i);
+        snprintf(val, sizeof(val), "%d", i);
+        expect_value(c, key, val);
+    }
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
