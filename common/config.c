@@ -33,6 +33,11 @@ void config_defaults(config_t *c)
     c->max_inline_len = 64 * 1024;
     c->client_query_buffer_limit = 1ull << 30;
     c->maxclients = 10000;
+    /* Redis leaves normal clients unlimited; a durable server that holds
+     * replies for clients that never read must not grow without bound. */
+    c->obuf_hard = 256ull << 20;
+    c->obuf_soft = 64ull << 20;
+    c->obuf_soft_seconds = 60;
     c->tcp_backlog = 511;
     c->loglevel = LOG_NOTICE;
     c->respawn_limit = 5;
@@ -88,7 +93,7 @@ static void set_str(char **dst, const char *v)
 static const char *const ignored[] = {
     "save", "appendonly", "appendfsync", "protected-mode", "databases", "tcp-keepalive",
     "supervised", "pidfile", "always-show-logo", "stop-writes-on-bgsave-error",
-    "rdbcompression", "rdbchecksum", "dbfilename", "timeout", "hz", NULL,
+    "rdbcompression", "rdbchecksum", "dbfilename", "hz", NULL,
 };
 
 int config_set(config_t *c, const char *name, int argc, char **argv, char *err, size_t errlen)
@@ -136,6 +141,28 @@ int config_set(config_t *c, const char *name, int argc, char **argv, char *err, 
     } else if (!strcasecmp(name, "maxclients")) {
         if (parse_int(argv[0], 1, 1000000, &v)) return str_fail(err, errlen, "Invalid max clients limit");
         c->maxclients = (int)v;
+    } else if (!strcasecmp(name, "timeout")) {
+        if (parse_int(argv[0], 0, INT32_MAX, &v)) return str_fail(err, errlen, "Invalid timeout value");
+        c->timeout = (int)v;
+    } else if (!strcasecmp(name, "client-output-buffer-limit")) {
+        /* class hard soft soft-seconds [class ...], as redis.conf; only the
+         * normal class applies (no replicas or pub/sub here yet). */
+        if (argc % 4 != 0) return str_fail(err, errlen, "Wrong number of arguments in buffer limit configuration.");
+        for (int i = 0; i < argc; i += 4) {
+            uint64_t hard, soft;
+            long long secs;
+            if (strcasecmp(argv[i], "normal") && strcasecmp(argv[i], "replica") &&
+                strcasecmp(argv[i], "slave") && strcasecmp(argv[i], "pubsub"))
+                return str_fail(err, errlen, "Invalid client class specified in buffer limit configuration.");
+            if (config_parse_memory(argv[i + 1], &hard) || config_parse_memory(argv[i + 2], &soft) ||
+                parse_int(argv[i + 3], 0, INT32_MAX, &secs))
+                return str_fail(err, errlen, "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+            if (!strcasecmp(argv[i], "normal")) {
+                c->obuf_hard = hard;
+                c->obuf_soft = soft;
+                c->obuf_soft_seconds = (int)secs;
+            }
+        }
     } else if (!strcasecmp(name, "tcp-backlog")) {
         if (parse_int(argv[0], 0, 65535, &v)) return str_fail(err, errlen, "Invalid backlog value");
         c->tcp_backlog = (int)v;

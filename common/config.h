@@ -31,6 +31,10 @@ typedef struct config {
     size_t max_inline_len;
     uint64_t client_query_buffer_limit;
     int maxclients;
+    int timeout;                     /* close clients idle this many seconds, 0 = never */
+    uint64_t obuf_hard;              /* client-output-buffer-limit normal: hard bytes, 0 = none */
+    uint64_t obuf_soft;              /* ... soft bytes, 0 = none */
+    int obuf_soft_seconds;           /* ... over soft this long closes the client */
     int tcp_backlog;
     char *logfile;                   /* NULL or "" = stderr */
     int loglevel;                    /* LOG_DEBUG .. LOG_WARNING (log.h) */

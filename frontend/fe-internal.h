@@ -61,6 +61,8 @@ typedef struct fe_conn {
     int blocked;       /* input paused: ring or channel full */
     int closing;       /* close once replies are flushed (QUIT, errors) */
     int reading_paused;
+    int64_t last_active_ms; /* last input, for `timeout` */
+    int64_t obuf_soft_since_ms; /* output over the soft limit since, 0 = not */
     struct fe_conn *prev, *next;   /* in the list of all connections */
     struct fe_conn *wprev, *wnext; /* in the list of conns with pending replies */
     int in_wlist;
@@ -93,6 +95,7 @@ typedef struct fe {
     int nblocked;
     int draining;
     uint32_t nconns;
+    int64_t last_idle_scan_ms;
 } fe_t;
 
 /* frontend.c */

@@ -21,6 +21,7 @@
  * can't be lost between the check and epoll_wait.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -358,6 +359,31 @@ static void conn_close(fe_conn_t *c)
     conn_free(c);
 }
 
+/* A client that does not read its replies: over the hard limit, or over the
+ * soft one for too long, it is disconnected (as Redis' client-output-buffer-
+ * limit does), so the server's memory stays bounded. */
+static int conn_over_output_limit(fe_conn_t *c)
+{
+    const config_t *cfg = c->fe->cfg;
+    uint64_t pending = c->out.len - c->out_off;
+    if (cfg->obuf_hard && pending > cfg->obuf_hard) {
+        log_info("Client closed for overcoming of output buffer limits (%" PRIu64 " bytes)", pending);
+        return 1;
+    }
+    if (cfg->obuf_soft && pending > cfg->obuf_soft) {
+        int64_t now = shm_now_ms();
+        if (!c->obuf_soft_since_ms) c->obuf_soft_since_ms = now;
+        else if (now - c->obuf_soft_since_ms >= (int64_t)cfg->obuf_soft_seconds * 1000) {
+            log_info("Client closed for overcoming of output buffer soft limit (%" PRIu64 " bytes)",
+                     pending);
+            return 1;
+        }
+    } else {
+        c->obuf_soft_since_ms = 0;
+    }
+    return 0;
+}
+
 /* Write what is ready. Returns 0 after EAGAIN (with EV_WRITE armed) or when
  * everything is written, -1 when the connection was closed (on error, or
  * after QUIT once its replies are out): c must not be used then. */
@@ -369,6 +395,10 @@ static int conn_flush(fe_conn_t *c)
         if (n < 0) {
             if (errno == EINTR) continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                if (conn_over_output_limit(c)) {
+                    conn_close(c);
+                    return -1;
+                }
                 event_add(c->ev_write, NULL);
                 return 0;
             }
@@ -378,6 +408,7 @@ static int conn_flush(fe_conn_t *c)
         c->out_off += (size_t)n;
     }
     c->out_off = 0;
+    c->obuf_soft_since_ms = 0;
     buf_reset(&c->out);
     if (c->out.cap > 1024 * 1024) {
         buf_free(&c->out);
@@ -498,6 +529,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
         return;
     }
     c->in.len += (size_t)n;
+    c->last_active_ms = shm_now_ms();
     if (c->in.len - c->in_off > fe->cfg->client_query_buffer_limit) {
         log_info("Closing client that reached max query buffer length (%zu bytes)",
                  c->in.len - c->in_off);
@@ -519,6 +551,7 @@ static fe_conn_t *conn_new(fe_t *fe, int fd)
     buf_init(&c->in);
     buf_init(&c->out);
     resp_cmd_init(&c->cmd);
+    c->last_active_ms = shm_now_ms();
     c->ev_read = event_new(fe->base, fd, EV_READ | EV_PERSIST, on_readable, c);
     c->ev_write = event_new(fe->base, fd, EV_WRITE, on_writable, c);
     event_add(c->ev_read, NULL);
@@ -603,6 +636,19 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     }
     if (atomic_load(&fe->shm->shutdown) >= 1) fe_drain(fe);
     else fe_check_completions(fe); /* belt and braces for a lost wake-up */
+    if (fe->cfg->timeout > 0) {
+        /* Idle clients: no input for `timeout` seconds and nothing owed
+         * to them (a client waiting for a reply is not idle). */
+        int64_t now = shm_now_ms();
+        if (now - fe->last_idle_scan_ms >= 1000) {
+            fe->last_idle_scan_ms = now;
+            for (fe_conn_t *c = fe->conns, *next; c; c = next) {
+                next = c->next;
+                if (!c->head && now - c->last_active_ms > (int64_t)fe->cfg->timeout * 1000)
+                    conn_close(c);
+            }
+        }
+    }
 }
 
 int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_fds, int nlisten)

@@ -3,7 +3,10 @@
  * socket, configuration errors, and the process titles.
  */
 #include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +136,70 @@ Test(master, processes_are_named_by_role)
             usleep(10000);
         cr_assert_eq(n, 1, "%s", titles[t]);
     }
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
+
+/* ---- limits on clients ---- */
+
+Test(master, client_that_never_reads_is_disconnected)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --client-output-buffer-limit normal 1mb 512kb 10"), 0);
+    redisContext *c = srv_connect(&s);
+    size_t big = 100 * 1024;
+    char *v = malloc(big);
+    memset(v, 'o', big);
+    redisReply *r = redisCommand(c, "SET big %b", v, big);
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    free(v);
+    /* A raw client pipelines GETs of it and never reads a byte. */
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s.port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+    const char *get = "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n";
+    for (int i = 0; i < 200; i++)
+        if (send(fd, get, strlen(get), MSG_NOSIGNAL) < 0) break;
+    /* The server drops it; everyone else is served meanwhile. */
+    int closed = 0;
+    for (int t = 0; t < 100 && !closed; t++) {
+        FILE *f = fopen(s.log, "r");
+        char line[512];
+        while (f && fgets(line, sizeof(line), f)) closed |= strstr(line, "output buffer limit") != NULL;
+        if (f) fclose(f);
+        r = redisCommand(c, "PING");
+        cr_assert_not_null(r, "the server stopped serving others");
+        freeReplyObject(r);
+        if (!closed) usleep(50 * 1000);
+    }
+    cr_assert(closed, "a client that never reads was not disconnected");
+    close(fd);
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
+
+Test(master, idle_client_is_closed_after_timeout)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --timeout 1"), 0);
+    redisContext *idle = srv_connect(&s);
+    redisReply *r = redisCommand(idle, "PING");
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    usleep(2600 * 1000);
+    r = redisCommand(idle, "PING");
+    cr_assert_null(r, "an idle client outlived the timeout");
+    redisFree(idle);
+    redisContext *c = srv_connect(&s);
+    r = redisCommand(c, "PING");
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    redisFree(c);
     srv_stop(&s);
     srv_cleanup(&s);
 }
