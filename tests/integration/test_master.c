@@ -203,3 +203,64 @@ Test(master, idle_client_is_closed_after_timeout)
     srv_stop(&s);
     srv_cleanup(&s);
 }
+
+Test(master, maxclients_refuses_the_next_connection)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 2 --maxclients 6"), 0);
+    redisContext *cs[6];
+    for (int i = 0; i < 6; i++) {
+        cs[i] = srv_connect(&s);
+        cr_assert_not_null(cs[i]);
+        redisReply *r = redisCommand(cs[i], "PING");
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS, "client %d", i);
+        freeReplyObject(r);
+    }
+    redisContext *extra = srv_connect(&s);
+    redisReply *r = extra ? redisCommand(extra, "PING") : NULL;
+    cr_assert(r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "max number of clients reached"),
+              "the 7th client was not refused");
+    freeReplyObject(r);
+    redisFree(extra);
+    redisFree(cs[0]);
+    usleep(100 * 1000); /* its frontend notices the close */
+    extra = srv_connect(&s);
+    r = redisCommand(extra, "PING");
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS, "a slot freed by a closed client is usable again");
+    freeReplyObject(r);
+    redisFree(extra);
+    for (int i = 1; i < 6; i++) redisFree(cs[i]);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
+
+Test(master, slow_client_does_not_hold_up_others)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s.port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    const char *cmd = "*3\r\n$3\r\nSET\r\n$4\r\nslow\r\n$5\r\nvalue\r\n";
+    redisContext *c = srv_connect(&s);
+    /* One byte at a time, and between bytes the other client is served. */
+    for (size_t i = 0; i < strlen(cmd); i++) {
+        cr_assert_eq(send(fd, cmd + i, 1, MSG_NOSIGNAL), 1);
+        redisReply *r = redisCommand(c, "SET fast:%d x", (int)i);
+        cr_assert(r && r->type == REDIS_REPLY_STATUS, "byte %zu: %s", i, r ? r->str : c->errstr);
+        freeReplyObject(r);
+        usleep(5000);
+    }
+    char buf[16] = "";
+    ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+    cr_assert_eq(n, 5);
+    cr_assert_str_eq(buf, "+OK\r\n");
+    redisReply *r = redisCommand(c, "GET slow");
+    cr_assert_str_eq(r->str, "value");
+    freeReplyObject(r);
+    close(fd);
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
