@@ -149,10 +149,12 @@ Test(faults, frontend_killed_holding_a_claim_does_not_block_the_ring)
 {
     setenv("ATTICDB_TEST_FAULTS", "frontend.claim:50:KILL", 1);
     srv_t s;
-    int started = srv_start(&s, "--frontends 2");
+    /* One frontend: with two, one might get no claims before the check
+     * below and die at its 50th in the middle of it. */
+    int started = srv_start(&s, "--frontends 1");
     unsetenv("ATTICDB_TEST_FAULTS");
     cr_assert_eq(started, 0);
-    /* Connections on both frontends; each frontend dies at its 50th write. */
+    /* The frontend dies at its 50th write, holding the claim. */
     enum { N = 8 };
     redisContext *cs[N];
     int acked[N] = {0};
