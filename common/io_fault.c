@@ -17,12 +17,12 @@
 #include "io.h"
 
 enum { F_OPEN, F_PWRITE, F_PREAD, F_FDATASYNC, F_FSYNC, F_FALLOCATE, F_FTRUNCATE, F_RENAME,
-       F_UNLINK, F_CLAIM, F_NOPS };
+       F_UNLINK, F_CLAIM, F_START, F_NOPS };
 
 static const char *const op_names[F_NOPS] = {"open",      "pwrite",    "pread",
                                              "fdatasync", "fsync",     "fallocate",
                                              "ftruncate", "rename",    "unlink",
-                                             "claim"};
+                                             "claim",     "start"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -124,7 +124,9 @@ static int hit(int op)
 int io_fault_point(enum io_fault_point point)
 {
     if (!nfaults) return 0;
-    return point == IO_FAULT_CLAIM && hit(F_CLAIM) != 0;
+    if (point == IO_FAULT_CLAIM) return hit(F_CLAIM) != 0;
+    if (point == IO_FAULT_START) return hit(F_START) != 0;
+    return 0;
 }
 
 static int f_open(const char *p, int fl, mode_t m)
@@ -211,7 +213,7 @@ static int parse_errno(const char *s)
     return (*s && !*end && v > 0 && v < 4096) ? (int)v : -1;
 }
 
-int io_fault_install(const char *spec, const char *role)
+int io_fault_install(const char *spec, const char *role, int first_incarnation)
 {
     char buf[512];
     if (!spec || strlen(spec) >= sizeof(buf)) return -1;
@@ -219,6 +221,9 @@ int io_fault_install(const char *spec, const char *role)
     nfaults = 0;
     char *save;
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        int every = item[0] == '*';
+        if (every) item++;
+        if (!every && !first_incarnation) continue;
         char *dot = strchr(item, '.');
         char *colon = strchr(item, ':');
         if (dot && (!colon || dot < colon)) {

@@ -27,11 +27,16 @@
 
 /* Install the faults of spec (entries for other roles are skipped when role
  * is not NULL: "logger.fdatasync:3:EIO" applies to role "logger" only).
+ * An entry applies to a slot's first process only, unless it starts with
+ * '*' ("*store.start:1:KILL": every incarnation, to make a crash loop).
  * Returns the number of faults installed, or -1 when the spec is malformed. */
-int io_fault_install(const char *spec, const char *role);
+int io_fault_install(const char *spec, const char *role, int first_incarnation);
 
 /* Fault points (not I/O calls). */
-enum io_fault_point { IO_FAULT_CLAIM = 0 };
+enum io_fault_point {
+    IO_FAULT_CLAIM = 0, /* "claim": a frontend's successful ring claim */
+    IO_FAULT_START = 1, /* "start": a child process about to run its role */
+};
 
 /* Count one pass through point; true when a fault is due there. */
 int io_fault_point(enum io_fault_point point);

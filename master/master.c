@@ -219,15 +219,16 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
     char title[64], name[32];
     snprintf(title, sizeof(title), "atticdb-server: %s", role_name(c, name, sizeof(name)));
     master_set_proctitle(title);
-    /* Injected faults hit a slot's first process only, so a fault that
-     * kills does not turn into a crash loop. */
+    /* Injected faults hit a slot's first process only (unless marked '*'),
+     * so a fault that kills does not turn into a crash loop by accident. */
     const char *faults = getenv("ATTICDB_TEST_FAULTS");
-    if (faults && c->spawns == 1) {
+    if (faults) {
         static const char *const roles[] = {"logger", "store", "frontend"};
-        if (io_fault_install(faults, roles[c->role]) < 0) {
+        if (io_fault_install(faults, roles[c->role], c->spawns == 1) < 0) {
             log_warn("FATAL: malformed ATTICDB_TEST_FAULTS: %s", faults);
             _exit(EXIT_FATAL);
         }
+        if (io_fault_point(IO_FAULT_START)) raise(SIGKILL);
     }
     int rc;
     switch (c->role) {

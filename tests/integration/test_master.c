@@ -264,3 +264,20 @@ Test(master, slow_client_does_not_hold_up_others)
     srv_stop(&s);
     srv_cleanup(&s);
 }
+
+Test(master, crash_loop_stops_the_server_with_a_clear_message)
+{
+    /* The store dies as it starts, every time it is started. */
+    char dir[] = "/tmp/attic-loop-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    char args[512], out[8192];
+    snprintf(args, sizeof(args), "--port %d --dir %s/data --respawn-limit 3", srv_free_port(), dir);
+    setenv("ATTICDB_TEST_FAULTS", "*store.start:1:KILL", 1);
+    int status = srv_run_tool("atticdb-server", args, out, sizeof(out));
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(status, 1, "exit status %d; output:\n%s", status, out);
+    cr_assert(strstr(out, "store") && strstr(out, "died 3 times right after starting"), "%s", out);
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
