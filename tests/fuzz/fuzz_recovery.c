@@ -20,12 +20,15 @@
 
 #define SEG (64u * 1024)
 
-static char dir[64];
+static char dir[512];
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (!dir[0]) {
-        snprintf(dir, sizeof(dir), "/tmp/attic-fuzz-XXXXXX");
+        /* Inside the run's own directory when the script gives one, so that
+         * two runs at once can't remove each other's files. */
+        const char *base = getenv("ATTIC_FUZZ_DIR");
+        snprintf(dir, sizeof(dir), "%s/attic-fuzz-XXXXXX", base ? base : "/tmp");
         if (!mkdtemp(dir)) abort();
         log_set_level(LOG_WARNING + 1); /* quiet */
     }

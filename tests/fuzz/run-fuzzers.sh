@@ -16,7 +16,8 @@ if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n){return 0;}' |
     echo "fuzz: $CC has no libFuzzer, skipping"; exit 77
 fi
 out=$(mktemp -d /tmp/atticdb-fuzz.XXXXXX)
-trap 'rm -rf "$out" /tmp/attic-fuzz-*' EXIT
+trap 'rm -rf "$out"' EXIT
+export ATTIC_FUZZ_DIR="$out"
 cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -include "$builddir/autoconfig.h"
         -I"$srcdir/common" -I"$srcdir" -fsanitize=fuzzer,address,undefined
         -fno-sanitize-recover=undefined -Wno-unused-command-line-argument)
@@ -34,8 +35,9 @@ for name in resp record recovery; do
     mkdir -p "$out/corpus_$name"
     echo "fuzz: $name for ${seconds}s"
     if ! ASAN_OPTIONS=detect_leaks=0 "$out/fuzz_$name" -max_total_time="$seconds" -rss_limit_mb=2048 \
-        -print_final_stats=1 "$out/corpus_$name" "$srcdir/tests/fuzz/corpus/$name" > "$out/$name.log" 2>&1; then
+        -print_final_stats=1 -artifact_prefix="$out/" "$out/corpus_$name" "$srcdir/tests/fuzz/corpus/$name" > "$out/$name.log" 2>&1; then
         echo "fuzz: $name FAILED"; tail -40 "$out/$name.log"; status=1
+        # Keep the input that failed (also printed above, in base64).
         cp "$out"/crash-* "$out"/leak-* "$out"/timeout-* . 2>/dev/null || true
     else
         grep -E "stat::number_of_executed_units|cov:" "$out/$name.log" | tail -2
