@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -177,9 +178,19 @@ void srv_kill_all(srv_t *s)
     if (s->pid <= 0) return;
     kill(-s->pid, SIGKILL);
     waitpid(s->pid, NULL, 0);
-    /* Children were in the same group; give the kernel a moment to reap
-     * them through init and release the data directory lock. */
-    for (int i = 0; i < 200 && kill(-s->pid, 0) == 0; i++) usleep(10000);
+    /* The children were in the same group. They are gone for our purpose
+     * once none holds the data directory's lock any more (a zombie waiting
+     * for init to reap it holds no file). */
+    char lock[300];
+    snprintf(lock, sizeof(lock), "%s/LOCK", s->dir);
+    for (int i = 0; i < 500; i++) {
+        int fd = open(lock, O_RDWR);
+        if (fd < 0) break;
+        int free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+        close(fd);
+        if (free_now) break;
+        usleep(2000);
+    }
     s->pid = 0;
     track(s);
 }
