@@ -62,6 +62,7 @@ static int wait_ready(srv_t *s)
 }
 
 static void track(const srv_t *s);
+const char *srv_log_tail(const srv_t *s, char *buf, size_t len);
 
 static int spawn(srv_t *s)
 {
@@ -150,9 +151,22 @@ int srv_start(srv_t *s, const char *extra)
     return spawn(s);
 }
 
+static int log_says(const srv_t *s, const char *needle)
+{
+    char tail[4096];
+    return strstr(srv_log_tail(s, tail, sizeof(tail)), needle) != NULL;
+}
+
 int srv_restart(srv_t *s)
 {
-    return spawn(s);
+    /* While a server is down its port is free, and another test starting
+     * at that moment may take it: then move to another free port. */
+    for (int attempt = 0; attempt < 5; attempt++) {
+        if (spawn(s) == 0) return 0;
+        if (!log_says(s, "port in use") && !log_says(s, "Address already in use")) return -1;
+        s->port = srv_free_port();
+    }
+    return -1;
 }
 
 int srv_stop(srv_t *s)
@@ -310,4 +324,19 @@ int srv_run_tool(const char *tool, const char *args, char *out, size_t outlen)
     out[n] = '\0';
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+const char *srv_log_tail(const srv_t *s, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(s->log, "r");
+    if (!f) return buf;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    long from = size > (long)len - 1 ? size - (long)len + 1 : 0;
+    fseek(f, from, SEEK_SET);
+    size_t n = fread(buf, 1, len - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
 }

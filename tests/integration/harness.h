@@ -48,6 +48,9 @@ redisContext *srv_connect(const srv_t *s);
  * (e.g. "atticdb-server: frontend"); returns how many were found. */
 int srv_find_children(const srv_t *s, const char *title, pid_t *out, int max);
 
+/* The last lines of the server's log (for assertion messages). */
+const char *srv_log_tail(const srv_t *s, char *buf, size_t len);
+
 /* Run a program built beside atticdb-server ("atticdb-server",
  * "atticdb-check") with args, its stdout and stderr into out; returns its
  * exit status (-1 if it did not exit normally). */
