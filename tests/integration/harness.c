@@ -340,3 +340,11 @@ const char *srv_log_tail(const srv_t *s, char *buf, size_t len)
     fclose(f);
     return buf;
 }
+
+int srv_wait_children(const srv_t *s, const char *title, pid_t *out, int max, int want)
+{
+    int n = 0;
+    for (int i = 0; i < 200 && (n = srv_find_children(s, title, out, max)) != want; i++)
+        usleep(10000);
+    return n;
+}

@@ -56,6 +56,11 @@ const char *srv_log_tail(const srv_t *s, char *buf, size_t len);
  * exit status (-1 if it did not exit normally). */
 int srv_run_tool(const char *tool, const char *args, char *out, size_t outlen);
 
+/* srv_find_children, retried for up to 2 s until it finds `want` (a child
+ * renames itself when it first runs, which may be just after the server
+ * answered PING). Returns the last count found. */
+int srv_wait_children(const srv_t *s, const char *title, pid_t *out, int max, int want);
+
 /* Run a command and return the reply as its RESP text in buf, for
  * byte-exact checks. Returns buf. */
 const char *srv_cmd_raw(redisContext *c, char *buf, size_t len, const char *fmt, ...);

@@ -206,8 +206,7 @@ Test(durability, killed_frontend_is_respawned_others_unaffected, .timeout = 60)
     pid_t pids[4];
     char title[64];
     snprintf(title, sizeof(title), "atticdb-server: frontend 0");
-    int found = 0;
-    for (int i = 0; i < 100 && (found = srv_find_children(&s, title, pids, 4)) != 1; i++) usleep(10000);
+    int found = srv_wait_children(&s, title, pids, 4, 1);
     cr_assert_eq(found, 1);
     pid_t old = pids[0];
     kill(old, SIGKILL);
@@ -271,11 +270,7 @@ Test(durability, clean_stop_leaves_no_process, .timeout = 30)
     srv_t s;
     cr_assert_eq(srv_start(&s, "--frontends 3"), 0);
     pid_t pids[8];
-    /* A child renames itself when it first runs, which may be just after
-     * the server already answered PING. */
-    int n = 0;
-    for (int i = 0; i < 100 && (n = srv_find_children(&s, "atticdb-server: ", pids, 8)) != 5; i++)
-        usleep(10000);
+    int n = srv_wait_children(&s, "atticdb-server: ", pids, 8, 5);
     cr_assert_eq(n, 5, "logger, store, 3 frontends");
     pid_t group = s.pid;
     cr_assert_eq(srv_stop(&s), 0);
@@ -336,9 +331,7 @@ Test(durability, full_ring_is_back_pressure_not_loss, .timeout = 60)
     srv_t s;
     cr_assert_eq(srv_start(&s, "--frontends 1 --ring-size 64kb --segment-size 1mb"), 0);
     pid_t store[2];
-    int n = 0;
-    for (int i = 0; i < 100 && (n = srv_find_children(&s, "atticdb-server: store", store, 2)) != 1; i++)
-        usleep(10000);
+    int n = srv_wait_children(&s, "atticdb-server: store", store, 2, 1);
     cr_assert_eq(n, 1);
     /* The store releases ring space as it applies; stopped, it can't. */
     kill(store[0], SIGSTOP);
@@ -419,8 +412,7 @@ Test(durability, logger_and_store_killed_under_load_lose_nothing, .timeout = 120
     for (int k = 0; k < 4; k++) {
         usleep(300 * 1000);
         pid_t pid[2];
-        int n = 0;
-        for (int i = 0; i < 200 && (n = srv_find_children(&s, roles[k], pid, 2)) != 1; i++) usleep(10000);
+        int n = srv_wait_children(&s, roles[k], pid, 2, 1);
         cr_assert_eq(n, 1, "%s is running", roles[k]);
         kill(pid[0], SIGKILL);
     }
@@ -456,9 +448,7 @@ Test(durability, killed_master_leaves_no_orphans_and_restart_recovers, .timeout 
     for (int i = 0; i < 100; i++) freeReplyObject(redisCommand(c, "SET m:%d %d", i, i));
     redisFree(c);
     pid_t kids[8];
-    int n = 0;
-    for (int i = 0; i < 100 && (n = srv_find_children(&s, "atticdb-server: ", kids, 8)) != 4; i++)
-        usleep(10000);
+    int n = srv_wait_children(&s, "atticdb-server: ", kids, 8, 4);
     cr_assert_eq(n, 4);
     kill(s.pid, SIGKILL); /* the master only */
     waitpid(s.pid, NULL, 0);

@@ -131,9 +131,7 @@ Test(master, processes_are_named_by_role)
     const char *titles[] = {"atticdb-server: logger", "atticdb-server: store",
                             "atticdb-server: frontend 0", "atticdb-server: frontend 1"};
     for (int t = 0; t < 4; t++) {
-        int n = 0;
-        for (int i = 0; i < 100 && (n = srv_find_children(&s, titles[t], pids, 4)) != 1; i++)
-            usleep(10000);
+        int n = srv_wait_children(&s, titles[t], pids, 4, 1);
         cr_assert_eq(n, 1, "%s", titles[t]);
     }
     srv_stop(&s);
