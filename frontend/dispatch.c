@@ -59,11 +59,6 @@ static void reply_errorf(fe_conn_t *c, const char *fmt, ...)
     buf_free(&b);
 }
 
-static int eq(const char *s, size_t n, const char *word)
-{
-    return strlen(word) == n && strncasecmp(s, word, n) == 0;
-}
-
 /* ---- writes ---- */
 
 /* Claim, encode, commit one canonical record and queue its reply. */
@@ -144,11 +139,11 @@ static int write_set(fe_conn_t *c, const fe_args_t *a)
         int has_next = j < a->argc - 1;
         int kind = EXP_NONE;
         for (int k = EXP_EX; k <= EXP_PXAT; k++)
-            if (eq(o, n, exp_names[k])) kind = k;
-        if (eq(o, n, "nx") && !(flags & SETF_XX)) flags |= SETF_NX;
-        else if (eq(o, n, "xx") && !(flags & SETF_NX)) flags |= SETF_XX;
-        else if (eq(o, n, "get")) flags |= SETF_GET;
-        else if (eq(o, n, "keepttl") && exp == EXP_NONE) flags |= SETF_KEEPTTL;
+            if (fe_word_eq(o, n, exp_names[k])) kind = k;
+        if (fe_word_eq(o, n, "nx") && !(flags & SETF_XX)) flags |= SETF_NX;
+        else if (fe_word_eq(o, n, "xx") && !(flags & SETF_NX)) flags |= SETF_XX;
+        else if (fe_word_eq(o, n, "get")) flags |= SETF_GET;
+        else if (fe_word_eq(o, n, "keepttl") && exp == EXP_NONE) flags |= SETF_KEEPTTL;
         else if (kind != EXP_NONE && !(flags & SETF_KEEPTTL) && has_next &&
                  (exp == EXP_NONE || exp == kind)) {
             exp = kind;
@@ -215,10 +210,10 @@ static int write_expire(fe_conn_t *c, const fe_args_t *a, const cmd_desc_t *d)
     for (int j = 3; j < a->argc; j++) {
         const char *o = a->argv[j];
         size_t n = a->lens[j];
-        if (eq(o, n, "nx")) flags |= EXPF_NX;
-        else if (eq(o, n, "xx")) flags |= EXPF_XX;
-        else if (eq(o, n, "gt")) flags |= EXPF_GT;
-        else if (eq(o, n, "lt")) flags |= EXPF_LT;
+        if (fe_word_eq(o, n, "nx")) flags |= EXPF_NX;
+        else if (fe_word_eq(o, n, "xx")) flags |= EXPF_XX;
+        else if (fe_word_eq(o, n, "gt")) flags |= EXPF_GT;
+        else if (fe_word_eq(o, n, "lt")) flags |= EXPF_LT;
         else {
             reply_errorf(c, "ERR Unsupported option %.*s", (int)(n > 128 ? 128 : n), o);
             return 0;
@@ -301,8 +296,8 @@ static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     case CMD_PERSIST:
         return write_plain(c, CMD_PERSIST, 1, a);
     case CMD_FLUSHALL:
-        if (a->argc > 2 || (a->argc == 2 && !eq(a->argv[1], a->lens[1], "async") &&
-                            !eq(a->argv[1], a->lens[1], "sync"))) {
+        if (a->argc > 2 || (a->argc == 2 && !fe_word_eq(a->argv[1], a->lens[1], "async") &&
+                            !fe_word_eq(a->argv[1], a->lens[1], "sync"))) {
             reply_static(c, ERR_SYNTAX);
             return 0;
         }

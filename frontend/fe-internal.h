@@ -9,6 +9,8 @@
 
 #include <event2/event.h>
 #include <stdint.h>
+#include <string.h>
+#include <strings.h>
 
 #include "buf.h"
 #include "command.h"
@@ -97,6 +99,12 @@ typedef struct fe {
     uint32_t nconns;
     int64_t last_idle_scan_ms;
 } fe_t;
+
+/* True when the n bytes at s are `word`, in any case (options, subcommands). */
+static inline int fe_word_eq(const char *s, size_t n, const char *word)
+{
+    return strlen(word) == n && strncasecmp(s, word, n) == 0;
+}
 
 /* frontend.c */
 fe_reply_t *fe_reply_push(fe_conn_t *c);  /* append a new entry to c's FIFO */

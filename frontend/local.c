@@ -16,11 +16,6 @@
 #include "fe-internal.h"
 #include "strutil.h"
 
-static int eq(const char *s, size_t n, const char *word)
-{
-    return strlen(word) == n && strncasecmp(s, word, n) == 0;
-}
-
 /* ---- COMMAND ---- */
 
 static void command_entry(buf_t *out, const cmd_desc_t *d)
@@ -60,16 +55,16 @@ static void cmd_command(int argc, const char **argv, const uint32_t *lens, buf_t
     if (argc == 1) {
         resp_array(out, (long long)n);
         for (size_t i = 0; i < n; i++) command_entry(out, &t[i]);
-    } else if (eq(argv[1], lens[1], "count") && argc == 2) {
+    } else if (fe_word_eq(argv[1], lens[1], "count") && argc == 2) {
         resp_integer(out, (long long)n);
-    } else if (eq(argv[1], lens[1], "info")) {
+    } else if (fe_word_eq(argv[1], lens[1], "info")) {
         resp_array(out, argc - 2);
         for (int i = 2; i < argc; i++) {
             const cmd_desc_t *d = cmd_lookup(argv[i], lens[i]);
             if (d) command_entry(out, d);
             else resp_null_array(out);
         }
-    } else if (eq(argv[1], lens[1], "docs")) {
+    } else if (fe_word_eq(argv[1], lens[1], "docs")) {
         /* No documentation yet: an empty map, which redis-cli accepts
          * (it then shows no hints). */
         resp_array(out, 0);
@@ -259,16 +254,16 @@ static void config_get(fe_t *fe, int argc, const char **argv, const uint32_t *le
 
 static void cmd_config(fe_t *fe, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
-    if (eq(argv[1], lens[1], "get") && argc >= 3) {
+    if (fe_word_eq(argv[1], lens[1], "get") && argc >= 3) {
         config_get(fe, argc, argv, lens, out);
-    } else if (eq(argv[1], lens[1], "resetstat") && argc == 2) {
+    } else if (fe_word_eq(argv[1], lens[1], "resetstat") && argc == 2) {
         resp_simple(out, "OK");
-    } else if (eq(argv[1], lens[1], "set") && argc >= 4) {
+    } else if (fe_word_eq(argv[1], lens[1], "set") && argc >= 4) {
         resp_error(out, "ERR CONFIG SET is not supported by AtticDB yet: change the config file and restart");
     } else {
         char msg[256];
-        if (eq(argv[1], lens[1], "get") || eq(argv[1], lens[1], "set") ||
-            eq(argv[1], lens[1], "resetstat"))
+        if (fe_word_eq(argv[1], lens[1], "get") || fe_word_eq(argv[1], lens[1], "set") ||
+            fe_word_eq(argv[1], lens[1], "resetstat"))
             snprintf(msg, sizeof(msg), "ERR wrong number of arguments for 'config|%.*s' command",
                      (int)lens[1], argv[1]);
         else

@@ -65,13 +65,12 @@ typedef struct store_proc {
 
 static const char too_large_reply[] = "-" STORE_ERR_TOO_LARGE "\r\n";
 
-/* The master is our parent; when it dies we are re-parented (to init or to
- * a subreaper), so compare with the parent we started with, not with 1. */
-static pid_t store_parent;
+/* The shared memory of this process, for master_gone(). */
+static const shm_t *store_shm;
 
 static int master_gone(void)
 {
-    return getppid() != store_parent;
+    return !shm_master_alive(store_shm);
 }
 
 /*
@@ -381,7 +380,7 @@ static int run(store_proc_t *s)
 
 int store_main(shm_t *shm, const config_t *cfg)
 {
-    store_parent = getppid();
+    store_shm = shm;
     if (wait_for_logger(shm)) return 0;
     store_proc_t s = {.shm = shm, .ring = shm_ring(shm), .nfe = (int)shm->nfrontends};
     s.ctx = store_ctx_create(cfg, random_seed());
