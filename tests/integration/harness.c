@@ -62,7 +62,6 @@ static int wait_ready(srv_t *s)
 }
 
 static void track(const srv_t *s);
-const char *srv_log_tail(const srv_t *s, char *buf, size_t len);
 
 static int spawn(srv_t *s)
 {
@@ -151,10 +150,16 @@ int srv_start(srv_t *s, const char *extra)
     return spawn(s);
 }
 
-static int log_says(const srv_t *s, const char *needle)
+int srv_log_contains(const srv_t *s, const char *needle, const char *also)
 {
-    char tail[4096];
-    return strstr(srv_log_tail(s, tail, sizeof(tail)), needle) != NULL;
+    FILE *f = fopen(s->log, "r");
+    if (!f) return 0;
+    char line[1024];
+    int found = 0;
+    while (!found && fgets(line, sizeof(line), f))
+        found = strstr(line, needle) && (!also || strstr(line, also));
+    fclose(f);
+    return found;
 }
 
 int srv_restart(srv_t *s)
@@ -163,7 +168,9 @@ int srv_restart(srv_t *s)
      * at that moment may take it: then move to another free port. */
     for (int attempt = 0; attempt < 5; attempt++) {
         if (spawn(s) == 0) return 0;
-        if (!log_says(s, "port in use") && !log_says(s, "Address already in use")) return -1;
+        if (!srv_log_contains(s, "port in use", NULL) &&
+            !srv_log_contains(s, "Address already in use", NULL))
+            return -1;
         s->port = srv_free_port();
     }
     return -1;

@@ -48,6 +48,10 @@ redisContext *srv_connect(const srv_t *s);
  * (e.g. "atticdb-server: frontend"); returns how many were found. */
 int srv_find_children(const srv_t *s, const char *title, pid_t *out, int max);
 
+/* True when a line of the server's log contains needle (and also `also`,
+ * when not NULL). */
+int srv_log_contains(const srv_t *s, const char *needle, const char *also);
+
 /* The last lines of the server's log (for assertion messages). */
 const char *srv_log_tail(const srv_t *s, char *buf, size_t len);
 

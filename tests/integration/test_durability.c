@@ -164,16 +164,6 @@ Test(durability, acked_writes_survive_sigkill_of_everything, .timeout = 120)
 
 /* ---- one frontend killed ---- */
 
-static int log_contains(const srv_t *s, const char *needle)
-{
-    FILE *f = fopen(s->log, "r");
-    if (!f) return 0;
-    char line[1024];
-    int found = 0;
-    while (!found && fgets(line, sizeof(line), f)) found = strstr(line, needle) != NULL;
-    fclose(f);
-    return found;
-}
 
 static int frontend_of(redisContext *c)
 {
@@ -231,7 +221,7 @@ Test(durability, killed_frontend_is_respawned_others_unaffected, .timeout = 60)
     /* The master said which child died, its pid, and how. */
     char want[128];
     snprintf(want, sizeof(want), "frontend 0 (pid %d) killed by signal 9", (int)old);
-    cr_assert(log_contains(&s, want), "server log lacks \"%s\"", want);
+    cr_assert(srv_log_contains(&s, want, NULL), "server log lacks \"%s\"", want);
     /* Clients of the dead frontend lost their connection. */
     for (int i = 0; i < N; i++) {
         if (fe[i] != 0) continue;
@@ -428,8 +418,8 @@ Test(durability, logger_and_store_killed_under_load_lose_nothing, .timeout = 120
     cr_assert_eq(srv_stop(&s), 0);
     for (int i = 0; i < WRITERS; i++) pthread_join(th[i], NULL);
     cr_assert_gt(acked_before_stop, 0);
-    cr_assert(log_contains(&s, "logger (pid"), "the master logged the logger's death");
-    cr_assert(log_contains(&s, "store (pid"), "the master logged the store's death");
+    cr_assert(srv_log_contains(&s, "logger (pid", NULL), "the master logged the logger's death");
+    cr_assert(srv_log_contains(&s, "store (pid", NULL), "the master logged the store's death");
     cr_assert_eq(srv_restart(&s), 0);
     redisContext *c = srv_connect(&s);
     expect_writers(c, ws);
