@@ -12,45 +12,121 @@
 #define R CMDF_READONLY
 #define F CMDF_FAST
 #define L CMDF_LOCAL
+#define OOM CMDF_DENYOOM
+#define LS (CMDF_LOADING | CMDF_STALE)
+#define NS CMDF_NOSCRIPT
+#define NA CMDF_NO_AUTH
+#define AB CMDF_ALLOW_BUSY
+#define NM CMDF_NO_MULTI
+#define ADM CMDF_ADMIN
 
+#define KS CAT_KEYSPACE
+#define RD CAT_READ
+#define WR CAT_WRITE
+#define STR CAT_STRING
+#define BM CAT_BITMAP
+#define CF CAT_FAST
+#define CS CAT_SLOW
+#define DNG CAT_DANGEROUS
+#define CONN CAT_CONNECTION
+#define TX CAT_TRANSACTION
+#define CADM CAT_ADMIN
+
+/* Flags, key positions and categories as Redis 7.0 reports them (COMMAND
+ * INFO), plus AtticDB's own: L (answered by a frontend) and NM (runs at once
+ * inside MULTI instead of being queued). */
 static const cmd_desc_t cmd_descs[] = {
-    {"ping", CMD_PING, -1, L | F, 0, 0, 0},
-    {"echo", CMD_ECHO, 2, L | F, 0, 0, 0},
-    {"quit", CMD_QUIT, -1, L | F, 0, 0, 0},
-    {"select", CMD_SELECT, 2, L | F, 0, 0, 0},
-    {"command", CMD_COMMAND, -1, L, 0, 0, 0},
-    {"info", CMD_INFO, -1, L, 0, 0, 0},
-    {"config", CMD_CONFIG, -2, L | CMDF_ADMIN, 0, 0, 0},
-    {"get", CMD_GET, 2, R | F, 1, 1, 1},
-    {"mget", CMD_MGET, -2, R | F, 1, -1, 1},
-    {"exists", CMD_EXISTS, -2, R | F, 1, -1, 1},
-    {"strlen", CMD_STRLEN, 2, R | F, 1, 1, 1},
-    {"ttl", CMD_TTL, 2, R | F, 1, 1, 1},
-    {"pttl", CMD_PTTL, 2, R | F, 1, 1, 1},
-    {"dbsize", CMD_DBSIZE, 1, R | F, 0, 0, 0},
-    {"set", CMD_SET, -3, W, 1, 1, 1},
-    {"mset", CMD_MSET, -3, W, 1, -1, 2},
-    {"del", CMD_DEL, -2, W, 1, -1, 1},
-    {"incr", CMD_INCR, 2, W | F, 1, 1, 1},
-    {"incrby", CMD_INCRBY, 3, W | F, 1, 1, 1},
-    {"decr", CMD_DECR, 2, W | F, 1, 1, 1},
-    {"decrby", CMD_DECRBY, 3, W | F, 1, 1, 1},
-    {"append", CMD_APPEND, 3, W | F, 1, 1, 1},
-    {"getdel", CMD_GETDEL, 2, W | F, 1, 1, 1},
-    {"expire", CMD_EXPIRE, -3, W | F, 1, 1, 1},
-    {"pexpire", CMD_PEXPIRE, -3, W | F, 1, 1, 1},
-    {"expireat", CMD_EXPIREAT, -3, W | F, 1, 1, 1},
-    {"pexpireat", CMD_PEXPIREAT, -3, W | F, 1, 1, 1},
-    {"persist", CMD_PERSIST, 2, W | F, 1, 1, 1},
-    {"flushall", CMD_FLUSHALL, -1, W, 0, 0, 0},
+    /* connection, server, transactions: answered by a frontend */
+    {"ping", CMD_PING, -1, L | F, 0, 0, 0, CF | CONN},
+    {"echo", CMD_ECHO, 2, L | LS | F, 0, 0, 0, CF | CONN},
+    {"quit", CMD_QUIT, -1, L | NS | LS | F | NA | AB | NM, 0, 0, 0, CF | CONN},
+    {"select", CMD_SELECT, 2, L | LS | F, 0, 0, 0, CF | CONN},
+    {"command", CMD_COMMAND, -1, L | LS, 0, 0, 0, CS | CONN},
+    {"info", CMD_INFO, -1, L | LS, 0, 0, 0, CS | DNG},
+    {"config", CMD_CONFIG, -2, L | ADM | NS | LS, 0, 0, 0, CS | CADM | DNG},
+    {"hello", CMD_HELLO, -1, L | NS | LS | F | NA | AB, 0, 0, 0, CF | CONN},
+    {"auth", CMD_AUTH, -2, L | NS | LS | F | NA | AB, 0, 0, 0, CF | CONN},
+    {"acl", CMD_ACL, -2, L | ADM | NS | LS, 0, 0, 0, CS | CADM | DNG},
+    {"client", CMD_CLIENT, -2, L | NS | LS, 0, 0, 0, CS | CONN},
+    {"reset", CMD_RESET, 1, L | NS | LS | F | NA | AB | NM, 0, 0, 0, CF | CONN},
+    {"time", CMD_TIME, 1, L | LS | F, 0, 0, 0, CF},
+    {"slowlog", CMD_SLOWLOG, -2, L | ADM | LS, 0, 0, 0, CS | CADM | DNG},
+    {"multi", CMD_MULTI, 1, L | NS | LS | F | AB | NM, 0, 0, 0, CF | TX},
+    {"exec", CMD_EXEC, 1, NS | LS | CMDF_SKIP_SLOWLOG | NM, 0, 0, 0, CS | TX},
+    {"discard", CMD_DISCARD, 1, L | NS | LS | F | AB | NM, 0, 0, 0, CF | TX},
+    {"watch", CMD_WATCH, -2, L | NS | LS | F | AB | NM, 1, -1, 1, CF | TX},
+    {"unwatch", CMD_UNWATCH, 1, L | NS | LS | F | AB, 0, 0, 0, CF | TX},
+    /* reads: answered by the store */
+    {"get", CMD_GET, 2, R | F, 1, 1, 1, RD | STR | CF},
+    {"mget", CMD_MGET, -2, R | F, 1, -1, 1, RD | STR | CF},
+    {"strlen", CMD_STRLEN, 2, R | F, 1, 1, 1, RD | STR | CF},
+    {"getrange", CMD_GETRANGE, 4, R, 1, 1, 1, RD | STR | CS},
+    {"substr", CMD_SUBSTR, 4, R, 1, 1, 1, RD | STR | CS},
+    {"getbit", CMD_GETBIT, 3, R | F, 1, 1, 1, RD | BM | CF},
+    {"bitcount", CMD_BITCOUNT, -2, R, 1, 1, 1, RD | BM | CS},
+    {"bitpos", CMD_BITPOS, -3, R, 1, 1, 1, RD | BM | CS},
+    {"exists", CMD_EXISTS, -2, R | F, 1, -1, 1, KS | RD | CF},
+    {"type", CMD_TYPE, 2, R | F, 1, 1, 1, KS | RD | CF},
+    {"ttl", CMD_TTL, 2, R | F, 1, 1, 1, KS | RD | CF},
+    {"pttl", CMD_PTTL, 2, R | F, 1, 1, 1, KS | RD | CF},
+    {"expiretime", CMD_EXPIRETIME, 2, R | F, 1, 1, 1, KS | RD | CF},
+    {"pexpiretime", CMD_PEXPIRETIME, 2, R | F, 1, 1, 1, KS | RD | CF},
+    {"touch", CMD_TOUCH, -2, R | F, 1, -1, 1, KS | RD | CF},
+    {"keys", CMD_KEYS, 2, R, 0, 0, 0, KS | RD | CS | DNG},
+    {"scan", CMD_SCAN, -2, R, 0, 0, 0, KS | RD | CS},
+    {"randomkey", CMD_RANDOMKEY, 1, R, 0, 0, 0, KS | RD | CS},
+    {"dbsize", CMD_DBSIZE, 1, R | F, 0, 0, 0, KS | RD | CF},
+    {"object", CMD_OBJECT, -2, R, 2, 2, 1, KS | RD | CS},
+    /* writes: through the ring and the log */
+    {"set", CMD_SET, -3, W | OOM, 1, 1, 1, WR | STR | CS},
+    {"setnx", CMD_SETNX, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
+    {"setex", CMD_SETEX, 4, W | OOM, 1, 1, 1, WR | STR | CS},
+    {"psetex", CMD_PSETEX, 4, W | OOM, 1, 1, 1, WR | STR | CS},
+    {"getset", CMD_GETSET, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
+    {"getex", CMD_GETEX, -2, W | F, 1, 1, 1, WR | STR | CF},
+    {"getdel", CMD_GETDEL, 2, W | F, 1, 1, 1, WR | STR | CF},
+    {"mset", CMD_MSET, -3, W | OOM, 1, -1, 2, WR | STR | CS},
+    {"msetnx", CMD_MSETNX, -3, W | OOM, 1, -1, 2, WR | STR | CS},
+    {"incr", CMD_INCR, 2, W | OOM | F, 1, 1, 1, WR | STR | CF},
+    {"decr", CMD_DECR, 2, W | OOM | F, 1, 1, 1, WR | STR | CF},
+    {"incrby", CMD_INCRBY, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
+    {"decrby", CMD_DECRBY, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
+    {"incrbyfloat", CMD_INCRBYFLOAT, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
+    {"append", CMD_APPEND, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
+    {"setrange", CMD_SETRANGE, 4, W | OOM, 1, 1, 1, WR | STR | CS},
+    {"setbit", CMD_SETBIT, 4, W | OOM, 1, 1, 1, WR | BM | CS},
+    {"del", CMD_DEL, -2, W, 1, -1, 1, KS | WR | CS},
+    {"unlink", CMD_UNLINK, -2, W | F, 1, -1, 1, KS | WR | CF},
+    {"rename", CMD_RENAME, 3, W, 1, 2, 1, KS | WR | CS},
+    {"renamenx", CMD_RENAMENX, 3, W | F, 1, 2, 1, KS | WR | CF},
+    {"copy", CMD_COPY, -3, W | OOM, 1, 2, 1, KS | WR | CS},
+    {"move", CMD_MOVE, 3, W | F, 1, 1, 1, KS | WR | CF},
+    {"swapdb", CMD_SWAPDB, 3, W | F, 0, 0, 0, KS | WR | CF | DNG},
+    {"expire", CMD_EXPIRE, -3, W | F, 1, 1, 1, KS | WR | CF},
+    {"pexpire", CMD_PEXPIRE, -3, W | F, 1, 1, 1, KS | WR | CF},
+    {"expireat", CMD_EXPIREAT, -3, W | F, 1, 1, 1, KS | WR | CF},
+    {"pexpireat", CMD_PEXPIREAT, -3, W | F, 1, 1, 1, KS | WR | CF},
+    {"persist", CMD_PERSIST, 2, W | F, 1, 1, 1, KS | WR | CF},
+    {"flushdb", CMD_FLUSHDB, -1, W, 0, 0, 0, KS | WR | CS | DNG},
+    {"flushall", CMD_FLUSHALL, -1, W, 0, 0, 0, KS | WR | CS | DNG},
 };
+
+static const char *const cat_names[CAT__COUNT] = {
+    "keyspace", "read", "write", "string", "bitmap", "admin",
+    "fast", "slow", "dangerous", "connection", "transaction",
+};
+
+const char *cmd_cat_name(int i)
+{
+    return i >= 0 && i < CAT__COUNT ? cat_names[i] : NULL;
+}
 
 #define NCMDS (sizeof(cmd_descs) / sizeof(cmd_descs[0]))
 
 const cmd_desc_t *cmd_lookup(const char *name, size_t len)
 {
-    /* A linear scan of ~30 names costs less than hashing them would save;
-     * revisit when the table grows past a hundred. */
+    /* A linear scan of ~70 names, length first, costs about what hashing
+     * would; revisit when the table grows past a few hundred. */
     for (size_t i = 0; i < NCMDS; i++) {
         /* Length first: a name with a NUL inside ("GETDEL\0") is not a
          * command, and we must not read past the end of a table name.

@@ -2,29 +2,65 @@
  * command.h - every command AtticDB knows, described as data.
  *
  * The table (command.c) gives each command its name, arity (Redis
- * convention: n = exactly n words including the name, -n = at least n), flags
- * and key positions; COMMAND replies and arity checks come from it. The
- * frontend validates a command's arguments and, for a write, encodes it in a
- * canonical form: a record whose cmd_id is one of the CMD_* ids below and
- * whose arguments are documented here. The store applies canonical records and
- * answers canonical read requests. Several user commands share one canonical
- * form (INCR, DECR, INCRBY, DECRBY all become CMD_INCRBY), so replay only ever
- * meets the forms listed under "canonical".
+ * convention: n = exactly n words including the name, -n = at least n), flags,
+ * ACL categories and key positions; COMMAND replies, ACL checks and arity
+ * checks come from it. The frontend validates a command's arguments and, for
+ * a write, encodes it in a canonical form: a record whose operation is one of
+ * the CMD_* ids below and whose arguments are documented here. The store
+ * applies canonical records and answers read requests. Several user commands
+ * share one canonical form (INCR, DECR, INCRBY, DECRBY all become
+ * CMD_INCRBY), so replay only ever meets the forms listed under "canonical".
  *
- * Canonical forms (integers are 8-byte or 4-byte little-endian arguments):
- *   CMD_SET       key, value, u32 set_flags, i64 expire_at_ms (0 = none)
- *   CMD_MSET      key, value, key, value, ...
- *   CMD_DEL       key...
- *   CMD_INCRBY    key, i64 delta
- *   CMD_APPEND    key, value
- *   CMD_GETDEL    key
- *   CMD_PEXPIREAT key, i64 at_ms, u32 expire_flags
- *                 (EXPIRE, PEXPIRE, EXPIREAT become this; at_ms <= now deletes)
- *   CMD_PERSIST   key
- *   CMD_FLUSHALL  (no arguments)
- * Reads sent to the store use the user's argument bytes unchanged:
- *   CMD_GET key | CMD_MGET key... | CMD_EXISTS key... | CMD_STRLEN key |
- *   CMD_TTL key | CMD_PTTL key | CMD_DBSIZE
+ * Ids are part of the log format: a record's payload starts with a u16 whose
+ * low byte is the operation (a cmd_id_t, below 256) and whose high byte is the
+ * database the command runs in (REC_OP_DB below). Never renumber an id; add
+ * new ones at the end of the enum.
+ *
+ * Canonical write forms (integers are 8-byte or 4-byte little-endian
+ * arguments; "db" is the record's database unless an argument names another):
+ *   CMD_SET        key, value, u32 set_flags, i64 expire_at_ms (0 = none)
+ *                  (SET, SETNX, SETEX, PSETEX, GETSET)
+ *   CMD_MSET       key, value, key, value, ...
+ *   CMD_MSETNX     key, value, key, value, ...            reply :1 / :0
+ *   CMD_DEL        key...                                 (DEL, UNLINK)
+ *   CMD_INCRBY     key, i64 delta                         (INCR, DECR, INCRBY, DECRBY)
+ *   CMD_INCRBYFLOAT key, increment as text (the frontend checked it parses
+ *                  as a finite long double)
+ *   CMD_APPEND     key, value
+ *   CMD_SETRANGE   key, u64 offset, value
+ *   CMD_SETBIT     key, u64 bit offset, u32 bit (0 or 1)
+ *   CMD_GETDEL     key
+ *   CMD_GETEX      key, u32 getex_flags, i64 at_ms (GETEX with an option;
+ *                  at_ms <= apply clock deletes the key after replying)
+ *   CMD_PEXPIREAT  key, i64 at_ms, u32 expire_flags
+ *                  (EXPIRE, PEXPIRE, EXPIREAT become this; at_ms <= now deletes)
+ *   CMD_PERSIST    key
+ *   CMD_RENAME     key, newkey, u32 nx (RENAME: 0, reply +OK; RENAMENX: 1,
+ *                  reply :1 / :0)
+ *   CMD_COPY       source, destination, u32 destination db, u32 replace
+ *   CMD_MOVE       key, u32 destination db
+ *   CMD_SWAPDB     u32 db, u32 db
+ *   CMD_FLUSHDB    (no arguments: the record's db)
+ *   CMD_FLUSHALL   (no arguments)
+ *   CMD_EXEC       a transaction (MULTI ... EXEC), applied atomically:
+ *                  arg 0: 24 bytes: u64 watch_lsn, i64 watch_time_ms,
+ *                         u32 nwatch, u32 zero
+ *                  args 1..nwatch: the watched keys, each u8 db + key bytes
+ *                  the rest: one queued command each, as a bare payload
+ *                  (rec_encode_payload: op+db, argc, args) in canonical
+ *                  form for writes, with the user's arguments for reads, or
+ *                  CMD_LITERAL whose one argument is a finished RESP reply
+ *                  (commands the frontend answered, errors found when the
+ *                  frontend encoded the command at EXEC).
+ *                  Reply: an array of the commands' replies, or the null
+ *                  array when a watched key was changed by a record at or
+ *                  after watch_lsn (or, still present, expired after
+ *                  watch_time_ms), or its db was flushed or swapped.
+ * Reads sent to the store carry the user's arguments after the name,
+ * unchanged, and the connection's db in store_req_t: GET, MGET, EXISTS,
+ * STRLEN, TTL, PTTL, EXPIRETIME, PEXPIRETIME, DBSIZE, TYPE, KEYS, SCAN,
+ * RANDOMKEY, TOUCH, GETRANGE (and SUBSTR), GETBIT, BITCOUNT, BITPOS, OBJECT.
+ * The store parses their options and answers their syntax errors.
  */
 #ifndef ATTIC_COMMAND_H
 #define ATTIC_COMMAND_H
@@ -34,16 +70,35 @@
 
 typedef enum cmd_id {
     CMD_NONE = 0,
-    /* answered by the frontend alone */
+    /* ids 1-29 were the first release's; the numbers are in logs on disk */
     CMD_PING, CMD_ECHO, CMD_QUIT, CMD_SELECT, CMD_COMMAND, CMD_INFO, CMD_CONFIG,
-    /* reads, answered by the store */
     CMD_GET, CMD_MGET, CMD_EXISTS, CMD_STRLEN, CMD_TTL, CMD_PTTL, CMD_DBSIZE,
-    /* writes (user-facing names; the canonical ones are marked above) */
     CMD_SET, CMD_MSET, CMD_DEL, CMD_INCR, CMD_INCRBY, CMD_DECR, CMD_DECRBY, CMD_APPEND,
     CMD_GETDEL, CMD_EXPIRE, CMD_PEXPIRE, CMD_EXPIREAT, CMD_PEXPIREAT, CMD_PERSIST,
     CMD_FLUSHALL,
+    /* 30 on: added for Redis compatibility (issue 5) */
+    CMD_LITERAL,    /* inside CMD_EXEC only: a finished reply */
+    CMD_EXEC,
+    CMD_MSETNX, CMD_INCRBYFLOAT, CMD_SETRANGE, CMD_SETBIT, CMD_GETEX, CMD_RENAME,
+    CMD_COPY, CMD_MOVE, CMD_SWAPDB, CMD_FLUSHDB,
+    /* user commands that only have another command's canonical form */
+    CMD_SETNX, CMD_SETEX, CMD_PSETEX, CMD_GETSET, CMD_UNLINK, CMD_RENAMENX,
+    /* reads answered by the store */
+    CMD_EXPIRETIME, CMD_PEXPIRETIME, CMD_TYPE, CMD_KEYS, CMD_SCAN, CMD_RANDOMKEY,
+    CMD_TOUCH, CMD_GETRANGE, CMD_SUBSTR, CMD_GETBIT, CMD_BITCOUNT, CMD_BITPOS, CMD_OBJECT,
+    /* answered by the frontend */
+    CMD_HELLO, CMD_AUTH, CMD_ACL, CMD_CLIENT, CMD_RESET, CMD_TIME, CMD_SLOWLOG,
+    CMD_MULTI, CMD_DISCARD, CMD_WATCH, CMD_UNWATCH,
     CMD__COUNT
 } cmd_id_t;
+
+_Static_assert(CMD__COUNT <= 256, "an operation id is one byte of the record payload");
+
+/* A record payload's first u16: operation in the low byte, database in the
+ * high byte (databases are at most 256). */
+#define REC_OP_DB(op, db) ((uint16_t)((unsigned)(op) | ((unsigned)(db) << 8)))
+#define REC_OP(v) ((cmd_id_t)((v) & 0xffu))
+#define REC_DB(v) ((unsigned)((v) >> 8))
 
 enum cmd_flags {
     CMDF_WRITE = 1u << 0,    /* changes data: goes through the ring and the log */
@@ -53,7 +108,32 @@ enum cmd_flags {
     CMDF_LOCAL = 1u << 4,    /* answered by the frontend alone, no state */
     CMDF_LOADING = 1u << 5,  /* allowed while the store is loading */
     CMDF_STALE = 1u << 6,
+    CMDF_DENYOOM = 1u << 7,
+    CMDF_NOSCRIPT = 1u << 8,
+    CMDF_NO_AUTH = 1u << 9,  /* allowed before AUTH */
+    CMDF_ALLOW_BUSY = 1u << 10,
+    CMDF_SKIP_SLOWLOG = 1u << 11,
+    CMDF_NO_MULTI = 1u << 12, /* not queued inside MULTI: runs at once */
 };
+
+/* ACL categories (Redis' names, "@keyspace" ...). */
+enum cmd_cat {
+    CAT_KEYSPACE = 1u << 0,
+    CAT_READ = 1u << 1,
+    CAT_WRITE = 1u << 2,
+    CAT_STRING = 1u << 3,
+    CAT_BITMAP = 1u << 4,
+    CAT_ADMIN = 1u << 5,
+    CAT_FAST = 1u << 6,
+    CAT_SLOW = 1u << 7,
+    CAT_DANGEROUS = 1u << 8,
+    CAT_CONNECTION = 1u << 9,
+    CAT_TRANSACTION = 1u << 10,
+    CAT__COUNT = 11,
+};
+
+/* The name of category bit i ("keyspace"), or NULL past the last. */
+const char *cmd_cat_name(int i);
 
 typedef struct cmd_desc {
     const char *name; /* lower case, as COMMAND reports it */
@@ -63,6 +143,7 @@ typedef struct cmd_desc {
     int first_key; /* 0 = no keys */
     int last_key;  /* -1 = last argument */
     int key_step;
+    uint32_t cats; /* enum cmd_cat */
 } cmd_desc_t;
 
 /* Flags of SET's canonical u32 argument. */
@@ -71,6 +152,13 @@ enum set_flags {
     SETF_XX = 1u << 1,
     SETF_GET = 1u << 2,
     SETF_KEEPTTL = 1u << 3,
+    SETF_REPLY_INT = 1u << 4, /* reply :1 when set, :0 when not (SETNX) */
+};
+
+/* Flags of GETEX's canonical u32 argument. */
+enum getex_flags {
+    GETEXF_PERSIST = 1u << 0, /* remove the TTL */
+    GETEXF_AT = 1u << 1,      /* set the TTL to the i64 argument */
 };
 
 /* Flags of PEXPIREAT's canonical u32 argument (EXPIRE's NX/XX/GT/LT). */

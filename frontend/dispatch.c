@@ -25,13 +25,6 @@
 
 #define MAX_RECORD_ARGS 65535
 
-/* The arguments of one command as pointers and lengths. */
-typedef struct fe_args {
-    int argc;
-    const char **argv;
-    uint32_t *lens;
-} fe_args_t;
-
 static const char ERR_SYNTAX[] = "-ERR syntax error\r\n";
 static const char ERR_NOT_INT[] = "-ERR value is not an integer or out of range\r\n";
 
@@ -96,7 +89,7 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
     uint16_t origin = needs_store_reply ? (uint16_t)(fe->slot + 1) : 0;
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
     rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, origin, shm_now_ms(),
-                           (uint16_t)id, (uint16_t)argc, argv, lens);
+                           REC_OP_DB(id, c->db), (uint16_t)argc, argv, lens);
     ring_commit(fe->ring, fe->claimer, pos);
     fe_wake_logger(fe);
 
@@ -336,7 +329,8 @@ static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     if (atomic_load(&fe->shm->logger_state) == LOGGER_FAILED) min_lsn = durable;
     store_req_t req = {.id = fe->next_read_id++,
                        .min_lsn = min_lsn,
-                       .payload_len = (uint32_t)payload};
+                       .payload_len = (uint32_t)payload,
+                       .db = (uint32_t)c->db};
     memcpy(dst, &req, sizeof(req));
     rec_encode_payload(dst + sizeof(req), (uint16_t)d->id, (uint16_t)argc,
                        (const unsigned char *const *)(a->argv + 1), a->lens + 1);
@@ -395,22 +389,48 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     fe_args_t a = {.argc = cmd->argc, .argv = argv, .lens = lens};
     const cmd_desc_t *d = cmd_lookup(argv[0], lens[0]);
     if (!d) {
+        if (c->multi) fe_multi_flag_error(c);
         reply_unknown(c, &a);
         return 0;
     }
     if ((d->arity > 0 && a.argc != d->arity) || (d->arity < 0 && a.argc < -d->arity)) {
+        if (c->multi) fe_multi_flag_error(c);
         reply_arity(c, d);
         return 0;
     }
+    buf_t out;
+    buf_init(&out);
+    if (fe_acl_check(c, d, &a, &out) != 0) {
+        if (c->multi) fe_multi_flag_error(c);
+        fe_reply_ready_buf(c, &out);
+        buf_free(&out);
+        return 0;
+    }
+    if (c->multi && !(d->flags & CMDF_NO_MULTI)) {
+        buf_free(&out);
+        return fe_multi_queue(c, d, &a);
+    }
+    c->last_cmd = d->id;
+    fe_cmdstat(c, d);
+    switch (d->id) {
+    case CMD_MULTI:
+    case CMD_EXEC:
+    case CMD_DISCARD:
+    case CMD_WATCH:
+    case CMD_UNWATCH:
+        buf_free(&out);
+        return fe_multi_command(c, d, &a);
+    default:
+        break;
+    }
     if (d->flags & CMDF_LOCAL) {
-        buf_t out;
-        buf_init(&out);
         fe_local(c, d, a.argc, a.argv, a.lens, &out);
         fe_reply_ready_buf(c, &out);
         buf_free(&out);
         if (d->id == CMD_QUIT) c->closing = 1;
         return 0;
     }
+    buf_free(&out);
     if (d->flags & CMDF_WRITE) return dispatch_write(c, d, &a);
     return dispatch_read(c, d, &a);
 }

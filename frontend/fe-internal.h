@@ -69,7 +69,30 @@ typedef struct fe_conn {
     struct fe_conn *wprev, *wnext; /* in the list of conns with pending replies */
     int in_wlist;
     resp_cmd_t cmd;
+
+    /* Session state (local.c, acl.c, client.c). */
+    int db;                 /* SELECTed database */
+    int proto;              /* 2 (RESP2, default) or 3 after HELLO 3 */
+    int authenticated;      /* passed AUTH, or no password is required */
+    char *user;             /* ACL user name (malloc'ed), NULL = "default" */
+    char *name;             /* CLIENT SETNAME, NULL = none */
+    char *lib_name, *lib_ver; /* CLIENT SETINFO */
+    int64_t created_ms;
+    cmd_id_t last_cmd;
+    char addr[64], laddr[64]; /* "ip:port" of the peer and of our end */
+
+    /* Transactions (multi.c). */
+    struct fe_multi *multi; /* non-NULL between MULTI and EXEC/DISCARD */
+    struct fe_watch *watch; /* WATCHed keys, NULL = none */
 } fe_conn_t;
+
+/* The arguments of one command as pointers and lengths (argv[0] is the
+ * command's name). */
+typedef struct fe_args {
+    int argc;
+    const char **argv;
+    uint32_t *lens;
+} fe_args_t;
 
 #define FE_MAP_BUCKETS 65536
 
@@ -119,6 +142,23 @@ void fe_wake_store(fe_t *fe);
  * for ring or channel space, -EBUSY when a write must wait for the
  * connection's earlier reads (nothing was consumed or replied then). */
 int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
+
+/* multi.c: MULTI, EXEC, DISCARD, WATCH, UNWATCH. fe_multi_command runs one
+ * of them; fe_multi_queue queues any other command inside MULTI (reply
+ * +QUEUED); fe_multi_flag_error marks the transaction failed (EXECABORT)
+ * after a queue-time error; fe_multi_clear drops the transaction and the
+ * watched keys (RESET, connection closed). Returns as fe_dispatch. */
+int fe_multi_command(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
+int fe_multi_queue(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
+void fe_multi_flag_error(fe_conn_t *c);
+void fe_multi_clear(fe_conn_t *c);
+
+/* acl.c: may c run d with these arguments? 0 = yes; -1 = no, and the error
+ * reply (NOAUTH, NOPERM) was appended to err. */
+int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err);
+
+/* local.c: count one call of d for INFO commandstats. */
+void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d);
 
 /* local.c */
 void fe_local(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv,

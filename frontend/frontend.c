@@ -349,6 +349,11 @@ static void conn_free(fe_conn_t *c)
     buf_free(&c->in);
     buf_free(&c->out);
     resp_cmd_free(&c->cmd);
+    fe_multi_clear(c);
+    free(c->user);
+    free(c->name);
+    free(c->lib_name);
+    free(c->lib_ver);
     atomic_fetch_sub(&fe->shm->fe[fe->slot].clients, 1);
     fe->nconns--;
     free(c);
@@ -552,6 +557,9 @@ static fe_conn_t *conn_new(fe_t *fe, int fd)
     buf_init(&c->out);
     resp_cmd_init(&c->cmd);
     c->last_active_ms = shm_now_ms();
+    c->created_ms = c->last_active_ms;
+    c->proto = 2;
+    c->authenticated = 1;
     c->ev_read = event_new(fe->base, fd, EV_READ | EV_PERSIST, on_readable, c);
     c->ev_write = event_new(fe->base, fd, EV_WRITE, on_writable, c);
     event_add(c->ev_read, NULL);

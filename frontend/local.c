@@ -315,3 +315,9 @@ void fe_local(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv, co
         break;
     }
 }
+
+void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d)
+{
+    (void)c;
+    (void)d;
+}
