@@ -42,6 +42,10 @@
  *   CMD_SWAPDB     u32 db, u32 db
  *   CMD_FLUSHDB    (no arguments: the record's db)
  *   CMD_FLUSHALL   (no arguments)
+ *   CMD_TICK       (no arguments) written by a frontend when the store asks
+ *                  (shm tick_wanted): it only moves the apply clock, so keys
+ *                  whose TTL ran out are reclaimed while no client writes,
+ *                  at the same point of the log on replay.
  *   CMD_EXEC       a transaction (MULTI ... EXEC), applied atomically:
  *                  arg 0: 24 bytes: u64 watch_lsn, i64 watch_time_ms,
  *                         u32 nwatch, u32 zero
@@ -89,6 +93,7 @@ typedef enum cmd_id {
     /* answered by the frontend */
     CMD_HELLO, CMD_AUTH, CMD_ACL, CMD_CLIENT, CMD_RESET, CMD_TIME, CMD_SLOWLOG,
     CMD_MULTI, CMD_DISCARD, CMD_WATCH, CMD_UNWATCH,
+    CMD_TICK,       /* canonical: no arguments; moves the apply clock (expiry) */
     CMD__COUNT
 } cmd_id_t;
 

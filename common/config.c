@@ -33,6 +33,7 @@ void config_defaults(config_t *c)
     c->max_inline_len = 64 * 1024;
     c->client_query_buffer_limit = 1ull << 30;
     c->maxclients = 10000;
+    c->databases = 16;
     /* Redis leaves normal clients unlimited; a durable server that holds
      * replies for clients that never read must not grow without bound. */
     c->obuf_hard = 256ull << 20;
@@ -138,6 +139,10 @@ int config_set(config_t *c, const char *name, int argc, char **argv, char *err, 
     } else if (!strcasecmp(name, "client-query-buffer-limit")) {
         if (config_parse_memory(argv[0], &m) || m < 1024) return str_fail(err, errlen, "Invalid client-query-buffer-limit");
         c->client_query_buffer_limit = m;
+    } else if (!strcasecmp(name, "databases")) {
+        /* A record names its database in one byte (command.h). */
+        if (parse_int(argv[0], 1, 256, &v)) return str_fail(err, errlen, "Invalid number of databases");
+        c->databases = (int)v;
     } else if (!strcasecmp(name, "maxclients")) {
         if (parse_int(argv[0], 1, 1000000, &v)) return str_fail(err, errlen, "Invalid max clients limit");
         c->maxclients = (int)v;

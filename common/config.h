@@ -31,6 +31,7 @@ typedef struct config {
     size_t max_inline_len;
     uint64_t client_query_buffer_limit;
     int maxclients;
+    int databases;                   /* 1..256, default 16 */
     int timeout;                     /* close clients idle this many seconds, 0 = never */
     uint64_t obuf_hard;              /* client-output-buffer-limit normal: hard bytes, 0 = none */
     uint64_t obuf_soft;              /* ... soft bytes, 0 = none */

@@ -101,6 +101,10 @@ typedef struct shm {
     _Atomic uint64_t store_keys;  /* keys in the store (INFO keyspace) */
     _Atomic uint64_t store_expires;
     _Atomic uint64_t log_start_lsn; /* first LSN still in the log */
+    /* Set by the store when keys with a TTL wait for the apply clock to
+     * pass their expiry and no write moves it; a frontend that sees it
+     * clears it and writes a CMD_TICK record. */
+    _Atomic uint32_t tick_wanted;
 
     _Alignas(64) shm_waiter_t logger_wake; /* records committed to the ring */
     _Alignas(64) shm_waiter_t store_wake;  /* durable LSN advanced / request */

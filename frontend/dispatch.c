@@ -103,6 +103,23 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
 }
 
 
+/* A CMD_TICK record, asked for by the store (shm tick_wanted): it carries
+ * only the time, which moves the apply clock so expired keys are reclaimed
+ * at a point of the log replay will meet too. Nobody waits for it; when the
+ * ring is full, records are flowing anyway and the store asks again. */
+void fe_submit_tick(fe_t *fe)
+{
+    if (atomic_load(&fe->shm->logger_state) != LOGGER_RUNNING) return;
+    uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(0, NULL));
+    uint64_t pos;
+    if (ring_claim(fe->ring, fe->claimer, space, &pos) != 0) return;
+    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
+    rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, 0, shm_now_ms(),
+                           REC_OP_DB(CMD_TICK, 0), 0, NULL, NULL);
+    ring_commit(fe->ring, fe->claimer, pos);
+    fe_wake_logger(fe);
+}
+
 /* Submit the user's arguments after the name unchanged, as record `id`. */
 static int write_plain(fe_conn_t *c, cmd_id_t id, int needs_reply, const fe_args_t *a)
 {

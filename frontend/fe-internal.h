@@ -143,6 +143,9 @@ void fe_wake_store(fe_t *fe);
  * connection's earlier reads (nothing was consumed or replied then). */
 int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
 
+/* dispatch.c: write a CMD_TICK record (no reply; see command.h). */
+void fe_submit_tick(fe_t *fe);
+
 /* multi.c: MULTI, EXEC, DISCARD, WATCH, UNWATCH. fe_multi_command runs one
  * of them; fe_multi_queue queues any other command inside MULTI (reply
  * +QUEUED); fe_multi_flag_error marks the transaction failed (EXECABORT)

@@ -644,6 +644,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     }
     if (atomic_load(&fe->shm->shutdown) >= 1) fe_drain(fe);
     else fe_check_completions(fe); /* belt and braces for a lost wake-up */
+    if (atomic_load(&fe->shm->tick_wanted) && atomic_exchange(&fe->shm->tick_wanted, 0))
+        fe_submit_tick(fe);
     if (fe->cfg->timeout > 0) {
         /* Idle clients: no input for `timeout` seconds and nothing owed
          * to them (a client waiting for a reply is not idle). */
