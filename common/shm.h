@@ -98,8 +98,12 @@ typedef struct shm {
      * and finish their clients' replies; 2 the logger syncs what is left and
      * exits; 3 the store applies the rest and exits. */
     _Atomic uint32_t shutdown;
-    _Atomic uint64_t store_keys;  /* keys in the store (INFO keyspace) */
+    _Atomic uint64_t store_keys;  /* keys in the store, all databases */
     _Atomic uint64_t store_expires;
+    _Atomic uint64_t store_index_bytes; /* RAM of the key index (INFO memory) */
+    /* Per database, published by the store for INFO keyspace. */
+    _Atomic uint64_t db_keys[256];
+    _Atomic uint64_t db_expires[256];
     _Atomic uint64_t log_start_lsn; /* first LSN still in the log */
     /* Set by the store when keys with a TTL wait for the apply clock to
      * pass their expiry and no write moves it; a frontend that sees it
