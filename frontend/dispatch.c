@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "encode.h"
 #include "fe-internal.h"
 #include "io_fault.h"
 #include "log.h"
@@ -25,8 +26,6 @@
 
 #define MAX_RECORD_ARGS 65535
 
-static const char ERR_SYNTAX[] = "-ERR syntax error\r\n";
-static const char ERR_NOT_INT[] = "-ERR value is not an integer or out of range\r\n";
 
 static void reply_static(fe_conn_t *c, const char *s)
 {
@@ -120,144 +119,6 @@ void fe_submit_tick(fe_t *fe)
     fe_wake_logger(fe);
 }
 
-/* Submit the user's arguments after the name unchanged, as record `id`. */
-static int write_plain(fe_conn_t *c, cmd_id_t id, int needs_reply, const fe_args_t *a)
-{
-    return submit_write(c, id, needs_reply, a->argc - 1,
-                        (const unsigned char *const *)(a->argv + 1), a->lens + 1);
-}
-
-static int reply_expire_time(fe_conn_t *c, const char *cmd)
-{
-    reply_errorf(c, "ERR invalid expire time in '%s' command", cmd);
-    return 0;
-}
-
-/* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL], parsed
- * with Redis 7's rules: options in any order, a repeated option allowed, a
- * conflicting one a syntax error. */
-static int write_set(fe_conn_t *c, const fe_args_t *a)
-{
-    enum { EXP_NONE, EXP_EX, EXP_PX, EXP_EXAT, EXP_PXAT };
-    static const char *const exp_names[] = {"", "ex", "px", "exat", "pxat"};
-    uint32_t flags = 0;
-    int exp = EXP_NONE;
-    int exp_arg = -1;
-    for (int j = 3; j < a->argc; j++) {
-        const char *o = a->argv[j];
-        size_t n = a->lens[j];
-        int has_next = j < a->argc - 1;
-        int kind = EXP_NONE;
-        for (int k = EXP_EX; k <= EXP_PXAT; k++)
-            if (fe_word_eq(o, n, exp_names[k])) kind = k;
-        if (fe_word_eq(o, n, "nx") && !(flags & SETF_XX)) flags |= SETF_NX;
-        else if (fe_word_eq(o, n, "xx") && !(flags & SETF_NX)) flags |= SETF_XX;
-        else if (fe_word_eq(o, n, "get")) flags |= SETF_GET;
-        else if (fe_word_eq(o, n, "keepttl") && exp == EXP_NONE) flags |= SETF_KEEPTTL;
-        else if (kind != EXP_NONE && !(flags & SETF_KEEPTTL) && has_next &&
-                 (exp == EXP_NONE || exp == kind)) {
-            exp = kind;
-            exp_arg = ++j;
-        } else {
-            reply_static(c, ERR_SYNTAX);
-            return 0;
-        }
-    }
-    int64_t at = 0;
-    if (exp != EXP_NONE) {
-        long long v;
-        if (str_to_ll(a->argv[exp_arg], a->lens[exp_arg], &v) != 0) {
-            reply_static(c, ERR_NOT_INT);
-            return 0;
-        }
-        int seconds = exp == EXP_EX || exp == EXP_EXAT;
-        if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) return reply_expire_time(c, "set");
-        if (seconds) v *= 1000;
-        if (exp == EXP_EX || exp == EXP_PX) {
-            long long now = shm_now_ms();
-            if (v > LLONG_MAX - now) return reply_expire_time(c, "set");
-            v += now;
-        }
-        at = v;
-    }
-    unsigned char fbuf[4], abuf[8];
-    cmd_put_u32(fbuf, flags);
-    cmd_put_i64(abuf, at);
-    const unsigned char *argv[4] = {(const unsigned char *)a->argv[1],
-                                    (const unsigned char *)a->argv[2], fbuf, abuf};
-    uint32_t lens[4] = {a->lens[1], a->lens[2], 4, 8};
-    int needs_reply = (flags & (SETF_NX | SETF_XX | SETF_GET)) != 0;
-    return submit_write(c, CMD_SET, needs_reply, 4, argv, lens);
-}
-
-static int write_incrby(fe_conn_t *c, const fe_args_t *a, cmd_id_t user)
-{
-    long long delta = 1;
-    if (user == CMD_INCRBY || user == CMD_DECRBY) {
-        if (str_to_ll(a->argv[2], a->lens[2], &delta) != 0) {
-            reply_static(c, ERR_NOT_INT);
-            return 0;
-        }
-    }
-    if (user == CMD_DECR || user == CMD_DECRBY) {
-        if (delta == LLONG_MIN) {
-            reply_static(c, "-ERR decrement would overflow\r\n");
-            return 0;
-        }
-        delta = -delta;
-    }
-    unsigned char dbuf[8];
-    cmd_put_i64(dbuf, delta);
-    const unsigned char *argv[2] = {(const unsigned char *)a->argv[1], dbuf};
-    uint32_t lens[2] = {a->lens[1], 8};
-    return submit_write(c, CMD_INCRBY, 1, 2, argv, lens);
-}
-
-/* EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT key time [NX|XX|GT|LT]. */
-static int write_expire(fe_conn_t *c, const fe_args_t *a, const cmd_desc_t *d)
-{
-    uint32_t flags = 0;
-    for (int j = 3; j < a->argc; j++) {
-        const char *o = a->argv[j];
-        size_t n = a->lens[j];
-        if (fe_word_eq(o, n, "nx")) flags |= EXPF_NX;
-        else if (fe_word_eq(o, n, "xx")) flags |= EXPF_XX;
-        else if (fe_word_eq(o, n, "gt")) flags |= EXPF_GT;
-        else if (fe_word_eq(o, n, "lt")) flags |= EXPF_LT;
-        else {
-            reply_errorf(c, "ERR Unsupported option %.*s", (int)(n > 128 ? 128 : n), o);
-            return 0;
-        }
-    }
-    if ((flags & EXPF_NX) && (flags & (EXPF_XX | EXPF_GT | EXPF_LT))) {
-        reply_static(c, "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n");
-        return 0;
-    }
-    if ((flags & EXPF_GT) && (flags & EXPF_LT)) {
-        reply_static(c, "-ERR GT and LT options at the same time are not compatible\r\n");
-        return 0;
-    }
-    long long when;
-    if (str_to_ll(a->argv[2], a->lens[2], &when) != 0) {
-        reply_static(c, ERR_NOT_INT);
-        return 0;
-    }
-    int seconds = d->id == CMD_EXPIRE || d->id == CMD_EXPIREAT;
-    long long base = (d->id == CMD_EXPIRE || d->id == CMD_PEXPIRE) ? shm_now_ms() : 0;
-    if (seconds) {
-        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) return reply_expire_time(c, d->name);
-        when *= 1000;
-    }
-    if (when > LLONG_MAX - base) return reply_expire_time(c, d->name);
-    when += base;
-    unsigned char wbuf[8], fbuf[4];
-    cmd_put_i64(wbuf, when);
-    cmd_put_u32(fbuf, flags);
-    const unsigned char *argv[3] = {(const unsigned char *)a->argv[1], wbuf, fbuf};
-    uint32_t lens[3] = {a->lens[1], 8, 4};
-    return submit_write(c, CMD_PEXPIREAT, 1, 3, argv, lens);
-}
-
 static void reply_arity(fe_conn_t *c, const cmd_desc_t *d)
 {
     reply_errorf(c, "ERR wrong number of arguments for '%s' command", d->name);
@@ -278,44 +139,21 @@ static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
         return 0;
     }
     if (c->reads_outstanding) return -EBUSY;
-    switch (d->id) {
-    case CMD_SET:
-        return write_set(c, a);
-    case CMD_MSET:
-        if (a->argc % 2 == 0) {
-            reply_arity(c, d);
-            return 0;
-        }
-        return write_plain(c, CMD_MSET, 0, a);
-    case CMD_DEL:
-        return write_plain(c, CMD_DEL, 1, a);
-    case CMD_INCR:
-    case CMD_INCRBY:
-    case CMD_DECR:
-    case CMD_DECRBY:
-        return write_incrby(c, a, d->id);
-    case CMD_APPEND:
-        return write_plain(c, CMD_APPEND, 1, a);
-    case CMD_GETDEL:
-        return write_plain(c, CMD_GETDEL, 1, a);
-    case CMD_EXPIRE:
-    case CMD_PEXPIRE:
-    case CMD_EXPIREAT:
-    case CMD_PEXPIREAT:
-        return write_expire(c, a, d);
-    case CMD_PERSIST:
-        return write_plain(c, CMD_PERSIST, 1, a);
-    case CMD_FLUSHALL:
-        if (a->argc > 2 || (a->argc == 2 && !fe_word_eq(a->argv[1], a->lens[1], "async") &&
-                            !fe_word_eq(a->argv[1], a->lens[1], "sync"))) {
-            reply_static(c, ERR_SYNTAX);
-            return 0;
-        }
-        return submit_write(c, CMD_FLUSHALL, 0, 0, NULL, NULL);
-    default:
+    fe_encode_fn encode = fe_encoder(d->id);
+    if (!encode) {
         reply_errorf(c, "ERR command '%s' is not implemented", d->name);
         return 0;
     }
+    fe_enc_t e;
+    if (encode(c, d, a, &e) != 0) {
+        buf_t b; /* copied: e.err dies with this frame, the reply may wait */
+        buf_init(&b);
+        buf_append(&b, e.err, strlen(e.err));
+        fe_reply_ready_buf(c, &b);
+        buf_free(&b);
+        return 0;
+    }
+    return submit_write(c, e.op, e.needs_reply, e.argc, e.argv, e.lens);
 }
 
 /* ---- reads ---- */
