@@ -266,7 +266,11 @@ void st_apply_swapdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         ctx->dbs[y] = t;
         st_db_changed(ctx, a, x);
         st_db_changed(ctx, a, y);
-        /* The active-expiry cursor belonged to the table now elsewhere. */
+        /* An active-expiry pass in progress may have covered one of the
+         * two slots and not the other: start it over, or the database
+         * swapped into a covered slot would keep its expired keys until the
+         * apply clock moves. (A finished pass left nothing expired.) */
+        ctx->expire_db = 0;
         ctx->expire_cursor = 0;
     }
     if (r) resp_simple(r, "OK");
@@ -547,14 +551,14 @@ void st_read_scan(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     }
     buf_init(&s.body);
     long long budget = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
-    int too_large = 0;
+    int too_large = 0, steps = 0;
     do {
         uint64_t before = cursor;
         size_t mark = s.body.len;
         uint64_t n_before = s.n;
         cursor = idx_scan(&a->db->ix, cursor, scan_visit, &s);
         if (ctx->max_reply && s.body.len + 64 > ctx->max_reply) {
-            if (n_before == 0) {
+            if (steps == 0) {
                 too_large = 1;
             } else { /* give back this step: the next call starts there */
                 cursor = before;
@@ -563,6 +567,7 @@ void st_read_scan(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
             }
             break;
         }
+        steps++;
     } while (cursor && budget-- && s.visited < (uint64_t)count);
     if (too_large) {
         resp_error(r, STORE_ERR_TOO_LARGE);
