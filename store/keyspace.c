@@ -390,6 +390,16 @@ static int live_at(const idx_entry_t *e, int64_t now)
     return !e->expire_at_ms || e->expire_at_ms > now;
 }
 
+/* Redis' stringmatchlen never lets a pattern match the empty key, except
+ * the empty pattern (and "*", which KEYS and SCAN take as "everything"
+ * without matching): its loop runs while both strings have bytes, so the
+ * stars that would match nothing are never skipped. */
+static int key_matches(const rec_arg_t *pat, const idx_entry_t *e)
+{
+    if (e->klen == 0) return pat->len == 0;
+    return glob_match((const char *)pat->ptr, pat->len, (const char *)e->data, e->klen, 0);
+}
+
 static int arg_is(const rec_arg_t *x, const char *word)
 {
     size_t n = strlen(word);
@@ -423,9 +433,7 @@ static int keys_visit(void *arg, idx_entry_t *e)
 {
     keys_arg_t *k = arg;
     if (!live_at(e, k->a->now)) return 0;
-    if (!k->all && !glob_match((const char *)k->pat->ptr, k->pat->len, (const char *)e->data,
-                               e->klen, 0))
-        return 0;
+    if (!k->all && !key_matches(k->pat, e)) return 0;
     resp_bulk(&k->body, e->data, e->klen);
     k->n++;
     return k->limit && k->body.len > k->limit; /* too large: stop the walk */
@@ -487,9 +495,7 @@ static int scan_visit(void *arg, idx_entry_t *e)
 {
     scan_arg_t *s = arg;
     s->visited++;
-    if (s->pat && !glob_match((const char *)s->pat->ptr, s->pat->len, (const char *)e->data,
-                              e->klen, 0))
-        return 0;
+    if (s->pat && !key_matches(s->pat, e)) return 0;
     int live = live_at(e, s->a->now);
     /* Redis 7.0 judges TYPE by looking the key up, which finds an expired
      * key gone ("none") and deletes it, so its later expiry check passes:

@@ -380,7 +380,13 @@ static int run(store_proc_t *s)
             idle_in_shutdown = 0;
             continue;
         }
-        if (store_maintain(s->ctx, STORE_MAINTAIN_BUDGET)) continue;
+        /* [keyspace helper] Active expiry removes keys with no record
+         * applied, so publish the counts INFO keyspace shows here too
+         * (every key it removes had a TTL: the TTL count tells). */
+        uint64_t expires_before = store_expire_count(s->ctx);
+        int more = store_maintain(s->ctx, STORE_MAINTAIN_BUDGET);
+        if (store_expire_count(s->ctx) != expires_before) publish_counts(s);
+        if (more) continue;
         want_tick(s);
 
         if (atomic_load(&s->shm->shutdown) >= 3) {
