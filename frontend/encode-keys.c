@@ -19,7 +19,7 @@
 #include "fe-internal.h"
 #include "strutil.h"
 
-#define ERR_DB_RANGE "ERR DB index is out of range"
+#define ERR_DB_RANGE    "ERR DB index is out of range"
 #define ERR_SAME_OBJECT "ERR source and destination objects are the same"
 
 /*

@@ -444,8 +444,8 @@ static int keys_visit(void *arg, idx_entry_t *e)
  * would give: SCAN is the way through a large keyspace. */
 void st_read_keys(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
-    keys_arg_t k = {a, &a->argv[0], a->argv[0].len == 1 && a->argv[0].ptr[0] == '*',
-                    ctx->max_reply, {0}, 0};
+    keys_arg_t k = {
+        a, &a->argv[0], a->argv[0].len == 1 && a->argv[0].ptr[0] == '*', ctx->max_reply, {0}, 0};
     buf_init(&k.body);
     idx_foreach(&a->db->ix, keys_visit, &k);
     reply_array_of(ctx, r, k.n, &k.body);

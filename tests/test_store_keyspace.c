@@ -1,6 +1,6 @@
 /*
  * test_store_keyspace.c - unit tests of the store's keyspace commands
- * (store/keyspace.c) and their encoders (frontend/encode-keys.c): RENAME,
+ * (store/keyspace.c; their encoders: test_encode_keys.c): RENAME,
  * COPY, MOVE, SWAPDB, FLUSHDB, TYPE, TOUCH, EXPIRETIME, KEYS, SCAN and
  * RANDOMKEY, across databases (records whose op word names another db),
  * with expiry by the apply clock, the SCAN guarantee across resizes, the
@@ -25,8 +25,6 @@
 #include "config.h"
 #include "record.h"
 #include "seg.h"
-#include "frontend/encode.h"
-#include "frontend/fe-internal.h"
 #include "store/index.h"
 #include "store/store-internal.h"
 
@@ -368,7 +366,8 @@ Test(keyspace, copy_is_deep)
     uint64_t one = store_index_bytes(ctx);
     cr_assert_str_eq(copy(T0, 0, "src", "dst", 0, 0), I1);
     /* Appending to either must not show in the other: separate lists. */
-    for (int i = 0; i < 10; i++) wr(T0, 0, CMD_APPEND, "dst", "-more-bytes-than-inline-", NULL);
+    for (int i = 0; i < 10; i++)
+        wr(T0, 0, CMD_APPEND, "dst", "-more-bytes-than-inline-", NULL);
     cr_assert_str_eq(rd(T0, 0, CMD_STRLEN, "src", NULL), ":300\r\n");
     cr_assert_str_eq(rd(T0, 0, CMD_STRLEN, "dst", NULL), ":540\r\n");
     wr(T0, 0, CMD_APPEND, "src", "x", NULL);
@@ -434,7 +433,8 @@ Test(keyspace, move_between_dbs)
     set(T0 + 4000, 2, "x", "v", T0 + 4001);
     cr_assert_str_eq(move(T0 + 4001, 2, "x", 0), I0);
     cr_assert_eq(db_keys(2), 0);
-    cr_assert_str_eq(move(T0, 0, "other", 0), "-ERR source and destination objects are the same\r\n");
+    cr_assert_str_eq(move(T0, 0, "other", 0),
+                     "-ERR source and destination objects are the same\r\n");
     cr_assert_str_eq(move(T0, 0, "other", 99), "-ERR DB index is out of range\r\n");
     cr_assert_eq(db_keys(0), 1);
 }
@@ -536,7 +536,8 @@ Test(keyspace, type_touch_expiretime)
     cr_assert_str_eq(rd(T0 + 10, 0, CMD_PEXPIRETIME, "e", NULL), ":-2\r\n");
     cr_assert_str_eq(rd(T0 + 9, 0, CMD_PEXPIRETIME, "e", NULL), ":1000010\r\n");
     cr_assert_eq(db_keys(0), 4);
-    cr_assert_str_eq(rd(T0, 0, CMD_TYPE, NULL), "-ERR wrong number of arguments for 'type' command\r\n");
+    cr_assert_str_eq(rd(T0, 0, CMD_TYPE, NULL),
+                     "-ERR wrong number of arguments for 'type' command\r\n");
 }
 
 /* The keys of an array reply, sorted, joined by spaces. */
@@ -563,7 +564,8 @@ static char *sorted_keys(const char *r, size_t len, size_t *count)
             keys[j - 1] = t;
         }
     size_t total = 1;
-    for (size_t i = 0; i < n; i++) total += strlen(keys[i]) + 1;
+    for (size_t i = 0; i < n; i++)
+        total += strlen(keys[i]) + 1;
     char *out = calloc(1, total);
     for (size_t i = 0; i < n; i++) {
         if (i) strcat(out, " ");
@@ -700,26 +702,30 @@ Test(keyspace, scan_returns_every_key_across_growth)
 {
     static unsigned char seen[20000];
     const int first = 300;
-    for (int i = 0; i < first; i++) set_k(0, i);
+    for (int i = 0; i < first; i++)
+        set_k(0, i);
     memset(seen, 0, sizeof(seen));
     uint64_t cursor = 0;
     int next = first, steps = 0;
     do {
         cursor = scan_step(0, cursor, "7", seen, 20000, NULL);
         /* Keys added while scanning make the table double, over and over. */
-        for (int j = 0; j < 40 && next < 20000; j++) set_k(0, next++);
+        for (int j = 0; j < 40 && next < 20000; j++)
+            set_k(0, next++);
         store_maintain(ctx, 3);
         steps++;
     } while (cursor != 0);
     cr_assert_gt(next, 4 * first, "the table resized during the scan");
-    for (int i = 0; i < first; i++) cr_assert(seen[i], "key k%d present throughout, never returned", i);
+    for (int i = 0; i < first; i++)
+        cr_assert(seen[i], "key k%d present throughout, never returned", i);
     cr_log_info("scan over a growing table: %d steps, %d keys at the end", steps, next);
 }
 
 Test(keyspace, scan_returns_every_key_across_shrink)
 {
     static unsigned char seen[5000];
-    for (int i = 0; i < 5000; i++) set_k(2, i);
+    for (int i = 0; i < 5000; i++)
+        set_k(2, i);
     uint64_t cursor = 0;
     int deleted = 0;
     do {
@@ -733,12 +739,14 @@ Test(keyspace, scan_returns_every_key_across_shrink)
         }
         store_maintain(ctx, 8);
     } while (cursor != 0);
-    for (int i = 0; i < 200; i++) cr_assert(seen[i], "key k%d present throughout, never returned", i);
+    for (int i = 0; i < 200; i++)
+        cr_assert(seen[i], "key k%d present throughout, never returned", i);
 }
 
 Test(keyspace, scan_count_bounds_the_work)
 {
-    for (int i = 0; i < 1000; i++) set_k(0, i);
+    for (int i = 0; i < 1000; i++)
+        set_k(0, i);
     static unsigned char seen[1000];
     size_t returned = 0;
     uint64_t cursor = scan_step(0, 0, "10", seen, 1000, &returned);
@@ -770,7 +778,8 @@ Test(keyspace, scan_count_bounds_the_work)
 
 Test(keyspace, scan_reply_limit_returns_a_partial_step)
 {
-    for (int i = 0; i < 400; i++) set_k(0, i);
+    for (int i = 0; i < 400; i++)
+        set_k(0, i);
     store_set_max_reply(ctx, 600);
     static unsigned char seen[400];
     uint64_t cursor = 0;
@@ -783,7 +792,8 @@ Test(keyspace, scan_reply_limit_returns_a_partial_step)
     } while (cursor != 0);
     cr_assert_gt(calls, 5);
     cr_assert_eq(returned, 400);
-    for (int i = 0; i < 400; i++) cr_assert(seen[i]);
+    for (int i = 0; i < 400; i++)
+        cr_assert(seen[i]);
     /* A bucket that alone passes the limit is an error, not a loop. */
     store_set_max_reply(ctx, 10);
     cr_assert_str_eq(rd(T0, 0, CMD_SCAN, "0", NULL), "-" STORE_ERR_TOO_LARGE "\r\n");
@@ -796,7 +806,8 @@ Test(keyspace, randomkey)
     cr_assert_str_eq(rd(T0, 0, CMD_RANDOMKEY, NULL), NIL);
     set(T0, 0, "only", "v", 0);
     cr_assert_str_eq(rd(T0, 0, CMD_RANDOMKEY, NULL), "$4\r\nonly\r\n");
-    for (int i = 0; i < 50; i++) set_k(0, i);
+    for (int i = 0; i < 50; i++)
+        set_k(0, i);
     int hits[50] = {0};
     for (int i = 0; i < 2000; i++) {
         rd(T0, 0, CMD_RANDOMKEY, NULL);
@@ -804,7 +815,8 @@ Test(keyspace, randomkey)
         const char *key = strstr(reply, "\r\n") + 2;
         if (key[0] == 'k') hits[atoi(key + 1)]++;
     }
-    for (int i = 0; i < 50; i++) cr_assert_gt(hits[i], 0, "k%d never drawn in 2000", i);
+    for (int i = 0; i < 50; i++)
+        cr_assert_gt(hits[i], 0, "k%d never drawn in 2000", i);
     cr_assert_str_eq(rd(T0, 1, CMD_RANDOMKEY, NULL), NIL, "another db");
 }
 
@@ -824,14 +836,16 @@ Test(keyspace, randomkey_with_expired_keys)
 
 Test(keyspace, idx_random_in_a_sparse_table)
 {
-    for (int i = 0; i < 20000; i++) set_k(0, i);
+    for (int i = 0; i < 20000; i++)
+        set_k(0, i);
     for (int i = 1; i < 20000; i++) {
         char k[32];
         snprintf(k, sizeof(k), "k%d", i);
         wr(T0, 0, CMD_DEL, k, NULL);
     }
     /* 32768 buckets, one key: the random probes miss, the walk finds it. */
-    for (int i = 0; i < 20; i++) cr_assert_str_eq(rd(T0, 0, CMD_RANDOMKEY, NULL), "$2\r\nk0\r\n");
+    for (int i = 0; i < 20; i++)
+        cr_assert_str_eq(rd(T0, 0, CMD_RANDOMKEY, NULL), "$2\r\nk0\r\n");
 }
 
 /* ---- record checks ------------------------------------------------------ */
@@ -840,7 +854,8 @@ Test(keyspace, malformed_records_are_no_ops)
 {
     set(T0, 0, "k", "v", 0);
     /* Wrong integer widths: not the canonical form. */
-    cr_assert_str_eq(wr(T0, 0, CMD_MOVE, "k", "1", NULL), "-ERR the store cannot apply this record\r\n");
+    cr_assert_str_eq(wr(T0, 0, CMD_MOVE, "k", "1", NULL),
+                     "-ERR the store cannot apply this record\r\n");
     cr_assert_str_eq(wr(T0, 0, CMD_RENAME, "k", "x", NULL),
                      "-ERR the store cannot apply this record\r\n");
     cr_assert_str_eq(wr(T0, 0, CMD_SWAPDB, "#u32:0", NULL),
@@ -876,19 +891,54 @@ static void keyspace_workload(void)
         snprintf(k, sizeof(k), "k%d", i % 23);
         snprintf(k2, sizeof(k2), "k%d", (i * 7) % 23);
         switch (i % 13) {
-        case 0: set(t, db, k, i % 2 ? big('s') : "short", i % 4 ? t + 60 : 0); break;
-        case 1: wr(t, db, CMD_APPEND, k, big('a'), NULL); break;
-        case 2: rename_(t, db, k, k2, i % 2); break;
-        case 3: copy(t, db, k, k2, db2, i % 2); break;
-        case 4: move(t, db, k, db2); break;
-        case 5: if (i % 65 == 5) swapdb(t, db, db2); else set(t, db2, k2, "x", t + 30); break;
-        case 6: if (i % 130 == 6) wr(t, db, CMD_FLUSHDB, NULL); else wr(t, db, CMD_DEL, k, NULL); break;
-        case 7: pexpireat(t, db, k, t + (i % 3) * 40); break;
-        case 8: wr(t, db, CMD_APPEND, k, "tail", NULL); break;
-        case 9: wr(t, db, CMD_DEL, k2, NULL); break;
-        case 10: copy(t, db, k2, k, db, 1); break;
-        case 11: rename_(t, db2, k2, k, 0); break;
-        case 12: if (i % 4 == 0) wr(t, db, CMD_TICK, NULL); else move(t, db2, k, db); break;
+        case 0:
+            set(t, db, k, i % 2 ? big('s') : "short", i % 4 ? t + 60 : 0);
+            break;
+        case 1:
+            wr(t, db, CMD_APPEND, k, big('a'), NULL);
+            break;
+        case 2:
+            rename_(t, db, k, k2, i % 2);
+            break;
+        case 3:
+            copy(t, db, k, k2, db2, i % 2);
+            break;
+        case 4:
+            move(t, db, k, db2);
+            break;
+        case 5:
+            if (i % 65 == 5)
+                swapdb(t, db, db2);
+            else
+                set(t, db2, k2, "x", t + 30);
+            break;
+        case 6:
+            if (i % 130 == 6)
+                wr(t, db, CMD_FLUSHDB, NULL);
+            else
+                wr(t, db, CMD_DEL, k, NULL);
+            break;
+        case 7:
+            pexpireat(t, db, k, t + (i % 3) * 40);
+            break;
+        case 8:
+            wr(t, db, CMD_APPEND, k, "tail", NULL);
+            break;
+        case 9:
+            wr(t, db, CMD_DEL, k2, NULL);
+            break;
+        case 10:
+            copy(t, db, k2, k, db, 1);
+            break;
+        case 11:
+            rename_(t, db2, k2, k, 0);
+            break;
+        case 12:
+            if (i % 4 == 0)
+                wr(t, db, CMD_TICK, NULL);
+            else
+                move(t, db2, k, db);
+            break;
         }
         if (i % 50 == 49) store_maintain(ctx, 16); /* active expiry, live only */
     }
@@ -928,91 +978,4 @@ Test(keyspace, replay_gives_the_same_state_and_replies)
     store_ctx_destroy(b);
     store_ctx_destroy(c);
     buf_free(&again);
-}
-
-/* ---- encoders ----------------------------------------------------------- */
-
-static fe_t enc_fe;
-static config_t enc_cfg;
-static fe_conn_t enc_conn;
-
-/* Encode a user command for a connection in database db; returns the
- * error reply, or "" when it encoded (into *out). */
-static const char *enc(int db, fe_enc_t *out, ...)
-{
-    static const char *argv[16];
-    static uint32_t lens[16];
-    va_list ap;
-    va_start(ap, out);
-    int argc = 0;
-    const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL) {
-        argv[argc] = s;
-        lens[argc++] = (uint32_t)strlen(s);
-    }
-    va_end(ap);
-    enc_cfg.databases = 16;
-    enc_fe.cfg = &enc_cfg;
-    enc_conn.fe = &enc_fe;
-    enc_conn.db = db;
-    const cmd_desc_t *d = cmd_lookup(argv[0], lens[0]);
-    cr_assert(d, "%s", argv[0]);
-    fe_encode_fn fn = fe_encoder(d->id);
-    cr_assert(fn, "no encoder for %s", argv[0]);
-    fe_args_t a = {argc, argv, lens};
-    return fn(&enc_conn, d, &a, out) == 0 ? "" : out->err;
-}
-
-Test(keyspace, encoders)
-{
-    fe_enc_t e;
-    const char *same = "-ERR source and destination objects are the same\r\n";
-    const char *range = "-ERR DB index is out of range\r\n";
-    cr_assert_str_eq(enc(0, &e, "COPY", "k", "k", NULL), same);
-    cr_assert_str_eq(enc(3, &e, "COPY", "k", "k", "DB", "3", NULL), same);
-    cr_assert_str_eq(enc(3, &e, "COPY", "k", "k", "db", "0", NULL), "");
-    cr_assert_eq(e.op, CMD_COPY);
-    cr_assert_eq(e.argc, 4);
-    cr_assert_eq(cmd_get_u32(e.argv[2]), 0);
-    cr_assert_eq(cmd_get_u32(e.argv[3]), 0);
-    cr_assert_str_eq(enc(3, &e, "copy", "a", "b", "replace", NULL), "");
-    cr_assert_eq(cmd_get_u32(e.argv[2]), 3, "the connection's db by default");
-    cr_assert_eq(cmd_get_u32(e.argv[3]), 1);
-    cr_assert_str_eq(enc(0, &e, "COPY", "a", "b", "db", "16", NULL), range);
-    cr_assert_str_eq(enc(0, &e, "COPY", "a", "b", "db", "-1", NULL), range);
-    cr_assert_str_eq(enc(0, &e, "COPY", "a", "b", "db", NULL), "-ERR syntax error\r\n");
-    cr_assert_str_eq(enc(0, &e, "COPY", "a", "b", "db", "x", NULL),
-                     "-ERR value is not an integer or out of range\r\n");
-    cr_assert_str_eq(enc(0, &e, "COPY", "a", "b", "db", "4294967296", NULL),
-                     "-ERR value is out of range, value must between -2147483648 and 2147483647\r\n");
-    cr_assert_str_eq(enc(0, &e, "COPY", "a", "a", "db", "16", "foo", NULL), range, "left to right");
-    cr_assert_str_eq(enc(0, &e, "COPY", "a", "a", "foo", "db", "16", NULL), "-ERR syntax error\r\n");
-    cr_assert_str_eq(enc(5, &e, "MOVE", "k", "5", NULL), same);
-    cr_assert_str_eq(enc(5, &e, "MOVE", "k", "0", NULL), "");
-    cr_assert_eq(e.op, CMD_MOVE);
-    cr_assert_eq(cmd_get_u32(e.argv[1]), 0);
-    cr_assert_str_eq(enc(0, &e, "MOVE", "k", "16", NULL), range);
-    cr_assert_str_eq(enc(0, &e, "MOVE", "k", "99999999999", NULL),
-                     "-ERR value is out of range, value must between -2147483648 and 2147483647\r\n");
-    cr_assert_str_eq(enc(0, &e, "SWAPDB", "x", "y", NULL), "-ERR invalid first DB index\r\n");
-    cr_assert_str_eq(enc(0, &e, "SWAPDB", "16", "y", NULL), "-ERR invalid second DB index\r\n");
-    cr_assert_str_eq(enc(0, &e, "SWAPDB", "99999999999", "0", NULL),
-                     "-ERR invalid first DB index\r\n");
-    cr_assert_str_eq(enc(0, &e, "SWAPDB", "0", "16", NULL), range);
-    cr_assert_str_eq(enc(0, &e, "SWAPDB", "15", "2", NULL), "");
-    cr_assert_eq(e.op, CMD_SWAPDB);
-    cr_assert_eq(e.needs_reply, 0);
-    cr_assert_str_eq(enc(0, &e, "RENAMENX", "a", "b", NULL), "");
-    cr_assert_eq(e.op, CMD_RENAME);
-    cr_assert_eq(cmd_get_u32(e.argv[2]), 1);
-    cr_assert_str_eq(enc(0, &e, "RENAME", "a", "b", NULL), "");
-    cr_assert_eq(cmd_get_u32(e.argv[2]), 0);
-    cr_assert_str_eq(enc(0, &e, "UNLINK", "a", "b", NULL), "");
-    cr_assert_eq(e.op, CMD_DEL);
-    cr_assert_eq(e.argc, 2);
-    cr_assert_str_eq(enc(0, &e, "FLUSHDB", "ASYNC", NULL), "");
-    cr_assert_eq(e.op, CMD_FLUSHDB);
-    cr_assert_eq(e.argc, 0);
-    cr_assert_str_eq(enc(0, &e, "FLUSHDB", "sync", "x", NULL), "-ERR syntax error\r\n");
-    cr_assert_str_eq(enc(0, &e, "FLUSHDB", "lazy", NULL), "-ERR syntax error\r\n");
 }
