@@ -66,7 +66,7 @@ static void write_log(const unsigned char *rec, uint32_t space)
 static void keep_reply(const buf_t *b)
 {
     cr_assert_lt(b->len, sizeof(reply));
-    memcpy(reply, b->data, b->len);
+    if (b->len) memcpy(reply, b->data, b->len); /* an empty buf has no data */
     reply[b->len] = 0;
     reply_len = b->len;
 }

@@ -118,8 +118,8 @@ Test(keyspace, rename_renamenx)
     D(&d, "APPEND", "e", "!");
     D(&d, "GET", "e");
     /* TTLs move with the key, onto a destination with or without one. */
-    D(&d, "SET", "t", "v", "EX", "1000");
-    D(&d, "SET", "u", "w", "EX", "2000");
+    D(&d, "SET", "t", "v", "EXAT", "4000000000");
+    D(&d, "SET", "u", "w", "EXAT", "4000001000");
     D(&d, "RENAME", "t", "u");
     DT(&d, "TTL", "u");
     D(&d, "EXPIRETIME", "u");
@@ -178,7 +178,7 @@ Test(keyspace, copy)
     D(&d, "APPEND", "k3", "+c");
     D(&d, "GET", "k");
     D(&d, "GET", "k3");
-    D(&d, "SET", "t", "v", "PX", "100000");
+    D(&d, "SET", "t", "v", "PXAT", "4000000000123");
     D(&d, "COPY", "t", "t2");
     DT(&d, "PTTL", "t2");
     D(&d, "PEXPIRETIME", "t2");
