@@ -380,12 +380,12 @@ static int run(store_proc_t *s)
             idle_in_shutdown = 0;
             continue;
         }
-        /* [keyspace helper] Active expiry removes keys with no record
-         * applied, so publish the counts INFO keyspace shows here too
-         * (every key it removes had a TTL: the TTL count tells). */
-        uint64_t expires_before = store_expire_count(s->ctx);
+        /* [keyspace helper] Active expiry and resizes change the counts
+         * INFO shows with no record applied: publish them here too. Every
+         * key removed and every table resized changes the index bytes. */
+        uint64_t bytes_before = store_index_bytes(s->ctx);
         int more = store_maintain(s->ctx, STORE_MAINTAIN_BUDGET);
-        if (store_expire_count(s->ctx) != expires_before) publish_counts(s);
+        if (store_index_bytes(s->ctx) != bytes_before) publish_counts(s);
         if (more) continue;
         want_tick(s);
 
