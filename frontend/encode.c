@@ -272,6 +272,13 @@ static const struct {
     {CMD_PEXPIREAT, fe_enc_expire},
     {CMD_PERSIST, fe_enc_persist},
     {CMD_FLUSHALL, fe_enc_flushall},
+    {CMD_UNLINK, fe_enc_del},
+    {CMD_RENAME, fe_enc_rename},
+    {CMD_RENAMENX, fe_enc_rename},
+    {CMD_COPY, fe_enc_copy},
+    {CMD_MOVE, fe_enc_move},
+    {CMD_SWAPDB, fe_enc_swapdb},
+    {CMD_FLUSHDB, fe_enc_flushdb},
 };
 
 fe_encode_fn fe_encoder(cmd_id_t id)

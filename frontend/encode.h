@@ -82,5 +82,11 @@ int fe_enc_getdel(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_
 int fe_enc_expire(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
 int fe_enc_persist(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
 int fe_enc_flushall(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+/* encode-keys.c */
+int fe_enc_rename(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_copy(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_move(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_swapdb(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_flushdb(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
 
 #endif

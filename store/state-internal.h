@@ -183,5 +183,17 @@ void st_read_exists(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
 void st_read_ttl(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
 void st_read_pttl(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
 void st_read_dbsize(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_apply_rename(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+void st_apply_copy(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+void st_apply_move(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+void st_apply_swapdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+void st_apply_flushdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+void st_read_expiretime(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_read_pexpiretime(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_read_type(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_read_touch(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_read_keys(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_read_scan(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_read_randomkey(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
 
 #endif

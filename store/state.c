@@ -370,6 +370,11 @@ static const write_form_t write_forms[] = {
     {CMD_FLUSHALL, st_apply_flushall, 0, UINT16_MAX, 0, {0}},
     {CMD_TICK, st_apply_tick, 0, 0, 0, {0}},
     {CMD_EXEC, st_apply_exec, 1, UINT16_MAX, 0, {24}},
+    {CMD_RENAME, st_apply_rename, 3, 3, 0, {0, 0, 4}},
+    {CMD_COPY, st_apply_copy, 4, 4, 0, {0, 0, 4, 4}},
+    {CMD_MOVE, st_apply_move, 2, 2, 0, {0, 4}},
+    {CMD_SWAPDB, st_apply_swapdb, 2, 2, 0, {4, 4}},
+    {CMD_FLUSHDB, st_apply_flushdb, 0, 0, 0, {0}},
 };
 
 st_apply_fn st_write_handler(cmd_id_t op, uint16_t argc, const rec_arg_t *argv)
@@ -401,6 +406,13 @@ static const read_form_t read_forms[] = {
     {CMD_TTL, st_read_ttl, 1, 1},
     {CMD_PTTL, st_read_pttl, 1, 1},
     {CMD_DBSIZE, st_read_dbsize, 0, 0},
+    {CMD_EXPIRETIME, st_read_expiretime, 1, 1},
+    {CMD_PEXPIRETIME, st_read_pexpiretime, 1, 1},
+    {CMD_TYPE, st_read_type, 1, 1},
+    {CMD_TOUCH, st_read_touch, 1, UINT16_MAX},
+    {CMD_KEYS, st_read_keys, 1, 1},
+    {CMD_SCAN, st_read_scan, 1, UINT16_MAX},
+    {CMD_RANDOMKEY, st_read_randomkey, 0, 0},
 };
 
 static const read_form_t *read_form(cmd_id_t op)

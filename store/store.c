@@ -380,7 +380,13 @@ static int run(store_proc_t *s)
             idle_in_shutdown = 0;
             continue;
         }
-        if (store_maintain(s->ctx, STORE_MAINTAIN_BUDGET)) continue;
+        /* [keyspace helper] Active expiry and resizes change the counts
+         * INFO shows with no record applied: publish them here too. Every
+         * key removed and every table resized changes the index bytes. */
+        uint64_t bytes_before = store_index_bytes(s->ctx);
+        int more = store_maintain(s->ctx, STORE_MAINTAIN_BUDGET);
+        if (store_index_bytes(s->ctx) != bytes_before) publish_counts(s);
+        if (more) continue;
         want_tick(s);
 
         if (atomic_load(&s->shm->shutdown) >= 3) {
