@@ -390,13 +390,10 @@ static int live_at(const idx_entry_t *e, int64_t now)
     return !e->expire_at_ms || e->expire_at_ms > now;
 }
 
-/* Redis' stringmatchlen never lets a pattern match the empty key, except
- * the empty pattern (and "*", which KEYS and SCAN take as "everything"
- * without matching): its loop runs while both strings have bytes, so the
- * stars that would match nothing are never skipped. */
+/* glob_match follows Redis: the empty key matches only the empty pattern
+ * ("*" is taken as "everything" by the callers, without matching). */
 static int key_matches(const rec_arg_t *pat, const idx_entry_t *e)
 {
-    if (e->klen == 0) return pat->len == 0;
     return glob_match((const char *)pat->ptr, pat->len, (const char *)e->data, e->klen, 0);
 }
 
