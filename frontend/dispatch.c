@@ -228,8 +228,12 @@ int fe_select_db(const fe_conn_t *c, const char *arg, uint32_t len, buf_t *out)
 {
     long long id;
     int ndb = c->fe->cfg->databases > 0 ? c->fe->cfg->databases : 16;
-    if (str_to_ll(arg, len, &id) != 0 || id < INT_MIN || id > INT_MAX) {
+    if (str_to_ll(arg, len, &id) != 0) {
         resp_error(out, "ERR value is not an integer or out of range");
+        return -1;
+    }
+    if (id < INT_MIN || id > INT_MAX) {
+        resp_error(out, "ERR value is out of range, value must between -2147483648 and 2147483647");
         return -1;
     }
     if (id < 0 || id >= ndb) {
@@ -295,8 +299,9 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         return 0;
     }
     if ((d->arity > 0 && a.argc != d->arity) || (d->arity < 0 && a.argc < -d->arity)) {
-        if (c->multi && d->id == CMD_EXEC) {
-            /* Redis ends the transaction: EXECABORT naming the error. */
+        if (d->id == CMD_EXEC) {
+            /* Redis ends the transaction (if any): EXECABORT naming the
+             * error, inside MULTI or not. */
             char msg[128];
             snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", d->name);
             fe_multi_exec_abort(c, msg, strlen(msg));
@@ -309,7 +314,7 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     buf_t out;
     buf_init(&out);
     if (fe_acl_check(c, d, &a, &out) != 0) {
-        if (c->multi && d->id == CMD_EXEC) {
+        if (d->id == CMD_EXEC) {
             size_t n = out.len; /* "-NOPERM ...\r\n": the text without '-' */
             fe_multi_exec_abort(c, out.len ? out.data + 1 : "", n > 1 ? n - 1 : 0);
             buf_free(&out);

@@ -162,7 +162,7 @@ void fe_multi_flag_error(fe_conn_t *c);
 void fe_multi_clear(fe_conn_t *c);
 /* multi.c: queued commands, or -1 when c is not in MULTI (CLIENT LIST). */
 int fe_multi_count(const fe_conn_t *c);
-/* multi.c: EXEC refused before it ran (wrong arity, NOPERM inside MULTI):
+/* multi.c: EXEC refused before it ran (wrong arity, NOAUTH, NOPERM):
  * reply "-EXECABORT Transaction discarded because of: <why>" and end the
  * transaction, as Redis does. */
 void fe_multi_exec_abort(fe_conn_t *c, const char *why, size_t len);

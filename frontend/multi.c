@@ -576,11 +576,7 @@ static int cmd_exec(fe_conn_t *c)
 void fe_multi_exec_abort(fe_conn_t *c, const char *why, size_t len)
 {
     fe_multi_clear(c);
-    /* Redis: an error it had as a whole reply ("-NOAUTH ...\r\n") keeps
-     * its line end, as two spaces; one it formatted has none. */
-    if (len >= 2 && why[len - 2] == '\r' && why[len - 1] == '\n' &&
-        !(len >= 6 && memcmp(why, "NOAUTH", 6) == 0))
-        len -= 2;
+    if (len >= 2 && why[len - 2] == '\r' && why[len - 1] == '\n') len -= 2; /* a whole reply */
     char msg[512];
     snprintf(msg, sizeof(msg), "EXECABORT Transaction discarded because of: %.*s",
              (int)(len > 400 ? 400 : len), why);
