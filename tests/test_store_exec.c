@@ -65,7 +65,7 @@ static void write_log(const unsigned char *rec, uint32_t space)
 static void keep_reply(buf_t *b)
 {
     cr_assert_lt(b->len, sizeof(reply));
-    memcpy(reply, b->data, b->len);
+    if (b->len) memcpy(reply, b->data, b->len);
     reply[b->len] = 0;
     reply_len = b->len;
 }
