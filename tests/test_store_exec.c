@@ -103,21 +103,33 @@ static const char *put(int64_t time_ms, uint16_t opdb, uint16_t argc,
     return reply;
 }
 
+/* String arguments up to a NULL, as record arguments (at most 16). */
+typedef struct str_args {
+    const unsigned char *argv[16];
+    uint32_t lens[16];
+    uint16_t argc;
+} str_args_t;
+
+static void str_args(str_args_t *a, va_list ap)
+{
+    a->argc = 0;
+    const char *s;
+    while ((s = va_arg(ap, const char *)) != NULL) {
+        cr_assert_lt(a->argc, 16);
+        a->argv[a->argc] = (const unsigned char *)s;
+        a->lens[a->argc++] = (uint32_t)strlen(s);
+    }
+}
+
 /* A plain write with string arguments (NULL-terminated) in database db. */
 static const char *wr(int64_t t, uint16_t op, int db, ...)
 {
-    const unsigned char *argv[16];
-    uint32_t lens[16];
-    uint16_t argc = 0;
+    str_args_t sa;
     va_list ap;
     va_start(ap, db);
-    const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL) {
-        argv[argc] = (const unsigned char *)s;
-        lens[argc++] = (uint32_t)strlen(s);
-    }
+    str_args(&sa, ap);
     va_end(ap);
-    return put(t, REC_OP_DB(op, db), argc, argv, lens);
+    return put(t, REC_OP_DB(op, db), sa.argc, sa.argv, sa.lens);
 }
 
 static const char *wr_set(int64_t t, int db, const char *key, const char *val, int64_t at)
@@ -132,19 +144,13 @@ static const char *wr_set(int64_t t, int db, const char *key, const char *val, i
 
 static const char *rd(int64_t now, int db, uint16_t op, ...)
 {
-    const unsigned char *argv[16];
-    uint32_t lens[16];
-    uint16_t argc = 0;
+    str_args_t sa;
     va_list ap;
     va_start(ap, op);
-    const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL) {
-        argv[argc] = (const unsigned char *)s;
-        lens[argc++] = (uint32_t)strlen(s);
-    }
+    str_args(&sa, ap);
     va_end(ap);
     unsigned char p[4096];
-    size_t n = rec_encode_payload(p, op, argc, argv, lens);
+    size_t n = rec_encode_payload(p, op, sa.argc, sa.argv, sa.lens);
     buf_t b;
     buf_init(&b);
     cr_assert_eq(store_read_db(ctx, (unsigned)db, p, n, now, &b), 0);
@@ -224,18 +230,12 @@ static void xb_cmdv(xb_t *x, uint16_t op, int db, uint16_t argc, const unsigned 
 /* A nested command with string arguments (NULL-terminated). */
 static void xb_cmd(xb_t *x, uint16_t op, int db, ...)
 {
-    const unsigned char *argv[16];
-    uint32_t lens[16];
-    uint16_t argc = 0;
+    str_args_t sa;
     va_list ap;
     va_start(ap, db);
-    const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL) {
-        argv[argc] = (const unsigned char *)s;
-        lens[argc++] = (uint32_t)strlen(s);
-    }
+    str_args(&sa, ap);
     va_end(ap);
-    xb_cmdv(x, op, db, argc, argv, lens);
+    xb_cmdv(x, op, db, sa.argc, sa.argv, sa.lens);
 }
 
 static void xb_set(xb_t *x, int db, const char *key, const char *val, int64_t at)
