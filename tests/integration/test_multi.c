@@ -1151,10 +1151,10 @@ Test(multi, transactions_are_durable_whole_or_not_at_all)
     fprintf(stderr, "multi powercut: %d cuts, seed %u (ATTIC_SEED=%u to repeat)\n", cuts, seed,
             seed);
     srv_t s;
-    int really_cut = 0, torn_seen = 0;
+    int really_cut = 0, torn_seen = 0, acked_total = 0, whole_unacked = 0;
     for (int cut = 0; cut < cuts; cut++) {
         char spec[64];
-        snprintf(spec, sizeof(spec), "logger.fdatasync:%ld:CUT", 5 + random() % 60);
+        snprintf(spec, sizeof(spec), "logger.fdatasync:%ld:CUT", 5 + random() % 150);
         setenv("ATTICDB_TEST_FAULTS", spec, 1);
         int rc = cut == 0 ? srv_start(&s, ATTIC_ARGS) : srv_restart(&s);
         unsetenv("ATTICDB_TEST_FAULTS");
@@ -1205,12 +1205,17 @@ Test(multi, transactions_are_durable_whole_or_not_at_all)
                 cr_assert_eq(present, TX_KEYS, "cut %d: acked transaction %d lost (seed %u)", cut,
                              round, seed);
             if (round >= txw.acked && present == 0) torn_seen++;
+            if (round >= txw.acked && present == TX_KEYS) whole_unacked++;
         }
+        acked_total += txw.acked;
         redisFree(c);
         srv_kill_all(&s);
     }
-    fprintf(stderr, "multi powercut: %d of %d rounds cut power; %d unacked transactions absent\n",
-            really_cut, cuts, torn_seen);
+    fprintf(stderr,
+            "multi powercut: %d of %d rounds cut power; %d transactions acked, of the unacked "
+            "%d absent and %d whole\n",
+            really_cut, cuts, acked_total, torn_seen, whole_unacked);
+    cr_assert_gt(acked_total, 0, "no transaction was acked (seed %u)", seed);
     cr_assert_gt(really_cut, 0, "no round reached its cut point (seed %u)", seed);
     srv_cleanup(&s);
 }
