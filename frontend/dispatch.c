@@ -6,7 +6,10 @@
  * store over this frontend's request channel. Writes are validated and turned
  * into their canonical record (command.h) here, before anything reaches the
  * ring, so a bad write changes nothing (contract 7), and relative expiry
- * becomes absolute time now, at encoding (contract 4).
+ * becomes absolute time now, at encoding (contract 4). SELECT sets the
+ * connection's database, which every read request and write record carries.
+ * Inside MULTI, commands go to multi.c's queue instead, and multi.c submits
+ * the whole transaction through fe_submit_record as one record.
  */
 #include <errno.h>
 #include <limits.h>
