@@ -54,6 +54,14 @@
  *     the exception: it takes effect only once the store's reply shows the
  *     transaction ran (the connection's next commands wait for it).
  *   - The limits above.
+ *   - EXEC's whole reply must fit one message of the store's reply channel
+ *     (channel-size): a bigger one (reads of large values inside the
+ *     transaction) is an error reply, after the transaction was applied.
+ *   - A transaction with a read or a watched key goes through the log
+ *     (reads are answered at their place in it), so while the log is
+ *     stopped or the disk full, EXEC refuses it like a write.
+ *   - A transaction whose WATCH the store aborts still counts its commands
+ *     in INFO commandstats.
  */
 #include <errno.h>
 #include <stdio.h>
