@@ -6,7 +6,10 @@
  * store over this frontend's request channel. Writes are validated and turned
  * into their canonical record (command.h) here, before anything reaches the
  * ring, so a bad write changes nothing (contract 7), and relative expiry
- * becomes absolute time now, at encoding (contract 4).
+ * becomes absolute time now, at encoding (contract 4). SELECT sets the
+ * connection's database, which every read request and write record carries.
+ * Inside MULTI, commands go to multi.c's queue instead, and multi.c submits
+ * the whole transaction through fe_submit_record as one record.
  */
 #include <errno.h>
 #include <limits.h>
@@ -53,20 +56,37 @@ static void reply_errorf(fe_conn_t *c, const char *fmt, ...)
 
 /* ---- writes ---- */
 
-/* Claim, encode, commit one canonical record and queue its reply. */
-static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int argc,
-                        const unsigned char *const *argv, const uint32_t *lens)
+int fe_write_refused(fe_conn_t *c)
+{
+    if (atomic_load(&c->fe->shm->logger_state) == LOGGER_FAILED) {
+        reply_errorf(c,
+                     "ERR AtticDB's log is stopped after an I/O error (%s): writes are "
+                     "refused until the server restarts",
+                     strerror(atomic_load(&c->fe->shm->logger_errno)));
+        return 1;
+    }
+    if (atomic_load(&c->fe->shm->log_no_space)) {
+        reply_static(c, "-ERR disk full: AtticDB can't create its next log segment; writes are "
+                        "refused until space is freed (reads still work)\r\n");
+        return 1;
+    }
+    return 0;
+}
+
+size_t fe_record_max_payload(const fe_t *fe)
+{
+    uint64_t max = ring_max_record(fe->ring);
+    if (max > UINT32_MAX) max = UINT32_MAX;
+    return max > REC_HDR_SIZE ? (size_t)(max - REC_HDR_SIZE) : 0;
+}
+
+int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int argc,
+                     const unsigned char *const *argv, const uint32_t *lens)
 {
     fe_t *fe = c->fe;
-    if (argc > MAX_RECORD_ARGS) {
-        reply_static(c, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
-        return 0;
-    }
+    if (argc > MAX_RECORD_ARGS) return -EMSGSIZE;
     size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
-    if (payload > UINT32_MAX - 2 * REC_ALIGN) {
-        reply_static(c, "-ERR request too large for the log\r\n");
-        return 0;
-    }
+    if (payload > UINT32_MAX - 2 * REC_ALIGN) return -EMSGSIZE;
     uint32_t space = rec_space((uint32_t)payload);
     uint64_t pos;
     int rc = ring_claim(fe->ring, fe->claimer, space, &pos);
@@ -75,20 +95,14 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
         fe_wake_store(fe);
         return -EAGAIN;
     }
-    if (rc == -EMSGSIZE) {
-        reply_errorf(c,
-                     "ERR request too large: its log record needs %u bytes, ring-size allows "
-                     "%llu per record",
-                     space, (unsigned long long)ring_max_record(fe->ring));
-        return 0;
-    }
+    if (rc == -EMSGSIZE) return -EMSGSIZE;
     /* Test hook: die holding the claim, as a SIGKILL at this instruction
      * would (contract 5; the logger must pad the claim). */
     if (io_fault_point(IO_FAULT_CLAIM)) raise(SIGKILL);
     uint16_t origin = needs_store_reply ? (uint16_t)(fe->slot + 1) : 0;
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
-    rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, origin, shm_now_ms(),
-                           REC_OP_DB(id, c->db), (uint16_t)argc, argv, lens);
+    rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, origin, shm_now_ms(), opdb,
+                           (uint16_t)argc, argv, lens);
     ring_commit(fe->ring, fe->claimer, pos);
     fe_wake_logger(fe);
 
@@ -99,6 +113,31 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
     else fe_wait_durable(fe, r, pos + space);
     c->last_write_end = pos + space;
     return 0;
+}
+
+/* Submit one canonical write in the connection's database; a record too
+ * large for the log gets its error reply here. */
+static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int argc,
+                        const unsigned char *const *argv, const uint32_t *lens)
+{
+    if (argc > MAX_RECORD_ARGS) {
+        reply_static(c, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
+        return 0;
+    }
+    int rc = fe_submit_record(c, REC_OP_DB(id, c->db), needs_store_reply, argc, argv, lens);
+    if (rc == -EMSGSIZE) {
+        size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
+        if (payload > UINT32_MAX - 2 * REC_ALIGN) {
+            reply_static(c, "-ERR request too large for the log\r\n");
+            return 0;
+        }
+        reply_errorf(c,
+                     "ERR request too large: its log record needs %u bytes, ring-size allows "
+                     "%llu per record",
+                     rec_space((uint32_t)payload), (unsigned long long)ring_max_record(c->fe->ring));
+        return 0;
+    }
+    return rc;
 }
 
 
@@ -126,18 +165,7 @@ static void reply_arity(fe_conn_t *c, const cmd_desc_t *d)
 
 static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
-    if (atomic_load(&c->fe->shm->logger_state) == LOGGER_FAILED) {
-        reply_errorf(c,
-                     "ERR AtticDB's log is stopped after an I/O error (%s): writes are "
-                     "refused until the server restarts",
-                     strerror(atomic_load(&c->fe->shm->logger_errno)));
-        return 0;
-    }
-    if (atomic_load(&c->fe->shm->log_no_space)) {
-        reply_static(c, "-ERR disk full: AtticDB can't create its next log segment; writes are "
-                        "refused until space is freed (reads still work)\r\n");
-        return 0;
-    }
+    if (fe_write_refused(c)) return 0;
     if (c->reads_outstanding) return -EBUSY;
     fe_encode_fn encode = fe_encoder(d->id);
     if (!encode) {
@@ -197,6 +225,28 @@ static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     return 0;
 }
 
+/* ---- SELECT ---- */
+
+int fe_select_db(const fe_conn_t *c, const char *arg, uint32_t len, buf_t *out)
+{
+    long long id;
+    int ndb = c->fe->cfg->databases > 0 ? c->fe->cfg->databases : 16;
+    if (str_to_ll(arg, len, &id) != 0) {
+        resp_error(out, "ERR value is not an integer or out of range");
+        return -1;
+    }
+    if (id < INT_MIN || id > INT_MAX) {
+        resp_error(out, "ERR value is out of range, value must between -2147483648 and 2147483647");
+        return -1;
+    }
+    if (id < 0 || id >= ndb) {
+        resp_error(out, "ERR DB index is out of range");
+        return -1;
+    }
+    resp_simple(out, "OK");
+    return (int)id;
+}
+
 /* ---- entry ---- */
 
 static void reply_unknown(fe_conn_t *c, const fe_args_t *a)
@@ -242,6 +292,9 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         lens[i] = cmd->args[i].len > UINT32_MAX ? UINT32_MAX : (uint32_t)cmd->args[i].len;
     }
     fe_args_t a = {.argc = cmd->argc, .argv = argv, .lens = lens};
+    /* After an EXEC with a SELECT and WATCHed keys, the database of what
+     * follows depends on whether the store aborted it. */
+    if (c->exec_wait_lsn && fe_multi_exec_waiting(c)) return -EAGAIN;
     const cmd_desc_t *d = cmd_lookup(argv[0], lens[0]);
     if (!d) {
         if (c->multi) fe_multi_flag_error(c);
@@ -249,6 +302,14 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         return 0;
     }
     if ((d->arity > 0 && a.argc != d->arity) || (d->arity < 0 && a.argc < -d->arity)) {
+        if (d->id == CMD_EXEC) {
+            /* Redis ends the transaction (if any): EXECABORT naming the
+             * error, inside MULTI or not. */
+            char msg[128];
+            snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", d->name);
+            fe_multi_exec_abort(c, msg, strlen(msg));
+            return 0;
+        }
         if (c->multi) fe_multi_flag_error(c);
         reply_arity(c, d);
         return 0;
@@ -256,6 +317,12 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     buf_t out;
     buf_init(&out);
     if (fe_acl_check(c, d, &a, &out) != 0) {
+        if (d->id == CMD_EXEC) {
+            size_t n = out.len; /* "-NOPERM ...\r\n": the text without '-' */
+            fe_multi_exec_abort(c, out.len ? out.data + 1 : "", n > 1 ? n - 1 : 0);
+            buf_free(&out);
+            return 0;
+        }
         if (c->multi) fe_multi_flag_error(c);
         fe_reply_ready_buf(c, &out);
         buf_free(&out);
@@ -275,6 +342,13 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     case CMD_UNWATCH:
         buf_free(&out);
         return fe_multi_command(c, d, &a);
+    case CMD_SELECT: {
+        int db = fe_select_db(c, a.argv[1], a.lens[1], &out);
+        if (db >= 0) c->db = db;
+        fe_reply_ready_buf(c, &out);
+        buf_free(&out);
+        return 0;
+    }
     default:
         break;
     }

@@ -56,6 +56,7 @@ typedef struct st_db {
     int64_t next_expiry;
     int64_t pass_min;    /* minimum TTL the current pass has seen */
     int64_t set_min;     /* minimum TTL set since the current pass began */
+    unsigned watch_id;   /* exec.c: identity of these contents for WATCH (moves with SWAPDB) */
 } st_db_t;
 
 struct store_ctx {
@@ -162,6 +163,10 @@ void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
 void st_db_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum);
 void st_watch_free(store_ctx_t *ctx);
 void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+/* (st_key_changed reads the key's TTL: call it after the change.) Tests:
+ * size the table of recent changes at 2^bucket_bits buckets (before the
+ * first record; small tables force collisions). */
+void st_watch_configure(store_ctx_t *ctx, unsigned bucket_bits);
 
 /* ---- strings.c ---- */
 void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
