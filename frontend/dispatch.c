@@ -177,6 +177,7 @@ static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
         buf_t b; /* copied: e.err dies with this frame, the reply may wait */
         buf_init(&b);
         buf_append(&b, e.err, strlen(e.err));
+        fe_enc_release(&e);
         fe_reply_ready_buf(c, &b);
         buf_free(&b);
         return 0;

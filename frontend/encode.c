@@ -29,7 +29,6 @@ void fe_enc_begin(fe_enc_t *e, cmd_id_t op, int needs_reply)
     e->argv = e->fixed_argv;
     e->lens = e->fixed_lens;
     e->scratch_used = 0;
-    e->err[0] = '\0';
 }
 
 void fe_enc_arg(fe_enc_t *e, const void *p, uint32_t len)
@@ -73,15 +72,33 @@ void fe_enc_plain(fe_enc_t *e, cmd_id_t op, int needs_reply, const fe_args_t *a)
 
 int fe_enc_fail(fe_enc_t *e, const char *fmt, ...)
 {
-    char msg[FE_ENC_ERR - 4];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    int n = vsnprintf(e->err_buf + 1, sizeof(e->err_buf) - 3, fmt, ap);
     va_end(ap);
-    for (char *p = msg; *p; p++)
+    e->err = e->err_buf;
+    if (n < 0) n = 0;
+    if ((size_t)n + 3 >= sizeof(e->err_buf)) {
+        /* An echoed argument (Redis quotes it whole): format again into a
+         * buffer of the right size. */
+        char *big = malloc((size_t)n + 4);
+        if (!big) abort();
+        va_start(ap, fmt);
+        vsnprintf(big + 1, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        e->err = big;
+    }
+    e->err[0] = '-';
+    for (char *p = e->err + 1; *p; p++)
         if (*p == '\r' || *p == '\n') *p = ' ';
-    snprintf(e->err, sizeof(e->err), "-%s\r\n", msg);
+    memcpy(e->err + 1 + n, "\r\n", 3);
     return -1;
+}
+
+void fe_enc_release(fe_enc_t *e)
+{
+    if (e->err && e->err != e->err_buf) free(e->err);
+    e->err = NULL;
 }
 
 static int fail_expire_time(fe_enc_t *e, const char *cmd)
@@ -208,7 +225,7 @@ int fe_enc_expire(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, f
         else if (fe_word_eq(o, n, "xx")) flags |= EXPF_XX;
         else if (fe_word_eq(o, n, "gt")) flags |= EXPF_GT;
         else if (fe_word_eq(o, n, "lt")) flags |= EXPF_LT;
-        else return fe_enc_fail(e, "ERR Unsupported option %.*s", (int)(n > 128 ? 128 : n), o);
+        else return fe_enc_fail(e, "ERR Unsupported option %.*s", (int)n, o);
     }
     if ((flags & EXPF_NX) && (flags & (EXPF_XX | EXPF_GT | EXPF_LT)))
         return fe_enc_fail(e, "ERR NX and XX, GT or LT options at the same time are not compatible");

@@ -41,9 +41,15 @@ typedef struct fe_enc {
     unsigned char scratch[FE_ENC_SCRATCH];
     size_t scratch_used;
     /* When an encoder refuses the command: the whole RESP error reply
-     * ("-ERR syntax error\r\n"), NUL-terminated. */
-    char err[FE_ENC_ERR];
+     * ("-ERR syntax error\r\n"), NUL-terminated. It points at err_buf, or
+     * at a heap copy when an echoed argument makes it longer: release it
+     * with fe_enc_release() once used. */
+    char *err;
+    char err_buf[FE_ENC_ERR];
 } fe_enc_t;
+
+/* Free what a refused encoding allocated (its long error text). */
+void fe_enc_release(fe_enc_t *e);
 
 /* Encode a->argv (argv[0] is the name of command d) for connection c (its
  * db, for commands that name another one). Returns 0 with *e filled, or -1 with

@@ -432,6 +432,7 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
             add_literal(m, *db, lit);
         } else if (encode(c, d, &a, &e) != 0) {
             add_literal_str(m, *db, e.err);
+            fe_enc_release(&e);
         } else if (e.argc > MAX_RECORD_ARGS) {
             add_literal_str(
                 m, *db, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
