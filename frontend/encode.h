@@ -82,5 +82,14 @@ int fe_enc_getdel(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_
 int fe_enc_expire(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
 int fe_enc_persist(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
 int fe_enc_flushall(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+/* encode-strings.c */
+int fe_enc_setnx(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_setex(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_getset(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_getex(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_msetnx(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_incrbyfloat(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_setrange(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_setbit(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
 
 #endif
