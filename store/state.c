@@ -43,7 +43,9 @@
  *                its RAM bound)
  * (vkind's low bits; its upper bits hold the string encoding that OBJECT
  * ENCODING reports: state-internal.h.)
- * RAM per key: 26 + klen + ilen + {0, 12, 8} bytes, rounded up by the
+ * RAM per key: 26 + klen + ilen + {0, 12, 8} bytes (plus, for VK_LIST, the
+ * piece list and any bytes it holds in RAM: bounded as value.c explains),
+ * rounded up by the
  * allocator to its size class, plus one 8-byte bucket pointer per 1 to 2
  * keys (load factor 0.5-1). E.g. a 16-byte key with a 100-byte value:
  * 26 + 16 + 12 = 54 bytes (mimalloc's 56-byte class) + 8-16 bytes of

@@ -30,12 +30,14 @@
  * than ST_COMPACT_MIN pieces and they average under 32 bytes (e.g. many
  * one-byte APPENDs or SETRANGEs), compaction merges every run of pieces
  * shorter than ST_PIECE_SMALL bytes into RAM chunks of up to ST_RAM_CHUNK
- * bytes, leaving at most 2 * len / ST_PIECE_SMALL + 1 pieces. So a value's
- * tail costs at most about 16 * max(64, len / 32 + 16) bytes of pieces plus
- * the bytes held in RAM (never more than len): worst case ~1.5x the value's
- * length, and ~16 bytes per piece for values built of large writes (SET,
- * APPEND or SETRANGE arguments of 32 bytes and more keep the bytes in the
- * log). store_index_bytes counts all of it.
+ * bytes, leaving at most 2 * len / ST_PIECE_SMALL + 1 pieces. So a tail of
+ * len bytes has at most max(64, len / 32 + 16) pieces (an array of up to
+ * twice that capacity: 32 bytes per piece) plus the bytes held in RAM,
+ * which are never more than len: at worst about 2x the value's length (a
+ * value made of tiny writes; Redis holds 1x), and ~16 bytes per piece for
+ * values built of large writes (SET, APPEND or SETRANGE arguments keep
+ * their bytes in the log; a 500 MB run of zeros is one piece).
+ * store_index_bytes counts all of it.
  *
  * Determinism: splices, growth and compaction depend only on the sequence
  * of applied records, and the bytes read from the log at apply time are the

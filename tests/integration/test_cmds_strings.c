@@ -242,7 +242,8 @@ static int ping_ok(int port)
     return ok;
 }
 
-static int redis_start(void)
+/* Start redis-server; bulk, when not NULL, is its proto-max-bulk-len. */
+static int redis_start(const char *bulk)
 {
     const char *path = redis_path();
     if (!path) return -2;
@@ -263,7 +264,7 @@ static int redis_start(void)
             dup2(dn, 2);
         }
         execl(path, path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-              "--dir", redis_dir, (char *)NULL);
+              "--dir", redis_dir, bulk ? "--proto-max-bulk-len" : (char *)NULL, bulk, (char *)NULL);
         _exit(127);
     }
     redis_pid = pid;
@@ -306,18 +307,27 @@ typedef struct diff {
     const char *label; /* prefix of failure messages (the random run's seed) */
 } diff_t;
 
-static void start_both(diff_t *d)
+/* Both servers, with proto-max-bulk-len = bulk when not NULL. */
+static void start_both_bulk(diff_t *d, const char *bulk)
 {
-    int rc = redis_start();
+    int rc = redis_start(bulk);
     if (rc == -2) cr_skip_test("redis-server not found (PATH or REDIS_SERVER)");
     cr_assert_eq(rc, 0, "redis-server did not start");
-    rc = srv_start(&atticdb, "--frontends 2");
+    char extra[128];
+    snprintf(extra, sizeof(extra), "--frontends 2%s%s", bulk ? " --proto-max-bulk-len " : "",
+             bulk ? bulk : "");
+    rc = srv_start(&atticdb, extra);
     if (rc == 0) atticdb_up = 1;
     cr_assert_eq(rc, 0, "atticdb-server did not start");
     memset(d, 0, sizeof(*d));
     d->r = conn_open(redis_port);
     d->a = conn_open(atticdb.port);
     cr_assert(d->r && d->a, "connect to both servers");
+}
+
+static void start_both(diff_t *d)
+{
+    start_both_bulk(d, NULL);
 }
 
 static void end_both(diff_t *d)
@@ -784,7 +794,6 @@ Test(strings, setbit_getbit)
     D(&d, "SETBIT", "b", "100", "0"); /* grows with zeros */
     D(&d, "STRLEN", "b");
     D(&d, "GET", "b");
-    D(&d, "SETBIT", "b", "4294967295", "0");
     D(&d, "SETBIT", "b", "4294967296", "1");
     D(&d, "SETBIT", "b", "-1", "1");
     D(&d, "SETBIT", "b", "x", "1");
@@ -920,6 +929,39 @@ Test(strings, bitpos)
     D(&d, "BITPOS", "ff", "01");
     D(&d, "BITPOS", "ff", "-0");
     D(&d, "BITPOS", "ff");
+    end_both(&d);
+}
+
+/* The size limits at their edges, with a proto-max-bulk-len of 1 MB (the
+ * default 512 MB edges would make redis-server allocate 512 MB). */
+Test(strings, limits_at_the_edge)
+{
+    diff_t d;
+    start_both_bulk(&d, "1mb");
+    D(&d, "SETRANGE", "r", "1048576", "x");
+    D(&d, "SETRANGE", "r", "1048575", "xy");
+    D(&d, "SETRANGE", "r", "1048576", "");
+    D(&d, "EXISTS", "r");
+    D(&d, "SETRANGE", "r", "1048575", "x");
+    D(&d, "STRLEN", "r");
+    D(&d, "GETRANGE", "r", "-3", "-1");
+    D(&d, "APPEND", "r", "z");
+    D(&d, "APPEND", "r", "");
+    D(&d, "SETRANGE", "r", "0", "abc");
+    D(&d, "SETBIT", "b", "8388608", "1");
+    D(&d, "SETBIT", "b", "8388607", "1");
+    D(&d, "STRLEN", "b");
+    D(&d, "GETBIT", "b", "8388607");
+    D(&d, "GETBIT", "b", "8388608");
+    D(&d, "GETBIT", "nokey", "8388608");
+    D(&d, "BITCOUNT", "b");
+    D(&d, "BITPOS", "b", "1");
+    D(&d, "BITPOS", "b", "0", "-1");
+    D(&d, "BITCOUNT", "r", "0", "-1", "BIT");
+    D(&d, "SETRANGE", "b", "1048575", "");
+    D(&d, "SETRANGE", "b", "1048575", "q");
+    D(&d, "SETBIT", "r", "8388607", "0");
+    D(&d, "GETRANGE", "r", "1048570", "1048580");
     end_both(&d);
 }
 
