@@ -1016,6 +1016,14 @@ Test(strings, object)
     D(&d, "OBJECT", "FOO");
     D(&d, "OBJECT", "FOO", "k");
     D(&d, "OBJECT");
+    D(&d, "OBJECT", "a\r\nb", "k");
+    const char *nul[] = {"OBJECT", "enc\0oding", "k"};
+    size_t nl[] = {6, 9, 1};
+    DB(&d, 3, nul, nl);
+    char longsub[300];
+    memset(longsub, 's', sizeof(longsub) - 1);
+    longsub[sizeof(longsub) - 1] = '\0';
+    D(&d, "OBJECT", longsub);
     end_both(&d);
 }
 
