@@ -116,9 +116,9 @@ int fe_enc_getex(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe
     if (kind == OPT_PERSIST) {
         flags = GETEXF_PERSIST;
     } else if (kind != OPT_NONE) {
-        int rc = expire_at_ms(a->argv[time_arg], a->lens[time_arg],
-                              kind == OPT_EX || kind == OPT_EXAT, kind == OPT_EX || kind == OPT_PX,
-                              &at);
+        int rc =
+            expire_at_ms(a->argv[time_arg], a->lens[time_arg], kind == OPT_EX || kind == OPT_EXAT,
+                         kind == OPT_EX || kind == OPT_PX, &at);
         flags = rc == 1 ? GETEXF_ERR_NOT_INT : rc == 2 ? GETEXF_ERR_EXPIRE : GETEXF_AT;
         if (rc) at = 0;
     }
@@ -147,7 +147,8 @@ int fe_enc_incrbyfloat(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t 
     (void)c;
     (void)d;
     long double incr;
-    if (str_to_ld(a->argv[2], a->lens[2], &incr)) return fe_enc_fail(e, "ERR value is not a valid float");
+    if (str_to_ld(a->argv[2], a->lens[2], &incr))
+        return fe_enc_fail(e, "ERR value is not a valid float");
     fe_enc_plain(e, CMD_INCRBYFLOAT, 1, a);
     return 0;
 }

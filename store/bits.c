@@ -20,7 +20,7 @@
 #include "strutil.h"
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"
-#define ERR_SYNTAX "ERR syntax error"
+#define ERR_SYNTAX  "ERR syntax error"
 
 /* True when arg is `word` in any case (BYTE, BIT). */
 static int word_is(const rec_arg_t *arg, const char *word)
@@ -106,10 +106,10 @@ void st_read_getbit(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 
 /* An inclusive bit range and the bits outside it in its edge bytes. */
 typedef struct bit_range {
-    uint64_t b0, b1;       /* first and last byte */
-    unsigned char out0;    /* bits of byte b0 before the range */
-    unsigned char out1;    /* bits of byte b1 after the range */
-    int64_t sb, eb;        /* the range, in bits */
+    uint64_t b0, b1;    /* first and last byte */
+    unsigned char out0; /* bits of byte b0 before the range */
+    unsigned char out1; /* bits of byte b1 after the range */
+    int64_t sb, eb;     /* the range, in bits */
 } bit_range_t;
 
 static void bit_range(bit_range_t *br, int64_t sb, int64_t eb)
@@ -126,9 +126,9 @@ static void bit_range(bit_range_t *br, int64_t sb, int64_t eb)
  * do, then clamp Redis' way. On an empty range *empty is set. Returns 0 or
  * -1 after an error reply. `unit` may be NULL (no unit argument); end NULL
  * means "to the end" (BITPOS key bit start). */
-static int parse_range(const rec_arg_t *start_arg, const rec_arg_t *end_arg,
-                       const rec_arg_t *unit, uint64_t vlen, bit_range_t *br, int *empty,
-                       int check_both_negative, buf_t *r)
+static int parse_range(const rec_arg_t *start_arg, const rec_arg_t *end_arg, const rec_arg_t *unit,
+                       uint64_t vlen, bit_range_t *br, int *empty, int check_both_negative,
+                       buf_t *r)
 {
     long long start, end = 0;
     int isbit = 0;
@@ -150,7 +150,8 @@ static int parse_range(const rec_arg_t *start_arg, const rec_arg_t *end_arg,
         }
     }
     if (unit) {
-        if (word_is(unit, "bit")) isbit = 1;
+        if (word_is(unit, "bit"))
+            isbit = 1;
         else if (!word_is(unit, "byte")) {
             resp_error(r, ERR_SYNTAX);
             return -1;
@@ -177,8 +178,10 @@ static int parse_range(const rec_arg_t *start_arg, const rec_arg_t *end_arg,
         *empty = 1;
         return 0;
     }
-    if (isbit) bit_range(br, start, end);
-    else bit_range(br, start * 8, end * 8 + 7);
+    if (isbit)
+        bit_range(br, start, end);
+    else
+        bit_range(br, start * 8, end * 8 + 7);
     return 0;
 }
 
@@ -190,7 +193,8 @@ static size_t popcount(const unsigned char *p, size_t n)
         memcpy(&w, p + i, 8);
         c += (size_t)__builtin_popcountll(w);
     }
-    for (; i < n; i++) c += (size_t)__builtin_popcount(p[i]);
+    for (; i < n; i++)
+        c += (size_t)__builtin_popcount(p[i]);
     return c;
 }
 
@@ -217,8 +221,10 @@ void st_read_bitcount(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
                         &empty, 1, r))
             return;
     } else if (a->argc == 1) {
-        if (vlen == 0) empty = 1;
-        else bit_range(&br, 0, (int64_t)(vlen * 8 - 1));
+        if (vlen == 0)
+            empty = 1;
+        else
+            bit_range(&br, 0, (int64_t)(vlen * 8 - 1));
     } else {
         resp_error(r, ERR_SYNTAX);
         return;
@@ -284,7 +290,8 @@ static int pos_chunk(void *arg, const unsigned char *p, size_t n)
             if (w != wnone) break;
             i += 8;
         }
-        while (i < lim && p[i] == none) i++;
+        while (i < lim && p[i] == none)
+            i++;
     }
     return 0;
 }
@@ -316,8 +323,10 @@ void st_read_bitpos(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
                         a->argc == 5 ? &a->argv[4] : NULL, vlen, &s.br, &empty, 0, r))
             return;
     } else if (a->argc == 2) {
-        if (vlen == 0) empty = 1;
-        else bit_range(&s.br, 0, (int64_t)(vlen * 8 - 1));
+        if (vlen == 0)
+            empty = 1;
+        else
+            bit_range(&s.br, 0, (int64_t)(vlen * 8 - 1));
     } else {
         resp_error(r, ERR_SYNTAX);
         return;

@@ -41,8 +41,10 @@ void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
     if (((flags & SETF_NX) && slot) || ((flags & SETF_XX) && !slot)) {
         if (!(flags & SETF_GET) && r) {
-            if (flags & SETF_REPLY_INT) resp_integer(r, 0); /* SETNX */
-            else resp_null(r);
+            if (flags & SETF_REPLY_INT)
+                resp_integer(r, 0); /* SETNX */
+            else
+                resp_null(r);
         }
         return;
     }
@@ -50,8 +52,10 @@ void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     st_ent_store(a->db, slot, st_ent_new(key, &a->argv[1], st_arg_lsn(a, 1), expire_at));
     st_key_changed(ctx, a, a->dbnum, key);
     if (!(flags & SETF_GET) && r) {
-        if (flags & SETF_REPLY_INT) resp_integer(r, 1);
-        else resp_simple(r, "OK");
+        if (flags & SETF_REPLY_INT)
+            resp_integer(r, 1);
+        else
+            resp_simple(r, "OK");
     }
 }
 
@@ -59,7 +63,8 @@ void st_apply_mset(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     for (uint16_t i = 0; i + 1 < a->argc; i += 2) {
         idx_entry_t **slot = st_find_live(a->db, &a->argv[i], ctx->now, 1);
-        st_ent_store(a->db, slot, st_ent_new(&a->argv[i], &a->argv[i + 1], st_arg_lsn(a, i + 1), 0));
+        st_ent_store(a->db, slot,
+                     st_ent_new(&a->argv[i], &a->argv[i + 1], st_arg_lsn(a, i + 1), 0));
         st_key_changed(ctx, a, a->dbnum, &a->argv[i]);
     }
     if (r) resp_simple(r, "OK");
@@ -73,7 +78,8 @@ void st_apply_incrby(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     if (slot) {
         idx_entry_t *e = *slot;
         /* A value longer than 24 bytes cannot be an integer (20 at most). */
-        if (st_ent_kind(e) != VK_INLINE || str_to_ll((const char *)st_ent_inline(e), e->ilen, &value)) {
+        if (st_ent_kind(e) != VK_INLINE ||
+            str_to_ll((const char *)st_ent_inline(e), e->ilen, &value)) {
             if (r) resp_error(r, ERR_NOT_INT);
             return;
         }
@@ -197,8 +203,8 @@ void st_apply_incrbyfloat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     size_t n = str_from_ld(out, sizeof(out), value);
     /* The TTL stays (Redis overwrites the value only); the result is a new
      * string, never an int however it reads (createStringObject). */
-    idx_entry_t *e = st_ent_new_ram(key, (const unsigned char *)out, n,
-                                    slot ? (*slot)->expire_at_ms : 0);
+    idx_entry_t *e =
+        st_ent_new_ram(key, (const unsigned char *)out, n, slot ? (*slot)->expire_at_ms : 0);
     st_ent_set_enc(e, VENC_STR);
     st_ent_store(a->db, slot, e);
     st_key_changed(ctx, a, a->dbnum, key);
@@ -240,8 +246,10 @@ void st_apply_getex(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
     if (r) st_reply_value(ctx, *slot, r);
     if (flags & GETEXF_AT) {
-        if (at <= ctx->now) st_remove(a->db, slot); /* deleted after the reply */
-        else st_ent_set_expire(a->db, *slot, at);
+        if (at <= ctx->now)
+            st_remove(a->db, slot); /* deleted after the reply */
+        else
+            st_ent_set_expire(a->db, *slot, at);
         st_key_changed(ctx, a, a->dbnum, key);
     } else if ((flags & GETEXF_PERSIST) && (*slot)->expire_at_ms) {
         st_ent_set_expire(a->db, *slot, 0);
@@ -358,7 +366,8 @@ static const char *encoding_of(idx_entry_t *e, int *small_int)
     long long v;
     *small_int = 0;
     switch (st_ent_enc(e)) {
-    case VENC_RAW: return "raw";
+    case VENC_RAW:
+        return "raw";
     case VENC_AUTO:
         if (vlen <= 20 && st_ent_kind(e) == VK_INLINE &&
             str_to_ll((const char *)st_ent_inline(e), (size_t)vlen, &v) == 0) {
@@ -366,7 +375,8 @@ static const char *encoding_of(idx_entry_t *e, int *small_int)
             return "int";
         }
         /* fall through */
-    default: return vlen <= 44 ? "embstr" : "raw";
+    default:
+        return vlen <= 44 ? "embstr" : "raw";
     }
 }
 
@@ -406,7 +416,8 @@ void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     if (which == 0) {
         size_t n = sizeof(object_help) / sizeof(object_help[0]);
         resp_array(r, (long long)n);
-        for (size_t i = 0; i < n; i++) resp_simple(r, object_help[i]);
+        for (size_t i = 0; i < n; i++)
+            resp_simple(r, object_help[i]);
         return;
     }
     idx_entry_t **slot = st_find_live(a->db, &a->argv[1], a->now, 0);
@@ -417,13 +428,19 @@ void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     int small_int;
     const char *enc = encoding_of(*slot, &small_int);
     switch (which) {
-    case 1: resp_bulk_cstr(r, enc); break;
+    case 1:
+        resp_bulk_cstr(r, enc);
+        break;
     case 2:
         resp_error(r, "ERR An LFU maxmemory policy is not selected, access frequency not "
                       "tracked. Please note that when switching between policies at runtime "
                       "LRU and LFU data will take some time to adjust.");
         break;
-    case 3: resp_integer(r, 0); break;
-    default: resp_integer(r, small_int ? INT_MAX : 1); break;
+    case 3:
+        resp_integer(r, 0);
+        break;
+    default:
+        resp_integer(r, small_int ? INT_MAX : 1);
+        break;
     }
 }

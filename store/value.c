@@ -52,10 +52,10 @@
 #include "log.h"
 #include "state-internal.h"
 
-#define ST_RAM_CHUNK 4096u   /* RAM block of SETBIT, chunk of compaction */
-#define ST_PIECE_SMALL 128u  /* pieces shorter than this are merged when compacting */
-#define ST_COMPACT_MIN 64u   /* never compact lists of this many pieces or fewer */
-#define ST_SCAN_BUF 65536u   /* bytes read from the log at once when scanning */
+#define ST_RAM_CHUNK   4096u  /* RAM block of SETBIT, chunk of compaction */
+#define ST_PIECE_SMALL 128u   /* pieces shorter than this are merged when compacting */
+#define ST_COMPACT_MIN 64u    /* never compact lists of this many pieces or fewer */
+#define ST_SCAN_BUF    65536u /* bytes read from the log at once when scanning */
 
 /* ---- pieces ------------------------------------------------------------ */
 
@@ -125,8 +125,10 @@ static uint32_t find_piece(const st_pieces_t *l, uint64_t off)
     uint32_t lo = 0, hi = l->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (pend(&l->p[mid]) > off) hi = mid;
-        else lo = mid + 1;
+        if (pend(&l->p[mid]) > off)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     return lo;
 }
@@ -146,9 +148,15 @@ static void piece_copy(store_ctx_t *ctx, const st_piece_t *p, uint64_t skip, uin
                        unsigned char *dst)
 {
     switch (pkind(p)) {
-    case PIECE_LOG: read_log_or_die(ctx, p->where + skip, n, dst); break;
-    case PIECE_RAM: memcpy(dst, pram(p) + skip, (size_t)n); break;
-    default: memset(dst, 0, (size_t)n); break;
+    case PIECE_LOG:
+        read_log_or_die(ctx, p->where + skip, n, dst);
+        break;
+    case PIECE_RAM:
+        memcpy(dst, pram(p) + skip, (size_t)n);
+        break;
+    default:
+        memset(dst, 0, (size_t)n);
+        break;
     }
 }
 
@@ -159,8 +167,8 @@ static void piece_copy(store_ctx_t *ctx, const st_piece_t *p, uint64_t skip, uin
  * the tail's length (the new piece ends the tail: an append when lo == hi,
  * an overwrite running past the end otherwise). The list may move.
  */
-static st_pieces_t *splice(st_pieces_t *l, uint64_t lo, uint64_t hi, unsigned kind,
-                           uint64_t where, uint64_t len)
+static st_pieces_t *splice(st_pieces_t *l, uint64_t lo, uint64_t hi, unsigned kind, uint64_t where,
+                           uint64_t len)
 {
     st_piece_t out[3];
     uint32_t k = 0, m = 0;
@@ -466,8 +474,7 @@ idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key)
 
 /* ---- reading ----------------------------------------------------------- */
 
-int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len,
-                  unsigned char *dst)
+int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, unsigned char *dst)
 {
     if (off < e->ilen) {
         uint64_t k = e->ilen - off < len ? e->ilen - off : len;
@@ -494,8 +501,12 @@ int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len,
         case PIECE_LOG:
             if (st_read_log(ctx, p->where + (a - s), take, dst)) return -1;
             break;
-        case PIECE_RAM: memcpy(dst, pram(p) + (a - s), (size_t)take); break;
-        default: memset(dst, 0, (size_t)take); break;
+        case PIECE_RAM:
+            memcpy(dst, pram(p) + (a - s), (size_t)take);
+            break;
+        default:
+            memset(dst, 0, (size_t)take);
+            break;
         }
         dst += take;
         a += take;
@@ -505,8 +516,8 @@ int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len,
 }
 
 /* Pass [lsn, lsn + n) of the log to fn through buf. */
-static int scan_log(store_ctx_t *ctx, uint64_t lsn, uint64_t n, unsigned char **buf,
-                    st_chunk_fn fn, void *arg)
+static int scan_log(store_ctx_t *ctx, uint64_t lsn, uint64_t n, unsigned char **buf, st_chunk_fn fn,
+                    void *arg)
 {
     if (!*buf) *buf = st_xmalloc(ST_SCAN_BUF);
     while (n > 0) {
@@ -545,9 +556,15 @@ int st_scan_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, 
             uint64_t s = pstart(l, i), take = pend(p) - a;
             if (take > len) take = len;
             switch (pkind(p)) {
-            case PIECE_LOG: rc = scan_log(ctx, p->where + (a - s), take, &buf, fn, arg); break;
-            case PIECE_RAM: rc = fn(arg, pram(p) + (a - s), (size_t)take) ? 1 : 0; break;
-            default: rc = fn(arg, NULL, (size_t)take) ? 1 : 0; break;
+            case PIECE_LOG:
+                rc = scan_log(ctx, p->where + (a - s), take, &buf, fn, arg);
+                break;
+            case PIECE_RAM:
+                rc = fn(arg, pram(p) + (a - s), (size_t)take) ? 1 : 0;
+                break;
+            default:
+                rc = fn(arg, NULL, (size_t)take) ? 1 : 0;
+                break;
             }
             a += take;
             len -= take;

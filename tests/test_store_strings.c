@@ -315,7 +315,8 @@ Test(strings, setnx_replies_integers)
 Test(strings, getset_and_setex_shapes)
 {
     char big[200];
-    for (int i = 0; i < 200; i++) big[i] = (char)i;
+    for (int i = 0; i < 200; i++)
+        big[i] = (char)i;
     cr_assert_str_eq(wr_set(T0, "k", big, 200, SETF_GET, 0), NIL);
     wr_set(T0, "k", "x", 1, SETF_GET, T0 + 5000); /* GETSET then SETEX-like */
     cr_assert_eq(reply_len, 200 + 8);
@@ -374,10 +375,18 @@ Test(strings, incrbyfloat_formats)
 {
     /* Redis 7.0.15's replies to this sequence, taken from redis-server. */
     static const char *steps[][2] = {
-        {"10.5", "10.5"}, {"0.1", "10.6"}, {"-10.6", "0"}, {"5.0e3", "5000"},
-        {"0.1", "5000.10000000000000009"}, {"-5000.1", "0"}, {"1e-30", "0"},
-        {"0.00000000000000009", "0.00000000000000009"}, {"-1e-30", "0.00000000000000009"},
-        {"0x10", "16.00000000000000009"}, {"-.5", "15.50000000000000009"}, {"inf", NULL},
+        {"10.5", "10.5"},
+        {"0.1", "10.6"},
+        {"-10.6", "0"},
+        {"5.0e3", "5000"},
+        {"0.1", "5000.10000000000000009"},
+        {"-5000.1", "0"},
+        {"1e-30", "0"},
+        {"0.00000000000000009", "0.00000000000000009"},
+        {"-1e-30", "0.00000000000000009"},
+        {"0x10", "16.00000000000000009"},
+        {"-.5", "15.50000000000000009"},
+        {"inf", NULL},
     };
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         const char *r = wr(T0, CMD_INCRBYFLOAT, "f", steps[i][0], NULL);
@@ -393,9 +402,12 @@ Test(strings, incrbyfloat_formats)
     cr_assert_str_eq(rd(T0, CMD_OBJECT, "ENCODING", "f", NULL), "$6\r\nembstr\r\n");
     /* errors: the key's value, then the increment */
     wr_set(T0, "s", "abc", 3, 0, 0);
-    cr_assert_str_eq(wr(T0, CMD_INCRBYFLOAT, "s", "1", NULL), "-ERR value is not a valid float\r\n");
-    cr_assert_str_eq(wr(T0, CMD_INCRBYFLOAT, "f", "x", NULL), "-ERR value is not a valid float\r\n");
-    cr_assert_str_eq(wr(T0, CMD_INCRBYFLOAT, "f", "nan", NULL), "-ERR value is not a valid float\r\n");
+    cr_assert_str_eq(wr(T0, CMD_INCRBYFLOAT, "s", "1", NULL),
+                     "-ERR value is not a valid float\r\n");
+    cr_assert_str_eq(wr(T0, CMD_INCRBYFLOAT, "f", "x", NULL),
+                     "-ERR value is not a valid float\r\n");
+    cr_assert_str_eq(wr(T0, CMD_INCRBYFLOAT, "f", "nan", NULL),
+                     "-ERR value is not a valid float\r\n");
     cr_assert_str_eq(wr(T0, CMD_INCRBYFLOAT, "n", "-inf", NULL),
                      "-ERR increment would produce NaN or Infinity\r\n");
     cr_assert_str_eq(rd(T0, CMD_EXISTS, "n", NULL), ":0\r\n");
@@ -486,7 +498,8 @@ Test(strings, mixed_writes_read_back_exactly)
 {
     model_t m = {0};
     static unsigned char src[16384]; /* step sources reach 3000 + 9001 */
-    for (size_t i = 0; i < sizeof(src); i++) src[i] = (unsigned char)(i * 97 + 13);
+    for (size_t i = 0; i < sizeof(src); i++)
+        src[i] = (unsigned char)(i * 97 + 13);
     wr_set(T0, "v", src, 10, 0, 0);
     model_write(&m, 0, src, 10);
     wr_append(T0, "v", src + 10, 3000);
@@ -500,22 +513,18 @@ Test(strings, mixed_writes_read_back_exactly)
         int op; /* 0 setrange, 1 setbit, 2 append */
         size_t off, n;
     } steps[] = {
-        {0, 5, 30},     /* over the inline prefix and into the first extent */
-        {0, 3005, 10},  /* across two log pieces */
-        {0, 5000, 20},  /* past the end: a zero run, then bytes */
-        {1, 8 * 4200 + 3, 1},  /* in the zero run: a RAM block */
-        {1, 8 * 100 + 1, 1},   /* in an extent */
-        {1, 8 * 2 + 5, 1},     /* in the inline prefix */
-        {0, 4190, 30},  /* across the RAM block's start */
-        {0, 4201, 4},   /* inside the RAM block: copied into it */
-        {1, 8 * 9000, 1},      /* growing by SETBIT */
-        {0, 0, 9001},   /* over everything */
-        {1, 8 * 9000 + 7, 1},
-        {2, 0, 100},
-        {0, 8990, 40},
-        {1, 8 * 12000, 1},
-        {1, 8 * 12000 + 1, 1},
-        {1, 8 * 11999 + 1, 1},
+        {0, 5, 30},           /* over the inline prefix and into the first extent */
+        {0, 3005, 10},        /* across two log pieces */
+        {0, 5000, 20},        /* past the end: a zero run, then bytes */
+        {1, 8 * 4200 + 3, 1}, /* in the zero run: a RAM block */
+        {1, 8 * 100 + 1, 1},  /* in an extent */
+        {1, 8 * 2 + 5, 1},    /* in the inline prefix */
+        {0, 4190, 30},        /* across the RAM block's start */
+        {0, 4201, 4},         /* inside the RAM block: copied into it */
+        {1, 8 * 9000, 1},     /* growing by SETBIT */
+        {0, 0, 9001},         /* over everything */
+        {1, 8 * 9000 + 7, 1}, {2, 0, 100},           {0, 8990, 40},
+        {1, 8 * 12000, 1},    {1, 8 * 12000 + 1, 1}, {1, 8 * 11999 + 1, 1},
     };
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         size_t off = steps[i].off, n = steps[i].n;
@@ -590,7 +599,8 @@ Test(strings, setbit_replies_and_growth)
     cr_assert_str_eq(wr_setbit(T0, "z", 100, 0), ":0\r\n");
     cr_assert_str_eq(rd(T0, CMD_STRLEN, "z", NULL), ":13\r\n", "a new key even for a 0");
     /* a bitmap built bit after bit is RAM in blocks, not one piece per byte */
-    for (uint64_t i = 0; i < 8 * 20000; i += 3) wr_setbit(T0, "seq", i, 1);
+    for (uint64_t i = 0; i < 8 * 20000; i += 3)
+        wr_setbit(T0, "seq", i, 1);
     st_pieces_t *l = st_ent_pieces(entry("seq"));
     cr_assert_leq(l->n, 20000 / 4096 + 2, "%u pieces", l->n);
     cr_assert_str_eq(rd(T0, CMD_BITCOUNT, "seq", NULL), ":53334\r\n");
@@ -617,8 +627,8 @@ Test(strings, tiny_writes_are_compacted)
     expect_value("a", m.p, m.len);
     st_pieces_t *l = st_ent_pieces(entry("a"));
     uint64_t tail = st_pieces_len(l);
-    cr_assert_leq(l->n, tail / 32 + 16 > 64 ? tail / 32 + 16 : 64, "%u pieces for %llu bytes",
-                  l->n, (unsigned long long)tail);
+    cr_assert_leq(l->n, tail / 32 + 16 > 64 ? tail / 32 + 16 : 64, "%u pieces for %llu bytes", l->n,
+                  (unsigned long long)tail);
     cr_assert_leq(store_index_bytes(ctx), 2 * m.len + 64 * 1024, "RAM near the value's size");
     free(m.p);
     check_replay();
@@ -629,7 +639,8 @@ Test(strings, tiny_writes_are_compacted)
 static uint64_t entry_bytes(void)
 {
     uint64_t n = store_index_bytes(ctx);
-    for (int i = 0; i < ctx->ndb; i++) n -= idx_table_bytes(&ctx->dbs[i]->ix);
+    for (int i = 0; i < ctx->ndb; i++)
+        n -= idx_table_bytes(&ctx->dbs[i]->ix);
     return n;
 }
 
@@ -690,10 +701,14 @@ Test(strings, getrange_indexes)
 {
     wr_set(T0, "g", "Hello World", 11, 0, 0);
     static const char *cases[][3] = {
-        {"0", "-1", "$11\r\nHello World\r\n"}, {"-3", "-1", "$3\r\nrld\r\n"},
-        {"-1", "-3", "$0\r\n\r\n"},             {"5", "3", "$0\r\n\r\n"},
-        {"-100", "100", "$11\r\nHello World\r\n"}, {"100", "200", "$0\r\n\r\n"},
-        {"-100", "-50", "$1\r\nH\r\n"},          {"0", "9223372036854775807", "$11\r\nHello World\r\n"},
+        {"0", "-1", "$11\r\nHello World\r\n"},
+        {"-3", "-1", "$3\r\nrld\r\n"},
+        {"-1", "-3", "$0\r\n\r\n"},
+        {"5", "3", "$0\r\n\r\n"},
+        {"-100", "100", "$11\r\nHello World\r\n"},
+        {"100", "200", "$0\r\n\r\n"},
+        {"-100", "-50", "$1\r\nH\r\n"},
+        {"0", "9223372036854775807", "$11\r\nHello World\r\n"},
         {"a", "1", "-ERR value is not an integer or out of range\r\n"},
         {"1", "b", "-ERR value is not an integer or out of range\r\n"},
     };
@@ -725,7 +740,8 @@ Test(strings, bit_reads)
     wr_set(T0, "ff", "\xff\xff", 2, 0, 0);
     cr_assert_str_eq(rd(T0, CMD_BITPOS, "ff", "0", NULL), ":16\r\n", "past the end: padding");
     cr_assert_str_eq(rd(T0, CMD_BITPOS, "ff", "0", "0", "-1", NULL), ":-1\r\n", "end given");
-    cr_assert_str_eq(rd(T0, CMD_BITPOS, "ff", "2", NULL), "-ERR The bit argument must be 1 or 0.\r\n");
+    cr_assert_str_eq(rd(T0, CMD_BITPOS, "ff", "2", NULL),
+                     "-ERR The bit argument must be 1 or 0.\r\n");
     cr_assert_str_eq(rd(T0, CMD_BITPOS, "nokey", "0", NULL), ":0\r\n");
     cr_assert_str_eq(rd(T0, CMD_BITPOS, "nokey", "1", NULL), ":-1\r\n");
     cr_assert_str_eq(rd(T0, CMD_GETBIT, "z", "11", NULL), ":1\r\n");
@@ -814,7 +830,8 @@ Test(strings, random_mix_matches_model_and_replays)
     unsigned char src[4096];
     uint64_t x = 88172645463325252ull;
 #define NEXT() (x ^= x << 13, x ^= x >> 7, x ^= x << 17, x)
-    for (size_t i = 0; i < sizeof(src); i++) src[i] = (unsigned char)NEXT();
+    for (size_t i = 0; i < sizeof(src); i++)
+        src[i] = (unsigned char)NEXT();
     for (int step = 0; step < 3000; step++) {
         int k = (int)(NEXT() % 4);
         char key[4] = {'r', (char)('0' + k), 0};
@@ -855,8 +872,10 @@ Test(strings, random_mix_matches_model_and_replays)
             break;
         }
         default:
-            if (exists[k]) expect_value(key, m[k].p, m[k].len);
-            else cr_assert_str_eq(rd(T0, CMD_GET, key, NULL), NIL);
+            if (exists[k])
+                expect_value(key, m[k].p, m[k].len);
+            else
+                cr_assert_str_eq(rd(T0, CMD_GET, key, NULL), NIL);
             if (NEXT() % 8 == 0) {
                 wr(T0, CMD_DEL, key, NULL);
                 m[k].len = 0;

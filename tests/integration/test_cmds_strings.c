@@ -48,7 +48,8 @@ static void sb_add(sb_t *b, const void *p, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
+        while (cap < b->len + n + 1)
+            cap *= 2;
         b->p = realloc(b->p, cap);
         if (!b->p) abort();
         b->cap = cap;
@@ -76,11 +77,16 @@ static char *esc(const char *p, size_t n, size_t max)
     sb_add(&b, "\"", 1);
     for (size_t i = 0; i < n && i < max; i++) {
         unsigned char ch = (unsigned char)p[i];
-        if (ch == '\r') sb_add(&b, "\\r", 2);
-        else if (ch == '\n') sb_add(&b, "\\n", 2);
-        else if (ch == '"' || ch == '\\') sb_printf(&b, "\\%c", ch);
-        else if (ch < 32 || ch >= 127) sb_printf(&b, "\\x%02x", ch);
-        else sb_add(&b, &p[i], 1);
+        if (ch == '\r')
+            sb_add(&b, "\\r", 2);
+        else if (ch == '\n')
+            sb_add(&b, "\\n", 2);
+        else if (ch == '"' || ch == '\\')
+            sb_printf(&b, "\\%c", ch);
+        else if (ch < 32 || ch >= 127)
+            sb_printf(&b, "\\x%02x", ch);
+        else
+            sb_add(&b, &p[i], 1);
     }
     sb_add(&b, "\"", 1);
     if (n > max) sb_printf(&b, "...(%zu bytes)", n);
@@ -98,7 +104,8 @@ static conn_t *conn_open(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return NULL;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
         close(fd);
@@ -131,7 +138,10 @@ static long resp_span(const char *b, size_t n, size_t off)
     if (!eol) return 0;
     size_t after = (size_t)(eol - b) + 2;
     switch (b[off]) {
-    case '+': case '-': case ':': return (long)(after - off);
+    case '+':
+    case '-':
+    case ':':
+        return (long)(after - off);
     case '$': {
         long long l = strtoll(b + off + 1, NULL, 10);
         if (l < 0) return (long)(after - off);
@@ -148,13 +158,15 @@ static long resp_span(const char *b, size_t n, size_t off)
         }
         return (long)(p - off);
     }
-    default: return -1;
+    default:
+        return -1;
     }
 }
 
 /* Send one command, return its reply's bytes (malloc'd, NUL-terminated),
  * or a "<...>" description on failure. */
-static char *conn_cmd(conn_t *c, int argc, const char *const *argv, const size_t *lens, size_t *rlen)
+static char *conn_cmd(conn_t *c, int argc, const char *const *argv, const size_t *lens,
+                      size_t *rlen)
 {
     sb_t out = {0};
     sb_printf(&out, "*%d\r\n", argc);
@@ -402,7 +414,7 @@ static int d3b(diff_t *d, int line, const char *cmd, const char *key, const char
     }
     return diffv(d, line, 0, 4, argv, lens);
 }
-#define DVAL(d, cmd, key, val, n) d3b((d), __LINE__, (cmd), (key), NULL, (val), (n))
+#define DVAL(d, cmd, key, val, n)   d3b((d), __LINE__, (cmd), (key), NULL, (val), (n))
 #define DRANGE(d, key, off, val, n) d3b((d), __LINE__, "SETRANGE", (key), (off), (val), (n))
 
 TestSuite(strings, .fini = teardown, .timeout = 120);
@@ -444,7 +456,7 @@ Test(strings, setnx_setex_psetex_getset)
     D(&d, "GET", "p");
     D(&d, "SETNX", "p", "other"); /* exists with a TTL: 0, TTL kept */
     DT(&d, "PTTL", "p");
-    D(&d, "GETSET", "p", "gs");     /* drops the TTL */
+    D(&d, "GETSET", "p", "gs"); /* drops the TTL */
     D(&d, "TTL", "p");
     D(&d, "GET", "p");
     D(&d, "GETSET", "nokey", "new");
@@ -454,7 +466,8 @@ Test(strings, setnx_setex_psetex_getset)
     D(&d, "GETSET", "nokey");
     /* values across the inline limit and from the log */
     char big[3000];
-    for (size_t i = 0; i < sizeof(big); i++) big[i] = (char)(i * 31 + 7);
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (char)(i * 31 + 7);
     DVAL(&d, "SETNX", "b1", big, 25);
     DVAL(&d, "GETSET", "b1", big, sizeof(big));
     D(&d, "GETSET", "b1", "short");
@@ -563,9 +576,10 @@ Test(strings, incrbyfloat)
     diff_t d;
     start_both(&d);
     static const char *incs[] = {
-        "10.5", "0.1", "-5", "5.0e3", "3e-2", "1", "-1", "0", "-0", "0.0", "1e30", "-1e30",
-        "1.5e-7", "123456789.123456789", "0x10", "0x1p3", ".5", "5.", "+3", "1E2",
-        "0.00000000000000000001", "-1.0e-20", "7", "1e308", "-1e308", "1e4000", "-1e4000",
+        "10.5",     "0.1",   "-5",    "5.0e3",  "3e-2",   "1",       "-1",
+        "0",        "-0",    "0.0",   "1e30",   "-1e30",  "1.5e-7",  "123456789.123456789",
+        "0x10",     "0x1p3", ".5",    "5.",     "+3",     "1E2",     "0.00000000000000000001",
+        "-1.0e-20", "7",     "1e308", "-1e308", "1e4000", "-1e4000",
     };
     for (size_t i = 0; i < sizeof(incs) / sizeof(incs[0]); i++) {
         D(&d, "INCRBYFLOAT", "f", incs[i]);
@@ -577,16 +591,19 @@ Test(strings, incrbyfloat)
         D(&d, "INCRBYFLOAT", key, "0.25");
     }
     /* not floats, NaN and infinities */
-    static const char *bad[] = {"abc", "", " 1", "1 ", "1.5x", "nan", "NaN", "1e5000", "-1e5000",
-                                "1e-5000", "0x", "--1", "1e", "infinity-"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) D(&d, "INCRBYFLOAT", "f", bad[i]);
+    static const char *bad[] = {"abc",    "",        " 1",      "1 ", "1.5x", "nan", "NaN",
+                                "1e5000", "-1e5000", "1e-5000", "0x", "--1",  "1e",  "infinity-"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        D(&d, "INCRBYFLOAT", "f", bad[i]);
     D(&d, "INCRBYFLOAT", "f", "inf");
     D(&d, "INCRBYFLOAT", "f", "-inf");
     D(&d, "INCRBYFLOAT", "f", "infinity");
     D(&d, "INCRBYFLOAT", "nokey", "inf");
     D(&d, "EXISTS", "nokey");
     D(&d, "GET", "f");
-    const char *nul[] = {"INCRBYFLOAT", "f", "1\0" "2"};
+    const char *nul[] = {"INCRBYFLOAT", "f",
+                         "1\0"
+                         "2"};
     size_t nl[] = {11, 1, 3};
     DB(&d, 3, nul, nl);
     /* the key's value is parsed first */
@@ -684,11 +701,27 @@ Test(strings, setrange_getrange)
     /* getrange indexes */
     D(&d, "SET", "g", "Hello World");
     static const char *idx[][2] = {
-        {"0", "-1"}, {"0", "4"}, {"-3", "-1"}, {"-1", "-3"}, {"5", "3"}, {"-100", "100"},
-        {"100", "200"}, {"-100", "-50"}, {"3", "3"}, {"-1", "-1"}, {"0", "0"}, {"10", "10"},
-        {"11", "11"}, {"-11", "-11"}, {"-12", "0"}, {"0", "9223372036854775807"},
-        {"-9223372036854775808", "-9223372036854775808"}, {"-9223372036854775808", "9223372036854775807"},
-        {"9223372036854775807", "-9223372036854775808"}, {"2", "-2"}, {"-2", "2"},
+        {"0", "-1"},
+        {"0", "4"},
+        {"-3", "-1"},
+        {"-1", "-3"},
+        {"5", "3"},
+        {"-100", "100"},
+        {"100", "200"},
+        {"-100", "-50"},
+        {"3", "3"},
+        {"-1", "-1"},
+        {"0", "0"},
+        {"10", "10"},
+        {"11", "11"},
+        {"-11", "-11"},
+        {"-12", "0"},
+        {"0", "9223372036854775807"},
+        {"-9223372036854775808", "-9223372036854775808"},
+        {"-9223372036854775808", "9223372036854775807"},
+        {"9223372036854775807", "-9223372036854775808"},
+        {"2", "-2"},
+        {"-2", "2"},
     };
     for (size_t i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
         D(&d, "GETRANGE", "g", idx[i][0], idx[i][1]);
@@ -716,17 +749,18 @@ Test(strings, mixed_shapes)
     diff_t d;
     start_both(&d);
     char buf[8192];
-    for (size_t i = 0; i < sizeof(buf); i++) buf[i] = (char)((i * 131 + 17) & 0xff);
+    for (size_t i = 0; i < sizeof(buf); i++)
+        buf[i] = (char)((i * 131 + 17) & 0xff);
     DVAL(&d, "SET", "m", buf, 3000);
     DVAL(&d, "APPEND", "m", buf + 100, 2000);
-    DRANGE(&d, "m", "2990", buf + 7, 40);  /* across the first two pieces */
-    DRANGE(&d, "m", "6000", buf, 10);      /* past the end: zeros, then bytes */
-    D(&d, "SETBIT", "m", "100", "1");      /* inside an extent: a RAM block */
+    DRANGE(&d, "m", "2990", buf + 7, 40); /* across the first two pieces */
+    DRANGE(&d, "m", "6000", buf, 10);     /* past the end: zeros, then bytes */
+    D(&d, "SETBIT", "m", "100", "1");     /* inside an extent: a RAM block */
     D(&d, "SETBIT", "m", "100", "0");
-    D(&d, "SETBIT", "m", "40001", "1");    /* in the zero run */
-    D(&d, "SETBIT", "m", "70000", "1");    /* growing */
-    DRANGE(&d, "m", "10", buf + 1, 3);     /* inside the RAM block */
-    DRANGE(&d, "m", "4090", buf + 2, 20);  /* across a block edge */
+    D(&d, "SETBIT", "m", "40001", "1");   /* in the zero run */
+    D(&d, "SETBIT", "m", "70000", "1");   /* growing */
+    DRANGE(&d, "m", "10", buf + 1, 3);    /* inside the RAM block */
+    DRANGE(&d, "m", "4090", buf + 2, 20); /* across a block edge */
     D(&d, "GET", "m");
     D(&d, "STRLEN", "m");
     D(&d, "OBJECT", "ENCODING", "m");
@@ -859,16 +893,33 @@ Test(strings, bitcount)
     D(&d, "BITCOUNT", "f", "0", "1", "bit", "x");
     D(&d, "BITCOUNT", "f", "-1", "-3", "foo");
     static const char *r[][3] = {
-        {"0", "0", NULL}, {"1", "1", NULL}, {"1", "1", "BYTE"}, {"5", "30", "BIT"},
-        {"5", "30", "bit"}, {"-1", "-3", NULL}, {"-3", "-1", NULL}, {"0", "-1", "BIT"},
-        {"-5", "-1", "BIT"}, {"100", "200", NULL}, {"-100", "-50", NULL}, {"-100", "-50", "BIT"},
-        {"7", "7", "BIT"}, {"7", "8", "BIT"}, {"1", "46", "BIT"}, {"47", "47", "BIT"},
-        {"48", "100", "BIT"}, {"2", "1", "BIT"}, {"-9223372036854775808", "9223372036854775807", "BIT"},
-        {"0", "9223372036854775807", "byte"}, {"3", "-3", "BIT"},
+        {"0", "0", NULL},
+        {"1", "1", NULL},
+        {"1", "1", "BYTE"},
+        {"5", "30", "BIT"},
+        {"5", "30", "bit"},
+        {"-1", "-3", NULL},
+        {"-3", "-1", NULL},
+        {"0", "-1", "BIT"},
+        {"-5", "-1", "BIT"},
+        {"100", "200", NULL},
+        {"-100", "-50", NULL},
+        {"-100", "-50", "BIT"},
+        {"7", "7", "BIT"},
+        {"7", "8", "BIT"},
+        {"1", "46", "BIT"},
+        {"47", "47", "BIT"},
+        {"48", "100", "BIT"},
+        {"2", "1", "BIT"},
+        {"-9223372036854775808", "9223372036854775807", "BIT"},
+        {"0", "9223372036854775807", "byte"},
+        {"3", "-3", "BIT"},
     };
     for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
-        if (r[i][2]) D(&d, "BITCOUNT", "f", r[i][0], r[i][1], r[i][2]);
-        else D(&d, "BITCOUNT", "f", r[i][0], r[i][1]);
+        if (r[i][2])
+            D(&d, "BITCOUNT", "f", r[i][0], r[i][1], r[i][2]);
+        else
+            D(&d, "BITCOUNT", "f", r[i][0], r[i][1]);
     }
     D(&d, "SET", "e", "");
     D(&d, "BITCOUNT", "e");
@@ -901,22 +952,32 @@ Test(strings, bitpos)
     D(&d, "SET", "e", "");
     static const char *keys[] = {"z", "ff", "zz", "e"};
     static const char *r[][3] = {
-        {NULL, NULL, NULL}, {"0", NULL, NULL}, {"1", NULL, NULL}, {"2", NULL, NULL},
-        {"-1", NULL, NULL}, {"5", NULL, NULL}, {"0", "-1", NULL}, {"0", "0", NULL},
-        {"1", "1", NULL}, {"1", "2", NULL}, {"-1", "-3", NULL}, {"0", "-1", "BIT"},
-        {"1", "-1", "bit"}, {"7", "15", "BIT"}, {"9", "14", "BIT"}, {"12", "12", "BIT"},
-        {"12", "19", "BIT"}, {"20", "23", "BIT"}, {"3", "2", "BIT"}, {"0", "5", "BYTE"},
-        {"-2", "-1", "BYTE"}, {"100", "200", NULL}, {"-100", "-50", NULL},
-        {"0", "100", "BIT"}, {"4", "4", "BIT"}, {"-9223372036854775808", "9223372036854775807", "BIT"},
+        {NULL, NULL, NULL},    {"0", NULL, NULL},
+        {"1", NULL, NULL},     {"2", NULL, NULL},
+        {"-1", NULL, NULL},    {"5", NULL, NULL},
+        {"0", "-1", NULL},     {"0", "0", NULL},
+        {"1", "1", NULL},      {"1", "2", NULL},
+        {"-1", "-3", NULL},    {"0", "-1", "BIT"},
+        {"1", "-1", "bit"},    {"7", "15", "BIT"},
+        {"9", "14", "BIT"},    {"12", "12", "BIT"},
+        {"12", "19", "BIT"},   {"20", "23", "BIT"},
+        {"3", "2", "BIT"},     {"0", "5", "BYTE"},
+        {"-2", "-1", "BYTE"},  {"100", "200", NULL},
+        {"-100", "-50", NULL}, {"0", "100", "BIT"},
+        {"4", "4", "BIT"},     {"-9223372036854775808", "9223372036854775807", "BIT"},
     };
     for (size_t k = 0; k < 4; k++) {
         for (int bit = 0; bit <= 1; bit++) {
             const char *b = bit ? "1" : "0";
             for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
-                if (!r[i][0]) D(&d, "BITPOS", keys[k], b);
-                else if (!r[i][1]) D(&d, "BITPOS", keys[k], b, r[i][0]);
-                else if (!r[i][2]) D(&d, "BITPOS", keys[k], b, r[i][0], r[i][1]);
-                else D(&d, "BITPOS", keys[k], b, r[i][0], r[i][1], r[i][2]);
+                if (!r[i][0])
+                    D(&d, "BITPOS", keys[k], b);
+                else if (!r[i][1])
+                    D(&d, "BITPOS", keys[k], b, r[i][0]);
+                else if (!r[i][2])
+                    D(&d, "BITPOS", keys[k], b, r[i][0], r[i][1]);
+                else
+                    D(&d, "BITPOS", keys[k], b, r[i][0], r[i][1], r[i][2]);
             }
         }
     }
@@ -997,9 +1058,10 @@ Test(strings, object)
     D(&d, "SETEX", "se", "100", "42");
     D(&d, "GETSET", "gs", "9999");
     D(&d, "GETSET", "gs2", "10000");
-    static const char *keys[] = {"int", "small", "neg", "max", "over", "lead0", "str", "e", "s44",
-                                 "s45", "s24", "s25", "cnt", "cnt2", "fl", "ap", "ap2", "sr", "sb",
-                                 "m1", "m2", "se", "gs", "gs2", "nokey"};
+    static const char *keys[] = {"int", "small", "neg", "max",  "over", "lead0", "str",
+                                 "e",   "s44",   "s45", "s24",  "s25",  "cnt",   "cnt2",
+                                 "fl",  "ap",    "ap2", "sr",   "sb",   "m1",    "m2",
+                                 "se",  "gs",    "gs2", "nokey"};
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
         D(&d, "OBJECT", "ENCODING", keys[i]);
         D(&d, "OBJECT", "REFCOUNT", keys[i]);
@@ -1073,47 +1135,83 @@ Test(strings, random_sequence)
     for (int step = 0; step < 1500 && d.mismatches == 0; step++) {
         const char *k = keys[rn(5)];
         size_t vlen = rn(4) == 0 ? rn(2000) : rn(40);
-        for (size_t i = 0; i < vlen; i++) val[i] = (char)(rn(3) ? 'a' + rn(26) : rn(256));
+        for (size_t i = 0; i < vlen; i++)
+            val[i] = (char)(rn(3) ? 'a' + rn(26) : rn(256));
         switch (rn(17)) {
-        case 0: DVAL(&d, "SET", k, val, vlen); break;
-        case 1: DVAL(&d, "APPEND", k, val, vlen); break;
+        case 0:
+            DVAL(&d, "SET", k, val, vlen);
+            break;
+        case 1:
+            DVAL(&d, "APPEND", k, val, vlen);
+            break;
         case 2:
-        case 3: DRANGE(&d, k, rnd_num(n1, 0, 3000), val, vlen % 64); break;
+        case 3:
+            DRANGE(&d, k, rnd_num(n1, 0, 3000), val, vlen % 64);
+            break;
         case 4:
-        case 5: D(&d, "SETBIT", k, rnd_num(n1, 0, 30000), rn(2) ? "1" : "0"); break;
-        case 6: D(&d, "GETRANGE", k, rnd_num(n1, -3000, 3000), rnd_num(n2, -3000, 3000)); break;
-        case 7: D(&d, "GETBIT", k, rnd_num(n1, 0, 30000)); break;
+        case 5:
+            D(&d, "SETBIT", k, rnd_num(n1, 0, 30000), rn(2) ? "1" : "0");
+            break;
+        case 6:
+            D(&d, "GETRANGE", k, rnd_num(n1, -3000, 3000), rnd_num(n2, -3000, 3000));
+            break;
+        case 7:
+            D(&d, "GETBIT", k, rnd_num(n1, 0, 30000));
+            break;
         case 8: {
             static const char *units[] = {"BYTE", "BIT"};
-            if (rn(3)) D(&d, "BITCOUNT", k, rnd_num(n1, -500, 500), rnd_num(n2, -500, 500), units[rn(2)]);
-            else D(&d, "BITCOUNT", k);
+            if (rn(3))
+                D(&d, "BITCOUNT", k, rnd_num(n1, -500, 500), rnd_num(n2, -500, 500), units[rn(2)]);
+            else
+                D(&d, "BITCOUNT", k);
             break;
         }
         case 9: {
             const char *b = rn(2) ? "1" : "0";
             switch (rn(4)) {
-            case 0: D(&d, "BITPOS", k, b); break;
-            case 1: D(&d, "BITPOS", k, b, rnd_num(n1, -300, 300)); break;
-            case 2: D(&d, "BITPOS", k, b, rnd_num(n1, -300, 300), rnd_num(n2, -300, 300)); break;
+            case 0:
+                D(&d, "BITPOS", k, b);
+                break;
+            case 1:
+                D(&d, "BITPOS", k, b, rnd_num(n1, -300, 300));
+                break;
+            case 2:
+                D(&d, "BITPOS", k, b, rnd_num(n1, -300, 300), rnd_num(n2, -300, 300));
+                break;
             default:
                 D(&d, "BITPOS", k, b, rnd_num(n1, -3000, 3000), rnd_num(n2, -3000, 3000),
                   rn(2) ? "BIT" : "BYTE");
             }
             break;
         }
-        case 10: D(&d, "INCRBYFLOAT", k, floats[rn(8)]); break;
-        case 11: D(&d, "INCRBY", k, rnd_num(n1, -100, 100)); break;
-        case 12: D(&d, "OBJECT", "ENCODING", k); break;
-        case 13: D(&d, "GET", k); break;
-        case 14: D(&d, "STRLEN", k); break;
-        case 15: DVAL(&d, "GETSET", k, val, vlen); break;
+        case 10:
+            D(&d, "INCRBYFLOAT", k, floats[rn(8)]);
+            break;
+        case 11:
+            D(&d, "INCRBY", k, rnd_num(n1, -100, 100));
+            break;
+        case 12:
+            D(&d, "OBJECT", "ENCODING", k);
+            break;
+        case 13:
+            D(&d, "GET", k);
+            break;
+        case 14:
+            D(&d, "STRLEN", k);
+            break;
+        case 15:
+            DVAL(&d, "GETSET", k, val, vlen);
+            break;
         default:
-            if (rn(2)) D(&d, "DEL", k);
-            else D(&d, "MSETNX", k, "1", keys[rn(5)], "2");
+            if (rn(2))
+                D(&d, "DEL", k);
+            else
+                D(&d, "MSETNX", k, "1", keys[rn(5)], "2");
         }
     }
     /* Replay: AtticDB restarted rebuilds every value from its log. */
-    for (int i = 0; i < 5; i++) D(&d, "GET", keys[i]);
+    for (int i = 0; i < 5; i++)
+        D(&d, "GET", keys[i]);
     conn_close(d.a);
     cr_assert_eq(srv_stop(&atticdb), 0, "atticdb stops cleanly");
     cr_assert_eq(srv_restart(&atticdb), 0, "atticdb restarts");
