@@ -181,6 +181,8 @@ void st_remove(st_db_t *db, idx_entry_t **slot);
 int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst);
 /* Append e's value as a bulk string, or an error reply (too large, I/O). */
 void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b);
+/* The same for bytes [off, off + len) of e's value (within its length). */
+void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b);
 /* Copy len bytes of the log at lsn to dst. Returns 0 or -1 (logged). */
 int st_read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst);
 /* The log position of argument i's bytes. */

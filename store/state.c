@@ -321,23 +321,27 @@ int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst)
 }
 
 /* Append e's value as a bulk string (or an error reply: too large, I/O). */
-void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
+void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b)
 {
-    uint64_t vlen = st_ent_vlen(e);
-    if (ctx->max_reply && vlen > ctx->max_reply) {
+    if (ctx->max_reply && len > ctx->max_reply) {
         resp_error(b, STORE_ERR_TOO_LARGE);
         return;
     }
     size_t mark = b->len;
-    resp_bulk_header(b, (size_t)vlen);
-    buf_reserve(b, (size_t)vlen + 2);
-    if (st_read_value(ctx, e, (unsigned char *)b->data + b->len)) {
+    resp_bulk_header(b, (size_t)len);
+    buf_reserve(b, (size_t)len + 2);
+    if (st_read_range(ctx, e, off, len, (unsigned char *)b->data + b->len)) {
         b->len = mark;
         resp_error(b, STORE_ERR_IO);
         return;
     }
-    b->len += (size_t)vlen;
+    b->len += (size_t)len;
     buf_append(b, "\r\n", 2);
+}
+
+void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
+{
+    st_reply_range(ctx, e, 0, st_ent_vlen(e), b);
 }
 
 /* ---- routing ---------------------------------------------------------- */

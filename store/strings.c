@@ -317,21 +317,7 @@ void st_read_getrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         resp_bulk(r, "", 0);
         return;
     }
-    uint64_t n = (uint64_t)(end - start + 1);
-    if (ctx->max_reply && n > ctx->max_reply) {
-        resp_error(r, STORE_ERR_TOO_LARGE);
-        return;
-    }
-    size_t mark = r->len;
-    resp_bulk_header(r, (size_t)n);
-    buf_reserve(r, (size_t)n + 2);
-    if (st_read_range(ctx, *slot, (uint64_t)start, n, (unsigned char *)r->data + r->len)) {
-        r->len = mark;
-        resp_error(r, STORE_ERR_IO);
-        return;
-    }
-    r->len += (size_t)n;
-    buf_append(r, "\r\n", 2);
+    st_reply_range(ctx, *slot, (uint64_t)start, (uint64_t)(end - start + 1), r);
 }
 
 /* ---- OBJECT ------------------------------------------------------------ */

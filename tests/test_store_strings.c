@@ -103,19 +103,26 @@ static const char *put(int64_t t, uint16_t id, uint16_t argc, const unsigned cha
     return reply;
 }
 
-/* A write whose arguments are NUL-terminated strings. */
-static const char *wr(int64_t t, uint16_t id, ...)
+/* The NULL-terminated string arguments of a varargs call. */
+static uint16_t collect(va_list ap, const unsigned char **argv, uint32_t *lens)
 {
-    const unsigned char *argv[64];
-    uint32_t lens[64];
     uint16_t argc = 0;
-    va_list ap;
-    va_start(ap, id);
     const char *s;
     while ((s = va_arg(ap, const char *)) != NULL) {
         argv[argc] = (const unsigned char *)s;
         lens[argc++] = (uint32_t)strlen(s);
     }
+    return argc;
+}
+
+/* A write whose arguments are NUL-terminated strings. */
+static const char *wr(int64_t t, uint16_t id, ...)
+{
+    const unsigned char *argv[64];
+    uint32_t lens[64];
+    va_list ap;
+    va_start(ap, id);
+    uint16_t argc = collect(ap, argv, lens);
     va_end(ap);
     return put(t, id, argc, argv, lens);
 }
@@ -182,14 +189,9 @@ static const char *rd(int64_t now, uint16_t id, ...)
 {
     const unsigned char *argv[64];
     uint32_t lens[64];
-    uint16_t argc = 0;
     va_list ap;
     va_start(ap, id);
-    const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL) {
-        argv[argc] = (const unsigned char *)s;
-        lens[argc++] = (uint32_t)strlen(s);
-    }
+    uint16_t argc = collect(ap, argv, lens);
     va_end(ap);
     unsigned char p[4096];
     size_t n = rec_encode_payload(p, id, argc, argv, lens);

@@ -350,10 +350,13 @@ static void end_both(diff_t *d)
     cr_assert_eq(d->mismatches, 0, "%d differences from Redis (see above)", d->mismatches);
 }
 
-/* Any positive integer reply (a TTL) compares as one. */
-static void norm_positive(char **r, size_t *n)
+enum { NORM_NONE, NORM_POSITIVE, NORM_ANY_INT };
+
+/* NORM_POSITIVE: any positive integer reply (a TTL) compares as one;
+ * NORM_ANY_INT: any integer reply (an idle time) does. */
+static void norm_int(char **r, size_t *n, int how)
 {
-    if ((*r)[0] == ':' && strtoll(*r + 1, NULL, 10) > 0) {
+    if ((*r)[0] == ':' && (how == NORM_ANY_INT || strtoll(*r + 1, NULL, 10) > 0)) {
         free(*r);
         *r = strdup(":<positive>\r\n");
         *n = strlen(*r);
@@ -361,15 +364,15 @@ static void norm_positive(char **r, size_t *n)
 }
 
 /* Send argv to both and compare; returns 1 when equal. */
-static int diffv(diff_t *d, int line, int positive, int argc, const char *const *argv,
+static int diffv(diff_t *d, int line, int norm, int argc, const char *const *argv,
                  const size_t *lens)
 {
     size_t rn, an;
     char *rr = conn_cmd(d->r, argc, argv, lens, &rn);
     char *ar = conn_cmd(d->a, argc, argv, lens, &an);
-    if (positive) {
-        norm_positive(&rr, &rn);
-        norm_positive(&ar, &an);
+    if (norm != NORM_NONE) {
+        norm_int(&rr, &rn, norm);
+        norm_int(&ar, &an, norm);
     }
     d->step++;
     int eq = rn == an && memcmp(rr, ar, rn) == 0 && rr[0] != '<';
@@ -395,11 +398,16 @@ static int diffv(diff_t *d, int line, int positive, int argc, const char *const 
 
 #define NARGS(...) ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)))
 /* D(&d, "SETNX", "k", "v"): send to both, compare the replies. */
-#define D(d, ...) diffv((d), __LINE__, 0, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
+#define D(d, ...)                                                                                  \
+    diffv((d), __LINE__, NORM_NONE, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
+/* DI: any integer reply compares equal (OBJECT IDLETIME: seconds pass). */
+#define DI(d, ...)                                                                                 \
+    diffv((d), __LINE__, NORM_ANY_INT, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
 /* DT: the same, any positive integer reply compares equal (TTLs). */
-#define DT(d, ...) diffv((d), __LINE__, 1, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
+#define DT(d, ...)                                                                                 \
+    diffv((d), __LINE__, NORM_POSITIVE, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
 /* DB: arguments with explicit lengths (binary bytes). */
-#define DB(d, argc, argv, lens) diffv((d), __LINE__, 0, (argc), (argv), (lens))
+#define DB(d, argc, argv, lens) diffv((d), __LINE__, NORM_NONE, (argc), (argv), (lens))
 
 /* A command whose third argument (the value) is n binary bytes. */
 static int d3b(diff_t *d, int line, const char *cmd, const char *key, const char *mid,
@@ -410,9 +418,9 @@ static int d3b(diff_t *d, int line, const char *cmd, const char *key, const char
     if (!mid) { /* cmd key val */
         argv[2] = val;
         lens[2] = n;
-        return diffv(d, line, 0, 3, argv, lens);
+        return diffv(d, line, NORM_NONE, 3, argv, lens);
     }
-    return diffv(d, line, 0, 4, argv, lens);
+    return diffv(d, line, NORM_NONE, 4, argv, lens);
 }
 #define DVAL(d, cmd, key, val, n)   d3b((d), __LINE__, (cmd), (key), NULL, (val), (n))
 #define DRANGE(d, key, off, val, n) d3b((d), __LINE__, "SETRANGE", (key), (off), (val), (n))
@@ -1066,7 +1074,7 @@ Test(strings, object)
         D(&d, "OBJECT", "ENCODING", keys[i]);
         D(&d, "OBJECT", "REFCOUNT", keys[i]);
         D(&d, "OBJECT", "FREQ", keys[i]);
-        D(&d, "OBJECT", "IDLETIME", keys[i]);
+        DI(&d, "OBJECT", "IDLETIME", keys[i]);
     }
     D(&d, "OBJECT", "encoding", "int");
     D(&d, "OBJECT", "HELP");
