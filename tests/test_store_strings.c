@@ -662,12 +662,16 @@ Test(strings, index_bytes_return_to_zero)
         }
         if (k % 3 == 0) wr(T0, CMD_INCRBYFLOAT, key, "1", NULL);
     }
+    wr_set(T0, "fl", "1e40", 4, 0, 0);
+    cr_assert_eq(wr(T0, CMD_INCRBYFLOAT, "fl", "1", NULL)[0], '$', "a 41-byte result in RAM");
+    cr_assert_eq(st_ent_kind(entry("fl")), VK_LIST);
     check_replay();
     for (int k = 0; k < 20; k++) {
         char key[8];
         snprintf(key, sizeof(key), "k%d", k);
         cr_assert_str_eq(wr(T0, CMD_DEL, key, NULL), ":1\r\n");
     }
+    cr_assert_str_eq(wr(T0, CMD_DEL, "fl", NULL), ":1\r\n");
     cr_assert_eq(store_key_count(ctx), 0);
     cr_assert_eq(entry_bytes(), base, "every byte counted for values was given back");
 }
