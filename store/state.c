@@ -45,9 +45,8 @@
  * ENCODING reports: state-internal.h.)
  * RAM per key: 26 + klen + ilen + {0, 12, 8} bytes (plus, for VK_LIST, the
  * piece list and any bytes it holds in RAM: bounded as value.c explains),
- * rounded up by the
- * allocator to its size class, plus one 8-byte bucket pointer per 1 to 2
- * keys (load factor 0.5-1). E.g. a 16-byte key with a 100-byte value:
+ * rounded up by the allocator to its size class, plus one 8-byte bucket
+ * pointer per 1 to 2 keys (load factor 0.5-1). E.g. a 16-byte key with a 100-byte value:
  * 26 + 16 + 12 = 54 bytes (mimalloc's 56-byte class) + 8-16 bytes of
  * buckets. Measured with 16-byte keys, half 8-byte inline and half 100-byte
  * values: store_index_bytes 60 B/key at 1M keys, 72 at 5M (table just
@@ -320,7 +319,8 @@ int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst)
     return st_read_range(ctx, e, 0, st_ent_vlen(e), dst);
 }
 
-/* Append e's value as a bulk string (or an error reply: too large, I/O). */
+/* Append bytes [off, off + len) of e's value as a bulk string (or an error
+ * reply: too large, I/O). */
 void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b)
 {
     if (ctx->max_reply && len > ctx->max_reply) {
@@ -339,6 +339,7 @@ void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len
     buf_append(b, "\r\n", 2);
 }
 
+/* Append e's whole value the same way. */
 void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
 {
     st_reply_range(ctx, e, 0, st_ent_vlen(e), b);
