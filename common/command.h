@@ -30,8 +30,9 @@
  *   CMD_SETRANGE   key, u64 offset, value
  *   CMD_SETBIT     key, u64 bit offset, u32 bit (0 or 1)
  *   CMD_GETDEL     key
- *   CMD_GETEX      key, u32 getex_flags, i64 at_ms (GETEX with an option;
- *                  at_ms <= apply clock deletes the key after replying)
+ *   CMD_GETEX      key, u32 getex_flags, i64 at_ms (GETEX; without an option
+ *                  flags 0: a read that changes nothing; at_ms <= apply
+ *                  clock deletes the key after replying)
  *   CMD_PEXPIREAT  key, i64 at_ms, u32 expire_flags
  *                  (EXPIRE, PEXPIRE, EXPIREAT become this; at_ms <= now deletes)
  *   CMD_PERSIST    key
@@ -167,6 +168,11 @@ enum set_flags {
 enum getex_flags {
     GETEXF_PERSIST = 1u << 0, /* remove the TTL */
     GETEXF_AT = 1u << 1,      /* set the TTL to the i64 argument */
+    /* (strings, issue 5) Redis checks GETEX's time only once it found the
+     * key, so an invalid one travels to the store, which replies this
+     * error when the key exists (and the null reply when not): */
+    GETEXF_ERR_NOT_INT = 1u << 2, /* "value is not an integer or out of range" */
+    GETEXF_ERR_EXPIRE = 1u << 3,  /* "invalid expire time in 'getex' command" */
 };
 
 /* Flags of PEXPIREAT's canonical u32 argument (EXPIRE's NX/XX/GT/LT). */

@@ -1,9 +1,14 @@
 /* strutil.c - string helpers (strutil.h). Pure functions, any process. */
 #include "strutil.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 int str_to_ll(const char *s, size_t n, long long *out)
 {
@@ -62,4 +67,40 @@ int str_fail(char *err, size_t errlen, const char *fmt, ...)
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
     return -1;
+}
+
+int str_to_ld(const char *s, size_t n, long double *out)
+{
+    char buf[STR_LD_MAX];
+    if (n == 0 || n >= sizeof(buf)) return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    errno = 0;
+    char *end;
+    long double v = strtold(buf, &end);
+    if (isspace((unsigned char)buf[0]) || *end != '\0' || (size_t)(end - buf) != n ||
+        (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || fpclassify(v) == FP_ZERO)) ||
+        errno == EINVAL || isnan(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+size_t str_from_ld(char *out, size_t cap, long double v)
+{
+    int l = snprintf(out, cap, "%.17Lf", v);
+    if (l < 0 || (size_t)l + 1 > cap) {
+        if (cap) out[0] = '\0';
+        return 0;
+    }
+    if (strchr(out, '.')) {
+        while (out[l - 1] == '0') l--;
+        if (out[l - 1] == '.') l--;
+    }
+    if (l == 2 && out[0] == '-' && out[1] == '0') {
+        out[0] = '0';
+        l = 1;
+    }
+    out[l] = '\0';
+    return (size_t)l;
 }

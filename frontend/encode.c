@@ -296,6 +296,15 @@ static const struct {
     {CMD_MOVE, fe_enc_move},
     {CMD_SWAPDB, fe_enc_swapdb},
     {CMD_FLUSHDB, fe_enc_flushdb},
+    {CMD_SETNX, fe_enc_setnx},
+    {CMD_SETEX, fe_enc_setex},
+    {CMD_PSETEX, fe_enc_setex},
+    {CMD_GETSET, fe_enc_getset},
+    {CMD_GETEX, fe_enc_getex},
+    {CMD_MSETNX, fe_enc_msetnx},
+    {CMD_INCRBYFLOAT, fe_enc_incrbyfloat},
+    {CMD_SETRANGE, fe_enc_setrange},
+    {CMD_SETBIT, fe_enc_setbit},
 };
 
 fe_encode_fn fe_encoder(cmd_id_t id)

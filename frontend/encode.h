@@ -94,5 +94,14 @@ int fe_enc_copy(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_ar
 int fe_enc_move(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
 int fe_enc_swapdb(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
 int fe_enc_flushdb(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+/* encode-strings.c */
+int fe_enc_setnx(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_setex(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_getset(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_getex(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_msetnx(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_incrbyfloat(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_setrange(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+int fe_enc_setbit(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
 
 #endif

@@ -104,7 +104,7 @@ void st_apply_tick(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 static uint64_t ent_bytes(idx_entry_t *e)
 {
     uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind);
-    if (e->vkind == VK_LIST) n += sizeof(ext_list_t) + st_ent_list(e)->cap * sizeof(store_extent_t);
+    if (st_ent_kind(e) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(e));
     return n;
 }
 
@@ -127,11 +127,12 @@ static size_t ent_value_bytes(idx_entry_t *e)
     return st_entry_size(e->klen, e->ilen, e->vkind) - IDX_ENTRY_HDR - e->klen;
 }
 
-/* A new entry with e's value and TTL under key. With deep set, an extent
- * list is duplicated (COPY); without, the new entry takes e's list over
- * (RENAME: e is freed right after, without its list). */
+/* A new entry with e's value and TTL under key. With deep set, the value's
+ * piece list is duplicated (COPY, st_ent_dup); without, the new entry takes
+ * e's list over (RENAME: e is freed right after, without its list). */
 static idx_entry_t *ent_rekey(idx_entry_t *e, const rec_arg_t *key, int deep)
 {
+    if (deep) return st_ent_dup(e, key);
     idx_entry_t *n = st_xmalloc(st_entry_size(key->len, e->ilen, e->vkind));
     n->klen = key->len;
     n->expire_at_ms = e->expire_at_ms;
@@ -139,13 +140,6 @@ static idx_entry_t *ent_rekey(idx_entry_t *e, const rec_arg_t *key, int deep)
     n->vkind = e->vkind;
     memcpy(n->data, key->ptr, key->len);
     memcpy(st_ent_inline(n), st_ent_inline(e), ent_value_bytes(e));
-    if (deep && e->vkind == VK_LIST) {
-        ext_list_t *l = st_ent_list(e);
-        size_t bytes = sizeof(*l) + (size_t)l->cap * sizeof(store_extent_t);
-        ext_list_t *copy = st_xmalloc(bytes);
-        memcpy(copy, l, bytes);
-        st_ent_set_list(n, copy);
-    }
     return n;
 }
 

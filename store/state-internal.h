@@ -5,7 +5,9 @@
  *   state.c     context, entries, reading values back from the log, the
  *               tables that route records and read requests to handlers,
  *               background maintenance
+ *   value.c     values beyond one extent (piece lists), reading byte ranges
  *   strings.c   string commands (SET, INCRBY, APPEND, GET, ...)
+ *   bits.c      bit commands (SETBIT, GETBIT, BITCOUNT, BITPOS)
  *   keyspace.c  key and database commands (DEL, EXPIRE, TTL, DBSIZE, ...)
  *   exec.c      transactions (CMD_EXEC) and the WATCH bookkeeping
  *
@@ -27,21 +29,63 @@
 #include "record.h"
 #include "store-internal.h"
 
+/*
+ * Value representation (the design is in store/value.c's banner). An
+ * entry's vkind byte holds two things:
+ *   bits 0-1  how the bytes after the inline prefix are kept:
+ *             VK_INLINE (none), VK_EXTENT (one extent in the log, 12 bytes
+ *             in the entry), VK_LIST (a pointer to an st_pieces_t)
+ *   bits 2-3  the string encoding OBJECT ENCODING reports (VENC_*)
+ * Use st_ent_kind() / st_ent_enc(), never vkind directly: a raw or
+ * float-made value has bits set above the kind.
+ */
 enum { VK_INLINE = 0, VK_EXTENT = 1, VK_LIST = 2 };
+#define VK_KIND_MASK 0x03u
+#define VK_ENC_SHIFT 2
+enum {
+    VENC_AUTO = 0, /* as SET leaves it: int, embstr or raw by the bytes */
+    VENC_RAW = 1,  /* raw whatever the bytes (APPEND, SETRANGE, SETBIT) */
+    VENC_STR = 2,  /* embstr or raw by length, never int (INCRBYFLOAT) */
+};
 
 #define EXT1_BYTES     12u
 #define STORE_FD_CACHE 64u
 
-typedef struct store_extent {
-    uint64_t lsn;
-    uint64_t len;
-} store_extent_t;
+/* Piece kinds of an st_pieces_t (value.c). */
+enum { PIECE_LOG = 0, PIECE_ZERO = 1, PIECE_RAM = 2 };
+#define PIECE_KIND_SHIFT 62
+#define PIECE_END_MASK ((UINT64_C(1) << PIECE_KIND_SHIFT) - 1)
+/* Largest value the pieces can describe (ends are 62-bit). */
+#define ST_VALUE_MAX PIECE_END_MASK
 
-typedef struct ext_list {
-    uint64_t ext_bytes; /* sum of the extents' lengths */
+/* One piece of a value's tail: `end` (low 62 bits) is the offset just past
+ * the piece, counted from the end of the inline prefix, so a piece starts
+ * where the previous one ends and lookups are a binary search. */
+typedef struct st_piece {
+    uint64_t where; /* PIECE_LOG: LSN of the first byte; PIECE_RAM: the
+                     * bytes (malloc'd, exactly the piece's length);
+                     * PIECE_ZERO: 0 */
+    uint64_t end;   /* kind << PIECE_KIND_SHIFT | end offset */
+} st_piece_t;
+
+typedef struct st_pieces {
+    uint64_t ram_bytes; /* bytes held by PIECE_RAM pieces */
     uint32_t n, cap;
-    store_extent_t ext[];
-} ext_list_t;
+    st_piece_t p[];
+} st_pieces_t;
+
+static inline unsigned st_ent_kind(const idx_entry_t *e)
+{
+    return e->vkind & VK_KIND_MASK;
+}
+static inline unsigned st_ent_enc(const idx_entry_t *e)
+{
+    return (e->vkind >> VK_ENC_SHIFT) & 3u;
+}
+static inline void st_ent_set_enc(idx_entry_t *e, unsigned enc)
+{
+    e->vkind = (uint8_t)((e->vkind & VK_KIND_MASK) | (enc << VK_ENC_SHIFT));
+}
 
 /* One database: its index and counters. SWAPDB swaps the pointers in
  * ctx->dbs, so a database's number is its position there, not a field. */
@@ -115,8 +159,8 @@ unsigned char *st_ent_inline(idx_entry_t *e);
 unsigned char *st_ent_tail(idx_entry_t *e);
 void st_ent_get_ext1(idx_entry_t *e, uint64_t *lsn, uint32_t *len);
 void st_ent_set_ext1(idx_entry_t *e, uint64_t lsn, uint32_t len);
-ext_list_t *st_ent_list(idx_entry_t *e);
-void st_ent_set_list(idx_entry_t *e, ext_list_t *l);
+st_pieces_t *st_ent_pieces(idx_entry_t *e);
+void st_ent_set_pieces(idx_entry_t *e, st_pieces_t *l);
 uint64_t st_ent_vlen(idx_entry_t *e);
 /* A new entry holding a SET-style value (inline when short, else one
  * extent at val_lsn), not yet in any index. */
@@ -138,6 +182,10 @@ void st_remove(st_db_t *db, idx_entry_t **slot);
 int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst);
 /* Append e's value as a bulk string, or an error reply (too large, I/O). */
 void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b);
+/* The same for bytes [off, off + len) of e's value (within its length). */
+void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b);
+/* Copy len bytes of the log at lsn to dst. Returns 0 or -1 (logged). */
+int st_read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst);
 /* The log position of argument i's bytes. */
 static inline uint64_t st_arg_lsn(const apply_args_t *a, int i)
 {
@@ -145,6 +193,38 @@ static inline uint64_t st_arg_lsn(const apply_args_t *a, int i)
 }
 /* Redis' "wrong number of arguments for '<name>' command". */
 void st_reply_arity(buf_t *b, cmd_id_t id);
+
+/* ---- value.c: values beyond one extent (piece lists), byte ranges ---- */
+uint64_t st_pieces_len(const st_pieces_t *l);   /* bytes in the tail */
+uint64_t st_pieces_bytes(const st_pieces_t *l); /* RAM it holds */
+void st_pieces_free(st_pieces_t *l);
+/* Copy bytes [off, off + len) of e's value (within its length) to dst.
+ * Returns 0 or -1 (I/O error, logged). */
+int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len,
+                  unsigned char *dst);
+/* Pass bytes [off, off + len) of e's value to fn in order, in chunks; p is
+ * NULL for a run of n zero bytes. fn returns nonzero to stop. Returns 1
+ * when fn stopped, 0 at the end, -1 on an I/O error (logged). */
+typedef int (*st_chunk_fn)(void *arg, const unsigned char *p, size_t n);
+int st_scan_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, st_chunk_fn fn,
+                  void *arg);
+/* Apply path (reads of the log failing there are fatal). Overwrite value
+ * bytes [off, off + len) of *slot's entry with src, which are the log's
+ * bytes at src_lsn (a record's argument), zero-filling from the old end to
+ * off; the entry may move (*slot follows). len == 0 changes nothing. */
+idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uint64_t off,
+                          const unsigned char *src, uint64_t src_lsn, uint64_t len);
+/* Apply path: the RAM address of value byte `byte` of *slot's entry, to
+ * change it, growing the value with zeros to byte + 1 bytes if shorter.
+ * Valid until the entry is next changed. */
+unsigned char *st_val_byte(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uint64_t byte);
+/* A new entry whose value is a copy of p[0, len) (inline when short, else
+ * held in RAM: INCRBYFLOAT's results), not yet in any index. */
+idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t len,
+                            int64_t expire_at);
+/* A new entry named key with a deep copy of e's value, encoding and expiry
+ * (COPY), not yet in any index. */
+idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key);
 
 /* ---- state.c: routing (used by exec.c for queued commands) ---- */
 /* The handler of canonical write `op` when argc and the fixed-width
@@ -177,6 +257,18 @@ void st_apply_getdel(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
 void st_read_get(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
 void st_read_mget(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
 void st_read_strlen(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_apply_msetnx(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+void st_apply_incrbyfloat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+void st_apply_getex(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+void st_apply_setrange(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+void st_read_getrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+
+/* ---- bits.c ---- */
+void st_apply_setbit(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+void st_read_getbit(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_read_bitcount(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+void st_read_bitpos(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
 
 /* ---- keyspace.c ---- */
 void st_apply_del(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);

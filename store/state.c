@@ -19,7 +19,8 @@
  *     record encoded just before a key's expiry must still find the key when
  *     applied, live and on replay alike.
  *   - A value of at most STORE_INLINE_MAX bytes is entirely inline; a longer
- *     one is an optional inline prefix followed by extents in the log.
+ *     one is an optional inline prefix followed by one extent in the log or
+ *     a piece list (store/value.c).
  *
  * Value design (why values are not in RAM): the log already holds every
  * value byte, durably, at a known position. The index keeps {lsn, len} of
@@ -36,10 +37,16 @@
  *     VK_INLINE  nothing
  *     VK_EXTENT  one extent: u64 lsn, u32 len (an argument of one record,
  *                so under 4 GiB)
- *     VK_LIST    a pointer to an ext_list_t (APPEND chains)
- * RAM per key: 26 + klen + ilen + {0, 12, 8} bytes, rounded up by the
- * allocator to its size class, plus one 8-byte bucket pointer per 1 to 2
- * keys (load factor 0.5-1). E.g. a 16-byte key with a 100-byte value:
+ *     VK_LIST    a pointer to an st_pieces_t: log extents, zero runs and
+ *                bytes held in RAM (what APPEND, SETRANGE, SETBIT and
+ *                INCRBYFLOAT make; store/value.c explains the design and
+ *                its RAM bound)
+ * (vkind's low bits; its upper bits hold the string encoding that OBJECT
+ * ENCODING reports: state-internal.h.)
+ * RAM per key: 26 + klen + ilen + {0, 12, 8} bytes (plus, for VK_LIST, the
+ * piece list and any bytes it holds in RAM: bounded as value.c explains),
+ * rounded up by the allocator to its size class, plus one 8-byte bucket
+ * pointer per 1 to 2 keys (load factor 0.5-1). E.g. a 16-byte key with a 100-byte value:
  * 26 + 16 + 12 = 54 bytes (mimalloc's 56-byte class) + 8-16 bytes of
  * buckets. Measured with 16-byte keys, half 8-byte inline and half 100-byte
  * values: store_index_bytes 60 B/key at 1M keys, 72 at 5M (table just
@@ -93,7 +100,8 @@ void *st_xrealloc(void *old, size_t n)
 
 static size_t tail_bytes(uint8_t vkind)
 {
-    return vkind == VK_EXTENT ? EXT1_BYTES : vkind == VK_LIST ? sizeof(ext_list_t *) : 0;
+    unsigned kind = vkind & VK_KIND_MASK; /* the encoding bits don't count */
+    return kind == VK_EXTENT ? EXT1_BYTES : kind == VK_LIST ? sizeof(st_pieces_t *) : 0;
 }
 
 size_t st_entry_size(uint32_t klen, uint8_t ilen, uint8_t vkind)
@@ -123,14 +131,14 @@ void st_ent_set_ext1(idx_entry_t *e, uint64_t lsn, uint32_t len)
     memcpy(st_ent_tail(e) + 8, &len, 4);
 }
 
-ext_list_t *st_ent_list(idx_entry_t *e)
+st_pieces_t *st_ent_pieces(idx_entry_t *e)
 {
-    ext_list_t *l;
+    st_pieces_t *l;
     memcpy(&l, st_ent_tail(e), sizeof(l));
     return l;
 }
 
-void st_ent_set_list(idx_entry_t *e, ext_list_t *l)
+void st_ent_set_pieces(idx_entry_t *e, st_pieces_t *l)
 {
     memcpy(st_ent_tail(e), &l, sizeof(l));
 }
@@ -138,13 +146,13 @@ void st_ent_set_list(idx_entry_t *e, ext_list_t *l)
 uint64_t st_ent_vlen(idx_entry_t *e)
 {
     uint64_t n = e->ilen;
-    if (e->vkind == VK_EXTENT) {
+    if (st_ent_kind(e) == VK_EXTENT) {
         uint64_t lsn;
         uint32_t len;
         st_ent_get_ext1(e, &lsn, &len);
         n += len;
-    } else if (e->vkind == VK_LIST) {
-        n += st_ent_list(e)->ext_bytes;
+    } else if (st_ent_kind(e) == VK_LIST) {
+        n += st_pieces_len(st_ent_pieces(e));
     }
     return n;
 }
@@ -152,7 +160,7 @@ uint64_t st_ent_vlen(idx_entry_t *e)
 static uint64_t ent_bytes(idx_entry_t *e)
 {
     uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind);
-    if (e->vkind == VK_LIST) n += sizeof(ext_list_t) + st_ent_list(e)->cap * sizeof(store_extent_t);
+    if (st_ent_kind(e) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(e));
     return n;
 }
 
@@ -167,7 +175,7 @@ static void ent_free(void *arg, idx_entry_t *e)
         ctx->expires--;
         db->expires--;
     }
-    if (e->vkind == VK_LIST) free(st_ent_list(e));
+    if (st_ent_kind(e) == VK_LIST) st_pieces_free(st_ent_pieces(e));
     free(e);
 }
 
@@ -218,7 +226,7 @@ void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e)
 }
 
 /* Resize *slot's entry for a new value shape; the caller fills it in. The
- * bytes up to the old tail are kept (realloc). */
+ * bytes up to the old tail are kept (realloc), and so is the encoding. */
 idx_entry_t *st_ent_resize(st_db_t *db, idx_entry_t **slot, uint8_t ilen, uint8_t vkind)
 {
     idx_entry_t *e = *slot;
@@ -227,7 +235,7 @@ idx_entry_t *st_ent_resize(st_db_t *db, idx_entry_t **slot, uint8_t ilen, uint8_
     e = st_xrealloc(e, st_entry_size(e->klen, ilen, vkind));
     *slot = e; /* next and hash moved with the bytes */
     e->ilen = ilen;
-    e->vkind = vkind;
+    e->vkind = (uint8_t)((e->vkind & ~VK_KIND_MASK) | (vkind & VK_KIND_MASK));
     ctx->entry_bytes += st_entry_size(e->klen, ilen, vkind);
     return e;
 }
@@ -280,7 +288,7 @@ static int seg_fd(store_ctx_t *ctx, uint64_t start)
 }
 
 /* Copy len bytes of the log at lsn to dst. Returns 0 or -1 (logged). */
-static int read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst)
+int st_read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst)
 {
     while (len > 0) {
         uint64_t start = lsn & ~(ctx->segment_size - 1);
@@ -308,42 +316,33 @@ void st_remove(st_db_t *db, idx_entry_t **slot)
 /* Copy e's whole value (ent_vlen bytes) to dst. Returns 0 or -1. */
 int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst)
 {
-    memcpy(dst, st_ent_inline(e), e->ilen);
-    dst += e->ilen;
-    if (e->vkind == VK_EXTENT) {
-        uint64_t lsn;
-        uint32_t len;
-        st_ent_get_ext1(e, &lsn, &len);
-        return read_log(ctx, lsn, len, dst);
-    }
-    if (e->vkind == VK_LIST) {
-        ext_list_t *l = st_ent_list(e);
-        for (uint32_t i = 0; i < l->n; i++) {
-            if (read_log(ctx, l->ext[i].lsn, l->ext[i].len, dst)) return -1;
-            dst += l->ext[i].len;
-        }
-    }
-    return 0;
+    return st_read_range(ctx, e, 0, st_ent_vlen(e), dst);
 }
 
-/* Append e's value as a bulk string (or an error reply: too large, I/O). */
-void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
+/* Append bytes [off, off + len) of e's value as a bulk string (or an error
+ * reply: too large, I/O). */
+void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b)
 {
-    uint64_t vlen = st_ent_vlen(e);
-    if (ctx->max_reply && vlen > ctx->max_reply) {
+    if (ctx->max_reply && len > ctx->max_reply) {
         resp_error(b, STORE_ERR_TOO_LARGE);
         return;
     }
     size_t mark = b->len;
-    resp_bulk_header(b, (size_t)vlen);
-    buf_reserve(b, (size_t)vlen + 2);
-    if (st_read_value(ctx, e, (unsigned char *)b->data + b->len)) {
+    resp_bulk_header(b, (size_t)len);
+    buf_reserve(b, (size_t)len + 2);
+    if (st_read_range(ctx, e, off, len, (unsigned char *)b->data + b->len)) {
         b->len = mark;
         resp_error(b, STORE_ERR_IO);
         return;
     }
-    b->len += (size_t)vlen;
+    b->len += (size_t)len;
     buf_append(b, "\r\n", 2);
+}
+
+/* Append e's whole value the same way. */
+void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
+{
+    st_reply_range(ctx, e, 0, st_ent_vlen(e), b);
 }
 
 /* ---- routing ---------------------------------------------------------- */
@@ -375,6 +374,11 @@ static const write_form_t write_forms[] = {
     {CMD_MOVE, st_apply_move, 2, 2, 0, {0, 4}},
     {CMD_SWAPDB, st_apply_swapdb, 2, 2, 0, {4, 4}},
     {CMD_FLUSHDB, st_apply_flushdb, 0, 0, 0, {0}},
+    {CMD_MSETNX, st_apply_msetnx, 2, UINT16_MAX, 1, {0}},
+    {CMD_INCRBYFLOAT, st_apply_incrbyfloat, 2, 2, 0, {0}},
+    {CMD_SETRANGE, st_apply_setrange, 3, 3, 0, {0, 8}},
+    {CMD_SETBIT, st_apply_setbit, 3, 3, 0, {0, 8, 4}},
+    {CMD_GETEX, st_apply_getex, 3, 3, 0, {0, 4, 8}},
 };
 
 st_apply_fn st_write_handler(cmd_id_t op, uint16_t argc, const rec_arg_t *argv)
@@ -413,6 +417,12 @@ static const read_form_t read_forms[] = {
     {CMD_KEYS, st_read_keys, 1, 1},
     {CMD_SCAN, st_read_scan, 1, UINT16_MAX},
     {CMD_RANDOMKEY, st_read_randomkey, 0, 0},
+    {CMD_GETRANGE, st_read_getrange, 3, 3},
+    {CMD_SUBSTR, st_read_getrange, 3, 3},
+    {CMD_GETBIT, st_read_getbit, 2, 2},
+    {CMD_BITCOUNT, st_read_bitcount, 1, UINT16_MAX},
+    {CMD_BITPOS, st_read_bitpos, 2, UINT16_MAX},
+    {CMD_OBJECT, st_read_object, 1, UINT16_MAX},
 };
 
 static const read_form_t *read_form(cmd_id_t op)

@@ -1,0 +1,575 @@
+/*
+ * value.c - string values that are not simply one argument of one record:
+ * what APPEND, SETRANGE, SETBIT and INCRBYFLOAT leave behind, and reading
+ * any byte range of any value (state-internal.h). Store process only
+ * (and tests); single-threaded.
+ *
+ * Design. A value is an inline prefix (at most STORE_INLINE_MAX bytes, in
+ * the entry) followed by a tail (state.c's banner has the entry layout).
+ * SET keeps its value where the record put it: one extent (VK_EXTENT). Any
+ * other shape is a piece list (VK_LIST, st_pieces_t), each piece one of
+ *     PIECE_LOG   {lsn, len}: bytes of some record in the log (an APPEND's
+ *                 or SETRANGE's argument, or any sub-range of one: a
+ *                 sub-range of an extent is just {lsn + skip, len})
+ *     PIECE_ZERO  len zero bytes (SETRANGE/SETBIT past the end)
+ *     PIECE_RAM   len bytes held in RAM: bytes no record holds (SETBIT's
+ *                 changed bytes, INCRBYFLOAT's result)
+ * Pieces store their end offset, so the piece holding a byte is found by
+ * binary search, and overwriting a range inside the value (SETRANGE,
+ * SETBIT) never renumbers the pieces after it: it replaces the pieces the
+ * range covers with one new piece, cutting the two at its edges (a "splice").
+ *
+ * SETBIT turns the changed byte's neighbourhood into RAM: the aligned
+ * ST_RAM_CHUNK block around it, clipped to the piece it falls in, read
+ * once from the log (or zero); later SETBITs in that block change RAM in
+ * place. A bitmap built by SETBIT is therefore held in RAM (about its size,
+ * as in Redis): its bytes exist in no record. SETRANGE writes that land
+ * inside one RAM piece are copied into it, so such bitmaps stay compact.
+ *
+ * RAM per key is bounded. Pieces cost 16 bytes each. When a list has more
+ * than ST_COMPACT_MIN pieces and they average under 32 bytes (e.g. many
+ * one-byte APPENDs or SETRANGEs), compaction merges every run of pieces
+ * shorter than ST_PIECE_SMALL bytes into RAM chunks of up to ST_RAM_CHUNK
+ * bytes, leaving at most 2 * len / ST_PIECE_SMALL + 1 pieces. So a tail of
+ * len bytes has at most max(64, len / 32 + 16) pieces (an array of up to
+ * twice that capacity: 32 bytes per piece) plus the bytes held in RAM,
+ * which are never more than len: at worst about 2x the value's length (a
+ * value made of tiny writes; Redis holds 1x), and ~16 bytes per piece for
+ * values built of large writes (SET, APPEND or SETRANGE arguments keep
+ * their bytes in the log; a 500 MB run of zeros is one piece).
+ * store_index_bytes counts all of it.
+ *
+ * Determinism: splices, growth and compaction depend only on the sequence
+ * of applied records, and the bytes read from the log at apply time are the
+ * ones replay reads, so replay rebuilds the same value bytes (store_digest).
+ * A read of the log that fails while applying is fatal (EXIT_FATAL): the
+ * state could no longer follow the log, and the log is the truth.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "state-internal.h"
+
+#define ST_RAM_CHUNK   4096u  /* RAM block of SETBIT, chunk of compaction */
+#define ST_PIECE_SMALL 128u   /* pieces shorter than this are merged when compacting */
+#define ST_COMPACT_MIN 64u    /* never compact lists of this many pieces or fewer */
+#define ST_SCAN_BUF    65536u /* bytes read from the log at once when scanning */
+
+/* ---- pieces ------------------------------------------------------------ */
+
+static inline uint64_t pend(const st_piece_t *p)
+{
+    return p->end & PIECE_END_MASK;
+}
+
+static inline unsigned pkind(const st_piece_t *p)
+{
+    return (unsigned)(p->end >> PIECE_KIND_SHIFT);
+}
+
+static inline uint64_t pstart(const st_pieces_t *l, uint32_t i)
+{
+    return i ? pend(&l->p[i - 1]) : 0;
+}
+
+static inline unsigned char *pram(const st_piece_t *p)
+{
+    return (unsigned char *)(uintptr_t)p->where;
+}
+
+static inline st_piece_t mkpiece(unsigned kind, uint64_t where, uint64_t end)
+{
+    return (st_piece_t){where, ((uint64_t)kind << PIECE_KIND_SHIFT) | end};
+}
+
+uint64_t st_pieces_len(const st_pieces_t *l)
+{
+    return l->n ? pend(&l->p[l->n - 1]) : 0;
+}
+
+uint64_t st_pieces_bytes(const st_pieces_t *l)
+{
+    return sizeof(*l) + (uint64_t)l->cap * sizeof(st_piece_t) + l->ram_bytes;
+}
+
+void st_pieces_free(st_pieces_t *l)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        if (pkind(&l->p[i]) == PIECE_RAM) free(pram(&l->p[i]));
+    free(l);
+}
+
+static st_pieces_t *pieces_new(uint32_t cap)
+{
+    st_pieces_t *l = st_xmalloc(sizeof(*l) + (size_t)cap * sizeof(st_piece_t));
+    l->ram_bytes = 0;
+    l->n = 0;
+    l->cap = cap;
+    return l;
+}
+
+static st_pieces_t *pieces_reserve(st_pieces_t *l, uint32_t more)
+{
+    if (l->n + more <= l->cap) return l;
+    uint32_t cap = l->cap * 2 > l->n + more ? l->cap * 2 : l->n + more;
+    l = st_xrealloc(l, sizeof(*l) + (size_t)cap * sizeof(st_piece_t));
+    l->cap = cap;
+    return l;
+}
+
+/* The first piece whose end is past off (l->n when off >= the length). */
+static uint32_t find_piece(const st_pieces_t *l, uint64_t off)
+{
+    uint32_t lo = 0, hi = l->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (pend(&l->p[mid]) > off)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* Read the log while applying a record: failing is fatal (banner). */
+static void read_log_or_die(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst)
+{
+    if (st_read_log(ctx, lsn, len, dst) == 0) return;
+    log_warn("store: cannot read back %llu bytes at LSN %llu while applying a record: the "
+             "state would no longer follow the log; stopping",
+             (unsigned long long)len, (unsigned long long)lsn);
+    exit(EXIT_FATAL);
+}
+
+/* Copy bytes [skip, skip + n) of piece p (while applying). */
+static void piece_copy(store_ctx_t *ctx, const st_piece_t *p, uint64_t skip, uint64_t n,
+                       unsigned char *dst)
+{
+    switch (pkind(p)) {
+    case PIECE_LOG:
+        read_log_or_die(ctx, p->where + skip, n, dst);
+        break;
+    case PIECE_RAM:
+        memcpy(dst, pram(p) + skip, (size_t)n);
+        break;
+    default:
+        memset(dst, 0, (size_t)n);
+        break;
+    }
+}
+
+/*
+ * Replace tail bytes [lo, hi) with one piece of len bytes (kind, where; a
+ * RAM buffer passed in is owned by the list from now on, and counted by the
+ * caller). Either hi - lo == len (an overwrite inside the tail), or hi is
+ * the tail's length (the new piece ends the tail: an append when lo == hi,
+ * an overwrite running past the end otherwise). The list may move.
+ */
+static st_pieces_t *splice(st_pieces_t *l, uint64_t lo, uint64_t hi, unsigned kind, uint64_t where,
+                           uint64_t len)
+{
+    st_piece_t out[3];
+    uint32_t k = 0, m = 0;
+    uint32_t i = find_piece(l, lo);
+    if (hi > lo) {
+        uint32_t j = find_piece(l, hi - 1);
+        m = j - i + 1;
+        st_piece_t *pi = &l->p[i], *pj = &l->p[j];
+        uint64_t si = pstart(l, i), sj = pstart(l, j), ej = pend(pj);
+        int keep_left_buf = 0;
+        st_piece_t right = {0, 0};
+        /* The right remainder first: it may copy out of a RAM buffer the
+         * left remainder then shrinks. Its end does not move: a piece that
+         * ends the tail is never cut on the right. */
+        if (ej > hi) {
+            uint64_t skip = hi - sj, rlen = ej - hi;
+            if (pkind(pj) == PIECE_RAM) {
+                unsigned char *buf = st_xmalloc((size_t)rlen);
+                memcpy(buf, pram(pj) + skip, (size_t)rlen);
+                l->ram_bytes += rlen;
+                right = mkpiece(PIECE_RAM, (uintptr_t)buf, ej);
+            } else {
+                right = mkpiece(pkind(pj), pkind(pj) == PIECE_LOG ? pj->where + skip : 0, ej);
+            }
+        }
+        if (si < lo) {
+            if (pkind(pi) == PIECE_RAM) {
+                unsigned char *buf = st_xrealloc(pram(pi), (size_t)(lo - si));
+                l->ram_bytes -= pend(pi) - lo;
+                out[k++] = mkpiece(PIECE_RAM, (uintptr_t)buf, lo);
+                keep_left_buf = 1;
+            } else {
+                out[k++] = mkpiece(pkind(pi), pi->where, lo);
+            }
+        }
+        for (uint32_t t = i; t <= j; t++) {
+            st_piece_t *p = &l->p[t];
+            if (pkind(p) != PIECE_RAM || (t == i && keep_left_buf)) continue;
+            l->ram_bytes -= pend(p) - pstart(l, t);
+            free(pram(p));
+        }
+        out[k++] = mkpiece(kind, where, lo + len);
+        if (ej > hi) out[k++] = right;
+    } else {
+        out[k++] = mkpiece(kind, where, lo + len); /* append: i == l->n */
+    }
+    if (k > m) l = pieces_reserve(l, k - m);
+    memmove(&l->p[i + k], &l->p[i + m], (size_t)(l->n - i - m) * sizeof(st_piece_t));
+    memcpy(&l->p[i], out, k * sizeof(st_piece_t));
+    l->n = l->n + k - m;
+    return l;
+}
+
+/* Grow the tail by delta zero bytes. */
+static st_pieces_t *grow_zero(st_pieces_t *l, uint64_t delta)
+{
+    uint64_t len = st_pieces_len(l);
+    if (l->n) {
+        st_piece_t *p = &l->p[l->n - 1];
+        uint64_t plen = len - pstart(l, l->n - 1);
+        if (pkind(p) == PIECE_ZERO) {
+            p->end += delta;
+            return l;
+        }
+        /* A small RAM piece at the end grows instead (SETBIT building a
+         * bitmap byte after byte). */
+        if (pkind(p) == PIECE_RAM && plen + delta <= ST_RAM_CHUNK) {
+            unsigned char *buf = st_xrealloc(pram(p), (size_t)(plen + delta));
+            memset(buf + plen, 0, (size_t)delta);
+            l->ram_bytes += delta;
+            p->where = (uintptr_t)buf;
+            p->end += delta;
+            return l;
+        }
+    }
+    l = pieces_reserve(l, 1);
+    l->p[l->n++] = mkpiece(PIECE_ZERO, 0, len + delta);
+    return l;
+}
+
+/* Move the accumulated chunk into the list as a RAM piece ending at end. */
+static void flush_chunk(st_pieces_t *out, unsigned char **acc, size_t *acc_len, uint64_t end)
+{
+    if (!*acc_len) return;
+    unsigned char *buf = st_xrealloc(*acc, *acc_len);
+    out->p[out->n++] = mkpiece(PIECE_RAM, (uintptr_t)buf, end);
+    out->ram_bytes += *acc_len;
+    *acc = NULL;
+    *acc_len = 0;
+}
+
+/* Compaction (banner): merge runs of small pieces into RAM chunks once the
+ * pieces average under 32 bytes. */
+static st_pieces_t *maybe_compact(store_ctx_t *ctx, st_pieces_t *l)
+{
+    uint64_t len = st_pieces_len(l);
+    if (l->n <= ST_COMPACT_MIN || l->n <= len / 32 + 16) return l;
+    /* Each chunk takes at least one small piece: never more pieces out. */
+    st_pieces_t *out = pieces_new(l->n);
+    unsigned char *acc = NULL;
+    size_t acc_len = 0;
+    for (uint32_t i = 0; i < l->n; i++) {
+        st_piece_t *p = &l->p[i];
+        uint64_t s = pstart(l, i), plen = pend(p) - s;
+        if (plen >= ST_PIECE_SMALL) {
+            flush_chunk(out, &acc, &acc_len, s);
+            out->p[out->n++] = *p;
+            if (pkind(p) == PIECE_RAM) out->ram_bytes += plen;
+            continue;
+        }
+        for (uint64_t done = 0; done < plen;) {
+            if (!acc) acc = st_xmalloc(ST_RAM_CHUNK);
+            uint64_t take = plen - done;
+            if (take > ST_RAM_CHUNK - acc_len) take = ST_RAM_CHUNK - acc_len;
+            piece_copy(ctx, p, done, take, acc + acc_len);
+            acc_len += (size_t)take;
+            done += take;
+            if (acc_len == ST_RAM_CHUNK) flush_chunk(out, &acc, &acc_len, s + done);
+        }
+        if (pkind(p) == PIECE_RAM) free(pram(p));
+    }
+    flush_chunk(out, &acc, &acc_len, len);
+    free(l);
+    return out;
+}
+
+/* ---- entries ----------------------------------------------------------- */
+
+static uint64_t list_bytes(idx_entry_t *e)
+{
+    return st_ent_kind(e) == VK_LIST ? st_pieces_bytes(st_ent_pieces(e)) : 0;
+}
+
+/* Turn *slot's entry into VK_LIST (an extent becomes one LOG piece). */
+static idx_entry_t *to_list(st_db_t *db, idx_entry_t **slot)
+{
+    idx_entry_t *e = *slot;
+    unsigned kind = st_ent_kind(e);
+    if (kind == VK_LIST) return e;
+    st_pieces_t *l = pieces_new(4);
+    if (kind == VK_EXTENT) {
+        uint64_t lsn;
+        uint32_t len;
+        st_ent_get_ext1(e, &lsn, &len);
+        l->p[l->n++] = mkpiece(PIECE_LOG, lsn, len);
+    }
+    e = st_ent_resize(db, slot, e->ilen, VK_LIST);
+    st_ent_set_pieces(e, l);
+    return e;
+}
+
+/* Grow *slot's value by delta zero bytes. */
+static idx_entry_t *grow(st_db_t *db, idx_entry_t **slot, uint64_t delta)
+{
+    idx_entry_t *e = *slot;
+    uint64_t vlen = st_ent_vlen(e);
+    if (st_ent_kind(e) == VK_INLINE && vlen + delta <= STORE_INLINE_MAX) {
+        e = st_ent_resize(db, slot, (uint8_t)(vlen + delta), VK_INLINE);
+        memset(st_ent_inline(e) + vlen, 0, (size_t)delta);
+        return e;
+    }
+    e = to_list(db, slot);
+    st_ent_set_pieces(e, grow_zero(st_ent_pieces(e), delta));
+    return e;
+}
+
+idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uint64_t off,
+                          const unsigned char *src, uint64_t src_lsn, uint64_t len)
+{
+    idx_entry_t *e = *slot;
+    if (len == 0) return e;
+    uint64_t before = list_bytes(e), vlen = st_ent_vlen(e), end = off + len;
+    if (st_ent_kind(e) == VK_INLINE && end <= STORE_INLINE_MAX) {
+        if (end > vlen) {
+            e = st_ent_resize(db, slot, (uint8_t)end, VK_INLINE);
+            if (off > vlen) memset(st_ent_inline(e) + vlen, 0, (size_t)(off - vlen));
+        }
+        memcpy(st_ent_inline(e) + off, src, (size_t)len);
+        return e;
+    }
+    if (off > vlen) {
+        e = grow(db, slot, off - vlen);
+        vlen = off;
+    }
+    if (st_ent_kind(e) == VK_INLINE && off == vlen && len <= UINT32_MAX) {
+        /* Appending to a short value: the prefix stays, one extent follows
+         * (no list: 12 bytes in the entry). */
+        e = st_ent_resize(db, slot, e->ilen, VK_EXTENT);
+        st_ent_set_ext1(e, src_lsn, (uint32_t)len);
+        return e;
+    }
+    e = to_list(db, slot);
+    if (off < e->ilen) {
+        uint64_t k = e->ilen - off < len ? e->ilen - off : len;
+        memcpy(st_ent_inline(e) + off, src, (size_t)k);
+        off += k;
+        src += k;
+        src_lsn += k;
+        len -= k;
+    }
+    if (len) {
+        st_pieces_t *l = st_ent_pieces(e);
+        uint64_t a = off - e->ilen, tail = st_pieces_len(l);
+        uint32_t i = find_piece(l, a);
+        if (i < l->n && pkind(&l->p[i]) == PIECE_RAM && a + len <= pend(&l->p[i])) {
+            memcpy(pram(&l->p[i]) + (a - pstart(l, i)), src, (size_t)len);
+        } else {
+            l = splice(l, a, a + len < tail ? a + len : tail, PIECE_LOG, src_lsn, len);
+            l = maybe_compact(ctx, l);
+            st_ent_set_pieces(e, l);
+        }
+    }
+    ctx->entry_bytes += list_bytes(e) - before;
+    return e;
+}
+
+unsigned char *st_val_byte(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uint64_t byte)
+{
+    idx_entry_t *e = *slot;
+    uint64_t before = list_bytes(e), vlen = st_ent_vlen(e);
+    if (byte >= vlen) e = grow(db, slot, byte + 1 - vlen);
+    unsigned char *at;
+    if (byte < e->ilen) {
+        at = st_ent_inline(e) + byte;
+    } else {
+        e = to_list(db, slot);
+        st_pieces_t *l = st_ent_pieces(e);
+        uint64_t t = byte - e->ilen;
+        uint32_t i = find_piece(l, t);
+        if (pkind(&l->p[i]) != PIECE_RAM) {
+            st_piece_t *p = &l->p[i];
+            uint64_t s = pstart(l, i), block = t - t % ST_RAM_CHUNK;
+            uint64_t lo = block > s ? block : s;
+            uint64_t hi = block + ST_RAM_CHUNK < pend(p) ? block + ST_RAM_CHUNK : pend(p);
+            unsigned char *buf = st_xmalloc((size_t)(hi - lo));
+            piece_copy(ctx, p, lo - s, hi - lo, buf);
+            l->ram_bytes += hi - lo;
+            l = splice(l, lo, hi, PIECE_RAM, (uintptr_t)buf, hi - lo);
+            l = maybe_compact(ctx, l);
+            st_ent_set_pieces(e, l);
+            i = find_piece(l, t);
+        }
+        at = pram(&l->p[i]) + (t - pstart(l, i));
+    }
+    ctx->entry_bytes += list_bytes(e) - before;
+    return at;
+}
+
+idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t len,
+                            int64_t expire_at)
+{
+    if (len <= STORE_INLINE_MAX) {
+        rec_arg_t val = {p, (uint32_t)len};
+        return st_ent_new(key, &val, 0, expire_at);
+    }
+    idx_entry_t *e = st_xmalloc(st_entry_size(key->len, 0, VK_LIST));
+    e->klen = key->len;
+    e->expire_at_ms = expire_at;
+    e->ilen = 0;
+    e->vkind = VK_LIST;
+    memcpy(e->data, key->ptr, key->len);
+    st_pieces_t *l = pieces_new(1);
+    unsigned char *buf = st_xmalloc(len);
+    memcpy(buf, p, len);
+    l->ram_bytes = len;
+    l->p[l->n++] = mkpiece(PIECE_RAM, (uintptr_t)buf, len);
+    st_ent_set_pieces(e, l);
+    return e;
+}
+
+idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key)
+{
+    unsigned kind = st_ent_kind(e);
+    idx_entry_t *d = st_xmalloc(st_entry_size(key->len, e->ilen, e->vkind));
+    d->klen = key->len;
+    d->expire_at_ms = e->expire_at_ms;
+    d->ilen = e->ilen;
+    d->vkind = e->vkind;
+    memcpy(d->data, key->ptr, key->len);
+    memcpy(st_ent_inline(d), st_ent_inline(e), e->ilen);
+    if (kind == VK_EXTENT) {
+        uint64_t lsn;
+        uint32_t len;
+        st_ent_get_ext1(e, &lsn, &len);
+        st_ent_set_ext1(d, lsn, len);
+    } else if (kind == VK_LIST) {
+        const st_pieces_t *l = st_ent_pieces(e);
+        st_pieces_t *c = pieces_new(l->n ? l->n : 1);
+        c->n = l->n;
+        c->ram_bytes = l->ram_bytes;
+        for (uint32_t i = 0; i < l->n; i++) {
+            c->p[i] = l->p[i];
+            if (pkind(&l->p[i]) != PIECE_RAM) continue;
+            size_t n = (size_t)(pend(&l->p[i]) - pstart(l, i));
+            unsigned char *buf = st_xmalloc(n);
+            memcpy(buf, pram(&l->p[i]), n);
+            c->p[i].where = (uintptr_t)buf;
+        }
+        st_ent_set_pieces(d, c);
+    }
+    return d;
+}
+
+/* ---- reading ----------------------------------------------------------- */
+
+int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, unsigned char *dst)
+{
+    if (off < e->ilen) {
+        uint64_t k = e->ilen - off < len ? e->ilen - off : len;
+        memcpy(dst, st_ent_inline(e) + off, (size_t)k);
+        dst += k;
+        off += k;
+        len -= k;
+    }
+    if (!len) return 0;
+    uint64_t a = off - e->ilen;
+    if (st_ent_kind(e) == VK_INLINE) return -1; /* past the end: a caller's bug */
+    if (st_ent_kind(e) == VK_EXTENT) {
+        uint64_t lsn;
+        uint32_t elen;
+        st_ent_get_ext1(e, &lsn, &elen);
+        return st_read_log(ctx, lsn + a, len, dst);
+    }
+    const st_pieces_t *l = st_ent_pieces(e);
+    for (uint32_t i = find_piece(l, a); len > 0 && i < l->n; i++) {
+        const st_piece_t *p = &l->p[i];
+        uint64_t s = pstart(l, i), take = pend(p) - a;
+        if (take > len) take = len;
+        switch (pkind(p)) {
+        case PIECE_LOG:
+            if (st_read_log(ctx, p->where + (a - s), take, dst)) return -1;
+            break;
+        case PIECE_RAM:
+            memcpy(dst, pram(p) + (a - s), (size_t)take);
+            break;
+        default:
+            memset(dst, 0, (size_t)take);
+            break;
+        }
+        dst += take;
+        a += take;
+        len -= take;
+    }
+    return 0;
+}
+
+/* Pass [lsn, lsn + n) of the log to fn through buf. */
+static int scan_log(store_ctx_t *ctx, uint64_t lsn, uint64_t n, unsigned char **buf, st_chunk_fn fn,
+                    void *arg)
+{
+    if (!*buf) *buf = st_xmalloc(ST_SCAN_BUF);
+    while (n > 0) {
+        uint64_t take = n < ST_SCAN_BUF ? n : ST_SCAN_BUF;
+        if (st_read_log(ctx, lsn, take, *buf)) return -1;
+        if (fn(arg, *buf, (size_t)take)) return 1;
+        lsn += take;
+        n -= take;
+    }
+    return 0;
+}
+
+int st_scan_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, st_chunk_fn fn,
+                  void *arg)
+{
+    if (off < e->ilen && len > 0) {
+        uint64_t k = e->ilen - off < len ? e->ilen - off : len;
+        if (fn(arg, st_ent_inline(e) + off, (size_t)k)) return 1;
+        off += k;
+        len -= k;
+    }
+    if (!len) return 0;
+    if (st_ent_kind(e) == VK_INLINE) return -1; /* past the end: a caller's bug */
+    uint64_t a = off - e->ilen;
+    unsigned char *buf = NULL;
+    int rc = 0;
+    if (st_ent_kind(e) == VK_EXTENT) {
+        uint64_t lsn;
+        uint32_t elen;
+        st_ent_get_ext1(e, &lsn, &elen);
+        rc = scan_log(ctx, lsn + a, len, &buf, fn, arg);
+    } else {
+        const st_pieces_t *l = st_ent_pieces(e);
+        for (uint32_t i = find_piece(l, a); rc == 0 && len > 0 && i < l->n; i++) {
+            const st_piece_t *p = &l->p[i];
+            uint64_t s = pstart(l, i), take = pend(p) - a;
+            if (take > len) take = len;
+            switch (pkind(p)) {
+            case PIECE_LOG:
+                rc = scan_log(ctx, p->where + (a - s), take, &buf, fn, arg);
+                break;
+            case PIECE_RAM:
+                rc = fn(arg, pram(p) + (a - s), (size_t)take) ? 1 : 0;
+                break;
+            default:
+                rc = fn(arg, NULL, (size_t)take) ? 1 : 0;
+                break;
+            }
+            a += take;
+            len -= take;
+        }
+    }
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,1234 @@
+/*
+ * test_cmds_strings.c - the string commands of issue 5 checked against a
+ * real Redis 7.0: each test starts a redis-server and an atticdb-server,
+ * sends both the same commands and compares the raw reply bytes. SETNX,
+ * SETEX, PSETEX, GETSET, GETEX, MSETNX, INCRBYFLOAT, SETRANGE, GETRANGE,
+ * SUBSTR, SETBIT, GETBIT, BITCOUNT, BITPOS and OBJECT, with binary values,
+ * empty strings, negative and huge offsets, float formats and values from a
+ * few bytes to several KB built by mixing APPEND, SETRANGE and SETBIT (the
+ * value shapes of store/value.c); then a seeded random run of all of them
+ * (ATTIC_SEED, printed on failure) and a read-back after AtticDB restarts
+ * (replay must rebuild the same values).
+ *
+ * Self-contained on purpose (its own small wire helpers), so it does not
+ * depend on test_commands.c. Environment: ATTICDB_SERVER, REDIS_SERVER
+ * (default: redis-server from PATH; the tests are skipped without it),
+ * ATTIC_SEED.
+ */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+/* ---- bytes ---------------------------------------------------------- */
+
+typedef struct sb {
+    char *p;
+    size_t len, cap;
+} sb_t;
+
+static void sb_add(sb_t *b, const void *p, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        b->p = realloc(b->p, cap);
+        if (!b->p) abort();
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_printf(sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sb_t *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n > 0) sb_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+/* Printable form of bytes for failure messages (malloc'd). */
+static char *esc(const char *p, size_t n, size_t max)
+{
+    sb_t b = {0};
+    sb_add(&b, "\"", 1);
+    for (size_t i = 0; i < n && i < max; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        if (ch == '\r')
+            sb_add(&b, "\\r", 2);
+        else if (ch == '\n')
+            sb_add(&b, "\\n", 2);
+        else if (ch == '"' || ch == '\\')
+            sb_printf(&b, "\\%c", ch);
+        else if (ch < 32 || ch >= 127)
+            sb_printf(&b, "\\x%02x", ch);
+        else
+            sb_add(&b, &p[i], 1);
+    }
+    sb_add(&b, "\"", 1);
+    if (n > max) sb_printf(&b, "...(%zu bytes)", n);
+    return b.p;
+}
+
+/* ---- a raw RESP connection ------------------------------------------ */
+
+typedef struct conn {
+    int fd;
+    sb_t in;
+} conn_t;
+
+static conn_t *conn_open(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return NULL;
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+        close(fd);
+        return NULL;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    conn_t *c = calloc(1, sizeof(*c));
+    c->fd = fd;
+    return c;
+}
+
+static void conn_close(conn_t *c)
+{
+    if (!c) return;
+    close(c->fd);
+    free(c->in.p);
+    free(c);
+}
+
+/* Length of the complete RESP2 value at b[off..n): 0 if incomplete, -1 if
+ * not RESP. */
+static long resp_span(const char *b, size_t n, size_t off)
+{
+    if (off >= n) return 0;
+    const char *eol = memmem(b + off, n - off, "\r\n", 2);
+    if (!eol) return 0;
+    size_t after = (size_t)(eol - b) + 2;
+    switch (b[off]) {
+    case '+':
+    case '-':
+    case ':':
+        return (long)(after - off);
+    case '$': {
+        long long l = strtoll(b + off + 1, NULL, 10);
+        if (l < 0) return (long)(after - off);
+        if (n < after + (size_t)l + 2) return 0;
+        return (long)(after + (size_t)l + 2 - off);
+    }
+    case '*': {
+        long long cnt = strtoll(b + off + 1, NULL, 10);
+        size_t p = after;
+        for (long long i = 0; i < cnt; i++) {
+            long s = resp_span(b, n, p);
+            if (s <= 0) return s;
+            p += (size_t)s;
+        }
+        return (long)(p - off);
+    }
+    default:
+        return -1;
+    }
+}
+
+/* Send one command, return its reply's bytes (malloc'd, NUL-terminated),
+ * or a "<...>" description on failure. */
+static char *conn_cmd(conn_t *c, int argc, const char *const *argv, const size_t *lens,
+                      size_t *rlen)
+{
+    sb_t out = {0};
+    sb_printf(&out, "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) {
+        size_t l = lens ? lens[i] : strlen(argv[i]);
+        sb_printf(&out, "$%zu\r\n", l);
+        sb_add(&out, argv[i], l);
+        sb_add(&out, "\r\n", 2);
+    }
+    for (size_t done = 0; done < out.len;) {
+        ssize_t w = write(c->fd, out.p + done, out.len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            free(out.p);
+            *rlen = strlen("<write failed>");
+            return strdup("<write failed>");
+        }
+        done += (size_t)w;
+    }
+    free(out.p);
+    for (;;) {
+        long s = resp_span(c->in.p ? c->in.p : "", c->in.len, 0);
+        if (s < 0) {
+            c->in.len = 0;
+            *rlen = strlen("<not RESP>");
+            return strdup("<not RESP>");
+        }
+        if (s > 0) {
+            char *r = malloc((size_t)s + 1);
+            memcpy(r, c->in.p, (size_t)s);
+            r[s] = '\0';
+            memmove(c->in.p, c->in.p + s, c->in.len - (size_t)s);
+            c->in.len -= (size_t)s;
+            *rlen = (size_t)s;
+            return r;
+        }
+        char tmp[65536];
+        ssize_t n = read(c->fd, tmp, sizeof(tmp));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            *rlen = strlen("<closed or timeout>");
+            return strdup("<closed or timeout>");
+        }
+        sb_add(&c->in, tmp, (size_t)n);
+    }
+}
+
+/* ---- the two servers -------------------------------------------------- */
+
+static srv_t atticdb;
+static int atticdb_up;
+static pid_t redis_pid;
+static int redis_port;
+static char redis_dir[64];
+
+static const char *redis_path(void)
+{
+    static char found[512];
+    const char *e = getenv("REDIS_SERVER");
+    if (e && *e) return access(e, X_OK) == 0 ? e : NULL;
+    const char *path = getenv("PATH");
+    char *dup = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+    const char *res = NULL;
+    for (char *t = strtok(dup, ":"); t; t = strtok(NULL, ":")) {
+        snprintf(found, sizeof(found), "%s/redis-server", t);
+        if (access(found, X_OK) == 0) {
+            res = found;
+            break;
+        }
+    }
+    free(dup);
+    return res;
+}
+
+static int ping_ok(int port)
+{
+    conn_t *c = conn_open(port);
+    if (!c) return 0;
+    const char *ping[] = {"PING"};
+    size_t n;
+    char *r = conn_cmd(c, 1, ping, NULL, &n);
+    int ok = strcmp(r, "+PONG\r\n") == 0;
+    free(r);
+    conn_close(c);
+    return ok;
+}
+
+/* Start redis-server; bulk, when not NULL, is its proto-max-bulk-len. */
+static int redis_start(const char *bulk)
+{
+    const char *path = redis_path();
+    if (!path) return -2;
+    snprintf(redis_dir, sizeof(redis_dir), "/tmp/attic-redis-XXXXXX");
+    if (!mkdtemp(redis_dir)) return -1;
+    redis_port = srv_free_port();
+    char port[16];
+    snprintf(port, sizeof(port), "%d", redis_port);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        setpgid(0, 0);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the test */
+        int dn = open("/dev/null", O_RDWR);
+        if (dn >= 0) {
+            dup2(dn, 0);
+            dup2(dn, 1);
+            dup2(dn, 2);
+        }
+        execl(path, path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+              "--dir", redis_dir, bulk ? "--proto-max-bulk-len" : (char *)NULL, bulk, (char *)NULL);
+        _exit(127);
+    }
+    redis_pid = pid;
+    for (int i = 0; i < 500; i++) {
+        if (waitpid(pid, NULL, WNOHANG) == pid) break;
+        if (ping_ok(redis_port)) return 0;
+        usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    redis_pid = 0;
+    return -1;
+}
+
+static void teardown(void)
+{
+    if (redis_pid > 0) {
+        kill(redis_pid, SIGKILL);
+        waitpid(redis_pid, NULL, 0);
+        redis_pid = 0;
+    }
+    if (redis_dir[0]) {
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", redis_dir);
+        if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", redis_dir);
+        redis_dir[0] = '\0';
+    }
+    if (atticdb_up) {
+        srv_stop(&atticdb);
+        srv_cleanup(&atticdb);
+        atticdb_up = 0;
+    }
+}
+
+/* ---- differential runner ---------------------------------------------- */
+
+typedef struct diff {
+    conn_t *r, *a;
+    int step, mismatches;
+    const char *label; /* prefix of failure messages (the random run's seed) */
+} diff_t;
+
+/* Both servers, with proto-max-bulk-len = bulk when not NULL. */
+static void start_both_bulk(diff_t *d, const char *bulk)
+{
+    int rc = redis_start(bulk);
+    if (rc == -2) cr_skip_test("redis-server not found (PATH or REDIS_SERVER)");
+    cr_assert_eq(rc, 0, "redis-server did not start");
+    char extra[128];
+    snprintf(extra, sizeof(extra), "--frontends 2%s%s", bulk ? " --proto-max-bulk-len " : "",
+             bulk ? bulk : "");
+    rc = srv_start(&atticdb, extra);
+    if (rc == 0) atticdb_up = 1;
+    cr_assert_eq(rc, 0, "atticdb-server did not start");
+    memset(d, 0, sizeof(*d));
+    d->r = conn_open(redis_port);
+    d->a = conn_open(atticdb.port);
+    cr_assert(d->r && d->a, "connect to both servers");
+}
+
+static void start_both(diff_t *d)
+{
+    start_both_bulk(d, NULL);
+}
+
+static void end_both(diff_t *d)
+{
+    conn_close(d->r);
+    conn_close(d->a);
+    d->r = d->a = NULL;
+    cr_assert_eq(d->mismatches, 0, "%d differences from Redis (see above)", d->mismatches);
+}
+
+enum { NORM_NONE, NORM_POSITIVE, NORM_ANY_INT };
+
+/* NORM_POSITIVE: any positive integer reply (a TTL) compares as one;
+ * NORM_ANY_INT: any integer reply (an idle time) does. */
+static void norm_int(char **r, size_t *n, int how)
+{
+    if ((*r)[0] == ':' && (how == NORM_ANY_INT || strtoll(*r + 1, NULL, 10) > 0)) {
+        free(*r);
+        *r = strdup(":<positive>\r\n");
+        *n = strlen(*r);
+    }
+}
+
+/* Send argv to both and compare; returns 1 when equal. */
+static int diffv(diff_t *d, int line, int norm, int argc, const char *const *argv,
+                 const size_t *lens)
+{
+    size_t rn, an;
+    char *rr = conn_cmd(d->r, argc, argv, lens, &rn);
+    char *ar = conn_cmd(d->a, argc, argv, lens, &an);
+    if (norm != NORM_NONE) {
+        norm_int(&rr, &rn, norm);
+        norm_int(&ar, &an, norm);
+    }
+    d->step++;
+    int eq = rn == an && memcmp(rr, ar, rn) == 0 && rr[0] != '<';
+    if (!eq) {
+        d->mismatches++;
+        sb_t what = {0};
+        for (int i = 0; i < argc; i++) {
+            char *e = esc(argv[i], lens ? lens[i] : strlen(argv[i]), 60);
+            sb_printf(&what, "%s%s", i ? " " : "", e);
+            free(e);
+        }
+        char *er = esc(rr, rn, 300), *ea = esc(ar, an, 300);
+        cr_expect_fail("%sstep %d (line %d): %s\n    redis:   %s\n    atticdb: %s",
+                       d->label ? d->label : "", d->step, line, what.p, er, ea);
+        free(what.p);
+        free(er);
+        free(ea);
+    }
+    free(rr);
+    free(ar);
+    return eq;
+}
+
+#define NARGS(...) ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)))
+/* D(&d, "SETNX", "k", "v"): send to both, compare the replies. */
+#define D(d, ...)                                                                                  \
+    diffv((d), __LINE__, NORM_NONE, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
+/* DI: any integer reply compares equal (OBJECT IDLETIME: seconds pass). */
+#define DI(d, ...)                                                                                 \
+    diffv((d), __LINE__, NORM_ANY_INT, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
+/* DT: the same, any positive integer reply compares equal (TTLs). */
+#define DT(d, ...)                                                                                 \
+    diffv((d), __LINE__, NORM_POSITIVE, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
+/* DB: arguments with explicit lengths (binary bytes). */
+#define DB(d, argc, argv, lens) diffv((d), __LINE__, NORM_NONE, (argc), (argv), (lens))
+
+/* A command whose third argument (the value) is n binary bytes. */
+static int d3b(diff_t *d, int line, const char *cmd, const char *key, const char *mid,
+               const char *val, size_t n)
+{
+    const char *argv[4] = {cmd, key, mid, val};
+    size_t lens[4] = {strlen(cmd), strlen(key), mid ? strlen(mid) : 0, n};
+    if (!mid) { /* cmd key val */
+        argv[2] = val;
+        lens[2] = n;
+        return diffv(d, line, NORM_NONE, 3, argv, lens);
+    }
+    return diffv(d, line, NORM_NONE, 4, argv, lens);
+}
+#define DVAL(d, cmd, key, val, n)   d3b((d), __LINE__, (cmd), (key), NULL, (val), (n))
+#define DRANGE(d, key, off, val, n) d3b((d), __LINE__, "SETRANGE", (key), (off), (val), (n))
+
+TestSuite(strings, .fini = teardown, .timeout = 120);
+
+/* ---- the SET family ------------------------------------------------- */
+
+Test(strings, setnx_setex_psetex_getset)
+{
+    diff_t d;
+    start_both(&d);
+    D(&d, "SETNX", "k", "v1");
+    D(&d, "SETNX", "k", "v2");
+    D(&d, "GET", "k");
+    D(&d, "SETNX", "e", "");
+    D(&d, "GET", "e");
+    D(&d, "SETNX", "k");
+    D(&d, "SETNX", "k", "a", "b");
+    D(&d, "SETEX", "x", "100", "v");
+    DT(&d, "TTL", "x");
+    D(&d, "GET", "x");
+    D(&d, "SETEX", "x", "0", "v");
+    D(&d, "SETEX", "x", "-5", "v");
+    D(&d, "SETEX", "x", "abc", "v");
+    D(&d, "SETEX", "x", "1.5", "v");
+    D(&d, "SETEX", "x", " 10", "v");
+    D(&d, "SETEX", "x", "9223372036854775807", "v");
+    D(&d, "SETEX", "x", "9223372036854775", "v");
+    D(&d, "SETEX", "x", "9223372036854776", "v");
+    D(&d, "SETEX", "x", "99999999999999999999", "v");
+    D(&d, "SETEX", "x", "10");
+    D(&d, "GET", "x");
+    D(&d, "PSETEX", "p", "100000", "pv");
+    DT(&d, "PTTL", "p");
+    D(&d, "PSETEX", "p", "0", "v");
+    D(&d, "PSETEX", "p", "-1", "v");
+    D(&d, "PSETEX", "p", "x", "v");
+    D(&d, "PSETEX", "p", "9223372036854775807", "v");
+    D(&d, "PSETEX", "p", "9223372036854775000", "v");
+    D(&d, "GET", "p");
+    D(&d, "SETNX", "p", "other"); /* exists with a TTL: 0, TTL kept */
+    DT(&d, "PTTL", "p");
+    D(&d, "GETSET", "p", "gs"); /* drops the TTL */
+    D(&d, "TTL", "p");
+    D(&d, "GET", "p");
+    D(&d, "GETSET", "nokey", "new");
+    D(&d, "GET", "nokey");
+    D(&d, "GETSET", "nokey", "");
+    D(&d, "GETSET", "nokey", "x");
+    D(&d, "GETSET", "nokey");
+    /* values across the inline limit and from the log */
+    char big[3000];
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (char)(i * 31 + 7);
+    DVAL(&d, "SETNX", "b1", big, 25);
+    DVAL(&d, "GETSET", "b1", big, sizeof(big));
+    D(&d, "GETSET", "b1", "short");
+    D(&d, "STRLEN", "b1");
+    const char *sx[] = {"SETEX", "b2", "100", big};
+    size_t sxl[] = {5, 2, 3, 2000};
+    DB(&d, 4, sx, sxl);
+    D(&d, "GET", "b2");
+    D(&d, "OBJECT", "ENCODING", "b2");
+    end_both(&d);
+}
+
+Test(strings, getex)
+{
+    diff_t d;
+    start_both(&d);
+    char fut_s[32], fut_ms[32], past_s[32];
+    time_t now = time(NULL);
+    snprintf(fut_s, sizeof(fut_s), "%lld", (long long)now + 1000);
+    snprintf(fut_ms, sizeof(fut_ms), "%lld", ((long long)now + 1000) * 1000);
+    snprintf(past_s, sizeof(past_s), "%lld", (long long)now - 1000);
+    D(&d, "GETEX", "nokey");
+    D(&d, "GETEX", "nokey", "EX", "10");
+    /* the time is checked only when the key exists */
+    D(&d, "GETEX", "nokey", "EX", "-5");
+    D(&d, "GETEX", "nokey", "EX", "abc");
+    D(&d, "GETEX", "nokey", "FOO");
+    D(&d, "EXISTS", "nokey");
+    D(&d, "SET", "k", "v");
+    D(&d, "GETEX", "k");
+    D(&d, "TTL", "k");
+    D(&d, "GETEX", "k", "EX", "100");
+    DT(&d, "TTL", "k");
+    D(&d, "GETEX", "k", "PERSIST");
+    D(&d, "TTL", "k");
+    D(&d, "GETEX", "k", "persist", "PERSIST");
+    D(&d, "GETEX", "k", "px", "100000");
+    DT(&d, "PTTL", "k");
+    D(&d, "GETEX", "k", "EXAT", fut_s);
+    DT(&d, "TTL", "k");
+    D(&d, "GETEX", "k", "PXAT", fut_ms);
+    DT(&d, "PTTL", "k");
+    D(&d, "GETEX", "k", "EX", "10", "EX", "200");
+    DT(&d, "TTL", "k");
+    /* errors */
+    D(&d, "GETEX", "k", "EX", "-5");
+    D(&d, "GETEX", "k", "EX", "0");
+    D(&d, "GETEX", "k", "PX", "0");
+    D(&d, "GETEX", "k", "EX", "abc");
+    D(&d, "GETEX", "k", "EX", "9223372036854775");
+    D(&d, "GETEX", "k", "EX", "9223372036854776");
+    D(&d, "GETEX", "k", "PX", "9223372036854775807");
+    D(&d, "GETEX", "k", "EXAT", "9223372036854775807");
+    D(&d, "GETEX", "k", "EX");
+    D(&d, "GETEX", "k", "EX", "10", "PX", "10");
+    D(&d, "GETEX", "k", "PERSIST", "EX", "10");
+    D(&d, "GETEX", "k", "EX", "10", "PERSIST");
+    D(&d, "GETEX", "k", "NX");
+    D(&d, "GETEX", "k", "KEEPTTL");
+    D(&d, "GETEX", "k", "GET");
+    D(&d, "GETEX", "k", "EXAT", "abc", "PXAT", "1");
+    DT(&d, "TTL", "k");
+    D(&d, "GETEX");
+    /* a time in the past deletes the key after replying its value */
+    D(&d, "GETEX", "k", "EXAT", past_s);
+    D(&d, "EXISTS", "k");
+    D(&d, "SET", "k", "v2");
+    D(&d, "GETEX", "k", "PXAT", "1");
+    D(&d, "GET", "k");
+    /* a long value comes back from the log */
+    char big[500];
+    memset(big, 'z', sizeof(big));
+    DVAL(&d, "SET", "big", big, sizeof(big));
+    D(&d, "GETEX", "big", "EX", "100");
+    DT(&d, "TTL", "big");
+    end_both(&d);
+}
+
+Test(strings, msetnx)
+{
+    diff_t d;
+    start_both(&d);
+    D(&d, "MSETNX", "a", "1", "b", "2");
+    D(&d, "MGET", "a", "b");
+    D(&d, "MSETNX", "a", "x", "c", "3");
+    D(&d, "MGET", "a", "b", "c");
+    D(&d, "MSETNX", "c", "3", "c", "4");
+    D(&d, "GET", "c");
+    D(&d, "MSETNX", "d");
+    D(&d, "MSETNX", "d", "1", "e");
+    D(&d, "MSETNX");
+    D(&d, "EXISTS", "d", "e");
+    D(&d, "SET", "t", "v", "EX", "100");
+    D(&d, "MSETNX", "t", "x");
+    DT(&d, "TTL", "t");
+    D(&d, "MSETNX", "n1", "", "n2", "12345678901234567890123456789");
+    D(&d, "MGET", "n1", "n2");
+    D(&d, "OBJECT", "ENCODING", "n2");
+    end_both(&d);
+}
+
+/* ---- INCRBYFLOAT ----------------------------------------------------- */
+
+Test(strings, incrbyfloat)
+{
+    diff_t d;
+    start_both(&d);
+    static const char *incs[] = {
+        "10.5",     "0.1",   "-5",    "5.0e3",  "3e-2",   "1",       "-1",
+        "0",        "-0",    "0.0",   "1e30",   "-1e30",  "1.5e-7",  "123456789.123456789",
+        "0x10",     "0x1p3", ".5",    "5.",     "+3",     "1E2",     "0.00000000000000000001",
+        "-1.0e-20", "7",     "1e308", "-1e308", "1e4000", "-1e4000",
+    };
+    for (size_t i = 0; i < sizeof(incs) / sizeof(incs[0]); i++) {
+        D(&d, "INCRBYFLOAT", "f", incs[i]);
+        D(&d, "GET", "f");
+        D(&d, "OBJECT", "ENCODING", "f");
+        char key[16];
+        snprintf(key, sizeof(key), "g%zu", i);
+        D(&d, "INCRBYFLOAT", key, incs[i]);
+        D(&d, "INCRBYFLOAT", key, "0.25");
+    }
+    /* not floats, NaN and infinities */
+    static const char *bad[] = {"abc",    "",        " 1",      "1 ", "1.5x", "nan", "NaN",
+                                "1e5000", "-1e5000", "1e-5000", "0x", "--1",  "1e",  "infinity-"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        D(&d, "INCRBYFLOAT", "f", bad[i]);
+    D(&d, "INCRBYFLOAT", "f", "inf");
+    D(&d, "INCRBYFLOAT", "f", "-inf");
+    D(&d, "INCRBYFLOAT", "f", "infinity");
+    D(&d, "INCRBYFLOAT", "nokey", "inf");
+    D(&d, "EXISTS", "nokey");
+    D(&d, "GET", "f");
+    const char *nul[] = {"INCRBYFLOAT", "f",
+                         "1\0"
+                         "2"};
+    size_t nl[] = {11, 1, 3};
+    DB(&d, 3, nul, nl);
+    /* the key's value is parsed first */
+    D(&d, "SET", "s", "hello");
+    D(&d, "INCRBYFLOAT", "s", "1");
+    D(&d, "INCRBYFLOAT", "s", "abc");
+    D(&d, "SET", "s", " 1");
+    D(&d, "INCRBYFLOAT", "s", "1");
+    D(&d, "SET", "s", "");
+    D(&d, "INCRBYFLOAT", "s", "1");
+    D(&d, "SET", "s", "1e4000");
+    D(&d, "INCRBYFLOAT", "s", "1");
+    D(&d, "STRLEN", "s");
+    D(&d, "INCRBYFLOAT", "s", "1");
+    D(&d, "INCRBYFLOAT", "s", "-1e4000");
+    D(&d, "SET", "s", "12");
+    D(&d, "INCRBYFLOAT", "s", "0.5");
+    D(&d, "INCRBYFLOAT", "s", "0.5");
+    D(&d, "OBJECT", "ENCODING", "s");
+    D(&d, "INCR", "s");
+    D(&d, "OBJECT", "ENCODING", "s");
+    /* a value too long to be a float, read from the log */
+    char big[6000];
+    memset(big, '1', sizeof(big));
+    DVAL(&d, "SET", "s", big, 5119);
+    D(&d, "INCRBYFLOAT", "s", "1");
+    DVAL(&d, "SET", "s", big, 5120);
+    D(&d, "INCRBYFLOAT", "s", "1");
+    big[0] = '0';
+    big[1] = '.';
+    DVAL(&d, "SET", "s", big, 60);
+    D(&d, "INCRBYFLOAT", "s", "1");
+    /* the TTL stays */
+    D(&d, "SET", "t", "1.5", "EX", "100");
+    D(&d, "INCRBYFLOAT", "t", "1");
+    DT(&d, "TTL", "t");
+    D(&d, "INCRBYFLOAT", "t");
+    D(&d, "INCRBYFLOAT", "t", "1", "2");
+    end_both(&d);
+}
+
+/* ---- SETRANGE, GETRANGE, SUBSTR -------------------------------------- */
+
+Test(strings, setrange_getrange)
+{
+    diff_t d;
+    start_both(&d);
+    D(&d, "SETRANGE", "k", "0", "");
+    D(&d, "EXISTS", "k");
+    D(&d, "SETRANGE", "k", "5", "");
+    D(&d, "EXISTS", "k");
+    D(&d, "SETRANGE", "k", "-1", "x");
+    D(&d, "SETRANGE", "k", "-1", "");
+    D(&d, "SETRANGE", "k", "abc", "x");
+    D(&d, "SETRANGE", "k", "1.0", "x");
+    D(&d, "SETRANGE", "k", "9223372036854775808", "x");
+    D(&d, "SETRANGE", "k", "536870912", "x");
+    D(&d, "SETRANGE", "k", "536870911", "xy");
+    D(&d, "SETRANGE", "k", "536870912", "");
+    D(&d, "SETRANGE", "k", "9223372036854775807", "x");
+    D(&d, "SETRANGE", "k", "9223372036854775807", "");
+    D(&d, "SETRANGE", "k", "0");
+    D(&d, "SETRANGE", "k", "0", "hello");
+    D(&d, "GET", "k");
+    D(&d, "SETRANGE", "k", "10", "world");
+    D(&d, "GET", "k");
+    D(&d, "SETRANGE", "k", "1", "EL");
+    D(&d, "GET", "k");
+    D(&d, "SETRANGE", "k", "0", "");
+    D(&d, "OBJECT", "ENCODING", "k");
+    D(&d, "SET", "n", "123");
+    D(&d, "SETRANGE", "n", "0", "");
+    D(&d, "OBJECT", "ENCODING", "n");
+    D(&d, "SETRANGE", "n", "1", "9");
+    D(&d, "OBJECT", "ENCODING", "n");
+    D(&d, "GET", "n");
+    D(&d, "INCR", "n");
+    D(&d, "OBJECT", "ENCODING", "n");
+    /* across the inline limit, with the TTL kept */
+    D(&d, "SET", "t", "0123456789", "EX", "100");
+    D(&d, "SETRANGE", "t", "20", "abcdefghij");
+    D(&d, "GET", "t");
+    DT(&d, "TTL", "t");
+    D(&d, "SETRANGE", "t", "5", "XYZ");
+    D(&d, "GET", "t");
+    D(&d, "SETRANGE", "t", "28", "__");
+    D(&d, "GET", "t");
+    /* a big zero-padded value, then patches and reads of its parts */
+    D(&d, "SETRANGE", "z", "4000", "end");
+    D(&d, "STRLEN", "z");
+    D(&d, "GETRANGE", "z", "3990", "-1");
+    D(&d, "SETRANGE", "z", "100", "middle");
+    D(&d, "GETRANGE", "z", "95", "110");
+    D(&d, "GET", "z");
+    /* getrange indexes */
+    D(&d, "SET", "g", "Hello World");
+    static const char *idx[][2] = {
+        {"0", "-1"},
+        {"0", "4"},
+        {"-3", "-1"},
+        {"-1", "-3"},
+        {"5", "3"},
+        {"-100", "100"},
+        {"100", "200"},
+        {"-100", "-50"},
+        {"3", "3"},
+        {"-1", "-1"},
+        {"0", "0"},
+        {"10", "10"},
+        {"11", "11"},
+        {"-11", "-11"},
+        {"-12", "0"},
+        {"0", "9223372036854775807"},
+        {"-9223372036854775808", "-9223372036854775808"},
+        {"-9223372036854775808", "9223372036854775807"},
+        {"9223372036854775807", "-9223372036854775808"},
+        {"2", "-2"},
+        {"-2", "2"},
+    };
+    for (size_t i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+        D(&d, "GETRANGE", "g", idx[i][0], idx[i][1]);
+        D(&d, "SUBSTR", "g", idx[i][0], idx[i][1]);
+        D(&d, "GETRANGE", "nokey", idx[i][0], idx[i][1]);
+    }
+    D(&d, "GETRANGE", "g", "a", "1");
+    D(&d, "GETRANGE", "g", "1", "b");
+    D(&d, "GETRANGE", "nokey", "a", "1");
+    D(&d, "GETRANGE", "g", "1");
+    D(&d, "GETRANGE", "g", "1", "2", "3");
+    D(&d, "SET", "e", "");
+    D(&d, "GETRANGE", "e", "0", "-1");
+    D(&d, "GETRANGE", "e", "-1", "0");
+    D(&d, "SET", "i", "-12345");
+    D(&d, "GETRANGE", "i", "1", "-2");
+    end_both(&d);
+}
+
+/* Values of several KB built by SET, APPEND, SETRANGE and SETBIT mixed:
+ * every representation (extent, list of log pieces, zero runs, RAM) read
+ * back whole and in parts. */
+Test(strings, mixed_shapes)
+{
+    diff_t d;
+    start_both(&d);
+    char buf[8192];
+    for (size_t i = 0; i < sizeof(buf); i++)
+        buf[i] = (char)((i * 131 + 17) & 0xff);
+    DVAL(&d, "SET", "m", buf, 3000);
+    DVAL(&d, "APPEND", "m", buf + 100, 2000);
+    DRANGE(&d, "m", "2990", buf + 7, 40); /* across the first two pieces */
+    DRANGE(&d, "m", "6000", buf, 10);     /* past the end: zeros, then bytes */
+    D(&d, "SETBIT", "m", "100", "1");     /* inside an extent: a RAM block */
+    D(&d, "SETBIT", "m", "100", "0");
+    D(&d, "SETBIT", "m", "40001", "1");   /* in the zero run */
+    D(&d, "SETBIT", "m", "70000", "1");   /* growing */
+    DRANGE(&d, "m", "10", buf + 1, 3);    /* inside the RAM block */
+    DRANGE(&d, "m", "4090", buf + 2, 20); /* across a block edge */
+    D(&d, "GET", "m");
+    D(&d, "STRLEN", "m");
+    D(&d, "OBJECT", "ENCODING", "m");
+    D(&d, "BITCOUNT", "m");
+    D(&d, "BITCOUNT", "m", "10", "5000");
+    D(&d, "BITCOUNT", "m", "7", "40003", "BIT");
+    D(&d, "BITPOS", "m", "0");
+    D(&d, "BITPOS", "m", "1", "5001");
+    D(&d, "BITPOS", "m", "1", "5001", "-1");
+    D(&d, "BITPOS", "m", "0", "6010", "-1");
+    D(&d, "GETRANGE", "m", "2980", "3050");
+    D(&d, "GETRANGE", "m", "-20", "-1");
+    for (int bit = 0; bit < 80; bit += 9) {
+        char off[16];
+        snprintf(off, sizeof(off), "%d", 8 * 2995 + bit);
+        D(&d, "GETBIT", "m", off);
+    }
+    /* many small appends, then SETRANGEs over them (compaction) */
+    D(&d, "SET", "a", "");
+    for (int i = 0; i < 300; i++) {
+        DVAL(&d, "APPEND", "a", buf + i, (size_t)(i % 7) + 1);
+        if (i % 50 == 0) D(&d, "GET", "a");
+    }
+    for (int i = 0; i < 100; i++) {
+        char off[16];
+        snprintf(off, sizeof(off), "%d", (i * 37) % 1300);
+        DRANGE(&d, "a", off, buf + 500 + i, (size_t)(i % 5) + 1);
+    }
+    D(&d, "GET", "a");
+    D(&d, "GETRANGE", "a", "100", "200");
+    D(&d, "BITCOUNT", "a");
+    /* a bitmap built by SETBIT, byte after byte and at random */
+    for (int i = 0; i < 400; i++) {
+        char off[16];
+        snprintf(off, sizeof(off), "%d", (i * 7919) % 60000);
+        D(&d, "SETBIT", "bm", off, i % 3 ? "1" : "0");
+    }
+    D(&d, "GET", "bm");
+    D(&d, "BITCOUNT", "bm");
+    D(&d, "BITPOS", "bm", "1");
+    D(&d, "BITPOS", "bm", "0");
+    D(&d, "BITPOS", "bm", "1", "-100");
+    /* append on a short value crossing the inline limit */
+    D(&d, "SET", "s", "12345");
+    D(&d, "APPEND", "s", "67890123456789012345678");
+    D(&d, "OBJECT", "ENCODING", "s");
+    D(&d, "SETRANGE", "s", "3", "abc");
+    D(&d, "GET", "s");
+    D(&d, "SETBIT", "s", "3", "1");
+    D(&d, "GET", "s");
+    end_both(&d);
+}
+
+/* ---- bits ------------------------------------------------------------- */
+
+Test(strings, setbit_getbit)
+{
+    diff_t d;
+    start_both(&d);
+    D(&d, "SETBIT", "b", "7", "1");
+    D(&d, "GET", "b");
+    D(&d, "SETBIT", "b", "7", "1");
+    D(&d, "SETBIT", "b", "7", "0");
+    D(&d, "SETBIT", "b", "0", "0");
+    D(&d, "SETBIT", "b", "100", "0"); /* grows with zeros */
+    D(&d, "STRLEN", "b");
+    D(&d, "GET", "b");
+    D(&d, "SETBIT", "b", "4294967296", "1");
+    D(&d, "SETBIT", "b", "-1", "1");
+    D(&d, "SETBIT", "b", "x", "1");
+    D(&d, "SETBIT", "b", "1.5", "1");
+    D(&d, "SETBIT", "b", "", "1");
+    D(&d, "SETBIT", "b", "9223372036854775807", "1");
+    D(&d, "SETBIT", "b", "9223372036854775808", "1");
+    D(&d, "SETBIT", "b", "0", "2");
+    D(&d, "SETBIT", "b", "0", "-1");
+    D(&d, "SETBIT", "b", "0", "x");
+    D(&d, "SETBIT", "b", "0", "01");
+    D(&d, "SETBIT", "b", "0", "");
+    D(&d, "SETBIT", "b", "x", "x");
+    D(&d, "SETBIT", "b", "0");
+    D(&d, "SETBIT", "b", "0", "1", "1");
+    D(&d, "OBJECT", "ENCODING", "b");
+    D(&d, "SET", "s", "1");
+    D(&d, "SETBIT", "s", "0", "0"); /* unchanged, but raw now */
+    D(&d, "OBJECT", "ENCODING", "s");
+    D(&d, "SET", "s", "A", "EX", "100");
+    D(&d, "SETBIT", "s", "6", "1");
+    D(&d, "GET", "s");
+    DT(&d, "TTL", "s");
+    D(&d, "SETBIT", "big", "8000000", "1");
+    D(&d, "STRLEN", "big");
+    D(&d, "GETBIT", "big", "8000000");
+    D(&d, "GETBIT", "big", "7999999");
+    D(&d, "BITCOUNT", "big");
+    D(&d, "BITPOS", "big", "1");
+    D(&d, "GETBIT", "nokey", "0");
+    D(&d, "GETBIT", "nokey", "x");
+    D(&d, "GETBIT", "nokey", "-1");
+    D(&d, "GETBIT", "nokey", "4294967295");
+    D(&d, "GETBIT", "nokey", "4294967296");
+    D(&d, "GETBIT", "b", "4294967296");
+    D(&d, "GETBIT", "b", "1000");
+    D(&d, "SET", "g", "\x01\x80z");
+    for (int i = 0; i < 26; i++) {
+        char off[8];
+        snprintf(off, sizeof(off), "%d", i);
+        D(&d, "GETBIT", "g", off);
+    }
+    D(&d, "GETBIT", "g");
+    D(&d, "GETBIT", "g", "1", "2");
+    end_both(&d);
+}
+
+Test(strings, bitcount)
+{
+    diff_t d;
+    start_both(&d);
+    D(&d, "BITCOUNT", "nokey");
+    D(&d, "BITCOUNT", "nokey", "0");
+    D(&d, "BITCOUNT", "nokey", "a", "b");
+    D(&d, "BITCOUNT", "nokey", "0", "1", "foo");
+    D(&d, "SET", "f", "foobar");
+    D(&d, "BITCOUNT", "f");
+    D(&d, "BITCOUNT", "f", "0");
+    D(&d, "BITCOUNT", "f", "a", "1");
+    D(&d, "BITCOUNT", "f", "0", "b");
+    D(&d, "BITCOUNT", "f", "0", "1", "foo");
+    D(&d, "BITCOUNT", "f", "a", "1", "foo");
+    D(&d, "BITCOUNT", "f", "0", "1", "bit", "x");
+    D(&d, "BITCOUNT", "f", "-1", "-3", "foo");
+    static const char *r[][3] = {
+        {"0", "0", NULL},
+        {"1", "1", NULL},
+        {"1", "1", "BYTE"},
+        {"5", "30", "BIT"},
+        {"5", "30", "bit"},
+        {"-1", "-3", NULL},
+        {"-3", "-1", NULL},
+        {"0", "-1", "BIT"},
+        {"-5", "-1", "BIT"},
+        {"100", "200", NULL},
+        {"-100", "-50", NULL},
+        {"-100", "-50", "BIT"},
+        {"7", "7", "BIT"},
+        {"7", "8", "BIT"},
+        {"1", "46", "BIT"},
+        {"47", "47", "BIT"},
+        {"48", "100", "BIT"},
+        {"2", "1", "BIT"},
+        {"-9223372036854775808", "9223372036854775807", "BIT"},
+        {"0", "9223372036854775807", "byte"},
+        {"3", "-3", "BIT"},
+    };
+    for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+        if (r[i][2])
+            D(&d, "BITCOUNT", "f", r[i][0], r[i][1], r[i][2]);
+        else
+            D(&d, "BITCOUNT", "f", r[i][0], r[i][1]);
+    }
+    D(&d, "SET", "e", "");
+    D(&d, "BITCOUNT", "e");
+    D(&d, "BITCOUNT", "e", "0", "-1");
+    D(&d, "BITCOUNT", "e", "0", "-1", "BIT");
+    D(&d, "SET", "i", "12345");
+    D(&d, "BITCOUNT", "i");
+    end_both(&d);
+}
+
+Test(strings, bitpos)
+{
+    diff_t d;
+    start_both(&d);
+    D(&d, "BITPOS", "nokey", "0");
+    D(&d, "BITPOS", "nokey", "1");
+    D(&d, "BITPOS", "nokey", "2");
+    D(&d, "BITPOS", "nokey", "x");
+    D(&d, "BITPOS", "nokey", "0", "a");
+    D(&d, "BITPOS", "nokey", "1", "0", "1", "foo");
+    const char *v1[] = {"SET", "z", "\xff\xf0\x00"};
+    size_t l1[] = {3, 1, 3};
+    DB(&d, 3, v1, l1);
+    const char *v2[] = {"SET", "ff", "\xff\xff\xff"};
+    size_t l2[] = {3, 2, 3};
+    DB(&d, 3, v2, l2);
+    const char *v3[] = {"SET", "zz", "\x00\x00\x00"};
+    size_t l3[] = {3, 2, 3};
+    DB(&d, 3, v3, l3);
+    D(&d, "SET", "e", "");
+    static const char *keys[] = {"z", "ff", "zz", "e"};
+    static const char *r[][3] = {
+        {NULL, NULL, NULL},    {"0", NULL, NULL},
+        {"1", NULL, NULL},     {"2", NULL, NULL},
+        {"-1", NULL, NULL},    {"5", NULL, NULL},
+        {"0", "-1", NULL},     {"0", "0", NULL},
+        {"1", "1", NULL},      {"1", "2", NULL},
+        {"-1", "-3", NULL},    {"0", "-1", "BIT"},
+        {"1", "-1", "bit"},    {"7", "15", "BIT"},
+        {"9", "14", "BIT"},    {"12", "12", "BIT"},
+        {"12", "19", "BIT"},   {"20", "23", "BIT"},
+        {"3", "2", "BIT"},     {"0", "5", "BYTE"},
+        {"-2", "-1", "BYTE"},  {"100", "200", NULL},
+        {"-100", "-50", NULL}, {"0", "100", "BIT"},
+        {"4", "4", "BIT"},     {"-9223372036854775808", "9223372036854775807", "BIT"},
+    };
+    for (size_t k = 0; k < 4; k++) {
+        for (int bit = 0; bit <= 1; bit++) {
+            const char *b = bit ? "1" : "0";
+            for (size_t i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+                if (!r[i][0])
+                    D(&d, "BITPOS", keys[k], b);
+                else if (!r[i][1])
+                    D(&d, "BITPOS", keys[k], b, r[i][0]);
+                else if (!r[i][2])
+                    D(&d, "BITPOS", keys[k], b, r[i][0], r[i][1]);
+                else
+                    D(&d, "BITPOS", keys[k], b, r[i][0], r[i][1], r[i][2]);
+            }
+        }
+    }
+    D(&d, "BITPOS", "ff", "0", "a");
+    D(&d, "BITPOS", "ff", "0", "0", "a");
+    D(&d, "BITPOS", "ff", "0", "0", "1", "foo");
+    D(&d, "BITPOS", "ff", "0", "0", "a", "foo");
+    D(&d, "BITPOS", "ff", "0", "a", "1", "foo");
+    D(&d, "BITPOS", "ff", "0", "0", "1", "bit", "x");
+    D(&d, "BITPOS", "ff", "01");
+    D(&d, "BITPOS", "ff", "-0");
+    D(&d, "BITPOS", "ff");
+    end_both(&d);
+}
+
+/* The size limits at their edges, with a proto-max-bulk-len of 1 MB (the
+ * default 512 MB edges would make redis-server allocate 512 MB). */
+Test(strings, limits_at_the_edge)
+{
+    diff_t d;
+    start_both_bulk(&d, "1mb");
+    D(&d, "SETRANGE", "r", "1048576", "x");
+    D(&d, "SETRANGE", "r", "1048575", "xy");
+    D(&d, "SETRANGE", "r", "1048576", "");
+    D(&d, "EXISTS", "r");
+    D(&d, "SETRANGE", "r", "1048575", "x");
+    D(&d, "STRLEN", "r");
+    D(&d, "GETRANGE", "r", "-3", "-1");
+    D(&d, "APPEND", "r", "z");
+    D(&d, "APPEND", "r", "");
+    D(&d, "SETRANGE", "r", "0", "abc");
+    D(&d, "SETBIT", "b", "8388608", "1");
+    D(&d, "SETBIT", "b", "8388607", "1");
+    D(&d, "STRLEN", "b");
+    D(&d, "GETBIT", "b", "8388607");
+    D(&d, "GETBIT", "b", "8388608");
+    D(&d, "GETBIT", "nokey", "8388608");
+    D(&d, "BITCOUNT", "b");
+    D(&d, "BITPOS", "b", "1");
+    D(&d, "BITPOS", "b", "0", "-1");
+    D(&d, "BITCOUNT", "r", "0", "-1", "BIT");
+    D(&d, "SETRANGE", "b", "1048575", "");
+    D(&d, "SETRANGE", "b", "1048575", "q");
+    D(&d, "SETBIT", "r", "8388607", "0");
+    D(&d, "GETRANGE", "r", "1048570", "1048580");
+    end_both(&d);
+}
+
+/* ---- OBJECT ----------------------------------------------------------- */
+
+Test(strings, object)
+{
+    diff_t d;
+    start_both(&d);
+    char big[100];
+    memset(big, 'q', sizeof(big));
+    D(&d, "SET", "int", "12345");
+    D(&d, "SET", "small", "5");
+    D(&d, "SET", "neg", "-5");
+    D(&d, "SET", "max", "9223372036854775807");
+    D(&d, "SET", "over", "9223372036854775808");
+    D(&d, "SET", "lead0", "012");
+    D(&d, "SET", "str", "hello");
+    D(&d, "SET", "e", "");
+    DVAL(&d, "SET", "s44", big, 44);
+    DVAL(&d, "SET", "s45", big, 45);
+    DVAL(&d, "SET", "s24", big, 24);
+    DVAL(&d, "SET", "s25", big, 25);
+    D(&d, "INCR", "cnt");
+    D(&d, "INCRBY", "cnt2", "100000");
+    D(&d, "INCRBYFLOAT", "fl", "2");
+    D(&d, "APPEND", "ap", "123");
+    D(&d, "APPEND", "ap2", "x");
+    D(&d, "APPEND", "ap2", "");
+    D(&d, "SETRANGE", "sr", "0", "1");
+    D(&d, "SETBIT", "sb", "0", "1");
+    D(&d, "MSET", "m1", "7", "m2", "seven");
+    D(&d, "SETEX", "se", "100", "42");
+    D(&d, "GETSET", "gs", "9999");
+    D(&d, "GETSET", "gs2", "10000");
+    static const char *keys[] = {"int", "small", "neg", "max",  "over", "lead0", "str",
+                                 "e",   "s44",   "s45", "s24",  "s25",  "cnt",   "cnt2",
+                                 "fl",  "ap",    "ap2", "sr",   "sb",   "m1",    "m2",
+                                 "se",  "gs",    "gs2", "nokey"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        D(&d, "OBJECT", "ENCODING", keys[i]);
+        D(&d, "OBJECT", "REFCOUNT", keys[i]);
+        D(&d, "OBJECT", "FREQ", keys[i]);
+        DI(&d, "OBJECT", "IDLETIME", keys[i]);
+    }
+    D(&d, "OBJECT", "encoding", "int");
+    D(&d, "OBJECT", "HELP");
+    D(&d, "object", "help");
+    D(&d, "OBJECT", "HELP", "x");
+    D(&d, "OBJECT", "ENCODING");
+    D(&d, "OBJECT", "ENCODING", "a", "b");
+    D(&d, "OBJECT", "refcount");
+    D(&d, "OBJECT", "FOO");
+    D(&d, "OBJECT", "FOO", "k");
+    D(&d, "OBJECT");
+    D(&d, "OBJECT", "a\r\nb", "k");
+    const char *nul[] = {"OBJECT", "enc\0oding", "k"};
+    size_t nl[] = {6, 9, 1};
+    DB(&d, 3, nul, nl);
+    char longsub[300];
+    memset(longsub, 's', sizeof(longsub) - 1);
+    longsub[sizeof(longsub) - 1] = '\0';
+    D(&d, "OBJECT", longsub);
+    end_both(&d);
+}
+
+/* ---- seeded random run, then a restart -------------------------------- */
+
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+    uint64_t x = rng_state += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static unsigned rn(unsigned n)
+{
+    return (unsigned)(rnd() % n);
+}
+
+static const char *rnd_num(char *buf, long long lo, long long hi)
+{
+    snprintf(buf, 32, "%lld", lo + (long long)(rnd() % (uint64_t)(hi - lo + 1)));
+    return buf;
+}
+
+Test(strings, random_sequence)
+{
+    diff_t d;
+    start_both(&d);
+    uint64_t seed;
+    const char *env = getenv("ATTIC_SEED");
+    if (env && *env) {
+        seed = strtoull(env, NULL, 0);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid();
+    }
+    rng_state = seed;
+    char label[96];
+    snprintf(label, sizeof(label), "[ATTIC_SEED=%" PRIu64 "] ", seed);
+    d.label = label;
+    static const char *keys[] = {"k0", "k1", "k2", "k3", "k4"};
+    static const char *floats[] = {"1.5", "-0.25", "1e3", "3", "0.1", "-7", "abc", "1e30"};
+    char val[3000], n1[32], n2[32];
+    for (int step = 0; step < 1500 && d.mismatches == 0; step++) {
+        const char *k = keys[rn(5)];
+        size_t vlen = rn(4) == 0 ? rn(2000) : rn(40);
+        for (size_t i = 0; i < vlen; i++)
+            val[i] = (char)(rn(3) ? 'a' + rn(26) : rn(256));
+        switch (rn(17)) {
+        case 0:
+            DVAL(&d, "SET", k, val, vlen);
+            break;
+        case 1:
+            DVAL(&d, "APPEND", k, val, vlen);
+            break;
+        case 2:
+        case 3:
+            DRANGE(&d, k, rnd_num(n1, 0, 3000), val, vlen % 64);
+            break;
+        case 4:
+        case 5:
+            D(&d, "SETBIT", k, rnd_num(n1, 0, 30000), rn(2) ? "1" : "0");
+            break;
+        case 6:
+            D(&d, "GETRANGE", k, rnd_num(n1, -3000, 3000), rnd_num(n2, -3000, 3000));
+            break;
+        case 7:
+            D(&d, "GETBIT", k, rnd_num(n1, 0, 30000));
+            break;
+        case 8: {
+            static const char *units[] = {"BYTE", "BIT"};
+            if (rn(3))
+                D(&d, "BITCOUNT", k, rnd_num(n1, -500, 500), rnd_num(n2, -500, 500), units[rn(2)]);
+            else
+                D(&d, "BITCOUNT", k);
+            break;
+        }
+        case 9: {
+            const char *b = rn(2) ? "1" : "0";
+            switch (rn(4)) {
+            case 0:
+                D(&d, "BITPOS", k, b);
+                break;
+            case 1:
+                D(&d, "BITPOS", k, b, rnd_num(n1, -300, 300));
+                break;
+            case 2:
+                D(&d, "BITPOS", k, b, rnd_num(n1, -300, 300), rnd_num(n2, -300, 300));
+                break;
+            default:
+                D(&d, "BITPOS", k, b, rnd_num(n1, -3000, 3000), rnd_num(n2, -3000, 3000),
+                  rn(2) ? "BIT" : "BYTE");
+            }
+            break;
+        }
+        case 10:
+            D(&d, "INCRBYFLOAT", k, floats[rn(8)]);
+            break;
+        case 11:
+            D(&d, "INCRBY", k, rnd_num(n1, -100, 100));
+            break;
+        case 12:
+            D(&d, "OBJECT", "ENCODING", k);
+            break;
+        case 13:
+            D(&d, "GET", k);
+            break;
+        case 14:
+            D(&d, "STRLEN", k);
+            break;
+        case 15:
+            DVAL(&d, "GETSET", k, val, vlen);
+            break;
+        default:
+            if (rn(2))
+                D(&d, "DEL", k);
+            else
+                D(&d, "MSETNX", k, "1", keys[rn(5)], "2");
+        }
+    }
+    /* Replay: AtticDB restarted rebuilds every value from its log. */
+    for (int i = 0; i < 5; i++)
+        D(&d, "GET", keys[i]);
+    conn_close(d.a);
+    cr_assert_eq(srv_stop(&atticdb), 0, "atticdb stops cleanly");
+    cr_assert_eq(srv_restart(&atticdb), 0, "atticdb restarts");
+    d.a = conn_open(atticdb.port);
+    cr_assert(d.a);
+    for (int i = 0; i < 5; i++) {
+        D(&d, "GET", keys[i]);
+        D(&d, "OBJECT", "ENCODING", keys[i]);
+    }
+    if (d.mismatches) fprintf(stderr, "random_sequence: rerun with ATTIC_SEED=%" PRIu64 "\n", seed);
+    end_both(&d);
+}
