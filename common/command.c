@@ -111,6 +111,47 @@ static const cmd_desc_t cmd_descs[] = {
     {"flushall", CMD_FLUSHALL, -1, W, 0, 0, 0, KS | WR | CS | DNG},
 };
 
+/* Subcommands as Redis 7.0.15 lists them, plus CLIENT SETINFO (7.2), which
+ * clients send on connect. */
+static const cmd_sub_t cmd_subs[] = {
+    {CMD_OBJECT, "encoding", 3},   {CMD_OBJECT, "freq", 3},      {CMD_OBJECT, "help", 2},
+    {CMD_OBJECT, "idletime", 3},   {CMD_OBJECT, "refcount", 3},
+    {CMD_CONFIG, "get", -3},       {CMD_CONFIG, "set", -4},      {CMD_CONFIG, "resetstat", 2},
+    {CMD_CONFIG, "rewrite", 2},    {CMD_CONFIG, "help", 2},
+    {CMD_CLIENT, "caching", 3},    {CMD_CLIENT, "getname", 2},   {CMD_CLIENT, "getredir", 2},
+    {CMD_CLIENT, "help", 2},       {CMD_CLIENT, "id", 2},        {CMD_CLIENT, "info", 2},
+    {CMD_CLIENT, "kill", -3},      {CMD_CLIENT, "list", -2},     {CMD_CLIENT, "no-evict", 3},
+    {CMD_CLIENT, "pause", -3},     {CMD_CLIENT, "reply", 3},     {CMD_CLIENT, "setname", 3},
+    {CMD_CLIENT, "tracking", -3},  {CMD_CLIENT, "trackinginfo", 2}, {CMD_CLIENT, "unblock", -3},
+    {CMD_CLIENT, "unpause", 2},    {CMD_CLIENT, "setinfo", 4},
+    {CMD_ACL, "cat", -2},          {CMD_ACL, "deluser", -3},     {CMD_ACL, "dryrun", -4},
+    {CMD_ACL, "genpass", -2},      {CMD_ACL, "getuser", 3},      {CMD_ACL, "help", 2},
+    {CMD_ACL, "list", 2},          {CMD_ACL, "load", 2},         {CMD_ACL, "log", -2},
+    {CMD_ACL, "save", 2},          {CMD_ACL, "setuser", -3},     {CMD_ACL, "users", 2},
+    {CMD_ACL, "whoami", 2},
+    {CMD_SLOWLOG, "get", -2},      {CMD_SLOWLOG, "help", 2},     {CMD_SLOWLOG, "len", 2},
+    {CMD_SLOWLOG, "reset", 2},
+    {CMD_COMMAND, "count", 2},     {CMD_COMMAND, "docs", -2},    {CMD_COMMAND, "getkeys", -4},
+    {CMD_COMMAND, "getkeysandflags", -4}, {CMD_COMMAND, "help", 2}, {CMD_COMMAND, "info", -2},
+    {CMD_COMMAND, "list", -2},
+};
+
+int cmd_has_subs(cmd_id_t id)
+{
+    return id == CMD_OBJECT || id == CMD_CONFIG || id == CMD_CLIENT || id == CMD_ACL ||
+           id == CMD_SLOWLOG || id == CMD_COMMAND;
+}
+
+const cmd_sub_t *cmd_lookup_sub(cmd_id_t parent, const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof(cmd_subs) / sizeof(cmd_subs[0]); i++) {
+        const cmd_sub_t *s = &cmd_subs[i];
+        if (s->parent == parent && strlen(s->name) == len && strncasecmp(s->name, name, len) == 0)
+            return s;
+    }
+    return NULL;
+}
+
 static const char *const cat_names[CAT__COUNT] = {
     "keyspace", "read", "write", "string", "bitmap", "admin",
     "fast", "slow", "dangerous", "connection", "transaction",

@@ -183,6 +183,21 @@ enum expire_flags {
     EXPF_LT = 1u << 3,
 };
 
+/* A subcommand of a container command (CONFIG GET, OBJECT ENCODING, ...):
+ * Redis checks its name and arity before running anything, so an unknown
+ * subcommand or a wrong count fails a MULTI at queue time. */
+typedef struct cmd_sub {
+    cmd_id_t parent;
+    const char *name; /* lower case */
+    int arity;        /* counting the parent's name, as Redis does */
+} cmd_sub_t;
+
+/* 1 when id has subcommands (checked before the command runs). */
+int cmd_has_subs(cmd_id_t id);
+
+/* The subcommand `name` (any case) of container `parent`, or NULL. */
+const cmd_sub_t *cmd_lookup_sub(cmd_id_t parent, const char *name, size_t len);
+
 /* The command named by the first len bytes of name (any case), or NULL. */
 const cmd_desc_t *cmd_lookup(const char *name, size_t len);
 

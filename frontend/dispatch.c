@@ -267,6 +267,29 @@ static void reply_unknown(fe_conn_t *c, const fe_args_t *a)
                  (int)(a->lens[0] > 128 ? 128 : a->lens[0]), a->argv[0], args);
 }
 
+/* A container command's subcommand must exist and have its own arity,
+ * checked before anything runs (and at queue time in MULTI), as Redis does.
+ * Returns 0, or -1 after replying the error. */
+static int check_subcommand(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    const cmd_sub_t *s = cmd_lookup_sub(d->id, a->argv[1], a->lens[1]);
+    if (!s) {
+        char upper[32];
+        size_t i;
+        for (i = 0; d->name[i] && i < sizeof(upper) - 1; i++)
+            upper[i] = (char)(d->name[i] >= 'a' && d->name[i] <= 'z' ? d->name[i] - 32 : d->name[i]);
+        upper[i] = '\0';
+        reply_errorf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.",
+                     (int)(a->lens[1] > 128 ? 128 : a->lens[1]), a->argv[1], upper);
+        return -1;
+    }
+    if ((s->arity > 0 && a->argc != s->arity) || (s->arity < 0 && a->argc < -s->arity)) {
+        reply_errorf(c, "ERR wrong number of arguments for '%s|%s' command", d->name, s->name);
+        return -1;
+    }
+    return 0;
+}
+
 int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
 {
     /* Scratch arrays, reused across commands: no allocation per command.
@@ -313,6 +336,10 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         }
         if (c->multi) fe_multi_flag_error(c);
         reply_arity(c, d);
+        return 0;
+    }
+    if (cmd_has_subs(d->id) && a.argc >= 2 && check_subcommand(c, d, &a) != 0) {
+        if (c->multi) fe_multi_flag_error(c);
         return 0;
     }
     buf_t out;
