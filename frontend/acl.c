@@ -162,6 +162,14 @@ static const char ERR_NOAUTH[] = "-NOAUTH Authentication required.\r\n";
 static const char ERR_NOPERM_KEY[] =
     "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n";
 
+/* The error for a refused command: as it is, or for EXEC "EXECABORT
+ * Transaction discarded because of: <error>", as Redis words it. */
+static void reject(buf_t *err, const cmd_desc_t *d, const char *line)
+{
+    if (d->id == CMD_EXEC) buf_appendf(err, "-EXECABORT Transaction discarded because of: %s", line + 1);
+    else buf_append(err, line, strlen(line));
+}
+
 int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err)
 {
     fe_t *fe = c->fe;
@@ -187,7 +195,7 @@ int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *e
     if (d->flags & CMDF_NO_AUTH) return 0;
     if (auth_required) {
         fe_stat_rejected(fe, c->cur_idx);
-        buf_append(err, ERR_NOAUTH, sizeof(ERR_NOAUTH) - 1);
+        reject(err, d, ERR_NOAUTH);
         return -1;
     }
     /* Redis checks a subcommand's arity before its permissions. */
@@ -200,10 +208,13 @@ int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *e
     int rc = acl_check(u, d, c->cur_idx, a->argc, a->argv, a->lens);
     if (rc == ACL_OK) return 0;
     fe_stat_rejected(fe, c->cur_idx);
-    if (rc == ACL_DENIED_CMD)
-        buf_appendf(err, "-NOPERM this user has no permissions to run the '%s' command\r\n",
-                    fe_cmd_index_name(c->cur_idx));
-    else
-        buf_append(err, ERR_NOPERM_KEY, sizeof(ERR_NOPERM_KEY) - 1);
+    if (rc == ACL_DENIED_CMD) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "-NOPERM this user has no permissions to run the '%s' command\r\n",
+                 fe_cmd_index_name(c->cur_idx));
+        reject(err, d, msg);
+    } else {
+        reject(err, d, ERR_NOPERM_KEY);
+    }
     return -1;
 }
