@@ -23,9 +23,11 @@
  * use what it implements. */
 #define FE_REDIS_VERSION "7.0.15"
 
+/* The slow log's ring of request arguments, per frontend (slowlog.c). */
+#define FE_ARGRING_SIZE (1u << 20)
+
 struct fe;
 struct sockaddr;
-struct fe_argsnap;
 struct fe_conn;
 struct fe_reply;
 
@@ -173,16 +175,13 @@ void fe_cmd_info(struct fe_conn *c, int argc, const char **argv, const uint32_t 
 
 /* ---- slowlog.c ---- */
 /* A finished command slower than slowlog-log-slower-than: add an entry.
- * Arguments come either from argv (the command ended as it was dispatched)
- * or from a snapshot taken then (fe_slowlog_snapshot). */
-void fe_slowlog_add(struct fe_conn *c, uint64_t usec, int argc, const char *const *argv,
-                    const uint32_t *lens);
-void fe_slowlog_add_snapshot(struct fe_conn *c, uint64_t usec, const struct fe_argsnap *snap);
-/* Copy a request's arguments, cut to the slow log's limits, into the
- * (reused) snapshot buffer of a reply entry; never allocates once the
- * buffer has grown to its largest size. */
-void fe_slowlog_snapshot(struct fe_conn *c, struct fe_reply *r, int argc, const char *const *argv,
-                         const uint32_t *lens);
+ * Arguments come from the parsed request (the command ended as it was
+ * dispatched) or from the copy fe_slowlog_snapshot kept for its reply. */
+void fe_slowlog_add(struct fe_conn *c, uint64_t usec, const char *buf);
+void fe_slowlog_add_snapshot(struct fe_conn *c, uint64_t usec, const struct fe_reply *r, unsigned idx);
+/* Copy the parsed request's arguments, cut to the slow log's limits, into
+ * the frontend's argument ring and note where in r; no allocation. */
+void fe_slowlog_snapshot(struct fe_conn *c, struct fe_reply *r, const char *buf);
 void fe_cmd_slowlog(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 
 #endif

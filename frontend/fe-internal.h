@@ -43,19 +43,14 @@ typedef struct fe_reply {
     /* ---- issue 5 (admin helper): statistics, slow log, CLIENT REPLY ---- */
     uint16_t stat_idx;          /* command index + 1 to account when ready, 0 = none */
     uint8_t discard;            /* CLIENT REPLY OFF/SKIP: dropped, never sent */
-    uint8_t snap_ok;            /* snap holds this request's arguments */
-    uint64_t t0_ns;             /* when the request was parsed (stat_idx != 0) */
-    struct fe_argsnap *snap;    /* its arguments for the slow log; the buffer is
-                                 * kept when the entry is recycled */
+    uint8_t snap_ok;            /* snap_pos holds this request's arguments */
+    uint32_t snap_len;          /* its arguments for the slow log: in the   */
+    uint64_t snap_pos;          /* frontend's argument ring (slowlog.c) */
+    uint64_t t0_ns;             /* when the request was read (stat_idx != 0) */
     /* ---- end issue 5 ---- */
 } fe_reply_t;
 
-/* A request's arguments cut to the slow log's limits (slowlog.c): argc
- * entries of u32 length + bytes in data[0, len). */
-typedef struct fe_argsnap {
-    uint32_t argc, len, cap;
-    char data[];
-} fe_argsnap_t;
+
 
 typedef struct fe_conn {
     struct fe *fe;
@@ -170,6 +165,8 @@ typedef struct fe {
     shm_fe_stats_t *stats;     /* this frontend's command statistics */
     uint64_t stat_epoch;       /* the RESETSTAT epoch stats belong to */
     struct event *ev_reap;     /* one-shot: close the connections fe_conn_kill doomed */
+    char *argring;             /* slow log: arguments of requests not answered yet */
+    uint64_t argring_pos;      /* bytes ever written to it (slowlog.c) */
     uint32_t client_hint;      /* where the next registry search starts */
     uint64_t ops_sample_cmds;  /* instantaneous_ops_per_sec sampling */
     int64_t ops_sample_ms;

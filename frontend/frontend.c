@@ -68,14 +68,11 @@ static fe_reply_t *reply_alloc(fe_t *fe)
 {
     fe_reply_t *r = fe->free_replies;
     if (r) fe->free_replies = r->next;
-    else if (!(r = calloc(1, sizeof(*r)))) {
+    else if (!(r = malloc(sizeof(*r)))) {
         log_warn("out of memory");
         abort();
     }
-    /* The slow log's argument buffer outlives the entry's use (slowlog.c). */
-    fe_argsnap_t *snap = r->snap;
     memset(r, 0, sizeof(*r));
-    r->snap = snap;
     return r;
 }
 
@@ -237,7 +234,7 @@ static void stat_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
     r->stat_idx = 0;
     fe_stat_done(fe, idx, usec, r->len && r->data && r->data[0] == '-');
     if (r->snap_ok && r->conn && fe->slowlog_slower_than >= 0 && usec >= (uint64_t)fe->slowlog_slower_than)
-        fe_slowlog_add_snapshot(r->conn, usec, r->snap);
+        fe_slowlog_add_snapshot(r->conn, usec, r, idx);
 }
 
 /* Resolve entries whose condition holds; returns how many became ready. */
@@ -550,31 +547,6 @@ static void fe_block(fe_conn_t *c, int retry_soon)
     }
 }
 
-/* The arguments of the command just parsed, for the slow log. */
-static int command_args(fe_conn_t *c, const char *buf, const char ***argv, uint32_t **lens)
-{
-    static const char **av;
-    static uint32_t *al;
-    static int cap;
-    int argc = c->cmd.argc;
-    if (argc > cap) {
-        int ncap = argc < 16 ? 16 : argc;
-        const char **nav = realloc(av, (size_t)ncap * sizeof(*av));
-        if (nav) av = nav;
-        uint32_t *nal = realloc(al, (size_t)ncap * sizeof(*al));
-        if (nal) al = nal;
-        if (!nav || !nal) abort();
-        cap = ncap;
-    }
-    for (int i = 0; i < argc; i++) {
-        av[i] = resp_arg_ptr(&c->cmd, buf, i);
-        al[i] = c->cmd.args[i].len > UINT32_MAX ? UINT32_MAX : (uint32_t)c->cmd.args[i].len;
-    }
-    *argv = av;
-    *lens = al;
-    return argc;
-}
-
 /* After a command was dispatched: its statistics and slow log entry, at
  * once if its reply is ready, else when it becomes so (stat_ready); and
  * what CLIENT LIST shows of the connection on other frontends. */
@@ -586,24 +558,15 @@ static void after_dispatch(fe_conn_t *c, const char *buf, uint64_t t0, fe_reply_
         unsigned idx = c->stat_idx - 1u;
         int slowlog = fe->slowlog_slower_than >= 0 && !(c->stat_desc->flags & CMDF_SKIP_SLOWLOG);
         fe_reply_t *r = c->tail != tail0 ? c->tail : NULL;
-        const char **argv;
-        uint32_t *lens;
         if (r && r->state != FE_READY) {
             r->stat_idx = c->stat_idx;
             r->t0_ns = t0;
-            if (slowlog) {
-                int argc = command_args(c, buf, &argv, &lens);
-                fe_slowlog_snapshot(c, r, argc, argv, lens);
-                r->snap_ok = 1;
-            }
+            if (slowlog) fe_slowlog_snapshot(c, r, buf);
         } else {
             uint64_t usec = (shm_mono_ns() - t0) / 1000;
             int failed = r ? (r->len && r->data[0] == '-') : (c->out.len > out0 && c->out.data[out0] == '-');
             fe_stat_done(fe, idx, usec, failed);
-            if (slowlog && usec >= (uint64_t)fe->slowlog_slower_than) {
-                int argc = command_args(c, buf, &argv, &lens);
-                fe_slowlog_add(c, usec, argc, argv, lens);
-            }
+            if (slowlog && usec >= (uint64_t)fe->slowlog_slower_than) fe_slowlog_add(c, usec, buf);
         }
         c->stat_idx = 0;
     }
@@ -621,6 +584,9 @@ static void after_dispatch(fe_conn_t *c, const char *buf, uint64_t t0, fe_reply_
 static void conn_process_input(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
+    /* When this batch of requests was read: the start of each one's time
+     * (slowlog.c); one clock read per batch, not per pipelined command. */
+    uint64_t t_batch = 0;
     while (!c->closing && c->in.len > c->in_off) {
         if (c->npending >= MAX_PENDING_PER_CONN) {
             /* A client pipelining without reading: stop taking its input
@@ -650,7 +616,8 @@ static void conn_process_input(fe_conn_t *c)
             break;
         }
         if (c->cmd.argc > 0) {
-            uint64_t t0 = shm_mono_ns();
+            if (!t_batch) t_batch = shm_mono_ns();
+            uint64_t t0 = t_batch;
             fe_reply_t *tail0 = c->tail;
             size_t out0 = c->out.len;
             /* CLIENT REPLY: OFF drops every reply, SKIP the next command's. */
@@ -933,6 +900,8 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
     fe->ev_timer = event_new(fe->base, -1, EV_PERSIST, on_timer, fe);
     fe->ev_retry = event_new(fe->base, -1, 0, on_retry, fe);
     fe->ev_reap = event_new(fe->base, -1, 0, on_reap, fe);
+    fe->argring = malloc(FE_ARGRING_SIZE);
+    if (!fe->argring) return 1;
     struct timeval tick = {0, 10000};
     event_add(fe->ev_timer, &tick);
     log_debug("Frontend %d ready", slot);

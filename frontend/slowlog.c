@@ -18,12 +18,19 @@
  * every write shows its fdatasync. INFO persistence has the fsync latency
  * percentiles apart.
  *
- * Cost when nothing is slow: a command answered at once is timed with two
- * clock reads and logged only over the threshold. A command whose reply
- * comes later has its arguments copied (cut to Redis' limits: at most 32
- * arguments, 128 bytes each) into a buffer its reply entry keeps from one
- * use to the next, so nothing is allocated per command once those buffers
- * have grown; the copy is skipped while the slow log is disabled (< 0).
+ * The clock starts when the batch of bytes holding the request was read
+ * (one clock read per batch, shared by a pipeline's commands) and stops
+ * when the reply is ready: for a command answered at once, one more clock
+ * read; for one whose reply comes later, one read per batch of completions.
+ * So a pipelined command's time includes the commands before it in its
+ * batch, as the client sees it.
+ *
+ * Cost when nothing is slow: no allocation. A command answered at once is
+ * logged only over the threshold, from its parsed arguments. A command
+ * whose reply comes later has its arguments copied (cut to Redis' limits:
+ * at most 32 arguments, 128 bytes each) into a per-frontend ring when it
+ * is dispatched (see fe_slowlog_snapshot); the copy is skipped while the
+ * slow log is disabled (< 0).
  *
  * Arguments are stored as Redis stores them: more than 32 become 31 and
  * "... (N more arguments)", a longer argument its first 128 bytes and
@@ -37,6 +44,7 @@
 
 #include "fe-internal.h"
 #include "frontend/admin.h"
+#include "resp.h"
 #include "strutil.h"
 
 #define SLOW_MAX_ARGC 32
@@ -46,10 +54,32 @@ static const char REDACTED[] = "(redacted)";
 
 enum { RED_NONE, RED_AUTH, RED_HELLO, RED_ACL, RED_CONFIG };
 
+/* The parsed request's arguments (no copy). */
+typedef struct args_view {
+    const resp_cmd_t *cmd;
+    const char *buf;
+} args_view_t;
+
+static inline const char *arg_ptr(const args_view_t *a, int i)
+{
+    return resp_arg_ptr(a->cmd, a->buf, i);
+}
+
+static inline size_t arg_len(const args_view_t *a, int i)
+{
+    return a->cmd->args[i].len;
+}
+
+static int arg_is(const args_view_t *a, int i, const char *word)
+{
+    return fe_word_eq(arg_ptr(a, i), arg_len(a, i), word);
+}
+
 /* Which commands have secrets in their arguments; cheap for the others
  * (this runs for every command whose reply comes later). */
 static int redact_mode(const char *name, size_t n)
 {
+    if (n < 3 || n > 6) return RED_NONE;
     char c = (char)(name[0] | 0x20);
     if (c == 'a' && n == 4 && fe_word_eq(name, n, "auth")) return RED_AUTH;
     if (c == 'a' && n == 3 && fe_word_eq(name, n, "acl")) return RED_ACL;
@@ -59,21 +89,21 @@ static int redact_mode(const char *name, size_t n)
 }
 
 /* Should argument i of this call be hidden? */
-static int redacted(int mode, int argc, const char *const *argv, const uint32_t *lens, int i)
+static int redacted(int mode, const args_view_t *a, int i)
 {
+    int argc = a->cmd->argc;
     switch (mode) {
     case RED_AUTH:
         return i > 0;
     case RED_HELLO:
         for (int j = 2; j + 2 < argc; j++)
-            if (fe_word_eq(argv[j], lens[j], "auth")) return i == j + 1 || i == j + 2;
+            if (arg_is(a, j, "auth")) return i == j + 1 || i == j + 2;
         return 0;
     case RED_ACL:
-        return argc > 1 && fe_word_eq(argv[1], lens[1], "setuser") && i >= 2;
+        return argc > 1 && arg_is(a, 1, "setuser") && i >= 2;
     case RED_CONFIG:
         /* CONFIG SET name value ...: the value of requirepass */
-        return argc > 1 && fe_word_eq(argv[1], lens[1], "set") && i >= 3 && i % 2 == 1 &&
-               fe_word_eq(argv[i - 1], lens[i - 1], "requirepass");
+        return argc > 1 && arg_is(a, 1, "set") && i >= 3 && i % 2 == 1 && arg_is(a, i - 1, "requirepass");
     default:
         return 0;
     }
@@ -87,74 +117,84 @@ static size_t put_arg(char *dst, const char *p, size_t n)
     return 4 + n;
 }
 
-/* Encode the arguments into dst (room for at least SHM_SLOWLOG_ARGBYTES
- * bytes); returns the bytes used, *outc the arguments stored. */
-static size_t encode_args(char *dst, int argc, const char *const *argv, const uint32_t *lens,
-                          uint32_t *outc)
+/* The most any call encodes to: u32 argc, then 32 x (4 + 128 + the
+ * longest note). */
+#define ENCODED_MAX (4 + SLOW_MAX_ARGC * (4 + SLOW_MAX_STRING + 40))
+_Static_assert(ENCODED_MAX <= SHM_SLOWLOG_ARGBYTES + 4, "slow log entries hold any encoded call");
+_Static_assert(ENCODED_MAX < FE_ARGRING_SIZE / 16, "the argument ring holds many calls");
+
+/* Encode the arguments into dst (ENCODED_MAX bytes): u32 argc, then each
+ * argument as u32 length + bytes, cut and redacted as Redis does. Returns
+ * the bytes used. */
+static size_t encode_args(char *dst, const args_view_t *a)
 {
+    int argc = a->cmd->argc;
     int n = argc > SLOW_MAX_ARGC ? SLOW_MAX_ARGC : argc;
-    size_t used = 0;
-    int mode = argc > 0 && lens[0] ? redact_mode(argv[0], lens[0]) : RED_NONE;
+    uint32_t stored = (uint32_t)n;
+    memcpy(dst, &stored, 4);
+    size_t used = 4;
+    int mode = argc > 0 ? redact_mode(arg_ptr(a, 0), arg_len(a, 0)) : RED_NONE;
     for (int j = 0; j < n; j++) {
         char note[64];
+        size_t len = arg_len(a, j);
         if (n != argc && j == n - 1) {
             int k = snprintf(note, sizeof(note), "... (%d more arguments)", argc - n + 1);
             used += put_arg(dst + used, note, (size_t)k);
-        } else if (mode != RED_NONE && redacted(mode, argc, argv, lens, j)) {
+        } else if (mode != RED_NONE && redacted(mode, a, j)) {
             used += put_arg(dst + used, REDACTED, sizeof(REDACTED) - 1);
-        } else if (lens[j] > SLOW_MAX_STRING) {
-            int k = snprintf(note, sizeof(note), "... (%lu more bytes)",
-                             (unsigned long)(lens[j] - SLOW_MAX_STRING));
-            uint32_t len = (uint32_t)(SLOW_MAX_STRING + (size_t)k);
-            memcpy(dst + used, &len, 4);
-            memcpy(dst + used + 4, argv[j], SLOW_MAX_STRING);
+        } else if (len > SLOW_MAX_STRING) {
+            int k = snprintf(note, sizeof(note), "... (%lu more bytes)", (unsigned long)(len - SLOW_MAX_STRING));
+            uint32_t total = (uint32_t)(SLOW_MAX_STRING + (size_t)k);
+            memcpy(dst + used, &total, 4);
+            memcpy(dst + used + 4, arg_ptr(a, j), SLOW_MAX_STRING);
             memcpy(dst + used + 4 + SLOW_MAX_STRING, note, (size_t)k);
-            used += 4 + len;
+            used += 4 + total;
         } else {
-            used += put_arg(dst + used, argv[j], lens[j]);
+            used += put_arg(dst + used, arg_ptr(a, j), len);
         }
     }
-    *outc = (uint32_t)n;
     return used;
 }
 
-/* The most any call encodes to: 32 x (4 + 128 + the longest note). */
-#define ENCODED_MAX (SLOW_MAX_ARGC * (4 + SLOW_MAX_STRING + 40))
-_Static_assert(ENCODED_MAX <= SHM_SLOWLOG_ARGBYTES, "slow log entries hold any encoded call");
-
-void fe_slowlog_snapshot(fe_conn_t *c, fe_reply_t *r, int argc, const char *const *argv,
-                         const uint32_t *lens)
+/* The ring (fe->argring, FE_ARGRING_SIZE bytes): each request whose reply
+ * comes later appends its encoded arguments; its reply entry notes where.
+ * Nothing is freed: a record is good as long as less than the ring's size
+ * was written after it, which holds for every request but the oldest of a
+ * pipeline of many thousand; a slow entry whose arguments were overwritten
+ * is logged with the command's name alone. Writes are sequential, so the
+ * copy costs a few cache lines that are hot anyway. */
+void fe_slowlog_snapshot(fe_conn_t *c, fe_reply_t *r, const char *buf)
 {
-    (void)c;
-    fe_argsnap_t *s = r->snap;
-    /* Enough for this call (cut to the limits), so the buffer only ever
-     * grows to what the largest call needs. */
-    size_t need = 0;
-    int n = argc > SLOW_MAX_ARGC ? SLOW_MAX_ARGC : argc;
-    for (int j = 0; j < n; j++) need += 4 + (lens[j] > SLOW_MAX_STRING ? SLOW_MAX_STRING + 40 : lens[j]) + 40;
-    if (!s || s->cap < need) {
-        fe_argsnap_t *ns = realloc(s, sizeof(*s) + need);
-        if (!ns) abort();
-        ns->cap = (uint32_t)need;
-        r->snap = s = ns;
+    fe_t *fe = c->fe;
+    uint64_t off = fe->argring_pos % FE_ARGRING_SIZE;
+    if (off + ENCODED_MAX > FE_ARGRING_SIZE) {
+        fe->argring_pos += FE_ARGRING_SIZE - off; /* records never straddle the end */
+        off = 0;
     }
-    s->len = (uint32_t)encode_args(s->data, argc, argv, lens, &s->argc);
+    args_view_t a = {&c->cmd, buf};
+    size_t len = encode_args(fe->argring + off, &a);
+    r->snap_pos = fe->argring_pos;
+    r->snap_len = (uint32_t)len;
+    r->snap_ok = 1;
+    fe->argring_pos += len;
 }
 
-static void add_entry(fe_conn_t *c, uint64_t usec, const char *args, size_t args_len, uint32_t argc)
+static void add_entry(fe_conn_t *c, uint64_t usec, const char *enc, size_t enc_len)
 {
     fe_t *fe = c->fe;
     shm_slowlog_t *sl = &fe->shm->admin.slowlog;
     int64_t maxlen = atomic_load(&fe->shm->admin.config.slowlog_max_len);
-    if (maxlen <= 0) return;
+    if (maxlen <= 0 || enc_len < 4) return;
+    uint32_t argc;
+    memcpy(&argc, enc, 4);
     fe_shm_lock(&sl->lock);
     shm_slowlog_entry_t *e = &sl->e[sl->head % SHM_SLOWLOG_SLOTS];
     e->id = sl->next_id++;
     e->time_s = shm_now_ms() / 1000;
     e->duration_us = (int64_t)usec;
     e->argc = argc;
-    e->args_len = (uint32_t)(args_len <= SHM_SLOWLOG_ARGBYTES ? args_len : 0);
-    memcpy(e->args, args, e->args_len);
+    e->args_len = (uint32_t)(enc_len - 4 <= SHM_SLOWLOG_ARGBYTES ? enc_len - 4 : 0);
+    memcpy(e->args, enc + 4, e->args_len);
     snprintf(e->addr, sizeof(e->addr), "%s", c->addr);
     snprintf(e->name, sizeof(e->name), "%s", c->name ? c->name : "");
     sl->head = (sl->head + 1) % SHM_SLOWLOG_SLOTS;
@@ -164,17 +204,27 @@ static void add_entry(fe_conn_t *c, uint64_t usec, const char *args, size_t args
     fe_shm_unlock(&sl->lock);
 }
 
-void fe_slowlog_add(fe_conn_t *c, uint64_t usec, int argc, const char *const *argv, const uint32_t *lens)
+void fe_slowlog_add(fe_conn_t *c, uint64_t usec, const char *buf)
 {
-    char args[ENCODED_MAX];
-    uint32_t n;
-    size_t len = encode_args(args, argc, argv, lens, &n);
-    add_entry(c, usec, args, len, n);
+    char enc[ENCODED_MAX];
+    args_view_t a = {&c->cmd, buf};
+    add_entry(c, usec, enc, encode_args(enc, &a));
 }
 
-void fe_slowlog_add_snapshot(fe_conn_t *c, uint64_t usec, const fe_argsnap_t *snap)
+void fe_slowlog_add_snapshot(fe_conn_t *c, uint64_t usec, const fe_reply_t *r, unsigned idx)
 {
-    add_entry(c, usec, snap->data, snap->len, snap->argc);
+    fe_t *fe = c->fe;
+    if (fe->argring_pos - r->snap_pos <= FE_ARGRING_SIZE - r->snap_len) {
+        add_entry(c, usec, fe->argring + r->snap_pos % FE_ARGRING_SIZE, r->snap_len);
+        return;
+    }
+    /* Overwritten (see above): the command's name stands for them. */
+    char enc[96];
+    const char *name = fe_cmd_index_name(idx);
+    size_t n = strlen(name ? name : "?");
+    uint32_t one = 1;
+    memcpy(enc, &one, 4);
+    add_entry(c, usec, enc, 4 + put_arg(enc + 4, name ? name : "?", n < 80 ? n : 80));
 }
 
 /* ---- SLOWLOG ---- */
