@@ -92,6 +92,7 @@ static void raw_send(raw_t *r, const char *s, size_t n)
 /* Bytes of one whole reply at p[0, n), 0 if incomplete. */
 static size_t reply_len(const char *p, size_t n)
 {
+    if (!n) return 0;
     const char *cr = memchr(p, '\r', n);
     if (!cr || cr + 1 >= p + n) return 0;
     size_t head = (size_t)(cr + 2 - p);
@@ -145,18 +146,18 @@ static char *raw_read(raw_t *r, int count)
         ssize_t n = recv(r->fd, r->buf + r->len, r->cap - r->len, 0);
         if (n <= 0) {
             char *out = malloc(want + 6);
-            memcpy(out, r->buf, want);
+            if (want) memcpy(out, r->buf, want);
             strcpy(out + want, "<EOF>");
-            memmove(r->buf, r->buf + want, r->len - want);
+            if (r->len > want) memmove(r->buf, r->buf + want, r->len - want);
             r->len -= want;
             return out;
         }
         r->len += (size_t)n;
     }
     char *out = malloc(want + 1);
-    memcpy(out, r->buf, want);
+    if (want) memcpy(out, r->buf, want);
     out[want] = '\0';
-    memmove(r->buf, r->buf + want, r->len - want);
+    if (r->len > want) memmove(r->buf, r->buf + want, r->len - want);
     r->len -= want;
     return out;
 }
