@@ -48,8 +48,11 @@
  *                  at the same point of the log on replay.
  *   CMD_EXEC       a transaction (MULTI ... EXEC), applied atomically:
  *                  arg 0: 24 bytes: u64 watch_lsn, i64 watch_time_ms,
- *                         u32 nwatch, u32 zero
+ *                         u32 nwatch, u32 flags (0, or 1: see below)
  *                  args 1..nwatch: the watched keys, each u8 db + key bytes
+ *                  [transactions helper: flags 1 = the keys were WATCHed at
+ *                  different points, and each key is u8 db, u64 watch_lsn,
+ *                  i64 watch_time_ms, key bytes (header's point unused)]
  *                  the rest: one queued command each, as a bare payload
  *                  (rec_encode_payload: op+db, argc, args) in canonical
  *                  form for writes, with the user's arguments for reads, or

@@ -56,6 +56,10 @@ int glob_match(const char *pat, size_t plen, const char *str, size_t slen, int n
     const unsigned char *p = (const unsigned char *)pat, *pend = p + plen;
     const unsigned char *s = (const unsigned char *)str, *send = s + slen;
     const unsigned char *star_p = NULL, *star_s = NULL;
+    /* Redis' matcher never matches the empty string against a non-empty
+     * pattern, not even "*" (KEYS * lists the empty key only because it
+     * skips matching for "*"): the same here, for identical replies. */
+    if (slen == 0) return plen == 0;
     for (;;) {
         if (p < pend && *p == '*') {
             while (p < pend && *p == '*') p++;

@@ -10,6 +10,7 @@
  *            ends there
  *   \x       the literal byte x
  * Everything else matches itself (ASCII case folded when nocase is set).
+ * As in Redis, the empty string matches only the empty pattern.
  */
 #ifndef ATTIC_GLOB_H
 #define ATTIC_GLOB_H

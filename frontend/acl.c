@@ -162,12 +162,12 @@ static const char ERR_NOAUTH[] = "-NOAUTH Authentication required.\r\n";
 static const char ERR_NOPERM_KEY[] =
     "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n";
 
-/* The error for a refused command: as it is, or for EXEC "EXECABORT
- * Transaction discarded because of: <error>", as Redis words it. */
+/* The error for a refused command (dispatch.c turns EXEC's into
+ * EXECABORT, as Redis words it). */
 static void reject(buf_t *err, const cmd_desc_t *d, const char *line)
 {
-    if (d->id == CMD_EXEC) buf_appendf(err, "-EXECABORT Transaction discarded because of: %s", line + 1);
-    else buf_append(err, line, strlen(line));
+    (void)d;
+    buf_append(err, line, strlen(line));
 }
 
 int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err)

@@ -34,12 +34,6 @@
 #include "frontend/admin.h"
 #include "strutil.h"
 
-/* Until multi.c keeps its own count. */
-__attribute__((weak)) int fe_multi_count(const fe_conn_t *c)
-{
-    return c->multi ? 0 : -1;
-}
-
 /* ---- the registry ---- */
 
 static void copy_field(char *dst, size_t cap, const char *src)

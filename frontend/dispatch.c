@@ -6,7 +6,10 @@
  * store over this frontend's request channel. Writes are validated and turned
  * into their canonical record (command.h) here, before anything reaches the
  * ring, so a bad write changes nothing (contract 7), and relative expiry
- * becomes absolute time now, at encoding (contract 4).
+ * becomes absolute time now, at encoding (contract 4). SELECT sets the
+ * connection's database, which every read request and write record carries.
+ * Inside MULTI, commands go to multi.c's queue instead, and multi.c submits
+ * the whole transaction through fe_submit_record as one record.
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "encode.h"
 #include "fe-internal.h"
 #include "io_fault.h"
 #include "log.h"
@@ -25,8 +29,6 @@
 
 #define MAX_RECORD_ARGS 65535
 
-static const char ERR_SYNTAX[] = "-ERR syntax error\r\n";
-static const char ERR_NOT_INT[] = "-ERR value is not an integer or out of range\r\n";
 
 static void reply_static(fe_conn_t *c, const char *s)
 {
@@ -54,20 +56,37 @@ static void reply_errorf(fe_conn_t *c, const char *fmt, ...)
 
 /* ---- writes ---- */
 
-/* Claim, encode, commit one canonical record and queue its reply. */
-static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int argc,
-                        const unsigned char *const *argv, const uint32_t *lens)
+int fe_write_refused(fe_conn_t *c)
+{
+    if (atomic_load(&c->fe->shm->logger_state) == LOGGER_FAILED) {
+        reply_errorf(c,
+                     "ERR AtticDB's log is stopped after an I/O error (%s): writes are "
+                     "refused until the server restarts",
+                     strerror(atomic_load(&c->fe->shm->logger_errno)));
+        return 1;
+    }
+    if (atomic_load(&c->fe->shm->log_no_space)) {
+        reply_static(c, "-ERR disk full: AtticDB can't create its next log segment; writes are "
+                        "refused until space is freed (reads still work)\r\n");
+        return 1;
+    }
+    return 0;
+}
+
+size_t fe_record_max_payload(const fe_t *fe)
+{
+    uint64_t max = ring_max_record(fe->ring);
+    if (max > UINT32_MAX) max = UINT32_MAX;
+    return max > REC_HDR_SIZE ? (size_t)(max - REC_HDR_SIZE) : 0;
+}
+
+int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int argc,
+                     const unsigned char *const *argv, const uint32_t *lens)
 {
     fe_t *fe = c->fe;
-    if (argc > MAX_RECORD_ARGS) {
-        reply_static(c, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
-        return 0;
-    }
+    if (argc > MAX_RECORD_ARGS) return -EMSGSIZE;
     size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
-    if (payload > UINT32_MAX - 2 * REC_ALIGN) {
-        reply_static(c, "-ERR request too large for the log\r\n");
-        return 0;
-    }
+    if (payload > UINT32_MAX - 2 * REC_ALIGN) return -EMSGSIZE;
     uint32_t space = rec_space((uint32_t)payload);
     uint64_t pos;
     int rc = ring_claim(fe->ring, fe->claimer, space, &pos);
@@ -76,20 +95,14 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
         fe_wake_store(fe);
         return -EAGAIN;
     }
-    if (rc == -EMSGSIZE) {
-        reply_errorf(c,
-                     "ERR request too large: its log record needs %u bytes, ring-size allows "
-                     "%llu per record",
-                     space, (unsigned long long)ring_max_record(fe->ring));
-        return 0;
-    }
+    if (rc == -EMSGSIZE) return -EMSGSIZE;
     /* Test hook: die holding the claim, as a SIGKILL at this instruction
      * would (contract 5; the logger must pad the claim). */
     if (io_fault_point(IO_FAULT_CLAIM)) raise(SIGKILL);
     uint16_t origin = needs_store_reply ? (uint16_t)(fe->slot + 1) : 0;
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
-    rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, origin, shm_now_ms(),
-                           REC_OP_DB(id, c->db), (uint16_t)argc, argv, lens);
+    rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, origin, shm_now_ms(), opdb,
+                           (uint16_t)argc, argv, lens);
     ring_commit(fe->ring, fe->claimer, pos);
     fe_wake_logger(fe);
 
@@ -100,6 +113,31 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
     else fe_wait_durable(fe, r, pos + space);
     c->last_write_end = pos + space;
     return 0;
+}
+
+/* Submit one canonical write in the connection's database; a record too
+ * large for the log gets its error reply here. */
+static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int argc,
+                        const unsigned char *const *argv, const uint32_t *lens)
+{
+    if (argc > MAX_RECORD_ARGS) {
+        reply_static(c, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
+        return 0;
+    }
+    int rc = fe_submit_record(c, REC_OP_DB(id, c->db), needs_store_reply, argc, argv, lens);
+    if (rc == -EMSGSIZE) {
+        size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
+        if (payload > UINT32_MAX - 2 * REC_ALIGN) {
+            reply_static(c, "-ERR request too large for the log\r\n");
+            return 0;
+        }
+        reply_errorf(c,
+                     "ERR request too large: its log record needs %u bytes, ring-size allows "
+                     "%llu per record",
+                     rec_space((uint32_t)payload), (unsigned long long)ring_max_record(c->fe->ring));
+        return 0;
+    }
+    return rc;
 }
 
 
@@ -120,144 +158,6 @@ void fe_submit_tick(fe_t *fe)
     fe_wake_logger(fe);
 }
 
-/* Submit the user's arguments after the name unchanged, as record `id`. */
-static int write_plain(fe_conn_t *c, cmd_id_t id, int needs_reply, const fe_args_t *a)
-{
-    return submit_write(c, id, needs_reply, a->argc - 1,
-                        (const unsigned char *const *)(a->argv + 1), a->lens + 1);
-}
-
-static int reply_expire_time(fe_conn_t *c, const char *cmd)
-{
-    reply_errorf(c, "ERR invalid expire time in '%s' command", cmd);
-    return 0;
-}
-
-/* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL], parsed
- * with Redis 7's rules: options in any order, a repeated option allowed, a
- * conflicting one a syntax error. */
-static int write_set(fe_conn_t *c, const fe_args_t *a)
-{
-    enum { EXP_NONE, EXP_EX, EXP_PX, EXP_EXAT, EXP_PXAT };
-    static const char *const exp_names[] = {"", "ex", "px", "exat", "pxat"};
-    uint32_t flags = 0;
-    int exp = EXP_NONE;
-    int exp_arg = -1;
-    for (int j = 3; j < a->argc; j++) {
-        const char *o = a->argv[j];
-        size_t n = a->lens[j];
-        int has_next = j < a->argc - 1;
-        int kind = EXP_NONE;
-        for (int k = EXP_EX; k <= EXP_PXAT; k++)
-            if (fe_word_eq(o, n, exp_names[k])) kind = k;
-        if (fe_word_eq(o, n, "nx") && !(flags & SETF_XX)) flags |= SETF_NX;
-        else if (fe_word_eq(o, n, "xx") && !(flags & SETF_NX)) flags |= SETF_XX;
-        else if (fe_word_eq(o, n, "get")) flags |= SETF_GET;
-        else if (fe_word_eq(o, n, "keepttl") && exp == EXP_NONE) flags |= SETF_KEEPTTL;
-        else if (kind != EXP_NONE && !(flags & SETF_KEEPTTL) && has_next &&
-                 (exp == EXP_NONE || exp == kind)) {
-            exp = kind;
-            exp_arg = ++j;
-        } else {
-            reply_static(c, ERR_SYNTAX);
-            return 0;
-        }
-    }
-    int64_t at = 0;
-    if (exp != EXP_NONE) {
-        long long v;
-        if (str_to_ll(a->argv[exp_arg], a->lens[exp_arg], &v) != 0) {
-            reply_static(c, ERR_NOT_INT);
-            return 0;
-        }
-        int seconds = exp == EXP_EX || exp == EXP_EXAT;
-        if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) return reply_expire_time(c, "set");
-        if (seconds) v *= 1000;
-        if (exp == EXP_EX || exp == EXP_PX) {
-            long long now = shm_now_ms();
-            if (v > LLONG_MAX - now) return reply_expire_time(c, "set");
-            v += now;
-        }
-        at = v;
-    }
-    unsigned char fbuf[4], abuf[8];
-    cmd_put_u32(fbuf, flags);
-    cmd_put_i64(abuf, at);
-    const unsigned char *argv[4] = {(const unsigned char *)a->argv[1],
-                                    (const unsigned char *)a->argv[2], fbuf, abuf};
-    uint32_t lens[4] = {a->lens[1], a->lens[2], 4, 8};
-    int needs_reply = (flags & (SETF_NX | SETF_XX | SETF_GET)) != 0;
-    return submit_write(c, CMD_SET, needs_reply, 4, argv, lens);
-}
-
-static int write_incrby(fe_conn_t *c, const fe_args_t *a, cmd_id_t user)
-{
-    long long delta = 1;
-    if (user == CMD_INCRBY || user == CMD_DECRBY) {
-        if (str_to_ll(a->argv[2], a->lens[2], &delta) != 0) {
-            reply_static(c, ERR_NOT_INT);
-            return 0;
-        }
-    }
-    if (user == CMD_DECR || user == CMD_DECRBY) {
-        if (delta == LLONG_MIN) {
-            reply_static(c, "-ERR decrement would overflow\r\n");
-            return 0;
-        }
-        delta = -delta;
-    }
-    unsigned char dbuf[8];
-    cmd_put_i64(dbuf, delta);
-    const unsigned char *argv[2] = {(const unsigned char *)a->argv[1], dbuf};
-    uint32_t lens[2] = {a->lens[1], 8};
-    return submit_write(c, CMD_INCRBY, 1, 2, argv, lens);
-}
-
-/* EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT key time [NX|XX|GT|LT]. */
-static int write_expire(fe_conn_t *c, const fe_args_t *a, const cmd_desc_t *d)
-{
-    uint32_t flags = 0;
-    for (int j = 3; j < a->argc; j++) {
-        const char *o = a->argv[j];
-        size_t n = a->lens[j];
-        if (fe_word_eq(o, n, "nx")) flags |= EXPF_NX;
-        else if (fe_word_eq(o, n, "xx")) flags |= EXPF_XX;
-        else if (fe_word_eq(o, n, "gt")) flags |= EXPF_GT;
-        else if (fe_word_eq(o, n, "lt")) flags |= EXPF_LT;
-        else {
-            reply_errorf(c, "ERR Unsupported option %.*s", (int)(n > 128 ? 128 : n), o);
-            return 0;
-        }
-    }
-    if ((flags & EXPF_NX) && (flags & (EXPF_XX | EXPF_GT | EXPF_LT))) {
-        reply_static(c, "-ERR NX and XX, GT or LT options at the same time are not compatible\r\n");
-        return 0;
-    }
-    if ((flags & EXPF_GT) && (flags & EXPF_LT)) {
-        reply_static(c, "-ERR GT and LT options at the same time are not compatible\r\n");
-        return 0;
-    }
-    long long when;
-    if (str_to_ll(a->argv[2], a->lens[2], &when) != 0) {
-        reply_static(c, ERR_NOT_INT);
-        return 0;
-    }
-    int seconds = d->id == CMD_EXPIRE || d->id == CMD_EXPIREAT;
-    long long base = (d->id == CMD_EXPIRE || d->id == CMD_PEXPIRE) ? shm_now_ms() : 0;
-    if (seconds) {
-        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) return reply_expire_time(c, d->name);
-        when *= 1000;
-    }
-    if (when > LLONG_MAX - base) return reply_expire_time(c, d->name);
-    when += base;
-    unsigned char wbuf[8], fbuf[4];
-    cmd_put_i64(wbuf, when);
-    cmd_put_u32(fbuf, flags);
-    const unsigned char *argv[3] = {(const unsigned char *)a->argv[1], wbuf, fbuf};
-    uint32_t lens[3] = {a->lens[1], 8, 4};
-    return submit_write(c, CMD_PEXPIREAT, 1, 3, argv, lens);
-}
-
 static void reply_arity(fe_conn_t *c, const cmd_desc_t *d)
 {
     reply_errorf(c, "ERR wrong number of arguments for '%s' command", d->name);
@@ -265,57 +165,24 @@ static void reply_arity(fe_conn_t *c, const cmd_desc_t *d)
 
 static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
-    if (atomic_load(&c->fe->shm->logger_state) == LOGGER_FAILED) {
-        reply_errorf(c,
-                     "ERR AtticDB's log is stopped after an I/O error (%s): writes are "
-                     "refused until the server restarts",
-                     strerror(atomic_load(&c->fe->shm->logger_errno)));
-        return 0;
-    }
-    if (atomic_load(&c->fe->shm->log_no_space)) {
-        reply_static(c, "-ERR disk full: AtticDB can't create its next log segment; writes are "
-                        "refused until space is freed (reads still work)\r\n");
-        return 0;
-    }
+    if (fe_write_refused(c)) return 0;
     if (c->reads_outstanding) return -EBUSY;
-    switch (d->id) {
-    case CMD_SET:
-        return write_set(c, a);
-    case CMD_MSET:
-        if (a->argc % 2 == 0) {
-            reply_arity(c, d);
-            return 0;
-        }
-        return write_plain(c, CMD_MSET, 0, a);
-    case CMD_DEL:
-        return write_plain(c, CMD_DEL, 1, a);
-    case CMD_INCR:
-    case CMD_INCRBY:
-    case CMD_DECR:
-    case CMD_DECRBY:
-        return write_incrby(c, a, d->id);
-    case CMD_APPEND:
-        return write_plain(c, CMD_APPEND, 1, a);
-    case CMD_GETDEL:
-        return write_plain(c, CMD_GETDEL, 1, a);
-    case CMD_EXPIRE:
-    case CMD_PEXPIRE:
-    case CMD_EXPIREAT:
-    case CMD_PEXPIREAT:
-        return write_expire(c, a, d);
-    case CMD_PERSIST:
-        return write_plain(c, CMD_PERSIST, 1, a);
-    case CMD_FLUSHALL:
-        if (a->argc > 2 || (a->argc == 2 && !fe_word_eq(a->argv[1], a->lens[1], "async") &&
-                            !fe_word_eq(a->argv[1], a->lens[1], "sync"))) {
-            reply_static(c, ERR_SYNTAX);
-            return 0;
-        }
-        return submit_write(c, CMD_FLUSHALL, 0, 0, NULL, NULL);
-    default:
+    fe_encode_fn encode = fe_encoder(d->id);
+    if (!encode) {
         reply_errorf(c, "ERR command '%s' is not implemented", d->name);
         return 0;
     }
+    fe_enc_t e;
+    if (encode(c, d, a, &e) != 0) {
+        buf_t b; /* copied: e.err dies with this frame, the reply may wait */
+        buf_init(&b);
+        buf_append(&b, e.err, strlen(e.err));
+        fe_enc_release(&e);
+        fe_reply_ready_buf(c, &b);
+        buf_free(&b);
+        return 0;
+    }
+    return submit_write(c, e.op, e.needs_reply, e.argc, e.argv, e.lens);
 }
 
 /* ---- reads ---- */
@@ -357,6 +224,28 @@ static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     fe_wait_store(fe, r, STORE_REPLY_READ, req.id);
     c->reads_outstanding++;
     return 0;
+}
+
+/* ---- SELECT ---- */
+
+int fe_select_db(const fe_conn_t *c, const char *arg, uint32_t len, buf_t *out)
+{
+    long long id;
+    int ndb = c->fe->cfg->databases > 0 ? c->fe->cfg->databases : 16;
+    if (str_to_ll(arg, len, &id) != 0) {
+        resp_error(out, "ERR value is not an integer or out of range");
+        return -1;
+    }
+    if (id < INT_MIN || id > INT_MAX) {
+        resp_error(out, "ERR value is out of range, value must between -2147483648 and 2147483647");
+        return -1;
+    }
+    if (id < 0 || id >= ndb) {
+        resp_error(out, "ERR DB index is out of range");
+        return -1;
+    }
+    resp_simple(out, "OK");
+    return (int)id;
 }
 
 /* ---- entry ---- */
@@ -404,6 +293,9 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         lens[i] = cmd->args[i].len > UINT32_MAX ? UINT32_MAX : (uint32_t)cmd->args[i].len;
     }
     fe_args_t a = {.argc = cmd->argc, .argv = argv, .lens = lens};
+    /* After an EXEC with a SELECT and WATCHed keys, the database of what
+     * follows depends on whether the store aborted it. */
+    if (c->exec_wait_lsn && fe_multi_exec_waiting(c)) return -EAGAIN;
     const cmd_desc_t *d = cmd_lookup(argv[0], lens[0]);
     if (!d) {
         if (c->multi) fe_multi_flag_error(c);
@@ -411,6 +303,14 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         return 0;
     }
     if ((d->arity > 0 && a.argc != d->arity) || (d->arity < 0 && a.argc < -d->arity)) {
+        if (d->id == CMD_EXEC) {
+            /* Redis ends the transaction (if any): EXECABORT naming the
+             * error, inside MULTI or not. */
+            char msg[128];
+            snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", d->name);
+            fe_multi_exec_abort(c, msg, strlen(msg));
+            return 0;
+        }
         if (c->multi) fe_multi_flag_error(c);
         reply_arity(c, d);
         return 0;
@@ -418,6 +318,12 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     buf_t out;
     buf_init(&out);
     if (fe_acl_check(c, d, &a, &out) != 0) {
+        if (d->id == CMD_EXEC) {
+            size_t n = out.len; /* "-NOPERM ...\r\n": the text without '-' */
+            fe_multi_exec_abort(c, out.len ? out.data + 1 : "", n > 1 ? n - 1 : 0);
+            buf_free(&out);
+            return 0;
+        }
         if (c->multi) fe_multi_flag_error(c);
         fe_reply_ready_buf(c, &out);
         buf_free(&out);
@@ -437,6 +343,13 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     case CMD_UNWATCH:
         buf_free(&out);
         return fe_multi_command(c, d, &a);
+    case CMD_SELECT: {
+        int db = fe_select_db(c, a.argv[1], a.lens[1], &out);
+        if (db >= 0) c->db = db;
+        fe_reply_ready_buf(c, &out);
+        buf_free(&out);
+        return 0;
+    }
     default:
         break;
     }

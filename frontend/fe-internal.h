@@ -95,6 +95,11 @@ typedef struct fe_conn {
     /* Transactions (multi.c). */
     struct fe_multi *multi; /* non-NULL between MULTI and EXEC/DISCARD */
     struct fe_watch *watch; /* WATCHed keys, NULL = none */
+    /* An EXEC whose SELECT changes the database but which WATCHed keys, so
+     * the store may abort it: commands after it wait for its reply. */
+    uint64_t exec_wait_lsn; /* its record's LSN + 1, 0 = none */
+    uint64_t exec_wait_end; /* its record's end */
+    int exec_wait_db;       /* the database once it ran */
 
     /* ---- issue 5 (admin helper): admin.h's files ---- */
     struct shm_client *reg;   /* registry entry (CLIENT LIST/KILL), NULL when full */
@@ -205,6 +210,34 @@ int fe_multi_command(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
 int fe_multi_queue(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
 void fe_multi_flag_error(fe_conn_t *c);
 void fe_multi_clear(fe_conn_t *c);
+/* multi.c: queued commands, or -1 when c is not in MULTI (CLIENT LIST). */
+int fe_multi_count(const fe_conn_t *c);
+/* multi.c: EXEC refused before it ran (wrong arity, NOAUTH, NOPERM):
+ * reply "-EXECABORT Transaction discarded because of: <why>" and end the
+ * transaction, as Redis does. */
+void fe_multi_exec_abort(fe_conn_t *c, const char *why, size_t len);
+/* multi.c: 1 while c must wait for the reply of its last EXEC (see
+ * exec_wait_lsn), 0 once it is known. */
+int fe_multi_exec_waiting(fe_conn_t *c);
+/* multi.c: the store replied to the write at lsn for c (called by
+ * frontend.c for every write reply; cheap when it is not c's EXEC). */
+void fe_multi_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len);
+
+/* dispatch.c: SELECT's argument: the database, with +OK appended to out,
+ * or -1 with Redis' error appended. Does not change c. */
+int fe_select_db(const fe_conn_t *c, const char *arg, uint32_t len, buf_t *out);
+/* dispatch.c: 1 (and the error replied) when writes are refused (the log
+ * stopped, the disk full), else 0. */
+int fe_write_refused(fe_conn_t *c);
+/* dispatch.c: claim, encode and commit one record with payload op+db
+ * `opdb` and these arguments, and queue its reply (the store's when
+ * needs_store_reply, else +OK once durable). Returns 0; -EAGAIN when the
+ * ring is full; -EMSGSIZE when no record may be that large (nothing done,
+ * nothing replied). */
+int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int argc,
+                     const unsigned char *const *argv, const uint32_t *lens);
+/* dispatch.c: the largest payload one record may have (ring-size / 4). */
+size_t fe_record_max_payload(const fe_t *fe);
 
 /* acl.c: may c run d with these arguments? 0 = yes; -1 = no, and the error
  * reply (NOAUTH, NOPERM) was appended to err. */
@@ -214,9 +247,6 @@ int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *e
 void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d);
 
 /* ---- issue 5 (admin helper) ---- */
-/* multi.c: commands queued in c's transaction (CLIENT LIST multi=), or -1
- * outside MULTI. client.c has a weak default until multi.c defines it. */
-int fe_multi_count(const fe_conn_t *c);
 /* frontend.c: close c at once (CLIENT KILL, deleted ACL user). */
 void fe_conn_kill(fe_conn_t *c);
 /* ---- end issue 5 ---- */

@@ -330,6 +330,9 @@ static uint64_t fe_collect_store(fe_t *fe)
                     fe_conn_t *c = r->conn;
                     if (h.kind == STORE_REPLY_READ && --c->reads_outstanding == 0 && c->blocked)
                         event_active(fe->ev_retry, EV_TIMEOUT, 0); /* a write waits for it */
+                    /* transactions (multi.c): an EXEC whose SELECT waits for its outcome */
+                    if (h.kind == STORE_REPLY_WRITE && c->exec_wait_lsn)
+                        fe_multi_write_reply(c, h.id, copy, clen);
                 }
             }
             /* An id we don't know is a reply meant for a previous

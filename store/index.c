@@ -298,3 +298,47 @@ uint64_t idx_table_bytes(const idx_t *ix)
 {
     return (ix->size[0] + ix->size[1]) * sizeof(idx_entry_t *);
 }
+
+/* splitmix64: a tiny generator, good enough to pick buckets. */
+static uint64_t idx_rand_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Bucket h of the logical range [table[0] | table[1]]. */
+static idx_entry_t *idx_bucket_at(const idx_t *ix, uint64_t h)
+{
+    return h < ix->size[0] ? ix->table[0][h] : ix->table[1][h - ix->size[0]];
+}
+
+static idx_entry_t *idx_pick_in_chain(idx_entry_t *e, uint64_t *rng)
+{
+    uint64_t len = 0;
+    for (idx_entry_t *x = e; x; x = x->next) len++;
+    for (uint64_t k = idx_rand_next(rng) % len; k > 0; k--) e = e->next;
+    return e;
+}
+
+idx_entry_t *idx_random(const idx_t *ix, uint64_t *rng)
+{
+    if (idx_count(ix) == 0 || ix->size[0] == 0) return NULL;
+    /* While rehashing, table[0]'s buckets below rehash_idx are empty: pick
+     * among the others and all of table[1]. */
+    uint64_t first = ix->rehash_idx >= 0 ? (uint64_t)ix->rehash_idx : 0;
+    uint64_t span = ix->size[0] + ix->size[1] - first;
+    /* At load factor >= 1/8 (the shrink threshold) a few probes find a
+     * non-empty bucket with near certainty. */
+    for (int tries = 0; tries < 64; tries++) {
+        idx_entry_t *e = idx_bucket_at(ix, first + idx_rand_next(rng) % span);
+        if (e) return idx_pick_in_chain(e, rng);
+    }
+    uint64_t start = idx_rand_next(rng) % span;
+    for (uint64_t i = 0; i < span; i++) {
+        idx_entry_t *e = idx_bucket_at(ix, first + (start + i) % span);
+        if (e) return idx_pick_in_chain(e, rng);
+    }
+    return NULL; /* not reached: count > 0 */
+}

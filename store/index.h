@@ -116,6 +116,16 @@ uint64_t idx_scan(idx_t *ix, uint64_t cursor, idx_visit_fn visit, void *arg);
  * visitor's value when it returns nonzero; returns 0 otherwise. */
 int idx_foreach(const idx_t *ix, idx_visit_fn visit, void *arg);
 
+/*
+ * A random entry, or NULL when the index is empty (RANDOMKEY). As Redis'
+ * dictGetRandomKey: a random non-empty bucket, then a random entry of its
+ * chain, so not exactly uniform when chains differ in length. *rng is the
+ * caller's generator state (any value; advanced here). Never loops without
+ * bound: after a few empty buckets (a table left sparse by mass deletion,
+ * not yet shrunk) it walks forward from a random bucket instead. Read-only.
+ */
+idx_entry_t *idx_random(const idx_t *ix, uint64_t *rng);
+
 /* Bytes of bucket arrays (for RAM accounting; entries are counted by the
  * owner, which knows their sizes). */
 uint64_t idx_table_bytes(const idx_t *ix);

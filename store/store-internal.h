@@ -2,7 +2,7 @@
  * store-internal.h - the store's state machine without the process around it
  * (store/state.c), so tests and tools can drive it record by record.
  *
- * A store_ctx_t holds the key index and the apply clock. Records are applied
+ * A store_ctx_t holds the key index of each database and the apply clock. Records are applied
  * with store_apply() exactly as they lie in the ring or the log (header
  * first, the header's lsn giving their position); the same function serves
  * replay (reply == NULL: nothing is computed for a reply, no value is read
@@ -68,6 +68,10 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply);
 int store_read(store_ctx_t *ctx, const unsigned char *payload, size_t len, buf_t *reply);
 int store_read_at(store_ctx_t *ctx, const unsigned char *payload, size_t len, int64_t now_ms,
                   buf_t *reply);
+/* The same in database dbnum (store_read and store_read_at use 0); a dbnum
+ * out of range gets an error reply. */
+int store_read_db(store_ctx_t *ctx, unsigned dbnum, const unsigned char *payload, size_t len,
+                  int64_t now_ms, buf_t *reply);
 
 /* Position after the last applied record (0 before any). */
 uint64_t store_applied(const store_ctx_t *ctx);
@@ -77,6 +81,9 @@ void store_set_applied(store_ctx_t *ctx, uint64_t lsn);
 int64_t store_now(const store_ctx_t *ctx);
 uint64_t store_key_count(const store_ctx_t *ctx);
 uint64_t store_expire_count(const store_ctx_t *ctx);
+/* Number of databases, and one database's key and TTL counts. */
+int store_db_count(const store_ctx_t *ctx);
+void store_db_stats(const store_ctx_t *ctx, int dbnum, uint64_t *keys, uint64_t *expires);
 
 /*
  * Background work for idle moments, about `budget` buckets of it: move

@@ -44,6 +44,7 @@
 #define STORE_IDLE_WAIT_MS    100  /* to notice shutdown and master death */
 #define STORE_SHUTDOWN_IDLE   10   /* idle waits before giving up on a live logger */
 #define STORE_MAINTAIN_BUDGET 64
+#define STORE_TICK_MS         1000 /* apply clock lag that asks for a CMD_TICK */
 
 typedef struct deferred {
     int fe;
@@ -58,6 +59,7 @@ typedef struct store_proc {
     uint64_t applied;
     int nfe;
     uint64_t wake_mask; /* frontends that got replies since the last wake */
+    int64_t last_tick_request_ms;
     buf_t out;
     deferred_t **deferred;
     size_t ndeferred, deferred_cap;
@@ -125,6 +127,28 @@ static void publish_counts(store_proc_t *s)
 {
     atomic_store_explicit(&s->shm->store_keys, store_key_count(s->ctx), memory_order_relaxed);
     atomic_store_explicit(&s->shm->store_expires, store_expire_count(s->ctx), memory_order_relaxed);
+    atomic_store_explicit(&s->shm->store_index_bytes, store_index_bytes(s->ctx),
+                          memory_order_relaxed);
+    int ndb = store_db_count(s->ctx);
+    for (int i = 0; i < ndb && i < 256; i++) {
+        uint64_t keys, expires;
+        store_db_stats(s->ctx, i, &keys, &expires);
+        atomic_store_explicit(&s->shm->db_keys[i], keys, memory_order_relaxed);
+        atomic_store_explicit(&s->shm->db_expires[i], expires, memory_order_relaxed);
+    }
+}
+
+/* Keys with a TTL are reclaimed by the apply clock (state.c), which only
+ * records move. While no client writes, ask a frontend for a CMD_TICK
+ * record about once a second, so expired keys still go. */
+static void want_tick(store_proc_t *s)
+{
+    if (!store_expire_count(s->ctx)) return;
+    int64_t now = shm_now_ms();
+    if (now - store_now(s->ctx) < STORE_TICK_MS || now - s->last_tick_request_ms < STORE_TICK_MS)
+        return;
+    s->last_tick_request_ms = now;
+    atomic_store(&s->shm->tick_wanted, 1);
 }
 
 /* Replay the log from start to end (the previous incarnation's progress)
@@ -222,7 +246,7 @@ static int apply_ring(store_proc_t *s)
 static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
 {
     buf_reset(&s->out);
-    store_read(s->ctx, payload, req->payload_len, &s->out);
+    store_read_db(s->ctx, req->db, payload, req->payload_len, shm_now_ms(), &s->out);
     return send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
 }
 
@@ -356,7 +380,14 @@ static int run(store_proc_t *s)
             idle_in_shutdown = 0;
             continue;
         }
-        if (store_maintain(s->ctx, STORE_MAINTAIN_BUDGET)) continue;
+        /* [keyspace helper] Active expiry and resizes change the counts
+         * INFO shows with no record applied: publish them here too. Every
+         * key removed and every table resized changes the index bytes. */
+        uint64_t bytes_before = store_index_bytes(s->ctx);
+        int more = store_maintain(s->ctx, STORE_MAINTAIN_BUDGET);
+        if (store_index_bytes(s->ctx) != bytes_before) publish_counts(s);
+        if (more) continue;
+        want_tick(s);
 
         if (atomic_load(&s->shm->shutdown) >= 3) {
             /* The master sets 3 once the frontends and the logger are gone:

@@ -163,7 +163,7 @@ int main(int argc, char **argv)
 
     seg_reader_t r;
     if (seg_reader_open(&r, dir, seg_size, segs[0]) != 0) return 2;
-    uint64_t counts[CMD__COUNT] = {0}, pads = 0, nrec = 0;
+    uint64_t counts[256] = {0}, pads = 0, nrec = 0;
     int64_t rc;
     const void *rec;
     while ((rc = seg_reader_next(&r, &rec)) > 0) {
@@ -177,7 +177,7 @@ int main(int argc, char **argv)
         nrec++;
         uint16_t id = 0, ac;
         rec_arg_t a[1];
-        if (rec_decode_cmd(rec, &id, &ac, a, 1) == 0 && id < CMD__COUNT) counts[id]++;
+        if (rec_decode_cmd(rec, &id, &ac, a, 1) == 0) counts[REC_OP(id)]++;
     }
     uint64_t end = r.lsn;
     seg_reader_close(&r);
@@ -186,8 +186,13 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("records: %" PRIu64 " (+%" PRIu64 " padding)\n", nrec, pads);
-    for (int i = 0; i < CMD__COUNT; i++)
-        if (counts[i]) printf("  %-10s %" PRIu64 "\n", cmd_by_id((cmd_id_t)i)->name, counts[i]);
+    for (int i = 0; i < 256; i++) {
+        if (!counts[i]) continue;
+        const cmd_desc_t *d = cmd_by_id((cmd_id_t)i);
+        if (d) printf("  %-10s %" PRIu64 "\n", d->name, counts[i]);
+        else if (i == CMD_TICK) printf("  %-10s %" PRIu64 "\n", "(tick)", counts[i]);
+        else printf("  op %-7d %" PRIu64 "\n", i, counts[i]);
+    }
     uint64_t seg = end & ~(seg_size - 1);
     char path[4096];
     seg_path(path, sizeof(path), dir, seg);

@@ -1,0 +1,666 @@
+/*
+ * test_diff.c - a seeded random differential test of AtticDB against
+ * redis-server. Starts both, sends both the same N random commands (see
+ * diff_gen.c: every string, keyspace, expiry, database and transaction
+ * command of issue 5, with bad arguments, binary data, MULTI/EXEC blocks and
+ * WATCH), one at a time, and compares each pair of replies byte for byte,
+ * except where Redis' own reply depends on the clock or on hash-table order:
+ *   TTL, PTTL, EXPIRETIME, PEXPIRETIME  both -1/-2 alike, or both >= 0 and
+ *                        within a few seconds (absolute times set by the
+ *                        *AT commands must be equal);
+ *   KEYS, SCAN           the same set of keys (SCAN: a whole iteration);
+ *   RANDOMKEY            on each side a key that EXISTS there, or nil when
+ *                        that side's DBSIZE is 0.
+ * Then compares the whole state: every key of the 16 databases, its value
+ * and whether it has a TTL (and its expiry time, loosely as above).
+ *
+ * The seed is printed first; a mismatch prints the seed, the command's
+ * index, the command, both replies and the commands before it. Rerun one
+ * exactly with ATTIC_SEED=<seed>.
+ *
+ * Environment:
+ *   ATTIC_SEED                 seed (default: from the clock)
+ *   ATTIC_DIFF_N               commands (default 5000)
+ *   ATTIC_DIFF_BOTH_REDIS=1    a second redis-server instead of AtticDB:
+ *                              proves the generator and comparisons sound
+ *   ATTIC_DIFF_SKIP=A,B        command names not to generate
+ *   ATTIC_DIFF_ONLY=A,B        generate only these (MULTI, EXEC, DISCARD
+ *                              are commands here too)
+ *   ATTIC_DIFF_MAX_MISMATCHES  stop after this many (default 10)
+ *   ATTIC_DIFF_TIMEOUT         hard limit in seconds (default 240)
+ *   ATTIC_DIFF_VERBOSE=1       print every command and reply
+ *   ATTICDB_SERVER, REDIS_SERVER  the binaries
+ * Exit: 0 all identical, 1 differences, 77 no redis-server (skipped),
+ * 99 a server did not start.
+ */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "diff_gen.h"
+#include "diff_wire.h"
+#include "harness.h"
+
+typedef struct side {
+    const char *name;
+    int port;
+    wire_conn_t *c;
+} side_t;
+
+static side_t sides[2]; /* [0] redis-server, the reference; [1] under test */
+static wire_redis_t ref_redis, second_redis;
+static srv_t atticdb;
+static int both_redis;
+static uint64_t seed;
+static long total_cmds;
+static int mismatches, max_mismatches, verbose, lost;
+
+#define HISTORY 8
+static char *history[HISTORY];
+static long history_at;
+
+/* ------------------------------------------------------------------ */
+/* hard timeout and cleanup                                            */
+
+static void stop_servers(void)
+{
+    for (int i = 0; i < 2; i++) {
+        wire_close(sides[i].c);
+        sides[i].c = NULL;
+    }
+    wire_redis_stop(&ref_redis);
+    wire_redis_stop(&second_redis);
+    if (atticdb.dir[0]) {
+        srv_stop(&atticdb);
+        srv_cleanup(&atticdb);
+    }
+}
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    char msg[200];
+    int n = snprintf(msg, sizeof(msg), "\ndiff: hard timeout (ATTIC_DIFF_TIMEOUT); ATTIC_SEED=%" PRIu64 "\n", seed);
+    if (write(2, msg, (size_t)n) < 0) _exit(1);
+    /* Only async-signal-safe calls: kill the groups, remove the
+     * directories with a child rm, exit. */
+    pid_t pids[3] = {ref_redis.pid, second_redis.pid, atticdb.pid};
+    for (int i = 0; i < 3; i++)
+        if (pids[i] > 0) kill(-pids[i], SIGKILL);
+    pid_t rm = fork();
+    if (rm == 0) {
+        execl("/bin/rm", "rm", "-rf", ref_redis.dir[0] ? ref_redis.dir : "/nonexistent-attic",
+              second_redis.dir[0] ? second_redis.dir : "/nonexistent-attic",
+              atticdb.dir[0] ? atticdb.dir : "/nonexistent-attic", atticdb.log[0] ? atticdb.log : "/nonexistent-attic",
+              (char *)NULL);
+        _exit(1);
+    }
+    if (rm > 0) waitpid(rm, NULL, 0);
+    _exit(1);
+}
+
+/* ------------------------------------------------------------------ */
+/* reporting                                                           */
+
+static void remember(const char *text)
+{
+    free(history[history_at % HISTORY]);
+    history[history_at % HISTORY] = strdup(text);
+    history_at++;
+}
+
+static void report(long idx, const char *what, const char *r0, size_t n0, const char *r1, size_t n1,
+                   const char *note)
+{
+    mismatches++;
+    char *e0 = wire_escape(r0, n0, 600), *e1 = wire_escape(r1, n1, 600);
+    if (idx > total_cmds)
+        printf("\nMISMATCH %d in the final state, after all %ld commands (ATTIC_SEED=%" PRIu64 "): %s\n",
+               mismatches, total_cmds, seed, what);
+    else
+        printf("\nMISMATCH %d at command %ld of %ld (ATTIC_SEED=%" PRIu64 "): %s\n", mismatches, idx, total_cmds,
+               seed, what);
+    printf("  %-8s %s\n  %-8s %s\n", sides[0].name, e0, sides[1].name, e1);
+    if (note) printf("  (%s)\n", note);
+    if (mismatches == 1 && history_at > 1) {
+        printf("  commands before it, oldest first:\n");
+        long from = history_at - HISTORY > 0 ? history_at - HISTORY : 0;
+        for (long i = from; i < history_at - 1; i++)
+            printf("    #%ld %s\n", idx - (history_at - 1 - i), history[i % HISTORY]);
+    }
+    fflush(stdout);
+    free(e0);
+    free(e1);
+    if (wire_is_failure(r0) || wire_is_failure(r1)) lost = 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* sending                                                             */
+
+typedef struct reply {
+    char *p;
+    size_t n;
+} reply_t;
+
+static reply_t reply_on(side_t *s)
+{
+    reply_t r;
+    r.p = wire_reply(s->c, &r.n);
+    return r;
+}
+
+static reply_t send_one(side_t *s, int argc, char *const *argv, const size_t *lens)
+{
+    if (wire_send(s->c, argc, argv, lens) != 0) {
+        reply_t r = {strdup("<write failed>"), strlen("<write failed>")};
+        return r;
+    }
+    return reply_on(s);
+}
+
+/* Both sides at once: the two servers get the command within microseconds
+ * of each other, which keeps time-dependent replies close. */
+static void send_both(int argc, char *const *argv, const size_t *lens, reply_t out[2])
+{
+    int sent[2];
+    for (int i = 0; i < 2; i++) sent[i] = wire_send(sides[i].c, argc, argv, lens);
+    for (int i = 0; i < 2; i++) {
+        if (sent[i] != 0) {
+            out[i].p = strdup("<write failed>");
+            out[i].n = strlen(out[i].p);
+        } else {
+            out[i] = reply_on(&sides[i]);
+        }
+    }
+}
+
+static reply_t send_words(side_t *s, int argc, const char **words)
+{
+    size_t lens[8];
+    for (int i = 0; i < argc; i++) lens[i] = strlen(words[i]);
+    return send_one(s, argc, (char *const *)words, lens);
+}
+
+static int same(const reply_t r[2])
+{
+    return r[0].n == r[1].n && memcmp(r[0].p, r[1].p, r[0].n) == 0 && !wire_is_failure(r[0].p);
+}
+
+static void free_pair(reply_t r[2])
+{
+    free(r[0].p);
+    free(r[1].p);
+}
+
+/* ------------------------------------------------------------------ */
+/* comparisons                                                         */
+
+static void check_exact(long idx, const char *text, reply_t r[2])
+{
+    if (!same(r)) report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, NULL);
+}
+
+/* TTL family: -1/-2 exactly; >= 0 within tolerance, except absolute times
+ * at or after the generator's epoch, which must be equal. */
+static int time_equal(const dgen_cmd_t *cmd, const reply_t r[2])
+{
+    if (same(r)) return 1;
+    wire_val_t a, b;
+    int ok = 0;
+    if (wire_parse(r[0].p, r[0].n, &a) == 0 && wire_parse(r[1].p, r[1].n, &b) == 0 && a.type == ':' &&
+        b.type == ':' && a.integer >= 0 && b.integer >= 0) {
+        long long abs_from = DGEN_ABS_EPOCH_S;
+        if (strcasecmp(cmd->argv[0], "PEXPIRETIME") == 0) abs_from *= 1000;
+        int absolute = (strcasecmp(cmd->argv[0], "EXPIRETIME") == 0 || strcasecmp(cmd->argv[0], "PEXPIRETIME") == 0) &&
+                       (a.integer >= abs_from || b.integer >= abs_from);
+        long long d = a.integer > b.integer ? a.integer - b.integer : b.integer - a.integer;
+        ok = !absolute && d <= cmd->tolerance;
+    }
+    wire_val_free(&a);
+    wire_val_free(&b);
+    return ok;
+}
+
+static int cmp_bulk(const void *x, const void *y)
+{
+    const wire_val_t *a = x, *b = y;
+    size_t n = a->len < b->len ? a->len : b->len;
+    int c = n ? memcmp(a->str, b->str, n) : 0;
+    if (c) return c;
+    return a->len < b->len ? -1 : a->len > b->len;
+}
+
+/* Sorted keys of an array-of-bulks reply (duplicates removed); -1 if the
+ * reply is not one. */
+typedef struct keyset {
+    size_t n;
+    char **k;
+    size_t *len;
+} keyset_t;
+
+static void keyset_free(keyset_t *s)
+{
+    for (size_t i = 0; i < s->n; i++) free(s->k[i]);
+    free(s->k);
+    free(s->len);
+    memset(s, 0, sizeof(*s));
+}
+
+static void keyset_add(keyset_t *s, const char *p, size_t n)
+{
+    s->k = realloc(s->k, (s->n + 1) * sizeof(char *));
+    s->len = realloc(s->len, (s->n + 1) * sizeof(size_t));
+    if (!s->k || !s->len) abort();
+    s->k[s->n] = malloc(n + 1);
+    if (!s->k[s->n]) abort();
+    memcpy(s->k[s->n], p, n);
+    s->k[s->n][n] = '\0';
+    s->len[s->n] = n;
+    s->n++;
+}
+
+static void keyset_sort(keyset_t *s)
+{
+    wire_val_t *v = calloc(s->n ? s->n : 1, sizeof(*v));
+    if (!v) abort();
+    for (size_t i = 0; i < s->n; i++) v[i].str = s->k[i], v[i].len = s->len[i];
+    qsort(v, s->n, sizeof(*v), cmp_bulk);
+    keyset_t out = {0};
+    for (size_t i = 0; i < s->n; i++)
+        if (i == 0 || cmp_bulk(&v[i - 1], &v[i]) != 0) keyset_add(&out, v[i].str, v[i].len);
+    free(v);
+    keyset_free(s);
+    *s = out;
+}
+
+static int keyset_from_array(const wire_val_t *v, keyset_t *s)
+{
+    if (v->type != '*' || v->n < 0) return -1;
+    for (long long i = 0; i < v->n; i++) {
+        if (v->elem[i].type != '$' || !v->elem[i].str) return -1;
+        keyset_add(s, v->elem[i].str, v->elem[i].len);
+    }
+    return 0;
+}
+
+static int keyset_equal(const keyset_t *a, const keyset_t *b)
+{
+    if (a->n != b->n) return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (a->len[i] != b->len[i] || memcmp(a->k[i], b->k[i], a->len[i]) != 0) return 0;
+    return 1;
+}
+
+/* The set as RESP (an array of bulks) for messages. */
+static reply_t keyset_render(const keyset_t *s)
+{
+    wire_buf_t b = {0};
+    wire_buf_printf(&b, "*%zu\r\n", s->n);
+    for (size_t i = 0; i < s->n; i++) {
+        wire_buf_printf(&b, "$%zu\r\n", s->len[i]);
+        wire_buf_add(&b, s->k[i], s->len[i]);
+        wire_buf_add(&b, "\r\n", 2);
+    }
+    reply_t r = {b.p, b.len};
+    return r;
+}
+
+static void check_keys(long idx, const char *text, reply_t r[2])
+{
+    if (same(r)) return;
+    wire_val_t v[2];
+    keyset_t s[2] = {{0}, {0}};
+    int ok = 1;
+    for (int i = 0; i < 2; i++) {
+        ok &= wire_parse(r[i].p, r[i].n, &v[i]) == 0 && keyset_from_array(&v[i], &s[i]) == 0;
+        keyset_sort(&s[i]);
+    }
+    if (!ok) report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, NULL);
+    else if (!keyset_equal(&s[0], &s[1])) {
+        reply_t x = keyset_render(&s[0]), y = keyset_render(&s[1]);
+        report(idx, text, x.p, x.n, y.p, y.n, "different sets of keys (shown sorted)");
+        free(x.p);
+        free(y.p);
+    }
+    for (int i = 0; i < 2; i++) {
+        wire_val_free(&v[i]);
+        keyset_free(&s[i]);
+    }
+}
+
+/* A whole SCAN iteration on one side: 0 and the keys, or -1 and the reply
+ * that was not a proper SCAN reply (the first round's error). */
+static int scan_all(side_t *s, dgen_cmd_t *cmd, keyset_t *keys, reply_t *bad)
+{
+    char *cursor = strdup(cmd->argv[1]);
+    size_t cursor_len = cmd->lens[1];
+    int rc = 0;
+    for (int round = 0; round < 100000; round++) {
+        char *saved = cmd->argv[1];
+        size_t saved_len = cmd->lens[1];
+        cmd->argv[1] = cursor;
+        cmd->lens[1] = cursor_len;
+        reply_t r = send_one(s, cmd->argc, cmd->argv, cmd->lens);
+        cmd->argv[1] = saved;
+        cmd->lens[1] = saved_len;
+        wire_val_t v;
+        int parsed = wire_parse(r.p, r.n, &v) == 0;
+        if (!parsed || v.type != '*' || v.n != 2 || v.elem[0].type != '$' || !v.elem[0].str ||
+            keyset_from_array(&v.elem[1], keys) != 0) {
+            if (parsed) wire_val_free(&v);
+            *bad = r;
+            rc = -1;
+            break;
+        }
+        free(cursor);
+        cursor = strndup(v.elem[0].str, v.elem[0].len);
+        cursor_len = v.elem[0].len;
+        wire_val_free(&v);
+        free(r.p);
+        if (strcmp(cursor, "0") == 0) break;
+        if (round == 99999) {
+            *bad = (reply_t){strdup("<SCAN did not end in 100000 rounds>"), 0};
+            bad->n = strlen(bad->p);
+            rc = -1;
+        }
+    }
+    free(cursor);
+    keyset_sort(keys);
+    return rc;
+}
+
+static void check_scan(long idx, const char *text, dgen_cmd_t *cmd)
+{
+    keyset_t s[2] = {{0}, {0}};
+    reply_t bad[2] = {{NULL, 0}, {NULL, 0}};
+    int rc[2];
+    for (int i = 0; i < 2; i++) rc[i] = scan_all(&sides[i], cmd, &s[i], &bad[i]);
+    if (rc[0] != 0 || rc[1] != 0) {
+        /* an error (a bad option): it must be the same error */
+        reply_t r[2];
+        for (int i = 0; i < 2; i++) r[i] = rc[i] != 0 ? bad[i] : keyset_render(&s[i]);
+        if (!(rc[0] != 0 && rc[1] != 0 && same(r)))
+            report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "SCAN: an error on one side or different errors");
+        free_pair(r);
+    } else if (!keyset_equal(&s[0], &s[1])) {
+        reply_t x = keyset_render(&s[0]), y = keyset_render(&s[1]);
+        report(idx, text, x.p, x.n, y.p, y.n, "a whole SCAN iteration: different sets of keys (shown sorted)");
+        free(x.p);
+        free(y.p);
+    }
+    keyset_free(&s[0]);
+    keyset_free(&s[1]);
+}
+
+/* RANDOMKEY: the same kind of reply; a key must exist on its side, nil
+ * only on an empty database. */
+static void check_randomkey(long idx, const char *text, reply_t r[2])
+{
+    if (r[0].p[0] != '$' || r[1].p[0] != '$') {
+        check_exact(idx, text, r);
+        return;
+    }
+    int nil0 = strcmp(r[0].p, "$-1\r\n") == 0, nil1 = strcmp(r[1].p, "$-1\r\n") == 0;
+    if (nil0 != nil1) {
+        report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "RANDOMKEY: nil on one side only");
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        reply_t chk;
+        const char *want;
+        if (nil0) {
+            chk = send_words(&sides[i], 1, (const char *[]){"DBSIZE"});
+            want = ":0\r\n";
+        } else {
+            wire_val_t v;
+            if (wire_parse(r[i].p, r[i].n, &v) != 0) {
+                report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "RANDOMKEY: reply does not parse");
+                return;
+            }
+            char *argv[] = {"EXISTS", (char *)v.str};
+            size_t lens[] = {6, v.len};
+            chk = send_one(&sides[i], 2, argv, lens);
+            wire_val_free(&v);
+            want = ":1\r\n";
+        }
+        if (strcmp(chk.p, want) != 0) {
+            char note[200];
+            snprintf(note, sizeof(note), "RANDOMKEY on %s: %s there answers %.40s", sides[i].name,
+                     nil0 ? "nil, but DBSIZE" : "a key, but EXISTS of it", chk.p);
+            report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, note);
+        }
+        free(chk.p);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* the final state                                                     */
+
+static void compare_state(void)
+{
+    long idx = total_cmds + 1;
+    reply_t r[2];
+    const char *unwatch[] = {"UNWATCH"};
+    size_t ulen[] = {7};
+    send_both(1, (char *const *)unwatch, ulen, r);
+    free_pair(r);
+    for (int db = 0; db < 16 && !lost && mismatches < max_mismatches; db++) {
+        char dbs[16], what[64];
+        snprintf(dbs, sizeof(dbs), "%d", db);
+        char *sel[] = {"SELECT", dbs};
+        size_t sel_len[] = {6, strlen(dbs)};
+        send_both(2, sel, sel_len, r);
+        snprintf(what, sizeof(what), "(final state) SELECT %d", db);
+        check_exact(idx, what, r);
+        free_pair(r);
+        char *keys[] = {"KEYS", "*"};
+        size_t keys_len[] = {4, 1};
+        send_both(2, keys, keys_len, r);
+        snprintf(what, sizeof(what), "(final state) db %d: KEYS *", db);
+        wire_val_t v[2];
+        keyset_t s[2] = {{0}, {0}};
+        int ok = 1;
+        for (int i = 0; i < 2; i++) {
+            ok &= wire_parse(r[i].p, r[i].n, &v[i]) == 0 && keyset_from_array(&v[i], &s[i]) == 0;
+            keyset_sort(&s[i]);
+            wire_val_free(&v[i]);
+        }
+        if (!ok || !keyset_equal(&s[0], &s[1])) {
+            if (ok) {
+                free_pair(r);
+                r[0] = keyset_render(&s[0]);
+                r[1] = keyset_render(&s[1]);
+            }
+            report(idx, what, r[0].p, r[0].n, r[1].p, r[1].n, "the databases hold different keys");
+        }
+        free_pair(r);
+        for (size_t k = 0; ok && k < s[0].n && mismatches < max_mismatches; k++) {
+            char *ek = wire_escape(s[0].k[k], s[0].len[k], 60);
+            static const char *const reads[] = {"GET", "PEXPIRETIME"};
+            for (int q = 0; q < 2; q++) {
+                char *argv[] = {(char *)reads[q], s[0].k[k]};
+                size_t lens[] = {strlen(reads[q]), s[0].len[k]};
+                send_both(2, argv, lens, r);
+                snprintf(what, sizeof(what), "(final state) db %d: %s ", db, reads[q]);
+                char *label = malloc(strlen(what) + strlen(ek) + 1);
+                strcpy(label, what);
+                strcat(label, ek);
+                dgen_cmd_t fake = {.argc = 2, .check = DGEN_TIME, .tolerance = 5000};
+                fake.argv[0] = (char *)reads[q];
+                if (q == 0) check_exact(idx, label, r);
+                else if (!time_equal(&fake, r)) report(idx, label, r[0].p, r[0].n, r[1].p, r[1].n, "expiry");
+                free(label);
+                free_pair(r);
+            }
+            free(ek);
+        }
+        keyset_free(&s[0]);
+        keyset_free(&s[1]);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* main                                                                */
+
+static long env_long(const char *name, long def)
+{
+    const char *e = getenv(name);
+    return e && *e ? strtol(e, NULL, 0) : def;
+}
+
+static void print_replies(const reply_t r[2])
+{
+    for (int i = 0; i < 2; i++) {
+        char *e = wire_escape(r[i].p, r[i].n, 200);
+        printf("    %-8s %s\n", sides[i].name, e);
+        free(e);
+    }
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    const char *env_seed = getenv("ATTIC_SEED");
+    if (env_seed && *env_seed) {
+        seed = strtoull(env_seed, NULL, 0);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        seed = ((uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid()) % 1000000000000ull;
+    }
+    total_cmds = env_long("ATTIC_DIFF_N", 5000);
+    max_mismatches = (int)env_long("ATTIC_DIFF_MAX_MISMATCHES", 10);
+    verbose = env_long("ATTIC_DIFF_VERBOSE", 0) != 0;
+    both_redis = env_long("ATTIC_DIFF_BOTH_REDIS", 0) != 0;
+    printf("diff: ATTIC_SEED=%" PRIu64 " ATTIC_DIFF_N=%ld%s\n", seed, total_cmds,
+           both_redis ? " ATTIC_DIFF_BOTH_REDIS=1" : "");
+
+    if (!wire_redis_path()) {
+        printf("SKIP: redis-server not found (PATH or REDIS_SERVER): the differential test needs Redis 7\n");
+        return 77;
+    }
+    signal(SIGALRM, on_alarm);
+    alarm((unsigned)env_long("ATTIC_DIFF_TIMEOUT", 240));
+
+    if (wire_redis_start(&ref_redis) != 0) {
+        printf("FAIL: redis-server did not start\n");
+        stop_servers();
+        return 99;
+    }
+    sides[0] = (side_t){"redis", ref_redis.port, NULL};
+    if (both_redis) {
+        if (wire_redis_start(&second_redis) != 0) {
+            printf("FAIL: the second redis-server did not start\n");
+            stop_servers();
+            return 99;
+        }
+        sides[1] = (side_t){"redis2", second_redis.port, NULL};
+    } else {
+        if (srv_start(&atticdb, "--frontends 2") != 0) {
+            char tail[2000];
+            printf("FAIL: atticdb-server (%s) did not start; log:\n%s\n",
+                   getenv("ATTICDB_SERVER") ? getenv("ATTICDB_SERVER") : "./atticdb-server",
+                   srv_log_tail(&atticdb, tail, sizeof(tail)));
+            stop_servers();
+            return 99;
+        }
+        sides[1] = (side_t){"atticdb", atticdb.port, NULL};
+    }
+    for (int i = 0; i < 2; i++) {
+        sides[i].c = wire_open(sides[i].port, 10);
+        if (!sides[i].c) {
+            printf("FAIL: cannot connect to %s on port %d\n", sides[i].name, sides[i].port);
+            stop_servers();
+            return 99;
+        }
+    }
+    printf("diff: %s on port %d vs %s on port %d\n", sides[0].name, sides[0].port, sides[1].name, sides[1].port);
+
+    dgen_t gen;
+    dgen_init(&gen, seed, getenv("ATTIC_DIFF_SKIP"), getenv("ATTIC_DIFF_ONLY"));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long done = 0;
+    for (long i = 1; i <= total_cmds && mismatches < max_mismatches && !lost; i++) {
+        dgen_cmd_t cmd;
+        dgen_next(&gen, &cmd);
+        char *text = dgen_cmd_text(&cmd);
+        remember(text);
+        if (cmd.check == DGEN_SCAN) {
+            if (verbose) printf("#%ld %s (whole iteration)\n", i, text);
+            check_scan(i, text, &cmd);
+        } else {
+            reply_t r[2];
+            send_both(cmd.argc, cmd.argv, cmd.lens, r);
+            if (verbose) {
+                printf("#%ld %s\n", i, text);
+                print_replies(r);
+            }
+            switch (cmd.check) {
+            case DGEN_TIME:
+                if (!time_equal(&cmd, r)) report(i, text, r[0].p, r[0].n, r[1].p, r[1].n, "times differ beyond the tolerance");
+                break;
+            case DGEN_KEYS: check_keys(i, text, r); break;
+            case DGEN_RANDOMKEY: check_randomkey(i, text, r); break;
+            default: check_exact(i, text, r); break;
+            }
+            free_pair(r);
+        }
+        free(text);
+        dgen_cmd_free(&cmd);
+        done = i;
+    }
+    dgen_done(&gen);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+    if (!lost) {
+        /* leave any MULTI the sequence ended in */
+        reply_t r[2];
+        const char *discard[] = {"DISCARD"};
+        size_t dlen[] = {7};
+        send_both(1, (char *const *)discard, dlen, r);
+        free_pair(r);
+    }
+    if (mismatches == 0 && !lost) {
+        compare_state();
+    } else if (!lost) {
+        printf("diff: final state not compared (the replies already differ)\n");
+    }
+    int alive_rc = 0;
+    for (int i = 0; i < 2 && !lost; i++) {
+        reply_t r = send_words(&sides[i], 1, (const char *[]){"PING"});
+        if (strcmp(r.p, "+PONG\r\n") != 0) {
+            printf("FAIL: %s does not answer PING at the end: %s\n", sides[i].name, r.p);
+            alive_rc = 1;
+        }
+        free(r.p);
+    }
+    if (!both_redis && atticdb.pid > 0 && waitpid(atticdb.pid, NULL, WNOHANG) != 0) {
+        printf("FAIL: atticdb-server exited during the run\n");
+        alive_rc = 1;
+    }
+    if (mismatches || lost || alive_rc) {
+        if (!both_redis) {
+            char tail[3000];
+            printf("---- atticdb log (last lines)\n%s\n", srv_log_tail(&atticdb, tail, sizeof(tail)));
+        }
+        printf("diff: FAILED: %d mismatch%s in %ld of %ld commands (%.1f s); rerun with ATTIC_SEED=%" PRIu64 "\n",
+               mismatches, mismatches == 1 ? "" : "es", done, total_cmds, secs, seed);
+        stop_servers();
+        for (int i = 0; i < HISTORY; i++) free(history[i]);
+        return 1;
+    }
+    printf("diff: %ld commands, seed %" PRIu64 ", all replies identical (%s vs %s, %.1f s; final state of 16 dbs equal)\n",
+           total_cmds, seed, sides[0].name, sides[1].name, secs);
+    stop_servers();
+    for (int i = 0; i < HISTORY; i++) free(history[i]);
+    return 0;
+}
