@@ -211,7 +211,7 @@ typedef struct shm_slowlog {
  * and INFO counts only tables whose epoch_seen is current. */
 #define SHM_STAT_SLOTS 320
 typedef struct shm_cmdstat {
-    _Atomic uint64_t calls, usec, rejected, failed;
+    _Atomic uint64_t calls, nsec, rejected, failed; /* INFO shows nsec / 1000 as usec */
 } shm_cmdstat_t;
 typedef struct shm_fe_stats {
     _Atomic uint64_t epoch_seen;

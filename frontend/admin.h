@@ -24,7 +24,7 @@
 #define FE_REDIS_VERSION "7.0.15"
 
 /* The slow log's ring of request arguments, per frontend (slowlog.c). */
-#define FE_ARGRING_SIZE (1u << 20)
+#define FE_ARGRING_SIZE (256u * 1024)
 
 struct fe;
 struct sockaddr;
@@ -165,11 +165,14 @@ extern const char FE_DENIED_MSG[];
 void fe_config_refresh(struct fe *fe);
 void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 
-/* ---- info.c: statistics ---- */
+/* ---- info.c: statistics ----
+ * fe_stats_sync_epoch must run before counting, once per event (batch of
+ * requests, of completions): the counters below do not look at the
+ * RESETSTAT epoch themselves. */
 void fe_stats_sync_epoch(struct fe *fe);
-/* Account one finished command: its time in microseconds and whether its
+/* Account one finished command: its time in nanoseconds and whether its
  * reply was an error. */
-void fe_stat_done(struct fe *fe, unsigned idx, uint64_t usec, int failed);
+void fe_stat_done(struct fe *fe, unsigned idx, uint64_t nsec, int failed);
 void fe_stat_rejected(struct fe *fe, unsigned idx);
 void fe_cmd_info(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 

@@ -229,10 +229,10 @@ static void stat_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
 {
     if (!r->stat_idx) return;
     if (!*now) *now = shm_mono_ns();
-    uint64_t usec = (*now - r->t0_ns) / 1000;
+    uint64_t ns = *now - r->t0_ns, usec = ns / 1000;
     unsigned idx = r->stat_idx - 1u;
     r->stat_idx = 0;
-    fe_stat_done(fe, idx, usec, r->len && r->data && r->data[0] == '-');
+    fe_stat_done(fe, idx, ns, r->len && r->data && r->data[0] == '-');
     if (r->snap_ok && r->conn && fe->slowlog_slower_than >= 0 && usec >= (uint64_t)fe->slowlog_slower_than)
         fe_slowlog_add_snapshot(r->conn, usec, r, idx);
 }
@@ -363,6 +363,7 @@ static int fe_has_completion(fe_t *fe)
 static void fe_check_completions(fe_t *fe)
 {
     shm_waiter_t *w = &fe->shm->fe[fe->slot].wake;
+    fe_stats_sync_epoch(fe); /* before stat_ready counts */
     for (;;) {
         uint64_t n = fe_collect_store(fe);
         n += fe_collect_durable(fe);
@@ -550,26 +551,68 @@ static void fe_block(fe_conn_t *c, int retry_soon)
     }
 }
 
+/* The clock of one batch of requests (slowlog.c says what is timed).
+ * It is read when the batch starts, after each command answered at once
+ * that is not flagged fast, and when the batch ends; the fast ones
+ * (PING, ECHO, ...) answered in between share the time between two reads,
+ * so a pipeline of them costs one clock read per batch, not per command.
+ * (With slowlog-log-slower-than under 1 ms every command is read alone,
+ * so each can be slow-logged.) */
+typedef struct batch_clock {
+    uint64_t mark; /* the last reading, 0 = none yet */
+    uint16_t fast[32]; /* command index | FAST_FAILED */
+    int nfast;
+} batch_clock_t;
+
+#define FAST_FAILED 0x8000u
+
+static uint64_t clock_read(fe_t *fe, batch_clock_t *bc, int share)
+{
+    uint64_t now = shm_mono_ns();
+    if (bc->nfast && share) {
+        uint64_t each = (now - bc->mark) / (uint64_t)bc->nfast;
+        for (int i = 0; i < bc->nfast; i++)
+            fe_stat_done(fe, bc->fast[i] & ~FAST_FAILED, each, (bc->fast[i] & FAST_FAILED) != 0);
+    } else {
+        for (int i = 0; i < bc->nfast; i++)
+            fe_stat_done(fe, bc->fast[i] & ~FAST_FAILED, 0, (bc->fast[i] & FAST_FAILED) != 0);
+    }
+    bc->nfast = 0;
+    bc->mark = now;
+    return now;
+}
+
 /* After a command was dispatched: its statistics and slow log entry, at
  * once if its reply is ready, else when it becomes so (stat_ready); and
  * what CLIENT LIST shows of the connection on other frontends. */
-static void after_dispatch(fe_conn_t *c, const char *buf, uint64_t t0, fe_reply_t *tail0, size_t out0)
+static void after_dispatch(fe_conn_t *c, const char *buf, batch_clock_t *bc, fe_reply_t *tail0,
+                           size_t out0)
 {
     fe_t *fe = c->fe;
     stat_add(&fe->stats->cmds, 1);
     if (c->stat_idx) {
         unsigned idx = c->stat_idx - 1u;
-        int slowlog = fe->slowlog_slower_than >= 0 && !(c->stat_desc->flags & CMDF_SKIP_SLOWLOG);
+        uint32_t flags = c->stat_desc->flags;
+        int slowlog = fe->slowlog_slower_than >= 0 && !(flags & CMDF_SKIP_SLOWLOG);
         fe_reply_t *r = c->tail != tail0 ? c->tail : NULL;
         if (r && r->state != FE_READY) {
             r->stat_idx = c->stat_idx;
-            r->t0_ns = t0;
+            r->t0_ns = bc->mark;
             if (slowlog) fe_slowlog_snapshot(c, r, buf);
         } else {
-            uint64_t usec = (shm_mono_ns() - t0) / 1000;
             int failed = r ? (r->len && r->data[0] == '-') : (c->out.len > out0 && c->out.data[out0] == '-');
-            fe_stat_done(fe, idx, usec, failed);
-            if (slowlog && usec >= (uint64_t)fe->slowlog_slower_than) fe_slowlog_add(c, usec, buf);
+            /* Sub-millisecond thresholds want every command timed alone. */
+            if ((flags & CMDF_FAST) && (!slowlog || fe->slowlog_slower_than >= 1000)) {
+                /* Timed with its neighbours (batch_clock_t). */
+                bc->fast[bc->nfast++] = (uint16_t)(idx | (failed ? FAST_FAILED : 0));
+                if (bc->nfast == (int)(sizeof(bc->fast) / sizeof(bc->fast[0]))) clock_read(fe, bc, 1);
+            } else {
+                /* Its time includes the fast commands answered since the
+                 * last reading, a fraction of a microsecond each. */
+                uint64_t start = bc->mark, ns = clock_read(fe, bc, 0) - start;
+                fe_stat_done(fe, idx, ns, failed);
+                if (slowlog && ns / 1000 >= (uint64_t)fe->slowlog_slower_than) fe_slowlog_add(c, ns / 1000, buf);
+            }
         }
         c->stat_idx = 0;
     }
@@ -587,9 +630,8 @@ static void after_dispatch(fe_conn_t *c, const char *buf, uint64_t t0, fe_reply_
 static void conn_process_input(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
-    /* When this batch of requests was read: the start of each one's time
-     * (slowlog.c); one clock read per batch, not per pipelined command. */
-    uint64_t t_batch = 0;
+    batch_clock_t bc = {0};
+    fe_stats_sync_epoch(fe); /* before anything is counted */
     while (!c->closing && c->in.len > c->in_off) {
         if (c->npending >= MAX_PENDING_PER_CONN) {
             /* A client pipelining without reading: stop taking its input
@@ -619,8 +661,7 @@ static void conn_process_input(fe_conn_t *c)
             break;
         }
         if (c->cmd.argc > 0) {
-            if (!t_batch) t_batch = shm_mono_ns();
-            uint64_t t0 = t_batch;
+            if (!bc.mark) clock_read(fe, &bc, 0);
             fe_reply_t *tail0 = c->tail;
             size_t out0 = c->out.len;
             /* CLIENT REPLY: OFF drops every reply, SKIP the next command's. */
@@ -639,7 +680,7 @@ static void conn_process_input(fe_conn_t *c)
                 fe_block(c, rc == -EAGAIN);
                 break;
             }
-            after_dispatch(c, start, t0, tail0, out0);
+            after_dispatch(c, start, &bc, tail0, out0);
         }
         c->in_off += (size_t)used;
         if (c->blocked) {
@@ -647,6 +688,7 @@ static void conn_process_input(fe_conn_t *c)
             fe->nblocked--;
         }
     }
+    if (bc.nfast) clock_read(fe, &bc, 1);
     if (c->in_off == c->in.len) {
         buf_reset(&c->in);
         c->in_off = 0;

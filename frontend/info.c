@@ -7,8 +7,10 @@
  * read-modify-write on the hot path); INFO adds the tables of all
  * frontends, so any frontend gives the server's totals. CONFIG RESETSTAT
  * bumps an epoch instead of writing into other frontends' tables: each
- * frontend zeroes its own table when it sees the new epoch, and INFO skips
- * a table still marked with an old one.
+ * frontend zeroes its own table when it sees the new epoch (it looks once
+ * per batch of requests or completions, before counting them:
+ * fe_stats_sync_epoch), and INFO skips a table still marked with an old
+ * one.
  *
  * What a command's "usec" is: see slowlog.c (the time from its parsed
  * request to its reply being ready, durability wait included).
@@ -47,7 +49,7 @@ void fe_stats_sync_epoch(fe_t *fe)
     shm_fe_stats_t *st = fe->stats;
     for (unsigned i = 0; i < SHM_STAT_SLOTS; i++) {
         atomic_store_explicit(&st->cmd[i].calls, 0, memory_order_relaxed);
-        atomic_store_explicit(&st->cmd[i].usec, 0, memory_order_relaxed);
+        atomic_store_explicit(&st->cmd[i].nsec, 0, memory_order_relaxed);
         atomic_store_explicit(&st->cmd[i].rejected, 0, memory_order_relaxed);
         atomic_store_explicit(&st->cmd[i].failed, 0, memory_order_relaxed);
     }
@@ -67,7 +69,6 @@ void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d)
     /* fe_acl_check computed the index (subcommand included) for this call;
      * a command counted by multi.c at EXEC has only its id. */
     unsigned idx = c->cur_desc == d ? c->cur_idx : (unsigned)d->id;
-    fe_stats_sync_epoch(fe);
     add_u64(&fe->stats->cmd[idx].calls, 1);
     if (!c->stat_idx) {
         c->stat_idx = (uint16_t)(idx + 1);
@@ -77,10 +78,9 @@ void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d)
     if (c->reg) atomic_store_explicit(&c->reg->last_cmd, idx, memory_order_relaxed);
 }
 
-void fe_stat_done(fe_t *fe, unsigned idx, uint64_t usec, int failed)
+void fe_stat_done(fe_t *fe, unsigned idx, uint64_t nsec, int failed)
 {
-    fe_stats_sync_epoch(fe);
-    add_u64(&fe->stats->cmd[idx].usec, usec);
+    add_u64(&fe->stats->cmd[idx].nsec, nsec);
     if (failed) {
         add_u64(&fe->stats->cmd[idx].failed, 1);
         add_u64(&fe->stats->error_replies, 1);
@@ -89,7 +89,6 @@ void fe_stat_done(fe_t *fe, unsigned idx, uint64_t usec, int failed)
 
 void fe_stat_rejected(fe_t *fe, unsigned idx)
 {
-    fe_stats_sync_epoch(fe);
     add_u64(&fe->stats->cmd[idx].rejected, 1);
     add_u64(&fe->stats->error_replies, 1);
 }
@@ -439,11 +438,11 @@ static void info_commandstats(fe_t *fe, buf_t *b)
         if (!calls && !rejected && !failed) continue;
         const char *name = fe_cmd_index_name(idx);
         if (!name) continue;
-        uint64_t usec = SUM_STAT(fe, s_->cmd[idx].usec);
+        uint64_t nsec = SUM_STAT(fe, s_->cmd[idx].nsec), usec = nsec / 1000;
         buf_appendf(b,
                     "cmdstat_%s:calls=%" PRIu64 ",usec=%" PRIu64 ",usec_per_call=%.2f,"
                     "rejected_calls=%" PRIu64 ",failed_calls=%" PRIu64 "\r\n",
-                    name, calls, usec, calls ? (double)usec / (double)calls : 0.0, rejected, failed);
+                    name, calls, usec, calls ? (double)nsec / 1000.0 / (double)calls : 0.0, rejected, failed);
     }
 }
 

@@ -18,12 +18,16 @@
  * every write shows its fdatasync. INFO persistence has the fsync latency
  * percentiles apart.
  *
- * The clock starts when the batch of bytes holding the request was read
- * (one clock read per batch, shared by a pipeline's commands) and stops
- * when the reply is ready: for a command answered at once, one more clock
- * read; for one whose reply comes later, one read per batch of completions.
- * So a pipelined command's time includes the commands before it in its
- * batch, as the client sees it.
+ * The clock starts when the frontend begins the batch of requests it read
+ * in one go (the previous clock reading within that batch, see
+ * batch_clock_t in frontend.c) and stops when the reply is ready: for a
+ * command answered at once, at the next clock reading; for one whose reply
+ * comes later, at the reading taken for its batch of completions. So a
+ * pipelined write's time includes the commands before it in its batch, as
+ * the client sees it. Commands flagged fast (PING, ECHO, ...) answered at
+ * once share the time between two readings and are not slow-logged alone
+ * (unless slowlog-log-slower-than is under 1 ms): a pipeline of them costs
+ * one clock read per batch.
  *
  * Cost when nothing is slow: no allocation. A command answered at once is
  * logged only over the threshold, from its parsed arguments. A command
@@ -159,10 +163,11 @@ static size_t encode_args(char *dst, const args_view_t *a)
 /* The ring (fe->argring, FE_ARGRING_SIZE bytes): each request whose reply
  * comes later appends its encoded arguments; its reply entry notes where.
  * Nothing is freed: a record is good as long as less than the ring's size
- * was written after it, which holds for every request but the oldest of a
- * pipeline of many thousand; a slow entry whose arguments were overwritten
- * is logged with the command's name alone. Writes are sequential, so the
- * copy costs a few cache lines that are hot anyway. */
+ * (256 KiB, small enough to stay in cache) was written after it, which
+ * holds unless thousands of requests are in flight at once; a slow entry
+ * whose arguments were overwritten is logged with the command's name
+ * alone. Writes are sequential, so the copy costs a few cache lines that
+ * are hot anyway. */
 void fe_slowlog_snapshot(fe_conn_t *c, fe_reply_t *r, const char *buf)
 {
     fe_t *fe = c->fe;
