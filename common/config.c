@@ -97,9 +97,19 @@ static void set_str(char **dst, const char *v)
 /* Directives Redis users keep in their files that mean nothing here: they are
  * accepted so an existing redis.conf loads, and logged once. */
 static const char *const ignored[] = {
-    "save", "appendonly", "appendfsync", "tcp-keepalive",
-    "supervised", "pidfile", "always-show-logo", "stop-writes-on-bgsave-error",
-    "rdbcompression", "rdbchecksum", "dbfilename", "hz", NULL,
+    "save",
+    "appendonly",
+    "appendfsync",
+    "tcp-keepalive",
+    "supervised",
+    "pidfile",
+    "always-show-logo",
+    "stop-writes-on-bgsave-error",
+    "rdbcompression",
+    "rdbchecksum",
+    "dbfilename",
+    "hz",
+    NULL,
 };
 
 int config_set(config_t *c, const char *name, int argc, char **argv, char *err, size_t errlen)
@@ -188,22 +198,27 @@ int config_set(config_t *c, const char *name, int argc, char **argv, char *err, 
     } else if (!strcasecmp(name, "requirepass")) {
         set_str(&c->requirepass, argv[0]);
     } else if (!strcasecmp(name, "protected-mode")) {
-        if (parse_yesno(argv[0], &c->protected_mode)) return str_fail(err, errlen, "argument must be 'yes' or 'no'");
+        if (parse_yesno(argv[0], &c->protected_mode))
+            return str_fail(err, errlen, "argument must be 'yes' or 'no'");
     } else if (!strcasecmp(name, "slowlog-log-slower-than")) {
-        if (parse_int(argv[0], INT64_MIN, INT64_MAX, &v)) return str_fail(err, errlen, "Invalid slowlog-log-slower-than");
+        if (parse_int(argv[0], INT64_MIN, INT64_MAX, &v))
+            return str_fail(err, errlen, "Invalid slowlog-log-slower-than");
         c->slowlog_log_slower_than = v;
     } else if (!strcasecmp(name, "slowlog-max-len")) {
-        if (parse_int(argv[0], 0, INT64_MAX, &v)) return str_fail(err, errlen, "Invalid slowlog-max-len");
+        if (parse_int(argv[0], 0, INT64_MAX, &v))
+            return str_fail(err, errlen, "Invalid slowlog-max-len");
         c->slowlog_max_len = v;
     } else if (!strcasecmp(name, "user")) {
         /* Checked by the ACL parser when the master builds the table. */
-        if (argc > CONFIG_MAX_USER_WORDS) return str_fail(err, errlen, "too many rules in one user line");
+        if (argc > CONFIG_MAX_USER_WORDS)
+            return str_fail(err, errlen, "too many rules in one user line");
         config_user_t *u = realloc(c->users, (size_t)(c->nusers + 1) * sizeof(*u));
         if (!u) return str_fail(err, errlen, "out of memory");
         c->users = u;
         u[c->nusers].words = calloc((size_t)argc, sizeof(char *));
         if (!u[c->nusers].words) return str_fail(err, errlen, "out of memory");
-        for (int i = 0; i < argc; i++) u[c->nusers].words[i] = strdup(argv[i]);
+        for (int i = 0; i < argc; i++)
+            u[c->nusers].words[i] = strdup(argv[i]);
         u[c->nusers].nwords = argc;
         c->nusers++;
     } else if (!strcasecmp(name, "daemonize")) {

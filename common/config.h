@@ -47,8 +47,8 @@ typedef struct config {
     char *logfile;                   /* NULL or "" = stderr */
     int loglevel;                    /* LOG_DEBUG .. LOG_WARNING (log.h) */
     char *requirepass;               /* the default user's password (NULL = none set) */
-    int protected_mode;              /* refuse non-loopback clients while the default user has no password */
-    config_user_t *users;            /* `user` lines, in file order */
+    int protected_mode;   /* refuse non-loopback clients while the default user has no password */
+    config_user_t *users; /* `user` lines, in file order */
     int nusers;
     int64_t slowlog_log_slower_than; /* microseconds; < 0 disables, 0 logs every command */
     int64_t slowlog_max_len;

@@ -558,8 +558,10 @@ void resp_array(buf_t *b, long long n)
 
 void resp_map(buf_t *b, int proto, long long npairs)
 {
-    if (proto >= 3) signed_line(b, '%', npairs);
-    else signed_line(b, '*', npairs * 2);
+    if (proto >= 3)
+        signed_line(b, '%', npairs);
+    else
+        signed_line(b, '*', npairs * 2);
 }
 
 void resp_set(buf_t *b, int proto, long long n)
@@ -574,28 +576,36 @@ void resp_push(buf_t *b, int proto, long long n)
 
 void resp_null3(buf_t *b, int proto)
 {
-    if (proto >= 3) buf_append(b, "_\r\n", 3);
-    else resp_null(b);
+    if (proto >= 3)
+        buf_append(b, "_\r\n", 3);
+    else
+        resp_null(b);
 }
 
 void resp_null_array3(buf_t *b, int proto)
 {
-    if (proto >= 3) buf_append(b, "_\r\n", 3);
-    else resp_null_array(b);
+    if (proto >= 3)
+        buf_append(b, "_\r\n", 3);
+    else
+        resp_null_array(b);
 }
 
 void resp_bool(buf_t *b, int proto, int v)
 {
-    if (proto >= 3) buf_append(b, v ? "#t\r\n" : "#f\r\n", 4);
-    else buf_append(b, v ? ":1\r\n" : ":0\r\n", 4);
+    if (proto >= 3)
+        buf_append(b, v ? "#t\r\n" : "#f\r\n", 4);
+    else
+        buf_append(b, v ? ":1\r\n" : ":0\r\n", 4);
 }
 
 void resp_double(buf_t *b, int proto, double d)
 {
     char text[64];
     int n;
-    if (isinf(d)) n = snprintf(text, sizeof(text), "%s", d > 0 ? "inf" : "-inf");
-    else n = snprintf(text, sizeof(text), "%.17g", d);
+    if (isinf(d))
+        n = snprintf(text, sizeof(text), "%s", d > 0 ? "inf" : "-inf");
+    else
+        n = snprintf(text, sizeof(text), "%.17g", d);
     if (proto >= 3) {
         buf_append(b, ",", 1);
         buf_append(b, text, (size_t)n);
@@ -690,7 +700,8 @@ static const char *walk_resp2(convert_t *cv, const char *p, int depth)
             return next;
         }
         if (v < 0) return NULL;
-        for (long long i = 0; i < v && next; i++) next = walk_resp2(cv, next, depth + 1);
+        for (long long i = 0; i < v && next; i++)
+            next = walk_resp2(cv, next, depth + 1);
         return next;
     default:
         return NULL;
@@ -775,13 +786,15 @@ static const char *down_resp3(const char *p, const char *end, buf_t *out, int de
             /* An attribute: RESP2 has no place for it; skip its pairs. */
             buf_t skip;
             buf_init(&skip);
-            for (long long i = 0; i < 2 * v && next; i++) next = down_resp3(next, end, &skip, depth + 1);
+            for (long long i = 0; i < 2 * v && next; i++)
+                next = down_resp3(next, end, &skip, depth + 1);
             buf_free(&skip);
             return next ? down_resp3(next, end, out, depth) : NULL;
         }
         long long items = *p == '%' ? 2 * v : v;
         resp_array(out, items);
-        for (long long i = 0; i < items && next; i++) next = down_resp3(next, end, out, depth + 1);
+        for (long long i = 0; i < items && next; i++)
+            next = down_resp3(next, end, out, depth + 1);
         return next;
     default:
         return NULL;
@@ -791,6 +804,7 @@ static const char *down_resp3(const char *p, const char *end, buf_t *out, int de
 int resp3_to_resp2(const char *in, size_t n, buf_t *out)
 {
     const char *p = in, *end = in + n;
-    while (p && p < end) p = down_resp3(p, end, out, 0);
+    while (p && p < end)
+        p = down_resp3(p, end, out, 0);
     return p == end ? 0 : -1;
 }

@@ -72,7 +72,7 @@ typedef struct shm_frontend {
  * Eight buckets per power of two (each within 12.5% of its neighbour), from
  * 0 ns up to 2^64: enough resolution for latency percentiles, 4 KiB of
  * counters, and an index computed with one count-leading-zeros. */
-#define SHM_HIST_SUB 8
+#define SHM_HIST_SUB     8
 #define SHM_HIST_BUCKETS (64 * SHM_HIST_SUB)
 
 static inline unsigned shm_hist_index(uint64_t v)
@@ -86,7 +86,7 @@ static inline unsigned shm_hist_index(uint64_t v)
 /* The smallest value counted in bucket i. */
 static inline uint64_t shm_hist_lower(unsigned i)
 {
-    if (i < 2 * SHM_HIST_SUB) return i < SHM_HIST_SUB ? i : (uint64_t)SHM_HIST_SUB + (i - SHM_HIST_SUB);
+    if (i < 2 * SHM_HIST_SUB) return i; /* below 16: one value per bucket */
     unsigned octave = i / SHM_HIST_SUB + 2, sub = i % SHM_HIST_SUB;
     if (octave >= 64) return UINT64_MAX;
     return ((uint64_t)(SHM_HIST_SUB + sub)) << (octave - 3);
@@ -108,7 +108,6 @@ typedef struct shm_stats {
     _Atomic uint64_t fsync_hist[SHM_HIST_BUCKETS];
     /* ---- end issue 5 ---- */
 } shm_stats_t;
-
 
 /* ==== issue 5 (frontend admin helper): state every frontend must share ====
  * Connections, ACL users, runtime settings, the slow log and command
@@ -168,16 +167,16 @@ typedef struct shm_client {
     _Atomic uint32_t owner;       /* frontend slot + 1, 0 = free */
     _Atomic uint32_t incarnation; /* the owner's, when it took the entry */
     uint32_t pad_;
-    _Atomic uint64_t kill_id;     /* CLIENT KILL: the owner closes its client of this id */
+    _Atomic uint64_t kill_id; /* CLIENT KILL: the owner closes its client of this id */
     _Atomic uint64_t id;
     _Atomic int64_t created_ms;
     _Atomic int64_t last_active_ms;
     _Atomic int32_t fd, db, resp, multi; /* multi: -1, or commands queued */
-    _Atomic uint32_t flags;       /* SHM_CLIENT_F_* */
-    _Atomic uint32_t last_cmd;    /* command statistics index (info.c) */
-    char addr[112], laddr[112];   /* "ip:port", "[ipv6]:port", "/path:0" */
+    _Atomic uint32_t flags;              /* SHM_CLIENT_F_* */
+    _Atomic uint32_t last_cmd;           /* command statistics index (info.c) */
+    char addr[112], laddr[112];          /* "ip:port", "[ipv6]:port", "/path:0" */
     char user[64];
-    char name[128];               /* longer names are cut here (local view is whole) */
+    char name[128]; /* longer names are cut here (local view is whole) */
     char lib_name[64], lib_ver[32];
 } shm_client_t;
 enum { SHM_CLIENT_F_UNIX = 1u << 0, SHM_CLIENT_F_NO_EVICT = 1u << 1 };
@@ -185,7 +184,7 @@ enum { SHM_CLIENT_F_UNIX = 1u << 0, SHM_CLIENT_F_NO_EVICT = 1u << 1 };
 /* The slow log (frontend/slowlog.c): a ring of the newest entries, under
  * its lock. Arguments are stored already cut to Redis' limits (32 args,
  * 128 bytes each plus the "... (N more bytes)" note), as u32 length + bytes. */
-#define SHM_SLOWLOG_SLOTS 1024
+#define SHM_SLOWLOG_SLOTS    1024
 #define SHM_SLOWLOG_ARGBYTES 6144
 typedef struct shm_slowlog_entry {
     uint64_t id;
@@ -218,7 +217,7 @@ typedef struct shm_fe_stats {
     _Atomic uint64_t conns, cmds; /* since the epoch: INFO stats */
     _Atomic uint64_t rejected_conns;
     _Atomic uint64_t net_in, net_out, error_replies;
-    _Atomic uint64_t inst_ops;    /* commands per second, sampled (not reset) */
+    _Atomic uint64_t inst_ops; /* commands per second, sampled (not reset) */
     shm_cmdstat_t cmd[SHM_STAT_SLOTS];
 } shm_fe_stats_t;
 

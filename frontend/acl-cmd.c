@@ -38,8 +38,10 @@ void fe_cmd_auth(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens
         pass = argv[2];
         plen = lens[2];
     }
-    if (fe_acl_auth(c, user, ulen, pass, plen) != 0) resp_error(out, ERR_WRONGPASS);
-    else resp_simple(out, "OK");
+    if (fe_acl_auth(c, user, ulen, pass, plen) != 0)
+        resp_error(out, ERR_WRONGPASS);
+    else
+        resp_simple(out, "OK");
 }
 
 /* ---- changes to the shared table ---- */
@@ -71,7 +73,8 @@ static int do_deluser(acl_table_t *t, void *argp, char *err, size_t errlen)
     (void)errlen;
     deluser_arg_t *a = argp;
     a->deleted = 0;
-    for (int i = 0; i < a->n; i++) a->deleted += acl_deluser(t, a->names[i], a->lens[i]);
+    for (int i = 0; i < a->n; i++)
+        a->deleted += acl_deluser(t, a->names[i], a->lens[i]);
     return 0;
 }
 
@@ -98,9 +101,11 @@ static void acl_cat(int argc, const char **argv, const uint32_t *lens, buf_t *ou
 {
     if (argc == 2) {
         int n = 0;
-        while (acl_category(n, NULL)) n++;
+        while (acl_category(n, NULL))
+            n++;
         resp_array(out, n);
-        for (int i = 0; i < n; i++) resp_bulk_cstr(out, acl_category(i, NULL));
+        for (int i = 0; i < n; i++)
+            resp_bulk_cstr(out, acl_category(i, NULL));
         return;
     }
     uint32_t bits = 0;
@@ -116,8 +121,8 @@ static void acl_cat(int argc, const char **argv, const uint32_t *lens, buf_t *ou
     }
     if (!found) {
         char msg[192];
-        snprintf(msg, sizeof(msg), "ERR Unknown category '%.*s'", (int)(lens[2] > 128 ? 128 : lens[2]),
-                 argv[2]);
+        snprintf(msg, sizeof(msg), "ERR Unknown category '%.*s'",
+                 (int)(lens[2] > 128 ? 128 : lens[2]), argv[2]);
         resp_error(out, msg);
         return;
     }
@@ -146,13 +151,15 @@ static void acl_dryrun(fe_conn_t *c, int argc, const char **argv, const uint32_t
     char msg[512];
     acl_user_t *u = acl_find(c->fe->acl, argv[2], lens[2]);
     if (!u) {
-        snprintf(msg, sizeof(msg), "ERR User '%.*s' not found", (int)(lens[2] > 128 ? 128 : lens[2]), argv[2]);
+        snprintf(msg, sizeof(msg), "ERR User '%.*s' not found",
+                 (int)(lens[2] > 128 ? 128 : lens[2]), argv[2]);
         resp_error(out, msg);
         return;
     }
     const cmd_desc_t *d = cmd_lookup(argv[3], lens[3]);
     if (!d) {
-        snprintf(msg, sizeof(msg), "ERR Command '%.*s' not found", (int)(lens[3] > 128 ? 128 : lens[3]), argv[3]);
+        snprintf(msg, sizeof(msg), "ERR Command '%.*s' not found",
+                 (int)(lens[3] > 128 ? 128 : lens[3]), argv[3]);
         resp_error(out, msg);
         return;
     }
@@ -221,7 +228,8 @@ static void acl_genpass(int argc, const char **argv, const uint32_t *lens, buf_t
     }
     static const char hex[] = "0123456789abcdef";
     char pass[1025];
-    for (size_t i = 0; i < chars; i++) pass[i] = hex[(raw[i / 2] >> (i % 2 ? 0 : 4)) & 15];
+    for (size_t i = 0; i < chars; i++)
+        pass[i] = hex[(raw[i / 2] >> (i % 2 ? 0 : 4)) & 15];
     resp_bulk(out, pass, chars);
 }
 
@@ -259,10 +267,11 @@ void fe_cmd_acl(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
     const char *sub = argv[1];
     size_t sl = lens[1];
     if (fe_word_eq(sub, sl, "load") || fe_word_eq(sub, sl, "save")) {
-        resp_error(out, "ERR This Redis instance is not configured to use an ACL file. You may want "
-                        "to specify users via the ACL SETUSER command and then issue a CONFIG "
-                        "REWRITE (assuming you have a Redis configuration file set) in order to "
-                        "store users in the Redis configuration.");
+        resp_error(out,
+                   "ERR This Redis instance is not configured to use an ACL file. You may want "
+                   "to specify users via the ACL SETUSER command and then issue a CONFIG "
+                   "REWRITE (assuming you have a Redis configuration file set) in order to "
+                   "store users in the Redis configuration.");
         return;
     }
     if (fe_word_eq(sub, sl, "log")) {
@@ -296,18 +305,24 @@ void fe_cmd_acl(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
     } else if (fe_word_eq(sub, sl, "users")) {
         int n = acl_count(fe->acl);
         resp_array(out, n);
-        for (int i = 0; i < n; i++) resp_bulk_cstr(out, acl_user_name(acl_at(fe->acl, i)));
+        for (int i = 0; i < n; i++)
+            resp_bulk_cstr(out, acl_user_name(acl_at(fe->acl, i)));
     } else if (fe_word_eq(sub, sl, "getuser")) {
         acl_user_t *u = acl_find(fe->acl, argv[2], lens[2]);
-        if (u) acl_user_getuser(u, c->proto, out);
-        else resp_null3(out, c->proto);
+        if (u)
+            acl_user_getuser(u, c->proto, out);
+        else
+            resp_null3(out, c->proto);
     } else if (fe_word_eq(sub, sl, "setuser")) {
         setuser_arg_t a = {argv[2], lens[2], argc - 3, argv + 3, lens + 3};
-        if (fe_acl_update(fe, do_setuser, &a, err, sizeof(err)) != 0) resp_error(out, err);
-        else resp_simple(out, "OK");
+        if (fe_acl_update(fe, do_setuser, &a, err, sizeof(err)) != 0)
+            resp_error(out, err);
+        else
+            resp_simple(out, "OK");
     } else if (fe_word_eq(sub, sl, "deluser")) {
         for (int i = 2; i < argc; i++)
-            if (fe_word_eq(argv[i], lens[i], "default") && lens[i] == 7 && !memcmp(argv[i], "default", 7)) {
+            if (fe_word_eq(argv[i], lens[i], "default") && lens[i] == 7 &&
+                !memcmp(argv[i], "default", 7)) {
                 resp_error(out, "ERR The 'default' user cannot be removed");
                 return;
             }

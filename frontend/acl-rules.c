@@ -65,7 +65,7 @@ struct acl_user {
     uint64_t cmds[ACL_WORDS];
     acl_strlist_t firstargs; /* "idx:arg" entries: +get|foo on a command without subcommands */
     acl_strlist_t keys, channels;
-    acl_strlist_t rules;     /* command rules after the base, as described */
+    acl_strlist_t rules; /* command rules after the base, as described */
 };
 
 struct acl_table {
@@ -123,7 +123,8 @@ static void sl_del(acl_strlist_t *l, int i)
 
 static void sl_clear(acl_strlist_t *l)
 {
-    for (int i = 0; i < l->n; i++) free(l->v[i].p);
+    for (int i = 0; i < l->n; i++)
+        free(l->v[i].p);
     l->n = 0;
 }
 
@@ -137,7 +138,8 @@ static void sl_free(acl_strlist_t *l)
 static void sl_copy(acl_strlist_t *dst, const acl_strlist_t *src)
 {
     memset(dst, 0, sizeof(*dst));
-    for (int i = 0; i < src->n; i++) sl_add(dst, src->v[i].p, src->v[i].n);
+    for (int i = 0; i < src->n; i++)
+        sl_add(dst, src->v[i].p, src->v[i].n);
 }
 
 static int word_eq(const char *s, size_t n, const char *w)
@@ -151,13 +153,27 @@ static const struct {
     const char *name;
     uint32_t bits;
 } categories[] = {
-    {"keyspace", CAT_KEYSPACE}, {"read", CAT_READ},       {"write", CAT_WRITE},
-    {"set", 0},                 {"sortedset", 0},         {"list", 0},
-    {"hash", 0},                {"string", CAT_STRING},   {"bitmap", CAT_BITMAP},
-    {"hyperloglog", 0},         {"geo", 0},               {"stream", 0},
-    {"pubsub", 0},              {"admin", CAT_ADMIN},     {"fast", CAT_FAST},
-    {"slow", CAT_SLOW},         {"blocking", 0},          {"dangerous", CAT_DANGEROUS},
-    {"connection", CAT_CONNECTION}, {"transaction", CAT_TRANSACTION}, {"scripting", 0},
+    {"keyspace", CAT_KEYSPACE},
+    {"read", CAT_READ},
+    {"write", CAT_WRITE},
+    {"set", 0},
+    {"sortedset", 0},
+    {"list", 0},
+    {"hash", 0},
+    {"string", CAT_STRING},
+    {"bitmap", CAT_BITMAP},
+    {"hyperloglog", 0},
+    {"geo", 0},
+    {"stream", 0},
+    {"pubsub", 0},
+    {"admin", CAT_ADMIN},
+    {"fast", CAT_FAST},
+    {"slow", CAT_SLOW},
+    {"blocking", 0},
+    {"dangerous", CAT_DANGEROUS},
+    {"connection", CAT_CONNECTION},
+    {"transaction", CAT_TRANSACTION},
+    {"scripting", 0},
 };
 
 const char *acl_category(int i, uint32_t *bits)
@@ -178,8 +194,10 @@ static int category_find(const char *s, size_t n)
 
 static void bit_set(acl_user_t *u, unsigned idx, int on)
 {
-    if (on) u->cmds[idx / 64] |= 1ull << (idx % 64);
-    else u->cmds[idx / 64] &= ~(1ull << (idx % 64));
+    if (on)
+        u->cmds[idx / 64] |= 1ull << (idx % 64);
+    else
+        u->cmds[idx / 64] &= ~(1ull << (idx % 64));
 }
 
 static int bit_get(const acl_user_t *u, unsigned idx)
@@ -193,7 +211,8 @@ static int bit_get(const acl_user_t *u, unsigned idx)
         size_t n_cmds_;                                                                            \
         const cmd_desc_t *t_ = cmd_table(&n_cmds_);                                                \
         for (size_t i_ = 0; i_ < n_cmds_ + fe_subcmds_count; i_++) {                               \
-            unsigned var = i_ < n_cmds_ ? (unsigned)t_[i_].id : FE_SUB_BASE + (unsigned)(i_ - n_cmds_); \
+            unsigned var =                                                                         \
+                i_ < n_cmds_ ? (unsigned)t_[i_].id : FE_SUB_BASE + (unsigned)(i_ - n_cmds_);       \
             body;                                                                                  \
         }                                                                                          \
     } while (0)
@@ -215,7 +234,8 @@ static void set_command(acl_user_t *u, cmd_id_t id, int on)
     char prefix[8];
     int pn = snprintf(prefix, sizeof(prefix), "%u:", (unsigned)id);
     for (int i = u->firstargs.n - 1; i >= 0; i--)
-        if (u->firstargs.v[i].n >= (size_t)pn && memcmp(u->firstargs.v[i].p, prefix, (size_t)pn) == 0)
+        if (u->firstargs.v[i].n >= (size_t)pn &&
+            memcmp(u->firstargs.v[i].p, prefix, (size_t)pn) == 0)
             sl_del(&u->firstargs, i);
 }
 
@@ -224,7 +244,8 @@ static void rules_update(acl_user_t *u, const char *rule, size_t n)
 {
     for (int i = u->rules.n - 1; i >= 0; i--) {
         const acl_str_t *r = &u->rules.v[i];
-        if (r->p[1] != '@' && r->n == n && memcmp(r->p + 1, rule + 1, n - 1) == 0) sl_del(&u->rules, i);
+        if (r->p[1] != '@' && r->n == n && memcmp(r->p + 1, rule + 1, n - 1) == 0)
+            sl_del(&u->rules, i);
     }
     sl_add(&u->rules, rule, n);
 }
@@ -313,7 +334,8 @@ int acl_user_password_ok(const acl_user_t *u, const char *pass, size_t n)
     int ok = 0;
     for (int i = 0; i < u->npass; i++) {
         unsigned char diff = 0;
-        for (int j = 0; j < SHA256_LEN; j++) diff |= (unsigned char)(u->pass[i][j] ^ h[j]);
+        for (int j = 0; j < SHA256_LEN; j++)
+            diff |= (unsigned char)(u->pass[i][j] ^ h[j]);
         ok |= diff == 0;
     }
     return ok;
@@ -326,8 +348,10 @@ static int parse_hash(const char *s, size_t n, unsigned char *out)
         char c = s[i];
         int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
         if (v < 0) return -1;
-        if (i % 2 == 0) out[i / 2] = (unsigned char)(v << 4);
-        else out[i / 2] |= (unsigned char)v;
+        if (i % 2 == 0)
+            out[i / 2] = (unsigned char)(v << 4);
+        else
+            out[i / 2] |= (unsigned char)v;
     }
     return 0;
 }
@@ -345,7 +369,8 @@ static int apply_rule(acl_user_t *u, const char *op, size_t n, const char **why)
     static const char E_UNKNOWN[] = "Unknown command or category name in ACL";
     static const char E_HASH[] = "The password hash must be exactly 64 characters and contain only "
                                  "lowercase hexadecimal characters";
-    static const char E_NOPASS[] = "The password you are trying to remove from the user does not exist";
+    static const char E_NOPASS[] =
+        "The password you are trying to remove from the user does not exist";
     unsigned char h[SHA256_LEN];
     if (n == 0) {
         *why = E_SYNTAX;
@@ -388,8 +413,8 @@ static int apply_rule(acl_user_t *u, const char *op, size_t n, const char **why)
         sl_clear(&u->rules);
         sl_clear(&u->firstargs);
     } else if (word_eq(op, n, "reset")) {
-        const char *const seq[] = {"resetpass", "resetkeys", "resetchannels", "off", "-@all",
-                                   "sanitize-payload"};
+        const char *const seq[] = {"resetpass", "resetkeys", "resetchannels",
+                                   "off",       "-@all",     "sanitize-payload"};
         for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
             apply_rule(u, seq[i], strlen(seq[i]), why);
     } else if (word_eq(op, n, "clearselectors")) {
@@ -420,13 +445,15 @@ static int apply_rule(acl_user_t *u, const char *op, size_t n, const char **why)
         pass_del(u, i);
     } else if (op[0] == '~') {
         if (u->allkeys) {
-            *why = "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and "
-                   "does not have any effect. Try 'resetkeys' to start with an empty list of patterns";
+            *why =
+                "Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and "
+                "does not have any effect. Try 'resetkeys' to start with an empty list of patterns";
             return -1;
         }
         if (sl_find(&u->keys, op + 1, n - 1) < 0) sl_add(&u->keys, op + 1, n - 1);
     } else if (op[0] == '%') {
-        *why = "AtticDB does not support read/write key permissions (%R~, %W~, %RW~): use ~<pattern>";
+        *why =
+            "AtticDB does not support read/write key permissions (%R~, %W~, %RW~): use ~<pattern>";
         return -1;
     } else if (op[0] == '&') {
         if (u->allchannels) {
@@ -492,11 +519,13 @@ static int apply_rule(acl_user_t *u, const char *op, size_t n, const char **why)
                 }
                 char fa[256];
                 int fn = snprintf(fa, sizeof(fa), "%u:%.*s", (unsigned)d->id, (int)sublen, sub);
-                for (int i = 0; i < fn; i++) fa[i] = (char)tolower((unsigned char)fa[i]);
+                for (int i = 0; i < fn; i++)
+                    fa[i] = (char)tolower((unsigned char)fa[i]);
                 if (!bit_get(u, (unsigned)d->id) && sl_find(&u->firstargs, fa, (size_t)fn) < 0)
                     sl_add(&u->firstargs, fa, (size_t)fn);
                 int rn = snprintf(rule, sizeof(rule), "+%s|%.*s", d->name, (int)sublen, sub);
-                for (int i = 1; i < rn; i++) rule[i] = (char)tolower((unsigned char)rule[i]);
+                for (int i = 1; i < rn; i++)
+                    rule[i] = (char)tolower((unsigned char)rule[i]);
                 if (sl_find(&u->rules, rule, (size_t)rn) < 0) sl_add(&u->rules, rule, (size_t)rn);
             }
         }
@@ -609,7 +638,8 @@ static acl_user_t *default_user(void)
     acl_user_t *u = user_new("default", 7);
     const char *const seq[] = {"on", "nopass", "~*", "&*", "+@all"};
     const char *why;
-    for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) apply_rule(u, seq[i], strlen(seq[i]), &why);
+    for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+        apply_rule(u, seq[i], strlen(seq[i]), &why);
     update_unrestricted(u);
     return u;
 }
@@ -625,8 +655,10 @@ static void table_put(acl_table_t *t, acl_user_t *u)
             t->users[mid] = u;
             return;
         }
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     if (t->n == t->cap) {
         int cap = t->cap ? 2 * t->cap : 8;
@@ -651,7 +683,8 @@ acl_table_t *acl_table_new(void)
 void acl_table_free(acl_table_t *t)
 {
     if (!t) return;
-    for (int i = 0; i < t->n; i++) user_free(t->users[i]);
+    for (int i = 0; i < t->n; i++)
+        user_free(t->users[i]);
     free(t->users);
     free(t);
 }
@@ -666,8 +699,10 @@ acl_user_t *acl_find(const acl_table_t *t, const char *name, size_t nlen)
         int c = memcmp(m, name, mn < nlen ? mn : nlen);
         if (c == 0) c = mn < nlen ? -1 : mn > nlen ? 1 : 0;
         if (c == 0) return t->users[mid];
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return NULL;
 }
@@ -682,8 +717,8 @@ acl_user_t *acl_at(const acl_table_t *t, int i)
     return i >= 0 && i < t->n ? t->users[i] : NULL;
 }
 
-int acl_setuser(acl_table_t *t, const char *name, size_t nlen, int nrules,
-                const char *const *rules, const uint32_t *lens, char *err, size_t errlen)
+int acl_setuser(acl_table_t *t, const char *name, size_t nlen, int nrules, const char *const *rules,
+                const uint32_t *lens, char *err, size_t errlen)
 {
     for (size_t i = 0; i < nlen; i++)
         if (name[i] == ' ' || name[i] == '\0') {
@@ -713,7 +748,8 @@ int acl_deluser(acl_table_t *t, const char *name, size_t nlen)
     acl_user_t *u = acl_find(t, name, nlen);
     if (!u) return 0;
     int i = 0;
-    while (t->users[i] != u) i++;
+    while (t->users[i] != u)
+        i++;
     user_free(u);
     memmove(&t->users[i], &t->users[i + 1], (size_t)(t->n - i - 1) * sizeof(*t->users));
     t->n--;
@@ -776,7 +812,7 @@ static void save_user(const acl_user_t *u, buf_t *b)
     buf_init(&toks);
     uint32_t count = 0;
 #define TOK(p, n) (put_token(&toks, (p), (n)), count++)
-#define TOKS(s) TOK((s), strlen(s))
+#define TOKS(s)   TOK((s), strlen(s))
     TOKS(u->name);
     TOKS(u->enabled ? "on" : "off");
     if (u->nopass) TOKS("nopass");
@@ -807,7 +843,8 @@ static void save_user(const acl_user_t *u, buf_t *b)
         buf_free(&k);
     }
     TOKS(u->base_all ? "+@all" : "-@all");
-    for (int i = 0; i < u->rules.n; i++) TOK(u->rules.v[i].p, u->rules.v[i].n);
+    for (int i = 0; i < u->rules.n; i++)
+        TOK(u->rules.v[i].p, u->rules.v[i].n);
 #undef TOK
 #undef TOKS
     unsigned char cnt[4];
@@ -822,7 +859,8 @@ void acl_table_save(const acl_table_t *t, buf_t *out)
     unsigned char cnt[4];
     cmd_put_u32(cnt, (uint32_t)t->n);
     buf_append(out, cnt, 4);
-    for (int i = 0; i < t->n; i++) save_user(t->users[i], out);
+    for (int i = 0; i < t->n; i++)
+        save_user(t->users[i], out);
 }
 
 acl_table_t *acl_table_load(const char *p, size_t n)
@@ -850,9 +888,8 @@ acl_table_t *acl_table_load(const char *p, size_t n)
             p += lens[k];
         }
         char err[256];
-        int ok = k == ntok &&
-                 acl_setuser(t, toks[0], lens[0], (int)ntok - 1, toks + 1, lens + 1, err,
-                             sizeof(err)) == 0;
+        int ok = k == ntok && acl_setuser(t, toks[0], lens[0], (int)ntok - 1, toks + 1, lens + 1,
+                                          err, sizeof(err)) == 0;
         free(toks);
         free(lens);
         if (!ok) goto bad;
@@ -863,7 +900,6 @@ bad:
     acl_table_free(t);
     return NULL;
 }
-
 
 char *acl_strndup(const char *s, size_t n)
 {

@@ -87,7 +87,8 @@ int fe_acl_update_shm(shm_t *shm, int (*fn)(acl_table_t *, void *, char *, size_
     shm_acl_t *sa = &shm->admin.acl;
     fe_shm_lock(&sa->lock);
     uint64_t v = atomic_load(&sa->version);
-    acl_table_t *t = v ? acl_table_load(sa->text[v & 1], atomic_load(&sa->len[v & 1])) : acl_table_new();
+    acl_table_t *t =
+        v ? acl_table_load(sa->text[v & 1], atomic_load(&sa->len[v & 1])) : acl_table_new();
     if (!t) t = acl_table_new();
     int rc = fn(t, arg, err, errlen);
     if (rc == 0 && publish(shm, t, err, errlen) != 0) rc = -1;
@@ -210,7 +211,8 @@ int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *e
     fe_stat_rejected(fe, c->cur_idx);
     if (rc == ACL_DENIED_CMD) {
         char msg[160];
-        snprintf(msg, sizeof(msg), "-NOPERM this user has no permissions to run the '%s' command\r\n",
+        snprintf(msg, sizeof(msg),
+                 "-NOPERM this user has no permissions to run the '%s' command\r\n",
                  fe_cmd_index_name(c->cur_idx));
         reject(err, d, msg);
     } else {

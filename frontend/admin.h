@@ -47,7 +47,7 @@ int fe_admin_shm_init(shm_t *shm, const config_t *cfg, char *err, size_t errlen)
  * ACL permissions and command statistics are kept per "command index": the
  * command's id for a command without subcommands, FE_SUB_BASE + k for
  * subcommand k of frontend/command-docs.h ("config|get"). */
-#define FE_SUB_BASE 256
+#define FE_SUB_BASE    256
 #define FE_CMD_INDEXES SHM_STAT_SLOTS
 
 /* Subcommand k of parent whose name is s[0, n) (any case), or -1. */
@@ -82,8 +82,8 @@ acl_table_t *acl_table_new(void);
 void acl_table_free(acl_table_t *t);
 /* Apply rules to user `name` (created when missing), all or nothing:
  * returns 0, or -1 with Redis' error text in err (without "-"). */
-int acl_setuser(acl_table_t *t, const char *name, size_t nlen, int nrules,
-                const char *const *rules, const uint32_t *lens, char *err, size_t errlen);
+int acl_setuser(acl_table_t *t, const char *name, size_t nlen, int nrules, const char *const *rules,
+                const uint32_t *lens, char *err, size_t errlen);
 /* Remove a user; 1 when it existed. The default user can't be removed. */
 int acl_deluser(acl_table_t *t, const char *name, size_t nlen);
 acl_user_t *acl_find(const acl_table_t *t, const char *name, size_t nlen);
@@ -152,7 +152,8 @@ void fe_client_sync(struct fe_conn *c);       /* name, user, db, flags changed *
 void fe_clients_reclaim(struct fe *fe);       /* at start: free a predecessor's entries */
 void fe_clients_kill_pending(struct fe *fe);  /* close clients other frontends killed */
 void fe_client_info_line(struct fe_conn *c, buf_t *out);
-void fe_cmd_client(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
+void fe_cmd_client(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                   buf_t *out);
 void fe_cmd_hello(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 void fe_cmd_reset(struct fe_conn *c, buf_t *out);
 /* Protected mode: is this peer refused? (TCP, not loopback, protected-mode
@@ -163,7 +164,8 @@ extern const char FE_DENIED_MSG[];
 /* ---- config-cmd.c ---- */
 /* Re-read the shared settings into the frontend's cache if they moved. */
 void fe_config_refresh(struct fe *fe);
-void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
+void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                   buf_t *out);
 
 /* ---- info.c: statistics ----
  * fe_stats_sync_epoch must run before counting, once per event (batch of
@@ -181,10 +183,12 @@ void fe_cmd_info(struct fe_conn *c, int argc, const char **argv, const uint32_t 
  * Arguments come from the parsed request (the command ended as it was
  * dispatched) or from the copy fe_slowlog_snapshot kept for its reply. */
 void fe_slowlog_add(struct fe_conn *c, uint64_t usec, const char *buf);
-void fe_slowlog_add_snapshot(struct fe_conn *c, uint64_t usec, const struct fe_reply *r, unsigned idx);
+void fe_slowlog_add_snapshot(struct fe_conn *c, uint64_t usec, const struct fe_reply *r,
+                             unsigned idx);
 /* Copy the parsed request's arguments, cut to the slow log's limits, into
  * the frontend's argument ring and note where in r; no allocation. */
 void fe_slowlog_snapshot(struct fe_conn *c, struct fe_reply *r, const char *buf);
-void fe_cmd_slowlog(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
+void fe_cmd_slowlog(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                    buf_t *out);
 
 #endif

@@ -183,19 +183,22 @@ void fe_client_info_line(fe_conn_t *c, buf_t *out)
     int multi = fe_multi_count(c);
     flags_text(flags, multi, c->closing, entry_flags(c));
     size_t argv_mem = 0;
-    for (int i = 0; i < c->cmd.argc; i++) argv_mem += c->cmd.args[i].len;
+    for (int i = 0; i < c->cmd.argc; i++)
+        argv_mem += c->cmd.args[i].len;
     size_t qbuf = c->in.len - c->in_off, obl = c->out.len - c->out_off;
-    buf_appendf(out,
-                "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRId64 " idle=%" PRId64
-                " flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu"
-                " multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=%u omem=%zu tot-mem=%zu events=%s%s cmd=%s"
-                " user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
-                c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "", (now - c->created_ms) / 1000,
-                (now - c->last_active_ms) / 1000, flags, c->db, multi, qbuf, c->in.cap - c->in.len,
-                argv_mem, c->in.cap, c->in.cap, obl, c->npending, c->out.cap,
-                sizeof(*c) + c->in.cap + c->out.cap + argv_mem, c->reading_paused ? "" : "r",
-                event_pending(c->ev_write, EV_WRITE, NULL) ? "w" : "", cmd_name(c->last_idx), c->user ? c->user : "default", c->proto,
-                c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+    buf_appendf(
+        out,
+        "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRId64 " idle=%" PRId64
+        " flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu"
+        " multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=%u omem=%zu tot-mem=%zu events=%s%s cmd=%s"
+        " user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
+        c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "", (now - c->created_ms) / 1000,
+        (now - c->last_active_ms) / 1000, flags, c->db, multi, qbuf, c->in.cap - c->in.len,
+        argv_mem, c->in.cap, c->in.cap, obl, c->npending, c->out.cap,
+        sizeof(*c) + c->in.cap + c->out.cap + argv_mem, c->reading_paused ? "" : "r",
+        event_pending(c->ev_write, EV_WRITE, NULL) ? "w" : "", cmd_name(c->last_idx),
+        c->user ? c->user : "default", c->proto, c->lib_name ? c->lib_name : "",
+        c->lib_ver ? c->lib_ver : "");
 }
 
 static void entry_line(const shm_client_t *e, buf_t *out)
@@ -210,9 +213,10 @@ static void entry_line(const shm_client_t *e, buf_t *out)
                 " multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd=%s"
                 " user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
                 atomic_load(&e->id), e->addr, e->laddr, atomic_load(&e->fd), e->name,
-                (now - atomic_load(&e->created_ms)) / 1000, (now - atomic_load(&e->last_active_ms)) / 1000,
-                flags, atomic_load(&e->db), multi, cmd_name(atomic_load(&e->last_cmd)), e->user,
-                atomic_load(&e->resp), e->lib_name, e->lib_ver);
+                (now - atomic_load(&e->created_ms)) / 1000,
+                (now - atomic_load(&e->last_active_ms)) / 1000, flags, atomic_load(&e->db), multi,
+                cmd_name(atomic_load(&e->last_cmd)), e->user, atomic_load(&e->resp), e->lib_name,
+                e->lib_ver);
 }
 
 /* Every client of the server: ours from their live state, the others'
@@ -330,11 +334,14 @@ static void client_list(fe_conn_t *c, int argc, const char **argv, const uint32_
     for (size_t i = 0; normal && i < n; i++) {
         if (ids) {
             int want = 0;
-            for (int k = 0; k < nids; k++) want |= ids[k] == all[i].id;
+            for (int k = 0; k < nids; k++)
+                want |= ids[k] == all[i].id;
             if (!want) continue;
         }
-        if (all[i].local) fe_client_info_line(all[i].local, &text);
-        else if (entry_read(fe, all[i].slot, &tmp)) entry_line(&tmp, &text);
+        if (all[i].local)
+            fe_client_info_line(all[i].local, &text);
+        else if (entry_read(fe, all[i].slot, &tmp))
+            entry_line(&tmp, &text);
     }
     free(all);
     free(ids);
@@ -348,8 +355,10 @@ static void kill_one(fe_conn_t *self, const client_ref_t *r)
 {
     fe_t *fe = self->fe;
     if (r->local) {
-        if (r->local == self) self->closing = 1; /* after this reply */
-        else fe_conn_kill(r->local);
+        if (r->local == self)
+            self->closing = 1; /* after this reply */
+        else
+            fe_conn_kill(r->local);
         return;
     }
     shm_client_t *e = &fe->shm->admin.clients[r->slot];
@@ -406,8 +415,10 @@ static void client_kill(fe_conn_t *c, int argc, const char **argv, const uint32_
                 user = v;
                 user_n = vn;
             } else if (fe_word_eq(o, on, "skipme")) {
-                if (fe_word_eq(v, vn, "yes")) skipme = 1;
-                else if (fe_word_eq(v, vn, "no")) skipme = 0;
+                if (fe_word_eq(v, vn, "yes"))
+                    skipme = 1;
+                else if (fe_word_eq(v, vn, "no"))
+                    skipme = 0;
                 else {
                     resp_error(out, "ERR syntax error");
                     return;
@@ -436,8 +447,10 @@ static void client_kill(fe_conn_t *c, int argc, const char **argv, const uint32_
     }
     free(all);
     if (old_style) {
-        if (killed) resp_simple(out, "OK");
-        else resp_error(out, "ERR No such client");
+        if (killed)
+            resp_simple(out, "OK");
+        else
+            resp_error(out, "ERR No such client");
     } else {
         resp_integer(out, killed);
     }
@@ -512,8 +525,10 @@ void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
     if (fe_word_eq(sub, sl, "id")) {
         resp_integer(out, (long long)c->id);
     } else if (fe_word_eq(sub, sl, "getname")) {
-        if (c->name) resp_bulk_cstr(out, c->name);
-        else resp_null3(out, c->proto);
+        if (c->name)
+            resp_bulk_cstr(out, c->name);
+        else
+            resp_null3(out, c->proto);
     } else if (fe_word_eq(sub, sl, "setname")) {
         if (set_name(c, argv[2], lens[2], out) == 0) resp_simple(out, "OK");
     } else if (fe_word_eq(sub, sl, "setinfo")) {
@@ -526,7 +541,8 @@ void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
             reply_errf(out, "ERR Unrecognized option '%.*s'", argv[2], lens[2]);
         } else if (!name_ok(argv[3], lens[3])) {
             char msg[200];
-            snprintf(msg, sizeof(msg), "ERR %.*s cannot contain spaces, newlines or special characters.",
+            snprintf(msg, sizeof(msg),
+                     "ERR %.*s cannot contain spaces, newlines or special characters.",
                      (int)(lens[2] > 64 ? 64 : lens[2]), argv[2]);
             resp_error(out, msg);
         } else {
@@ -562,8 +578,10 @@ void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
             resp_error(out, "ERR syntax error");
         }
     } else if (fe_word_eq(sub, sl, "no-evict")) {
-        if (fe_word_eq(argv[2], lens[2], "on")) c->no_evict = 1;
-        else if (fe_word_eq(argv[2], lens[2], "off")) c->no_evict = 0;
+        if (fe_word_eq(argv[2], lens[2], "on"))
+            c->no_evict = 1;
+        else if (fe_word_eq(argv[2], lens[2], "off"))
+            c->no_evict = 0;
         else {
             resp_error(out, "ERR syntax error");
             return;

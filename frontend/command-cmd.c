@@ -93,17 +93,19 @@ int fe_subcmd_arity_check(const cmd_desc_t *d, int argc, const char *const *argv
 void fe_reply_unknown_subcmd(buf_t *out, const char *cmd_upper, const char *sub, size_t n)
 {
     char msg[256];
-    snprintf(msg, sizeof(msg), "ERR unknown subcommand '%.*s'. Try %s HELP.", (int)(n > 128 ? 128 : n),
-             sub, cmd_upper);
+    snprintf(msg, sizeof(msg), "ERR unknown subcommand '%.*s'. Try %s HELP.",
+             (int)(n > 128 ? 128 : n), sub, cmd_upper);
     resp_error(out, msg);
 }
 
 void fe_reply_help(buf_t *out, const char *const *lines)
 {
     int n = 0;
-    while (lines[n]) n++;
+    while (lines[n])
+        n++;
     resp_array(out, n);
-    for (int i = 0; i < n; i++) resp_simple(out, lines[i]);
+    for (int i = 0; i < n; i++)
+        resp_simple(out, lines[i]);
 }
 
 /* ---- COMMAND ---- */
@@ -118,8 +120,10 @@ static const fe_cmd_doc_t *doc_of(const cmd_desc_t *d)
 /* Append RESP3 text as the connection's protocol wants it. */
 static void put3(buf_t *out, int proto, const char *p, size_t n)
 {
-    if (proto >= 3) buf_append(out, p, n);
-    else resp3_to_resp2(p, n, out);
+    if (proto >= 3)
+        buf_append(out, p, n);
+    else
+        resp3_to_resp2(p, n, out);
 }
 
 static void command_info(const cmd_desc_t *d, int proto, buf_t *out)
@@ -147,8 +151,10 @@ static void command_docs_entry(const cmd_desc_t *d, int proto, buf_t *out)
 {
     resp_bulk_cstr(out, d->name);
     const fe_cmd_doc_t *doc = doc_of(d);
-    if (doc) put3(out, proto, doc->docs, doc->docs_len);
-    else resp_map(out, proto, 0);
+    if (doc)
+        put3(out, proto, doc->docs, doc->docs_len);
+    else
+        resp_map(out, proto, 0);
 }
 
 static void command_getkeys(int argc, const char **argv, const uint32_t *lens, buf_t *out)
@@ -177,12 +183,15 @@ static void command_getkeys(int argc, const char **argv, const uint32_t *lens, b
         return;
     }
     int count = 0;
-    for (int i = d->first_key; i <= last; i += step) count++;
+    for (int i = d->first_key; i <= last; i += step)
+        count++;
     resp_array(out, count);
-    for (int i = d->first_key; i <= last; i += step) resp_bulk(out, args[i], alens[i]);
+    for (int i = d->first_key; i <= last; i += step)
+        resp_bulk(out, args[i], alens[i]);
 }
 
-static void command_list(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+static void command_list(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
+                         buf_t *out)
 {
     enum { ALL, CAT, PATTERN, NONE } mode = ALL;
     uint32_t bits = 0;
@@ -266,7 +275,8 @@ void fe_command(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
     const cmd_desc_t *t = cmd_table(&n);
     if (argc == 1) {
         resp_array(out, (long long)n);
-        for (size_t i = 0; i < n; i++) command_info(&t[i], proto, out);
+        for (size_t i = 0; i < n; i++)
+            command_info(&t[i], proto, out);
         return;
     }
     if (fe_subcmd_arity_check(cmd_by_id(CMD_COMMAND), argc, argv, lens, out) != 0) return;
@@ -277,19 +287,23 @@ void fe_command(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
     } else if (fe_word_eq(sub, sl, "info")) {
         if (argc == 2) {
             resp_array(out, (long long)n);
-            for (size_t i = 0; i < n; i++) command_info(&t[i], proto, out);
+            for (size_t i = 0; i < n; i++)
+                command_info(&t[i], proto, out);
             return;
         }
         resp_array(out, argc - 2);
         for (int i = 2; i < argc; i++) {
             const cmd_desc_t *d = cmd_lookup(argv[i], lens[i]);
-            if (d) command_info(d, proto, out);
-            else resp_null3(out, proto);
+            if (d)
+                command_info(d, proto, out);
+            else
+                resp_null3(out, proto);
         }
     } else if (fe_word_eq(sub, sl, "docs")) {
         if (argc == 2) {
             resp_map(out, proto, (long long)n);
-            for (size_t i = 0; i < n; i++) command_docs_entry(&t[i], proto, out);
+            for (size_t i = 0; i < n; i++)
+                command_docs_entry(&t[i], proto, out);
             return;
         }
         buf_t items;

@@ -28,7 +28,7 @@ typedef struct fe_subcmd {
     const char *name;     /* "get" */
     const char *fullname; /* "config|get" */
     int arity;
-    uint32_t cats;        /* enum cmd_cat */
+    uint32_t cats; /* enum cmd_cat */
 } fe_subcmd_t;
 
 extern const fe_cmd_doc_t fe_cmd_docs[];

@@ -131,30 +131,42 @@ static void param_value(fe_t *fe, const param_t *p, buf_t *v)
     const config_t *c = fe->cfg;
     shm_config_t *sc = &fe->shm->admin.config;
     const char *n = p->name;
-    if (!strcmp(n, "port")) buf_appendf(v, "%d", c->port);
+    if (!strcmp(n, "port"))
+        buf_appendf(v, "%d", c->port);
     else if (!strcmp(n, "bind")) {
-        for (int i = 0; i < c->nbind; i++) buf_appendf(v, "%s%s", i ? " " : "", c->bind[i]);
-    } else if (!strcmp(n, "unixsocket")) buf_appendf(v, "%s", c->unixsocket ? c->unixsocket : "");
-    else if (!strcmp(n, "unixsocketperm")) buf_appendf(v, "%o", c->unixsocketperm);
+        for (int i = 0; i < c->nbind; i++)
+            buf_appendf(v, "%s%s", i ? " " : "", c->bind[i]);
+    } else if (!strcmp(n, "unixsocket"))
+        buf_appendf(v, "%s", c->unixsocket ? c->unixsocket : "");
+    else if (!strcmp(n, "unixsocketperm"))
+        buf_appendf(v, "%o", c->unixsocketperm);
     else if (!strcmp(n, "dir")) {
         char *abs = realpath(c->dir, NULL);
         buf_appendf(v, "%s", abs ? abs : c->dir);
         free(abs);
-    } else if (!strcmp(n, "daemonize")) buf_appendf(v, "no");
-    else if (!strcmp(n, "databases")) buf_appendf(v, "%d", c->databases);
-    else if (!strcmp(n, "tcp-backlog")) buf_appendf(v, "%d", c->tcp_backlog);
-    else if (!strcmp(n, "logfile")) buf_appendf(v, "%s", c->logfile ? c->logfile : "");
+    } else if (!strcmp(n, "daemonize"))
+        buf_appendf(v, "no");
+    else if (!strcmp(n, "databases"))
+        buf_appendf(v, "%d", c->databases);
+    else if (!strcmp(n, "tcp-backlog"))
+        buf_appendf(v, "%d", c->tcp_backlog);
+    else if (!strcmp(n, "logfile"))
+        buf_appendf(v, "%s", c->logfile ? c->logfile : "");
     else if (!strcmp(n, "loglevel")) {
         int64_t l = atomic_load(&sc->loglevel);
         buf_appendf(v, "%s", l >= 0 && l < 4 ? loglevels[l] : "notice");
-    } else if (!strcmp(n, "maxclients")) buf_appendf(v, "%" PRId64, atomic_load(&sc->maxclients));
-    else if (!strcmp(n, "timeout")) buf_appendf(v, "%" PRId64, atomic_load(&sc->timeout));
-    else if (!strcmp(n, "protected-mode")) buf_appendf(v, "%s", atomic_load(&sc->protected_mode) ? "yes" : "no");
+    } else if (!strcmp(n, "maxclients"))
+        buf_appendf(v, "%" PRId64, atomic_load(&sc->maxclients));
+    else if (!strcmp(n, "timeout"))
+        buf_appendf(v, "%" PRId64, atomic_load(&sc->timeout));
+    else if (!strcmp(n, "protected-mode"))
+        buf_appendf(v, "%s", atomic_load(&sc->protected_mode) ? "yes" : "no");
     else if (!strcmp(n, "requirepass")) {
         fe_shm_lock(&sc->lock);
         buf_appendf(v, "%s", sc->requirepass);
         fe_shm_unlock(&sc->lock);
-    } else if (!strcmp(n, "proto-max-bulk-len")) buf_appendf(v, "%" PRId64, atomic_load(&sc->proto_max_bulk_len));
+    } else if (!strcmp(n, "proto-max-bulk-len"))
+        buf_appendf(v, "%" PRId64, atomic_load(&sc->proto_max_bulk_len));
     else if (!strcmp(n, "client-query-buffer-limit"))
         buf_appendf(v, "%" PRId64, atomic_load(&sc->client_query_buffer_limit));
     else if (!strcmp(n, "client-output-buffer-limit"))
@@ -165,17 +177,27 @@ static void param_value(fe_t *fe, const param_t *p, buf_t *v)
                     " slave 268435456 67108864 60 pubsub 33554432 8388608 60",
                     atomic_load(&sc->obuf_hard), atomic_load(&sc->obuf_soft),
                     atomic_load(&sc->obuf_soft_seconds));
-    else if (!strcmp(n, "slowlog-log-slower-than")) buf_appendf(v, "%" PRId64, atomic_load(&sc->slowlog_slower_than));
-    else if (!strcmp(n, "slowlog-max-len")) buf_appendf(v, "%" PRId64, atomic_load(&sc->slowlog_max_len));
-    else if (!strcmp(n, "save")) { /* no snapshots: empty, as Redis with save "" */ }
-    else if (!strcmp(n, "appendonly")) buf_appendf(v, "no");
-    else if (!strcmp(n, "appendfsync")) buf_appendf(v, "always");
-    else if (!strcmp(n, "frontends")) buf_appendf(v, "%d", c->frontends);
-    else if (!strcmp(n, "ring-size")) buf_appendf(v, "%" PRIu64, c->ring_size);
-    else if (!strcmp(n, "segment-size")) buf_appendf(v, "%" PRIu64, c->segment_size);
-    else if (!strcmp(n, "channel-size")) buf_appendf(v, "%" PRIu64, c->chan_size);
-    else if (!strcmp(n, "log-sync")) buf_appendf(v, "%s", c->log_sync == CONFIG_SYNC_ODSYNC ? "odsync" : "fdatasync");
-    else if (!strcmp(n, "respawn-limit")) buf_appendf(v, "%d", c->respawn_limit);
+    else if (!strcmp(n, "slowlog-log-slower-than"))
+        buf_appendf(v, "%" PRId64, atomic_load(&sc->slowlog_slower_than));
+    else if (!strcmp(n, "slowlog-max-len"))
+        buf_appendf(v, "%" PRId64, atomic_load(&sc->slowlog_max_len));
+    else if (!strcmp(n, "save")) { /* no snapshots: empty, as Redis with save "" */
+    } else if (!strcmp(n, "appendonly"))
+        buf_appendf(v, "no");
+    else if (!strcmp(n, "appendfsync"))
+        buf_appendf(v, "always");
+    else if (!strcmp(n, "frontends"))
+        buf_appendf(v, "%d", c->frontends);
+    else if (!strcmp(n, "ring-size"))
+        buf_appendf(v, "%" PRIu64, c->ring_size);
+    else if (!strcmp(n, "segment-size"))
+        buf_appendf(v, "%" PRIu64, c->segment_size);
+    else if (!strcmp(n, "channel-size"))
+        buf_appendf(v, "%" PRIu64, c->chan_size);
+    else if (!strcmp(n, "log-sync"))
+        buf_appendf(v, "%s", c->log_sync == CONFIG_SYNC_ODSYNC ? "odsync" : "fdatasync");
+    else if (!strcmp(n, "respawn-limit"))
+        buf_appendf(v, "%d", c->respawn_limit);
 }
 
 static void config_get(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
@@ -196,8 +218,10 @@ static void config_get(fe_conn_t *c, int argc, const char **argv, const uint32_t
                 continue;
             taken[i] = 1;
             /* An exact name is echoed as the client spelled it (Redis 7). */
-            if (is_pattern) resp_bulk_cstr(&items, params[i].name);
-            else resp_bulk(&items, pat, pl);
+            if (is_pattern)
+                resp_bulk_cstr(&items, params[i].name);
+            else
+                resp_bulk(&items, pat, pl);
             buf_reset(&v);
             param_value(c->fe, &params[i], &v);
             resp_bulk(&items, v.data, v.len);
@@ -223,14 +247,22 @@ static int parse_memory(const char *s, size_t n, int64_t *out)
     long long v = strtoll(tmp, &end, 10);
     if (errno || end == tmp) return -1;
     long long mul = 1;
-    if (!strcasecmp(end, "") || !strcasecmp(end, "b")) mul = 1;
-    else if (!strcasecmp(end, "k")) mul = 1000;
-    else if (!strcasecmp(end, "kb")) mul = 1024;
-    else if (!strcasecmp(end, "m")) mul = 1000 * 1000;
-    else if (!strcasecmp(end, "mb")) mul = 1024 * 1024;
-    else if (!strcasecmp(end, "g")) mul = 1000ll * 1000 * 1000;
-    else if (!strcasecmp(end, "gb")) mul = 1024ll * 1024 * 1024;
-    else return -1;
+    if (!strcasecmp(end, "") || !strcasecmp(end, "b"))
+        mul = 1;
+    else if (!strcasecmp(end, "k"))
+        mul = 1000;
+    else if (!strcasecmp(end, "kb"))
+        mul = 1024;
+    else if (!strcasecmp(end, "m"))
+        mul = 1000 * 1000;
+    else if (!strcasecmp(end, "mb"))
+        mul = 1024 * 1024;
+    else if (!strcasecmp(end, "g"))
+        mul = 1000ll * 1000 * 1000;
+    else if (!strcasecmp(end, "gb"))
+        mul = 1024ll * 1024 * 1024;
+    else
+        return -1;
     if (v < 0 || (mul > 1 && v > LLONG_MAX / mul)) return -1;
     *out = v * mul;
     return 0;
@@ -243,7 +275,8 @@ static const char *parse_obuf(const char *s, size_t n, pending_t *p)
     char *copy = acl_strndup(s, n);
     char *words[64];
     int nw = 0;
-    for (char *tok = strtok(copy, " "); tok && nw < 64; tok = strtok(NULL, " ")) words[nw++] = tok;
+    for (char *tok = strtok(copy, " "); tok && nw < 64; tok = strtok(NULL, " "))
+        words[nw++] = tok;
     const char *err = NULL;
     if (nw % 4 != 0 || nw == 0) err = "Wrong number of arguments in buffer limit configuration.";
     for (int i = 0; !err && i < nw; i += 4) {
@@ -299,9 +332,12 @@ static const char *parse_value(const param_t *prm, const char *s, size_t n, pend
         return NULL;
     }
     case K_BOOL:
-        if (fe_word_eq(s, n, "yes")) *dst = 1;
-        else if (fe_word_eq(s, n, "no")) *dst = 0;
-        else return "argument must be 'yes' or 'no'";
+        if (fe_word_eq(s, n, "yes"))
+            *dst = 1;
+        else if (fe_word_eq(s, n, "no"))
+            *dst = 0;
+        else
+            return "argument must be 'yes' or 'no'";
         return NULL;
     case K_LOGLEVEL:
         for (int i = 0; i < 4; i++)
@@ -313,7 +349,8 @@ static const char *parse_value(const param_t *prm, const char *s, size_t n, pend
     case K_OBUF:
         return parse_obuf(s, n, p);
     case K_PASS:
-        if (n >= SHM_REQUIREPASS_MAX || memchr(s, '\0', n)) return "the password is too long or holds a NUL byte";
+        if (n >= SHM_REQUIREPASS_MAX || memchr(s, '\0', n))
+            return "the password is too long or holds a NUL byte";
         p->requirepass = s;
         p->requirepass_len = n;
         return NULL;
@@ -323,7 +360,8 @@ static const char *parse_value(const param_t *prm, const char *s, size_t n, pend
     return "can't set immutable config";
 }
 
-static void config_set_cmd(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+static void config_set_cmd(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
+                           buf_t *out)
 {
     fe_t *fe = c->fe;
     if (argc % 2) {
@@ -367,7 +405,8 @@ static void config_set_cmd(fe_conn_t *c, int argc, const char **argv, const uint
             }
     }
     if (unknown) {
-        snprintf(msg, sizeof(msg), "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
+        snprintf(msg, sizeof(msg),
+                 "ERR Unknown option or number of arguments for CONFIG SET - '%.*s'",
                  (int)(unknown_len > 128 ? 128 : unknown_len), unknown);
         resp_error(out, msg);
         return;
@@ -406,9 +445,10 @@ static void config_set_cmd(fe_conn_t *c, int argc, const char **argv, const uint
     }
     if (errstr) {
         fe_shm_unlock(&sc->lock);
-        snprintf(msg, sizeof(msg), "ERR CONFIG SET failed (possibly related to argument '%.*s') - %s",
-                 (int)(lens[2 + 2 * err_arg] > 128 ? 128 : lens[2 + 2 * err_arg]), argv[2 + 2 * err_arg],
-                 errstr);
+        snprintf(msg, sizeof(msg),
+                 "ERR CONFIG SET failed (possibly related to argument '%.*s') - %s",
+                 (int)(lens[2 + 2 * err_arg] > 128 ? 128 : lens[2 + 2 * err_arg]),
+                 argv[2 + 2 * err_arg], errstr);
         resp_error(out, msg);
         return;
     }

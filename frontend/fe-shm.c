@@ -39,8 +39,10 @@ void fe_shm_lock(shm_lock_t *l)
                 return;
             }
         }
-        if (spins < 100) sched_yield();
-        else nanosleep(&(struct timespec){0, 50000}, NULL);
+        if (spins < 100)
+            sched_yield();
+        else
+            nanosleep(&(struct timespec){0, 50000}, NULL);
     }
 }
 
@@ -65,7 +67,8 @@ static int init_users(acl_table_t *t, void *argp, char *err, size_t errlen)
         int n = cfg->users[i].nwords;
         if (n < 1) continue;
         uint32_t lens[CONFIG_MAX_USER_WORDS];
-        for (int j = 0; j < n; j++) lens[j] = (uint32_t)strlen(w[j]);
+        for (int j = 0; j < n; j++)
+            lens[j] = (uint32_t)strlen(w[j]);
         char msg[512];
         if (acl_setuser(t, w[0], lens[0], n - 1, (const char *const *)w + 1, lens + 1, msg,
                         sizeof(msg)) != 0) {
@@ -116,7 +119,8 @@ int fe_admin_shm_init(shm_t *shm, const config_t *cfg, char *err, size_t errlen)
     atomic_store(&c->slowlog_slower_than, cfg->slowlog_log_slower_than);
     atomic_store(&c->slowlog_max_len, cfg->slowlog_max_len);
     atomic_store(&c->loglevel, cfg->loglevel);
-    snprintf(c->requirepass, sizeof(c->requirepass), "%s", cfg->requirepass ? cfg->requirepass : "");
+    snprintf(c->requirepass, sizeof(c->requirepass), "%s",
+             cfg->requirepass ? cfg->requirepass : "");
     atomic_store(&c->version, 1);
     atomic_store(&a->next_client_id, 0);
     atomic_store(&a->stat_epoch, 1);

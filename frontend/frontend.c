@@ -53,7 +53,8 @@ static const char REPLY_OK[] = "+OK\r\n";
 /* This frontend's own counters: one writer, so a load and a store. */
 static inline void stat_add(_Atomic uint64_t *p, uint64_t v)
 {
-    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v, memory_order_relaxed);
+    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v,
+                          memory_order_relaxed);
 }
 
 static void conn_close(fe_conn_t *c);
@@ -233,7 +234,8 @@ static void stat_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
     unsigned idx = r->stat_idx - 1u;
     r->stat_idx = 0;
     fe_stat_done(fe, idx, ns, r->len && r->data && r->data[0] == '-');
-    if (r->snap_ok && r->conn && fe->slowlog_slower_than >= 0 && usec >= (uint64_t)fe->slowlog_slower_than)
+    if (r->snap_ok && r->conn && fe->slowlog_slower_than >= 0 &&
+        usec >= (uint64_t)fe->slowlog_slower_than)
         fe_slowlog_add_snapshot(r->conn, usec, r, idx);
 }
 
@@ -559,7 +561,7 @@ static void fe_block(fe_conn_t *c, int retry_soon)
  * (With slowlog-log-slower-than under 1 ms every command is read alone,
  * so each can be slow-logged.) */
 typedef struct batch_clock {
-    uint64_t mark; /* the last reading, 0 = none yet */
+    uint64_t mark;     /* the last reading, 0 = none yet */
     uint16_t fast[32]; /* command index | FAST_FAILED */
     int nfast;
 } batch_clock_t;
@@ -600,18 +602,21 @@ static void after_dispatch(fe_conn_t *c, const char *buf, batch_clock_t *bc, fe_
             r->t0_ns = bc->mark;
             if (slowlog) fe_slowlog_snapshot(c, r, buf);
         } else {
-            int failed = r ? (r->len && r->data[0] == '-') : (c->out.len > out0 && c->out.data[out0] == '-');
+            int failed =
+                r ? (r->len && r->data[0] == '-') : (c->out.len > out0 && c->out.data[out0] == '-');
             /* Sub-millisecond thresholds want every command timed alone. */
             if ((flags & CMDF_FAST) && (!slowlog || fe->slowlog_slower_than >= 1000)) {
                 /* Timed with its neighbours (batch_clock_t). */
                 bc->fast[bc->nfast++] = (uint16_t)(idx | (failed ? FAST_FAILED : 0));
-                if (bc->nfast == (int)(sizeof(bc->fast) / sizeof(bc->fast[0]))) clock_read(fe, bc, 1);
+                if (bc->nfast == (int)(sizeof(bc->fast) / sizeof(bc->fast[0])))
+                    clock_read(fe, bc, 1);
             } else {
                 /* Its time includes the fast commands answered since the
                  * last reading, a fraction of a microsecond each. */
                 uint64_t start = bc->mark, ns = clock_read(fe, bc, 0) - start;
                 fe_stat_done(fe, idx, ns, failed);
-                if (slowlog && ns / 1000 >= (uint64_t)fe->slowlog_slower_than) fe_slowlog_add(c, ns / 1000, buf);
+                if (slowlog && ns / 1000 >= (uint64_t)fe->slowlog_slower_than)
+                    fe_slowlog_add(c, ns / 1000, buf);
             }
         }
         c->stat_idx = 0;
@@ -714,7 +719,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     c->last_active_ms = shm_now_ms();
     stat_add(&fe->stats->net_in, (uint64_t)n);
     fe_config_refresh(fe);
-    if (c->reg) atomic_store_explicit(&c->reg->last_active_ms, c->last_active_ms, memory_order_relaxed);
+    if (c->reg)
+        atomic_store_explicit(&c->reg->last_active_ms, c->last_active_ms, memory_order_relaxed);
     if (c->in.len - c->in_off > fe->qbuf_limit) {
         log_info("Closing client that reached max query buffer length (%zu bytes)",
                  c->in.len - c->in_off);
@@ -728,7 +734,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 
 /* "ip:port" as Redis writes it ("[ip]:port" for IPv6, "path:0" for the
  * unix socket). */
-static void format_addr(const struct sockaddr_storage *ss, const char *unix_path, char *out, size_t n)
+static void format_addr(const struct sockaddr_storage *ss, const char *unix_path, char *out,
+                        size_t n)
 {
     char ip[INET6_ADDRSTRLEN] = "?";
     if (ss->ss_family == AF_INET) {
@@ -880,7 +887,8 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         /* instantaneous_ops_per_sec: commands over the last second */
         uint64_t cmds = atomic_load(&fe->stats->cmds);
         if (fe->ops_sample_ms && cmds >= fe->ops_sample_cmds)
-            atomic_store(&fe->stats->inst_ops, (cmds - fe->ops_sample_cmds) * 1000 / (uint64_t)(now - fe->ops_sample_ms));
+            atomic_store(&fe->stats->inst_ops,
+                         (cmds - fe->ops_sample_cmds) * 1000 / (uint64_t)(now - fe->ops_sample_ms));
         fe->ops_sample_cmds = cmds;
         fe->ops_sample_ms = now;
     }

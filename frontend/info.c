@@ -39,7 +39,8 @@
 static inline void add_u64(_Atomic uint64_t *p, uint64_t v)
 {
     /* One writer per table: a load and a store, not a locked add. */
-    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v, memory_order_relaxed);
+    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v,
+                          memory_order_relaxed);
 }
 
 void fe_stats_sync_epoch(fe_t *fe)
@@ -128,8 +129,10 @@ static int read_proc_stat(int pid, proc_usage_t *u)
     int field = 2;
     for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
         field++;
-        if (field == 14) utime = strtoull(tok, NULL, 10);
-        else if (field == 15) stime = strtoull(tok, NULL, 10);
+        if (field == 14)
+            utime = strtoull(tok, NULL, 10);
+        else if (field == 15)
+            stime = strtoull(tok, NULL, 10);
         else if (field == 24) {
             rss = strtoll(tok, NULL, 10);
             break;
@@ -158,18 +161,24 @@ static void server_usage(fe_t *fe, proc_usage_t *u)
         return;
     }
     int pid;
-    while (fscanf(f, "%d", &pid) == 1) read_proc_stat(pid, u);
+    while (fscanf(f, "%d", &pid) == 1)
+        read_proc_stat(pid, u);
     fclose(f);
 }
 
 static void human_bytes(char *out, size_t n, uint64_t v)
 {
     double d = (double)v;
-    if (v < 1024) snprintf(out, n, "%" PRIu64 "B", v);
-    else if (d < 1024.0 * 1024) snprintf(out, n, "%.2fK", d / 1024);
-    else if (d < 1024.0 * 1024 * 1024) snprintf(out, n, "%.2fM", d / (1024 * 1024));
-    else if (d < 1024.0 * 1024 * 1024 * 1024) snprintf(out, n, "%.2fG", d / (1024.0 * 1024 * 1024));
-    else snprintf(out, n, "%.2fT", d / (1024.0 * 1024 * 1024 * 1024));
+    if (v < 1024)
+        snprintf(out, n, "%" PRIu64 "B", v);
+    else if (d < 1024.0 * 1024)
+        snprintf(out, n, "%.2fK", d / 1024);
+    else if (d < 1024.0 * 1024 * 1024)
+        snprintf(out, n, "%.2fM", d / (1024 * 1024));
+    else if (d < 1024.0 * 1024 * 1024 * 1024)
+        snprintf(out, n, "%.2fG", d / (1024.0 * 1024 * 1024));
+    else
+        snprintf(out, n, "%.2fT", d / (1024.0 * 1024 * 1024 * 1024));
 }
 
 /* A 40-hex-digit id that is the same from every frontend of one server run
@@ -238,16 +247,16 @@ static void info_server(fe_t *fe, buf_t *b)
                 "frontend:%d\r\n"
                 "frontends:%u\r\n",
                 u.sysname, u.release, u.machine, (int)(sizeof(void *) * 8), gmaj, gmin, gpat,
-                (int)getpid(), rid, fe->cfg->port,
-                (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, up, up / 86400,
-                (int64_t)(ts.tv_sec & ((1 << 24) - 1)), exe, PACKAGE_VERSION, fe->slot,
-                fe->shm->nfrontends);
+                (int)getpid(), rid, fe->cfg->port, (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
+                up, up / 86400, (int64_t)(ts.tv_sec & ((1 << 24) - 1)), exe, PACKAGE_VERSION,
+                fe->slot, fe->shm->nfrontends);
 }
 
 static uint64_t total_clients(fe_t *fe)
 {
     uint64_t n = 0;
-    for (uint32_t i = 0; i < fe->shm->nfrontends; i++) n += atomic_load(&fe->shm->fe[i].clients);
+    for (uint32_t i = 0; i < fe->shm->nfrontends; i++)
+        n += atomic_load(&fe->shm->fe[i].clients);
     return n;
 }
 
@@ -301,7 +310,8 @@ static double fsync_percentile(fe_t *fe, double q)
 {
     _Atomic uint64_t *h = fe->shm->stats.fsync_hist;
     uint64_t total = 0;
-    for (unsigned i = 0; i < SHM_HIST_BUCKETS; i++) total += atomic_load_explicit(&h[i], memory_order_relaxed);
+    for (unsigned i = 0; i < SHM_HIST_BUCKETS; i++)
+        total += atomic_load_explicit(&h[i], memory_order_relaxed);
     if (!total) return 0;
     uint64_t want = (uint64_t)((double)total * q);
     if (want >= total) want = total - 1;
@@ -371,7 +381,8 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t in = SUM_STAT(fe, s_->net_in), out = SUM_STAT(fe, s_->net_out);
     uint64_t errors = SUM_STAT(fe, s_->error_replies);
     uint64_t ops = 0;
-    for (uint32_t i = 0; i < fe->shm->nfrontends; i++) ops += atomic_load(&fe->shm->admin.fe_stats[i].inst_ops);
+    for (uint32_t i = 0; i < fe->shm->nfrontends; i++)
+        ops += atomic_load(&fe->shm->admin.fe_stats[i].inst_ops);
     buf_appendf(b,
                 "# Stats\r\n"
                 "total_connections_received:%" PRIu64 "\r\n"
@@ -442,7 +453,8 @@ static void info_commandstats(fe_t *fe, buf_t *b)
         buf_appendf(b,
                     "cmdstat_%s:calls=%" PRIu64 ",usec=%" PRIu64 ",usec_per_call=%.2f,"
                     "rejected_calls=%" PRIu64 ",failed_calls=%" PRIu64 "\r\n",
-                    name, calls, usec, calls ? (double)nsec / 1000.0 / (double)calls : 0.0, rejected, failed);
+                    name, calls, usec, calls ? (double)nsec / 1000.0 / (double)calls : 0.0,
+                    rejected, failed);
     }
 }
 
@@ -451,7 +463,8 @@ static void info_keyspace(fe_t *fe, buf_t *b)
     buf_appendf(b, "# Keyspace\r\n");
     int ndb = fe->cfg->databases > 0 && fe->cfg->databases <= 256 ? fe->cfg->databases : 1;
     uint64_t per_db = 0;
-    for (int db = 0; db < ndb; db++) per_db += atomic_load(&fe->shm->db_keys[db]);
+    for (int db = 0; db < ndb; db++)
+        per_db += atomic_load(&fe->shm->db_keys[db]);
     uint64_t all = atomic_load(&fe->shm->store_keys);
     if (!per_db && all) {
         /* A store that publishes only its total: all of it in db0. */
@@ -472,10 +485,10 @@ static const struct {
     void (*fn)(fe_t *, buf_t *);
     int in_default;
 } sections[] = {
-    {"server", info_server, 1},           {"clients", info_clients, 1},
-    {"memory", info_memory, 1},           {"persistence", info_persistence, 1},
-    {"stats", info_stats, 1},             {"replication", info_replication, 1},
-    {"cpu", info_cpu, 1},                 {"commandstats", info_commandstats, 0},
+    {"server", info_server, 1},     {"clients", info_clients, 1},
+    {"memory", info_memory, 1},     {"persistence", info_persistence, 1},
+    {"stats", info_stats, 1},       {"replication", info_replication, 1},
+    {"cpu", info_cpu, 1},           {"commandstats", info_commandstats, 0},
     {"keyspace", info_keyspace, 1},
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
@@ -487,14 +500,17 @@ static void info_text(fe_t *fe, int argc, const char *const *argv, const uint32_
 {
     int want[NSECTIONS] = {0};
     if (argc <= 1) {
-        for (size_t i = 0; i < NSECTIONS; i++) want[i] = sections[i].in_default;
+        for (size_t i = 0; i < NSECTIONS; i++)
+            want[i] = sections[i].in_default;
     }
     for (int a = 1; a < argc; a++) {
         for (size_t i = 0; i < NSECTIONS; i++) {
             if (fe_word_eq(argv[a], lens[a], "all") || fe_word_eq(argv[a], lens[a], "everything"))
                 want[i] = 1;
-            else if (fe_word_eq(argv[a], lens[a], "default")) want[i] |= sections[i].in_default;
-            else if (fe_word_eq(argv[a], lens[a], sections[i].name)) want[i] = 1;
+            else if (fe_word_eq(argv[a], lens[a], "default"))
+                want[i] |= sections[i].in_default;
+            else if (fe_word_eq(argv[a], lens[a], sections[i].name))
+                want[i] = 1;
         }
     }
     int first = 1;

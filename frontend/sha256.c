@@ -36,7 +36,8 @@ static void compress(uint32_t h[8], const unsigned char block[64])
     }
     uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t t1 = hh + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
+        uint32_t t1 =
+            hh + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
         uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
         hh = g;
         g = f;
@@ -73,7 +74,8 @@ void sha256(const void *p, size_t n, unsigned char out[SHA256_LEN])
     tail[left] = 0x80;
     size_t tlen = left < 56 ? 64 : 128;
     uint64_t bits = (uint64_t)n * 8;
-    for (int i = 0; i < 8; i++) tail[tlen - 1 - i] = (unsigned char)(bits >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        tail[tlen - 1 - i] = (unsigned char)(bits >> (8 * i));
     compress(h, tail);
     if (tlen == 128) compress(h, tail + 64);
     for (int i = 0; i < 8; i++) {

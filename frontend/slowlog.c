@@ -51,7 +51,7 @@
 #include "resp.h"
 #include "strutil.h"
 
-#define SLOW_MAX_ARGC 32
+#define SLOW_MAX_ARGC   32
 #define SLOW_MAX_STRING 128
 
 static const char REDACTED[] = "(redacted)";
@@ -107,7 +107,8 @@ static int redacted(int mode, const args_view_t *a, int i)
         return argc > 1 && arg_is(a, 1, "setuser") && i >= 2;
     case RED_CONFIG:
         /* CONFIG SET name value ...: the value of requirepass */
-        return argc > 1 && arg_is(a, 1, "set") && i >= 3 && i % 2 == 1 && arg_is(a, i - 1, "requirepass");
+        return argc > 1 && arg_is(a, 1, "set") && i >= 3 && i % 2 == 1 &&
+               arg_is(a, i - 1, "requirepass");
     default:
         return 0;
     }
@@ -147,7 +148,8 @@ static size_t encode_args(char *dst, const args_view_t *a)
         } else if (mode != RED_NONE && redacted(mode, a, j)) {
             used += put_arg(dst + used, REDACTED, sizeof(REDACTED) - 1);
         } else if (len > SLOW_MAX_STRING) {
-            int k = snprintf(note, sizeof(note), "... (%lu more bytes)", (unsigned long)(len - SLOW_MAX_STRING));
+            int k = snprintf(note, sizeof(note), "... (%lu more bytes)",
+                             (unsigned long)(len - SLOW_MAX_STRING));
             uint32_t total = (uint32_t)(SLOW_MAX_STRING + (size_t)k);
             memcpy(dst + used, &total, 4);
             memcpy(dst + used + 4, arg_ptr(a, j), SLOW_MAX_STRING);
@@ -330,9 +332,10 @@ void fe_cmd_slowlog(fe_conn_t *c, int argc, const char **argv, const uint32_t *l
         fe_reply_help(out, slowlog_help);
     } else if (fe_word_eq(sub, sl, "get")) {
         char msg[200];
-        snprintf(msg, sizeof(msg),
-                 "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try SLOWLOG HELP.",
-                 (int)sl, sub);
+        snprintf(
+            msg, sizeof(msg),
+            "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try SLOWLOG HELP.",
+            (int)sl, sub);
         resp_error(out, msg);
     } else {
         fe_reply_unknown_subcmd(out, "SLOWLOG", sub, sl);

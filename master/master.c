@@ -190,7 +190,8 @@ static int listen_tcp(master_t *m, const char *spec)
     log_info("Listening on %s:%d", addr, m->cfg.port);
     return 0;
 fail:
-    for (int i = 0; i < opened; i++) close(m->tcp_fds[m->ntcp][i]);
+    for (int i = 0; i < opened; i++)
+        close(m->tcp_fds[m->ntcp][i]);
     freeaddrinfo(res);
     if (optional && (err == EADDRNOTAVAIL || err == EAFNOSUPPORT || err == EPROTONOSUPPORT ||
                      err == ESOCKTNOSUPPORT || err == EPFNOSUPPORT || err == ENOPROTOOPT)) {

@@ -138,9 +138,10 @@ Test(acl, descriptions_match_redis)
     expect_ok(t, "c1", "on &chan1 ~k ~k ~j allchannels");
     cr_expect_str_eq(describe(t, "c1"), "user c1 on ~k ~j &* -@all");
     expect_ok(t, "c5", ">a >a >b <a nopass >c");
-    cr_expect_str_eq(describe(t, "c5"),
-                     "user c5 off #2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6 "
-                     "resetchannels -@all");
+    cr_expect_str_eq(
+        describe(t, "c5"),
+        "user c5 off #2e7d2c03a9507ae265ecf5b5356885a53393a2029d241394997265a1a25aefc6 "
+        "resetchannels -@all");
     expect_ok(t, "c6", "+@STRING +GET -Get +@all -@Dangerous +@all");
     cr_expect_str_eq(describe(t, "c6"), "user c6 off resetchannels +@all");
     expect_ok(t, "c7", "on >x reset");
@@ -154,7 +155,8 @@ Test(acl, descriptions_match_redis)
     expect_ok(t, "d2", "+@all -config|set -client");
     cr_expect_str_eq(describe(t, "d2"), "user d2 off resetchannels +@all -config|set -client");
     expect_ok(t, "c10", "reset nopass on skip-sanitize-payload ~a* &x");
-    cr_expect_str_eq(describe(t, "c10"), "user c10 on nopass skip-sanitize-payload ~a* resetchannels &x -@all");
+    cr_expect_str_eq(describe(t, "c10"),
+                     "user c10 on nopass skip-sanitize-payload ~a* resetchannels &x -@all");
     /* AtticDB keeps command rules as given (Redis 7.2's way); 7.0 would
      * print "-@all +@string -set" here, computed from its own commands. */
     expect_ok(t, "u2", "on >p1 ~k* +get +@string -set");
@@ -165,9 +167,11 @@ Test(acl, descriptions_match_redis)
     expect_ok(t, "u4", "+get -set +set");
     cr_expect_str_eq(describe(t, "u4"), "user u4 off resetchannels -@all +get +set");
     /* users are listed by name */
-    const char *order[] = {"c1", "c10", "c5", "c6", "c7", "c8", "c9", "d1", "d2", "default", "u1", "u2", "u3", "u4"};
+    const char *order[] = {"c1", "c10", "c5",      "c6", "c7", "c8", "c9",
+                           "d1", "d2",  "default", "u1", "u2", "u3", "u4"};
     cr_assert_eq(acl_count(t), (int)(sizeof(order) / sizeof(order[0])));
-    for (int i = 0; i < acl_count(t); i++) cr_expect_str_eq(acl_user_name(acl_at(t, i)), order[i]);
+    for (int i = 0; i < acl_count(t); i++)
+        cr_expect_str_eq(acl_user_name(acl_at(t, i)), order[i]);
     acl_table_free(t);
 }
 
@@ -177,29 +181,36 @@ Test(acl, rule_errors_are_redis_texts_and_change_nothing)
     expect_ok(t, "u2", "on >p1 ~k*");
     char before[2048];
     snprintf(before, sizeof(before), "%s", describe(t, "u2"));
-    expect_err(t, "u2", "+get +@foo",
-               "ERR Error in ACL SETUSER modifier '+@foo': Unknown command or category name in ACL");
+    expect_err(
+        t, "u2", "+get +@foo",
+        "ERR Error in ACL SETUSER modifier '+@foo': Unknown command or category name in ACL");
     expect_err(t, "u2", "foo", "ERR Error in ACL SETUSER modifier 'foo': Syntax error");
     expect_err(t, "u2", "#abc",
                "ERR Error in ACL SETUSER modifier '#abc': The password hash must be exactly 64 "
                "characters and contain only lowercase hexadecimal characters");
-    expect_err(t, "u2", "+nocmd",
-               "ERR Error in ACL SETUSER modifier '+nocmd': Unknown command or category name in ACL");
-    expect_err(t, "u2", "<nop",
-               "ERR Error in ACL SETUSER modifier '<nop': The password you are trying to remove from "
-               "the user does not exist");
+    expect_err(
+        t, "u2", "+nocmd",
+        "ERR Error in ACL SETUSER modifier '+nocmd': Unknown command or category name in ACL");
+    expect_err(
+        t, "u2", "<nop",
+        "ERR Error in ACL SETUSER modifier '<nop': The password you are trying to remove from "
+        "the user does not exist");
     expect_err(t, "u2", "!0000000000000000000000000000000000000000000000000000000000000000",
                "ERR Error in ACL SETUSER modifier "
                "'!0000000000000000000000000000000000000000000000000000000000000000': The password "
                "you are trying to remove from the user does not exist");
-    expect_err(t, "u2", "+config|foo",
-               "ERR Error in ACL SETUSER modifier '+config|foo': Unknown command or category name in ACL");
-    expect_err(t, "u2", "+get|a|b",
-               "ERR Error in ACL SETUSER modifier '+get|a|b': Unknown command or category name in ACL");
-    expect_err(t, "u2", "-get|foo",
-               "ERR Error in ACL SETUSER modifier '-get|foo': Unknown command or category name in ACL");
+    expect_err(
+        t, "u2", "+config|foo",
+        "ERR Error in ACL SETUSER modifier '+config|foo': Unknown command or category name in ACL");
+    expect_err(
+        t, "u2", "+get|a|b",
+        "ERR Error in ACL SETUSER modifier '+get|a|b': Unknown command or category name in ACL");
+    expect_err(
+        t, "u2", "-get|foo",
+        "ERR Error in ACL SETUSER modifier '-get|foo': Unknown command or category name in ACL");
     expect_err(t, "u2", "+@string|foo",
-               "ERR Error in ACL SETUSER modifier '+@string|foo': Unknown command or category name in ACL");
+               "ERR Error in ACL SETUSER modifier '+@string|foo': Unknown command or category name "
+               "in ACL");
     expect_err(t, "u2", "allkeys ~foo",
                "ERR Error in ACL SETUSER modifier '~foo': Adding a pattern after the * pattern (or "
                "the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to "
@@ -209,13 +220,16 @@ Test(acl, rule_errors_are_redis_texts_and_change_nothing)
                "the 'allchannels' flag) is not valid and does not have any effect. Try "
                "'resetchannels' to start with an empty list of channels");
     /* refused with AtticDB's own reason: no selectors, no %R~ / %W~ */
-    expect_err(t, "u2", "%R~foo",
-               "ERR Error in ACL SETUSER modifier '%R~foo': AtticDB does not support read/write key "
-               "permissions (%R~, %W~, %RW~): use ~<pattern>");
-    expect_err(t, "u2", "(~x +get)", "ERR Error in ACL SETUSER modifier '(~x': AtticDB does not support ACL selectors");
+    expect_err(
+        t, "u2", "%R~foo",
+        "ERR Error in ACL SETUSER modifier '%R~foo': AtticDB does not support read/write key "
+        "permissions (%R~, %W~, %RW~): use ~<pattern>");
+    expect_err(t, "u2", "(~x +get)",
+               "ERR Error in ACL SETUSER modifier '(~x': AtticDB does not support ACL selectors");
     /* all or nothing: the earlier valid rules of a failed SETUSER did not apply */
     cr_expect_str_eq(describe(t, "u2"), before);
-    expect_err(t, "newuser", "on +get nonsense", "ERR Error in ACL SETUSER modifier 'nonsense': Syntax error");
+    expect_err(t, "newuser", "on +get nonsense",
+               "ERR Error in ACL SETUSER modifier 'nonsense': Syntax error");
     cr_expect_null(acl_find(t, "newuser", 7));
     expect_err(t, "a b", "on", "ERR Usernames can't contain spaces or null characters");
     acl_table_free(t);
@@ -339,16 +353,18 @@ Test(acl, getuser_map)
     buf_t b;
     buf_init(&b);
     acl_user_getuser(acl_find(t, "default", 7), 2, &b);
-    const char want[] = "*12\r\n$5\r\nflags\r\n*2\r\n$2\r\non\r\n$6\r\nnopass\r\n$9\r\npasswords\r\n*0\r\n"
-                        "$8\r\ncommands\r\n$5\r\n+@all\r\n$4\r\nkeys\r\n$2\r\n~*\r\n$8\r\nchannels\r\n"
-                        "$2\r\n&*\r\n$9\r\nselectors\r\n*0\r\n";
+    const char want[] =
+        "*12\r\n$5\r\nflags\r\n*2\r\n$2\r\non\r\n$6\r\nnopass\r\n$9\r\npasswords\r\n*0\r\n"
+        "$8\r\ncommands\r\n$5\r\n+@all\r\n$4\r\nkeys\r\n$2\r\n~*\r\n$8\r\nchannels\r\n"
+        "$2\r\n&*\r\n$9\r\nselectors\r\n*0\r\n";
     cr_expect_eq(b.len, sizeof(want) - 1, "%.*s", (int)b.len, b.data);
     cr_expect(memcmp(b.data, want, b.len) == 0, "%.*s", (int)b.len, b.data);
     buf_reset(&b);
     acl_user_getuser(acl_find(t, "default", 7), 3, &b);
-    const char want3[] = "%6\r\n$5\r\nflags\r\n~2\r\n$2\r\non\r\n$6\r\nnopass\r\n$9\r\npasswords\r\n*0\r\n"
-                         "$8\r\ncommands\r\n$5\r\n+@all\r\n$4\r\nkeys\r\n$2\r\n~*\r\n$8\r\nchannels\r\n"
-                         "$2\r\n&*\r\n$9\r\nselectors\r\n*0\r\n";
+    const char want3[] =
+        "%6\r\n$5\r\nflags\r\n~2\r\n$2\r\non\r\n$6\r\nnopass\r\n$9\r\npasswords\r\n*0\r\n"
+        "$8\r\ncommands\r\n$5\r\n+@all\r\n$4\r\nkeys\r\n$2\r\n~*\r\n$8\r\nchannels\r\n"
+        "$2\r\n&*\r\n$9\r\nselectors\r\n*0\r\n";
     cr_expect_eq(b.len, sizeof(want3) - 1, "%.*s", (int)b.len, b.data);
     cr_expect(memcmp(b.data, want3, b.len) == 0, "%.*s", (int)b.len, b.data);
     buf_free(&b);
@@ -378,7 +394,9 @@ Test(commands, indexes_and_subcommands)
     const char *bad[3] = {"config", "get", NULL};
     uint32_t bl[3] = {6, 3, 0};
     cr_expect_eq(fe_subcmd_arity_check(config, 2, bad, bl, &b), -1);
-    cr_expect(b.len && strstr(b.data, "-ERR wrong number of arguments for 'config|get' command\r\n") == b.data);
+    cr_expect(b.len &&
+              strstr(b.data, "-ERR wrong number of arguments for 'config|get' command\r\n") ==
+                  b.data);
     buf_free(&b);
 }
 
@@ -403,7 +421,8 @@ Test(commands, generated_entries_agree_with_the_table)
         /* *10, $name, :arity, ~flags..., :first, :last, :step */
         buf_t b2;
         buf_init(&b2);
-        cr_assert_eq(resp3_to_resp2(doc->info, doc->info_len, &b2), 0, "%s: entry does not parse", t[i].name);
+        cr_assert_eq(resp3_to_resp2(doc->info, doc->info_len, &b2), 0, "%s: entry does not parse",
+                     t[i].name);
         buf_append(&b2, "", 1);
         const char *p = b2.data;
         cr_assert_eq(line_int(&p), 10);
@@ -412,7 +431,8 @@ Test(commands, generated_entries_agree_with_the_table)
         p += nl + 2;
         cr_expect_eq(line_int(&p), t[i].arity, "%s arity", t[i].name);
         long long nflags = line_int(&p);
-        for (long long f = 0; f < nflags; f++) p = strstr(p, "\r\n") + 2;
+        for (long long f = 0; f < nflags; f++)
+            p = strstr(p, "\r\n") + 2;
         /* A container (OBJECT) has its keys on its subcommands in
          * Redis' entry; the table gives the subcommands' positions. */
         if (!fe_has_subcmds(t[i].id)) {
@@ -423,7 +443,8 @@ Test(commands, generated_entries_agree_with_the_table)
         buf_free(&b2);
         buf_t d2;
         buf_init(&d2);
-        cr_expect_eq(resp3_to_resp2(doc->docs, doc->docs_len, &d2), 0, "%s: docs do not parse", t[i].name);
+        cr_expect_eq(resp3_to_resp2(doc->docs, doc->docs_len, &d2), 0, "%s: docs do not parse",
+                     t[i].name);
         buf_free(&d2);
     }
 }

@@ -249,7 +249,8 @@ static int proc_start(proc_t *p, const char *path, const char *first, const char
     argv[argc++] = port;
     argv[argc++] = "--dir";
     argv[argc++] = p->dir;
-    for (int i = 0; args && args[i] && argc < 38; i++) argv[argc++] = args[i];
+    for (int i = 0; args && args[i] && argc < 38; i++)
+        argv[argc++] = args[i];
     argv[argc] = NULL;
     pid_t pid = fork();
     if (pid < 0) return -1;
@@ -288,7 +289,8 @@ static void proc_stop(proc_t *p)
 {
     if (p->pid > 0) {
         kill(-p->pid, SIGTERM);
-        for (int i = 0; i < 500 && waitpid(p->pid, NULL, WNOHANG) == 0; i++) usleep(10000);
+        for (int i = 0; i < 500 && waitpid(p->pid, NULL, WNOHANG) == 0; i++)
+            usleep(10000);
         kill(-p->pid, SIGKILL);
         waitpid(p->pid, NULL, 0);
         p->pid = 0;
@@ -330,12 +332,16 @@ static proc_t A; /* an atticdb-server the harness can't start (NOAUTH, config fi
 static void redis_or_skip(const char *const *extra)
 {
     const char *path = redis_path();
-    if (!path) cr_skip_test("redis-server not found (PATH or REDIS_SERVER): differential checks need Redis 7");
+    if (!path)
+        cr_skip_test(
+            "redis-server not found (PATH or REDIS_SERVER): differential checks need Redis 7");
     const char *args[16] = {"--bind", "127.0.0.1", "--save", "", "--appendonly", "no"};
     int n = 6;
-    for (int i = 0; extra && extra[i] && n < 15; i++) args[n++] = extra[i];
+    for (int i = 0; extra && extra[i] && n < 15; i++)
+        args[n++] = extra[i];
     args[n] = NULL;
-    cr_assert_eq(proc_start(&R, path, NULL, args, extra ? "" : "+PONG"), 0, "redis-server did not start");
+    cr_assert_eq(proc_start(&R, path, NULL, args, extra ? "" : "+PONG"), 0,
+                 "redis-server did not start");
 }
 
 static void teardown(void)
@@ -384,11 +390,13 @@ Test(conn, hello_and_resp3_replies, .fini = teardown)
     cr_assert_not_null(c);
     long long id = int_reply(cmd(c, "CLIENT ID"));
     char want[512];
-    snprintf(want, sizeof(want),
-             "%%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:3\r\n"
-             "$2\r\nid\r\n:%lld\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
-             "$7\r\nmodules\r\n*0\r\n",
-             id);
+    snprintf(
+        want, sizeof(want),
+        "%%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:"
+        "3\r\n"
+        "$2\r\nid\r\n:%lld\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
+        "$7\r\nmodules\r\n*0\r\n",
+        id);
     cr_expect_str_eq(cmd(c, "HELLO 3"), want);
     /* the store's replies, converted: null bulk and null array elements */
     cr_expect_str_eq(cmd(c, "GET missing"), "_\r\n");
@@ -402,25 +410,30 @@ Test(conn, hello_and_resp3_replies, .fini = teardown)
     cr_expect(ci[0] == '=' && strstr(ci, "txt:id=") && strstr(ci, " resp=3 "), "%s", ci);
     cr_expect_str_eq(cmd(c, "ACL GETUSER nobody"), "_\r\n");
     /* back to RESP2 */
-    snprintf(want, sizeof(want),
-             "*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:2\r\n"
-             "$2\r\nid\r\n:%lld\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
-             "$7\r\nmodules\r\n*0\r\n",
-             id);
+    snprintf(
+        want, sizeof(want),
+        "*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:"
+        "2\r\n"
+        "$2\r\nid\r\n:%lld\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n"
+        "$7\r\nmodules\r\n*0\r\n",
+        id);
     cr_expect_str_eq(cmd(c, "HELLO 2"), want);
     cr_expect_str_eq(cmd(c, "GET missing"), "$-1\r\n");
     cr_expect_str_eq(cmd(c, "MGET a missing"), "*2\r\n$1\r\n1\r\n$-1\r\n");
     /* HELLO's errors, Redis' texts */
     cr_expect_str_eq(cmd(c, "HELLO 4"), "-NOPROTO unsupported protocol version\r\n");
     cr_expect_str_eq(cmd(c, "HELLO 1"), "-NOPROTO unsupported protocol version\r\n");
-    cr_expect_str_eq(cmd(c, "HELLO abc"), "-ERR Protocol version is not an integer or out of range\r\n");
+    cr_expect_str_eq(cmd(c, "HELLO abc"),
+                     "-ERR Protocol version is not an integer or out of range\r\n");
     cr_expect_str_eq(cmd(c, "HELLO 3 FOO"), "-ERR Syntax error in HELLO option 'FOO'\r\n");
-    cr_expect_str_eq(cmd(c, "HELLO 3 AUTH default"), "-ERR Syntax error in HELLO option 'AUTH'\r\n");
+    cr_expect_str_eq(cmd(c, "HELLO 3 AUTH default"),
+                     "-ERR Syntax error in HELLO option 'AUTH'\r\n");
     cr_expect_str_eq(cmd(c, "HELLO 3 SETNAME"), "-ERR Syntax error in HELLO option 'SETNAME'\r\n");
     const char *bad = "*4\r\n$5\r\nHELLO\r\n$1\r\n2\r\n$7\r\nSETNAME\r\n$3\r\na b\r\n";
     raw_send(c, bad, strlen(bad));
     char *r = raw_read(c, 1);
-    cr_expect_str_eq(r, "-ERR Client names cannot contain spaces, newlines or special characters.\r\n");
+    cr_expect_str_eq(
+        r, "-ERR Client names cannot contain spaces, newlines or special characters.\r\n");
     free(r);
     /* the failed HELLOs changed nothing: still RESP2, no name */
     cr_expect_str_eq(cmd(c, "CLIENT GETNAME"), "$-1\r\n");
@@ -438,72 +451,93 @@ Test(conn, differential_replies, .fini = teardown)
              "CLIENT GETNAME\r\n");
     same(4, "AUTH x\r\nAUTH a b c\r\nAUTH nouser x\r\nAUTH default x\r\n");
     same(3, "ACL WHOAMI\r\nACL USERS\r\nACL LIST\r\n");
-    same(22, "CLIENT ID x\r\nCLIENT GETNAME x\r\nCLIENT SETNAME\r\nCLIENT SETNAME \"\"\r\n"
-             "CLIENT GETNAME\r\nCLIENT KILL 1.2.3.4:5\r\nCLIENT KILL ID 99999\r\nCLIENT KILL ID x\r\n"
-             "CLIENT KILL FOO bar\r\nCLIENT KILL ADDR 1.2.3.4:5 SKIPME maybe\r\nCLIENT KILL ID\r\n"
-             "CLIENT KILL USER nosuch\r\nCLIENT KILL TYPE normal SKIPME yes\r\nCLIENT REPLY foo\r\n"
-             "CLIENT NO-EVICT maybe\r\nCLIENT NO-EVICT on\r\nCLIENT FOO\r\nCLIENT\r\nCLIENT INFO x\r\n"
-             "CLIENT LIST ID 1 x\r\nCLIENT LIST ID\r\nCLIENT LIST TYPE foo\r\n");
+    same(22,
+         "CLIENT ID x\r\nCLIENT GETNAME x\r\nCLIENT SETNAME\r\nCLIENT SETNAME \"\"\r\n"
+         "CLIENT GETNAME\r\nCLIENT KILL 1.2.3.4:5\r\nCLIENT KILL ID 99999\r\nCLIENT KILL ID x\r\n"
+         "CLIENT KILL FOO bar\r\nCLIENT KILL ADDR 1.2.3.4:5 SKIPME maybe\r\nCLIENT KILL ID\r\n"
+         "CLIENT KILL USER nosuch\r\nCLIENT KILL TYPE normal SKIPME yes\r\nCLIENT REPLY foo\r\n"
+         "CLIENT NO-EVICT maybe\r\nCLIENT NO-EVICT on\r\nCLIENT FOO\r\nCLIENT\r\nCLIENT INFO x\r\n"
+         "CLIENT LIST ID 1 x\r\nCLIENT LIST ID\r\nCLIENT LIST TYPE foo\r\n");
     /* CLIENT REPLY: OFF and SKIP drop replies, ON says OK */
-    same(5, "CLIENT SETNAME foo\r\nCLIENT GETNAME\r\nCLIENT REPLY OFF\r\nPING\r\nCLIENT REPLY SKIP\r\n"
-            "PING\r\nCLIENT REPLY ON\r\nPING\r\nCLIENT REPLY SKIP\r\nPING\r\nPING\r\n");
-    same(18, "CONFIG SET maxclients 100 timeout 5\r\nCONFIG GET maxclients\r\nCONFIG SET maxclients abc\r\n"
-             "CONFIG SET nosuch 1\r\nCONFIG SET maxclients 10 maxclients 20\r\n"
-             "CONFIG SET timeout 1 nosuch 2\r\nCONFIG SET timeout\r\nCONFIG SET timeout 1 2\r\n"
-             "CONFIG GET\r\nCONFIG GET nosuch\r\nCONFIG SET timeout -1\r\nCONFIG SET maxclients 0\r\n"
-             "CONFIG SET proto-max-bulk-len 10\r\nCONFIG SET loglevel foo\r\n"
-             "CONFIG SET protected-mode maybe\r\nCONFIG SET slowlog-max-len -1\r\n"
-             "CONFIG SET client-output-buffer-limit \"normal 1 2\"\r\nCONFIG SET client-query-buffer-limit 1\r\n");
-    same(13, "CONFIG SET daemonize yes\r\nCONFIG SET daemonize yes timeout 1\r\n"
-             "CONFIG SET timeout 1 daemonize yes\r\nCONFIG SET databases 3\r\n"
-             "CONFIG SET timeout abc daemonize yes\r\nCONFIG SET Timeout 7\r\nCONFIG GET TIMEOUT\r\n"
-             "CONFIG SET client-output-buffer-limit \"normal 1mb 2mb 3\"\r\n"
-             "CONFIG GET client-output-buffer-limit\r\nCONFIG GET slowlog-max-len\r\nCONFIG GET loglevel\r\n"
-             "CONFIG GET proto-max-bulk-len\r\nCONFIG GET client-query-buffer-limit\r\n");
-    same(11, "CONFIG SET proto-max-bulk-len abc\r\nCONFIG SET proto-max-bulk-len 2mb\r\n"
-             "CONFIG GET proto-max-bulk-len\r\nCONFIG SET timeout 1.5\r\nCONFIG SET maxclients 10k\r\n"
-             "CONFIG SET slowlog-log-slower-than -5\r\nCONFIG SET client-output-buffer-limit \"foo 1 2 3\"\r\n"
-             "CONFIG SET client-output-buffer-limit \"normal x 2 3\"\r\nCONFIG SET daemonize yes nosuch 1\r\n"
-             "CONFIG SET timeout 5 maxclients 0\r\nCONFIG GET timeout\r\n");
-    same(7, "HELLO 3\r\nCONFIG GET maxclients\r\nCONFIG RESETSTAT\r\nCONFIG RESETSTAT x\r\nCONFIG\r\n"
-            "CONFIG FOO\r\nCONFIG SET proto-max-bulk-len 512mb client-query-buffer-limit 1gb\r\n");
+    same(5,
+         "CLIENT SETNAME foo\r\nCLIENT GETNAME\r\nCLIENT REPLY OFF\r\nPING\r\nCLIENT REPLY SKIP\r\n"
+         "PING\r\nCLIENT REPLY ON\r\nPING\r\nCLIENT REPLY SKIP\r\nPING\r\nPING\r\n");
+    same(18,
+         "CONFIG SET maxclients 100 timeout 5\r\nCONFIG GET maxclients\r\nCONFIG SET maxclients "
+         "abc\r\n"
+         "CONFIG SET nosuch 1\r\nCONFIG SET maxclients 10 maxclients 20\r\n"
+         "CONFIG SET timeout 1 nosuch 2\r\nCONFIG SET timeout\r\nCONFIG SET timeout 1 2\r\n"
+         "CONFIG GET\r\nCONFIG GET nosuch\r\nCONFIG SET timeout -1\r\nCONFIG SET maxclients 0\r\n"
+         "CONFIG SET proto-max-bulk-len 10\r\nCONFIG SET loglevel foo\r\n"
+         "CONFIG SET protected-mode maybe\r\nCONFIG SET slowlog-max-len -1\r\n"
+         "CONFIG SET client-output-buffer-limit \"normal 1 2\"\r\nCONFIG SET "
+         "client-query-buffer-limit 1\r\n");
+    same(13,
+         "CONFIG SET daemonize yes\r\nCONFIG SET daemonize yes timeout 1\r\n"
+         "CONFIG SET timeout 1 daemonize yes\r\nCONFIG SET databases 3\r\n"
+         "CONFIG SET timeout abc daemonize yes\r\nCONFIG SET Timeout 7\r\nCONFIG GET TIMEOUT\r\n"
+         "CONFIG SET client-output-buffer-limit \"normal 1mb 2mb 3\"\r\n"
+         "CONFIG GET client-output-buffer-limit\r\nCONFIG GET slowlog-max-len\r\nCONFIG GET "
+         "loglevel\r\n"
+         "CONFIG GET proto-max-bulk-len\r\nCONFIG GET client-query-buffer-limit\r\n");
+    same(11,
+         "CONFIG SET proto-max-bulk-len abc\r\nCONFIG SET proto-max-bulk-len 2mb\r\n"
+         "CONFIG GET proto-max-bulk-len\r\nCONFIG SET timeout 1.5\r\nCONFIG SET maxclients 10k\r\n"
+         "CONFIG SET slowlog-log-slower-than -5\r\nCONFIG SET client-output-buffer-limit \"foo 1 2 "
+         "3\"\r\n"
+         "CONFIG SET client-output-buffer-limit \"normal x 2 3\"\r\nCONFIG SET daemonize yes "
+         "nosuch 1\r\n"
+         "CONFIG SET timeout 5 maxclients 0\r\nCONFIG GET timeout\r\n");
+    same(7,
+         "HELLO 3\r\nCONFIG GET maxclients\r\nCONFIG RESETSTAT\r\nCONFIG RESETSTAT x\r\nCONFIG\r\n"
+         "CONFIG FOO\r\nCONFIG SET proto-max-bulk-len 512mb client-query-buffer-limit 1gb\r\n");
     same(17, "COMMAND COUNT x\r\nCOMMAND GETKEYS get a\r\nCOMMAND GETKEYS mset a 1 b 2\r\n"
              "COMMAND GETKEYS ping\r\nCOMMAND GETKEYS nosuch a\r\nCOMMAND GETKEYS get\r\n"
-             "COMMAND GETKEYS get a b\r\nCOMMAND GETKEYS ping x\r\nCOMMAND FOO\r\nCOMMAND LIST FILTERBY\r\n"
-             "COMMAND LIST foo\r\nCOMMAND DOCS nosuch\r\nCOMMAND INFO nosuch\r\nCOMMAND GETKEYS mset a\r\n"
+             "COMMAND GETKEYS get a b\r\nCOMMAND GETKEYS ping x\r\nCOMMAND FOO\r\nCOMMAND LIST "
+             "FILTERBY\r\n"
+             "COMMAND LIST foo\r\nCOMMAND DOCS nosuch\r\nCOMMAND INFO nosuch\r\nCOMMAND GETKEYS "
+             "mset a\r\n"
              "COMMAND GETKEYS object encoding k\r\nCOMMAND LIST FILTERBY MODULE x\r\n"
              "COMMAND LIST FILTERBY ACLCAT nosuch\r\n");
     /* Redis' own documentation and command entries (redis-cli's hints) */
-    same(3, "COMMAND DOCS get set incr\r\nCOMMAND INFO get set mget mset expire\r\nCOMMAND INFO ping echo\r\n");
+    same(3, "COMMAND DOCS get set incr\r\nCOMMAND INFO get set mget mset expire\r\nCOMMAND INFO "
+            "ping echo\r\n");
     same(3, "HELLO 3\r\nCOMMAND DOCS get set getex\r\nCOMMAND INFO get set incr\r\n");
     same(8, "SLOWLOG GET -2\r\nSLOWLOG GET x\r\nSLOWLOG GET 1 2\r\nSLOWLOG LEN 1\r\nSLOWLOG FOO\r\n"
             "SLOWLOG HELP\r\nSLOWLOG\r\nSLOWLOG RESET\r\n");
     same(3, "RESET\r\nTIME x\r\nCLIENT GETNAME\r\n");
-    same(15, "ACL SETUSER u2 on >p1 ~k* +@string -set +get\r\nACL GETUSER nouser\r\nACL SETUSER u2 +@foo\r\n"
-             "ACL SETUSER u2 foo\r\nACL SETUSER u2 #abc\r\nACL SETUSER \"a b\"\r\nACL DELUSER default\r\n"
-             "ACL DELUSER u2 nosuch\r\nACL CAT\r\nACL CAT nosuch\r\nACL FOO\r\nACL\r\nACL WHOAMI x\r\n"
-             "ACL LOG x\r\nACL SAVE\r\n");
+    same(15,
+         "ACL SETUSER u2 on >p1 ~k* +@string -set +get\r\nACL GETUSER nouser\r\nACL SETUSER u2 "
+         "+@foo\r\n"
+         "ACL SETUSER u2 foo\r\nACL SETUSER u2 #abc\r\nACL SETUSER \"a b\"\r\nACL DELUSER "
+         "default\r\n"
+         "ACL DELUSER u2 nosuch\r\nACL CAT\r\nACL CAT nosuch\r\nACL FOO\r\nACL\r\nACL WHOAMI x\r\n"
+         "ACL LOG x\r\nACL SAVE\r\n");
     same(12, "ACL SETUSER d1 on nopass ~a* +get +mset\r\nACL DRYRUN d1 get zz\r\n"
              "ACL DRYRUN d1 mset a 1 zz 2\r\nACL DRYRUN d1 get a\r\nACL DRYRUN nosuch get a\r\n"
              "ACL DRYRUN d1 nocmd\r\nACL DRYRUN d1 get\r\nACL DRYRUN d1 del a\r\nACL GENPASS 0\r\n"
              "ACL GENPASS x\r\nACL DELUSER d1\r\nACL DRYRUN d1 get a\r\n");
     /* descriptions (Redis 7.0 orders several single commands by its hash
      * table, so one each here) */
-    same(7, "ACL SETUSER d2 on >pw ~b* &c +get\r\nACL SETUSER d3 off nopass allkeys +@all -@dangerous\r\n"
-            "ACL SETUSER d4 reset\r\nACL GETUSER d2\r\nACL GETUSER d3\r\nACL LIST\r\nACL DELUSER d2 d3 d4\r\n");
+    same(7, "ACL SETUSER d2 on >pw ~b* &c +get\r\nACL SETUSER d3 off nopass allkeys +@all "
+            "-@dangerous\r\n"
+            "ACL SETUSER d4 reset\r\nACL GETUSER d2\r\nACL GETUSER d3\r\nACL LIST\r\nACL DELUSER "
+            "d2 d3 d4\r\n");
     /* permissions, NOPERM texts, AUTH as another user */
     same(15, "ACL SETUSER t on nopass ~k* +get +config|get +client +set\r\nAUTH t x\r\nGET k1\r\n"
              "GET z\r\nSET z 1\r\nDEL k\r\nCONFIG GET maxclients\r\nCONFIG SET maxclients 10\r\n"
              "CONFIG FOO\r\nACL WHOAMI\r\nMGET k1 z\r\nPING\r\nCLIENT SETNAME x\r\nCONFIG GET\r\n"
              "RESET\r\n");
-    same(6, "ACL SETUSER n1 on nopass -@all\r\nAUTH n1 x\r\nHELLO 2\r\nRESET\r\nPING\r\nACL DELUSER n1 t\r\n");
+    same(6, "ACL SETUSER n1 on nopass -@all\r\nAUTH n1 x\r\nHELLO 2\r\nRESET\r\nPING\r\nACL "
+            "DELUSER n1 t\r\n");
 }
 
 Test(conn, differential_requirepass, .fini = teardown)
 {
     const char *extra[] = {"--requirepass", "secret", NULL};
     redis_or_skip(extra);
-    const char *args[] = {"--bind", "127.0.0.1", "--frontends", "2", "--requirepass", "secret", NULL};
+    const char *args[] = {"--bind",        "127.0.0.1", "--frontends", "2",
+                          "--requirepass", "secret",    NULL};
     cr_assert_eq(proc_start(&A, atticdb_path(), NULL, args, "-NOAUTH"), 0);
     S.port = A.port;
     same(1, "GET a\r\n");
@@ -543,29 +577,38 @@ Test(conn, requirepass_and_user_lines, .fini = teardown)
     cr_assert_not_null(c);
     const char *r;
     cr_expect_str_eq(cmd(c, "GET a"), "-NOAUTH Authentication required.\r\n");
-    cr_expect_str_eq(cmd(c, "HELLO 3"),
-                     "-NOAUTH HELLO must be called with the client already authenticated, otherwise the "
-                     "HELLO AUTH <user> <pass> option can be used to authenticate the client and select "
-                     "the RESP protocol version at the same time\r\n");
-    cr_expect_str_eq(cmd(c, "AUTH wrong"), "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
-    cr_expect_str_eq(cmd(c, "AUTH bob x"), "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+    cr_expect_str_eq(
+        cmd(c, "HELLO 3"),
+        "-NOAUTH HELLO must be called with the client already authenticated, otherwise the "
+        "HELLO AUTH <user> <pass> option can be used to authenticate the client and select "
+        "the RESP protocol version at the same time\r\n");
+    cr_expect_str_eq(cmd(c, "AUTH wrong"),
+                     "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+    cr_expect_str_eq(cmd(c, "AUTH bob x"),
+                     "-WRONGPASS invalid username-password pair or user is disabled.\r\n");
     cr_expect_str_eq(cmd(c, "AUTH alice wonderland"), "+OK\r\n");
-    cr_expect_str_eq(cmd(c, "ACL WHOAMI"), "-NOPERM this user has no permissions to run the 'acl|whoami' command\r\n");
+    cr_expect_str_eq(cmd(c, "ACL WHOAMI"),
+                     "-NOPERM this user has no permissions to run the 'acl|whoami' command\r\n");
     cr_expect_str_eq(cmd(c, "SET apple 1"), "+OK\r\n");
-    cr_expect_str_eq(cmd(c, "SET banana 1"),
-                     "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n");
-    cr_expect_str_eq(cmd(c, "DEL apple"), "-NOPERM this user has no permissions to run the 'del' command\r\n");
+    cr_expect_str_eq(
+        cmd(c, "SET banana 1"),
+        "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n");
+    cr_expect_str_eq(cmd(c, "DEL apple"),
+                     "-NOPERM this user has no permissions to run the 'del' command\r\n");
     cr_expect(cmd(c, "CLIENT ID")[0] == ':');
     cr_expect_str_eq(cmd(c, "CLIENT LIST"),
                      "-NOPERM this user has no permissions to run the 'client|list' command\r\n");
     /* EXEC refused is an EXECABORT, as Redis words it */
-    cr_expect_str_eq(cmd(c, "EXEC"),
-                     "-EXECABORT Transaction discarded because of: NOPERM this user has no permissions "
-                     "to run the 'exec' command\r\n");
+    cr_expect_str_eq(
+        cmd(c, "EXEC"),
+        "-EXECABORT Transaction discarded because of: NOPERM this user has no permissions "
+        "to run the 'exec' command\r\n");
     cr_expect_str_eq(cmd(c, "AUTH s3cret"), "+OK\r\n");
     cr_expect_str_eq(cmd(c, "ACL WHOAMI"), "$7\r\ndefault\r\n");
     r = cmd(c, "ACL LIST");
-    cr_expect(strstr(r, "\r\nuser alice on #") && strstr(r, " ~a* resetchannels -@all +get +set +client|id\r\n"), "%s", r);
+    cr_expect(strstr(r, "\r\nuser alice on #") &&
+                  strstr(r, " ~a* resetchannels -@all +get +set +client|id\r\n"),
+              "%s", r);
     cr_expect(strstr(r, "\r\nuser bob off nopass ~* resetchannels +@all\r\n"), "%s", r);
     cr_expect(strstr(r, "user default on #") && strstr(r, " ~* &* +@all\r\n"), "%s", r);
     /* RESET: back to the default user, unauthenticated (it has a password) */
@@ -574,17 +617,19 @@ Test(conn, requirepass_and_user_lines, .fini = teardown)
     char hello[512];
     snprintf(hello, sizeof(hello), "%s", cmd(c, "HELLO 3 AUTH default s3cret SETNAME n1"));
     mask_ids(hello);
-    cr_expect_str_eq(hello, "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\n"
-                            "proto\r\n:3\r\n$2\r\nid\r\n:N\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n"
-                            "$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n");
+    cr_expect_str_eq(
+        hello, "%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\n"
+               "proto\r\n:3\r\n$2\r\nid\r\n:N\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n"
+               "$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n");
     cr_expect_str_eq(cmd(c, "CLIENT GETNAME"), "$2\r\nn1\r\n");
     /* requirepass removed at run time: new clients need no AUTH */
     cr_expect_str_eq(cmd(c, "CONFIG SET requirepass \"\""), "+OK\r\n");
     raw_t *d = raw_open(A.port);
     cr_expect_str_eq(cmd(d, "PING"), "+PONG\r\n");
-    cr_expect_str_eq(cmd(d, "AUTH x"),
-                     "-ERR AUTH <password> called without any password configured for the default user. "
-                     "Are you sure your configuration is correct?\r\n");
+    cr_expect_str_eq(
+        cmd(d, "AUTH x"),
+        "-ERR AUTH <password> called without any password configured for the default user. "
+        "Are you sure your configuration is correct?\r\n");
     /* and set again: an existing client stays authenticated, a new one
      * must AUTH (as in Redis) */
     cr_expect_str_eq(cmd(c, "CONFIG SET requirepass again"), "+OK\r\n");
@@ -604,12 +649,14 @@ Test(conn, requirepass_and_user_lines, .fini = teardown)
 Test(conn, bad_user_line_stops_the_server)
 {
     char out[4096];
-    int rc = srv_run_tool("atticdb-server", "--port 0 --unixsocket /tmp/attic-conn-nope.sock "
-                                            "--dir /tmp/attic-conn-nodir --user alice on +nocmd",
+    int rc = srv_run_tool("atticdb-server",
+                          "--port 0 --unixsocket /tmp/attic-conn-nope.sock "
+                          "--dir /tmp/attic-conn-nodir --user alice on +nocmd",
                           out, sizeof(out));
     cr_expect_neq(rc, 0);
-    cr_expect(strstr(out, "FATAL CONFIG ERROR") && strstr(out, "Error in user declaration 'alice': "
-                                                                "Unknown command or category name in ACL"),
+    cr_expect(strstr(out, "FATAL CONFIG ERROR") &&
+                  strstr(out, "Error in user declaration 'alice': "
+                              "Unknown command or category name in ACL"),
               "%s", out);
     if (system("rm -rf /tmp/attic-conn-nodir")) {
     }
@@ -651,16 +698,17 @@ Test(conn, client_commands, .fini = teardown)
     char names[1024];
     field_names(strchr(info, '\n') + 1, names, sizeof(names));
     /* Redis 7.0.15's fields, then 7.2's lib-name and lib-ver */
-    cr_expect_str_eq(names, "id addr laddr fd name age idle flags db sub psub ssub multi qbuf qbuf-free "
-                            "argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp "
-                            "lib-name lib-ver");
+    cr_expect_str_eq(names,
+                     "id addr laddr fd name age idle flags db sub psub ssub multi qbuf qbuf-free "
+                     "argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp "
+                     "lib-name lib-ver");
     char want[128];
     snprintf(want, sizeof(want), "id=%lld addr=127.0.0.1:", id);
     cr_expect(strstr(info, want), "%s", info);
-    cr_expect(strstr(info, " name=worker-1 ") && strstr(info, " flags=e ") && strstr(info, " db=0 ") &&
-                  strstr(info, " multi=-1 ") && strstr(info, " cmd=client|info ") &&
-                  strstr(info, " user=default ") && strstr(info, " resp=2 ") &&
-                  strstr(info, " lib-name=mylib lib-ver=1.2\n\r\n"),
+    cr_expect(strstr(info, " name=worker-1 ") && strstr(info, " flags=e ") &&
+                  strstr(info, " db=0 ") && strstr(info, " multi=-1 ") &&
+                  strstr(info, " cmd=client|info ") && strstr(info, " user=default ") &&
+                  strstr(info, " resp=2 ") && strstr(info, " lib-name=mylib lib-ver=1.2\n\r\n"),
               "%s", info);
     snprintf(want, sizeof(want), " laddr=127.0.0.1:%d ", S.port);
     cr_expect(strstr(info, want), "%s", info);
@@ -689,8 +737,9 @@ Test(conn, client_commands, .fini = teardown)
     snprintf(want, sizeof(want), "CLIENT KILL ID %lld", id);
     cr_expect_str_eq(cmd(c, want), ":0\r\n"); /* SKIPME yes */
     /* CLIENT REPLY */
-    const char *pipeline = "CLIENT REPLY SKIP\r\nECHO one\r\nECHO two\r\nCLIENT REPLY OFF\r\nECHO three\r\n"
-                           "CLIENT REPLY ON\r\nECHO four\r\n";
+    const char *pipeline =
+        "CLIENT REPLY SKIP\r\nECHO one\r\nECHO two\r\nCLIENT REPLY OFF\r\nECHO three\r\n"
+        "CLIENT REPLY ON\r\nECHO four\r\n";
     raw_send(c, pipeline, strlen(pipeline));
     char *r = raw_read(c, 3);
     cr_expect_str_eq(r, "$3\r\ntwo\r\n+OK\r\n$4\r\nfour\r\n");
@@ -699,7 +748,8 @@ Test(conn, client_commands, .fini = teardown)
     cmd(c, "HELLO 3");
     cr_expect_str_eq(cmd(c, "RESET"), "+RESET\r\n");
     info = cmd(c, "CLIENT INFO");
-    cr_expect(info[0] == '$' && strstr(info, " name= ") && strstr(info, " resp=2 ") && strstr(info, " flags=N "),
+    cr_expect(info[0] == '$' && strstr(info, " name= ") && strstr(info, " resp=2 ") &&
+                  strstr(info, " flags=N "),
               "%s", info);
     /* and killing itself, SKIPME no: the reply, then the connection closes */
     snprintf(want, sizeof(want), "CLIENT KILL ID %lld SKIPME no", id);
@@ -731,31 +781,52 @@ Test(conn, command_config_info, .fini = teardown)
     cr_expect(strncmp(all, head, strlen(head)) == 0, "%.60s", all);
     free(all);
     const char *docs = cmd(c, "COMMAND DOCS get");
-    cr_expect(strstr(docs, "$7\r\nsummary\r\n$22\r\nGet the value of a key\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n"
-                           "$5\r\ngroup\r\n$6\r\nstring\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"),
-              "%s", docs);
+    cr_expect(
+        strstr(docs,
+               "$7\r\nsummary\r\n$22\r\nGet the value of a key\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n"
+               "$5\r\ngroup\r\n$6\r\nstring\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"),
+        "%s", docs);
     const char *cl = cmd(c, "COMMAND LIST FILTERBY PATTERN config*");
-    cr_expect_str_eq(cl, "*5\r\n$6\r\nconfig\r\n$10\r\nconfig|get\r\n$11\r\nconfig|help\r\n$10\r\nconfig|set\r\n"
-                         "$16\r\nconfig|resetstat\r\n");
+    cr_expect_str_eq(
+        cl, "*5\r\n$6\r\nconfig\r\n$10\r\nconfig|get\r\n$11\r\nconfig|help\r\n$10\r\nconfig|set\r\n"
+            "$16\r\nconfig|resetstat\r\n");
     /* CONFIG GET: every setting under its name, patterns, several */
     const char *cg = cmd(c, "CONFIG GET *");
-    const char *names[] = {"port", "bind", "dir", "maxclients", "timeout", "proto-max-bulk-len",
-                           "client-query-buffer-limit", "client-output-buffer-limit", "requirepass",
-                           "protected-mode", "slowlog-log-slower-than", "slowlog-max-len", "loglevel",
-                           "databases", "frontends", "ring-size", "segment-size", NULL};
+    const char *names[] = {"port",
+                           "bind",
+                           "dir",
+                           "maxclients",
+                           "timeout",
+                           "proto-max-bulk-len",
+                           "client-query-buffer-limit",
+                           "client-output-buffer-limit",
+                           "requirepass",
+                           "protected-mode",
+                           "slowlog-log-slower-than",
+                           "slowlog-max-len",
+                           "loglevel",
+                           "databases",
+                           "frontends",
+                           "ring-size",
+                           "segment-size",
+                           NULL};
     for (int i = 0; names[i]; i++) {
         char k[64];
         snprintf(k, sizeof(k), "$%zu\r\n%s\r\n", strlen(names[i]), names[i]);
         cr_expect(strstr(cg, k), "CONFIG GET * lacks %s", names[i]);
     }
     cr_expect_str_eq(cmd(c, "CONFIG GET bind"), "*2\r\n$4\r\nbind\r\n$9\r\n127.0.0.1\r\n");
-    cr_expect_str_eq(cmd(c, "CONFIG GET maxclients protected-mode"),
-                     "*4\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n$14\r\nprotected-mode\r\n$3\r\nyes\r\n");
-    cr_expect_str_eq(cmd(c, "CONFIG GET slowlog-max-*"), "*2\r\n$15\r\nslowlog-max-len\r\n$3\r\n128\r\n");
+    cr_expect_str_eq(
+        cmd(c, "CONFIG GET maxclients protected-mode"),
+        "*4\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n$14\r\nprotected-mode\r\n$3\r\nyes\r\n");
+    cr_expect_str_eq(cmd(c, "CONFIG GET slowlog-max-*"),
+                     "*2\r\n$15\r\nslowlog-max-len\r\n$3\r\n128\r\n");
     cr_expect_str_eq(cmd(c, "CONFIG SET port 1"),
-                     "-ERR CONFIG SET failed (possibly related to argument 'port') - can't set immutable config\r\n");
+                     "-ERR CONFIG SET failed (possibly related to argument 'port') - can't set "
+                     "immutable config\r\n");
     cr_expect_str_eq(cmd(c, "CONFIG SET ring-size 1mb"),
-                     "-ERR CONFIG SET failed (possibly related to argument 'ring-size') - can't set immutable config\r\n");
+                     "-ERR CONFIG SET failed (possibly related to argument 'ring-size') - can't "
+                     "set immutable config\r\n");
     /* INFO: sections, several, all, commandstats after a reset */
     cmd(c, "SET k v");
     cmd(c, "GET k");
@@ -768,11 +839,14 @@ Test(conn, command_config_info, .fini = teardown)
     const char *is = cmd(c, "INFO commandstats");
     cr_expect(strstr(is, "\r\ncmdstat_get:calls=2,usec="), "%s", is);
     cr_expect(strstr(is, "\r\ncmdstat_client|id:calls=1,usec="), "%s", is);
-    cr_expect(strstr(is, "\r\ncmdstat_hello:calls=1,") && strstr(is, ",rejected_calls=0,failed_calls=1"), "%s", is);
+    cr_expect(strstr(is, "\r\ncmdstat_hello:calls=1,") &&
+                  strstr(is, ",rejected_calls=0,failed_calls=1"),
+              "%s", is);
     cr_expect(!strstr(is, "cmdstat_set:"), "RESETSTAT kept set: %s", is);
     const char *ia = cmd(c, "INFO");
-    const char *order[] = {"# Server\r\n", "# Clients\r\n", "# Memory\r\n", "# Persistence\r\n",
-                           "# Stats\r\n", "# Replication\r\n", "# CPU\r\n", "# Keyspace\r\n", NULL};
+    const char *order[] = {"# Server\r\n",      "# Clients\r\n",  "# Memory\r\n",
+                           "# Persistence\r\n", "# Stats\r\n",    "# Replication\r\n",
+                           "# CPU\r\n",         "# Keyspace\r\n", NULL};
     const char *at = ia;
     for (int i = 0; order[i]; i++) {
         const char *p = strstr(at, order[i]);
@@ -781,7 +855,8 @@ Test(conn, command_config_info, .fini = teardown)
     }
     cr_expect(!strstr(ia, "# Commandstats"), "commandstats is not a default section");
     cr_expect(strstr(ia, "\r\nredis_version:7.0.15\r\n") && strstr(ia, "\r\nrole:master\r\n") &&
-                  strstr(ia, "\r\nconnected_slaves:0\r\n") && strstr(ia, "\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n"),
+                  strstr(ia, "\r\nconnected_slaves:0\r\n") &&
+                  strstr(ia, "\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n"),
               "%s", ia);
     cr_expect_gt(info_field(ia, "atticdb_fsyncs"), 0);
     /* the fsync latency histogram the logger fills */
@@ -791,12 +866,14 @@ Test(conn, command_config_info, .fini = teardown)
     double lat999 = strtod(strstr(ia, "\r\natticdb_fsync_p999_us:") + 24, NULL);
     cr_expect(lat50 > 0 && lat999 >= lat50, "p50 %f p999 %f", lat50, lat999);
     cr_expect(strstr(ia, "\r\natticdb_fsync_p99_us:") && strstr(ia, "\r\natticdb_fsync_p999_us:") &&
-                  strstr(ia, "\r\natticdb_durable_lsn:") && strstr(ia, "\r\natticdb_applied_lsn:") &&
-                  strstr(ia, "\r\natticdb_avg_batch_records:") && strstr(ia, "\r\natticdb_avg_batch_bytes:"),
+                  strstr(ia, "\r\natticdb_durable_lsn:") &&
+                  strstr(ia, "\r\natticdb_applied_lsn:") &&
+                  strstr(ia, "\r\natticdb_avg_batch_records:") &&
+                  strstr(ia, "\r\natticdb_avg_batch_bytes:"),
               "%s", ia);
     const char *two = cmd(c, "INFO clients cpu");
-    cr_expect(strstr(two, "# Clients\r\nconnected_clients:1\r\n") && strstr(two, "\r\n\r\n# CPU\r\n") &&
-                  !strstr(two, "# Server"),
+    cr_expect(strstr(two, "# Clients\r\nconnected_clients:1\r\n") &&
+                  strstr(two, "\r\n\r\n# CPU\r\n") && !strstr(two, "# Server"),
               "%s", two);
     cr_expect_str_eq(cmd(c, "INFO nosuch"), "$0\r\n\r\n");
     const char *ev = cmd(c, "INFO everything");
@@ -823,7 +900,8 @@ Test(conn, slowlog, .fini = teardown)
     memset(big, 'a', 163);
     big[163] = '\0';
     cmd(c, "ECHO %s", big);
-    cmd(c, "MGET 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33 34 35");
+    cmd(c, "MGET 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 "
+           "31 32 33 34 35");
     cmd(c, "CONFIG SET requirepass \"\"");
     cmd(c, "CONFIG SET slowlog-log-slower-than -1");
     /* SLOWLOG RESET itself, then six; not the CONFIG SET that disabled it */
@@ -831,7 +909,9 @@ Test(conn, slowlog, .fini = teardown)
     const char *g = cmd(c, "SLOWLOG GET 3");
     /* newest first, ids counting on from before the reset */
     cr_expect(strncmp(g, "*3\r\n*6\r\n:7\r\n:", 13) == 0, "%s", g);
-    cr_expect(strstr(g, "*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$11\r\nrequirepass\r\n$10\r\n(redacted)\r\n"), "%s", g);
+    cr_expect(
+        strstr(g, "*4\r\n$6\r\nCONFIG\r\n$3\r\nSET\r\n$11\r\nrequirepass\r\n$10\r\n(redacted)\r\n"),
+        "%s", g);
     cr_expect(strstr(g, "$2\r\nme\r\n"), "%s", g);
     cr_expect(strstr(g, "$2\r\n30\r\n$22\r\n... (5 more arguments)\r\n$15\r\n127.0.0.1:"), "%s", g);
     g = cmd(c, "SLOWLOG GET -1");
@@ -887,7 +967,8 @@ Test(conn, protected_mode, .fini = teardown)
 {
     char ip[64];
     non_loopback_addr(ip, sizeof(ip));
-    if (!ip[0]) cr_skip_test("no non-loopback IPv4 address on this machine: protected mode can't be seen");
+    if (!ip[0])
+        cr_skip_test("no non-loopback IPv4 address on this machine: protected mode can't be seen");
     char extra[128];
     snprintf(extra, sizeof(extra), "--frontends 2 --bind 127.0.0.1 %s", ip);
     start(extra);
@@ -926,7 +1007,8 @@ Test(conn, default_bind_is_loopback_with_optional_ipv6, .fini = teardown)
     cr_assert_eq(proc_start(&A, atticdb_path(), NULL, args, "+PONG"), 0);
     raw_t *c = raw_open(A.port);
     cr_expect_str_eq(cmd(c, "CONFIG GET bind"), "*2\r\n$4\r\nbind\r\n$14\r\n127.0.0.1 -::1\r\n");
-    cr_expect_str_eq(cmd(c, "CONFIG GET protected-mode"), "*2\r\n$14\r\nprotected-mode\r\n$3\r\nyes\r\n");
+    cr_expect_str_eq(cmd(c, "CONFIG GET protected-mode"),
+                     "*2\r\n$14\r\nprotected-mode\r\n$3\r\nyes\r\n");
     raw_close(c);
     /* ::1 listens when the machine has IPv6 (else it was skipped) */
     int fd = socket(AF_INET6, SOCK_STREAM, 0);
@@ -995,7 +1077,8 @@ Test(conn, limits_change_live_on_every_frontend, .fini = teardown)
     cr_expect(raw_closed(q), "a client past client-query-buffer-limit was not closed");
     /* client-output-buffer-limit: a client of the other frontend that
      * never reads what it asked for is disconnected */
-    cr_expect_str_eq(cmd(a, "CONFIG SET client-output-buffer-limit \"normal 256kb 0 0\""), "+OK\r\n");
+    cr_expect_str_eq(cmd(a, "CONFIG SET client-output-buffer-limit \"normal 256kb 0 0\""),
+                     "+OK\r\n");
     char *val = malloc(100000);
     memset(val, 'v', 100000);
     const char *set_head = "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$100000\r\n";
@@ -1007,14 +1090,16 @@ Test(conn, limits_change_live_on_every_frontend, .fini = teardown)
     cr_expect_str_eq(r, "+OK\r\n");
     free(r);
     raw_t *slow = c[on1[3 % n1]];
-    for (int i = 0; i < 200; i++) raw_send(slow, "GET big\r\n", 9);
+    for (int i = 0; i < 200; i++)
+        raw_send(slow, "GET big\r\n", 9);
     usleep(500000);
     cr_expect(raw_closed(slow), "a client that never reads outlived client-output-buffer-limit");
     /* timeout: an idle client of the other frontend is closed */
     cr_expect_str_eq(cmd(a, "CONFIG SET timeout 1"), "+OK\r\n");
     cr_expect(raw_closed(idle), "an idle client of the other frontend outlived timeout 1");
     cmd(a, "CONFIG SET timeout 0");
-    for (int i = 0; i < N; i++) raw_close(c[i]);
+    for (int i = 0; i < N; i++)
+        raw_close(c[i]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1037,7 +1122,8 @@ Test(conn, two_frontends_share_clients_acl_config_and_stats, .fini = teardown)
     }
     cr_assert(on[0] >= 0 && on[1] >= 0, "connections did not reach both frontends");
     for (int i = 0; i < N; i++)
-        for (int j = 0; j < i; j++) cr_expect_neq(ids[i], ids[j], "client ids repeat across frontends");
+        for (int j = 0; j < i; j++)
+            cr_expect_neq(ids[i], ids[j], "client ids repeat across frontends");
     raw_t *a = c[on[0]], *b = c[on[1]];
     /* CLIENT LIST from one frontend sees every client, in id order */
     const char *list = cmd(a, "CLIENT LIST");
@@ -1072,14 +1158,16 @@ Test(conn, two_frontends_share_clients_acl_config_and_stats, .fini = teardown)
     cr_expect(!strstr(list, gone), "a killed client is still listed");
     /* CONFIG SET through one frontend, CONFIG GET through the other */
     cr_expect_str_eq(cmd(a, "CONFIG SET slowlog-max-len 77 timeout 123"), "+OK\r\n");
-    cr_expect_str_eq(cmd(b, "CONFIG GET slowlog-max-len"), "*2\r\n$15\r\nslowlog-max-len\r\n$2\r\n77\r\n");
+    cr_expect_str_eq(cmd(b, "CONFIG GET slowlog-max-len"),
+                     "*2\r\n$15\r\nslowlog-max-len\r\n$2\r\n77\r\n");
     cr_expect_str_eq(cmd(b, "CONFIG GET timeout"), "*2\r\n$7\r\ntimeout\r\n$3\r\n123\r\n");
     cmd(a, "CONFIG SET timeout 0");
     /* ACL SETUSER through one, AUTH through the other; DELUSER closes it */
     cr_expect_str_eq(cmd(a, "ACL SETUSER carol on >pw ~c* +get"), "+OK\r\n");
     cr_expect_str_eq(cmd(b, "AUTH carol pw"), "+OK\r\n");
-    cr_expect_str_eq(cmd(b, "GET nope"),
-                     "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n");
+    cr_expect_str_eq(
+        cmd(b, "GET nope"),
+        "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n");
     cr_expect_str_eq(cmd(a, "ACL SETUSER carol ~n*"), "+OK\r\n");
     cr_expect_str_eq(cmd(b, "GET nope"), "$-1\r\n");
     cr_expect_str_eq(cmd(a, "CLIENT KILL USER carol"), ":1\r\n");
@@ -1117,5 +1205,6 @@ Test(conn, two_frontends_share_clients_acl_config_and_stats, .fini = teardown)
         cr_expect(strstr(sl, m), "SLOWLOG lacks %s", m);
     }
     raw_close(b);
-    for (int i = 0; i < N; i++) raw_close(c[i]);
+    for (int i = 0; i < N; i++)
+        raw_close(c[i]);
 }
