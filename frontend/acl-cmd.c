@@ -109,17 +109,7 @@ static void acl_cat(int argc, const char **argv, const uint32_t *lens, buf_t *ou
         return;
     }
     uint32_t bits = 0;
-    int found = 0;
-    for (int i = 0;; i++) {
-        uint32_t b;
-        const char *name = acl_category(i, &b);
-        if (!name) break;
-        if (fe_word_eq(argv[2], lens[2], name)) {
-            found = 1;
-            bits = b;
-        }
-    }
-    if (!found) {
+    if (acl_category_find(argv[2], lens[2], &bits) < 0) {
         char msg[192];
         snprintf(msg, sizeof(msg), "ERR Unknown category '%.*s'",
                  (int)(lens[2] > 128 ? 128 : lens[2]), argv[2]);
@@ -129,10 +119,8 @@ static void acl_cat(int argc, const char **argv, const uint32_t *lens, buf_t *ou
     buf_t items;
     buf_init(&items);
     long long n = 0;
-    size_t ncmds;
-    const cmd_desc_t *t = cmd_table(&ncmds);
-    for (size_t i = 0; i < ncmds + fe_subcmds_count && bits; i++) {
-        unsigned idx = i < ncmds ? (unsigned)t[i].id : FE_SUB_BASE + (unsigned)(i - ncmds);
+    for (size_t i = 0; i < fe_cmd_index_count() && bits; i++) {
+        unsigned idx = fe_cmd_index_at(i);
         const char *name = fe_cmd_index_name(idx);
         if (!name) continue;
         /* A parent with subcommands is listed by its subcommands. */

@@ -183,10 +183,13 @@ const char *acl_category(int i, uint32_t *bits)
     return categories[i].name;
 }
 
-static int category_find(const char *s, size_t n)
+int acl_category_find(const char *s, size_t n, uint32_t *bits)
 {
     for (int i = 0; acl_category(i, NULL); i++)
-        if (word_eq(s, n, categories[i].name)) return i;
+        if (word_eq(s, n, categories[i].name)) {
+            if (bits) *bits = categories[i].bits;
+            return i;
+        }
     return -1;
 }
 
@@ -208,11 +211,8 @@ static int bit_get(const acl_user_t *u, unsigned idx)
 /* Call fn for every valid index. */
 #define FOR_EACH_INDEX(var, body)                                                                  \
     do {                                                                                           \
-        size_t n_cmds_;                                                                            \
-        const cmd_desc_t *t_ = cmd_table(&n_cmds_);                                                \
-        for (size_t i_ = 0; i_ < n_cmds_ + fe_subcmds_count; i_++) {                               \
-            unsigned var =                                                                         \
-                i_ < n_cmds_ ? (unsigned)t_[i_].id : FE_SUB_BASE + (unsigned)(i_ - n_cmds_);       \
+        for (size_t i_ = 0; i_ < fe_cmd_index_count(); i_++) {                                     \
+            unsigned var = fe_cmd_index_at(i_);                                                    \
             body;                                                                                  \
         }                                                                                          \
     } while (0)
@@ -468,7 +468,7 @@ static int apply_rule(acl_user_t *u, const char *op, size_t n, const char **why)
         return -1;
     } else if ((op[0] == '+' || op[0] == '-') && n > 1 && op[1] == '@') {
         int allow = op[0] == '+';
-        int cat = category_find(op + 2, n - 2);
+        int cat = acl_category_find(op + 2, n - 2, NULL);
         if (cat < 0) {
             *why = E_UNKNOWN;
             return -1;

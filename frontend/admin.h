@@ -56,6 +56,10 @@ int fe_subcmd_find(cmd_id_t parent, const char *s, size_t n);
 int fe_has_subcmds(cmd_id_t id);
 /* The index a call runs as: the subcommand's when argv[1] names one. */
 unsigned fe_cmd_index(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens);
+/* Every index in use, in table order (commands, then subcommands):
+ * fe_cmd_index_at(i) for i < fe_cmd_index_count(). */
+size_t fe_cmd_index_count(void);
+unsigned fe_cmd_index_at(size_t i);
 /* "get", "config|get"; NULL for an index no command has. */
 const char *fe_cmd_index_name(unsigned idx);
 /* ACL categories (enum cmd_cat) of an index. */
@@ -110,6 +114,9 @@ acl_table_t *acl_table_load(const char *p, size_t n);
 /* Redis' category names in ACL CAT order; NULL past the last. bits is the
  * matching enum cmd_cat bit, 0 for a category with no command here. */
 const char *acl_category(int i, uint32_t *bits);
+/* The category named s[0, n) (any case): its position (ACL CAT's order),
+ * bits set to its enum cmd_cat bits; -1 if there is none. */
+int acl_category_find(const char *s, size_t n, uint32_t *bits);
 /* A NUL-terminated copy of s[0, n) (aborts on out-of-memory). */
 char *acl_strndup(const char *s, size_t n);
 

@@ -58,6 +58,20 @@ unsigned fe_cmd_index(const cmd_desc_t *d, int argc, const char *const *argv, co
     return k < 0 ? (unsigned)d->id : FE_SUB_BASE + (unsigned)k;
 }
 
+size_t fe_cmd_index_count(void)
+{
+    size_t n;
+    cmd_table(&n);
+    return n + fe_subcmds_count;
+}
+
+unsigned fe_cmd_index_at(size_t i)
+{
+    size_t n;
+    const cmd_desc_t *t = cmd_table(&n);
+    return i < n ? (unsigned)t[i].id : FE_SUB_BASE + (unsigned)(i - n);
+}
+
 const char *fe_cmd_index_name(unsigned idx)
 {
     if (idx >= FE_SUB_BASE) {
@@ -204,17 +218,8 @@ static void command_list(fe_conn_t *c, int argc, const char **argv, const uint32
             return;
         }
         if (fe_word_eq(argv[3], lens[3], "aclcat")) {
-            mode = NONE;
-            for (int i = 0;; i++) {
-                uint32_t b;
-                const char *name = acl_category(i, &b);
-                if (!name) break;
-                if (fe_word_eq(argv[4], lens[4], name)) {
-                    mode = CAT;
-                    bits = b;
-                }
-            }
-            if (mode == CAT && !bits) mode = NONE;
+            /* an unknown category, or one no command here has: nothing */
+            mode = acl_category_find(argv[4], lens[4], &bits) >= 0 && bits ? CAT : NONE;
         } else if (fe_word_eq(argv[3], lens[3], "pattern")) {
             mode = PATTERN;
             pat = argv[4];
@@ -229,10 +234,8 @@ static void command_list(fe_conn_t *c, int argc, const char **argv, const uint32
     buf_t items;
     buf_init(&items);
     long long n = 0;
-    size_t ncmds;
-    const cmd_desc_t *t = cmd_table(&ncmds);
-    for (size_t i = 0; i < ncmds + fe_subcmds_count && mode != NONE; i++) {
-        unsigned idx = i < ncmds ? (unsigned)t[i].id : FE_SUB_BASE + (unsigned)(i - ncmds);
+    for (size_t i = 0; i < fe_cmd_index_count() && mode != NONE; i++) {
+        unsigned idx = fe_cmd_index_at(i);
         const char *name = fe_cmd_index_name(idx);
         if (mode == ALL && idx >= FE_SUB_BASE) continue;
         if (mode == CAT && !(fe_cmd_index_cats(idx) & bits)) continue;

@@ -36,21 +36,8 @@ void fe_config_refresh(fe_t *fe)
     shm_config_t *sc = &fe->shm->admin.config;
     uint64_t v = atomic_load_explicit(&sc->version, memory_order_acquire);
     if (__builtin_expect(v == fe->cfg_version, 1)) return;
-    if (v == 0) {
-        /* A segment nobody initialised (unit tests): the inherited copy. */
-        const config_t *c = fe->cfg;
-        fe->maxclients = c->maxclients;
-        fe->timeout_s = c->timeout;
-        fe->qbuf_limit = c->client_query_buffer_limit;
-        fe->obuf_hard = c->obuf_hard;
-        fe->obuf_soft = c->obuf_soft;
-        fe->obuf_soft_seconds = c->obuf_soft_seconds;
-        fe->protected_mode = c->protected_mode;
-        fe->slowlog_slower_than = c->slowlog_log_slower_than;
-        fe->limits.max_bulk_len = c->proto_max_bulk_len;
-        fe->cfg_version = v;
-        return;
-    }
+    /* The master fills shm_config_t before any frontend runs
+     * (fe_admin_shm_init), so there is always something to read. */
     fe->maxclients = atomic_load(&sc->maxclients);
     fe->timeout_s = atomic_load(&sc->timeout);
     fe->qbuf_limit = (uint64_t)atomic_load(&sc->client_query_buffer_limit);
@@ -236,7 +223,7 @@ static void config_get(fe_conn_t *c, int argc, const char **argv, const uint32_t
 
 /* Redis' memtoull: digits with an optional unit (b k kb m mb g gb, any
  * case). Returns 0 or -1. */
-static int parse_memory(const char *s, size_t n, int64_t *out)
+static int parse_memory(const char *s, size_t n, long long *out)
 {
     char tmp[64];
     if (n == 0 || n >= sizeof(tmp)) return -1;
@@ -286,8 +273,7 @@ static const char *parse_obuf(const char *s, size_t n, pending_t *p)
             err = "Invalid client class specified in buffer limit configuration.";
             break;
         }
-        int64_t hard, soft;
-        long long secs;
+        long long hard, soft, secs;
         if (parse_memory(words[i + 1], strlen(words[i + 1]), &hard) != 0 ||
             parse_memory(words[i + 2], strlen(words[i + 2]), &soft) != 0 ||
             str_to_ll(words[i + 3], strlen(words[i + 3]), &secs) != 0 || secs < 0) {
@@ -312,7 +298,11 @@ static const char *parse_value(const param_t *prm, const char *s, size_t n, pend
     long long v;
     switch (prm->kind) {
     case K_INT:
-        if (str_to_ll(s, n, &v) != 0) return "argument couldn't be parsed into an integer";
+    case K_MEM:
+        if (prm->kind == K_INT && str_to_ll(s, n, &v) != 0)
+            return "argument couldn't be parsed into an integer";
+        if (prm->kind == K_MEM && parse_memory(s, n, &v) != 0)
+            return "argument must be a memory value";
         if (v < prm->lo || v > prm->hi) {
             snprintf(msg, msglen, "argument must be between %" PRId64 " and %" PRId64 " inclusive",
                      prm->lo, prm->hi);
@@ -320,17 +310,6 @@ static const char *parse_value(const param_t *prm, const char *s, size_t n, pend
         }
         *dst = v;
         return NULL;
-    case K_MEM: {
-        int64_t m;
-        if (parse_memory(s, n, &m) != 0) return "argument must be a memory value";
-        if (m < prm->lo || m > prm->hi) {
-            snprintf(msg, msglen, "argument must be between %" PRId64 " and %" PRId64 " inclusive",
-                     prm->lo, prm->hi);
-            return msg;
-        }
-        *dst = m;
-        return NULL;
-    }
     case K_BOOL:
         if (fe_word_eq(s, n, "yes"))
             *dst = 1;

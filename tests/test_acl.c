@@ -23,20 +23,28 @@
 
 /* ---- helpers ---- */
 
+/* Split `line` (copied into copy) at spaces into argv/lens; returns argc. */
+static int split(const char *line, char *copy, size_t cap, const char **argv, uint32_t *lens,
+                 int max)
+{
+    snprintf(copy, cap, "%s", line);
+    int n = 0;
+    for (char *tok = strtok(copy, " "); tok && n < max; tok = strtok(NULL, " ")) {
+        argv[n] = tok;
+        lens[n] = (uint32_t)strlen(tok);
+        n++;
+    }
+    return n;
+}
+
 /* Apply space-separated rules to user `name`; returns acl_setuser's result
  * and leaves the error text in err. */
 static int setuser(acl_table_t *t, const char *name, const char *rules, char *err, size_t errlen)
 {
     char copy[1024];
-    snprintf(copy, sizeof(copy), "%s", rules);
     const char *argv[64];
     uint32_t lens[64];
-    int n = 0;
-    for (char *tok = strtok(copy, " "); tok && n < 64; tok = strtok(NULL, " ")) {
-        argv[n] = tok;
-        lens[n] = (uint32_t)strlen(tok);
-        n++;
-    }
+    int n = split(rules, copy, sizeof(copy), argv, lens, 64);
     err[0] = '\0';
     return acl_setuser(t, name, strlen(name), n, argv, lens, err, errlen);
 }
@@ -71,15 +79,9 @@ static char *describe(acl_table_t *t, const char *name)
 static int check(acl_table_t *t, const char *user, const char *line)
 {
     char copy[512];
-    snprintf(copy, sizeof(copy), "%s", line);
     const char *argv[32];
     uint32_t lens[32];
-    int n = 0;
-    for (char *tok = strtok(copy, " "); tok && n < 32; tok = strtok(NULL, " ")) {
-        argv[n] = tok;
-        lens[n] = (uint32_t)strlen(tok);
-        n++;
-    }
+    int n = split(line, copy, sizeof(copy), argv, lens, 32);
     const cmd_desc_t *d = cmd_lookup(argv[0], lens[0]);
     cr_assert_not_null(d, "unknown command in %s", line);
     acl_user_t *u = acl_find(t, user, strlen(user));
