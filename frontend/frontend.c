@@ -814,11 +814,12 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
         if (peer.ss_family != AF_UNIX) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         if (total_clients(fe) >= (uint64_t)fe->maxclients) {
             static const char msg[] = "-ERR max number of clients reached\r\n";
+            /* Counted first: a client that saw the error then asks INFO. */
+            fe_stats_sync_epoch(fe);
+            stat_add(&fe->stats->rejected_conns, 1);
             ssize_t w = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL);
             (void)w;
             close(fd);
-            fe_stats_sync_epoch(fe);
-            stat_add(&fe->stats->rejected_conns, 1);
             continue;
         }
         /* Protected mode (Redis' text, then the connection is closed). */
