@@ -180,7 +180,7 @@ static const char *cmd(raw_t *r, const char *fmt, ...)
     return last;
 }
 
-/* True when the server closed r (EOF within 3 s); what it sent before is
+/* True when the server closed r (EOF within 5 s); what it sent before is
  * read and dropped. */
 static int raw_closed(raw_t *r)
 {
@@ -190,7 +190,7 @@ static int raw_closed(raw_t *r)
     for (;;) {
         clock_gettime(CLOCK_MONOTONIC, &t);
         long ms = (t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000;
-        if (ms > 3000) return 0;
+        if (ms > 5000) return 0;
         struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
         if (poll(&pfd, 1, 10) <= 0) continue;
         ssize_t n = recv(r->fd, b, sizeof(b), MSG_DONTWAIT);
