@@ -49,6 +49,21 @@ void config_defaults(config_t *c)
     c->respawn_limit = 5;
 }
 
+void config_free(config_t *c)
+{
+    for (int i = 0; i < c->nbind; i++) free(c->bind[i]);
+    free(c->unixsocket);
+    free(c->dir);
+    free(c->logfile);
+    free(c->requirepass);
+    for (int i = 0; i < c->nusers; i++) {
+        for (int j = 0; j < c->users[i].nwords; j++) free(c->users[i].words[j]);
+        free(c->users[i].words);
+    }
+    free(c->users);
+    memset(c, 0, sizeof(*c));
+}
+
 int config_parse_memory(const char *s, uint64_t *out)
 {
     char *end;

@@ -67,6 +67,9 @@ void config_defaults(config_t *c);
  */
 int config_set(config_t *c, const char *name, int argc, char **argv, char *err, size_t errlen);
 
+/* Free what config_defaults and config_set allocated. */
+void config_free(config_t *c);
+
 /* Read a redis.conf style file. Returns 0 or -1 with a message (file:line). */
 int config_load_file(config_t *c, const char *path, char *err, size_t errlen);
 

@@ -540,5 +540,6 @@ int master_run(int argc, char **argv)
     shutdown_all(&m);
     /* However the logger's failure and the stop signal were ordered. */
     if (atomic_load(&m.shm->logger_state) == LOGGER_FAILED) m.exit_status = 1;
+    config_free(&m.cfg);
     return m.exit_status;
 }
