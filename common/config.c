@@ -21,8 +21,13 @@ void config_defaults(config_t *c)
 {
     memset(c, 0, sizeof(*c));
     c->port = 6379;
+    /* As Redis 7's redis.conf: loopback only; "-" = ::1 may be missing. */
     c->bind[0] = strdup("127.0.0.1");
-    c->nbind = 1;
+    c->bind[1] = strdup("-::1");
+    c->nbind = 2;
+    c->protected_mode = 1;
+    c->slowlog_log_slower_than = 10000;
+    c->slowlog_max_len = 128;
     c->dir = strdup("./data");
     c->frontends = 0;
     c->ring_size = 16ull << 20;
@@ -42,6 +47,21 @@ void config_defaults(config_t *c)
     c->tcp_backlog = 511;
     c->loglevel = LOG_NOTICE;
     c->respawn_limit = 5;
+}
+
+void config_free(config_t *c)
+{
+    for (int i = 0; i < c->nbind; i++) free(c->bind[i]);
+    free(c->unixsocket);
+    free(c->dir);
+    free(c->logfile);
+    free(c->requirepass);
+    for (int i = 0; i < c->nusers; i++) {
+        for (int j = 0; j < c->users[i].nwords; j++) free(c->users[i].words[j]);
+        free(c->users[i].words);
+    }
+    free(c->users);
+    memset(c, 0, sizeof(*c));
 }
 
 int config_parse_memory(const char *s, uint64_t *out)
@@ -92,9 +112,19 @@ static void set_str(char **dst, const char *v)
 /* Directives Redis users keep in their files that mean nothing here: they are
  * accepted so an existing redis.conf loads, and logged once. */
 static const char *const ignored[] = {
-    "save", "appendonly", "appendfsync", "protected-mode", "databases", "tcp-keepalive",
-    "supervised", "pidfile", "always-show-logo", "stop-writes-on-bgsave-error",
-    "rdbcompression", "rdbchecksum", "dbfilename", "hz", NULL,
+    "save",
+    "appendonly",
+    "appendfsync",
+    "tcp-keepalive",
+    "supervised",
+    "pidfile",
+    "always-show-logo",
+    "stop-writes-on-bgsave-error",
+    "rdbcompression",
+    "rdbchecksum",
+    "dbfilename",
+    "hz",
+    NULL,
 };
 
 int config_set(config_t *c, const char *name, int argc, char **argv, char *err, size_t errlen)
@@ -182,6 +212,30 @@ int config_set(config_t *c, const char *name, int argc, char **argv, char *err, 
         else return str_fail(err, errlen, "Invalid log level. Must be one of debug, verbose, notice, warning");
     } else if (!strcasecmp(name, "requirepass")) {
         set_str(&c->requirepass, argv[0]);
+    } else if (!strcasecmp(name, "protected-mode")) {
+        if (parse_yesno(argv[0], &c->protected_mode))
+            return str_fail(err, errlen, "argument must be 'yes' or 'no'");
+    } else if (!strcasecmp(name, "slowlog-log-slower-than")) {
+        if (parse_int(argv[0], INT64_MIN, INT64_MAX, &v))
+            return str_fail(err, errlen, "Invalid slowlog-log-slower-than");
+        c->slowlog_log_slower_than = v;
+    } else if (!strcasecmp(name, "slowlog-max-len")) {
+        if (parse_int(argv[0], 0, INT64_MAX, &v))
+            return str_fail(err, errlen, "Invalid slowlog-max-len");
+        c->slowlog_max_len = v;
+    } else if (!strcasecmp(name, "user")) {
+        /* Checked by the ACL parser when the master builds the table. */
+        if (argc > CONFIG_MAX_USER_WORDS)
+            return str_fail(err, errlen, "too many rules in one user line");
+        config_user_t *u = realloc(c->users, (size_t)(c->nusers + 1) * sizeof(*u));
+        if (!u) return str_fail(err, errlen, "out of memory");
+        c->users = u;
+        u[c->nusers].words = calloc((size_t)argc, sizeof(char *));
+        if (!u[c->nusers].words) return str_fail(err, errlen, "out of memory");
+        for (int i = 0; i < argc; i++)
+            u[c->nusers].words[i] = strdup(argv[i]);
+        u[c->nusers].nwords = argc;
+        c->nusers++;
     } else if (!strcasecmp(name, "daemonize")) {
         if (parse_yesno(argv[0], &c->daemonize)) return str_fail(err, errlen, "argument must be 'yes' or 'no'");
     } else if (!strcasecmp(name, "log-sync")) {

@@ -11,13 +11,20 @@
 #include <stdint.h>
 
 #define CONFIG_MAX_BINDS 8
+#define CONFIG_MAX_USER_WORDS 64
+
+/* A `user <name> <rules...>` line: the ACL user it declares. */
+typedef struct config_user {
+    char **words; /* name, then the rules */
+    int nwords;
+} config_user_t;
 
 /* How the logger makes a batch durable (docs/DECISIONS.md has the numbers). */
 enum { CONFIG_SYNC_FDATASYNC = 0, CONFIG_SYNC_ODSYNC = 1 };
 
 typedef struct config {
     int port;                        /* 0 = no TCP listener */
-    char *bind[CONFIG_MAX_BINDS];    /* addresses to listen on */
+    char *bind[CONFIG_MAX_BINDS];    /* addresses to listen on; "-addr" may fail to bind */
     int nbind;
     char *unixsocket;                /* NULL = none */
     int unixsocketperm;              /* octal mode, 0 = leave default */
@@ -39,14 +46,19 @@ typedef struct config {
     int tcp_backlog;
     char *logfile;                   /* NULL or "" = stderr */
     int loglevel;                    /* LOG_DEBUG .. LOG_WARNING (log.h) */
-    char *requirepass;               /* accepted; enforcement comes later */
+    char *requirepass;               /* the default user's password (NULL = none set) */
+    int protected_mode;   /* refuse non-loopback clients while the default user has no password */
+    config_user_t *users; /* `user` lines, in file order */
+    int nusers;
+    int64_t slowlog_log_slower_than; /* microseconds; < 0 disables, 0 logs every command */
+    int64_t slowlog_max_len;
     int daemonize;                   /* accepted for compatibility; must be no */
     int respawn_limit;               /* deaths in a row at start before giving up */
     int log_sync;                    /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
 } config_t;
 
-/* Defaults: 127.0.0.1:6379, ./data, one frontend per core, 16 MiB ring,
- * 64 MiB segments. */
+/* Defaults: 127.0.0.1 and ::1 (optional) port 6379, protected mode, ./data,
+ * one frontend per core, 16 MiB ring, 64 MiB segments. */
 void config_defaults(config_t *c);
 
 /*
@@ -54,6 +66,9 @@ void config_defaults(config_t *c);
  * with a message in err (size errlen) naming what is wrong.
  */
 int config_set(config_t *c, const char *name, int argc, char **argv, char *err, size_t errlen);
+
+/* Free what config_defaults and config_set allocated. */
+void config_free(config_t *c);
 
 /* Read a redis.conf style file. Returns 0 or -1 with a message (file:line). */
 int config_load_file(config_t *c, const char *path, char *err, size_t errlen);

@@ -1,6 +1,7 @@
 /*
- * resp.c - the Redis protocol (RESP2) codec: request parser and reply
- * writers (resp.h).
+ * resp.c - the Redis protocol codec: request parser, reply writers (RESP2,
+ * and RESP3 with their RESP2 fallbacks), RESP2 <-> RESP3 reply conversion
+ * (resp.h).
  *
  * Run by the frontends: every byte a client sends goes through resp_parse(),
  * every reply is built with the writers below. Pure functions over memory:
@@ -38,6 +39,7 @@
 #include "resp.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -549,4 +551,260 @@ void resp_null_array(buf_t *b)
 void resp_array(buf_t *b, long long n)
 {
     signed_line(b, '*', n);
+}
+
+/* ------------------------------------------------------------------------ */
+/* RESP3 writers                                                            */
+
+void resp_map(buf_t *b, int proto, long long npairs)
+{
+    if (proto >= 3)
+        signed_line(b, '%', npairs);
+    else
+        signed_line(b, '*', npairs * 2);
+}
+
+void resp_set(buf_t *b, int proto, long long n)
+{
+    signed_line(b, proto >= 3 ? '~' : '*', n);
+}
+
+void resp_push(buf_t *b, int proto, long long n)
+{
+    signed_line(b, proto >= 3 ? '>' : '*', n);
+}
+
+void resp_null3(buf_t *b, int proto)
+{
+    if (proto >= 3)
+        buf_append(b, "_\r\n", 3);
+    else
+        resp_null(b);
+}
+
+void resp_null_array3(buf_t *b, int proto)
+{
+    if (proto >= 3)
+        buf_append(b, "_\r\n", 3);
+    else
+        resp_null_array(b);
+}
+
+void resp_bool(buf_t *b, int proto, int v)
+{
+    if (proto >= 3)
+        buf_append(b, v ? "#t\r\n" : "#f\r\n", 4);
+    else
+        buf_append(b, v ? ":1\r\n" : ":0\r\n", 4);
+}
+
+void resp_double(buf_t *b, int proto, double d)
+{
+    char text[64];
+    int n;
+    if (isinf(d))
+        n = snprintf(text, sizeof(text), "%s", d > 0 ? "inf" : "-inf");
+    else
+        n = snprintf(text, sizeof(text), "%.17g", d);
+    if (proto >= 3) {
+        buf_append(b, ",", 1);
+        buf_append(b, text, (size_t)n);
+        buf_append(b, "\r\n", 2);
+    } else {
+        resp_bulk(b, text, (size_t)n);
+    }
+}
+
+void resp_verbatim(buf_t *b, int proto, const char *fmt, const void *p, size_t n)
+{
+    if (proto < 3) {
+        resp_bulk(b, p, n);
+        return;
+    }
+    buf_reserve(b, add_sat(n, 24 + 6));
+    number_line(b, '=', false, n + 4);
+    buf_append(b, fmt, 3);
+    buf_append(b, ":", 1);
+    buf_append(b, p, n);
+    buf_append(b, "\r\n", 2);
+}
+
+/* ------------------------------------------------------------------------ */
+/* RESP2 <-> RESP3 conversion                                               */
+
+/* Deep enough for any reply AtticDB builds (EXEC results nest two levels);
+ * deeper input is refused rather than recursed into. */
+#define CONVERT_MAX_DEPTH 64
+
+/* The signed number on the line starting at p (after the type byte), and
+ * where the next line starts; -1 when malformed. */
+static int read_line_number(const char *p, const char *end, long long *v, const char **next)
+{
+    const char *cr = memchr(p, '\r', (size_t)(end - p));
+    if (!cr || cr + 1 >= end || cr[1] != '\n') return -1;
+    if (!parse_ll(p, (size_t)(cr - p), v)) return -1;
+    *next = cr + 2;
+    return 0;
+}
+
+static const char *skip_line(const char *p, const char *end)
+{
+    const char *cr = memchr(p, '\r', (size_t)(end - p));
+    if (!cr || cr + 1 >= end || cr[1] != '\n') return NULL;
+    return cr + 2;
+}
+
+typedef struct convert {
+    const char *end;
+    const char *run; /* input not yet copied to out */
+    buf_t *out;
+    int converted;
+} convert_t;
+
+/* Replace the null at [p, p + 5) with `_`: copy the run before it first. */
+static void convert_null(convert_t *cv, const char *p)
+{
+    buf_append(cv->out, cv->run, (size_t)(p - cv->run));
+    buf_append(cv->out, "_\r\n", 3);
+    cv->run = p + 5;
+    cv->converted = 1;
+}
+
+/* One RESP2 value at p; returns the position after it, or NULL. */
+static const char *walk_resp2(convert_t *cv, const char *p, int depth)
+{
+    const char *end = cv->end;
+    if (p >= end || depth > CONVERT_MAX_DEPTH) return NULL;
+    long long v;
+    const char *next;
+    switch (*p) {
+    case '+':
+    case '-':
+    case ':':
+        return skip_line(p + 1, end);
+    case '$':
+        if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
+        if (v == -1) {
+            convert_null(cv, p);
+            return next;
+        }
+        if (v < 0 || (unsigned long long)v > (unsigned long long)(end - next) ||
+            (size_t)(end - next) - (size_t)v < 2)
+            return NULL;
+        if (next[v] != '\r' || next[v + 1] != '\n') return NULL;
+        return next + v + 2;
+    case '*':
+        if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
+        if (v == -1) {
+            convert_null(cv, p);
+            return next;
+        }
+        if (v < 0) return NULL;
+        for (long long i = 0; i < v && next; i++)
+            next = walk_resp2(cv, next, depth + 1);
+        return next;
+    default:
+        return NULL;
+    }
+}
+
+int resp3_from_resp2(const char *in, size_t n, buf_t *out)
+{
+    /* The common replies (a bulk, an integer, +OK) need no walk at all. */
+    if (n > 1 && (in[0] == '+' || in[0] == ':' || in[0] == '-' || (in[0] == '$' && in[1] != '-')))
+        return 0;
+    convert_t cv = {.end = in + n, .run = in, .out = out, .converted = 0};
+    const char *p = walk_resp2(&cv, in, 0);
+    if (p != in + n) return -1;
+    if (!cv.converted) return 0;
+    buf_append(out, cv.run, (size_t)(cv.end - cv.run));
+    return 1;
+}
+
+/* One RESP3 value at p, written to out in RESP2 form; returns the position
+ * after it, or NULL. */
+static const char *down_resp3(const char *p, const char *end, buf_t *out, int depth)
+{
+    if (p >= end || depth > CONVERT_MAX_DEPTH) return NULL;
+    long long v;
+    const char *next, *line_end;
+    switch (*p) {
+    case '+':
+    case '-':
+    case ':':
+        if (!(next = skip_line(p + 1, end))) return NULL;
+        buf_append(out, p, (size_t)(next - p));
+        return next;
+    case '_':
+        if (!(next = skip_line(p + 1, end))) return NULL;
+        resp_null(out);
+        return next;
+    case '#':
+        if (!(next = skip_line(p + 1, end))) return NULL;
+        buf_append(out, p[1] == 't' ? ":1\r\n" : ":0\r\n", 4);
+        return next;
+    case ',':
+    case '(':
+        if (!(next = skip_line(p + 1, end))) return NULL;
+        resp_bulk(out, p + 1, (size_t)(next - 2 - (p + 1)));
+        return next;
+    case '$':
+    case '=':
+    case '!':
+        if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
+        if (v == -1 && *p == '$') {
+            resp_null(out);
+            return next;
+        }
+        if (v < 0 || (unsigned long long)v > (unsigned long long)(end - next) ||
+            (size_t)(end - next) - (size_t)v < 2)
+            return NULL;
+        line_end = next + v;
+        if (*p == '=') {
+            if (v < 4) return NULL;
+            resp_bulk(out, next + 4, (size_t)v - 4); /* drop "txt:" */
+        } else if (*p == '!') {
+            buf_append(out, "-", 1); /* blob error: a one-line error in RESP2 */
+            buf_append(out, next, (size_t)v);
+            buf_append(out, "\r\n", 2);
+        } else {
+            buf_append(out, p, (size_t)(line_end + 2 - p));
+        }
+        return line_end + 2;
+    case '*':
+    case '~':
+    case '>':
+    case '%':
+    case '|':
+        if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
+        if (v == -1 && *p == '*') {
+            resp_null_array(out);
+            return next;
+        }
+        if (v < 0) return NULL;
+        if (*p == '|') {
+            /* An attribute: RESP2 has no place for it; skip its pairs. */
+            buf_t skip;
+            buf_init(&skip);
+            for (long long i = 0; i < 2 * v && next; i++)
+                next = down_resp3(next, end, &skip, depth + 1);
+            buf_free(&skip);
+            return next ? down_resp3(next, end, out, depth) : NULL;
+        }
+        long long items = *p == '%' ? 2 * v : v;
+        resp_array(out, items);
+        for (long long i = 0; i < items && next; i++)
+            next = down_resp3(next, end, out, depth + 1);
+        return next;
+    default:
+        return NULL;
+    }
+}
+
+int resp3_to_resp2(const char *in, size_t n, buf_t *out)
+{
+    const char *p = in, *end = in + n;
+    while (p && p < end)
+        p = down_resp3(p, end, out, 0);
+    return p == end ? 0 : -1;
 }

@@ -1,6 +1,7 @@
 /*
- * resp.h - the Redis protocol (RESP2) codec: an incremental request parser and
- * reply writers.
+ * resp.h - the Redis protocol codec: an incremental request parser, RESP2
+ * reply writers, RESP3 writers that degrade to RESP2 for clients that did not
+ * ask for RESP3 (HELLO 3), and converters between the two.
  *
  * The parser reads requests from a contiguous buffer that grows as bytes
  * arrive: it either returns one whole command, or says it needs more bytes,
@@ -83,5 +84,41 @@ void resp_null(buf_t *b);                                  /* $-1\r\n */
 void resp_null_array(buf_t *b);                            /* *-1\r\n */
 void resp_array(buf_t *b, long long n);                    /* *n\r\n */
 void resp_bulk_header(buf_t *b, size_t n);                 /* $n\r\n (body and CRLF follow) */
+
+/* RESP3 writers. `proto` is the connection's protocol (2 or 3); with 2 each
+ * writes the RESP2 form Redis 7 sends to a RESP2 client. */
+void resp_map(buf_t *b, int proto, long long npairs);      /* %n, or *2n */
+void resp_set(buf_t *b, int proto, long long n);           /* ~n, or *n */
+void resp_push(buf_t *b, int proto, long long n);          /* >n, or *n */
+void resp_null3(buf_t *b, int proto);                      /* _, or $-1 */
+void resp_null_array3(buf_t *b, int proto);                /* _, or *-1 */
+void resp_bool(buf_t *b, int proto, int v);                /* #t/#f, or :1/:0 */
+/* ,<%.17g> (inf, -inf, nan spelled so), or the same text as a bulk string */
+void resp_double(buf_t *b, int proto, double d);
+/* =<n+4>\r\n<fmt>:<text>, or a bulk string of the text alone; fmt is three
+ * characters ("txt", "mkd"). */
+void resp_verbatim(buf_t *b, int proto, const char *fmt, const void *p, size_t n);
+
+/*
+ * Convert one complete RESP2 reply (as the store writes it) for a RESP3
+ * client: every null bulk ($-1) and null array (*-1), at any depth inside
+ * arrays, becomes the RESP3 null `_`. Returns 1 when something was converted
+ * (the result was appended to out), 0 when the reply needs no change (out
+ * untouched: send the input as it is), -1 when in[0, n) is not exactly one
+ * well-formed RESP2 value (out may hold partial output then). A reply that
+ * starts with a bulk, an integer, a status or an error is returned as 0 at
+ * once, unchecked: it holds no null to convert.
+ */
+int resp3_from_resp2(const char *in, size_t n, buf_t *out);
+
+/*
+ * The reverse, for RESP3 text (built-in replies kept in RESP3 form) sent to a
+ * RESP2 client: maps become flat arrays of 2n, sets and pushes arrays, `_`
+ * the null bulk, booleans 1/0, doubles, big numbers and verbatim strings bulk
+ * strings (verbatim without its "txt:" prefix), attributes are dropped.
+ * Appends to out; returns 0, or -1 if in[0, n) is not a sequence of
+ * well-formed RESP3 values.
+ */
+int resp3_to_resp2(const char *in, size_t n, buf_t *out);
 
 #endif

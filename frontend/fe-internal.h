@@ -1,8 +1,9 @@
 /*
  * fe-internal.h - the frontend's private types, shared by its files:
  * frontend.c (event loop, connections, reply order, wake-ups), dispatch.c
- * (routing and canonical encoding of writes) and local.c (commands answered
- * without the store).
+ * (routing and canonical encoding of writes), multi.c (transactions),
+ * local.c and the files of admin.h (commands answered without the store:
+ * connection, ACL, CLIENT, CONFIG, INFO, SLOWLOG, COMMAND).
  */
 #ifndef ATTIC_FE_INTERNAL_H
 #define ATTIC_FE_INTERNAL_H
@@ -39,6 +40,14 @@ typedef struct fe_reply {
     uint8_t owns_data;          /* data was malloc'ed */
     uint32_t len;
     const char *data;
+    /* ---- issue 5 (admin helper): statistics, slow log, CLIENT REPLY ---- */
+    uint16_t stat_idx; /* command index + 1 to account when ready, 0 = none */
+    uint8_t discard;   /* CLIENT REPLY OFF/SKIP: dropped, never sent */
+    uint8_t snap_ok;   /* snap_pos holds this request's arguments */
+    uint32_t snap_len; /* its arguments for the slow log: in the   */
+    uint64_t snap_pos; /* frontend's argument ring (slowlog.c) */
+    uint64_t t0_ns;    /* when the request was read (stat_idx != 0) */
+    /* ---- end issue 5 ---- */
 } fe_reply_t;
 
 typedef struct fe_conn {
@@ -89,6 +98,25 @@ typedef struct fe_conn {
     uint64_t exec_wait_lsn; /* its record's LSN + 1, 0 = none */
     uint64_t exec_wait_end; /* its record's end */
     int exec_wait_db;       /* the database once it ran */
+
+    /* ---- issue 5 (admin helper): admin.h's files ---- */
+    struct shm_client *reg;      /* registry entry (CLIENT LIST/KILL), NULL when full */
+    uint64_t acl_gen;            /* ACL table generation acl_fast was computed for */
+    uint8_t acl_fast;            /* may run anything on any key: no check needed */
+    uint8_t is_unix;             /* connected through the unix socket */
+    uint8_t no_evict;            /* CLIENT NO-EVICT ON (accepted, no effect) */
+    uint8_t reply_off;           /* CLIENT REPLY OFF */
+    uint8_t reply_skip;          /* CLIENT REPLY SKIP: drop the next command's reply */
+    uint8_t reply_suppress;      /* drop the replies of the command being run */
+    uint16_t cur_idx;            /* command index computed by fe_acl_check ... */
+    const cmd_desc_t *cur_desc;  /* ... for this command */
+    uint16_t stat_idx;           /* index + 1 of the command being dispatched, 0 = none */
+    const cmd_desc_t *stat_desc; /* ... and its table entry */
+    uint16_t last_idx;           /* index of the last command run (CLIENT LIST cmd=) */
+    uint8_t dispatching;         /* inside fe_dispatch: fe_conn_kill must not free it */
+    uint8_t doomed;              /* killed: closed by the reaper, nothing more is read */
+    int32_t reg_db, reg_multi;   /* what the registry entry shows, to update on change */
+    /* ---- end issue 5 ---- */
 } fe_conn_t;
 
 /* The arguments of one command as pointers and lengths (argv[0] is the
@@ -126,6 +154,26 @@ typedef struct fe {
     int draining;
     uint32_t nconns;
     int64_t last_idle_scan_ms;
+
+    /* ---- issue 5 (admin helper): admin.h's files ---- */
+    struct acl_table *acl;  /* parsed copy of the shared ACL table */
+    uint64_t acl_version;   /* the shm version it was parsed from */
+    uint64_t acl_gen;       /* bumped at each re-parse */
+    uint64_t acl_swept_gen; /* generation fe_acl_sweep last looked at */
+    uint64_t cfg_version;   /* the shm config version of the values below */
+    int64_t maxclients, timeout_s, slowlog_slower_than;
+    uint64_t qbuf_limit, obuf_hard, obuf_soft;
+    int64_t obuf_soft_seconds;
+    int protected_mode;
+    shm_fe_stats_t *stats;    /* this frontend's command statistics */
+    uint64_t stat_epoch;      /* the RESETSTAT epoch stats belong to */
+    struct event *ev_reap;    /* one-shot: close the connections fe_conn_kill doomed */
+    char *argring;            /* slow log: arguments of requests not answered yet */
+    uint64_t argring_pos;     /* bytes ever written to it (slowlog.c) */
+    uint32_t client_hint;     /* where the next registry search starts */
+    uint64_t ops_sample_cmds; /* instantaneous_ops_per_sec sampling */
+    int64_t ops_sample_ms;
+    /* ---- end issue 5 ---- */
 } fe_t;
 
 /* True when the n bytes at s are `word`, in any case (options, subcommands). */
@@ -195,6 +243,11 @@ int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *e
 
 /* local.c: count one call of d for INFO commandstats. */
 void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d);
+
+/* ---- issue 5 (admin helper) ---- */
+/* frontend.c: close c at once (CLIENT KILL, deleted ACL user). */
+void fe_conn_kill(fe_conn_t *c);
+/* ---- end issue 5 ---- */
 
 /* local.c */
 void fe_local(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv,

@@ -19,6 +19,14 @@
  * and the logger or store signals its eventfd; libevent watches that fd like
  * any socket. The flag is armed, then the condition re-checked, so a wake-up
  * can't be lost between the check and epoll_wait.
+ *
+ * Per command, besides parsing and dispatch: the time from the parsed
+ * request to its reply being ready is added to the command's statistics
+ * and, over slowlog-log-slower-than, logged (slowlog.c says why that is the
+ * time measured); a reply for a RESP3 client whose bytes come from the
+ * store (written in RESP2) has its nulls converted. Limits, timeouts and
+ * protected mode come from the settings shared by all frontends
+ * (config-cmd.c), re-read when they change.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,12 +34,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "fe-internal.h"
+#include "frontend/admin.h"
 #include "frontend/frontend.h"
 #include "log.h"
 
@@ -40,7 +50,15 @@
 
 static const char REPLY_OK[] = "+OK\r\n";
 
+/* This frontend's own counters: one writer, so a load and a store. */
+static inline void stat_add(_Atomic uint64_t *p, uint64_t v)
+{
+    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
 static void conn_close(fe_conn_t *c);
+static void conn_pause(fe_conn_t *c);
 static int conn_flush(fe_conn_t *c);
 static void conn_process_input(fe_conn_t *c);
 static void fe_check_completions(fe_t *fe);
@@ -90,6 +108,7 @@ fe_reply_t *fe_reply_push(fe_conn_t *c)
 {
     fe_reply_t *r = reply_alloc(c->fe);
     r->conn = c;
+    r->discard = c->reply_suppress;
     if (c->tail) c->tail->next = r;
     else c->head = r;
     c->tail = r;
@@ -100,7 +119,7 @@ fe_reply_t *fe_reply_push(fe_conn_t *c)
 void fe_reply_ready_static(fe_conn_t *c, const char *s, size_t n)
 {
     if (!c->head) {
-        buf_append(&c->out, s, n);
+        if (!c->reply_suppress) buf_append(&c->out, s, n);
         return;
     }
     fe_reply_t *r = fe_reply_push(c);
@@ -112,7 +131,7 @@ void fe_reply_ready_static(fe_conn_t *c, const char *s, size_t n)
 void fe_reply_ready_buf(fe_conn_t *c, buf_t *b)
 {
     if (!c->head) {
-        buf_append(&c->out, b->data, b->len);
+        if (!c->reply_suppress) buf_append(&c->out, b->data, b->len);
     } else {
         fe_reply_t *r = fe_reply_push(c);
         char *copy = malloc(b->len ? b->len : 1);
@@ -185,7 +204,7 @@ static void conn_collect(fe_conn_t *c)
     fe_t *fe = c->fe;
     while (c->head && c->head->state == FE_READY) {
         fe_reply_t *r = c->head;
-        buf_append(&c->out, r->data, r->len);
+        if (!r->discard) buf_append(&c->out, r->data, r->len);
         c->head = r->next;
         if (!c->head) c->tail = NULL;
         c->npending--;
@@ -205,12 +224,27 @@ static const char *logger_failed_reply(fe_t *fe, size_t *n)
     return msg;
 }
 
+/* A reply that waited became ready: account its command (statistics, slow
+ * log). *now is read once per batch of completions. */
+static void stat_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
+{
+    if (!r->stat_idx) return;
+    if (!*now) *now = shm_mono_ns();
+    uint64_t ns = *now - r->t0_ns, usec = ns / 1000;
+    unsigned idx = r->stat_idx - 1u;
+    r->stat_idx = 0;
+    fe_stat_done(fe, idx, ns, r->len && r->data && r->data[0] == '-');
+    if (r->snap_ok && r->conn && fe->slowlog_slower_than >= 0 &&
+        usec >= (uint64_t)fe->slowlog_slower_than)
+        fe_slowlog_add_snapshot(r->conn, usec, r, idx);
+}
+
 /* Resolve entries whose condition holds; returns how many became ready. */
 static uint64_t fe_collect_durable(fe_t *fe)
 {
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
     int failed = atomic_load(&fe->shm->logger_state) == LOGGER_FAILED;
-    uint64_t done = 0;
+    uint64_t done = 0, now = 0;
     for (fe_conn_t *c = fe->wlist, *next; c; c = next) {
         next = c->wnext;
         for (fe_reply_t *r = c->head; r; r = r->next) {
@@ -218,6 +252,7 @@ static uint64_t fe_collect_durable(fe_t *fe)
                 r->state = FE_READY;
                 fe->nwaiting--;
                 done++;
+                stat_ready(fe, r, &now);
             } else if (failed && r->is_write && r->state != FE_READY && r->lsn_end > durable) {
                 /* Never to become durable: say so instead of OK (contract 6). */
                 if (r->state == FE_WAIT_STORE) map_take(fe, r->kind, r->id);
@@ -232,6 +267,7 @@ static uint64_t fe_collect_durable(fe_t *fe)
                 r->state = FE_READY;
                 fe->nwaiting--;
                 done++;
+                stat_ready(fe, r, &now);
             } else if (r->state == FE_WAIT_DURABLE && !failed) {
                 /* A connection's records are in LSN order: nothing after
                  * this one is durable either. */
@@ -244,10 +280,33 @@ static uint64_t fe_collect_durable(fe_t *fe)
     return done;
 }
 
+/* A copy of a store reply for c: converted for a RESP3 client. */
+static char *store_reply_copy(fe_conn_t *c, const char *p, uint32_t n, uint32_t *outlen)
+{
+    *outlen = n;
+    if (c && c->proto >= 3 && n) {
+        buf_t conv;
+        buf_init(&conv);
+        if (resp3_from_resp2(p, n, &conv) == 1) {
+            char *copy = malloc(conv.len);
+            if (!copy) abort();
+            memcpy(copy, conv.data, conv.len);
+            *outlen = (uint32_t)conv.len;
+            buf_free(&conv);
+            return copy;
+        }
+        buf_free(&conv);
+    }
+    char *copy = malloc(n ? n : 1);
+    if (!copy) abort();
+    memcpy(copy, p, n);
+    return copy;
+}
+
 /* Take the store's replies off the channel. */
 static uint64_t fe_collect_store(fe_t *fe)
 {
-    uint64_t done = 0;
+    uint64_t done = 0, now = 0;
     const void *msg;
     uint32_t len;
     while ((msg = chan_peek(fe->from_store, &len)) != NULL) {
@@ -256,9 +315,8 @@ static uint64_t fe_collect_store(fe_t *fe)
             memcpy(&h, msg, sizeof(h));
             fe_reply_t *r = map_take(fe, (uint8_t)h.kind, h.id);
             if (r && h.len <= len - sizeof(h)) {
-                char *copy = malloc(h.len ? h.len : 1);
-                if (!copy) abort();
-                memcpy(copy, (const char *)msg + sizeof(h), h.len);
+                uint32_t clen;
+                char *copy = store_reply_copy(r->conn, (const char *)msg + sizeof(h), h.len, &clen);
                 fe->nwaiting--;
                 done++;
                 if (!r->conn) {
@@ -267,15 +325,16 @@ static uint64_t fe_collect_store(fe_t *fe)
                     reply_free(fe, r);
                 } else {
                     r->data = copy;
-                    r->len = h.len;
+                    r->len = clen;
                     r->owns_data = 1;
                     r->state = FE_READY;
+                    stat_ready(fe, r, &now);
                     fe_conn_t *c = r->conn;
                     if (h.kind == STORE_REPLY_READ && --c->reads_outstanding == 0 && c->blocked)
                         event_active(fe->ev_retry, EV_TIMEOUT, 0); /* a write waits for it */
                     /* transactions (multi.c): an EXEC whose SELECT waits for its outcome */
                     if (h.kind == STORE_REPLY_WRITE && c->exec_wait_lsn)
-                        fe_multi_write_reply(c, h.id, copy, h.len);
+                        fe_multi_write_reply(c, h.id, copy, clen);
                 }
             }
             /* An id we don't know is a reply meant for a previous
@@ -306,6 +365,7 @@ static int fe_has_completion(fe_t *fe)
 static void fe_check_completions(fe_t *fe)
 {
     shm_waiter_t *w = &fe->shm->fe[fe->slot].wake;
+    fe_stats_sync_epoch(fe); /* before stat_ready counts */
     for (;;) {
         uint64_t n = fe_collect_store(fe);
         n += fe_collect_durable(fe);
@@ -324,6 +384,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 {
     fe_t *fe = arg;
     shm_waiter_drain(&fe->shm->fe[fe->slot].wake);
+    fe_clients_kill_pending(fe); /* CLIENT KILL from another frontend */
     fe_check_completions(fe);
 }
 
@@ -353,6 +414,7 @@ static void conn_free(fe_conn_t *c)
     buf_free(&c->out);
     resp_cmd_free(&c->cmd);
     fe_multi_clear(c);
+    fe_client_unregister(c);
     free(c->user);
     free(c->name);
     free(c->lib_name);
@@ -367,21 +429,45 @@ static void conn_close(fe_conn_t *c)
     conn_free(c);
 }
 
+/* CLIENT KILL, a deleted ACL user: close c. Never frees it here (a caller
+ * may be walking the connection list, or running c's own command): c stops
+ * reading and is closed by the reaper right after the current event. */
+void fe_conn_kill(fe_conn_t *c)
+{
+    if (c->doomed) return;
+    c->doomed = 1;
+    c->closing = 1;
+    c->reply_suppress = 1;
+    conn_pause(c);
+    event_active(c->fe->ev_reap, EV_TIMEOUT, 0);
+}
+
+static void on_reap(evutil_socket_t fd, short what, void *arg)
+{
+    fe_t *fe = arg;
+    (void)fd;
+    (void)what;
+    for (fe_conn_t *c = fe->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->doomed && !c->dispatching) conn_close(c);
+    }
+}
+
 /* A client that does not read its replies: over the hard limit, or over the
  * soft one for too long, it is disconnected (as Redis' client-output-buffer-
  * limit does), so the server's memory stays bounded. */
 static int conn_over_output_limit(fe_conn_t *c)
 {
-    const config_t *cfg = c->fe->cfg;
+    fe_t *fe = c->fe;
     uint64_t pending = c->out.len - c->out_off;
-    if (cfg->obuf_hard && pending > cfg->obuf_hard) {
+    if (fe->obuf_hard && pending > fe->obuf_hard) {
         log_info("Client closed for overcoming of output buffer limits (%" PRIu64 " bytes)", pending);
         return 1;
     }
-    if (cfg->obuf_soft && pending > cfg->obuf_soft) {
+    if (fe->obuf_soft && pending > fe->obuf_soft) {
         int64_t now = shm_now_ms();
         if (!c->obuf_soft_since_ms) c->obuf_soft_since_ms = now;
-        else if (now - c->obuf_soft_since_ms >= (int64_t)cfg->obuf_soft_seconds * 1000) {
+        else if (now - c->obuf_soft_since_ms >= fe->obuf_soft_seconds * 1000) {
             log_info("Client closed for overcoming of output buffer soft limit (%" PRIu64 " bytes)",
                      pending);
             return 1;
@@ -414,6 +500,7 @@ static int conn_flush(fe_conn_t *c)
             return -1;
         }
         c->out_off += (size_t)n;
+        stat_add(&c->fe->stats->net_out, (uint64_t)n);
     }
     c->out_off = 0;
     c->obuf_soft_since_ms = 0;
@@ -466,10 +553,90 @@ static void fe_block(fe_conn_t *c, int retry_soon)
     }
 }
 
+/* The clock of one batch of requests (slowlog.c says what is timed).
+ * It is read when the batch starts, after each command answered at once
+ * that is not flagged fast, and when the batch ends; the fast ones
+ * (PING, ECHO, ...) answered in between share the time between two reads,
+ * so a pipeline of them costs one clock read per batch, not per command.
+ * (With slowlog-log-slower-than under 1 ms every command is read alone,
+ * so each can be slow-logged.) */
+typedef struct batch_clock {
+    uint64_t mark;     /* the last reading, 0 = none yet */
+    uint16_t fast[32]; /* command index | FAST_FAILED */
+    int nfast;
+} batch_clock_t;
+
+#define FAST_FAILED 0x8000u
+
+static uint64_t clock_read(fe_t *fe, batch_clock_t *bc, int share)
+{
+    uint64_t now = shm_mono_ns();
+    if (bc->nfast && share) {
+        uint64_t each = (now - bc->mark) / (uint64_t)bc->nfast;
+        for (int i = 0; i < bc->nfast; i++)
+            fe_stat_done(fe, bc->fast[i] & ~FAST_FAILED, each, (bc->fast[i] & FAST_FAILED) != 0);
+    } else {
+        for (int i = 0; i < bc->nfast; i++)
+            fe_stat_done(fe, bc->fast[i] & ~FAST_FAILED, 0, (bc->fast[i] & FAST_FAILED) != 0);
+    }
+    bc->nfast = 0;
+    bc->mark = now;
+    return now;
+}
+
+/* After a command was dispatched: its statistics and slow log entry, at
+ * once if its reply is ready, else when it becomes so (stat_ready); and
+ * what CLIENT LIST shows of the connection on other frontends. */
+static void after_dispatch(fe_conn_t *c, const char *buf, batch_clock_t *bc, fe_reply_t *tail0,
+                           size_t out0)
+{
+    fe_t *fe = c->fe;
+    stat_add(&fe->stats->cmds, 1);
+    if (c->stat_idx) {
+        unsigned idx = c->stat_idx - 1u;
+        uint32_t flags = c->stat_desc->flags;
+        int slowlog = fe->slowlog_slower_than >= 0 && !(flags & CMDF_SKIP_SLOWLOG);
+        fe_reply_t *r = c->tail != tail0 ? c->tail : NULL;
+        if (r && r->state != FE_READY) {
+            r->stat_idx = c->stat_idx;
+            r->t0_ns = bc->mark;
+            if (slowlog) fe_slowlog_snapshot(c, r, buf);
+        } else {
+            int failed =
+                r ? (r->len && r->data[0] == '-') : (c->out.len > out0 && c->out.data[out0] == '-');
+            /* Sub-millisecond thresholds want every command timed alone. */
+            if ((flags & CMDF_FAST) && (!slowlog || fe->slowlog_slower_than >= 1000)) {
+                /* Timed with its neighbours (batch_clock_t). */
+                bc->fast[bc->nfast++] = (uint16_t)(idx | (failed ? FAST_FAILED : 0));
+                if (bc->nfast == (int)(sizeof(bc->fast) / sizeof(bc->fast[0])))
+                    clock_read(fe, bc, 1);
+            } else {
+                /* Its time includes the fast commands answered since the
+                 * last reading, a fraction of a microsecond each. */
+                uint64_t start = bc->mark, ns = clock_read(fe, bc, 0) - start;
+                fe_stat_done(fe, idx, ns, failed);
+                if (slowlog && ns / 1000 >= (uint64_t)fe->slowlog_slower_than)
+                    fe_slowlog_add(c, ns / 1000, buf);
+            }
+        }
+        c->stat_idx = 0;
+    }
+    if (c->reg) {
+        if (c->db != c->reg_db) fe_client_sync(c);
+        int m = fe_multi_count(c);
+        if (m != c->reg_multi) {
+            c->reg_multi = m;
+            atomic_store_explicit(&c->reg->multi, m, memory_order_relaxed);
+        }
+    }
+}
+
 /* Parse and dispatch every whole command in the input buffer. */
 static void conn_process_input(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
+    batch_clock_t bc = {0};
+    fe_stats_sync_epoch(fe); /* before anything is counted */
     while (!c->closing && c->in.len > c->in_off) {
         if (c->npending >= MAX_PENDING_PER_CONN) {
             /* A client pipelining without reading: stop taking its input
@@ -499,15 +666,26 @@ static void conn_process_input(fe_conn_t *c)
             break;
         }
         if (c->cmd.argc > 0) {
+            if (!bc.mark) clock_read(fe, &bc, 0);
+            fe_reply_t *tail0 = c->tail;
+            size_t out0 = c->out.len;
+            /* CLIENT REPLY: OFF drops every reply, SKIP the next command's. */
+            uint8_t skip = c->reply_skip;
+            c->reply_suppress = c->reply_off || skip;
+            c->reply_skip = 0;
+            c->stat_idx = 0;
+            c->dispatching = 1;
             int rc = fe_dispatch(c, start, &c->cmd);
+            c->dispatching = 0;
             if (rc == -EAGAIN || rc == -EBUSY) {
                 /* Ring or channel full (retry soon), or a write behind
                  * this connection's reads (retried when they are
                  * answered): keep the bytes. */
+                c->reply_skip = skip;
                 fe_block(c, rc == -EAGAIN);
                 break;
             }
-            atomic_fetch_add_explicit(&fe->shm->fe[fe->slot].total_cmds, 1, memory_order_relaxed);
+            after_dispatch(c, start, &bc, tail0, out0);
         }
         c->in_off += (size_t)used;
         if (c->blocked) {
@@ -515,6 +693,7 @@ static void conn_process_input(fe_conn_t *c)
             fe->nblocked--;
         }
     }
+    if (bc.nfast) clock_read(fe, &bc, 1);
     if (c->in_off == c->in.len) {
         buf_reset(&c->in);
         c->in_off = 0;
@@ -538,7 +717,11 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     }
     c->in.len += (size_t)n;
     c->last_active_ms = shm_now_ms();
-    if (c->in.len - c->in_off > fe->cfg->client_query_buffer_limit) {
+    stat_add(&fe->stats->net_in, (uint64_t)n);
+    fe_config_refresh(fe);
+    if (c->reg)
+        atomic_store_explicit(&c->reg->last_active_ms, c->last_active_ms, memory_order_relaxed);
+    if (c->in.len - c->in_off > fe->qbuf_limit) {
         log_info("Closing client that reached max query buffer length (%zu bytes)",
                  c->in.len - c->in_off);
         conn_close(c);
@@ -549,20 +732,49 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     if (conn_flush(c) == 0) fe_check_completions(fe);
 }
 
-static fe_conn_t *conn_new(fe_t *fe, int fd)
+/* "ip:port" as Redis writes it ("[ip]:port" for IPv6, "path:0" for the
+ * unix socket). */
+static void format_addr(const struct sockaddr_storage *ss, const char *unix_path, char *out,
+                        size_t n)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip));
+        snprintf(out, n, "%s:%u", ip, (unsigned)ntohs(in->sin_port));
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip));
+        snprintf(out, n, "[%s]:%u", ip, (unsigned)ntohs(in6->sin6_port));
+    } else {
+        snprintf(out, n, "%s:0", unix_path ? unix_path : "");
+    }
+}
+
+static fe_conn_t *conn_new(fe_t *fe, int fd, const struct sockaddr_storage *peer)
 {
     fe_conn_t *c = calloc(1, sizeof(*c));
     if (!c) return NULL;
     c->fe = fe;
     c->fd = fd;
-    c->id = ++fe->next_conn_id;
+    /* Unique across frontends (CLIENT ID, CLIENT KILL ID). */
+    c->id = atomic_fetch_add(&fe->shm->admin.next_client_id, 1) + 1;
+    struct sockaddr_storage local;
+    socklen_t ll = sizeof(local);
+    memset(&local, 0, sizeof(local));
+    if (getsockname(fd, (struct sockaddr *)&local, &ll) != 0) local.ss_family = AF_UNIX;
+    c->is_unix = peer->ss_family == AF_UNIX;
+    format_addr(peer, fe->cfg->unixsocket, c->addr, sizeof(c->addr));
+    format_addr(&local, fe->cfg->unixsocket, c->laddr, sizeof(c->laddr));
     buf_init(&c->in);
     buf_init(&c->out);
     resp_cmd_init(&c->cmd);
     c->last_active_ms = shm_now_ms();
     c->created_ms = c->last_active_ms;
     c->proto = 2;
-    c->authenticated = 1;
+    /* As Redis: a client starts authenticated when the default user needs
+     * no password, and stays so if one is set later. */
+    c->authenticated = fe_acl_default_auth(fe);
     c->ev_read = event_new(fe->base, fd, EV_READ | EV_PERSIST, on_readable, c);
     c->ev_write = event_new(fe->base, fd, EV_WRITE, on_writable, c);
     event_add(c->ev_read, NULL);
@@ -572,6 +784,9 @@ static fe_conn_t *conn_new(fe_t *fe, int fd)
     fe->nconns++;
     atomic_fetch_add(&fe->shm->fe[fe->slot].clients, 1);
     atomic_fetch_add(&fe->shm->fe[fe->slot].total_conns, 1);
+    fe_stats_sync_epoch(fe);
+    stat_add(&fe->stats->conns, 1);
+    fe_client_register(c);
     return c;
 }
 
@@ -587,19 +802,34 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
     fe_t *fe = arg;
     /* Several per wake-up: under a connection storm one epoll round trip
      * per accept would be the bottleneck. */
+    fe_config_refresh(fe);
     for (int i = 0; i < 32; i++) {
-        int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct sockaddr_storage peer;
+        socklen_t plen = sizeof(peer);
+        memset(&peer, 0, sizeof(peer));
+        int fd = accept4(lfd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) return; /* EAGAIN: another frontend took it, or none left */
+        if (plen == 0 || peer.ss_family == AF_UNIX) peer.ss_family = AF_UNIX;
         int one = 1;
-        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        if (total_clients(fe) >= (uint64_t)fe->cfg->maxclients) {
+        if (peer.ss_family != AF_UNIX) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (total_clients(fe) >= (uint64_t)fe->maxclients) {
             static const char msg[] = "-ERR max number of clients reached\r\n";
+            /* Counted first: a client that saw the error then asks INFO. */
+            fe_stats_sync_epoch(fe);
+            stat_add(&fe->stats->rejected_conns, 1);
             ssize_t w = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL);
             (void)w;
             close(fd);
             continue;
         }
-        if (!conn_new(fe, fd)) close(fd);
+        /* Protected mode (Redis' text, then the connection is closed). */
+        if (fe_protected_refuse(fe, (const struct sockaddr *)&peer)) {
+            ssize_t w = send(fd, FE_DENIED_MSG, strlen(FE_DENIED_MSG), MSG_NOSIGNAL);
+            (void)w;
+            close(fd);
+            continue;
+        }
+        if (!conn_new(fe, fd, &peer)) close(fd);
     }
 }
 
@@ -649,16 +879,28 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     else fe_check_completions(fe); /* belt and braces for a lost wake-up */
     if (atomic_load(&fe->shm->tick_wanted) && atomic_exchange(&fe->shm->tick_wanted, 0))
         fe_submit_tick(fe);
-    if (fe->cfg->timeout > 0) {
+    fe_config_refresh(fe);
+    fe_acl_sweep(fe);            /* clients of users deleted on any frontend */
+    fe_clients_kill_pending(fe); /* in case a wake-up was lost */
+    fe_stats_sync_epoch(fe);
+    int64_t now = shm_now_ms();
+    if (now - fe->ops_sample_ms >= 1000) {
+        /* instantaneous_ops_per_sec: commands over the last second */
+        uint64_t cmds = atomic_load(&fe->stats->cmds);
+        if (fe->ops_sample_ms && cmds >= fe->ops_sample_cmds)
+            atomic_store(&fe->stats->inst_ops,
+                         (cmds - fe->ops_sample_cmds) * 1000 / (uint64_t)(now - fe->ops_sample_ms));
+        fe->ops_sample_cmds = cmds;
+        fe->ops_sample_ms = now;
+    }
+    if (fe->timeout_s > 0) {
         /* Idle clients: no input for `timeout` seconds and nothing owed
          * to them (a client waiting for a reply is not idle). */
-        int64_t now = shm_now_ms();
         if (now - fe->last_idle_scan_ms >= 1000) {
             fe->last_idle_scan_ms = now;
             for (fe_conn_t *c = fe->conns, *next; c; c = next) {
                 next = c->next;
-                if (!c->head && now - c->last_active_ms > (int64_t)fe->cfg->timeout * 1000)
-                    conn_close(c);
+                if (!c->head && now - c->last_active_ms > fe->timeout_s * 1000) conn_close(c);
             }
         }
     }
@@ -684,6 +926,14 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
     fe->next_read_id = (uint64_t)inc << 40;
     atomic_store(&shm->fe[slot].pid, getpid());
     atomic_store(&shm->fe[slot].clients, 0);
+    fe->stats = &shm->admin.fe_stats[slot];
+    /* A respawned frontend keeps its predecessor's counts. */
+    fe->stat_epoch = atomic_load(&fe->stats->epoch_seen);
+    fe_stats_sync_epoch(fe);
+    fe_clients_reclaim(fe); /* our predecessor's clients are gone */
+    fe->cfg_version = UINT64_MAX;
+    fe_config_refresh(fe);
+    fe_acl_refresh(fe);
 
     /* A predecessor may have died holding a ring claim: wait until the
      * logger has dealt with it before claiming through the same slot. */
@@ -703,6 +953,9 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
     event_add(fe->ev_wake, NULL);
     fe->ev_timer = event_new(fe->base, -1, EV_PERSIST, on_timer, fe);
     fe->ev_retry = event_new(fe->base, -1, 0, on_retry, fe);
+    fe->ev_reap = event_new(fe->base, -1, 0, on_reap, fe);
+    fe->argring = malloc(FE_ARGRING_SIZE);
+    if (!fe->argring) return 1;
     struct timeval tick = {0, 10000};
     event_add(fe->ev_timer, &tick);
     log_debug("Frontend %d ready", slot);

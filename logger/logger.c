@@ -287,11 +287,14 @@ static int commit_batch(logger_t *lg, uint64_t *end_io)
      * these records and producers may overwrite them. */
     int wants_store;
     uint64_t nrec = count_records(lg->ring, lg->pos, end, &wants_store);
+    uint64_t t_sync = shm_mono_ns(); /* issue 5: INFO's fsync latency percentiles */
     if (sync_segment(lg) != 0) {
         fail_stop(lg, "fdatasync", errno);
         return -1;
     }
     uint64_t dt = shm_mono_ns() - t0;
+    atomic_fetch_add_explicit(&lg->shm->stats.fsync_hist[shm_hist_index(shm_mono_ns() - t_sync)], 1,
+                              memory_order_relaxed);
     shm_stats_t *st = &lg->shm->stats;
     atomic_fetch_add_explicit(&st->fsyncs, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&st->bytes, end - lg->pos, memory_order_relaxed);

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "frontend/admin.h"
 #include "frontend/frontend.h"
 #include "io_fault.h"
 #include "log.h"
@@ -136,41 +137,69 @@ static int lock_port(master_t *m)
     return 0;
 }
 
-static int listen_tcp(master_t *m, const char *addr)
+/* One bind address: a socket per frontend. An address written "-addr"
+ * (Redis 7's "bind 127.0.0.1 -::1") is optional: if the machine has no
+ * such address or protocol, it is skipped with a warning instead of
+ * stopping the server. "*" is every IPv4 address, "::*" every IPv6 one. */
+static int listen_tcp(master_t *m, const char *spec)
 {
+    int optional = spec[0] == '-';
+    const char *addr = optional ? spec + 1 : spec;
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICHOST};
     struct addrinfo *res;
     char port[16];
     snprintf(port, sizeof(port), "%d", m->cfg.port);
     const char *host = addr;
-    if (addr[0] == '*') host = NULL;
+    if (!strcmp(addr, "*")) {
+        host = NULL;
+        hints.ai_family = AF_INET;
+    } else if (!strcmp(addr, "::*")) {
+        host = "::";
+    }
     int rc = getaddrinfo(host, port, &hints, &res);
     if (rc != 0) {
+        if (optional) {
+            log_warn("Skipping optional bind address %s: %s", addr, gai_strerror(rc));
+            return 0;
+        }
         log_warn("Invalid bind address '%s': %s", addr, gai_strerror(rc));
         return -1;
     }
+    int opened = 0, err = 0;
     for (int i = 0; i < m->cfg.frontends; i++) {
         int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0) goto fail;
+        if (fd < 0) {
+            err = errno;
+            goto fail;
+        }
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
         if (res->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
         if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, m->cfg.tcp_backlog) != 0) {
+            err = errno;
             close(fd);
             goto fail;
         }
         m->tcp_fds[m->ntcp][i] = fd;
+        opened++;
     }
     m->ntcp++;
     freeaddrinfo(res);
     log_info("Listening on %s:%d", addr, m->cfg.port);
     return 0;
 fail:
-    log_warn("Could not create server TCP listening socket %s:%d: %s", addr, m->cfg.port,
-             strerror(errno));
+    for (int i = 0; i < opened; i++)
+        close(m->tcp_fds[m->ntcp][i]);
     freeaddrinfo(res);
+    if (optional && (err == EADDRNOTAVAIL || err == EAFNOSUPPORT || err == EPROTONOSUPPORT ||
+                     err == ESOCKTNOSUPPORT || err == EPFNOSUPPORT || err == ENOPROTOOPT)) {
+        log_warn("Skipping optional bind address %s:%d: %s", addr, m->cfg.port, strerror(err));
+        return 0;
+    }
+    log_warn("Could not create server TCP listening socket %s:%d: %s", addr, m->cfg.port,
+             strerror(err));
     return -1;
 }
 
@@ -438,6 +467,12 @@ int master_run(int argc, char **argv)
         log_warn("Can't create shared memory: %s", strerror(errno));
         return 1;
     }
+    /* Settings the frontends change at run time and the ACL users
+     * (requirepass, `user` lines): shared by all frontends from here on. */
+    if (fe_admin_shm_init(m.shm, &m.cfg, err, sizeof(err)) != 0) {
+        fprintf(stderr, "\n*** FATAL CONFIG ERROR ***\n%s\n", err);
+        return 1;
+    }
     if (m.cfg.port) {
         if (lock_port(&m) != 0) return 1;
         for (int i = 0; i < m.cfg.nbind; i++)
@@ -505,5 +540,6 @@ int master_run(int argc, char **argv)
     shutdown_all(&m);
     /* However the logger's failure and the stop signal were ordered. */
     if (atomic_load(&m.shm->logger_state) == LOGGER_FAILED) m.exit_status = 1;
+    config_free(&m.cfg);
     return m.exit_status;
 }

@@ -964,6 +964,158 @@ Test(writers, big_bulk_and_round_trip)
 }
 
 /* ------------------------------------------------------------------------ */
+/* RESP3 writers and conversions                                            */
+
+Test(resp3, writers_in_both_protocols)
+{
+    buf_t b;
+    buf_init(&b);
+    resp_map(&b, 3, 2);
+    resp_map(&b, 2, 2);
+    resp_set(&b, 3, 1);
+    resp_set(&b, 2, 1);
+    resp_push(&b, 3, 3);
+    resp_push(&b, 2, 3);
+    EXPECT_BUF(&b, "%2\r\n*4\r\n~1\r\n*1\r\n>3\r\n*3\r\n");
+    buf_reset(&b);
+    resp_null3(&b, 3);
+    resp_null3(&b, 2);
+    resp_null_array3(&b, 3);
+    resp_null_array3(&b, 2);
+    EXPECT_BUF(&b, "_\r\n$-1\r\n_\r\n*-1\r\n");
+    buf_reset(&b);
+    resp_bool(&b, 3, 1);
+    resp_bool(&b, 3, 0);
+    resp_bool(&b, 2, 1);
+    resp_bool(&b, 2, 0);
+    EXPECT_BUF(&b, "#t\r\n#f\r\n:1\r\n:0\r\n");
+    buf_reset(&b);
+    resp_double(&b, 3, 1.5);
+    resp_double(&b, 2, 1.5);
+    resp_double(&b, 3, 0.1);
+    resp_double(&b, 3, -1.0 / 0.0);
+    resp_double(&b, 2, 1.0 / 0.0);
+    EXPECT_BUF(&b, ",1.5\r\n$3\r\n1.5\r\n,0.10000000000000001\r\n,-inf\r\n$3\r\ninf\r\n");
+    buf_reset(&b);
+    resp_verbatim(&b, 3, "txt", "a\r\nb", 4);
+    resp_verbatim(&b, 2, "txt", "a\r\nb", 4);
+    EXPECT_BUF(&b, "=8\r\ntxt:a\r\nb\r\n$4\r\na\r\nb\r\n");
+    buf_free(&b);
+}
+
+/* resp3_from_resp2 on s: expect rc and, when rc is 1, the output want. */
+static void expect_up(const char *s, size_t n, int rc, const char *want, size_t wn)
+{
+    buf_t b;
+    buf_init(&b);
+    char *copy = exact_copy(s, n);
+    int got = resp3_from_resp2(copy, n, &b);
+    free(copy);
+    cr_assert_eq(got, rc, "resp3_from_resp2(%.*s) = %d, want %d", (int)n, s, got, rc);
+    if (rc == 1) {
+        cr_assert_eq(b.len, wn, "output %.*s", (int)b.len, b.data);
+        cr_assert(memcmp(b.data, want, wn) == 0, "output %.*s", (int)b.len, b.data);
+    }
+    if (rc == 0) cr_assert_eq(b.len, 0);
+    buf_free(&b);
+}
+#define UP(s, rc, w) expect_up(s, sizeof(s) - 1, rc, w, sizeof(w) - 1)
+
+Test(resp3, nulls_of_store_replies_become_resp3_nulls)
+{
+    UP("$-1\r\n", 1, "_\r\n");
+    UP("*-1\r\n", 1, "_\r\n");
+    UP("$3\r\nfoo\r\n", 0, "");
+    UP("+OK\r\n", 0, "");
+    UP(":12\r\n", 0, "");
+    UP("-ERR x\r\n", 0, "");
+    UP("*0\r\n", 0, "");
+    UP("*2\r\n$1\r\na\r\n:1\r\n", 0, "");
+    /* MGET with missing keys */
+    UP("*3\r\n$1\r\na\r\n$-1\r\n$-1\r\n", 1, "*3\r\n$1\r\na\r\n_\r\n_\r\n");
+    /* EXEC: nested arrays, a null array inside, a bulk whose bytes look
+     * like a null */
+    UP("*3\r\n*2\r\n$-1\r\n$5\r\n$-1\r\n\r\n*-1\r\n+OK\r\n", 1,
+       "*3\r\n*2\r\n_\r\n$5\r\n$-1\r\n\r\n_\r\n+OK\r\n");
+    /* malformed: truncated, trailing garbage, bad length, unknown type */
+    UP("*2\r\n$1\r\na\r\n", -1, "");
+    UP("*1\r\n$-1\r\nX", -1, "");
+    UP("*1\r\n$5\r\nab\r\n", -1, "");
+    UP("*1\r\n?x\r\n", -1, "");
+    UP("*1\r\n$-2\r\n", -1, "");
+}
+
+static void expect_down(const char *s, size_t n, int rc, const char *want, size_t wn)
+{
+    buf_t b;
+    buf_init(&b);
+    char *copy = exact_copy(s, n);
+    int got = resp3_to_resp2(copy, n, &b);
+    free(copy);
+    cr_assert_eq(got, rc, "resp3_to_resp2(%.*s) = %d", (int)n, s, got);
+    if (rc == 0) {
+        cr_assert_eq(b.len, wn, "output %.*s", (int)b.len, b.data);
+        cr_assert(memcmp(b.data, want, wn) == 0, "output %.*s", (int)b.len, b.data);
+    }
+    buf_free(&b);
+}
+#define DOWN(s, rc, w) expect_down(s, sizeof(s) - 1, rc, w, sizeof(w) - 1)
+
+Test(resp3, downgrade_to_resp2)
+{
+    DOWN("%2\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n~2\r\n+x\r\n+y\r\n", 0,
+         "*4\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n*2\r\n+x\r\n+y\r\n");
+    DOWN("_\r\n#t\r\n#f\r\n,1.5\r\n(123\r\n", 0, "$-1\r\n:1\r\n:0\r\n$3\r\n1.5\r\n$3\r\n123\r\n");
+    DOWN("=7\r\ntxt:abc\r\n", 0, "$3\r\nabc\r\n");
+    DOWN(">2\r\n$1\r\na\r\n*-1\r\n", 0, "*2\r\n$1\r\na\r\n*-1\r\n");
+    DOWN("|1\r\n+k\r\n+v\r\n:5\r\n", 0, ":5\r\n");
+    DOWN("%1\r\n$1\r\na\r\n", -1, "");
+    DOWN("=2\r\nab\r\n", -1, "");
+    /* the writers' RESP3 output, downgraded, is their RESP2 output */
+    buf_t w3, w2, d;
+    buf_init(&w3);
+    buf_init(&w2);
+    buf_init(&d);
+    for (int proto = 2; proto <= 3; proto++) {
+        buf_t *w = proto == 3 ? &w3 : &w2;
+        resp_map(w, proto, 1);
+        resp_bulk_cstr(w, "k");
+        resp_set(w, proto, 2);
+        resp_double(w, proto, 2.25);
+        resp_bool(w, proto, 1);
+        resp_verbatim(w, proto, "txt", "hello", 5);
+        resp_null3(w, proto);
+    }
+    cr_assert_eq(resp3_to_resp2(w3.data, w3.len, &d), 0);
+    cr_assert_eq(d.len, w2.len);
+    cr_assert(memcmp(d.data, w2.data, d.len) == 0, "%.*s", (int)d.len, d.data);
+    buf_free(&w3);
+    buf_free(&w2);
+    buf_free(&d);
+}
+
+Test(resp3, random_bytes_never_crash_the_converters)
+{
+    srand(12345);
+    buf_t b;
+    buf_init(&b);
+    static const char alphabet[] = "*$%~_#,=:+-\r\n0123-1";
+    for (int iter = 0; iter < 20000; iter++) {
+        size_t n = (size_t)(rand() % 40);
+        char *p = malloc(n ? n : 1);
+        for (size_t i = 0; i < n; i++) p[i] = alphabet[rand() % (int)(sizeof(alphabet) - 1)];
+        buf_reset(&b);
+        int rc = resp3_from_resp2(p, n, &b);
+        cr_assert(rc >= -1 && rc <= 1);
+        buf_reset(&b);
+        rc = resp3_to_resp2(p, n, &b);
+        cr_assert(rc == 0 || rc == -1);
+        free(p);
+    }
+    buf_free(&b);
+}
+
+/* ------------------------------------------------------------------------ */
 /* buf                                                                      */
 
 Test(buf, append_reserve_reset)

@@ -1,0 +1,134 @@
+/*
+ * fe-shm.c - the frontends' shared administration state (shm_admin_t):
+ * the lock its writers take, and its initialisation by the master before
+ * any frontend runs.
+ *
+ * The lock holds the pid of its holder. A frontend can be killed at any
+ * instruction (contract 5), holding the lock included: a waiter that finds
+ * the holder gone (kill(pid, 0) fails with ESRCH once the master reaped it)
+ * takes the lock over. What the dead writer left half written is safe by
+ * design of each table: the ACL table is double-buffered (the torn copy was
+ * not published), runtime settings are single words, a slow log entry is
+ * text whose lengths readers bound.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fe-internal.h"
+#include "frontend/admin.h"
+#include "log.h"
+
+void fe_shm_lock(shm_lock_t *l)
+{
+    int32_t me = (int32_t)getpid();
+    for (unsigned spins = 0;; spins++) {
+        int32_t expect = 0;
+        if (atomic_compare_exchange_weak_explicit(&l->pid, &expect, me, memory_order_acquire,
+                                                  memory_order_relaxed))
+            return;
+        if (expect == me) return; /* a crash of ours can't leave it: ours from before a fork */
+        if (spins % 64 == 63 && expect != 0 && kill(expect, 0) != 0 && errno == ESRCH) {
+            /* The holder died: take it over (see the banner). */
+            if (atomic_compare_exchange_strong(&l->pid, &expect, me)) {
+                log_warn("Took over a shared lock held by pid %d, which died", (int)expect);
+                return;
+            }
+        }
+        if (spins < 100)
+            sched_yield();
+        else
+            nanosleep(&(struct timespec){0, 50000}, NULL);
+    }
+}
+
+void fe_shm_unlock(shm_lock_t *l)
+{
+    atomic_store_explicit(&l->pid, 0, memory_order_release);
+}
+
+/* ---- the master's initialisation ---- */
+
+typedef struct init_arg {
+    const config_t *cfg;
+} init_arg_t;
+
+/* Split a `user` line's rules at spaces (the config file's quoting was
+ * handled when the line was read: each entry holds the words after "user"). */
+static int init_users(acl_table_t *t, void *argp, char *err, size_t errlen)
+{
+    const config_t *cfg = ((init_arg_t *)argp)->cfg;
+    for (int i = 0; i < cfg->nusers; i++) {
+        char *const *w = cfg->users[i].words;
+        int n = cfg->users[i].nwords;
+        if (n < 1) continue;
+        uint32_t lens[CONFIG_MAX_USER_WORDS];
+        for (int j = 0; j < n; j++)
+            lens[j] = (uint32_t)strlen(w[j]);
+        char msg[512];
+        if (acl_setuser(t, w[0], lens[0], n - 1, (const char *const *)w + 1, lens + 1, msg,
+                        sizeof(msg)) != 0) {
+            /* "ERR Error in ACL SETUSER modifier 'x': why" -> the config's words */
+            const char *why = strstr(msg, "': ");
+            snprintf(err, errlen, "Error in user declaration '%s': %s", w[0],
+                     why ? why + 3 : msg + 4);
+            return -1;
+        }
+    }
+    if (cfg->requirepass) {
+        /* requirepass is the default user's password, as in Redis. */
+        const char *rules[2] = {"resetpass", NULL};
+        uint32_t lens[2] = {9, 0};
+        char pass[SHM_REQUIREPASS_MAX + 2];
+        int np = 1;
+        if (cfg->requirepass[0]) {
+            snprintf(pass, sizeof(pass), ">%s", cfg->requirepass);
+            rules[1] = pass;
+            lens[1] = (uint32_t)strlen(pass);
+            np = 2;
+        } else {
+            rules[1] = "nopass";
+            lens[1] = 6;
+            np = 2;
+        }
+        if (acl_setuser(t, "default", 7, np, rules, lens, err, errlen) != 0) return -1;
+    }
+    return 0;
+}
+
+int fe_admin_shm_init(shm_t *shm, const config_t *cfg, char *err, size_t errlen)
+{
+    shm_admin_t *a = &shm->admin;
+    shm_config_t *c = &a->config;
+    if (cfg->requirepass && strlen(cfg->requirepass) >= SHM_REQUIREPASS_MAX) {
+        snprintf(err, errlen, "requirepass is longer than %d bytes", SHM_REQUIREPASS_MAX - 1);
+        return -1;
+    }
+    atomic_store(&c->maxclients, cfg->maxclients);
+    atomic_store(&c->timeout, cfg->timeout);
+    atomic_store(&c->proto_max_bulk_len, cfg->proto_max_bulk_len);
+    atomic_store(&c->client_query_buffer_limit, (int64_t)cfg->client_query_buffer_limit);
+    atomic_store(&c->obuf_hard, (int64_t)cfg->obuf_hard);
+    atomic_store(&c->obuf_soft, (int64_t)cfg->obuf_soft);
+    atomic_store(&c->obuf_soft_seconds, cfg->obuf_soft_seconds);
+    atomic_store(&c->protected_mode, cfg->protected_mode);
+    atomic_store(&c->slowlog_slower_than, cfg->slowlog_log_slower_than);
+    atomic_store(&c->slowlog_max_len, cfg->slowlog_max_len);
+    atomic_store(&c->loglevel, cfg->loglevel);
+    snprintf(c->requirepass, sizeof(c->requirepass), "%s",
+             cfg->requirepass ? cfg->requirepass : "");
+    atomic_store(&c->version, 1);
+    atomic_store(&a->next_client_id, 0);
+    atomic_store(&a->stat_epoch, 1);
+    init_arg_t arg = {cfg};
+    char msg[512];
+    if (fe_acl_update_shm(shm, init_users, &arg, msg, sizeof(msg)) != 0) {
+        snprintf(err, errlen, "%s", msg);
+        return -1;
+    }
+    return 0;
+}
