@@ -50,6 +50,7 @@ static const cmd_desc_t cmd_descs[] = {
     {"client", CMD_CLIENT, -2, L | NS | LS, 0, 0, 0, CS | CONN},
     {"reset", CMD_RESET, 1, L | NS | LS | F | NA | AB | NM, 0, 0, 0, CF | CONN},
     {"time", CMD_TIME, 1, L | LS | F, 0, 0, 0, CF},
+    {"shutdown", CMD_SHUTDOWN, -1, L | ADM | NS | LS | AB | CMDF_REFUSED_IN_MULTI, 0, 0, 0, CS | CADM | DNG},
     {"slowlog", CMD_SLOWLOG, -2, L | ADM | LS, 0, 0, 0, CS | CADM | DNG},
     {"multi", CMD_MULTI, 1, L | NS | LS | F | AB | NM, 0, 0, 0, CF | TX},
     {"exec", CMD_EXEC, 1, NS | LS | CMDF_SKIP_SLOWLOG | NM, 0, 0, 0, CS | TX},

@@ -98,6 +98,7 @@ typedef enum cmd_id {
     CMD_HELLO, CMD_AUTH, CMD_ACL, CMD_CLIENT, CMD_RESET, CMD_TIME, CMD_SLOWLOG,
     CMD_MULTI, CMD_DISCARD, CMD_WATCH, CMD_UNWATCH,
     CMD_TICK,       /* canonical: no arguments; moves the apply clock (expiry) */
+    CMD_SHUTDOWN,
     CMD__COUNT
 } cmd_id_t;
 
@@ -123,6 +124,7 @@ enum cmd_flags {
     CMDF_ALLOW_BUSY = 1u << 10,
     CMDF_SKIP_SLOWLOG = 1u << 11,
     CMDF_NO_MULTI = 1u << 12, /* not queued inside MULTI: runs at once */
+    CMDF_REFUSED_IN_MULTI = 1u << 13, /* Redis' no_multi: an error inside MULTI */
 };
 
 /* ACL categories (Redis' names, "@keyspace" ...). */

@@ -356,6 +356,12 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         buf_free(&out);
         return 0;
     }
+    if (c->multi && (d->flags & CMDF_REFUSED_IN_MULTI)) {
+        buf_free(&out);
+        fe_multi_flag_error(c);
+        reply_static(c, "-ERR Command not allowed inside a transaction\r\n");
+        return 0;
+    }
     if (c->multi && !(d->flags & CMDF_NO_MULTI)) {
         buf_free(&out);
         return fe_multi_queue(c, d, &a);

@@ -276,3 +276,42 @@ Test(master, crash_loop_stops_the_server_with_a_clear_message)
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
 }
+
+Test(master, shutdown_command_stops_the_server_in_order)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 2"), 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    char buf[256];
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "SET kept value"), "+OK\r\n");
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "SHUTDOWN ABORT"),
+                     "-ERR No shutdown in progress.\r\n");
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "SHUTDOWN SAVE NOSAVE"),
+                     "-ERR syntax error\r\n");
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "SHUTDOWN NOW ABORT"),
+                     "-ERR syntax error\r\n");
+    /* Refused inside MULTI, which then fails as a whole (Redis' no_multi). */
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "MULTI"), "+OK\r\n");
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "SHUTDOWN"),
+                     "-ERR Command not allowed inside a transaction\r\n");
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "EXEC"),
+                     "-EXECABORT Transaction discarded because of previous errors.\r\n");
+    /* No reply: the connection closes and the whole server exits 0. */
+    redisReply *r = redisCommand(c, "SHUTDOWN NOSAVE");
+    cr_assert_null(r, "SHUTDOWN replied");
+    redisFree(c);
+    int status = -1;
+    for (int i = 0; i < 3000; i++) { /* up to 30 s */
+        if (waitpid(s.pid, &status, WNOHANG) == s.pid) break;
+        usleep(10000);
+    }
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "server status %d", status);
+    s.pid = 0;
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "GET kept"), "$5\r\nvalue\r\n");
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
