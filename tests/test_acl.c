@@ -447,6 +447,24 @@ Test(commands, generated_entries_agree_with_the_table)
         buf_init(&d2);
         cr_expect_eq(resp3_to_resp2(doc->docs, doc->docs_len, &d2), 0, "%s: docs do not parse",
                      t[i].name);
+        buf_append(&d2, "", 1);
+        /* summary, since, group, complexity first, each non-empty; Redis'
+         * prose (history, replaced_by) left out (tools/gen-command-docs) */
+        p = d2.data;
+        cr_assert(line_int(&p) >= 8, "%s: docs too short", t[i].name);
+        const char *want[] = {"summary", "since", "group", "complexity"};
+        for (int k = 0; k < 4; k++) {
+            long long kl = line_int(&p);
+            cr_expect(kl == (long long)strlen(want[k]) && !strncmp(p, want[k], (size_t)kl),
+                      "%s: %s expected", t[i].name, want[k]);
+            p += kl + 2;
+            long long vl = line_int(&p);
+            cr_expect_gt(vl, 0, "%s: empty %s", t[i].name, want[k]);
+            p += vl + 2;
+        }
+        cr_expect(!strstr(d2.data, "$7\r\nhistory\r\n") &&
+                      !strstr(d2.data, "$11\r\nreplaced_by\r\n"),
+                  "%s: Redis' documentation prose in the docs", t[i].name);
         buf_free(&d2);
     }
 }
