@@ -92,6 +92,19 @@ void wire_encode(wire_buf_t *b, int argc, const char *const *argv, const size_t 
     }
 }
 
+char *wire_cmd_text(int argc, const char *const *argv, const size_t *lens)
+{
+    wire_buf_t b = {0};
+    for (int i = 0; i < argc; i++) {
+        char *e = wire_escape(argv[i], lens ? lens[i] : strlen(argv[i]), 60);
+        if (i) wire_buf_add(&b, " ", 1);
+        wire_buf_add(&b, e, strlen(e));
+        free(e);
+    }
+    if (!b.p) wire_buf_add(&b, "", 0);
+    return b.p;
+}
+
 /* ------------------------------------------------------------------ */
 /* connection                                                          */
 
@@ -636,23 +649,20 @@ int rdiff_compare(diff_t *d, int line, const char *what, const char *rr, size_t 
     return 0;
 }
 
-/* The command for messages: "[conn i] " when there are several, then
- * each argument escaped (60 bytes at most); malloc'd. */
+/* The command for messages, after "[conn i] " when there are several
+ * connections; malloc'd. */
 static char *cmd_text(const diff_t *d, int ci, int argc, const char *const *argv, const size_t *lens)
 {
+    char *t = wire_cmd_text(argc, argv, lens);
+    if (d->nconn <= 1) return t;
     wire_buf_t b = {0};
-    if (d->nconn > 1) wire_buf_printf(&b, "[conn %d] ", ci);
-    for (int i = 0; i < argc; i++) {
-        char *e = wire_escape(argv[i], lens ? lens[i] : strlen(argv[i]), 60);
-        if (i) wire_buf_add(&b, " ", 1);
-        wire_buf_add(&b, e, strlen(e));
-        free(e);
-    }
-    return b.p ? b.p : strdup("");
+    wire_buf_printf(&b, "[conn %d] ", ci);
+    wire_buf_add(&b, t, strlen(t));
+    free(t);
+    return b.p;
 }
 
-/* Replace a reply by its normal form for comparisons that are not exact. */
-static void normalize(char **r, size_t *n, int how)
+void rdiff_normalize(char **r, size_t *n, int how)
 {
     if ((how == RDIFF_POSITIVE || how == RDIFF_ANY_INT) && (*r)[0] == ':' &&
         (how == RDIFF_ANY_INT || strtoll(*r + 1, NULL, 10) > 0)) {
@@ -674,8 +684,8 @@ int rdiff_cmd(diff_t *d, int line, int ci, int how, int argc, const char *const 
     size_t rn, an;
     char *rr = wire_cmd(d->r[ci], argc, argv, lens, &rn);
     char *ar = wire_cmd(d->a[ci], argc, argv, lens, &an);
-    normalize(&rr, &rn, how);
-    normalize(&ar, &an, how);
+    rdiff_normalize(&rr, &rn, how);
+    rdiff_normalize(&ar, &an, how);
     char *what = cmd_text(d, ci, argc, argv, lens);
     int eq = rdiff_compare(d, line, what, rr, rn, ar, an);
     free(what);

@@ -60,6 +60,10 @@ char *wire_escape(const char *p, size_t n, size_t max);
  * strlen of each argument. */
 void wire_encode(wire_buf_t *b, int argc, const char *const *argv, const size_t *lens);
 
+/* A command for messages: each argument escaped (60 bytes at most), space
+ * separated; malloc'd. */
+char *wire_cmd_text(int argc, const char *const *argv, const size_t *lens);
+
 /* ---- a raw RESP connection ---------------------------------------------- */
 
 typedef struct wire_conn {
@@ -198,6 +202,10 @@ void rdiff_teardown(void);
 
 enum { RDIFF_EXACT, RDIFF_POSITIVE, RDIFF_ANY_INT, RDIFF_SORTED };
 
+/* The normal form of a reply for a comparison that is not exact (how:
+ * RDIFF_POSITIVE, RDIFF_ANY_INT: ":<positive>"; RDIFF_SORTED: the sorted
+ * set of keys); *r is replaced, *n updated. */
+void rdiff_normalize(char **r, size_t *n, int how);
 /* Count a step; when the replies differ (or either is a failure) count and
  * report a difference, with what as the command. Returns 1 when equal. */
 int rdiff_compare(diff_t *d, int line, const char *what, const char *rr, size_t rn, const char *ar,
