@@ -173,24 +173,46 @@ const char *sh_rd(int64_t now, unsigned db, uint16_t op, ...)
     return sh_read(now, db, op, x.argc, x.argv, x.lens);
 }
 
-const char *sh_set(int64_t t, uint16_t opdb, const char *key, const void *val, size_t vlen,
-                   uint32_t flags, int64_t at)
+static void key_args(sh_args_t *x, const char *key, const char *fmt, va_list ap)
 {
-    unsigned char f[4], x[8];
-    cmd_put_u32(f, flags);
-    cmd_put_i64(x, at);
-    const unsigned char *argv[4] = {(const unsigned char *)key, val, f, x};
-    uint32_t lens[4] = {(uint32_t)strlen(key), (uint32_t)vlen, 4, 8};
-    return sh_put(t, opdb, 4, argv, lens);
+    x->argv[0] = (const unsigned char *)key;
+    x->lens[0] = (uint32_t)strlen(key);
+    x->argc = 1;
+    for (const char *f = fmt; *f; f++) {
+        cr_assert_lt(x->argc, 64);
+        uint16_t i = x->argc++;
+        if (*f == 'u') {
+            cmd_put_u32(x->ints[i], va_arg(ap, uint32_t));
+            x->argv[i] = x->ints[i];
+            x->lens[i] = 4;
+        } else if (*f == 'i') {
+            cmd_put_i64(x->ints[i], va_arg(ap, int64_t));
+            x->argv[i] = x->ints[i];
+            x->lens[i] = 8;
+        } else {
+            cr_assert_eq(*f, 'b', "sh_key_args: %s", fmt);
+            x->argv[i] = va_arg(ap, const unsigned char *);
+            x->lens[i] = (uint32_t)va_arg(ap, size_t);
+        }
+    }
 }
 
-const char *sh_incrby(int64_t t, uint16_t opdb, const char *key, int64_t delta)
+void sh_key_args(sh_args_t *x, const char *key, const char *fmt, ...)
 {
-    unsigned char d[8];
-    cmd_put_i64(d, delta);
-    const unsigned char *argv[2] = {(const unsigned char *)key, d};
-    uint32_t lens[2] = {(uint32_t)strlen(key), 8};
-    return sh_put(t, opdb, 2, argv, lens);
+    va_list ap;
+    va_start(ap, fmt);
+    key_args(x, key, fmt, ap);
+    va_end(ap);
+}
+
+const char *sh_put_key(int64_t t, uint16_t opdb, const char *key, const char *fmt, ...)
+{
+    sh_args_t x;
+    va_list ap;
+    va_start(ap, fmt);
+    key_args(&x, key, fmt, ap);
+    va_end(ap);
+    return sh_put(t, opdb, x.argc, x.argv, x.lens);
 }
 
 /* ---- setup ---------------------------------------------------------------- */

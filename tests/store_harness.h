@@ -88,10 +88,12 @@ void sh_collect(sh_args_t *x, va_list ap);
 const char *sh_wr(int64_t t, uint16_t opdb, ...);
 const char *sh_rd(int64_t now, unsigned db, uint16_t op, ...);
 
-/* The canonical SET record: key, value, flags, expire_at. */
-const char *sh_set(int64_t t, uint16_t opdb, const char *key, const void *val, size_t vlen,
-                   uint32_t flags, int64_t at);
-/* The canonical INCRBY record: key, delta. */
-const char *sh_incrby(int64_t t, uint16_t opdb, const char *key, int64_t delta);
+/* The arguments of a record that are a key and then typed values, one
+ * for each letter of fmt: 'u' a uint32_t, 'i' an int64_t, 'b' bytes (a
+ * const void * and a size_t). E.g. the canonical SET: key, "bui", value,
+ * length, flags, expire_at. */
+void sh_key_args(sh_args_t *x, const char *key, const char *fmt, ...);
+/* sh_put of such a record. */
+const char *sh_put_key(int64_t t, uint16_t opdb, const char *key, const char *fmt, ...);
 
 #endif

@@ -29,7 +29,7 @@
 static const char *wr_setb(int64_t t, const char *key, const void *val, size_t vlen, uint32_t flags,
                            int64_t expire_at)
 {
-    return sh_set(t, CMD_SET, key, val, vlen, flags, expire_at);
+    return sh_put_key(t, CMD_SET, key, "bui", val, vlen, flags, expire_at);
 }
 
 static const char *wr_set(int64_t t, const char *key, const char *val, uint32_t flags,
@@ -40,17 +40,12 @@ static const char *wr_set(int64_t t, const char *key, const char *val, uint32_t 
 
 static const char *wr_incrby(int64_t t, const char *key, int64_t delta)
 {
-    return sh_incrby(t, CMD_INCRBY, key, delta);
+    return sh_put_key(t, CMD_INCRBY, key, "i", delta);
 }
 
 static const char *wr_pexpireat(int64_t t, const char *key, int64_t at, uint32_t flags)
 {
-    unsigned char a[8], f[4];
-    cmd_put_i64(a, at);
-    cmd_put_u32(f, flags);
-    const unsigned char *argv[3] = {(const unsigned char *)key, a, f};
-    uint32_t lens[3] = {(uint32_t)strlen(key), 8, 4};
-    return sh_put(t, CMD_PEXPIREAT, 3, argv, lens);
+    return sh_put_key(t, CMD_PEXPIREAT, key, "iu", at, flags);
 }
 
 /* A fresh store with this segment size (the log stays). */

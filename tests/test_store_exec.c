@@ -39,7 +39,7 @@ static void maintain_if_asked(void)
 
 static const char *wr_set(int64_t t, int db, const char *key, const char *val, int64_t at)
 {
-    return sh_set(t, REC_OP_DB(CMD_SET, db), key, val, strlen(val), 0, at);
+    return sh_put_key(t, REC_OP_DB(CMD_SET, db), key, "bui", val, strlen(val), (uint32_t)0, at);
 }
 
 /* ---- building CMD_EXEC records ---------------------------------------- */
@@ -123,21 +123,16 @@ static void xb_cmd(xb_t *x, uint16_t op, int db, ...)
 
 static void xb_set(xb_t *x, int db, const char *key, const char *val, int64_t at)
 {
-    unsigned char f[4], t[8];
-    cmd_put_u32(f, 0);
-    cmd_put_i64(t, at);
-    const unsigned char *argv[4] = {(const unsigned char *)key, (const unsigned char *)val, f, t};
-    uint32_t lens[4] = {(uint32_t)strlen(key), (uint32_t)strlen(val), 4, 8};
-    xb_cmdv(x, CMD_SET, db, 4, argv, lens);
+    sh_args_t a;
+    sh_key_args(&a, key, "bui", val, strlen(val), (uint32_t)0, at);
+    xb_cmdv(x, CMD_SET, db, a.argc, a.argv, a.lens);
 }
 
 static void xb_incrby(xb_t *x, int db, const char *key, int64_t delta)
 {
-    unsigned char d[8];
-    cmd_put_i64(d, delta);
-    const unsigned char *argv[2] = {(const unsigned char *)key, d};
-    uint32_t lens[2] = {(uint32_t)strlen(key), 8};
-    xb_cmdv(x, CMD_INCRBY, db, 2, argv, lens);
+    sh_args_t a;
+    sh_key_args(&a, key, "i", delta);
+    xb_cmdv(x, CMD_INCRBY, db, a.argc, a.argv, a.lens);
 }
 
 static void xb_literal(xb_t *x, const char *resp)
@@ -608,6 +603,14 @@ Test(exec, random_transactions_replay_alike_with_collisions)
 
 /* ---- malformed records ------------------------------------------------- */
 
+/* A transaction that starts with a valid write of "probe", which a
+ * refused transaction must not apply. */
+static void probe_begin(xb_t *x)
+{
+    xb_begin(x, 0, 0);
+    xb_set(x, 0, "probe", "after", 0);
+}
+
 static void expect_refused(xb_t *x, const char *why)
 {
     wr_set(T0, 0, "probe", "before", 0);
@@ -621,13 +624,11 @@ Test(exec, malformed_records_apply_nothing)
     xb_t x;
     const unsigned char junk[] = {1, 2, 3};
     /* A nested payload that does not decode, after a valid write. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     xb_arg(&x, junk, sizeof(junk));
     expect_refused(&x, "undecodable payload");
     /* An argument length past the payload's end. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     unsigned char bad[12] = {0};
     uint16_t opdb = REC_OP_DB(CMD_GET, 0), one = 1;
     uint32_t huge = 1000;
@@ -637,35 +638,29 @@ Test(exec, malformed_records_apply_nothing)
     xb_arg(&x, bad, sizeof(bad));
     expect_refused(&x, "argument past the end");
     /* A write with the wrong shape (SET without its flags). */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     xb_cmd(&x, CMD_SET, 0, "probe", "x", NULL);
     expect_refused(&x, "misshapen write");
     /* A nested transaction. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     unsigned char inner[24] = {0};
     const unsigned char *iargv[1] = {inner};
     uint32_t ilens[1] = {24};
     xb_cmdv(&x, CMD_EXEC, 0, 1, iargv, ilens);
     expect_refused(&x, "nested EXEC");
     /* A database out of range. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     xb_set(&x, 16, "k", "v", 0);
     expect_refused(&x, "database 16");
     /* An unknown operation, a literal with two arguments. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     xb_cmd(&x, CMD_PING, 0, NULL);
     expect_refused(&x, "not a canonical form");
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     xb_cmd(&x, CMD_LITERAL, 0, "+a\r\n", "+b\r\n", NULL);
     expect_refused(&x, "literal with two arguments");
     /* More watched keys than arguments; a watched key without its db. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     cmd_put_u32(x.hdr + 16, 5);
     expect_refused(&x, "nwatch too large");
     xb_begin(&x, 0, 0);

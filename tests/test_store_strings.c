@@ -32,49 +32,33 @@
 static const char *wr_set(int64_t t, const char *key, const void *val, size_t vlen, uint32_t flags,
                           int64_t at)
 {
-    return sh_set(t, CMD_SET, key, val, vlen, flags, at);
+    return sh_put_key(t, CMD_SET, key, "bui", val, vlen, flags, at);
 }
 
 static const char *wr_append(int64_t t, const char *key, const void *val, size_t vlen)
 {
-    const unsigned char *argv[2] = {(const unsigned char *)key, val};
-    uint32_t lens[2] = {(uint32_t)strlen(key), (uint32_t)vlen};
-    return sh_put(t, CMD_APPEND, 2, argv, lens);
+    return sh_put_key(t, CMD_APPEND, key, "b", val, vlen);
 }
 
 static const char *wr_setrange(int64_t t, const char *key, uint64_t off, const void *val,
                                size_t vlen)
 {
-    unsigned char o[8];
-    cmd_put_i64(o, (int64_t)off);
-    const unsigned char *argv[3] = {(const unsigned char *)key, o, val};
-    uint32_t lens[3] = {(uint32_t)strlen(key), 8, (uint32_t)vlen};
-    return sh_put(t, CMD_SETRANGE, 3, argv, lens);
+    return sh_put_key(t, CMD_SETRANGE, key, "ib", (int64_t)off, val, vlen);
 }
 
 static const char *wr_setbit(int64_t t, const char *key, uint64_t bit, unsigned on)
 {
-    unsigned char o[8], b[4];
-    cmd_put_i64(o, (int64_t)bit);
-    cmd_put_u32(b, on);
-    const unsigned char *argv[3] = {(const unsigned char *)key, o, b};
-    uint32_t lens[3] = {(uint32_t)strlen(key), 8, 4};
-    return sh_put(t, CMD_SETBIT, 3, argv, lens);
+    return sh_put_key(t, CMD_SETBIT, key, "iu", (int64_t)bit, (uint32_t)on);
 }
 
 static const char *wr_getex(int64_t t, const char *key, uint32_t flags, int64_t at)
 {
-    unsigned char f[4], x[8];
-    cmd_put_u32(f, flags);
-    cmd_put_i64(x, at);
-    const unsigned char *argv[3] = {(const unsigned char *)key, f, x};
-    uint32_t lens[3] = {(uint32_t)strlen(key), 4, 8};
-    return sh_put(t, CMD_GETEX, 3, argv, lens);
+    return sh_put_key(t, CMD_GETEX, key, "ui", flags, at);
 }
 
 static const char *wr_incrby(int64_t t, const char *key, int64_t delta)
 {
-    return sh_incrby(t, CMD_INCRBY, key, delta);
+    return sh_put_key(t, CMD_INCRBY, key, "i", delta);
 }
 
 static void setup(void)
