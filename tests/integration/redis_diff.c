@@ -568,6 +568,11 @@ uint64_t rdiff_splitmix(uint64_t *state)
     return z ^ (z >> 31);
 }
 
+unsigned rdiff_below(uint64_t *state, unsigned n)
+{
+    return (unsigned)(rdiff_splitmix(state) % n);
+}
+
 /* ------------------------------------------------------------------ */
 /* the two servers                                                     */
 

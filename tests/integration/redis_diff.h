@@ -168,6 +168,8 @@ void wire_redis_stop(wire_redis_t *r);
 uint64_t rdiff_seed(void);
 /* splitmix64: the next number of the sequence kept in *state. */
 uint64_t rdiff_splitmix(uint64_t *state);
+/* The next number of that sequence modulo n. */
+unsigned rdiff_below(uint64_t *state, unsigned n);
 
 /* ---- the differential runner -------------------------------------------- */
 

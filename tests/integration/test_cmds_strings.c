@@ -726,19 +726,15 @@ Test(strings, object)
 
 static uint64_t rng_state;
 
-static uint64_t rnd(void)
-{
-    return rdiff_splitmix(&rng_state);
-}
-
 static unsigned rn(unsigned n)
 {
-    return (unsigned)(rnd() % n);
+    return rdiff_below(&rng_state, n);
 }
 
 static const char *rnd_num(char *buf, long long lo, long long hi)
 {
-    snprintf(buf, 32, "%lld", lo + (long long)(rnd() % (uint64_t)(hi - lo + 1)));
+    uint64_t span = (uint64_t)(hi - lo + 1);
+    snprintf(buf, 32, "%lld", lo + (long long)(rdiff_splitmix(&rng_state) % span));
     return buf;
 }
 

@@ -1011,14 +1011,9 @@ Test(cmds, large_values, .timeout = 60)
 
 static uint64_t rng_state;
 
-static uint64_t rnd(void)
-{
-    return rdiff_splitmix(&rng_state);
-}
-
 static unsigned rn(unsigned n)
 {
-    return (unsigned)(rnd() % n);
+    return rdiff_below(&rng_state, n);
 }
 
 typedef struct rcmd {

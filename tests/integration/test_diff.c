@@ -244,17 +244,28 @@ static int keys_of_pair(const reply_t r[2], wire_keys_t s[2])
     return ok;
 }
 
+/* Report the two sets (shown sorted) when they differ; free them. */
+static void check_sets(long idx, const char *text, wire_keys_t s[2], const char *note)
+{
+    if (!wire_keys_equal(&s[0], &s[1])) {
+        reply_t x = keys_render(&s[0]), y = keys_render(&s[1]);
+        report(idx, text, x.p, x.n, y.p, y.n, note);
+        free(x.p);
+        free(y.p);
+    }
+    wire_keys_free(&s[0]);
+    wire_keys_free(&s[1]);
+}
+
 static void check_keys(long idx, const char *text, reply_t r[2])
 {
     if (same(r)) return;
     wire_keys_t s[2] = {{0}, {0}};
-    if (!keys_of_pair(r, s)) report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, NULL);
-    else if (!wire_keys_equal(&s[0], &s[1])) {
-        reply_t x = keys_render(&s[0]), y = keys_render(&s[1]);
-        report(idx, text, x.p, x.n, y.p, y.n, "different sets of keys (shown sorted)");
-        free(x.p);
-        free(y.p);
+    if (keys_of_pair(r, s)) {
+        check_sets(idx, text, s, "different sets of keys (shown sorted)");
+        return;
     }
+    report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, NULL);
     wire_keys_free(&s[0]);
     wire_keys_free(&s[1]);
 }
@@ -267,19 +278,16 @@ static void check_scan(long idx, const char *text, dgen_cmd_t *cmd)
     for (int i = 0; i < 2; i++)
         rc[i] = wire_scan_all(sides[i].c, cmd->argc, (const char *const *)cmd->argv, cmd->lens, &s[i],
                               &bad[i].p, &bad[i].n);
-    if (rc[0] != 0 || rc[1] != 0) {
-        /* an error (a bad option): it must be the same error */
-        reply_t r[2];
-        for (int i = 0; i < 2; i++) r[i] = rc[i] != 0 ? bad[i] : keys_render(&s[i]);
-        if (!(rc[0] != 0 && rc[1] != 0 && same(r)))
-            report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "SCAN: an error on one side or different errors");
-        free_pair(r);
-    } else if (!wire_keys_equal(&s[0], &s[1])) {
-        reply_t x = keys_render(&s[0]), y = keys_render(&s[1]);
-        report(idx, text, x.p, x.n, y.p, y.n, "a whole SCAN iteration: different sets of keys (shown sorted)");
-        free(x.p);
-        free(y.p);
+    if (rc[0] == 0 && rc[1] == 0) {
+        check_sets(idx, text, s, "a whole SCAN iteration: different sets of keys (shown sorted)");
+        return;
     }
+    /* an error (a bad option): it must be the same error */
+    reply_t r[2];
+    for (int i = 0; i < 2; i++) r[i] = rc[i] != 0 ? bad[i] : keys_render(&s[i]);
+    if (!(rc[0] != 0 && rc[1] != 0 && same(r)))
+        report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "SCAN: an error on one side or different errors");
+    free_pair(r);
     wire_keys_free(&s[0]);
     wire_keys_free(&s[1]);
 }
