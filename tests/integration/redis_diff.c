@@ -10,7 +10,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -20,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -508,21 +506,8 @@ int wire_redis_start(wire_redis_t *r, const char *extra)
              t = strtok_r(NULL, " ", &save))
             argv[argc++] = t;
         argv[argc] = NULL;
-        pid_t pid = fork();
+        pid_t pid = srv_spawn((char *const *)argv);
         if (pid < 0) break;
-        if (pid == 0) {
-            setpgid(0, 0);
-            prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the test, even after a crash */
-            int dn = open("/dev/null", O_RDWR);
-            if (dn >= 0) {
-                dup2(dn, 0);
-                dup2(dn, 1);
-                dup2(dn, 2);
-            }
-            execv(path, (char *const *)argv);
-            _exit(127);
-        }
-        setpgid(pid, pid);
         r->pid = pid;
         if (answers_ping(r->port, pid) == 0) return 0;
         kill(-pid, SIGKILL);
