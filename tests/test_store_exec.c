@@ -4,7 +4,7 @@
  * inside a transaction, the WATCH decisions (changes, flushes, swaps,
  * expiry, collisions), their equality between live apply and replay, and
  * malformed records. Records are written into real segment files at their
- * LSN (a miniature logger, as in test_store.c) and applied with store_apply.
+ * LSN (the miniature logger of store_harness.c) and applied with store_apply.
  */
 #include <criterion/criterion.h>
 #include <stdarg.h>

@@ -8,7 +8,7 @@
  * applied again, silently, give the same state.
  *
  * Records are written into real segment files at their LSN offsets (as the
- * logger would) and applied with store_apply, as tests/test_store.c does;
+ * logger would) and applied with store_apply, with tests/store_harness.c;
  * replies are compared byte for byte with Redis 7.0's.
  */
 #include <criterion/criterion.h>

@@ -225,7 +225,8 @@ char *wire_reply(wire_conn_t *c, size_t *len)
         ssize_t n = read(c->fd, c->in.p + c->in.len, 65536);
         if (n < 0 && errno == EINTR) continue;
         if (n == 0) return failure("<connection closed>", len);
-        if (n < 0) return failure(errno == EAGAIN ? "<no reply within the timeout>" : "<read error>", len);
+        if (n < 0)
+            return failure(errno == EAGAIN ? "<no reply within the timeout>" : "<read error>", len);
         c->in.len += (size_t)n;
     }
 }
@@ -641,7 +642,8 @@ int rdiff_compare(diff_t *d, int line, const char *what, const char *rr, size_t 
 
 /* The command for messages, after "[conn i] " when there are several
  * connections; malloc'd. */
-static char *cmd_text(const diff_t *d, int ci, int argc, const char *const *argv, const size_t *lens)
+static char *cmd_text(const diff_t *d, int ci, int argc, const char *const *argv,
+                      const size_t *lens)
 {
     char *t = wire_cmd_text(argc, argv, lens);
     if (d->nconn <= 1) return t;
@@ -689,9 +691,8 @@ int rdiff_cmd(diff_t *d, int line, int ci, int how, int argc, const char *const 
 static char *scan_side(wire_conn_t *c, int argc, const char *const *argv, size_t *len)
 {
     wire_keys_t keys = {0};
-    char *bad = NULL;
-    char *r = wire_scan_all(c, argc, argv, NULL, &keys, &bad, len) == 0 ? wire_keys_render(&keys, len)
-                                                                        : bad;
+    char *r = NULL;
+    if (wire_scan_all(c, argc, argv, NULL, &keys, &r, len) == 0) r = wire_keys_render(&keys, len);
     wire_keys_free(&keys);
     return r;
 }
@@ -701,7 +702,8 @@ int rdiff_scan(diff_t *d, int line, int nopt, const char *const *opts)
     const char *argv[16] = {"SCAN", "0"};
     for (int i = 0; i < nopt && i < 14; i++) argv[2 + i] = opts[i];
     size_t rn, an;
-    char *rr = scan_side(d->r[0], 2 + nopt, argv, &rn), *ar = scan_side(d->a[0], 2 + nopt, argv, &an);
+    char *rr = scan_side(d->r[0], 2 + nopt, argv, &rn);
+    char *ar = scan_side(d->a[0], 2 + nopt, argv, &an);
     argv[1] = "SCAN(all)";
     char *what = cmd_text(d, 0, 1 + nopt, argv + 1, NULL);
     int eq = rdiff_compare(d, line, what, rr, rn, ar, an);

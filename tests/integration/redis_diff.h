@@ -22,6 +22,7 @@
  *   DS(&d, "KEYS", "*")           an array reply compared as a sorted set
  *   DSCAN(&d, "MATCH", "a*")      a whole SCAN iteration, as a sorted set
  *   DLEN(&d, argc, argv, lens)    arguments with explicit lengths (binary)
+ *   DRAW(&d, 0, "PING\r\nPING\r\n", 2)  raw bytes (a pipeline), the next 2 replies
  *   ONE(conn, "GET", "k")         one command to one server, reply bytes
  *
  * The .c file has no Criterion in it (test_diff is a plain program); the
@@ -37,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "harness.h"
@@ -236,7 +238,8 @@ const char *rdiff_one(wire_conn_t *c, int argc, const char *const *argv);
 #define DI(d, ...)         RDIFF_(d, 0, RDIFF_ANY_INT, __VA_ARGS__)
 #define DS(d, ...)         RDIFF_(d, 0, RDIFF_SORTED, __VA_ARGS__)
 #define DLEN(d, argc, argv, lens) rdiff_cmd((d), __LINE__, 0, RDIFF_EXACT, (argc), (argv), (lens))
-#define DSCAN(d, ...)      rdiff_scan((d), __LINE__, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__})
+#define DSCAN(d, ...)                                                                              \
+    rdiff_scan((d), __LINE__, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__})
 #define DSCAN0(d)          rdiff_scan((d), __LINE__, 0, NULL)
 #define DRAW(d, ci, bytes, n) rdiff_pipeline((d), __LINE__, (ci), (bytes), strlen(bytes), (n), NULL)
 #define ONE(c, ...)        rdiff_one((c), NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__})
