@@ -7,9 +7,6 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,115 +17,19 @@
 #include "io.h"
 #include "log.h"
 #include "record.h"
-#include "seg.h"
 #include "store/store-internal.h"
+#include "store_harness.h"
 
-/* ---- a miniature logger ------------------------------------------------ */
+/* ---- records (the miniature logger is store_harness.c) ------------------- */
 
-static char dir[256];
-static config_t cfg;
-static store_ctx_t *ctx;
-static uint64_t lsn; /* next record position */
-static int seg_fd = -1;
-static uint64_t seg_start = UINT64_MAX;
-static unsigned char *log_copy; /* every record written, for replay tests */
-static size_t log_len, log_cap;
-static char reply[1 << 21]; /* last reply, NUL-terminated */
-static size_t reply_len;
-
-static void open_segment(uint64_t start)
-{
-    if (seg_fd >= 0) close(seg_fd);
-    char path[512];
-    seg_path(path, sizeof(path), dir, start);
-    seg_fd = open(path, O_RDWR | O_CREAT, 0644);
-    cr_assert_geq(seg_fd, 0, "open %s: %s", path, strerror(errno));
-    cr_assert_eq(ftruncate(seg_fd, (off_t)cfg.segment_size), 0);
-    seg_start = start;
-}
-
-/* Write a record's bytes where the logger would put them. */
-static void write_log(const unsigned char *rec, uint32_t space)
-{
-    uint64_t start = lsn & ~(cfg.segment_size - 1);
-    if (start != seg_start) open_segment(start);
-    cr_assert_eq(pwrite(seg_fd, rec, space, (off_t)(lsn - start)), (ssize_t)space);
-    if (log_len + space > log_cap) {
-        log_cap = (log_len + space) * 2;
-        log_copy = realloc(log_copy, log_cap);
-    }
-    memcpy(log_copy + log_len, rec, space);
-    log_len += space;
-}
-
-static void keep_reply(buf_t *b)
-{
-    cr_assert_lt(b->len, sizeof(reply));
-    memcpy(reply, b->data, b->len);
-    reply[b->len] = 0;
-    reply_len = b->len;
-}
-
-/* Encode, write and apply one record; returns its reply. */
-static const char *put(int64_t time_ms, uint16_t id, uint16_t argc,
-                       const unsigned char *const *argv, const uint32_t *lens)
-{
-    uint32_t payload = (uint32_t)rec_cmd_payload_size(argc, lens);
-    uint32_t space = rec_space(payload);
-    uint64_t end = (lsn & ~(cfg.segment_size - 1)) + cfg.segment_size;
-    if (lsn + space > end) { /* no record crosses a segment: pad, as the ring does */
-        unsigned char *pad = aligned_alloc(REC_ALIGN, end - lsn);
-        rec_write_pad(pad, lsn, (uint32_t)(end - lsn));
-        write_log(pad, (uint32_t)(end - lsn));
-        cr_assert_eq(store_apply(ctx, pad, NULL), 0);
-        free(pad);
-        lsn = end;
-    }
-    unsigned char *rec = aligned_alloc(REC_ALIGN, space);
-    rec_encode_cmd(rec, lsn, 1, time_ms, id, argc, argv, lens);
-    rec_publish(rec, lsn);
-    cr_assert_eq(rec_check(rec, lsn, space), space);
-    write_log(rec, space);
-    buf_t b;
-    buf_init(&b);
-    int rc = store_apply(ctx, rec, &b);
-    cr_assert_geq(rc, 0);
-    /* Poison the record: values must come back from the segment file. */
-    memset(rec, 0xAA, space);
-    free(rec);
-    lsn += space;
-    cr_assert_eq(store_applied(ctx), lsn);
-    keep_reply(&b);
-    buf_free(&b);
-    return reply;
-}
-
-/* A write with string arguments (NULL-terminated list). */
-static const char *wr(int64_t t, uint16_t id, ...)
-{
-    const unsigned char *argv[64];
-    uint32_t lens[64];
-    uint16_t argc = 0;
-    va_list ap;
-    va_start(ap, id);
-    const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL) {
-        argv[argc] = (const unsigned char *)s;
-        lens[argc++] = (uint32_t)strlen(s);
-    }
-    va_end(ap);
-    return put(t, id, argc, argv, lens);
-}
+/* A write / a read in database 0 with string arguments (NULL-terminated). */
+#define wr(t, id, ...)   sh_wr((t), (id), __VA_ARGS__)
+#define rd(now, id, ...) sh_rd((now), 0, (id), __VA_ARGS__)
 
 static const char *wr_setb(int64_t t, const char *key, const void *val, size_t vlen, uint32_t flags,
                            int64_t expire_at)
 {
-    unsigned char f[4], x[8];
-    cmd_put_u32(f, flags);
-    cmd_put_i64(x, expire_at);
-    const unsigned char *argv[4] = {(const unsigned char *)key, val, f, x};
-    uint32_t lens[4] = {(uint32_t)strlen(key), (uint32_t)vlen, 4, 8};
-    return put(t, CMD_SET, 4, argv, lens);
+    return sh_put_key(t, CMD_SET, key, "bui", val, vlen, flags, expire_at);
 }
 
 static const char *wr_set(int64_t t, const char *key, const char *val, uint32_t flags,
@@ -139,86 +40,26 @@ static const char *wr_set(int64_t t, const char *key, const char *val, uint32_t 
 
 static const char *wr_incrby(int64_t t, const char *key, int64_t delta)
 {
-    unsigned char d[8];
-    cmd_put_i64(d, delta);
-    const unsigned char *argv[2] = {(const unsigned char *)key, d};
-    uint32_t lens[2] = {(uint32_t)strlen(key), 8};
-    return put(t, CMD_INCRBY, 2, argv, lens);
+    return sh_put_key(t, CMD_INCRBY, key, "i", delta);
 }
 
 static const char *wr_pexpireat(int64_t t, const char *key, int64_t at, uint32_t flags)
 {
-    unsigned char a[8], f[4];
-    cmd_put_i64(a, at);
-    cmd_put_u32(f, flags);
-    const unsigned char *argv[3] = {(const unsigned char *)key, a, f};
-    uint32_t lens[3] = {(uint32_t)strlen(key), 8, 4};
-    return put(t, CMD_PEXPIREAT, 3, argv, lens);
+    return sh_put_key(t, CMD_PEXPIREAT, key, "iu", at, flags);
 }
 
-/* A read request with string arguments, answered at now_ms. */
-static const char *rd(int64_t now, uint16_t id, ...)
-{
-    const unsigned char *argv[64];
-    uint32_t lens[64];
-    uint16_t argc = 0;
-    va_list ap;
-    va_start(ap, id);
-    const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL) {
-        argv[argc] = (const unsigned char *)s;
-        lens[argc++] = (uint32_t)strlen(s);
-    }
-    va_end(ap);
-    unsigned char p[4096];
-    size_t n = rec_encode_payload(p, id, argc, argv, lens);
-    buf_t b;
-    buf_init(&b);
-    cr_assert_eq(store_read_at(ctx, p, n, now, &b), 0);
-    keep_reply(&b);
-    buf_free(&b);
-    return reply;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
+/* A fresh store with this segment size (the log stays). */
 static void start_store(uint64_t segment_size)
 {
-    if (ctx) store_ctx_destroy(ctx);
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.dir = dir;
-    cfg.segment_size = segment_size;
-    cfg.proto_max_bulk_len = 512ll << 20;
-    ctx = store_ctx_create(&cfg, 1234);
-    cr_assert(ctx);
+    sh_new_store(segment_size, 0, 1234);
 }
 
 static void setup(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/attic-store-XXXXXX");
-    cr_assert(mkdtemp(dir));
-    lsn = 0;
-    seg_fd = -1;
-    seg_start = UINT64_MAX;
-    log_len = 0;
-    start_store(1u << 20);
+    sh_setup("store", 0, 1234);
 }
 
-static void teardown(void)
-{
-    store_ctx_destroy(ctx);
-    ctx = NULL;
-    if (seg_fd >= 0) close(seg_fd);
-    free(log_copy);
-    log_copy = NULL;
-    nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-TestSuite(store, .init = setup, .fini = teardown);
+TestSuite(store, .init = setup, .fini = sh_teardown);
 
 #define T0  1000000 /* record time of most tests, ms */
 #define OK  "+OK\r\n"
@@ -282,12 +123,12 @@ Test(store, binary_keys_and_values)
     unsigned char f[4] = {0}, x[8] = {0};
     const unsigned char *argv[4] = {key, val, f, x};
     uint32_t lens[4] = {3, 40, 4, 8};
-    cr_assert_str_eq(put(T0, CMD_SET, 4, argv, lens), OK);
+    cr_assert_str_eq(sh_put(T0, CMD_SET, 4, argv, lens), OK);
     lens[1] = 5; /* and a short binary one under another key */
     const unsigned char key2[] = {0};
     argv[0] = key2;
     lens[0] = 1;
-    put(T0, CMD_SET, 4, argv, lens);
+    sh_put(T0, CMD_SET, 4, argv, lens);
     unsigned char p[128];
     const unsigned char *rargv[1] = {key};
     uint32_t rlens[1] = {3};
@@ -725,15 +566,7 @@ static void workload(void)
  * they are collected into *all. */
 static store_ctx_t *replay_copy(buf_t *all)
 {
-    store_ctx_t *c = store_ctx_create(&cfg, 987654321);
-    for (size_t off = 0; off < log_len;) {
-        const unsigned char *rec = log_copy + off;
-        rec_hdr_t h;
-        memcpy(&h, rec, sizeof(h));
-        cr_assert_geq(store_apply(c, rec, all), 0);
-        off += rec_space(h.len - REC_HDR_SIZE);
-    }
-    return c;
+    return sh_replay(store_ctx_create(&cfg, 987654321), all);
 }
 
 Test(store, replay_is_deterministic)
@@ -898,7 +731,7 @@ Test(store, pad_and_unknown_records)
 {
     unsigned char pad[64];
     rec_write_pad(pad, lsn, 64);
-    write_log(pad, 64);
+    sh_write_log(pad, 64);
     cr_assert_eq(store_apply(ctx, pad, NULL), 0);
     lsn += 64;
     cr_assert_eq(store_applied(ctx), lsn);
@@ -950,10 +783,10 @@ Test(store, many_args)
         argv[i] = (const unsigned char *)keys[i];
         lens[i] = (uint32_t)strlen(keys[i]);
     }
-    cr_assert_str_eq(put(T0, CMD_MSET, 2000, argv, lens), OK);
+    cr_assert_str_eq(sh_put(T0, CMD_MSET, 2000, argv, lens), OK);
     cr_assert_str_eq(rd(T0, CMD_DBSIZE, NULL), ":1000\r\n");
     cr_assert_str_eq(rd(T0, CMD_GET, "999", NULL), "$3\r\n999\r\n");
-    cr_assert_str_eq(put(T0, CMD_DEL, 2000, argv, lens), ":1000\r\n");
+    cr_assert_str_eq(sh_put(T0, CMD_DEL, 2000, argv, lens), ":1000\r\n");
 }
 
 Test(store, ram_per_key)
@@ -1002,7 +835,7 @@ static uint64_t proc_write(uint16_t origin, uint16_t id, uint16_t argc,
     cr_assert_eq(pos, lsn, "the test keeps ring and log in step");
     rec_encode_cmd(ring_ptr(ring, pos), pos, origin, shm_now_ms(), id, argc, argv, lens);
     ring_commit(ring, &pshm->claimers[0], pos);
-    write_log(ring_ptr(ring, pos), space);
+    sh_write_log(ring_ptr(ring, pos), space);
     lsn = pos + space;
     atomic_store_explicit(&pshm->durable_lsn, lsn, memory_order_release);
     shm_wake(&pshm->store_wake);

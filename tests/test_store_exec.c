@@ -4,12 +4,9 @@
  * inside a transaction, the WATCH decisions (changes, flushes, swaps,
  * expiry, collisions), their equality between live apply and replay, and
  * malformed records. Records are written into real segment files at their
- * LSN (a miniature logger, as in test_store.c) and applied with store_apply.
+ * LSN (the miniature logger of store_harness.c) and applied with store_apply.
  */
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,144 +16,30 @@
 #include "command.h"
 #include "config.h"
 #include "record.h"
-#include "seg.h"
 #include "store/state-internal.h"
 #include "store/store-internal.h"
+#include "store_harness.h"
 
-/* ---- a miniature logger ------------------------------------------------ */
+/* ---- records (the miniature logger is store_harness.c) ------------------- */
 
-static char dir[256];
-static config_t cfg;
-static store_ctx_t *ctx;
-static uint64_t lsn; /* next record position */
-static int seg_fd = -1;
-static uint64_t seg_start = UINT64_MAX;
-static unsigned char *log_copy; /* every record written, for replay tests */
-static size_t log_len, log_cap;
-static char reply[1 << 20]; /* last reply, NUL-terminated */
-static size_t reply_len;
 static unsigned watch_bits;  /* 0 = the default table */
 static int maintain_between; /* run store_maintain before each record (live only) */
 
-static void open_segment(uint64_t start)
+static void maintain_if_asked(void)
 {
-    if (seg_fd >= 0) close(seg_fd);
-    char path[512];
-    seg_path(path, sizeof(path), dir, start);
-    seg_fd = open(path, O_RDWR | O_CREAT, 0644);
-    cr_assert_geq(seg_fd, 0, "open %s: %s", path, strerror(errno));
-    cr_assert_eq(ftruncate(seg_fd, (off_t)cfg.segment_size), 0);
-    seg_start = start;
-}
-
-static void write_log(const unsigned char *rec, uint32_t space)
-{
-    uint64_t start = lsn & ~(cfg.segment_size - 1);
-    if (start != seg_start) open_segment(start);
-    cr_assert_eq(pwrite(seg_fd, rec, space, (off_t)(lsn - start)), (ssize_t)space);
-    if (log_len + space > log_cap) {
-        log_cap = (log_len + space) * 2;
-        log_copy = realloc(log_copy, log_cap);
-    }
-    memcpy(log_copy + log_len, rec, space);
-    log_len += space;
-}
-
-static void keep_reply(buf_t *b)
-{
-    cr_assert_lt(b->len, sizeof(reply));
-    if (b->len) memcpy(reply, b->data, b->len);
-    reply[b->len] = 0;
-    reply_len = b->len;
-}
-
-static const char *put(int64_t time_ms, uint16_t opdb, uint16_t argc,
-                       const unsigned char *const *argv, const uint32_t *lens)
-{
-    uint32_t payload = (uint32_t)rec_cmd_payload_size(argc, lens);
-    uint32_t space = rec_space(payload);
-    uint64_t end = (lsn & ~(cfg.segment_size - 1)) + cfg.segment_size;
-    if (lsn + space > end) {
-        unsigned char *pad = aligned_alloc(REC_ALIGN, end - lsn);
-        rec_write_pad(pad, lsn, (uint32_t)(end - lsn));
-        write_log(pad, (uint32_t)(end - lsn));
-        cr_assert_eq(store_apply(ctx, pad, NULL), 0);
-        free(pad);
-        lsn = end;
-    }
     if (maintain_between)
         while (store_maintain(ctx, 1000)) {
         }
-    unsigned char *rec = aligned_alloc(REC_ALIGN, space);
-    rec_encode_cmd(rec, lsn, 1, time_ms, opdb, argc, argv, lens);
-    rec_publish(rec, lsn);
-    write_log(rec, space);
-    buf_t b;
-    buf_init(&b);
-    cr_assert_geq(store_apply(ctx, rec, &b), 0);
-    /* Poison the record: values must come back from the segment file. */
-    memset(rec, 0xAA, space);
-    free(rec);
-    lsn += space;
-    keep_reply(&b);
-    buf_free(&b);
-    return reply;
 }
 
-/* String arguments up to a NULL, as record arguments (at most 16). */
-typedef struct str_args {
-    const unsigned char *argv[16];
-    uint32_t lens[16];
-    uint16_t argc;
-} str_args_t;
-
-static void str_args(str_args_t *a, va_list ap)
-{
-    a->argc = 0;
-    const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL) {
-        cr_assert_lt(a->argc, 16);
-        a->argv[a->argc] = (const unsigned char *)s;
-        a->lens[a->argc++] = (uint32_t)strlen(s);
-    }
-}
-
-/* A plain write with string arguments (NULL-terminated) in database db. */
-static const char *wr(int64_t t, uint16_t op, int db, ...)
-{
-    str_args_t sa;
-    va_list ap;
-    va_start(ap, db);
-    str_args(&sa, ap);
-    va_end(ap);
-    return put(t, REC_OP_DB(op, db), sa.argc, sa.argv, sa.lens);
-}
+/* A plain write with string arguments (NULL-terminated) in database db;
+ * a read in database db. */
+#define wr(t, op, db, ...) sh_wr((t), REC_OP_DB((op), (db)), __VA_ARGS__)
+#define rd(now, db, op, ...) sh_rd((now), (unsigned)(db), (op), __VA_ARGS__)
 
 static const char *wr_set(int64_t t, int db, const char *key, const char *val, int64_t at)
 {
-    unsigned char f[4], x[8];
-    cmd_put_u32(f, 0);
-    cmd_put_i64(x, at);
-    const unsigned char *argv[4] = {(const unsigned char *)key, (const unsigned char *)val, f, x};
-    uint32_t lens[4] = {(uint32_t)strlen(key), (uint32_t)strlen(val), 4, 8};
-    return put(t, REC_OP_DB(CMD_SET, db), 4, argv, lens);
-}
-
-static const char *rd(int64_t now, int db, uint16_t op, ...)
-{
-    str_args_t sa;
-    va_list ap;
-    va_start(ap, op);
-    str_args(&sa, ap);
-    va_end(ap);
-    unsigned char p[4096];
-    size_t n = rec_encode_payload(p, op, sa.argc, sa.argv, sa.lens);
-    buf_t b;
-    buf_init(&b);
-    cr_assert_eq(store_read_db(ctx, (unsigned)db, p, n, now, &b), 0);
-    keep_reply(&b);
-    buf_free(&b);
-    return reply;
+    return sh_put_key(t, REC_OP_DB(CMD_SET, db), key, "bui", val, strlen(val), (uint32_t)0, at);
 }
 
 /* ---- building CMD_EXEC records ---------------------------------------- */
@@ -230,31 +113,26 @@ static void xb_cmdv(xb_t *x, uint16_t op, int db, uint16_t argc, const unsigned 
 /* A nested command with string arguments (NULL-terminated). */
 static void xb_cmd(xb_t *x, uint16_t op, int db, ...)
 {
-    str_args_t sa;
+    sh_args_t sa;
     va_list ap;
     va_start(ap, db);
-    str_args(&sa, ap);
+    sh_collect(&sa, ap);
     va_end(ap);
     xb_cmdv(x, op, db, sa.argc, sa.argv, sa.lens);
 }
 
 static void xb_set(xb_t *x, int db, const char *key, const char *val, int64_t at)
 {
-    unsigned char f[4], t[8];
-    cmd_put_u32(f, 0);
-    cmd_put_i64(t, at);
-    const unsigned char *argv[4] = {(const unsigned char *)key, (const unsigned char *)val, f, t};
-    uint32_t lens[4] = {(uint32_t)strlen(key), (uint32_t)strlen(val), 4, 8};
-    xb_cmdv(x, CMD_SET, db, 4, argv, lens);
+    sh_args_t a;
+    sh_key_args(&a, key, "bui", val, strlen(val), (uint32_t)0, at);
+    xb_cmdv(x, CMD_SET, db, a.argc, a.argv, a.lens);
 }
 
 static void xb_incrby(xb_t *x, int db, const char *key, int64_t delta)
 {
-    unsigned char d[8];
-    cmd_put_i64(d, delta);
-    const unsigned char *argv[2] = {(const unsigned char *)key, d};
-    uint32_t lens[2] = {(uint32_t)strlen(key), 8};
-    xb_cmdv(x, CMD_INCRBY, db, 2, argv, lens);
+    sh_args_t a;
+    sh_key_args(&a, key, "i", delta);
+    xb_cmdv(x, CMD_INCRBY, db, a.argc, a.argv, a.lens);
 }
 
 static void xb_literal(xb_t *x, const char *resp)
@@ -267,19 +145,13 @@ static void xb_literal(xb_t *x, const char *resp)
 /* Write and apply the transaction at time t; returns its reply. */
 static const char *xb_put(xb_t *x, int64_t t)
 {
-    const char *r = put(t, REC_OP_DB(CMD_EXEC, 0), (uint16_t)x->argc, x->argv, x->lens);
+    const char *r = sh_put(t, REC_OP_DB(CMD_EXEC, 0), (uint16_t)x->argc, x->argv, x->lens);
     for (int i = 0; i < x->argc; i++)
         free(x->own[i]);
     return r;
 }
 
 /* ---- setup ---------------------------------------------------------------- */
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
 
 static store_ctx_t *new_ctx(void)
 {
@@ -291,48 +163,20 @@ static store_ctx_t *new_ctx(void)
 
 static void setup(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/attic-exec-XXXXXX");
-    cr_assert(mkdtemp(dir));
-    lsn = 0;
-    seg_fd = -1;
-    seg_start = UINT64_MAX;
-    log_len = 0;
     watch_bits = 0;
     maintain_between = 0;
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.dir = dir;
-    cfg.segment_size = 1u << 20;
-    cfg.proto_max_bulk_len = 512ll << 20;
-    cfg.databases = 16;
-    ctx = new_ctx();
-}
-
-static void teardown(void)
-{
-    store_ctx_destroy(ctx);
-    ctx = NULL;
-    if (seg_fd >= 0) close(seg_fd);
-    free(log_copy);
-    log_copy = NULL;
-    nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+    sh_setup("exec", 16, 1234);
+    sh_before_put = maintain_if_asked;
 }
 
 /* Apply the whole log copy to a fresh context (no store_maintain, as at
  * startup), collecting the replies into *all when not NULL. */
 static store_ctx_t *replay_copy(buf_t *all)
 {
-    store_ctx_t *c = new_ctx();
-    for (size_t off = 0; off < log_len;) {
-        const unsigned char *rec = log_copy + off;
-        rec_hdr_t h;
-        memcpy(&h, rec, sizeof(h));
-        cr_assert_geq(store_apply(c, rec, all), 0);
-        off += rec_space(h.len - REC_HDR_SIZE);
-    }
-    return c;
+    return sh_replay(new_ctx(), all);
 }
 
-TestSuite(exec, .init = setup, .fini = teardown);
+TestSuite(exec, .init = setup, .fini = sh_teardown);
 
 #define T0      1000000
 #define OK      "+OK\r\n"
@@ -481,7 +325,7 @@ Test(exec, watch_sees_every_kind_of_change)
             cmd_put_i64(d, 1);
             const unsigned char *argv[2] = {(const unsigned char *)"k", d};
             uint32_t lens[2] = {1, 8};
-            put(T0, REC_OP_DB(CMD_INCRBY, 0), 2, argv, lens);
+            sh_put(T0, REC_OP_DB(CMD_INCRBY, 0), 2, argv, lens);
             break;
         }
         }
@@ -759,6 +603,14 @@ Test(exec, random_transactions_replay_alike_with_collisions)
 
 /* ---- malformed records ------------------------------------------------- */
 
+/* A transaction that starts with a valid write of "probe", which a
+ * refused transaction must not apply. */
+static void probe_begin(xb_t *x)
+{
+    xb_begin(x, 0, 0);
+    xb_set(x, 0, "probe", "after", 0);
+}
+
 static void expect_refused(xb_t *x, const char *why)
 {
     wr_set(T0, 0, "probe", "before", 0);
@@ -772,13 +624,11 @@ Test(exec, malformed_records_apply_nothing)
     xb_t x;
     const unsigned char junk[] = {1, 2, 3};
     /* A nested payload that does not decode, after a valid write. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     xb_arg(&x, junk, sizeof(junk));
     expect_refused(&x, "undecodable payload");
     /* An argument length past the payload's end. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     unsigned char bad[12] = {0};
     uint16_t opdb = REC_OP_DB(CMD_GET, 0), one = 1;
     uint32_t huge = 1000;
@@ -788,35 +638,29 @@ Test(exec, malformed_records_apply_nothing)
     xb_arg(&x, bad, sizeof(bad));
     expect_refused(&x, "argument past the end");
     /* A write with the wrong shape (SET without its flags). */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     xb_cmd(&x, CMD_SET, 0, "probe", "x", NULL);
     expect_refused(&x, "misshapen write");
     /* A nested transaction. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     unsigned char inner[24] = {0};
     const unsigned char *iargv[1] = {inner};
     uint32_t ilens[1] = {24};
     xb_cmdv(&x, CMD_EXEC, 0, 1, iargv, ilens);
     expect_refused(&x, "nested EXEC");
     /* A database out of range. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     xb_set(&x, 16, "k", "v", 0);
     expect_refused(&x, "database 16");
     /* An unknown operation, a literal with two arguments. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     xb_cmd(&x, CMD_PING, 0, NULL);
     expect_refused(&x, "not a canonical form");
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     xb_cmd(&x, CMD_LITERAL, 0, "+a\r\n", "+b\r\n", NULL);
     expect_refused(&x, "literal with two arguments");
     /* More watched keys than arguments; a watched key without its db. */
-    xb_begin(&x, 0, 0);
-    xb_set(&x, 0, "probe", "after", 0);
+    probe_begin(&x);
     cmd_put_u32(x.hdr + 16, 5);
     expect_refused(&x, "nwatch too large");
     xb_begin(&x, 0, 0);
@@ -837,7 +681,7 @@ Test(exec, malformed_records_apply_nothing)
     const unsigned char h23[23] = {0};
     const unsigned char *argv[1] = {h23};
     uint32_t lens[1] = {23};
-    put(T0, REC_OP_DB(CMD_EXEC, 0), 1, argv, lens);
+    sh_put(T0, REC_OP_DB(CMD_EXEC, 0), 1, argv, lens);
     cr_assert(strstr(reply, "cannot apply") != NULL, "%s", reply);
     /* Replay refuses the same records. */
     buf_t again;

@@ -8,14 +8,10 @@
  * applied again, silently, give the same state.
  *
  * Records are written into real segment files at their LSN offsets (as the
- * logger would) and applied with store_apply, as tests/test_store.c does;
+ * logger would) and applied with store_apply, with tests/store_harness.c;
  * replies are compared byte for byte with Redis 7.0's.
  */
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,140 +20,16 @@
 #include "command.h"
 #include "config.h"
 #include "record.h"
-#include "seg.h"
 #include "store/index.h"
 #include "store/store-internal.h"
+#include "store_harness.h"
 
-/* ---- a miniature logger (as in test_store.c) ------------------------------ */
+/* ---- records (the miniature logger is store_harness.c) ------------------- */
 
-static char dir[256];
-static config_t cfg;
-static store_ctx_t *ctx;
-static uint64_t lsn;
-static int seg_fd = -1;
-static uint64_t seg_start = UINT64_MAX;
-static unsigned char *log_copy; /* every record written, for replay */
-static size_t log_len, log_cap;
-static buf_t live_replies; /* every write's reply, in order */
-static char reply[1 << 20];
-static size_t reply_len;
-
-static void write_log(const unsigned char *rec, uint32_t space)
-{
-    uint64_t start = lsn & ~(cfg.segment_size - 1);
-    if (start != seg_start) {
-        if (seg_fd >= 0) close(seg_fd);
-        char path[512];
-        seg_path(path, sizeof(path), dir, start);
-        seg_fd = open(path, O_RDWR | O_CREAT, 0644);
-        cr_assert_geq(seg_fd, 0, "open %s: %s", path, strerror(errno));
-        cr_assert_eq(ftruncate(seg_fd, (off_t)cfg.segment_size), 0);
-        seg_start = start;
-    }
-    cr_assert_eq(pwrite(seg_fd, rec, space, (off_t)(lsn - start)), (ssize_t)space);
-    if (log_len + space > log_cap) {
-        log_cap = (log_len + space) * 2;
-        log_copy = realloc(log_copy, log_cap);
-    }
-    memcpy(log_copy + log_len, rec, space);
-    log_len += space;
-}
-
-static void keep_reply(const buf_t *b)
-{
-    cr_assert_lt(b->len, sizeof(reply));
-    if (b->len) memcpy(reply, b->data, b->len); /* an empty buf has no data */
-    reply[b->len] = 0;
-    reply_len = b->len;
-}
-
-/* Encode, write and apply one record in database db; returns its reply. */
-static const char *put(int64_t t, unsigned db, cmd_id_t op, uint16_t argc,
-                       const unsigned char *const *argv, const uint32_t *lens)
-{
-    uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(argc, lens));
-    uint64_t end = (lsn & ~(cfg.segment_size - 1)) + cfg.segment_size;
-    if (lsn + space > end) { /* no record crosses a segment */
-        unsigned char *pad = aligned_alloc(REC_ALIGN, end - lsn);
-        rec_write_pad(pad, lsn, (uint32_t)(end - lsn));
-        write_log(pad, (uint32_t)(end - lsn));
-        cr_assert_eq(store_apply(ctx, pad, NULL), 0);
-        free(pad);
-        lsn = end;
-    }
-    unsigned char *rec = aligned_alloc(REC_ALIGN, space);
-    rec_encode_cmd(rec, lsn, 1, t, REC_OP_DB(op, db), argc, argv, lens);
-    rec_publish(rec, lsn);
-    write_log(rec, space);
-    buf_t b;
-    buf_init(&b);
-    cr_assert_geq(store_apply(ctx, rec, &b), 0);
-    memset(rec, 0xAA, space); /* values must come back from the segment */
-    free(rec);
-    lsn += space;
-    keep_reply(&b);
-    buf_append(&live_replies, b.data, b.len);
-    buf_free(&b);
-    return reply;
-}
-
-/* Arguments: strings, or "#u32:<n>" / "#i64:<n>" for fixed-width integers. */
-typedef struct args {
-    const unsigned char *argv[64];
-    uint32_t lens[64];
-    unsigned char ints[64][8];
-    uint16_t argc;
-} args_t;
-
-static void collect(args_t *x, va_list ap)
-{
-    const char *s;
-    x->argc = 0;
-    while ((s = va_arg(ap, const char *)) != NULL) {
-        uint16_t i = x->argc++;
-        if (strncmp(s, "#u32:", 5) == 0) {
-            cmd_put_u32(x->ints[i], (uint32_t)strtoul(s + 5, NULL, 10));
-            x->argv[i] = x->ints[i];
-            x->lens[i] = 4;
-        } else if (strncmp(s, "#i64:", 5) == 0) {
-            cmd_put_i64(x->ints[i], strtoll(s + 5, NULL, 10));
-            x->argv[i] = x->ints[i];
-            x->lens[i] = 8;
-        } else {
-            x->argv[i] = (const unsigned char *)s;
-            x->lens[i] = (uint32_t)strlen(s);
-        }
-    }
-}
-
-/* A write in database db at time t (NULL-terminated arguments). */
-static const char *wr(int64_t t, unsigned db, cmd_id_t op, ...)
-{
-    args_t x;
-    va_list ap;
-    va_start(ap, op);
-    collect(&x, ap);
-    va_end(ap);
-    return put(t, db, op, x.argc, x.argv, x.lens);
-}
-
-/* A read in database db, answered at now. */
-static const char *rd(int64_t now, unsigned db, cmd_id_t op, ...)
-{
-    args_t x;
-    va_list ap;
-    va_start(ap, op);
-    collect(&x, ap);
-    va_end(ap);
-    static unsigned char p[1 << 16];
-    size_t n = rec_encode_payload(p, op, x.argc, x.argv, x.lens);
-    buf_t b;
-    buf_init(&b);
-    cr_assert_eq(store_read_db(ctx, db, p, n, now, &b), 0);
-    keep_reply(&b);
-    buf_free(&b);
-    return reply;
-}
+/* A write in database db at time t; a read in database db, answered at now
+ * (NULL-terminated arguments: strings, or "#u32:<n>" / "#i64:<n>"). */
+#define wr(t, db, op, ...)   sh_wr((t), REC_OP_DB((op), (db)), __VA_ARGS__)
+#define rd(now, db, op, ...) sh_rd((now), (db), (op), __VA_ARGS__)
 
 #define T0  1000000
 #define OK  "+OK\r\n"
@@ -208,42 +80,12 @@ static const char *swapdb(int64_t t, unsigned x, unsigned y)
     return wr(t, 0, CMD_SWAPDB, a, b, NULL);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 static void setup(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/attic-ks-XXXXXX");
-    cr_assert(mkdtemp(dir));
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.dir = dir;
-    cfg.segment_size = 1u << 20;
-    cfg.proto_max_bulk_len = 512ll << 20;
-    cfg.databases = 16;
-    ctx = store_ctx_create(&cfg, 1234);
-    cr_assert(ctx);
-    buf_init(&live_replies);
+    sh_setup("ks", 16, 1234);
 }
 
-static void teardown(void)
-{
-    store_ctx_destroy(ctx);
-    ctx = NULL;
-    if (seg_fd >= 0) close(seg_fd);
-    seg_fd = -1;
-    seg_start = UINT64_MAX;
-    free(log_copy);
-    log_copy = NULL;
-    log_len = log_cap = 0;
-    lsn = 0;
-    buf_free(&live_replies);
-    nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-TestSuite(keyspace, .init = setup, .fini = teardown);
+TestSuite(keyspace, .init = setup, .fini = sh_teardown);
 
 static uint64_t db_keys(int db)
 {
@@ -871,15 +713,7 @@ Test(keyspace, malformed_records_are_no_ops)
 
 static store_ctx_t *replay_copy(buf_t *all)
 {
-    store_ctx_t *c = store_ctx_create(&cfg, 987654321);
-    for (size_t off = 0; off < log_len;) {
-        const unsigned char *rec = log_copy + off;
-        rec_hdr_t h;
-        memcpy(&h, rec, sizeof(h));
-        cr_assert_geq(store_apply(c, rec, all), 0);
-        off += rec_space(h.len - REC_HDR_SIZE);
-    }
-    return c;
+    return sh_replay(store_ctx_create(&cfg, 987654321), all);
 }
 
 static void keyspace_workload(void)

@@ -1,7 +1,7 @@
 /*
  * test_store_strings.c - unit tests of the store's string and bit commands
  * (store/strings.c, store/bits.c) and of the value shapes they make
- * (store/value.c), driven without processes as in test_store.c: records
+ * (store/value.c), driven without processes (store_harness.c): records
  * are encoded, written into segment files at their LSN offsets (as the
  * logger would), applied with store_apply, and poisoned in memory
  * afterwards, so every value byte that is not in RAM must come back from
@@ -11,10 +11,6 @@
  * same replies.
  */
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,221 +19,55 @@
 #include "command.h"
 #include "config.h"
 #include "record.h"
-#include "seg.h"
 #include "store/state-internal.h"
 #include "store/store-internal.h"
+#include "store_harness.h"
 
-/* ---- a miniature logger (as in test_store.c) ------------------------- */
+/* ---- records (the miniature logger is store_harness.c) ------------------- */
 
-static char dir[256];
-static config_t cfg;
-static store_ctx_t *ctx;
-static uint64_t lsn;
-static int seg_fd = -1;
-static uint64_t seg_start = UINT64_MAX;
-static unsigned char *log_copy;
-static size_t log_len, log_cap;
-static char reply[1 << 21];
-static size_t reply_len;
-static buf_t live; /* every write reply of the test, for replay checks */
-
-static void open_segment(uint64_t start)
-{
-    if (seg_fd >= 0) close(seg_fd);
-    char path[512];
-    seg_path(path, sizeof(path), dir, start);
-    seg_fd = open(path, O_RDWR | O_CREAT, 0644);
-    cr_assert_geq(seg_fd, 0, "open %s: %s", path, strerror(errno));
-    cr_assert_eq(ftruncate(seg_fd, (off_t)cfg.segment_size), 0);
-    seg_start = start;
-}
-
-static void write_log(const unsigned char *rec, uint32_t space)
-{
-    uint64_t start = lsn & ~(cfg.segment_size - 1);
-    if (start != seg_start) open_segment(start);
-    cr_assert_eq(pwrite(seg_fd, rec, space, (off_t)(lsn - start)), (ssize_t)space);
-    if (log_len + space > log_cap) {
-        log_cap = (log_len + space) * 2;
-        log_copy = realloc(log_copy, log_cap);
-    }
-    memcpy(log_copy + log_len, rec, space);
-    log_len += space;
-}
-
-static void keep_reply(buf_t *b)
-{
-    cr_assert_lt(b->len, sizeof(reply));
-    memcpy(reply, b->data, b->len);
-    reply[b->len] = 0;
-    reply_len = b->len;
-}
-
-/* Encode, write and apply one record; returns its reply. */
-static const char *put(int64_t t, uint16_t id, uint16_t argc, const unsigned char *const *argv,
-                       const uint32_t *lens)
-{
-    uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(argc, lens));
-    uint64_t end = (lsn & ~(cfg.segment_size - 1)) + cfg.segment_size;
-    if (lsn + space > end) { /* no record crosses a segment: pad */
-        unsigned char *pad = aligned_alloc(REC_ALIGN, end - lsn);
-        rec_write_pad(pad, lsn, (uint32_t)(end - lsn));
-        write_log(pad, (uint32_t)(end - lsn));
-        cr_assert_eq(store_apply(ctx, pad, NULL), 0);
-        free(pad);
-        lsn = end;
-    }
-    unsigned char *rec = aligned_alloc(REC_ALIGN, space);
-    rec_encode_cmd(rec, lsn, 1, t, id, argc, argv, lens);
-    rec_publish(rec, lsn);
-    write_log(rec, space);
-    buf_t b;
-    buf_init(&b);
-    cr_assert_eq(store_apply(ctx, rec, &b), 0);
-    memset(rec, 0xAA, space); /* values must come back from the file */
-    free(rec);
-    lsn += space;
-    keep_reply(&b);
-    buf_append(&live, b.data, b.len);
-    buf_free(&b);
-    return reply;
-}
-
-/* The NULL-terminated string arguments of a varargs call. */
-static uint16_t collect(va_list ap, const unsigned char **argv, uint32_t *lens)
-{
-    uint16_t argc = 0;
-    const char *s;
-    while ((s = va_arg(ap, const char *)) != NULL) {
-        argv[argc] = (const unsigned char *)s;
-        lens[argc++] = (uint32_t)strlen(s);
-    }
-    return argc;
-}
-
-/* A write whose arguments are NUL-terminated strings. */
-static const char *wr(int64_t t, uint16_t id, ...)
-{
-    const unsigned char *argv[64];
-    uint32_t lens[64];
-    va_list ap;
-    va_start(ap, id);
-    uint16_t argc = collect(ap, argv, lens);
-    va_end(ap);
-    return put(t, id, argc, argv, lens);
-}
+/* A write / a read in database 0 with string arguments (NULL-terminated). */
+#define wr(t, id, ...)   sh_wr((t), (id), __VA_ARGS__)
+#define rd(now, id, ...) sh_rd((now), 0, (id), __VA_ARGS__)
 
 static const char *wr_set(int64_t t, const char *key, const void *val, size_t vlen, uint32_t flags,
                           int64_t at)
 {
-    unsigned char f[4], x[8];
-    cmd_put_u32(f, flags);
-    cmd_put_i64(x, at);
-    const unsigned char *argv[4] = {(const unsigned char *)key, val, f, x};
-    uint32_t lens[4] = {(uint32_t)strlen(key), (uint32_t)vlen, 4, 8};
-    return put(t, CMD_SET, 4, argv, lens);
+    return sh_put_key(t, CMD_SET, key, "bui", val, vlen, flags, at);
 }
 
 static const char *wr_append(int64_t t, const char *key, const void *val, size_t vlen)
 {
-    const unsigned char *argv[2] = {(const unsigned char *)key, val};
-    uint32_t lens[2] = {(uint32_t)strlen(key), (uint32_t)vlen};
-    return put(t, CMD_APPEND, 2, argv, lens);
+    return sh_put_key(t, CMD_APPEND, key, "b", val, vlen);
 }
 
 static const char *wr_setrange(int64_t t, const char *key, uint64_t off, const void *val,
                                size_t vlen)
 {
-    unsigned char o[8];
-    cmd_put_i64(o, (int64_t)off);
-    const unsigned char *argv[3] = {(const unsigned char *)key, o, val};
-    uint32_t lens[3] = {(uint32_t)strlen(key), 8, (uint32_t)vlen};
-    return put(t, CMD_SETRANGE, 3, argv, lens);
+    return sh_put_key(t, CMD_SETRANGE, key, "ib", (int64_t)off, val, vlen);
 }
 
 static const char *wr_setbit(int64_t t, const char *key, uint64_t bit, unsigned on)
 {
-    unsigned char o[8], b[4];
-    cmd_put_i64(o, (int64_t)bit);
-    cmd_put_u32(b, on);
-    const unsigned char *argv[3] = {(const unsigned char *)key, o, b};
-    uint32_t lens[3] = {(uint32_t)strlen(key), 8, 4};
-    return put(t, CMD_SETBIT, 3, argv, lens);
+    return sh_put_key(t, CMD_SETBIT, key, "iu", (int64_t)bit, (uint32_t)on);
 }
 
 static const char *wr_getex(int64_t t, const char *key, uint32_t flags, int64_t at)
 {
-    unsigned char f[4], x[8];
-    cmd_put_u32(f, flags);
-    cmd_put_i64(x, at);
-    const unsigned char *argv[3] = {(const unsigned char *)key, f, x};
-    uint32_t lens[3] = {(uint32_t)strlen(key), 4, 8};
-    return put(t, CMD_GETEX, 3, argv, lens);
+    return sh_put_key(t, CMD_GETEX, key, "ui", flags, at);
 }
 
 static const char *wr_incrby(int64_t t, const char *key, int64_t delta)
 {
-    unsigned char d[8];
-    cmd_put_i64(d, delta);
-    const unsigned char *argv[2] = {(const unsigned char *)key, d};
-    uint32_t lens[2] = {(uint32_t)strlen(key), 8};
-    return put(t, CMD_INCRBY, 2, argv, lens);
-}
-
-/* A read with string arguments, answered at now. */
-static const char *rd(int64_t now, uint16_t id, ...)
-{
-    const unsigned char *argv[64];
-    uint32_t lens[64];
-    va_list ap;
-    va_start(ap, id);
-    uint16_t argc = collect(ap, argv, lens);
-    va_end(ap);
-    unsigned char p[4096];
-    size_t n = rec_encode_payload(p, id, argc, argv, lens);
-    buf_t b;
-    buf_init(&b);
-    cr_assert_eq(store_read_at(ctx, p, n, now, &b), 0);
-    keep_reply(&b);
-    buf_free(&b);
-    return reply;
-}
-
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    return remove(path);
+    return sh_put_key(t, CMD_INCRBY, key, "i", delta);
 }
 
 static void setup(void)
 {
-    snprintf(dir, sizeof(dir), "/tmp/attic-strings-XXXXXX");
-    cr_assert(mkdtemp(dir));
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.dir = dir;
-    cfg.segment_size = 1u << 20;
-    cfg.proto_max_bulk_len = 512ll << 20;
-    ctx = store_ctx_create(&cfg, 42);
-    cr_assert(ctx);
-    buf_init(&live);
+    sh_setup("strings", 0, 42);
+    sh_canonical_only = 1; /* every record here is a canonical write */
 }
 
-static void teardown(void)
-{
-    store_ctx_destroy(ctx);
-    ctx = NULL;
-    if (seg_fd >= 0) close(seg_fd);
-    seg_fd = -1;
-    seg_start = UINT64_MAX;
-    free(log_copy);
-    log_copy = NULL;
-    log_len = log_cap = 0;
-    lsn = 0;
-    buf_free(&live);
-    nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
-}
-
-TestSuite(strings, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(strings, .init = setup, .fini = sh_teardown, .timeout = 120);
 
 #define T0  1000000
 #define OK  "+OK\r\n"
@@ -247,14 +77,7 @@ TestSuite(strings, .init = setup, .fini = teardown, .timeout = 120);
  * NULL); returns it. */
 static store_ctx_t *replay(buf_t *all)
 {
-    store_ctx_t *c = store_ctx_create(&cfg, 7);
-    for (size_t off = 0; off < log_len;) {
-        rec_hdr_t h;
-        memcpy(&h, log_copy + off, sizeof(h));
-        cr_assert_geq(store_apply(c, log_copy + off, all), 0);
-        off += rec_space(h.len - REC_HDR_SIZE);
-    }
-    return c;
+    return sh_replay(store_ctx_create(&cfg, 7), all);
 }
 
 /* Replay silently and with replies: same digest, same replies as live. */
@@ -271,8 +94,9 @@ static void check_replay(void)
     cr_assert_eq(d0, d1, "a silent replay rebuilds the same values");
     cr_assert_eq(d0, d2);
     cr_assert_eq(store_index_bytes(ctx), store_index_bytes(quiet), "and the same shapes");
-    cr_assert_eq(again.len, live.len);
-    cr_assert(memcmp(again.data, live.data, live.len) == 0, "replayed replies equal live ones");
+    cr_assert_eq(again.len, live_replies.len);
+    cr_assert(memcmp(again.data, live_replies.data, live_replies.len) == 0,
+              "replayed replies equal live ones");
     store_ctx_destroy(quiet);
     store_ctx_destroy(loud);
     buf_free(&again);

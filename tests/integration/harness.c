@@ -5,7 +5,6 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -61,6 +60,30 @@ static int wait_ready(srv_t *s)
     return -1;
 }
 
+pid_t srv_spawn(char *const *argv)
+{
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        setpgid(0, 0);
+        /* If the test process dies (a crash skips .fini), the server goes
+         * too: its children follow the master by their own PDEATHSIG. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        /* Not the test's stdout: a pipe held open by a server would keep a
+         * reader of the test's output waiting forever. */
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    return pid;
+}
+
 static void track(const srv_t *s);
 
 static int spawn(srv_t *s)
@@ -82,26 +105,8 @@ static int spawn(srv_t *s)
     snprintf(extra, sizeof(extra), "%s", s->extra);
     for (char *t = strtok(extra, " "); t && argc < 62; t = strtok(NULL, " ")) argv[argc++] = t;
     argv[argc] = NULL;
-    pid_t pid = fork();
+    pid_t pid = srv_spawn(argv);
     if (pid < 0) return -1;
-    if (pid == 0) {
-        setpgid(0, 0);
-        /* If the test process dies (a crash skips .fini), the server goes
-         * too: its children follow the master by their own PDEATHSIG. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        /* Not the test's stdout: a pipe held open by a server would keep a
-         * reader of the test's output waiting forever. */
-        int devnull = open("/dev/null", O_RDWR);
-        if (devnull >= 0) {
-            dup2(devnull, 0);
-            dup2(devnull, 1);
-            dup2(devnull, 2);
-        }
-        execv(argv[0], argv);
-        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    setpgid(pid, pid);
     s->pid = pid;
     track(s);
     int rc = wait_ready(s);

@@ -20,6 +20,11 @@ typedef struct srv {
 /* A free TCP port on 127.0.0.1 (bound and released). */
 int srv_free_port(void);
 
+/* Fork and exec argv[0] with argv in its own process group (the pid),
+ * stdin/stdout/stderr on /dev/null, killed when the test process dies.
+ * Returns the pid, or -1. */
+pid_t srv_spawn(char *const *argv);
+
 /* Start a server on a new temp dir with extra arguments ("--frontends 2 ...",
  * may be NULL); wait until it answers PING. Returns 0 or -1. */
 int srv_start(srv_t *s, const char *extra);

@@ -10,404 +10,29 @@
  * (ATTIC_SEED, printed on failure) and a read-back after AtticDB restarts
  * (replay must rebuild the same values).
  *
- * Self-contained on purpose (its own small wire helpers), so it does not
- * depend on test_commands.c. Environment: ATTICDB_SERVER, REDIS_SERVER
- * (default: redis-server from PATH; the tests are skipped without it),
- * ATTIC_SEED.
+ * The wire helpers and the runner are redis_diff.c's. Environment:
+ * ATTICDB_SERVER, REDIS_SERVER (default: redis-server from PATH; the tests
+ * are skipped without it), ATTIC_SEED.
  */
 #include <criterion/criterion.h>
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "harness.h"
-
-/* ---- bytes ---------------------------------------------------------- */
-
-typedef struct sb {
-    char *p;
-    size_t len, cap;
-} sb_t;
-
-static void sb_add(sb_t *b, const void *p, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->p = realloc(b->p, cap);
-        if (!b->p) abort();
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_printf(sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sb_t *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n > 0) sb_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* Printable form of bytes for failure messages (malloc'd). */
-static char *esc(const char *p, size_t n, size_t max)
-{
-    sb_t b = {0};
-    sb_add(&b, "\"", 1);
-    for (size_t i = 0; i < n && i < max; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        if (ch == '\r')
-            sb_add(&b, "\\r", 2);
-        else if (ch == '\n')
-            sb_add(&b, "\\n", 2);
-        else if (ch == '"' || ch == '\\')
-            sb_printf(&b, "\\%c", ch);
-        else if (ch < 32 || ch >= 127)
-            sb_printf(&b, "\\x%02x", ch);
-        else
-            sb_add(&b, &p[i], 1);
-    }
-    sb_add(&b, "\"", 1);
-    if (n > max) sb_printf(&b, "...(%zu bytes)", n);
-    return b.p;
-}
-
-/* ---- a raw RESP connection ------------------------------------------ */
-
-typedef struct conn {
-    int fd;
-    sb_t in;
-} conn_t;
-
-static conn_t *conn_open(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return NULL;
-    struct sockaddr_in sa = {.sin_family = AF_INET,
-                             .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        close(fd);
-        return NULL;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    struct timeval tv = {10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    conn_t *c = calloc(1, sizeof(*c));
-    c->fd = fd;
-    return c;
-}
-
-static void conn_close(conn_t *c)
-{
-    if (!c) return;
-    close(c->fd);
-    free(c->in.p);
-    free(c);
-}
-
-/* Length of the complete RESP2 value at b[off..n): 0 if incomplete, -1 if
- * not RESP. */
-static long resp_span(const char *b, size_t n, size_t off)
-{
-    if (off >= n) return 0;
-    const char *eol = memmem(b + off, n - off, "\r\n", 2);
-    if (!eol) return 0;
-    size_t after = (size_t)(eol - b) + 2;
-    switch (b[off]) {
-    case '+':
-    case '-':
-    case ':':
-        return (long)(after - off);
-    case '$': {
-        long long l = strtoll(b + off + 1, NULL, 10);
-        if (l < 0) return (long)(after - off);
-        if (n < after + (size_t)l + 2) return 0;
-        return (long)(after + (size_t)l + 2 - off);
-    }
-    case '*': {
-        long long cnt = strtoll(b + off + 1, NULL, 10);
-        size_t p = after;
-        for (long long i = 0; i < cnt; i++) {
-            long s = resp_span(b, n, p);
-            if (s <= 0) return s;
-            p += (size_t)s;
-        }
-        return (long)(p - off);
-    }
-    default:
-        return -1;
-    }
-}
-
-/* Send one command, return its reply's bytes (malloc'd, NUL-terminated),
- * or a "<...>" description on failure. */
-static char *conn_cmd(conn_t *c, int argc, const char *const *argv, const size_t *lens,
-                      size_t *rlen)
-{
-    sb_t out = {0};
-    sb_printf(&out, "*%d\r\n", argc);
-    for (int i = 0; i < argc; i++) {
-        size_t l = lens ? lens[i] : strlen(argv[i]);
-        sb_printf(&out, "$%zu\r\n", l);
-        sb_add(&out, argv[i], l);
-        sb_add(&out, "\r\n", 2);
-    }
-    for (size_t done = 0; done < out.len;) {
-        ssize_t w = write(c->fd, out.p + done, out.len - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            free(out.p);
-            *rlen = strlen("<write failed>");
-            return strdup("<write failed>");
-        }
-        done += (size_t)w;
-    }
-    free(out.p);
-    for (;;) {
-        long s = resp_span(c->in.p ? c->in.p : "", c->in.len, 0);
-        if (s < 0) {
-            c->in.len = 0;
-            *rlen = strlen("<not RESP>");
-            return strdup("<not RESP>");
-        }
-        if (s > 0) {
-            char *r = malloc((size_t)s + 1);
-            memcpy(r, c->in.p, (size_t)s);
-            r[s] = '\0';
-            memmove(c->in.p, c->in.p + s, c->in.len - (size_t)s);
-            c->in.len -= (size_t)s;
-            *rlen = (size_t)s;
-            return r;
-        }
-        char tmp[65536];
-        ssize_t n = read(c->fd, tmp, sizeof(tmp));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            *rlen = strlen("<closed or timeout>");
-            return strdup("<closed or timeout>");
-        }
-        sb_add(&c->in, tmp, (size_t)n);
-    }
-}
-
-/* ---- the two servers -------------------------------------------------- */
-
-static srv_t atticdb;
-static int atticdb_up;
-static pid_t redis_pid;
-static int redis_port;
-static char redis_dir[64];
-
-static const char *redis_path(void)
-{
-    static char found[512];
-    const char *e = getenv("REDIS_SERVER");
-    if (e && *e) return access(e, X_OK) == 0 ? e : NULL;
-    const char *path = getenv("PATH");
-    char *dup = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
-    const char *res = NULL;
-    for (char *t = strtok(dup, ":"); t; t = strtok(NULL, ":")) {
-        snprintf(found, sizeof(found), "%s/redis-server", t);
-        if (access(found, X_OK) == 0) {
-            res = found;
-            break;
-        }
-    }
-    free(dup);
-    return res;
-}
-
-static int ping_ok(int port)
-{
-    conn_t *c = conn_open(port);
-    if (!c) return 0;
-    const char *ping[] = {"PING"};
-    size_t n;
-    char *r = conn_cmd(c, 1, ping, NULL, &n);
-    int ok = strcmp(r, "+PONG\r\n") == 0;
-    free(r);
-    conn_close(c);
-    return ok;
-}
-
-/* Start redis-server; bulk, when not NULL, is its proto-max-bulk-len. */
-static int redis_start(const char *bulk)
-{
-    const char *path = redis_path();
-    if (!path) return -2;
-    snprintf(redis_dir, sizeof(redis_dir), "/tmp/attic-redis-XXXXXX");
-    if (!mkdtemp(redis_dir)) return -1;
-    redis_port = srv_free_port();
-    char port[16];
-    snprintf(port, sizeof(port), "%d", redis_port);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the test */
-        int dn = open("/dev/null", O_RDWR);
-        if (dn >= 0) {
-            dup2(dn, 0);
-            dup2(dn, 1);
-            dup2(dn, 2);
-        }
-        execl(path, path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-              "--dir", redis_dir, bulk ? "--proto-max-bulk-len" : (char *)NULL, bulk, (char *)NULL);
-        _exit(127);
-    }
-    redis_pid = pid;
-    for (int i = 0; i < 500; i++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid) break;
-        if (ping_ok(redis_port)) return 0;
-        usleep(10000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    redis_pid = 0;
-    return -1;
-}
-
-static void teardown(void)
-{
-    if (redis_pid > 0) {
-        kill(redis_pid, SIGKILL);
-        waitpid(redis_pid, NULL, 0);
-        redis_pid = 0;
-    }
-    if (redis_dir[0]) {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", redis_dir);
-        if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", redis_dir);
-        redis_dir[0] = '\0';
-    }
-    if (atticdb_up) {
-        srv_stop(&atticdb);
-        srv_cleanup(&atticdb);
-        atticdb_up = 0;
-    }
-}
-
-/* ---- differential runner ---------------------------------------------- */
-
-typedef struct diff {
-    conn_t *r, *a;
-    int step, mismatches;
-    const char *label; /* prefix of failure messages (the random run's seed) */
-} diff_t;
+#include "redis_diff.h"
 
 /* Both servers, with proto-max-bulk-len = bulk when not NULL. */
 static void start_both_bulk(diff_t *d, const char *bulk)
 {
-    int rc = redis_start(bulk);
-    if (rc == -2) cr_skip_test("redis-server not found (PATH or REDIS_SERVER)");
-    cr_assert_eq(rc, 0, "redis-server did not start");
-    char extra[128];
+    char extra[128], redis_extra[64];
     snprintf(extra, sizeof(extra), "--frontends 2%s%s", bulk ? " --proto-max-bulk-len " : "",
              bulk ? bulk : "");
-    rc = srv_start(&atticdb, extra);
-    if (rc == 0) atticdb_up = 1;
-    cr_assert_eq(rc, 0, "atticdb-server did not start");
-    memset(d, 0, sizeof(*d));
-    d->r = conn_open(redis_port);
-    d->a = conn_open(atticdb.port);
-    cr_assert(d->r && d->a, "connect to both servers");
+    snprintf(redis_extra, sizeof(redis_extra), "--proto-max-bulk-len %s", bulk ? bulk : "");
+    rdiff_start_both_with(d, extra, bulk ? redis_extra : NULL, 1);
 }
-
-static void start_both(diff_t *d)
-{
-    start_both_bulk(d, NULL);
-}
-
-static void end_both(diff_t *d)
-{
-    conn_close(d->r);
-    conn_close(d->a);
-    d->r = d->a = NULL;
-    cr_assert_eq(d->mismatches, 0, "%d differences from Redis (see above)", d->mismatches);
-}
-
-enum { NORM_NONE, NORM_POSITIVE, NORM_ANY_INT };
-
-/* NORM_POSITIVE: any positive integer reply (a TTL) compares as one;
- * NORM_ANY_INT: any integer reply (an idle time) does. */
-static void norm_int(char **r, size_t *n, int how)
-{
-    if ((*r)[0] == ':' && (how == NORM_ANY_INT || strtoll(*r + 1, NULL, 10) > 0)) {
-        free(*r);
-        *r = strdup(":<positive>\r\n");
-        *n = strlen(*r);
-    }
-}
-
-/* Send argv to both and compare; returns 1 when equal. */
-static int diffv(diff_t *d, int line, int norm, int argc, const char *const *argv,
-                 const size_t *lens)
-{
-    size_t rn, an;
-    char *rr = conn_cmd(d->r, argc, argv, lens, &rn);
-    char *ar = conn_cmd(d->a, argc, argv, lens, &an);
-    if (norm != NORM_NONE) {
-        norm_int(&rr, &rn, norm);
-        norm_int(&ar, &an, norm);
-    }
-    d->step++;
-    int eq = rn == an && memcmp(rr, ar, rn) == 0 && rr[0] != '<';
-    if (!eq) {
-        d->mismatches++;
-        sb_t what = {0};
-        for (int i = 0; i < argc; i++) {
-            char *e = esc(argv[i], lens ? lens[i] : strlen(argv[i]), 60);
-            sb_printf(&what, "%s%s", i ? " " : "", e);
-            free(e);
-        }
-        char *er = esc(rr, rn, 300), *ea = esc(ar, an, 300);
-        cr_expect_fail("%sstep %d (line %d): %s\n    redis:   %s\n    atticdb: %s",
-                       d->label ? d->label : "", d->step, line, what.p, er, ea);
-        free(what.p);
-        free(er);
-        free(ea);
-    }
-    free(rr);
-    free(ar);
-    return eq;
-}
-
-#define NARGS(...) ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)))
-/* D(&d, "SETNX", "k", "v"): send to both, compare the replies. */
-#define D(d, ...)                                                                                  \
-    diffv((d), __LINE__, NORM_NONE, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
-/* DI: any integer reply compares equal (OBJECT IDLETIME: seconds pass). */
-#define DI(d, ...)                                                                                 \
-    diffv((d), __LINE__, NORM_ANY_INT, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
-/* DT: the same, any positive integer reply compares equal (TTLs). */
-#define DT(d, ...)                                                                                 \
-    diffv((d), __LINE__, NORM_POSITIVE, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
-/* DB: arguments with explicit lengths (binary bytes). */
-#define DB(d, argc, argv, lens) diffv((d), __LINE__, NORM_NONE, (argc), (argv), (lens))
 
 /* A command whose third argument (the value) is n binary bytes. */
 static int d3b(diff_t *d, int line, const char *cmd, const char *key, const char *mid,
@@ -418,21 +43,21 @@ static int d3b(diff_t *d, int line, const char *cmd, const char *key, const char
     if (!mid) { /* cmd key val */
         argv[2] = val;
         lens[2] = n;
-        return diffv(d, line, NORM_NONE, 3, argv, lens);
+        return rdiff_cmd(d, line, 0, RDIFF_EXACT, 3, argv, lens);
     }
-    return diffv(d, line, NORM_NONE, 4, argv, lens);
+    return rdiff_cmd(d, line, 0, RDIFF_EXACT, 4, argv, lens);
 }
 #define DVAL(d, cmd, key, val, n)   d3b((d), __LINE__, (cmd), (key), NULL, (val), (n))
 #define DRANGE(d, key, off, val, n) d3b((d), __LINE__, "SETRANGE", (key), (off), (val), (n))
 
-TestSuite(strings, .fini = teardown, .timeout = 120);
+TestSuite(strings, .fini = rdiff_teardown, .timeout = 120);
 
 /* ---- the SET family ------------------------------------------------- */
 
 Test(strings, setnx_setex_psetex_getset)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "SETNX", "k", "v1");
     D(&d, "SETNX", "k", "v2");
     D(&d, "GET", "k");
@@ -482,16 +107,16 @@ Test(strings, setnx_setex_psetex_getset)
     D(&d, "STRLEN", "b1");
     const char *sx[] = {"SETEX", "b2", "100", big};
     size_t sxl[] = {5, 2, 3, 2000};
-    DB(&d, 4, sx, sxl);
+    DLEN(&d, 4, sx, sxl);
     D(&d, "GET", "b2");
     D(&d, "OBJECT", "ENCODING", "b2");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 Test(strings, getex)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     char fut_s[32], fut_ms[32], past_s[32];
     time_t now = time(NULL);
     snprintf(fut_s, sizeof(fut_s), "%lld", (long long)now + 1000);
@@ -551,13 +176,13 @@ Test(strings, getex)
     DVAL(&d, "SET", "big", big, sizeof(big));
     D(&d, "GETEX", "big", "EX", "100");
     DT(&d, "TTL", "big");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 Test(strings, msetnx)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "MSETNX", "a", "1", "b", "2");
     D(&d, "MGET", "a", "b");
     D(&d, "MSETNX", "a", "x", "c", "3");
@@ -574,7 +199,7 @@ Test(strings, msetnx)
     D(&d, "MSETNX", "n1", "", "n2", "12345678901234567890123456789");
     D(&d, "MGET", "n1", "n2");
     D(&d, "OBJECT", "ENCODING", "n2");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ---- INCRBYFLOAT ----------------------------------------------------- */
@@ -582,7 +207,7 @@ Test(strings, msetnx)
 Test(strings, incrbyfloat)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     static const char *incs[] = {
         "10.5",     "0.1",   "-5",    "5.0e3",  "3e-2",   "1",       "-1",
         "0",        "-0",    "0.0",   "1e30",   "-1e30",  "1.5e-7",  "123456789.123456789",
@@ -613,7 +238,7 @@ Test(strings, incrbyfloat)
                          "1\0"
                          "2"};
     size_t nl[] = {11, 1, 3};
-    DB(&d, 3, nul, nl);
+    DLEN(&d, 3, nul, nl);
     /* the key's value is parsed first */
     D(&d, "SET", "s", "hello");
     D(&d, "INCRBYFLOAT", "s", "1");
@@ -650,7 +275,7 @@ Test(strings, incrbyfloat)
     DT(&d, "TTL", "t");
     D(&d, "INCRBYFLOAT", "t");
     D(&d, "INCRBYFLOAT", "t", "1", "2");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ---- SETRANGE, GETRANGE, SUBSTR -------------------------------------- */
@@ -658,7 +283,7 @@ Test(strings, incrbyfloat)
 Test(strings, setrange_getrange)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "SETRANGE", "k", "0", "");
     D(&d, "EXISTS", "k");
     D(&d, "SETRANGE", "k", "5", "");
@@ -746,7 +371,7 @@ Test(strings, setrange_getrange)
     D(&d, "GETRANGE", "e", "-1", "0");
     D(&d, "SET", "i", "-12345");
     D(&d, "GETRANGE", "i", "1", "-2");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* Values of several KB built by SET, APPEND, SETRANGE and SETBIT mixed:
@@ -755,7 +380,7 @@ Test(strings, setrange_getrange)
 Test(strings, mixed_shapes)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     char buf[8192];
     for (size_t i = 0; i < sizeof(buf); i++)
         buf[i] = (char)((i * 131 + 17) & 0xff);
@@ -819,7 +444,7 @@ Test(strings, mixed_shapes)
     D(&d, "GET", "s");
     D(&d, "SETBIT", "s", "3", "1");
     D(&d, "GET", "s");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ---- bits ------------------------------------------------------------- */
@@ -827,7 +452,7 @@ Test(strings, mixed_shapes)
 Test(strings, setbit_getbit)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "SETBIT", "b", "7", "1");
     D(&d, "GET", "b");
     D(&d, "SETBIT", "b", "7", "1");
@@ -880,13 +505,13 @@ Test(strings, setbit_getbit)
     }
     D(&d, "GETBIT", "g");
     D(&d, "GETBIT", "g", "1", "2");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 Test(strings, bitcount)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "BITCOUNT", "nokey");
     D(&d, "BITCOUNT", "nokey", "0");
     D(&d, "BITCOUNT", "nokey", "a", "b");
@@ -935,13 +560,13 @@ Test(strings, bitcount)
     D(&d, "BITCOUNT", "e", "0", "-1", "BIT");
     D(&d, "SET", "i", "12345");
     D(&d, "BITCOUNT", "i");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 Test(strings, bitpos)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "BITPOS", "nokey", "0");
     D(&d, "BITPOS", "nokey", "1");
     D(&d, "BITPOS", "nokey", "2");
@@ -950,13 +575,13 @@ Test(strings, bitpos)
     D(&d, "BITPOS", "nokey", "1", "0", "1", "foo");
     const char *v1[] = {"SET", "z", "\xff\xf0\x00"};
     size_t l1[] = {3, 1, 3};
-    DB(&d, 3, v1, l1);
+    DLEN(&d, 3, v1, l1);
     const char *v2[] = {"SET", "ff", "\xff\xff\xff"};
     size_t l2[] = {3, 2, 3};
-    DB(&d, 3, v2, l2);
+    DLEN(&d, 3, v2, l2);
     const char *v3[] = {"SET", "zz", "\x00\x00\x00"};
     size_t l3[] = {3, 2, 3};
-    DB(&d, 3, v3, l3);
+    DLEN(&d, 3, v3, l3);
     D(&d, "SET", "e", "");
     static const char *keys[] = {"z", "ff", "zz", "e"};
     static const char *r[][3] = {
@@ -998,7 +623,7 @@ Test(strings, bitpos)
     D(&d, "BITPOS", "ff", "01");
     D(&d, "BITPOS", "ff", "-0");
     D(&d, "BITPOS", "ff");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* The size limits at their edges, with a proto-max-bulk-len of 1 MB (the
@@ -1031,7 +656,7 @@ Test(strings, limits_at_the_edge)
     D(&d, "SETRANGE", "b", "1048575", "q");
     D(&d, "SETBIT", "r", "8388607", "0");
     D(&d, "GETRANGE", "r", "1048570", "1048580");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ---- OBJECT ----------------------------------------------------------- */
@@ -1039,7 +664,7 @@ Test(strings, limits_at_the_edge)
 Test(strings, object)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     char big[100];
     memset(big, 'q', sizeof(big));
     D(&d, "SET", "int", "12345");
@@ -1089,50 +714,35 @@ Test(strings, object)
     D(&d, "OBJECT", "a\r\nb", "k");
     const char *nul[] = {"OBJECT", "enc\0oding", "k"};
     size_t nl[] = {6, 9, 1};
-    DB(&d, 3, nul, nl);
+    DLEN(&d, 3, nul, nl);
     char longsub[300];
     memset(longsub, 's', sizeof(longsub) - 1);
     longsub[sizeof(longsub) - 1] = '\0';
     D(&d, "OBJECT", longsub);
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ---- seeded random run, then a restart -------------------------------- */
 
 static uint64_t rng_state;
 
-static uint64_t rnd(void)
-{
-    uint64_t x = rng_state += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
-
 static unsigned rn(unsigned n)
 {
-    return (unsigned)(rnd() % n);
+    return rdiff_below(&rng_state, n);
 }
 
 static const char *rnd_num(char *buf, long long lo, long long hi)
 {
-    snprintf(buf, 32, "%lld", lo + (long long)(rnd() % (uint64_t)(hi - lo + 1)));
+    uint64_t span = (uint64_t)(hi - lo + 1);
+    snprintf(buf, 32, "%lld", lo + (long long)(rdiff_splitmix(&rng_state) % span));
     return buf;
 }
 
 Test(strings, random_sequence)
 {
     diff_t d;
-    start_both(&d);
-    uint64_t seed;
-    const char *env = getenv("ATTIC_SEED");
-    if (env && *env) {
-        seed = strtoull(env, NULL, 0);
-    } else {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid();
-    }
+    rdiff_start_both(&d);
+    uint64_t seed = rdiff_seed();
     rng_state = seed;
     char label[96];
     snprintf(label, sizeof(label), "[ATTIC_SEED=%" PRIu64 "] ", seed);
@@ -1220,15 +830,15 @@ Test(strings, random_sequence)
     /* Replay: AtticDB restarted rebuilds every value from its log. */
     for (int i = 0; i < 5; i++)
         D(&d, "GET", keys[i]);
-    conn_close(d.a);
-    cr_assert_eq(srv_stop(&atticdb), 0, "atticdb stops cleanly");
-    cr_assert_eq(srv_restart(&atticdb), 0, "atticdb restarts");
-    d.a = conn_open(atticdb.port);
-    cr_assert(d.a);
+    wire_close(d.a[0]);
+    cr_assert_eq(srv_stop(&rdiff_atticdb), 0, "atticdb stops cleanly");
+    cr_assert_eq(srv_restart(&rdiff_atticdb), 0, "atticdb restarts");
+    d.a[0] = wire_open(rdiff_atticdb.port, 10);
+    cr_assert(d.a[0]);
     for (int i = 0; i < 5; i++) {
         D(&d, "GET", keys[i]);
         D(&d, "OBJECT", "ENCODING", keys[i]);
     }
     if (d.mismatches) fprintf(stderr, "random_sequence: rerun with ATTIC_SEED=%" PRIu64 "\n", seed);
-    end_both(&d);
+    rdiff_end_both(&d);
 }

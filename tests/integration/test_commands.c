@@ -12,281 +12,16 @@
  * ATTIC_SEED (seed of the random test; printed on failure).
  */
 #include <criterion/criterion.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <arpa/inet.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
-
-/* ------------------------------------------------------------------ */
-/* growable byte buffer                                                */
-
-typedef struct sb {
-    char *p;
-    size_t len, cap;
-} sb_t;
-
-static void sb_reserve(sb_t *b, size_t more)
-{
-    if (b->len + more + 1 <= b->cap) return;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + more + 1) cap *= 2;
-    b->p = realloc(b->p, cap);
-    if (!b->p) abort();
-    b->cap = cap;
-}
-
-static void sb_add(sb_t *b, const void *p, size_t n)
-{
-    sb_reserve(b, n);
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_printf(sb_t *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char tmp[512];
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n > 0) sb_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-static void sb_free(sb_t *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof(*b));
-}
-
-/* Printable form of bytes (for failure messages), cut at max bytes. */
-static char *esc(const char *p, size_t n, size_t max)
-{
-    sb_t b = {0};
-    sb_add(&b, "\"", 1);
-    for (size_t i = 0; i < n && i < max; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        if (ch == '\r') sb_add(&b, "\\r", 2);
-        else if (ch == '\n') sb_add(&b, "\\n", 2);
-        else if (ch == '"' || ch == '\\') sb_printf(&b, "\\%c", ch);
-        else if (ch < 32 || ch >= 127) sb_printf(&b, "\\x%02x", ch);
-        else sb_add(&b, &p[i], 1);
-    }
-    sb_add(&b, "\"", 1);
-    if (n > max) sb_printf(&b, "...(%zu bytes in all)", n);
-    return b.p;
-}
-
-/* ------------------------------------------------------------------ */
-/* a raw RESP connection: replies are kept as the exact bytes received */
-
-typedef struct conn {
-    int fd;
-    sb_t in; /* received, not yet returned */
-} conn_t;
-
-static conn_t *conn_open(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return NULL;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        close(fd);
-        return NULL;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    struct timeval tv = {10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    conn_t *c = calloc(1, sizeof(*c));
-    c->fd = fd;
-    return c;
-}
-
-static void conn_close(conn_t *c)
-{
-    if (!c) return;
-    close(c->fd);
-    sb_free(&c->in);
-    free(c);
-}
-
-static int conn_write(conn_t *c, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(c->fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Length of the complete RESP value at b[off..n), 0 if incomplete, -1 if
- * the bytes are not RESP. */
-static long resp_span(const char *b, size_t n, size_t off)
-{
-    if (off >= n) return 0;
-    const char *eol = memmem(b + off, n - off, "\r\n", 2);
-    if (!eol) return 0;
-    size_t after = (size_t)(eol - b) + 2;
-    switch (b[off]) {
-    case '+': case '-': case ':': case '_': case ',': case '#': case '(':
-        return (long)(after - off);
-    case '$': case '=': case '!': {
-        long long l = strtoll(b + off + 1, NULL, 10);
-        if (l < 0) return (long)(after - off);
-        if (n < after + (size_t)l + 2) return 0;
-        return (long)(after + (size_t)l + 2 - off);
-    }
-    case '*': case '~': case '>': case '%': {
-        long long cnt = strtoll(b + off + 1, NULL, 10);
-        if (b[off] == '%') cnt *= 2;
-        size_t p = after;
-        for (long long i = 0; i < cnt; i++) {
-            long s = resp_span(b, n, p);
-            if (s <= 0) return s;
-            p += (size_t)s;
-        }
-        return (long)(p - off);
-    }
-    default:
-        return -1;
-    }
-}
-
-/* Read one reply; returns its exact bytes (malloc'd, NUL-terminated) and
- * sets *len, or returns a "<...>" description on EOF, timeout or garbage. */
-static char *conn_reply(conn_t *c, size_t *len)
-{
-    for (;;) {
-        long s = resp_span(c->in.p ? c->in.p : "", c->in.len, 0);
-        if (s < 0) {
-            char *e = esc(c->in.p, c->in.len, 200);
-            char *r;
-            if (asprintf(&r, "<not RESP: %s>", e) < 0) abort();
-            free(e);
-            c->in.len = 0;
-            *len = strlen(r);
-            return r;
-        }
-        if (s > 0) {
-            char *r = malloc((size_t)s + 1);
-            memcpy(r, c->in.p, (size_t)s);
-            r[s] = '\0';
-            memmove(c->in.p, c->in.p + s, c->in.len - (size_t)s);
-            c->in.len -= (size_t)s;
-            *len = (size_t)s;
-            return r;
-        }
-        sb_reserve(&c->in, 65536);
-        ssize_t n = read(c->fd, c->in.p + c->in.len, 65536);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            char *r;
-            if (asprintf(&r, "<%s>", n == 0 ? "connection closed" : "read error or timeout") < 0) abort();
-            *len = strlen(r);
-            return r;
-        }
-        c->in.len += (size_t)n;
-    }
-}
-
-/* 1 if the peer closes the connection within ms (no more data). */
-static int conn_closed_within(conn_t *c, int ms)
-{
-    struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
-    if (poll(&pfd, 1, ms) <= 0) return 0;
-    char tmp[64];
-    return read(c->fd, tmp, sizeof(tmp)) == 0;
-}
-
-static void enc_cmd(sb_t *out, int argc, const char *const *argv, const size_t *lens)
-{
-    sb_printf(out, "*%d\r\n", argc);
-    for (int i = 0; i < argc; i++) {
-        size_t l = lens ? lens[i] : strlen(argv[i]);
-        sb_printf(out, "$%zu\r\n", l);
-        sb_add(out, argv[i], l);
-        sb_add(out, "\r\n", 2);
-    }
-}
-
-static char *cmd_text(int argc, const char *const *argv, const size_t *lens)
-{
-    sb_t b = {0};
-    for (int i = 0; i < argc; i++) {
-        char *e = esc(argv[i], lens ? lens[i] : strlen(argv[i]), 60);
-        if (i) sb_add(&b, " ", 1);
-        sb_add(&b, e, strlen(e));
-        free(e);
-    }
-    return b.p ? b.p : strdup("");
-}
-
-/* Send one command, return its reply bytes (malloc'd). */
-static char *conn_cmdv(conn_t *c, int argc, const char *const *argv, const size_t *lens, size_t *rlen)
-{
-    sb_t b = {0};
-    enc_cmd(&b, argc, argv, lens);
-    int w = conn_write(c, b.p, b.len);
-    sb_free(&b);
-    if (w != 0) {
-        *rlen = strlen("<write failed>");
-        return strdup("<write failed>");
-    }
-    return conn_reply(c, rlen);
-}
-
-/* ------------------------------------------------------------------ */
-/* the two servers                                                     */
-
-static srv_t atticdb;
-static int atticdb_up;
-static pid_t redis_pid;
-static int redis_port;
-static char redis_dir[64];
-
-static const char *redis_path(void)
-{
-    static char found[512];
-    const char *e = getenv("REDIS_SERVER");
-    if (e && *e) return access(e, X_OK) == 0 ? e : NULL;
-    const char *path = getenv("PATH");
-    if (!path) path = "/usr/local/bin:/usr/bin:/bin";
-    char *dup = strdup(path);
-    const char *res = NULL;
-    for (char *t = strtok(dup, ":"); t; t = strtok(NULL, ":")) {
-        snprintf(found, sizeof(found), "%s/redis-server", t);
-        if (access(found, X_OK) == 0) {
-            res = found;
-            break;
-        }
-    }
-    free(dup);
-    return res;
-}
+#include "redis_diff.h"
 
 static int tool_exists(const char *name)
 {
@@ -294,187 +29,6 @@ static int tool_exists(const char *name)
     snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
     return system(cmd) == 0;
 }
-
-static int wait_ping(int port, pid_t pid)
-{
-    for (int i = 0; i < 500; i++) { /* up to 5 s */
-        if (waitpid(pid, NULL, WNOHANG) == pid) return -1;
-        conn_t *c = conn_open(port);
-        if (c) {
-            const char *ping[] = {"PING"};
-            size_t n;
-            char *r = conn_cmdv(c, 1, ping, NULL, &n);
-            int ok = strcmp(r, "+PONG\r\n") == 0;
-            free(r);
-            conn_close(c);
-            if (ok) return 0;
-        }
-        usleep(10000);
-    }
-    return -1;
-}
-
-static int redis_start(void)
-{
-    const char *path = redis_path();
-    if (!path) return -2;
-    snprintf(redis_dir, sizeof(redis_dir), "/tmp/attic-redis-XXXXXX");
-    if (!mkdtemp(redis_dir)) return -1;
-    redis_port = srv_free_port();
-    char port[16];
-    snprintf(port, sizeof(port), "%d", redis_port);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        setpgid(0, 0);
-        /* If the test process dies (a crash skips .fini), so does this. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int dn = open("/dev/null", O_RDWR);
-        if (dn >= 0) {
-            dup2(dn, 0);
-            dup2(dn, 1);
-            dup2(dn, 2);
-        }
-        execl(path, path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-              "--dir", redis_dir, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    redis_pid = pid;
-    if (wait_ping(redis_port, pid) != 0) {
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        redis_pid = 0;
-        return -1;
-    }
-    return 0;
-}
-
-static void redis_stop(void)
-{
-    if (redis_pid > 0) {
-        kill(redis_pid, SIGKILL);
-        waitpid(redis_pid, NULL, 0);
-        redis_pid = 0;
-    }
-    if (redis_dir[0]) {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", redis_dir);
-        if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", redis_dir);
-        redis_dir[0] = '\0';
-    }
-}
-
-static void start_atticdb(void)
-{
-    int rc = srv_start(&atticdb, "--frontends 2");
-    if (rc == 0) atticdb_up = 1;
-    else srv_cleanup(&atticdb);
-    cr_assert_eq(rc, 0, "atticdb-server (%s) did not start",
-                 getenv("ATTICDB_SERVER") ? getenv("ATTICDB_SERVER") : "./atticdb-server");
-}
-
-static void teardown(void)
-{
-    redis_stop();
-    if (atticdb_up) {
-        srv_stop(&atticdb);
-        srv_cleanup(&atticdb);
-        atticdb_up = 0;
-    }
-}
-
-/* ------------------------------------------------------------------ */
-/* differential runner                                                 */
-
-typedef struct diff {
-    conn_t *r, *a;
-    int step;
-    int mismatches;
-} diff_t;
-
-enum { NORM_NONE = 0, NORM_POSITIVE = 1 };
-
-static void start_both(diff_t *d)
-{
-    int rc = redis_start();
-    if (rc == -2) cr_skip_test("redis-server not found (PATH or REDIS_SERVER): differential tests need Redis 7");
-    cr_assert_eq(rc, 0, "redis-server did not start");
-    start_atticdb();
-    memset(d, 0, sizeof(*d));
-    d->r = conn_open(redis_port);
-    d->a = conn_open(atticdb.port);
-    cr_assert_not_null(d->r, "connect to redis");
-    cr_assert_not_null(d->a, "connect to atticdb");
-}
-
-static void end_both(diff_t *d)
-{
-    conn_close(d->r);
-    conn_close(d->a);
-    d->r = d->a = NULL;
-    cr_assert_eq(d->mismatches, 0, "%d differences from Redis (see above)", d->mismatches);
-}
-
-/* Positive integers (TTLs) become ":<positive>" so they compare. */
-static void normalize(char **r, size_t *n, int how)
-{
-    if (how == NORM_POSITIVE && (*r)[0] == ':' && strtoll(*r + 1, NULL, 10) > 0) {
-        free(*r);
-        *r = strdup(":<positive>\r\n");
-        *n = strlen(*r);
-    }
-}
-
-static int compare(diff_t *d, int line, const char *what, char *rr, size_t rn, char *ar, size_t an)
-{
-    d->step++;
-    /* both connections failing the same way is not agreement */
-    if (rn == an && memcmp(rr, ar, rn) == 0 && rr[0] != '<') return 1;
-    d->mismatches++;
-    char *er = esc(rr, rn, 400), *ea = esc(ar, an, 400);
-    cr_expect_fail("step %d (line %d): %s\n    redis:   %s\n    atticdb: %s", d->step, line, what, er, ea);
-    free(er);
-    free(ea);
-    return 0;
-}
-
-/* Send argv to both, compare. Returns 1 if equal. If out is not NULL it
- * gets atticdb's reply (caller frees). */
-static int diffv(diff_t *d, int line, int norm, int argc, const char *const *argv, const size_t *lens,
-                 char **out)
-{
-    size_t rn, an;
-    char *rr = conn_cmdv(d->r, argc, argv, lens, &rn);
-    char *ar = conn_cmdv(d->a, argc, argv, lens, &an);
-    normalize(&rr, &rn, norm);
-    normalize(&ar, &an, norm);
-    char *what = cmd_text(argc, argv, lens);
-    int eq = compare(d, line, what, rr, rn, ar, an);
-    free(what);
-    free(rr);
-    if (out) *out = ar;
-    else free(ar);
-    return eq;
-}
-
-#define NARGS(...) ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)))
-/* D(&d, "SET", "k", "v"): send to both and compare the replies. */
-#define D(d, ...) diffv((d), __LINE__, NORM_NONE, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL, NULL)
-/* DT: same, but any positive integer reply compares equal (TTLs). */
-#define DT(d, ...) diffv((d), __LINE__, NORM_POSITIVE, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL, NULL)
-
-/* One command to atticdb only; returns its reply bytes (static buffer
- * replaced at each call, for small replies). */
-static const char *A1v(conn_t *c, int argc, const char *const *argv)
-{
-    static char *last;
-    free(last);
-    size_t n;
-    last = conn_cmdv(c, argc, argv, NULL, &n);
-    return last;
-}
-#define A1(c, ...) A1v((c), NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__})
 
 static long long reply_int(const char *r)
 {
@@ -485,12 +39,12 @@ static long long reply_int(const char *r)
 /* ------------------------------------------------------------------ */
 /* connection-level commands                                           */
 
-TestSuite(cmds, .fini = teardown, .timeout = 60);
+TestSuite(cmds, .fini = rdiff_teardown, .timeout = 60);
 
 Test(cmds, ping_echo_select_dbsize)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "PING");
     D(&d, "ping");
     D(&d, "PiNg");
@@ -514,52 +68,44 @@ Test(cmds, ping_echo_select_dbsize)
     D(&d, "DEL", "a");
     D(&d, "DBSIZE");
     D(&d, "QUIT");
-    cr_expect(conn_closed_within(d.r, 2000), "redis closes after QUIT");
-    cr_expect(conn_closed_within(d.a, 2000), "atticdb closes after QUIT");
-    end_both(&d);
+    cr_expect(wire_closed_within(d.r[0], 2000), "redis closes after QUIT");
+    cr_expect(wire_closed_within(d.a[0], 2000), "atticdb closes after QUIT");
+    rdiff_end_both(&d);
 }
 
 Test(cmds, quit_after_pipelined_commands)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     /* Replies before QUIT's +OK are all delivered, then the close. */
     const char *req = "*3\r\n$3\r\nSET\r\n$1\r\nq\r\n$1\r\n1\r\n*2\r\n$4\r\nINCR\r\n$1\r\nq\r\n"
                       "*1\r\n$4\r\nQUIT\r\n*1\r\n$4\r\nPING\r\n";
-    conn_write(d.r, req, strlen(req));
-    conn_write(d.a, req, strlen(req));
-    for (int i = 0; i < 3; i++) {
-        size_t rn, an;
-        char *rr = conn_reply(d.r, &rn), *ar = conn_reply(d.a, &an);
-        compare(&d, __LINE__, "pipelined SET q 1; INCR q; QUIT; PING", rr, rn, ar, an);
-        free(rr);
-        free(ar);
-    }
-    cr_expect(conn_closed_within(d.r, 2000), "redis closes after QUIT");
-    cr_expect(conn_closed_within(d.a, 2000), "atticdb closes after QUIT (and ignores the PING after it)");
-    end_both(&d);
+    rdiff_pipeline(&d, __LINE__, 0, req, strlen(req), 3, "pipelined SET q 1; INCR q; QUIT; PING");
+    cr_expect(wire_closed_within(d.r[0], 2000), "redis closes after QUIT");
+    cr_expect(wire_closed_within(d.a[0], 2000), "atticdb closes after QUIT (and ignores the PING after it)");
+    rdiff_end_both(&d);
 }
 
 /* (transactions helper: 16 databases now; SELECT is tested in
  * test_multi.c. Only the range ends are checked here.) */
 Test(cmds, select_other_db_is_out_of_range)
 {
-    start_atticdb();
-    conn_t *c = conn_open(atticdb.port);
+    rdiff_start_atticdb();
+    wire_conn_t *c = wire_open(rdiff_atticdb.port, 10);
     cr_assert_not_null(c);
-    cr_expect_str_eq(A1(c, "SELECT", "16"), "-ERR DB index is out of range\r\n");
-    cr_expect_str_eq(A1(c, "SELECT", "15"), "+OK\r\n");
-    cr_expect_str_eq(A1(c, "SELECT", "0"), "+OK\r\n");
-    cr_expect_str_eq(A1(c, "PING"), "+PONG\r\n");
-    conn_close(c);
+    cr_expect_str_eq(ONE(c, "SELECT", "16"), "-ERR DB index is out of range\r\n");
+    cr_expect_str_eq(ONE(c, "SELECT", "15"), "+OK\r\n");
+    cr_expect_str_eq(ONE(c, "SELECT", "0"), "+OK\r\n");
+    cr_expect_str_eq(ONE(c, "PING"), "+PONG\r\n");
+    wire_close(c);
 }
 
 /* The Redis 7.0 replies the differential tests rely on, written out, so
  * AtticDB is checked even where no redis-server is installed. */
 Test(cmds, literal_redis7_replies)
 {
-    start_atticdb();
-    conn_t *c = conn_open(atticdb.port);
+    rdiff_start_atticdb();
+    wire_conn_t *c = wire_open(rdiff_atticdb.port, 10);
     cr_assert_not_null(c);
     static const char *cases[][8] = {
         {"-ERR unknown command 'foo', with args beginning with: 'a' 'b' \r\n", "foo", "a", "b"},
@@ -595,16 +141,16 @@ Test(cmds, literal_redis7_replies)
         int argc = 0;
         while (argc < 7 && cases[i][argc + 1]) argc++;
         size_t n;
-        char *r = conn_cmdv(c, argc, &cases[i][1], NULL, &n);
-        char *what = cmd_text(argc, &cases[i][1], NULL);
-        char *er = esc(r, n, 300), *ew = esc(cases[i][0], strlen(cases[i][0]), 300);
+        char *r = wire_cmd(c, argc, &cases[i][1], NULL, &n);
+        char *what = wire_cmd_text(argc, &cases[i][1], NULL);
+        char *er = wire_escape(r, n, 300), *ew = wire_escape(cases[i][0], strlen(cases[i][0]), 300);
         cr_expect(strcmp(r, cases[i][0]) == 0, "%s\n    want:    %s\n    atticdb: %s", what, ew, er);
         free(what);
         free(er);
         free(ew);
         free(r);
     }
-    conn_close(c);
+    wire_close(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -613,7 +159,7 @@ Test(cmds, literal_redis7_replies)
 Test(cmds, set_options)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     char fut_s[32], fut_ms[32], past_s[32], past_ms[32];
     time_t now = time(NULL);
     snprintf(fut_s, sizeof(fut_s), "%lld", (long long)now + 1000);
@@ -681,13 +227,13 @@ Test(cmds, set_options)
         usleep(300 * 1000);
         D(&d, "DBSIZE");
     }
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 Test(cmds, set_errors)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "SET", "k", "orig");
     /* syntax errors */
     D(&d, "SET", "k", "v", "NX", "XX");
@@ -743,7 +289,7 @@ Test(cmds, set_errors)
     D(&d, "SET");
     D(&d, "SET", "k");
     D(&d, "DBSIZE");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -752,7 +298,7 @@ Test(cmds, set_errors)
 Test(cmds, get_del_exists_mset_mget)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "GET", "nothing");
     D(&d, "SET", "a", "1");
     D(&d, "SET", "b", "2");
@@ -809,7 +355,7 @@ Test(cmds, get_del_exists_mset_mget)
     D(&d, "GETDEL");
     D(&d, "GETDEL", "a", "b");
     D(&d, "DBSIZE");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -818,7 +364,7 @@ Test(cmds, get_del_exists_mset_mget)
 Test(cmds, incr_decr)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "INCR", "n");
     D(&d, "INCR", "n");
     D(&d, "GET", "n");
@@ -894,7 +440,7 @@ Test(cmds, incr_decr)
     D(&d, "DECRBY", "a");
     D(&d, "DECRBY", "a", "1", "2");
     D(&d, "DBSIZE");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -903,7 +449,7 @@ Test(cmds, incr_decr)
 Test(cmds, append)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "APPEND", "a", "hello");
     D(&d, "GET", "a");
     D(&d, "APPEND", "a", " world");
@@ -940,7 +486,7 @@ Test(cmds, append)
     D(&d, "APPEND");
     D(&d, "APPEND", "a");
     D(&d, "APPEND", "a", "b", "c");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -949,7 +495,7 @@ Test(cmds, append)
 Test(cmds, expire_family)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     time_t now = time(NULL);
     char fut_s[32], fut_ms[32], past_s[32], past_ms[32], fut2_s[32], fut2_ms[32];
     snprintf(fut_s, sizeof(fut_s), "%lld", (long long)now + 1000);
@@ -1089,61 +635,61 @@ Test(cmds, expire_family)
     D(&d, "PERSIST");
     D(&d, "PERSIST", "a", "b");
     D(&d, "DBSIZE");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* TTL values themselves, in ranges (not differential: they move). */
 Test(cmds, ttl_ranges)
 {
-    start_atticdb();
-    conn_t *c = conn_open(atticdb.port);
+    rdiff_start_atticdb();
+    wire_conn_t *c = wire_open(rdiff_atticdb.port, 10);
     cr_assert_not_null(c);
     long long now = (long long)time(NULL);
     char buf[32];
     long long t;
-    cr_assert_str_eq(A1(c, "SET", "a", "v", "EX", "100"), "+OK\r\n");
-    t = reply_int(A1(c, "TTL", "a"));
+    cr_assert_str_eq(ONE(c, "SET", "a", "v", "EX", "100"), "+OK\r\n");
+    t = reply_int(ONE(c, "TTL", "a"));
     cr_expect(t >= 99 && t <= 100, "TTL after EX 100: %lld", t);
-    t = reply_int(A1(c, "PTTL", "a"));
+    t = reply_int(ONE(c, "PTTL", "a"));
     cr_expect(t > 98000 && t <= 100000, "PTTL after EX 100: %lld", t);
-    cr_assert_str_eq(A1(c, "SET", "b", "v", "PX", "5500"), "+OK\r\n");
-    t = reply_int(A1(c, "PTTL", "b"));
+    cr_assert_str_eq(ONE(c, "SET", "b", "v", "PX", "5500"), "+OK\r\n");
+    t = reply_int(ONE(c, "PTTL", "b"));
     cr_expect(t > 4500 && t <= 5500, "PTTL after PX 5500: %lld", t);
-    t = reply_int(A1(c, "TTL", "b"));
+    t = reply_int(ONE(c, "TTL", "b"));
     cr_expect(t >= 5 && t <= 6, "TTL after PX 5500 (rounded): %lld", t);
     snprintf(buf, sizeof(buf), "%lld", now + 200);
-    cr_assert_str_eq(A1(c, "SET", "c", "v", "EXAT", buf), "+OK\r\n");
-    t = reply_int(A1(c, "TTL", "c"));
+    cr_assert_str_eq(ONE(c, "SET", "c", "v", "EXAT", buf), "+OK\r\n");
+    t = reply_int(ONE(c, "TTL", "c"));
     cr_expect(t >= 198 && t <= 200, "TTL after EXAT now+200: %lld", t);
     snprintf(buf, sizeof(buf), "%lld", (now + 300) * 1000);
-    cr_assert_str_eq(A1(c, "SET", "d", "v", "PXAT", buf), "+OK\r\n");
-    t = reply_int(A1(c, "PTTL", "d"));
+    cr_assert_str_eq(ONE(c, "SET", "d", "v", "PXAT", buf), "+OK\r\n");
+    t = reply_int(ONE(c, "PTTL", "d"));
     cr_expect(t > 298000 && t <= 300000, "PTTL after PXAT now+300s: %lld", t);
-    cr_assert_str_eq(A1(c, "EXPIRE", "a", "42"), ":1\r\n");
-    t = reply_int(A1(c, "TTL", "a"));
+    cr_assert_str_eq(ONE(c, "EXPIRE", "a", "42"), ":1\r\n");
+    t = reply_int(ONE(c, "TTL", "a"));
     cr_expect(t >= 41 && t <= 42, "TTL after EXPIRE 42: %lld", t);
-    cr_assert_str_eq(A1(c, "PEXPIRE", "a", "42000"), ":1\r\n");
-    t = reply_int(A1(c, "PTTL", "a"));
+    cr_assert_str_eq(ONE(c, "PEXPIRE", "a", "42000"), ":1\r\n");
+    t = reply_int(ONE(c, "PTTL", "a"));
     cr_expect(t > 41000 && t <= 42000, "PTTL after PEXPIRE 42000: %lld", t);
     snprintf(buf, sizeof(buf), "%lld", now + 77);
-    cr_assert_str_eq(A1(c, "EXPIREAT", "a", buf), ":1\r\n");
-    t = reply_int(A1(c, "TTL", "a"));
+    cr_assert_str_eq(ONE(c, "EXPIREAT", "a", buf), ":1\r\n");
+    t = reply_int(ONE(c, "TTL", "a"));
     cr_expect(t >= 75 && t <= 77, "TTL after EXPIREAT now+77: %lld", t);
     snprintf(buf, sizeof(buf), "%lld", (now + 88) * 1000);
-    cr_assert_str_eq(A1(c, "PEXPIREAT", "a", buf), ":1\r\n");
-    t = reply_int(A1(c, "PTTL", "a"));
+    cr_assert_str_eq(ONE(c, "PEXPIREAT", "a", buf), ":1\r\n");
+    t = reply_int(ONE(c, "PTTL", "a"));
     cr_expect(t > 86000 && t <= 88000, "PTTL after PEXPIREAT now+88s: %lld", t);
-    cr_assert_str_eq(A1(c, "SET", "a", "w", "KEEPTTL"), "+OK\r\n");
-    t = reply_int(A1(c, "PTTL", "a"));
+    cr_assert_str_eq(ONE(c, "SET", "a", "w", "KEEPTTL"), "+OK\r\n");
+    t = reply_int(ONE(c, "PTTL", "a"));
     cr_expect(t > 86000 && t <= 88000, "PTTL after SET KEEPTTL: %lld", t);
-    conn_close(c);
+    wire_close(c);
 }
 
 /* Keys that really expire, on both. */
 Test(cmds, keys_expire)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "SET", "k1", "v", "PX", "100");
     D(&d, "SET", "k2", "a value longer than twenty-four bytes, on disk", "PX", "100");
     D(&d, "SET", "k3", "v");
@@ -1166,7 +712,7 @@ Test(cmds, keys_expire)
     D(&d, "PERSIST", "k3");
     D(&d, "MGET", "k1", "k2", "k3", "k4", "keep");
     D(&d, "DBSIZE");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* Redis deletes an expired key when a command touches it, so DBSIZE after
@@ -1174,7 +720,7 @@ Test(cmds, keys_expire)
 Test(cmds, dbsize_after_expiry)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     char past_s[32];
     snprintf(past_s, sizeof(past_s), "%lld", (long long)time(NULL) - 1000);
     D(&d, "SET", "keep", "v");
@@ -1193,7 +739,7 @@ Test(cmds, dbsize_after_expiry)
     D(&d, "GET", "y2");
     D(&d, "GET", "keep");
     D(&d, "DBSIZE");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1202,7 +748,7 @@ Test(cmds, dbsize_after_expiry)
 Test(cmds, flushall)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "MSET", "a", "1", "b", "2", "c", "a value longer than twenty-four bytes here");
     D(&d, "SET", "t", "v", "EX", "1000");
     D(&d, "DBSIZE");
@@ -1224,7 +770,7 @@ Test(cmds, flushall)
     D(&d, "FLUSHALL");
     D(&d, "FLUSHALL");
     D(&d, "INCR", "a");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1233,7 +779,7 @@ Test(cmds, flushall)
 Test(cmds, unknown_and_arity)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "foo");
     D(&d, "foo", "a", "b");
     D(&d, "FOO", "a");
@@ -1291,7 +837,7 @@ Test(cmds, unknown_and_arity)
     D(&d, "Set", "x");
     D(&d, "DBSIZE");
     D(&d, "PING");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1300,13 +846,13 @@ Test(cmds, unknown_and_arity)
 #define DBIN(d, n, ...)                                                                              \
     do {                                                                                             \
         const char *a_[] = {__VA_ARGS__};                                                            \
-        diffv((d), __LINE__, NORM_NONE, (int)(sizeof(a_) / sizeof(a_[0])), a_, lens_, NULL);          \
+        rdiff_cmd((d), __LINE__, 0, RDIFF_EXACT, (int)(sizeof(a_) / sizeof(a_[0])), a_, lens_);          \
     } while (0)
 
 Test(cmds, empty_and_binary)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     D(&d, "SET", "", "");
     D(&d, "GET", "");
     D(&d, "STRLEN", "");
@@ -1407,24 +953,24 @@ Test(cmds, empty_and_binary)
         DBIN(&d, 3, "foo", "\0", "\r\n");
     }
     D(&d, "DBSIZE");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 Test(cmds, large_values, .timeout = 60)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     size_t n100k = 100 * 1024, n1m = 1024 * 1024;
     char *v100k = malloc(n100k), *v1m = malloc(n1m);
     for (size_t i = 0; i < n100k; i++) v100k[i] = (char)('a' + i % 26);
     for (size_t i = 0; i < n1m; i++) v1m[i] = (char)(i * 2654435761u >> 24); /* all byte values */
     {
         const size_t lens[] = {3, 4, n100k};
-        diffv(&d, __LINE__, NORM_NONE, 3, (const char *[]){"SET", "k100", v100k}, lens, NULL);
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"SET", "k100", v100k}, lens);
     }
     {
         const size_t lens[] = {3, 2, n1m};
-        diffv(&d, __LINE__, NORM_NONE, 3, (const char *[]){"SET", "k1", v1m}, lens, NULL);
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"SET", "k1", v1m}, lens);
     }
     D(&d, "GET", "k100");
     D(&d, "GET", "k1");
@@ -1435,29 +981,29 @@ Test(cmds, large_values, .timeout = 60)
     D(&d, "GET", "k100");
     {
         const size_t lens[] = {6, 4, n1m};
-        diffv(&d, __LINE__, NORM_NONE, 3, (const char *[]){"APPEND", "k100", v1m}, lens, NULL);
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"APPEND", "k100", v1m}, lens);
     }
     D(&d, "STRLEN", "k100");
     D(&d, "GET", "k100");
     {
         const size_t lens[] = {4, n100k};
-        diffv(&d, __LINE__, NORM_NONE, 2, (const char *[]){"ECHO", v100k}, lens, NULL);
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 2, (const char *[]){"ECHO", v100k}, lens);
     }
     {
         const size_t lens[] = {3, 2, n100k, 3};
-        diffv(&d, __LINE__, NORM_NONE, 4, (const char *[]){"SET", "k1", v100k, "GET"}, lens, NULL);
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 4, (const char *[]){"SET", "k1", v100k, "GET"}, lens);
     }
     D(&d, "GETDEL", "k1");
     D(&d, "GET", "k1");
     {
         const size_t lens[] = {3, n100k, 1};
-        diffv(&d, __LINE__, NORM_NONE, 3, (const char *[]){"SET", v100k, "v"}, lens, NULL);
-        diffv(&d, __LINE__, NORM_NONE, 2, (const char *[]){"GET", v100k}, lens, NULL);
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"SET", v100k, "v"}, lens);
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 2, (const char *[]){"GET", v100k}, lens);
     }
     D(&d, "DBSIZE");
     free(v100k);
     free(v1m);
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1465,18 +1011,9 @@ Test(cmds, large_values, .timeout = 60)
 
 static uint64_t rng_state;
 
-static uint64_t rnd(void)
-{
-    /* splitmix64 */
-    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static unsigned rn(unsigned n)
 {
-    return (unsigned)(rnd() % n);
+    return rdiff_below(&rng_state, n);
 }
 
 typedef struct rcmd {
@@ -1608,42 +1145,35 @@ static void rgen(rcmd_t *c)
 static void run_random(int batch_size, const char *name)
 {
     diff_t d;
-    start_both(&d);
-    uint64_t seed;
-    const char *env = getenv("ATTIC_SEED");
-    if (env && *env) seed = strtoull(env, NULL, 0);
-    else {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        seed = (uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid();
-    }
+    rdiff_start_both(&d);
+    uint64_t seed = rdiff_seed();
     rng_state = seed;
     enum { TOTAL = 3000, BATCH = 50 };
     cr_assert(batch_size >= 1 && batch_size <= BATCH);
     rcmd_t batch[BATCH];
     memset(batch, 0, sizeof(batch));
     for (int done = 0; done < TOTAL && d.mismatches < 20; done += batch_size) {
-        sb_t req = {0};
+        wire_buf_t req = {0};
         for (int i = 0; i < batch_size; i++) {
             rgen(&batch[i]);
-            enc_cmd(&req, batch[i].argc, (const char *const *)batch[i].argv, batch[i].lens);
+            wire_encode(&req, batch[i].argc, (const char *const *)batch[i].argv, batch[i].lens);
         }
         /* pipelined: both get the whole batch in one write */
-        cr_assert_eq(conn_write(d.r, req.p, req.len), 0);
-        cr_assert_eq(conn_write(d.a, req.p, req.len), 0);
-        sb_free(&req);
+        cr_assert_eq(wire_write(d.r[0], req.p, req.len), 0);
+        cr_assert_eq(wire_write(d.a[0], req.p, req.len), 0);
+        wire_buf_free(&req);
         for (int i = 0; i < batch_size; i++) {
             size_t rn_, an;
-            char *rr = conn_reply(d.r, &rn_), *ar = conn_reply(d.a, &an);
+            char *rr = wire_reply(d.r[0], &rn_), *ar = wire_reply(d.a[0], &an);
             const char *cmd0 = batch[i].argv[0];
-            int norm = strcmp(cmd0, "TTL") == 0 || strcmp(cmd0, "PTTL") == 0 ? NORM_POSITIVE : NORM_NONE;
-            normalize(&rr, &rn_, norm);
-            normalize(&ar, &an, norm);
-            char *what = cmd_text(batch[i].argc, (const char *const *)batch[i].argv, batch[i].lens);
+            int norm = strcmp(cmd0, "TTL") == 0 || strcmp(cmd0, "PTTL") == 0 ? RDIFF_POSITIVE : RDIFF_EXACT;
+            rdiff_normalize(&rr, &rn_, norm);
+            rdiff_normalize(&ar, &an, norm);
+            char *what = wire_cmd_text(batch[i].argc, (const char *const *)batch[i].argv, batch[i].lens);
             char label[700];
             snprintf(label, sizeof(label), "[%s, ATTIC_SEED=%" PRIu64 ", command %d] %s", name, seed,
                      done + i + 1, what);
-            compare(&d, __LINE__, label, rr, rn_, ar, an);
+            rdiff_compare(&d, __LINE__, label, rr, rn_, ar, an);
             free(what);
             free(rr);
             free(ar);
@@ -1656,7 +1186,7 @@ static void run_random(int batch_size, const char *name)
     D(&d, "MGET", "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "");
     if (d.mismatches)
         fprintf(stderr, "%s: seed %" PRIu64 " (rerun with ATTIC_SEED=%" PRIu64 ")\n", name, seed, seed);
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* One command at a time: finds differences in what each command does. */
@@ -1678,42 +1208,42 @@ Test(cmds, random_differential_pipelined, .timeout = 120)
 Test(cmds, pipeline_1000_in_one_write)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     enum { N = 1000 };
-    sb_t req = {0};
+    wire_buf_t req = {0};
     char k[32], v[64];
     for (int i = 0; i < N; i++) {
         snprintf(k, sizeof(k), "p:%d", i % 37);
         snprintf(v, sizeof(v), "value-%d", i);
         switch (i % 9) {
-        case 0: enc_cmd(&req, 3, (const char *[]){"SET", k, v}, NULL); break;
-        case 1: enc_cmd(&req, 2, (const char *[]){"GET", k}, NULL); break;
-        case 2: enc_cmd(&req, 2, (const char *[]){"INCR", "counter"}, NULL); break;
-        case 3: enc_cmd(&req, 3, (const char *[]){"APPEND", k, "+"}, NULL); break;
-        case 4: enc_cmd(&req, 1, (const char *[]){"DBSIZE"}, NULL); break;
+        case 0: wire_encode(&req, 3, (const char *[]){"SET", k, v}, NULL); break;
+        case 1: wire_encode(&req, 2, (const char *[]){"GET", k}, NULL); break;
+        case 2: wire_encode(&req, 2, (const char *[]){"INCR", "counter"}, NULL); break;
+        case 3: wire_encode(&req, 3, (const char *[]){"APPEND", k, "+"}, NULL); break;
+        case 4: wire_encode(&req, 1, (const char *[]){"DBSIZE"}, NULL); break;
         case 5: /* errors the frontend can answer at once, between writes */
-            if (i % 2) enc_cmd(&req, 5, (const char *[]){"SET", k, v, "EX", "0"}, NULL);
-            else enc_cmd(&req, 2, (const char *[]){"nosuchcmd", k}, NULL);
+            if (i % 2) wire_encode(&req, 5, (const char *[]){"SET", k, v, "EX", "0"}, NULL);
+            else wire_encode(&req, 2, (const char *[]){"nosuchcmd", k}, NULL);
             break;
-        case 6: enc_cmd(&req, 2, (const char *[]){"PING", v}, NULL); break;
-        case 7: enc_cmd(&req, 2, (const char *[]){"GETDEL", k}, NULL); break;
-        default: enc_cmd(&req, 2, (const char *[]){"STRLEN", k}, NULL); break;
+        case 6: wire_encode(&req, 2, (const char *[]){"PING", v}, NULL); break;
+        case 7: wire_encode(&req, 2, (const char *[]){"GETDEL", k}, NULL); break;
+        default: wire_encode(&req, 2, (const char *[]){"STRLEN", k}, NULL); break;
         }
     }
-    cr_assert_eq(conn_write(d.r, req.p, req.len), 0);
-    cr_assert_eq(conn_write(d.a, req.p, req.len), 0);
-    sb_free(&req);
+    cr_assert_eq(wire_write(d.r[0], req.p, req.len), 0);
+    cr_assert_eq(wire_write(d.a[0], req.p, req.len), 0);
+    wire_buf_free(&req);
     for (int i = 0; i < N && d.mismatches < 10; i++) {
         size_t rn_, an;
-        char *rr = conn_reply(d.r, &rn_), *ar = conn_reply(d.a, &an);
+        char *rr = wire_reply(d.r[0], &rn_), *ar = wire_reply(d.a[0], &an);
         char label[64];
         snprintf(label, sizeof(label), "pipelined command %d of %d", i, N);
-        compare(&d, __LINE__, label, rr, rn_, ar, an);
+        rdiff_compare(&d, __LINE__, label, rr, rn_, ar, an);
         free(rr);
         free(ar);
     }
     D(&d, "GET", "counter");
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* The smallest pipelined case: each read sees exactly the writes before it
@@ -1721,79 +1251,71 @@ Test(cmds, pipeline_1000_in_one_write)
 Test(cmds, pipeline_read_your_writes)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     const char *req = "*3\r\n$3\r\nSET\r\n$1\r\np\r\n$1\r\n1\r\n"
                       "*2\r\n$3\r\nGET\r\n$1\r\np\r\n"
                       "*3\r\n$3\r\nSET\r\n$1\r\np\r\n$1\r\n2\r\n"
                       "*2\r\n$3\r\nGET\r\n$1\r\np\r\n"
                       "*3\r\n$3\r\nSET\r\n$1\r\np\r\n$1\r\n3\r\n";
     const char *want = "+OK\r\n$1\r\n1\r\n+OK\r\n$1\r\n2\r\n+OK\r\n";
-    conn_write(d.r, req, strlen(req));
-    conn_write(d.a, req, strlen(req));
-    sb_t rr = {0}, ar = {0};
+    wire_write(d.r[0], req, strlen(req));
+    wire_write(d.a[0], req, strlen(req));
+    wire_buf_t rr = {0}, ar = {0};
     for (int i = 0; i < 5; i++) {
         size_t n;
-        char *x = conn_reply(d.r, &n);
-        sb_add(&rr, x, n);
+        char *x = wire_reply(d.r[0], &n);
+        wire_buf_add(&rr, x, n);
         free(x);
-        x = conn_reply(d.a, &n);
-        sb_add(&ar, x, n);
+        x = wire_reply(d.a[0], &n);
+        wire_buf_add(&ar, x, n);
         free(x);
     }
     cr_expect_str_eq(rr.p, want, "(test check) redis");
-    compare(&d, __LINE__, "pipelined in one write: SET p 1; GET p; SET p 2; GET p; SET p 3", rr.p, rr.len, ar.p, ar.len);
-    sb_free(&rr);
-    sb_free(&ar);
-    end_both(&d);
+    rdiff_compare(&d, __LINE__, "pipelined in one write: SET p 1; GET p; SET p 2; GET p; SET p 3", rr.p, rr.len, ar.p, ar.len);
+    wire_buf_free(&rr);
+    wire_buf_free(&ar);
+    rdiff_end_both(&d);
 }
 
 /* Acknowledged writes are visible at once on every other connection (the
  * connections are spread over the frontends). */
 Test(cmds, other_connections_see_acked_writes)
 {
-    start_atticdb();
+    rdiff_start_atticdb();
     enum { CONNS = 8, ROUNDS = 400 };
-    conn_t *c[CONNS];
-    for (int i = 0; i < CONNS; i++) cr_assert_not_null(c[i] = conn_open(atticdb.port));
+    wire_conn_t *c[CONNS];
+    for (int i = 0; i < CONNS; i++) cr_assert_not_null(c[i] = wire_open(rdiff_atticdb.port, 10));
     char v[32], want[64];
     int bad = 0;
     for (int i = 0; i < ROUNDS && bad < 5; i++) {
         snprintf(v, sizeof(v), "%d", i);
-        const char *r = A1(c[i % CONNS], "SET", "shared", v);
+        const char *r = ONE(c[i % CONNS], "SET", "shared", v);
         cr_assert_str_eq(r, "+OK\r\n");
-        r = A1(c[(i + 3) % CONNS], "GET", "shared");
+        r = ONE(c[(i + 3) % CONNS], "GET", "shared");
         snprintf(want, sizeof(want), "$%zu\r\n%s\r\n", strlen(v), v);
         if (strcmp(r, want) != 0) {
             bad++;
             cr_expect_fail("round %d: SET shared %s on connection %d, then GET on connection %d gave %s", i, v,
                            i % CONNS, (i + 3) % CONNS, r);
         }
-        r = A1(c[(i + 5) % CONNS], "INCR", "ctr");
+        r = ONE(c[(i + 5) % CONNS], "INCR", "ctr");
         snprintf(want, sizeof(want), ":%d\r\n", i + 1);
         if (strcmp(r, want) != 0) {
             bad++;
             cr_expect_fail("round %d: INCR ctr on connection %d gave %s, want %d", i, (i + 5) % CONNS, r, i + 1);
         }
     }
-    for (int i = 0; i < CONNS; i++) conn_close(c[i]);
+    for (int i = 0; i < CONNS; i++) wire_close(c[i]);
 }
 
 /* Inline commands (as telnet or nc send them). */
 Test(cmds, inline_commands)
 {
     diff_t d;
-    start_both(&d);
+    rdiff_start_both(&d);
     const char *req = "PING\r\nset inl 5\r\nincr inl\r\nget inl\nECHO hi\r\n";
-    conn_write(d.r, req, strlen(req));
-    conn_write(d.a, req, strlen(req));
-    for (int i = 0; i < 5; i++) {
-        size_t rn_, an;
-        char *rr = conn_reply(d.r, &rn_), *ar = conn_reply(d.a, &an);
-        compare(&d, __LINE__, "inline: PING; set inl 5; incr inl; get inl; ECHO hi", rr, rn_, ar, an);
-        free(rr);
-        free(ar);
-    }
-    end_both(&d);
+    rdiff_pipeline(&d, __LINE__, 0, req, strlen(req), 5, "inline: PING; set inl 5; incr inl; get inl; ECHO hi");
+    rdiff_end_both(&d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1803,10 +1325,10 @@ static char *run_capture(const char *cmd, int *status)
 {
     FILE *f = popen(cmd, "r");
     cr_assert_not_null(f, "popen %s", cmd);
-    sb_t b = {0};
+    wire_buf_t b = {0};
     char tmp[4096];
     size_t n;
-    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) sb_add(&b, tmp, n);
+    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) wire_buf_add(&b, tmp, n);
     *status = pclose(f);
     return b.p ? b.p : strdup("");
 }
@@ -1814,9 +1336,9 @@ static char *run_capture(const char *cmd, int *status)
 Test(cmds, redis_cli)
 {
     if (!tool_exists("redis-cli")) cr_skip_test("redis-cli not installed");
-    int have_redis = redis_path() != NULL;
-    if (have_redis) cr_assert_eq(redis_start(), 0, "redis-server did not start");
-    start_atticdb();
+    int have_redis = wire_redis_path() != NULL;
+    if (have_redis) cr_assert_eq(rdiff_redis_start(NULL), 0, "redis-server did not start");
+    rdiff_start_atticdb();
     const char *scripts[][2] = {
         {"redis-cli -p %d set a b", "OK\n"},
         {"redis-cli -p %d get a", "b\n"},
@@ -1835,15 +1357,15 @@ Test(cmds, redis_cli)
     for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
         char cmd[512];
         int st;
-        snprintf(cmd, sizeof(cmd), scripts[i][0], atticdb.port);
+        snprintf(cmd, sizeof(cmd), scripts[i][0], rdiff_atticdb.port);
         char *out = run_capture(cmd, &st);
-        char *e = esc(out, strlen(out), 300);
+        char *e = wire_escape(out, strlen(out), 300);
         cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: exit status %d", cmd, st);
         cr_expect_str_eq(out, scripts[i][1], "atticdb: %s -> %s", cmd, e);
         free(e);
         free(out);
         if (have_redis) {
-            snprintf(cmd, sizeof(cmd), scripts[i][0], redis_port);
+            snprintf(cmd, sizeof(cmd), scripts[i][0], rdiff_redis.port);
             out = run_capture(cmd, &st);
             cr_expect_str_eq(out, scripts[i][1], "(test check) redis: %s", cmd);
             free(out);
@@ -1854,14 +1376,14 @@ Test(cmds, redis_cli)
 Test(cmds, redis_benchmark, .timeout = 90)
 {
     if (!tool_exists("redis-benchmark")) cr_skip_test("redis-benchmark not installed");
-    start_atticdb();
+    rdiff_start_atticdb();
     char cmd[256];
     snprintf(cmd, sizeof(cmd),
              "timeout 60 redis-benchmark -h 127.0.0.1 -p %d -t set,get -n 20000 -c 16 -d 256 -q 2>&1",
-             atticdb.port);
+             rdiff_atticdb.port);
     int st;
     char *out = run_capture(cmd, &st);
-    char *e = esc(out, strlen(out), 2000);
+    char *e = wire_escape(out, strlen(out), 2000);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "redis-benchmark exit status %d; output %s", st, e);
     cr_expect(strstr(out, "SET: ") != NULL, "no SET line in %s", e);
     cr_expect(strstr(out, "GET: ") != NULL, "no GET line in %s", e);
@@ -1869,19 +1391,19 @@ Test(cmds, redis_benchmark, .timeout = 90)
     free(e);
     free(out);
     /* the server is still fine */
-    conn_t *c = conn_open(atticdb.port);
+    wire_conn_t *c = wire_open(rdiff_atticdb.port, 10);
     cr_assert_not_null(c);
-    cr_expect_str_eq(A1(c, "DBSIZE"), ":1\r\n", "redis-benchmark -t set,get uses the one key key:__rand_int__");
-    cr_expect_eq(reply_int(A1(c, "STRLEN", "key:__rand_int__")), 256);
-    conn_close(c);
+    cr_expect_str_eq(ONE(c, "DBSIZE"), ":1\r\n", "redis-benchmark -t set,get uses the one key key:__rand_int__");
+    cr_expect_eq(reply_int(ONE(c, "STRLEN", "key:__rand_int__")), 256);
+    wire_close(c);
 }
 
 /* ------------------------------------------------------------------ */
 /* AtticDB only                                                        */
 
-static long long info_field(conn_t *c, const char *section, const char *field)
+static long long info_field(wire_conn_t *c, const char *section, const char *field)
 {
-    const char *r = A1(c, "INFO", section);
+    const char *r = ONE(c, "INFO", section);
     cr_assert(r[0] == '$', "INFO %s: %s", section, r);
     char pat[128];
     snprintf(pat, sizeof(pat), "\r\n%s:", field);
@@ -1892,10 +1414,10 @@ static long long info_field(conn_t *c, const char *section, const char *field)
 
 Test(cmds, info_persistence)
 {
-    start_atticdb();
-    conn_t *c = conn_open(atticdb.port);
+    rdiff_start_atticdb();
+    wire_conn_t *c = wire_open(rdiff_atticdb.port, 10);
     cr_assert_not_null(c);
-    const char *r = A1(c, "INFO", "persistence");
+    const char *r = ONE(c, "INFO", "persistence");
     cr_expect(strstr(r, "# Persistence\r\n") != NULL, "INFO persistence: %s", r);
     cr_expect(strstr(r, "\r\natticdb_fsyncs:") != NULL, "INFO persistence: %s", r);
     cr_expect(strstr(r, "\r\natticdb_records:") != NULL, "INFO persistence: %s", r);
@@ -1904,9 +1426,9 @@ Test(cmds, info_persistence)
     for (int i = 0; i < 10; i++) {
         char k[16];
         snprintf(k, sizeof(k), "k%d", i);
-        cr_assert_str_eq(A1(c, "SET", k, "v"), "+OK\r\n");
+        cr_assert_str_eq(ONE(c, "SET", k, "v"), "+OK\r\n");
     }
-    cr_assert_str_eq(A1(c, "INCR", "n"), ":1\r\n");
+    cr_assert_str_eq(ONE(c, "INCR", "n"), ":1\r\n");
     long long rec1 = info_field(c, "persistence", "atticdb_records");
     long long fs1 = info_field(c, "persistence", "atticdb_fsyncs");
     cr_expect(rec1 > rec0, "atticdb_records %lld -> %lld after 11 acknowledged writes", rec0, rec1);
@@ -1919,20 +1441,20 @@ Test(cmds, info_persistence)
     }
     cr_expect(rec1 >= rec0 + 11, "atticdb_records %lld -> %lld after 11 acknowledged writes", rec0, rec1);
     /* reads log nothing */
-    cr_assert_str_eq(A1(c, "GET", "k1"), "$1\r\nv\r\n");
+    cr_assert_str_eq(ONE(c, "GET", "k1"), "$1\r\nv\r\n");
     usleep(50000);
     long long rec2 = info_field(c, "persistence", "atticdb_records");
     cr_expect_eq(rec2, rec1, "a GET added log records: %lld -> %lld", rec1, rec2);
     /* whole INFO works too, and is a bulk string */
-    r = A1(c, "INFO");
+    r = ONE(c, "INFO");
     cr_expect(r[0] == '$' && strstr(r, "atticdb_records:") != NULL, "INFO: %.200s", r);
-    conn_close(c);
+    wire_close(c);
 }
 
 Test(cmds, command_count_and_config)
 {
-    start_atticdb();
-    redisContext *c = srv_connect(&atticdb);
+    rdiff_start_atticdb();
+    redisContext *c = srv_connect(&rdiff_atticdb);
     cr_assert_not_null(c);
     redisReply *cnt = redisCommand(c, "COMMAND COUNT");
     cr_assert_not_null(cnt);
@@ -1981,32 +1503,32 @@ Test(cmds, command_count_and_config)
 
 Test(cmds, keys_read_back_after_restart)
 {
-    start_atticdb();
-    conn_t *c = conn_open(atticdb.port);
+    rdiff_start_atticdb();
+    wire_conn_t *c = wire_open(rdiff_atticdb.port, 10);
     cr_assert_not_null(c);
     char big[3000];
     memset(big, 'z', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
-    cr_assert_str_eq(A1(c, "SET", "small", "v"), "+OK\r\n");
-    cr_assert_str_eq(A1(c, "SET", "big", big), "+OK\r\n");
-    cr_assert_str_eq(A1(c, "INCRBY", "n", "41"), ":41\r\n");
-    cr_assert_str_eq(A1(c, "APPEND", "small", "w"), ":2\r\n");
-    cr_assert_str_eq(A1(c, "SET", "t", "v", "EX", "1000"), "+OK\r\n");
-    cr_assert_str_eq(A1(c, "SET", "gone", "v"), "+OK\r\n");
-    cr_assert_str_eq(A1(c, "DEL", "gone"), ":1\r\n");
-    conn_close(c);
-    cr_assert_eq(srv_stop(&atticdb), 0, "clean shutdown exits 0");
-    cr_assert_eq(srv_restart(&atticdb), 0, "restart");
-    c = conn_open(atticdb.port);
+    cr_assert_str_eq(ONE(c, "SET", "small", "v"), "+OK\r\n");
+    cr_assert_str_eq(ONE(c, "SET", "big", big), "+OK\r\n");
+    cr_assert_str_eq(ONE(c, "INCRBY", "n", "41"), ":41\r\n");
+    cr_assert_str_eq(ONE(c, "APPEND", "small", "w"), ":2\r\n");
+    cr_assert_str_eq(ONE(c, "SET", "t", "v", "EX", "1000"), "+OK\r\n");
+    cr_assert_str_eq(ONE(c, "SET", "gone", "v"), "+OK\r\n");
+    cr_assert_str_eq(ONE(c, "DEL", "gone"), ":1\r\n");
+    wire_close(c);
+    cr_assert_eq(srv_stop(&rdiff_atticdb), 0, "clean shutdown exits 0");
+    cr_assert_eq(srv_restart(&rdiff_atticdb), 0, "restart");
+    c = wire_open(rdiff_atticdb.port, 10);
     cr_assert_not_null(c);
-    cr_expect_str_eq(A1(c, "DBSIZE"), ":4\r\n");
-    cr_expect_str_eq(A1(c, "GET", "small"), "$2\r\nvw\r\n");
-    cr_expect_str_eq(A1(c, "INCR", "n"), ":42\r\n");
-    cr_expect_str_eq(A1(c, "EXISTS", "gone"), ":0\r\n");
-    cr_expect_str_eq(A1(c, "STRLEN", "big"), ":2999\r\n");
-    const char *r = A1(c, "GET", "big");
+    cr_expect_str_eq(ONE(c, "DBSIZE"), ":4\r\n");
+    cr_expect_str_eq(ONE(c, "GET", "small"), "$2\r\nvw\r\n");
+    cr_expect_str_eq(ONE(c, "INCR", "n"), ":42\r\n");
+    cr_expect_str_eq(ONE(c, "EXISTS", "gone"), ":0\r\n");
+    cr_expect_str_eq(ONE(c, "STRLEN", "big"), ":2999\r\n");
+    const char *r = ONE(c, "GET", "big");
     cr_expect(strncmp(r, "$2999\r\n", 7) == 0 && strncmp(r + 7, big, 2999) == 0, "GET big after restart");
-    long long t = reply_int(A1(c, "TTL", "t"));
+    long long t = reply_int(ONE(c, "TTL", "t"));
     cr_expect(t > 990 && t <= 1000, "TTL after restart: %lld", t);
-    conn_close(c);
+    wire_close(c);
 }

@@ -44,8 +44,8 @@
 #include <unistd.h>
 
 #include "diff_gen.h"
-#include "diff_wire.h"
 #include "harness.h"
+#include "redis_diff.h"
 
 typedef struct side {
     const char *name;
@@ -157,7 +157,7 @@ static reply_t reply_on(side_t *s)
 
 static reply_t send_one(side_t *s, int argc, char *const *argv, const size_t *lens)
 {
-    if (wire_send(s->c, argc, argv, lens) != 0) {
+    if (wire_send(s->c, argc, (const char *const *)argv, lens) != 0) {
         reply_t r = {strdup("<write failed>"), strlen("<write failed>")};
         return r;
     }
@@ -169,7 +169,7 @@ static reply_t send_one(side_t *s, int argc, char *const *argv, const size_t *le
 static void send_both(int argc, char *const *argv, const size_t *lens, reply_t out[2])
 {
     int sent[2];
-    for (int i = 0; i < 2; i++) sent[i] = wire_send(sides[i].c, argc, argv, lens);
+    for (int i = 0; i < 2; i++) sent[i] = wire_send(sides[i].c, argc, (const char *const *)argv, lens);
     for (int i = 0; i < 2; i++) {
         if (sent[i] != 0) {
             out[i].p = strdup("<write failed>");
@@ -227,175 +227,69 @@ static int time_equal(const dgen_cmd_t *cmd, const reply_t r[2])
     return ok;
 }
 
-static int cmp_bulk(const void *x, const void *y)
-{
-    const wire_val_t *a = x, *b = y;
-    size_t n = a->len < b->len ? a->len : b->len;
-    int c = n ? memcmp(a->str, b->str, n) : 0;
-    if (c) return c;
-    return a->len < b->len ? -1 : a->len > b->len;
-}
-
-/* Sorted keys of an array-of-bulks reply (duplicates removed); -1 if the
- * reply is not one. */
-typedef struct keyset {
-    size_t n;
-    char **k;
-    size_t *len;
-} keyset_t;
-
-static void keyset_free(keyset_t *s)
-{
-    for (size_t i = 0; i < s->n; i++) free(s->k[i]);
-    free(s->k);
-    free(s->len);
-    memset(s, 0, sizeof(*s));
-}
-
-static void keyset_add(keyset_t *s, const char *p, size_t n)
-{
-    s->k = realloc(s->k, (s->n + 1) * sizeof(char *));
-    s->len = realloc(s->len, (s->n + 1) * sizeof(size_t));
-    if (!s->k || !s->len) abort();
-    s->k[s->n] = malloc(n + 1);
-    if (!s->k[s->n]) abort();
-    memcpy(s->k[s->n], p, n);
-    s->k[s->n][n] = '\0';
-    s->len[s->n] = n;
-    s->n++;
-}
-
-static void keyset_sort(keyset_t *s)
-{
-    wire_val_t *v = calloc(s->n ? s->n : 1, sizeof(*v));
-    if (!v) abort();
-    for (size_t i = 0; i < s->n; i++) v[i].str = s->k[i], v[i].len = s->len[i];
-    qsort(v, s->n, sizeof(*v), cmp_bulk);
-    keyset_t out = {0};
-    for (size_t i = 0; i < s->n; i++)
-        if (i == 0 || cmp_bulk(&v[i - 1], &v[i]) != 0) keyset_add(&out, v[i].str, v[i].len);
-    free(v);
-    keyset_free(s);
-    *s = out;
-}
-
-static int keyset_from_array(const wire_val_t *v, keyset_t *s)
-{
-    if (v->type != '*' || v->n < 0) return -1;
-    for (long long i = 0; i < v->n; i++) {
-        if (v->elem[i].type != '$' || !v->elem[i].str) return -1;
-        keyset_add(s, v->elem[i].str, v->elem[i].len);
-    }
-    return 0;
-}
-
-static int keyset_equal(const keyset_t *a, const keyset_t *b)
-{
-    if (a->n != b->n) return 0;
-    for (size_t i = 0; i < a->n; i++)
-        if (a->len[i] != b->len[i] || memcmp(a->k[i], b->k[i], a->len[i]) != 0) return 0;
-    return 1;
-}
-
 /* The set as RESP (an array of bulks) for messages. */
-static reply_t keyset_render(const keyset_t *s)
+static reply_t keys_render(const wire_keys_t *s)
 {
-    wire_buf_t b = {0};
-    wire_buf_printf(&b, "*%zu\r\n", s->n);
-    for (size_t i = 0; i < s->n; i++) {
-        wire_buf_printf(&b, "$%zu\r\n", s->len[i]);
-        wire_buf_add(&b, s->k[i], s->len[i]);
-        wire_buf_add(&b, "\r\n", 2);
-    }
-    reply_t r = {b.p, b.len};
+    reply_t r;
+    r.p = wire_keys_render(s, &r.n);
     return r;
+}
+
+/* Both replies as sorted sets of keys: 1 if both are arrays of bulks
+ * (then s[] holds them), else 0. */
+static int keys_of_pair(const reply_t r[2], wire_keys_t s[2])
+{
+    int ok = 1;
+    for (int i = 0; i < 2; i++) ok &= wire_keys_of_reply(r[i].p, r[i].n, &s[i]) == 0;
+    return ok;
+}
+
+/* Report the two sets (shown sorted) when they differ; free them. */
+static void check_sets(long idx, const char *text, wire_keys_t s[2], const char *note)
+{
+    if (!wire_keys_equal(&s[0], &s[1])) {
+        reply_t x = keys_render(&s[0]), y = keys_render(&s[1]);
+        report(idx, text, x.p, x.n, y.p, y.n, note);
+        free(x.p);
+        free(y.p);
+    }
+    wire_keys_free(&s[0]);
+    wire_keys_free(&s[1]);
 }
 
 static void check_keys(long idx, const char *text, reply_t r[2])
 {
     if (same(r)) return;
-    wire_val_t v[2];
-    keyset_t s[2] = {{0}, {0}};
-    int ok = 1;
-    for (int i = 0; i < 2; i++) {
-        ok &= wire_parse(r[i].p, r[i].n, &v[i]) == 0 && keyset_from_array(&v[i], &s[i]) == 0;
-        keyset_sort(&s[i]);
+    wire_keys_t s[2] = {{0}, {0}};
+    if (keys_of_pair(r, s)) {
+        check_sets(idx, text, s, "different sets of keys (shown sorted)");
+        return;
     }
-    if (!ok) report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, NULL);
-    else if (!keyset_equal(&s[0], &s[1])) {
-        reply_t x = keyset_render(&s[0]), y = keyset_render(&s[1]);
-        report(idx, text, x.p, x.n, y.p, y.n, "different sets of keys (shown sorted)");
-        free(x.p);
-        free(y.p);
-    }
-    for (int i = 0; i < 2; i++) {
-        wire_val_free(&v[i]);
-        keyset_free(&s[i]);
-    }
-}
-
-/* A whole SCAN iteration on one side: 0 and the keys, or -1 and the reply
- * that was not a proper SCAN reply (the first round's error). */
-static int scan_all(side_t *s, dgen_cmd_t *cmd, keyset_t *keys, reply_t *bad)
-{
-    char *cursor = strdup(cmd->argv[1]);
-    size_t cursor_len = cmd->lens[1];
-    int rc = 0;
-    for (int round = 0; round < 100000; round++) {
-        char *saved = cmd->argv[1];
-        size_t saved_len = cmd->lens[1];
-        cmd->argv[1] = cursor;
-        cmd->lens[1] = cursor_len;
-        reply_t r = send_one(s, cmd->argc, cmd->argv, cmd->lens);
-        cmd->argv[1] = saved;
-        cmd->lens[1] = saved_len;
-        wire_val_t v;
-        int parsed = wire_parse(r.p, r.n, &v) == 0;
-        if (!parsed || v.type != '*' || v.n != 2 || v.elem[0].type != '$' || !v.elem[0].str ||
-            keyset_from_array(&v.elem[1], keys) != 0) {
-            if (parsed) wire_val_free(&v);
-            *bad = r;
-            rc = -1;
-            break;
-        }
-        free(cursor);
-        cursor = strndup(v.elem[0].str, v.elem[0].len);
-        cursor_len = v.elem[0].len;
-        wire_val_free(&v);
-        free(r.p);
-        if (strcmp(cursor, "0") == 0) break;
-        if (round == 99999) {
-            *bad = (reply_t){strdup("<SCAN did not end in 100000 rounds>"), 0};
-            bad->n = strlen(bad->p);
-            rc = -1;
-        }
-    }
-    free(cursor);
-    keyset_sort(keys);
-    return rc;
+    report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, NULL);
+    wire_keys_free(&s[0]);
+    wire_keys_free(&s[1]);
 }
 
 static void check_scan(long idx, const char *text, dgen_cmd_t *cmd)
 {
-    keyset_t s[2] = {{0}, {0}};
+    wire_keys_t s[2] = {{0}, {0}};
     reply_t bad[2] = {{NULL, 0}, {NULL, 0}};
     int rc[2];
-    for (int i = 0; i < 2; i++) rc[i] = scan_all(&sides[i], cmd, &s[i], &bad[i]);
-    if (rc[0] != 0 || rc[1] != 0) {
-        /* an error (a bad option): it must be the same error */
-        reply_t r[2];
-        for (int i = 0; i < 2; i++) r[i] = rc[i] != 0 ? bad[i] : keyset_render(&s[i]);
-        if (!(rc[0] != 0 && rc[1] != 0 && same(r)))
-            report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "SCAN: an error on one side or different errors");
-        free_pair(r);
-    } else if (!keyset_equal(&s[0], &s[1])) {
-        reply_t x = keyset_render(&s[0]), y = keyset_render(&s[1]);
-        report(idx, text, x.p, x.n, y.p, y.n, "a whole SCAN iteration: different sets of keys (shown sorted)");
-        free(x.p);
-        free(y.p);
+    for (int i = 0; i < 2; i++)
+        rc[i] = wire_scan_all(sides[i].c, cmd->argc, (const char *const *)cmd->argv, cmd->lens, &s[i],
+                              &bad[i].p, &bad[i].n);
+    if (rc[0] == 0 && rc[1] == 0) {
+        check_sets(idx, text, s, "a whole SCAN iteration: different sets of keys (shown sorted)");
+        return;
     }
-    keyset_free(&s[0]);
-    keyset_free(&s[1]);
+    /* an error (a bad option): it must be the same error */
+    reply_t r[2];
+    for (int i = 0; i < 2; i++) r[i] = rc[i] != 0 ? bad[i] : keys_render(&s[i]);
+    if (!(rc[0] != 0 && rc[1] != 0 && same(r)))
+        report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "SCAN: an error on one side or different errors");
+    free_pair(r);
+    wire_keys_free(&s[0]);
+    wire_keys_free(&s[1]);
 }
 
 /* RANDOMKEY: the same kind of reply; a key must exist on its side, nil
@@ -463,19 +357,13 @@ static void compare_state(void)
         size_t keys_len[] = {4, 1};
         send_both(2, keys, keys_len, r);
         snprintf(what, sizeof(what), "(final state) db %d: KEYS *", db);
-        wire_val_t v[2];
-        keyset_t s[2] = {{0}, {0}};
-        int ok = 1;
-        for (int i = 0; i < 2; i++) {
-            ok &= wire_parse(r[i].p, r[i].n, &v[i]) == 0 && keyset_from_array(&v[i], &s[i]) == 0;
-            keyset_sort(&s[i]);
-            wire_val_free(&v[i]);
-        }
-        if (!ok || !keyset_equal(&s[0], &s[1])) {
+        wire_keys_t s[2] = {{0}, {0}};
+        int ok = keys_of_pair(r, s);
+        if (!ok || !wire_keys_equal(&s[0], &s[1])) {
             if (ok) {
                 free_pair(r);
-                r[0] = keyset_render(&s[0]);
-                r[1] = keyset_render(&s[1]);
+                r[0] = keys_render(&s[0]);
+                r[1] = keys_render(&s[1]);
             }
             report(idx, what, r[0].p, r[0].n, r[1].p, r[1].n, "the databases hold different keys");
         }
@@ -500,8 +388,8 @@ static void compare_state(void)
             }
             free(ek);
         }
-        keyset_free(&s[0]);
-        keyset_free(&s[1]);
+        wire_keys_free(&s[0]);
+        wire_keys_free(&s[1]);
     }
 }
 
@@ -549,14 +437,14 @@ int main(void)
     signal(SIGALRM, on_alarm);
     alarm((unsigned)env_long("ATTIC_DIFF_TIMEOUT", 240));
 
-    if (wire_redis_start(&ref_redis) != 0) {
+    if (wire_redis_start(&ref_redis, NULL) != 0) {
         printf("FAIL: redis-server did not start\n");
         stop_servers();
         return 99;
     }
     sides[0] = (side_t){"redis", ref_redis.port, NULL};
     if (both_redis) {
-        if (wire_redis_start(&second_redis) != 0) {
+        if (wire_redis_start(&second_redis, NULL) != 0) {
             printf("FAIL: the second redis-server did not start\n");
             stop_servers();
             return 99;

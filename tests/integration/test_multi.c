@@ -19,664 +19,272 @@
  * ATTIC_MULTI_CUTS (power cuts, default 12).
  */
 #include <criterion/criterion.h>
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
-
-/* ------------------------------------------------------------------ */
-/* raw RESP connections: replies kept as the exact bytes received      */
-
-typedef struct sb {
-    char *p;
-    size_t len, cap;
-} sb_t;
-
-static void sb_add(sb_t *b, const void *p, size_t n)
-{
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->p = realloc(b->p, cap);
-        if (!b->p) abort();
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_printf(sb_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(sb_t *b, const char *fmt, ...)
-{
-    char tmp[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-    va_end(ap);
-    if (n > 0) sb_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
-
-/* Printable bytes for failure messages (malloc'd). */
-static char *esc(const char *p, size_t n)
-{
-    sb_t b = {0};
-    sb_add(&b, "\"", 1);
-    for (size_t i = 0; i < n && i < 300; i++) {
-        unsigned char ch = (unsigned char)p[i];
-        if (ch == '\r')
-            sb_add(&b, "\\r", 2);
-        else if (ch == '\n')
-            sb_add(&b, "\\n", 2);
-        else if (ch < 32 || ch >= 127)
-            sb_printf(&b, "\\x%02x", ch);
-        else
-            sb_add(&b, &p[i], 1);
-    }
-    sb_add(&b, "\"", 1);
-    if (n > 300) sb_printf(&b, "...(%zu bytes)", n);
-    return b.p;
-}
-
-typedef struct conn {
-    int fd;
-    sb_t in;
-} conn_t;
-
-static conn_t *conn_open(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return NULL;
-    struct sockaddr_in sa = {.sin_family = AF_INET,
-                             .sin_port = htons((uint16_t)port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        close(fd);
-        return NULL;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    struct timeval tv = {10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    conn_t *c = calloc(1, sizeof(*c));
-    c->fd = fd;
-    return c;
-}
-
-static void conn_close(conn_t *c)
-{
-    if (!c) return;
-    close(c->fd);
-    free(c->in.p);
-    free(c);
-}
-
-static int conn_write(conn_t *c, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(c->fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Length of the complete RESP value at b[off..n): 0 incomplete, -1 not RESP. */
-static long resp_span(const char *b, size_t n, size_t off)
-{
-    if (off >= n) return 0;
-    const char *eol = memmem(b + off, n - off, "\r\n", 2);
-    if (!eol) return 0;
-    size_t after = (size_t)(eol - b) + 2;
-    switch (b[off]) {
-    case '+':
-    case '-':
-    case ':':
-    case '_':
-    case ',':
-    case '#':
-        return (long)(after - off);
-    case '$': {
-        long long l = strtoll(b + off + 1, NULL, 10);
-        if (l < 0) return (long)(after - off);
-        if (n < after + (size_t)l + 2) return 0;
-        return (long)(after + (size_t)l + 2 - off);
-    }
-    case '*':
-    case '%':
-    case '~': {
-        long long cnt = strtoll(b + off + 1, NULL, 10);
-        if (b[off] == '%') cnt *= 2;
-        size_t p = after;
-        for (long long i = 0; i < cnt; i++) {
-            long s = resp_span(b, n, p);
-            if (s <= 0) return s;
-            p += (size_t)s;
-        }
-        return (long)(p - off);
-    }
-    default:
-        return -1;
-    }
-}
-
-/* One reply's exact bytes (malloc'd), or "<...>" on EOF, timeout, garbage. */
-static char *conn_reply(conn_t *c, size_t *len)
-{
-    for (;;) {
-        long s = resp_span(c->in.p ? c->in.p : "", c->in.len, 0);
-        if (s < 0) {
-            c->in.len = 0;
-            *len = strlen("<not RESP>");
-            return strdup("<not RESP>");
-        }
-        if (s > 0) {
-            char *r = malloc((size_t)s + 1);
-            memcpy(r, c->in.p, (size_t)s);
-            r[s] = '\0';
-            memmove(c->in.p, c->in.p + s, c->in.len - (size_t)s);
-            c->in.len -= (size_t)s;
-            *len = (size_t)s;
-            return r;
-        }
-        char tmp[65536];
-        ssize_t n = read(c->fd, tmp, sizeof(tmp));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            const char *e = n == 0 ? "<connection closed>" : "<read error or timeout>";
-            *len = strlen(e);
-            return strdup(e);
-        }
-        sb_add(&c->in, tmp, (size_t)n);
-    }
-}
-
-static void enc_cmd(sb_t *out, int argc, const char *const *argv)
-{
-    sb_printf(out, "*%d\r\n", argc);
-    for (int i = 0; i < argc; i++) {
-        sb_printf(out, "$%zu\r\n", strlen(argv[i]));
-        sb_add(out, argv[i], strlen(argv[i]));
-        sb_add(out, "\r\n", 2);
-    }
-}
-
-static char *conn_cmdv(conn_t *c, int argc, const char *const *argv, size_t *rlen)
-{
-    sb_t b = {0};
-    enc_cmd(&b, argc, argv);
-    int w = conn_write(c, b.p, b.len);
-    free(b.p);
-    if (w != 0) {
-        *rlen = strlen("<write failed>");
-        return strdup("<write failed>");
-    }
-    return conn_reply(c, rlen);
-}
-
-#define NARGS(...) ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)))
-
-/* One command on a connection; the reply's bytes (static, replaced). */
-static const char *cmdv(conn_t *c, int argc, const char *const *argv)
-{
-    static char *last;
-    free(last);
-    size_t n;
-    last = conn_cmdv(c, argc, argv, &n);
-    return last;
-}
-#define CMD(c, ...) cmdv((c), NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__})
-
-/* ------------------------------------------------------------------ */
-/* the servers                                                         */
-
-static srv_t atticdb;
-static int atticdb_up;
-static pid_t redis_pid;
-static int redis_port;
-static char redis_dir[64];
-
-static const char *redis_path(void)
-{
-    static char found[512];
-    const char *e = getenv("REDIS_SERVER");
-    if (e && *e) return access(e, X_OK) == 0 ? e : NULL;
-    const char *path = getenv("PATH");
-    char *dup = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
-    const char *res = NULL;
-    for (char *t = strtok(dup, ":"); t; t = strtok(NULL, ":")) {
-        snprintf(found, sizeof(found), "%s/redis-server", t);
-        if (access(found, X_OK) == 0) {
-            res = found;
-            break;
-        }
-    }
-    free(dup);
-    return res;
-}
-
-static int redis_start(void)
-{
-    const char *path = redis_path();
-    if (!path) return -2;
-    snprintf(redis_dir, sizeof(redis_dir), "/tmp/attic-redis-XXXXXX");
-    if (!mkdtemp(redis_dir)) return -1;
-    redis_port = srv_free_port();
-    char port[16];
-    snprintf(port, sizeof(port), "%d", redis_port);
-    pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        setpgid(0, 0);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int dn = open("/dev/null", O_RDWR);
-        if (dn >= 0) {
-            dup2(dn, 0);
-            dup2(dn, 1);
-            dup2(dn, 2);
-        }
-        execl(path, path, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-              "--dir", redis_dir, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    redis_pid = pid;
-    for (int i = 0; i < 500; i++) {
-        if (waitpid(pid, NULL, WNOHANG) == pid) break;
-        conn_t *c = conn_open(redis_port);
-        if (c) {
-            int ok = strcmp(CMD(c, "PING"), "+PONG\r\n") == 0;
-            conn_close(c);
-            if (ok) return 0;
-        }
-        usleep(10000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    redis_pid = 0;
-    return -1;
-}
-
-static void redis_stop(void)
-{
-    if (redis_pid > 0) {
-        kill(redis_pid, SIGKILL);
-        waitpid(redis_pid, NULL, 0);
-        redis_pid = 0;
-    }
-    if (redis_dir[0]) {
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", redis_dir);
-        if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", redis_dir);
-        redis_dir[0] = '\0';
-    }
-}
+#include "redis_diff.h"
 
 /* Two frontends (a WATCH must see writes made through the other), and a
  * small ring: a record may hold 64 KiB, so the limit tests stay small. */
 #define ATTIC_ARGS "--frontends 2 --ring-size 256kb --segment-size 1mb"
 
-static void start_atticdb(const char *args)
-{
-    int rc = srv_start(&atticdb, args);
-    if (rc == 0) atticdb_up = 1;
-    cr_assert_eq(rc, 0, "atticdb-server did not start");
-}
-
-static void teardown(void)
-{
-    redis_stop();
-    if (atticdb_up) {
-        srv_stop(&atticdb);
-        srv_cleanup(&atticdb);
-        atticdb_up = 0;
-    }
-    srv_cleanup_all();
-}
-
-/* ------------------------------------------------------------------ */
-/* the differential runner: connection i of Redis and of AtticDB       */
-
+/* The differential runner on two connections to each server: DC(&d, i,
+ * ...) sends on connection i of both. */
 #define NCONN 2
-
-typedef struct diff {
-    conn_t *r[NCONN], *a[NCONN];
-    int step, mismatches;
-} diff_t;
 
 static void start_both(diff_t *d)
 {
-    int rc = redis_start();
-    if (rc == -2) cr_skip_test("redis-server not found (PATH or REDIS_SERVER)");
-    cr_assert_eq(rc, 0, "redis-server did not start");
-    start_atticdb(ATTIC_ARGS);
-    memset(d, 0, sizeof(*d));
-    for (int i = 0; i < NCONN; i++) {
-        d->r[i] = conn_open(redis_port);
-        d->a[i] = conn_open(atticdb.port);
-        cr_assert(d->r[i] && d->a[i]);
-    }
+    rdiff_start_both_with(d, ATTIC_ARGS, NULL, NCONN);
 }
-
-static void end_both(diff_t *d)
-{
-    for (int i = 0; i < NCONN; i++) {
-        conn_close(d->r[i]);
-        conn_close(d->a[i]);
-    }
-    cr_assert_eq(d->mismatches, 0, "%d differences from Redis (see above)", d->mismatches);
-}
-
-static int compare(diff_t *d, int line, const char *what, const char *rr, size_t rn, const char *ar,
-                   size_t an)
-{
-    d->step++;
-    if (rn == an && memcmp(rr, ar, rn) == 0 && rr[0] != '<') return 1;
-    d->mismatches++;
-    char *er = esc(rr, rn), *ea = esc(ar, an);
-    cr_expect_fail("step %d (line %d): %s\n    redis:   %s\n    atticdb: %s", d->step, line, what,
-                   er, ea);
-    free(er);
-    free(ea);
-    return 0;
-}
-
-static int diffv(diff_t *d, int line, int ci, int argc, const char *const *argv)
-{
-    size_t rn, an;
-    char *rr = conn_cmdv(d->r[ci], argc, argv, &rn);
-    char *ar = conn_cmdv(d->a[ci], argc, argv, &an);
-    sb_t what = {0};
-    sb_printf(&what, "[conn %d]", ci);
-    for (int i = 0; i < argc; i++)
-        sb_printf(&what, " %.60s", argv[i]);
-    int eq = compare(d, line, what.p, rr, rn, ar, an);
-    free(what.p);
-    free(rr);
-    free(ar);
-    return eq;
-}
-
-/* D(&d, conn, "SET", "k", "v"): send to both, compare. */
-#define D(d, ci, ...) diffv((d), __LINE__, (ci), NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__})
-
-/* Raw bytes (a pipeline) to both; compare the next n replies. */
-static void diff_raw(diff_t *d, int line, int ci, const char *bytes, int n)
-{
-    cr_assert_eq(conn_write(d->r[ci], bytes, strlen(bytes)), 0);
-    cr_assert_eq(conn_write(d->a[ci], bytes, strlen(bytes)), 0);
-    for (int i = 0; i < n; i++) {
-        size_t rn, an;
-        char *rr = conn_reply(d->r[ci], &rn), *ar = conn_reply(d->a[ci], &an);
-        char what[64];
-        snprintf(what, sizeof(what), "[conn %d] pipeline reply %d", ci, i + 1);
-        compare(d, line, what, rr, rn, ar, an);
-        free(rr);
-        free(ar);
-    }
-}
-#define DRAW(d, ci, bytes, n) diff_raw((d), __LINE__, (ci), (bytes), (n))
 
 /* ------------------------------------------------------------------ */
 
-TestSuite(multi, .fini = teardown, .timeout = 240);
+TestSuite(multi, .fini = rdiff_teardown, .timeout = 240);
 
 Test(multi, errors_and_queueing_as_redis)
 {
     diff_t d;
     start_both(&d);
-    D(&d, 0, "FLUSHALL");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "DISCARD");
-    D(&d, 0, "EXEC", "x");
-    D(&d, 0, "MULTI", "x");
-    D(&d, 0, "WATCH");
-    D(&d, 0, "UNWATCH", "x");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "MULTI");      /* nested: an error that does not abort */
-    D(&d, 0, "WATCH", "x"); /* inside MULTI: the same */
-    D(&d, 0, "SET", "a", "1");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "DISCARD");
-    D(&d, 0, "DISCARD");
+    DC(&d, 0, "FLUSHALL");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "DISCARD");
+    DC(&d, 0, "EXEC", "x");
+    DC(&d, 0, "MULTI", "x");
+    DC(&d, 0, "WATCH");
+    DC(&d, 0, "UNWATCH", "x");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "MULTI");      /* nested: an error that does not abort */
+    DC(&d, 0, "WATCH", "x"); /* inside MULTI: the same */
+    DC(&d, 0, "SET", "a", "1");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "DISCARD");
+    DC(&d, 0, "DISCARD");
     /* Queue-time errors: EXECABORT, nothing runs. */
-    D(&d, 0, "MULTI");
-    D(&d, 0, "SET", "q", "1");
-    D(&d, 0, "NOSUCHCOMMAND", "x");
-    D(&d, 0, "SET", "q");
-    D(&d, 0, "GET", "q");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "GET", "q");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "MULTI", "x");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "DISCARD", "x");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "SET", "q", "1");
-    D(&d, 0, "EXEC", "x"); /* EXEC's own arity error ends the transaction */
-    D(&d, 0, "EXEC");
-    D(&d, 0, "GET", "q");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SET", "q", "1");
+    DC(&d, 0, "NOSUCHCOMMAND", "x");
+    DC(&d, 0, "SET", "q");
+    DC(&d, 0, "GET", "q");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "GET", "q");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "MULTI", "x");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "DISCARD", "x");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SET", "q", "1");
+    DC(&d, 0, "EXEC", "x"); /* EXEC's own arity error ends the transaction */
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "GET", "q");
     /* Runtime errors are elements of EXEC's reply. */
-    D(&d, 0, "MULTI");
-    D(&d, 0, "SET", "x", "y", "EX", "0");
-    D(&d, 0, "SET", "x", "y", "NX", "XX");
-    D(&d, 0, "INCR", "x");
-    D(&d, 0, "SET", "s", "abc");
-    D(&d, 0, "INCR", "s");
-    D(&d, 0, "GET", "s");
-    D(&d, 0, "INCRBY", "s", "notanumber");
-    D(&d, 0, "EXPIRE", "s", "100", "XX", "NX");
-    D(&d, 0, "PING");
-    D(&d, 0, "ECHO", "hello");
-    D(&d, 0, "UNWATCH");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "EXEC");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SET", "x", "y", "EX", "0");
+    DC(&d, 0, "SET", "x", "y", "NX", "XX");
+    DC(&d, 0, "INCR", "x");
+    DC(&d, 0, "SET", "s", "abc");
+    DC(&d, 0, "INCR", "s");
+    DC(&d, 0, "GET", "s");
+    DC(&d, 0, "INCRBY", "s", "notanumber");
+    DC(&d, 0, "EXPIRE", "s", "100", "XX", "NX");
+    DC(&d, 0, "PING");
+    DC(&d, 0, "ECHO", "hello");
+    DC(&d, 0, "UNWATCH");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "EXEC");
     /* Reads and writes see each other inside, in order. */
     char big[201];
     memset(big, 'B', 200);
     big[200] = '\0';
-    D(&d, 0, "MULTI");
-    D(&d, 0, "SET", "k", "v");
-    D(&d, 0, "GET", "k");
-    D(&d, 0, "APPEND", "k", big);
-    D(&d, 0, "STRLEN", "k");
-    D(&d, 0, "GET", "k");
-    D(&d, 0, "MSET", "m1", big, "m2", "2");
-    D(&d, 0, "MGET", "m1", "m2", "nokey");
-    D(&d, 0, "GETDEL", "k");
-    D(&d, 0, "EXISTS", "k", "m1");
-    D(&d, 0, "DEL", "m1", "m2", "nokey");
-    D(&d, 0, "INCR", "counter");
-    D(&d, 0, "DECRBY", "counter", "10");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "GET", "counter");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SET", "k", "v");
+    DC(&d, 0, "GET", "k");
+    DC(&d, 0, "APPEND", "k", big);
+    DC(&d, 0, "STRLEN", "k");
+    DC(&d, 0, "GET", "k");
+    DC(&d, 0, "MSET", "m1", big, "m2", "2");
+    DC(&d, 0, "MGET", "m1", "m2", "nokey");
+    DC(&d, 0, "GETDEL", "k");
+    DC(&d, 0, "EXISTS", "k", "m1");
+    DC(&d, 0, "DEL", "m1", "m2", "nokey");
+    DC(&d, 0, "INCR", "counter");
+    DC(&d, 0, "DECRBY", "counter", "10");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "GET", "counter");
     /* DISCARD changes nothing. */
-    D(&d, 0, "MULTI");
-    D(&d, 0, "SET", "discarded", "1");
-    D(&d, 0, "DISCARD");
-    D(&d, 0, "GET", "discarded");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SET", "discarded", "1");
+    DC(&d, 0, "DISCARD");
+    DC(&d, 0, "GET", "discarded");
     /* A pipeline of a whole transaction. */
     DRAW(&d, 0,
          "MULTI\r\nSET p 1\r\nINCR p\r\nGET p\r\nEXEC\r\nGET p\r\n"
          "*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nq\r\n$3\r\nabc\r\n*1\r\n$4\r\nEXEC\r\n",
          9);
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 Test(multi, select_inside_and_outside_multi)
 {
     diff_t d;
     start_both(&d);
-    D(&d, 0, "FLUSHALL");
-    D(&d, 0, "SELECT", "16");
-    D(&d, 0, "SELECT", "15");
-    D(&d, 0, "SELECT", "-1");
-    D(&d, 0, "SELECT", "x");
-    D(&d, 0, "SELECT", "1.5");
-    D(&d, 0, "SELECT", "99999999999");
-    D(&d, 0, "SET", "k", "fifteen");
-    D(&d, 0, "SELECT", "0");
-    D(&d, 0, "GET", "k");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "SET", "k", "zero");
-    D(&d, 0, "SELECT", "1");
-    D(&d, 0, "SET", "k", "one");
-    D(&d, 0, "SELECT", "99");
-    D(&d, 0, "SELECT", "x");
-    D(&d, 0, "GET", "k");
-    D(&d, 0, "SELECT", "0");
-    D(&d, 0, "GET", "k");
-    D(&d, 0, "SELECT", "15");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "GET", "k"); /* the connection is in 15 now */
-    D(&d, 0, "SELECT", "1");
-    D(&d, 0, "GET", "k");
-    D(&d, 0, "DBSIZE");
+    DC(&d, 0, "FLUSHALL");
+    DC(&d, 0, "SELECT", "16");
+    DC(&d, 0, "SELECT", "15");
+    DC(&d, 0, "SELECT", "-1");
+    DC(&d, 0, "SELECT", "x");
+    DC(&d, 0, "SELECT", "1.5");
+    DC(&d, 0, "SELECT", "99999999999");
+    DC(&d, 0, "SET", "k", "fifteen");
+    DC(&d, 0, "SELECT", "0");
+    DC(&d, 0, "GET", "k");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SET", "k", "zero");
+    DC(&d, 0, "SELECT", "1");
+    DC(&d, 0, "SET", "k", "one");
+    DC(&d, 0, "SELECT", "99");
+    DC(&d, 0, "SELECT", "x");
+    DC(&d, 0, "GET", "k");
+    DC(&d, 0, "SELECT", "0");
+    DC(&d, 0, "GET", "k");
+    DC(&d, 0, "SELECT", "15");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "GET", "k"); /* the connection is in 15 now */
+    DC(&d, 0, "SELECT", "1");
+    DC(&d, 0, "GET", "k");
+    DC(&d, 0, "DBSIZE");
     /* Per-database keyspace commands. */
-    D(&d, 0, "SET", "e", "1");
-    D(&d, 0, "EXPIRE", "e", "1000");
-    D(&d, 0, "PERSIST", "e");
-    D(&d, 0, "EXISTS", "e", "k");
-    D(&d, 0, "DEL", "e");
-    D(&d, 1, "SELECT", "1");
-    D(&d, 1, "GET", "k");
-    D(&d, 1, "INCR", "n1");
-    D(&d, 0, "GET", "n1");
-    D(&d, 0, "SELECT", "0");
-    D(&d, 0, "GET", "n1");
-    D(&d, 0, "DBSIZE");
+    DC(&d, 0, "SET", "e", "1");
+    DC(&d, 0, "EXPIRE", "e", "1000");
+    DC(&d, 0, "PERSIST", "e");
+    DC(&d, 0, "EXISTS", "e", "k");
+    DC(&d, 0, "DEL", "e");
+    DC(&d, 1, "SELECT", "1");
+    DC(&d, 1, "GET", "k");
+    DC(&d, 1, "INCR", "n1");
+    DC(&d, 0, "GET", "n1");
+    DC(&d, 0, "SELECT", "0");
+    DC(&d, 0, "GET", "n1");
+    DC(&d, 0, "DBSIZE");
     /* SELECT queued before an EXECABORT changes nothing. */
-    D(&d, 0, "MULTI");
-    D(&d, 0, "SELECT", "2");
-    D(&d, 0, "BADCOMMAND");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "GET", "k");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SELECT", "2");
+    DC(&d, 0, "BADCOMMAND");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "GET", "k");
     /* ... nor before a DISCARD. */
-    D(&d, 0, "MULTI");
-    D(&d, 0, "SELECT", "2");
-    D(&d, 0, "DISCARD");
-    D(&d, 0, "GET", "k");
-    end_both(&d);
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SELECT", "2");
+    DC(&d, 0, "DISCARD");
+    DC(&d, 0, "GET", "k");
+    rdiff_end_both(&d);
 }
 
 Test(multi, watch_as_redis)
 {
     diff_t d;
     start_both(&d);
-    D(&d, 0, "FLUSHALL");
-    D(&d, 0, "SET", "k", "1");
+    DC(&d, 0, "FLUSHALL");
+    DC(&d, 0, "SET", "k", "1");
     /* Another connection changes the key. */
-    D(&d, 0, "WATCH", "k");
-    D(&d, 1, "SET", "k", "2");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "INCR", "n");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "GET", "n");
+    DC(&d, 0, "WATCH", "k");
+    DC(&d, 1, "SET", "k", "2");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "INCR", "n");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "GET", "n");
     /* EXEC unwatched: the next one runs. */
-    D(&d, 0, "MULTI");
-    D(&d, 0, "INCR", "n");
-    D(&d, 0, "EXEC");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "INCR", "n");
+    DC(&d, 0, "EXEC");
     /* Reads and other keys do not dirty it; an empty EXEC runs. */
-    D(&d, 0, "WATCH", "k", "k", "k2");
-    D(&d, 1, "GET", "k");
-    D(&d, 1, "SET", "other", "1");
-    D(&d, 1, "DEL", "nokey");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "k", "k", "k2");
+    DC(&d, 1, "GET", "k");
+    DC(&d, 1, "SET", "other", "1");
+    DC(&d, 1, "DEL", "nokey");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "EXEC");
     /* The connection's own write dirties it; the empty EXEC is null. */
-    D(&d, 0, "WATCH", "k");
-    D(&d, 0, "SET", "k", "3");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "k");
+    DC(&d, 0, "SET", "k", "3");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "EXEC");
     /* UNWATCH, DISCARD and EXECABORT drop the watch. */
-    D(&d, 0, "WATCH", "k");
-    D(&d, 1, "SET", "k", "4");
-    D(&d, 0, "UNWATCH");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "PING");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "WATCH", "k");
-    D(&d, 1, "SET", "k", "5");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "DISCARD");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "PING");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "WATCH", "k");
-    D(&d, 1, "SET", "k", "6");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "NOSUCH");
-    D(&d, 0, "EXEC"); /* EXECABORT wins over the dirty watch */
-    D(&d, 0, "MULTI");
-    D(&d, 0, "PING");
-    D(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "k");
+    DC(&d, 1, "SET", "k", "4");
+    DC(&d, 0, "UNWATCH");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "PING");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "k");
+    DC(&d, 1, "SET", "k", "5");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "DISCARD");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "PING");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "k");
+    DC(&d, 1, "SET", "k", "6");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "NOSUCH");
+    DC(&d, 0, "EXEC"); /* EXECABORT wins over the dirty watch */
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "PING");
+    DC(&d, 0, "EXEC");
     /* UNWATCH inside MULTI is queued and does not save the transaction. */
-    D(&d, 0, "WATCH", "k");
-    D(&d, 1, "APPEND", "k", "x");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "UNWATCH");
-    D(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "k");
+    DC(&d, 1, "APPEND", "k", "x");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "UNWATCH");
+    DC(&d, 0, "EXEC");
     /* WATCH accumulates; a key is judged from when it was watched. */
-    D(&d, 0, "WATCH", "a");
-    D(&d, 1, "SET", "b", "1");
-    D(&d, 0, "WATCH", "b");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "SET", "ab", "ok");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "WATCH", "a");
-    D(&d, 0, "WATCH", "b");
-    D(&d, 1, "SET", "a", "1");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "SET", "ab", "no");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "GET", "ab");
+    DC(&d, 0, "WATCH", "a");
+    DC(&d, 1, "SET", "b", "1");
+    DC(&d, 0, "WATCH", "b");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SET", "ab", "ok");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "a");
+    DC(&d, 0, "WATCH", "b");
+    DC(&d, 1, "SET", "a", "1");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SET", "ab", "no");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "GET", "ab");
     /* The key's database counts. */
-    D(&d, 0, "SELECT", "3");
-    D(&d, 0, "WATCH", "k");
-    D(&d, 1, "SET", "k", "db0");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "PING");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "WATCH", "k");
-    D(&d, 1, "SELECT", "3");
-    D(&d, 1, "SET", "k", "db3");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "PING");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "SELECT", "0");
-    D(&d, 1, "SELECT", "0");
+    DC(&d, 0, "SELECT", "3");
+    DC(&d, 0, "WATCH", "k");
+    DC(&d, 1, "SET", "k", "db0");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "PING");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "k");
+    DC(&d, 1, "SELECT", "3");
+    DC(&d, 1, "SET", "k", "db3");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "PING");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "SELECT", "0");
+    DC(&d, 1, "SELECT", "0");
     /* Every kind of change. */
     const char *const changes[][4] = {
         {"DEL", "k", NULL},  {"EXPIRE", "k", "1000", NULL}, {"PERSIST", "k", NULL},
         {"INCR", "k", NULL}, {"GETDEL", "k", NULL},         {"MSET", "z", "1", "k"},
     };
     for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
-        D(&d, 0, "SET", "k", "7", "EX", "1000");
-        D(&d, 0, "WATCH", "k");
+        DC(&d, 0, "SET", "k", "7", "EX", "1000");
+        DC(&d, 0, "WATCH", "k");
         int n = 0;
         while (n < 4 && changes[i][n])
             n++;
@@ -684,47 +292,47 @@ Test(multi, watch_as_redis)
         for (int j = 0; j < n; j++)
             argv[j] = changes[i][j];
         if (i == 5) argv[n++] = "8";
-        diffv(&d, __LINE__, 1, n, argv);
-        D(&d, 0, "MULTI");
-        D(&d, 0, "PING");
-        D(&d, 0, "EXEC");
+        rdiff_cmd(&d, __LINE__, 1, RDIFF_EXACT, n, argv, NULL);
+        DC(&d, 0, "MULTI");
+        DC(&d, 0, "PING");
+        DC(&d, 0, "EXEC");
     }
     /* FLUSHALL dirties a watched key that existed, not one that did not. */
-    D(&d, 0, "SET", "k", "1");
-    D(&d, 0, "WATCH", "k");
-    D(&d, 1, "FLUSHALL");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "PING");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "WATCH", "nokey");
-    D(&d, 1, "FLUSHALL");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "PING");
-    D(&d, 0, "EXEC");
+    DC(&d, 0, "SET", "k", "1");
+    DC(&d, 0, "WATCH", "k");
+    DC(&d, 1, "FLUSHALL");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "PING");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "nokey");
+    DC(&d, 1, "FLUSHALL");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "PING");
+    DC(&d, 0, "EXEC");
     /* Expiry: a key that expires while watched dirties it; one already
      * expired when watched does not. */
-    D(&d, 0, "SET", "t", "v", "PX", "1000");
-    D(&d, 0, "WATCH", "t");
+    DC(&d, 0, "SET", "t", "v", "PX", "1000");
+    DC(&d, 0, "WATCH", "t");
     usleep(1500 * 1000);
-    D(&d, 0, "MULTI");
-    D(&d, 0, "PING");
-    D(&d, 0, "EXEC");
-    D(&d, 0, "SET", "t", "v", "PX", "50");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "PING");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "SET", "t", "v", "PX", "50");
     usleep(300 * 1000);
-    D(&d, 0, "WATCH", "t");
-    D(&d, 0, "MULTI");
-    D(&d, 0, "PING");
-    D(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "t");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "PING");
+    DC(&d, 0, "EXEC");
     /* SELECT inside a transaction that WATCH aborts does not switch. */
-    D(&d, 0, "SET", "k", "1");
-    D(&d, 0, "WATCH", "k");
-    D(&d, 1, "SET", "k", "2");
+    DC(&d, 0, "SET", "k", "1");
+    DC(&d, 0, "WATCH", "k");
+    DC(&d, 1, "SET", "k", "2");
     DRAW(&d, 0, "MULTI\r\nSELECT 4\r\nSET s4 1\r\nEXEC\r\nSET s0 1\r\nDBSIZE\r\n", 6);
-    D(&d, 0, "WATCH", "k");
+    DC(&d, 0, "WATCH", "k");
     DRAW(&d, 0, "MULTI\r\nSELECT 4\r\nSET s4 1\r\nEXEC\r\nSET s4b 1\r\nDBSIZE\r\n", 6);
-    D(&d, 0, "SELECT", "0");
-    D(&d, 0, "DBSIZE");
-    end_both(&d);
+    DC(&d, 0, "SELECT", "0");
+    DC(&d, 0, "DBSIZE");
+    rdiff_end_both(&d);
 }
 
 /* Seeded random sequences of transactions and plain commands on two
@@ -737,7 +345,7 @@ Test(multi, random_sequences_as_redis)
         getenv("ATTIC_SEED") ? (unsigned)atoi(getenv("ATTIC_SEED")) : (unsigned)time(NULL);
     srandom(seed);
     fprintf(stderr, "multi random: seed %u (ATTIC_SEED=%u to repeat)\n", seed, seed);
-    D(&d, 0, "FLUSHALL");
+    DC(&d, 0, "FLUSHALL");
     static const char *const keys[] = {"a", "b", "c", "d"};
     for (int step = 0; step < 600 && !d.mismatches; step++) {
         int ci = (int)(random() % NCONN);
@@ -825,10 +433,10 @@ Test(multi, random_sequences_as_redis)
             argv[argc++] = random() % 10 ? "PING" : "FLUSHALL";
             break;
         }
-        if (!diffv(&d, __LINE__, ci, argc, argv))
+        if (!rdiff_cmd(&d, __LINE__, ci, RDIFF_EXACT, argc, argv, NULL))
             cr_expect_fail("random run diverged at step %d (seed %u)", step, seed);
     }
-    end_both(&d);
+    rdiff_end_both(&d);
 }
 
 /* ------------------------------------------------------------------ */
@@ -888,11 +496,11 @@ static const char *cmd_raw(redisContext *c, const char *fmt, ...)
  * does not abort it. */
 Test(multi, watch_sees_writes_of_every_frontend)
 {
-    start_atticdb(ATTIC_ARGS);
+    rdiff_start_atticdb_args(ATTIC_ARGS);
     redisContext *c[16];
     int fe[16], n = 0, watcher = -1, same = -1, other = -1;
     for (; n < 16 && (watcher < 0 || same < 0 || other < 0); n++) {
-        c[n] = srv_connect(&atticdb);
+        c[n] = srv_connect(&rdiff_atticdb);
         cr_assert_not_null(c[n]);
         fe[n] = frontend_of(c[n]);
         if (watcher < 0)
@@ -967,8 +575,8 @@ Test(multi, watch_sees_writes_of_every_frontend)
 
 Test(multi, transaction_larger_than_a_record_is_refused_whole)
 {
-    start_atticdb(ATTIC_ARGS); /* a record holds 64 KiB */
-    redisContext *c = srv_connect(&atticdb);
+    rdiff_start_atticdb_args(ATTIC_ARGS); /* a record holds 64 KiB */
+    redisContext *c = srv_connect(&rdiff_atticdb);
     char *val = malloc(4001);
     memset(val, 'v', 4000);
     val[4000] = '\0';
@@ -1007,18 +615,18 @@ Test(multi, transaction_larger_than_a_record_is_refused_whole)
 
 Test(multi, closing_the_connection_drops_the_transaction)
 {
-    start_atticdb(ATTIC_ARGS);
-    redisContext *a = srv_connect(&atticdb), *b = srv_connect(&atticdb);
+    rdiff_start_atticdb_args(ATTIC_ARGS);
+    redisContext *a = srv_connect(&rdiff_atticdb), *b = srv_connect(&rdiff_atticdb);
     cr_assert_str_eq(cmd_raw(a, "MULTI"), "+OK");
     cr_assert_str_eq(cmd_raw(a, "SET dropped 1"), "+QUEUED");
     redisFree(a);
     usleep(100 * 1000);
     cr_assert_str_eq(cmd_raw(b, "GET dropped"), "(nil)");
     /* A pipeline cut before EXEC. */
-    conn_t *raw = conn_open(atticdb.port);
+    wire_conn_t *raw = wire_open(rdiff_atticdb.port, 10);
     const char *p = "MULTI\r\nSET dropped2 1\r\n";
-    cr_assert_eq(conn_write(raw, p, strlen(p)), 0);
-    conn_close(raw);
+    cr_assert_eq(wire_write(raw, p, strlen(p)), 0);
+    wire_close(raw);
     usleep(100 * 1000);
     cr_assert_str_eq(cmd_raw(b, "GET dropped2"), "(nil)");
     redisFree(b);
@@ -1026,8 +634,8 @@ Test(multi, closing_the_connection_drops_the_transaction)
 
 Test(multi, databases_survive_a_restart)
 {
-    start_atticdb(ATTIC_ARGS);
-    redisContext *c = srv_connect(&atticdb);
+    rdiff_start_atticdb_args(ATTIC_ARGS);
+    redisContext *c = srv_connect(&rdiff_atticdb);
     for (int db = 0; db < 16; db += 5) {
         cr_assert_str_eq(cmd_raw(c, "SELECT %d", db), "+OK");
         cr_assert_str_eq(cmd_raw(c, "SET k value-of-db-%d-which-is-longer-than-24", db), "+OK");
@@ -1044,11 +652,9 @@ Test(multi, databases_survive_a_restart)
     cr_assert_str_eq(cmd_raw(c, "EXEC"), "*4");
     cr_assert_str_eq(cmd_raw(c, "SET after-exec in8"), "+OK");
     redisFree(c);
-    cr_assert_eq(srv_stop(&atticdb), 0);
-    atticdb_up = 0;
-    cr_assert_eq(srv_restart(&atticdb), 0);
-    atticdb_up = 1;
-    c = srv_connect(&atticdb);
+    cr_assert_eq(srv_stop(&rdiff_atticdb), 0);
+    cr_assert_eq(srv_restart(&rdiff_atticdb), 0);
+    c = srv_connect(&rdiff_atticdb);
     for (int db = 0; db < 16; db += 5) {
         cr_assert_str_eq(cmd_raw(c, "SELECT %d", db), "+OK");
         char want[64];
