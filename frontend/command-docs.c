@@ -418,6 +418,29 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "em\r\n$5\r\nsince\r\n$5\r\n2.6.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
         "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         159},
+    {"shutdown",
+        "*10\r\n$8\r\nshutdown\r\n:-1\r\n~6\r\n+admin\r\n+noscript\r\n"
+        "+loading\r\n+stale\r\n+no_multi\r\n+allow_busy\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        147,
+        "%5\r\n$7\r\nsummary\r\n$144\r\nStop the whole server in order: in-flight writes finish and "
+        "are synced (every acknowledged write is already in the log, so SAVE changes nothing)\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*4\r\n%4\r\n"
+        "$4\r\nname\r\n$11\r\nnosave_save\r\n$4\r\ntype\r\n$5\r\noneof\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$6\r\nnosave\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$6\r\nNOSAVE\r\n%3\r\n$4\r\nname\r\n$4\r\nsave\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nSAVE\r\n"
+        "%5\r\n$4\r\nname\r\n$3\r\nnow\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nNOW\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$5\r\nforce\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nFORCE\r\n"
+        "$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%5\r\n$4\r\nname\r\n$5\r\nabort\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$5\r\nABORT\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n",
+        868},
     {"slowlog",
         "*10\r\n$7\r\nslowlog\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
         "+@slow\r\n~0\r\n~0\r\n*4\r\n*10\r\n$13\r\nslowlog|reset\r\n:2\r\n"
