@@ -696,10 +696,14 @@ int fe_protected_refuse(fe_t *fe, const struct sockaddr *sa)
     if (!fe->protected_mode) return 0;
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) return 0;
+        if ((ntohl(in->sin_addr.s_addr) >> 24) == 127 &&
+            in->sin_addr.s_addr != fe->test_remote_addr)
+            return 0;
     } else if (sa->sa_family == AF_INET6) {
         const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
         if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr)) return 0;
+        /* 127.x.y.z reaching a dual-stack socket: loopback too. */
+        if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127) return 0;
     } else {
         return 0; /* the unix socket */
     }

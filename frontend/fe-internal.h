@@ -165,6 +165,10 @@ typedef struct fe {
     uint64_t qbuf_limit, obuf_hard, obuf_soft;
     int64_t obuf_soft_seconds;
     int protected_mode;
+    /* Test hook (ATTICDB_TEST_REMOTE_ADDR): clients from this IPv4 address,
+     * network order, count as remote, so protected mode can be tested over
+     * loopback only. 0 = none. */
+    uint32_t test_remote_addr;
     shm_fe_stats_t *stats;    /* this frontend's command statistics */
     uint64_t stat_epoch;      /* the RESETSTAT epoch stats belong to */
     struct event *ev_reap;    /* one-shot: close the connections fe_conn_kill doomed */

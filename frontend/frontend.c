@@ -920,6 +920,10 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
     fe->limits.max_bulk_len = cfg->proto_max_bulk_len;
     fe->limits.max_args = cfg->max_args;
     fe->limits.max_inline_len = cfg->max_inline_len;
+    const char *remote = getenv("ATTICDB_TEST_REMOTE_ADDR");
+    struct in_addr remote_addr;
+    if (remote && inet_pton(AF_INET, remote, &remote_addr) == 1)
+        fe->test_remote_addr = remote_addr.s_addr;
     uint32_t inc = atomic_load(&shm->fe[slot].incarnation);
     /* Read ids carry the incarnation, so a reply the store meant for our
      * predecessor can never match a request of ours. */

@@ -19,7 +19,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -1106,21 +1105,30 @@ Test(conn, slowlog, .fini = teardown)
 /* ------------------------------------------------------------------ */
 /* protected mode, binds and limits                                    */
 
-/* A local IPv4 address that is not loopback, or "" if the machine has
- * none (then connections to it come from that address: not local). */
-static void non_loopback_addr(char *out, size_t n)
+/* Tests talk to loopback addresses only. The server treats clients from
+ * REMOTE_IP as remote (ATTICDB_TEST_REMOTE_ADDR, a test hook), and the test
+ * connects from that address, so protected mode shows without a real
+ * non-loopback address. */
+#define REMOTE_IP "127.0.0.2"
+
+static raw_t *raw_open_from(const char *src, int port)
 {
-    out[0] = '\0';
-    struct ifaddrs *ifs;
-    if (getifaddrs(&ifs) != 0) return;
-    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET) continue;
-        struct sockaddr_in *in = (struct sockaddr_in *)i->ifa_addr;
-        if ((ntohl(in->sin_addr.s_addr) >> 24) == 127) continue;
-        inet_ntop(AF_INET, &in->sin_addr, out, (socklen_t)n);
-        break;
+    struct sockaddr_in from = {.sin_family = AF_INET};
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, src, &from.sin_addr);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return NULL;
+    if (bind(fd, (struct sockaddr *)&from, sizeof(from)) != 0 ||
+        connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
+        close(fd);
+        return NULL;
     }
-    freeifaddrs(ifs);
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    raw_t *r = calloc(1, sizeof(*r));
+    r->fd = fd;
+    return r;
 }
 
 static const char DENIED[] =
@@ -1139,17 +1147,13 @@ static const char DENIED[] =
 
 Test(conn, protected_mode, .fini = teardown)
 {
-    char ip[64];
-    non_loopback_addr(ip, sizeof(ip));
-    if (!ip[0])
-        cr_skip_test("no non-loopback IPv4 address on this machine: protected mode can't be seen");
-    char extra[128];
-    snprintf(extra, sizeof(extra), "--frontends 2 --bind 127.0.0.1 %s", ip);
-    start(extra);
+    setenv("ATTICDB_TEST_REMOTE_ADDR", REMOTE_IP, 1);
+    start("--frontends 2");
+    unsetenv("ATTICDB_TEST_REMOTE_ADDR");
     /* several connections, so both frontends refuse */
     for (int i = 0; i < 4; i++) {
-        raw_t *x = raw_open_addr(ip, S.port);
-        cr_assert_not_null(x, "connect to %s", ip);
+        raw_t *x = raw_open_from(REMOTE_IP, S.port);
+        cr_assert_not_null(x, "connect from %s", REMOTE_IP);
         raw_send(x, "PING\r\n", 6);
         char *r = raw_read(x, 1);
         cr_expect_str_eq(r, DENIED);
@@ -1161,14 +1165,14 @@ Test(conn, protected_mode, .fini = teardown)
     cr_expect_str_eq(cmd(lo, "PING"), "+PONG\r\n");
     cr_expect_str_eq(cmd(lo, "CONFIG SET protected-mode no"), "+OK\r\n");
     for (int i = 0; i < 4; i++) {
-        raw_t *x = raw_open_addr(ip, S.port);
+        raw_t *x = raw_open_from(REMOTE_IP, S.port);
         cr_expect_str_eq(cmd(x, "PING"), "+PONG\r\n");
         raw_close(x);
     }
     /* with a password the non-loopback client is let in, to AUTH */
     cmd(lo, "CONFIG SET protected-mode yes");
     cmd(lo, "CONFIG SET requirepass pw");
-    raw_t *x = raw_open_addr(ip, S.port);
+    raw_t *x = raw_open_from(REMOTE_IP, S.port);
     cr_expect_str_eq(cmd(x, "PING"), "-NOAUTH Authentication required.\r\n");
     cr_expect_str_eq(cmd(x, "AUTH pw"), "+OK\r\n");
     raw_close(x);
