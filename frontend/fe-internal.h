@@ -62,6 +62,11 @@ typedef struct fe_conn {
     buf_t out;         /* reply bytes not yet written */
     size_t out_off;
     fe_reply_t *head, *tail; /* replies in request order */
+    /* The oldest FE_WAIT_DURABLE entry, NULL = none. Writes become durable
+     * in LSN order, which is their order here, so a wake-up resolves from
+     * this entry on and stops at the first one still waiting, whatever
+     * reads wait between them (no walk over a deep pipeline of reads). */
+    fe_reply_t *wait_durable;
     uint32_t npending;
     uint64_t last_write_end; /* reads wait for the store to pass this */
     /* Reads sent to the store and not answered yet. A write that follows

@@ -165,6 +165,9 @@ void fe_wait_store(fe_t *fe, fe_reply_t *r, uint8_t kind, uint64_t id)
 
 void fe_wait_durable(fe_t *fe, fe_reply_t *r, uint64_t lsn_end)
 {
+    /* r is the newest entry of its connection (just pushed): the cursor
+     * only needs setting when no older write waits. */
+    if (!r->conn->wait_durable) r->conn->wait_durable = r;
     r->state = FE_WAIT_DURABLE;
     r->is_write = 1;
     r->lsn_end = lsn_end;
@@ -247,32 +250,43 @@ static uint64_t fe_collect_durable(fe_t *fe)
     uint64_t done = 0, now = 0;
     for (fe_conn_t *c = fe->wlist, *next; c; c = next) {
         next = c->wnext;
-        for (fe_reply_t *r = c->head; r; r = r->next) {
-            if (r->state == FE_WAIT_DURABLE && r->lsn_end <= durable) {
-                r->state = FE_READY;
-                fe->nwaiting--;
-                done++;
-                stat_ready(fe, r, &now);
-            } else if (failed && r->is_write && r->state != FE_READY && r->lsn_end > durable) {
-                /* Never to become durable: say so instead of OK (contract 6). */
-                if (r->state == FE_WAIT_STORE) map_take(fe, r->kind, r->id);
-                size_t n;
-                const char *m = logger_failed_reply(fe, &n);
-                char *copy = malloc(n);
-                if (!copy) abort();
-                memcpy(copy, m, n);
-                r->data = copy;
-                r->len = (uint32_t)n;
-                r->owns_data = 1;
-                r->state = FE_READY;
-                fe->nwaiting--;
-                done++;
-                stat_ready(fe, r, &now);
-            } else if (r->state == FE_WAIT_DURABLE && !failed) {
-                /* A connection's records are in LSN order: nothing after
-                 * this one is durable either. */
-                break;
+        if (failed) {
+            for (fe_reply_t *r = c->head; r; r = r->next) {
+                if (r->state == FE_WAIT_DURABLE && r->lsn_end <= durable) {
+                    r->state = FE_READY;
+                    fe->nwaiting--;
+                    done++;
+                    stat_ready(fe, r, &now);
+                } else if (r->is_write && r->state != FE_READY && r->lsn_end > durable) {
+                    /* Never to become durable: say so instead of OK
+                     * (contract 6). */
+                    if (r->state == FE_WAIT_STORE) map_take(fe, r->kind, r->id);
+                    size_t n;
+                    const char *m = logger_failed_reply(fe, &n);
+                    char *copy = malloc(n);
+                    if (!copy) abort();
+                    memcpy(copy, m, n);
+                    r->data = copy;
+                    r->len = (uint32_t)n;
+                    r->owns_data = 1;
+                    r->state = FE_READY;
+                    fe->nwaiting--;
+                    done++;
+                    stat_ready(fe, r, &now);
+                }
             }
+            c->wait_durable = NULL;
+        } else {
+            fe_reply_t *r = c->wait_durable;
+            while (r && r->lsn_end <= durable) {
+                r->state = FE_READY;
+                fe->nwaiting--;
+                done++;
+                stat_ready(fe, r, &now);
+                do r = r->next;
+                while (r && r->state != FE_WAIT_DURABLE);
+            }
+            c->wait_durable = r;
         }
         conn_collect(c);
         conn_flush(c);
@@ -353,11 +367,7 @@ static int fe_has_completion(fe_t *fe)
      * answer, so reporting a completion here would spin forever. */
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
     for (fe_conn_t *c = fe->wlist; c; c = c->wnext)
-        for (fe_reply_t *r = c->head; r; r = r->next)
-            if (r->state == FE_WAIT_DURABLE) {
-                if (r->lsn_end <= durable) return 1;
-                break;
-            }
+        if (c->wait_durable && c->wait_durable->lsn_end <= durable) return 1;
     return 0;
 }
 
