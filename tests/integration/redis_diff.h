@@ -1,8 +1,9 @@
 /*
  * redis_diff.h - differential testing against a real Redis 7: the one module
  * behind every integration test that compares AtticDB's replies with
- * redis-server's (test_commands, test_cmds_keyspace, test_cmds_strings,
- * test_multi, and the seeded random test_diff).
+ * redis-server's (test_cmds_basic, test_cmds_expiry, test_cmds_pipeline,
+ * test_cmds_tools, test_cmds_keyspace, test_cmds_strings, test_multi, and
+ * the seeded random test_diff).
  *
  *   wire_*   a growable buffer, a printable escape of binary data, raw RESP
  *            connections whose replies are kept as the exact bytes received,
@@ -284,6 +285,13 @@ static inline void rdiff_start_both_with(diff_t *d, const char *atticdb_args,
 static inline void rdiff_start_both(diff_t *d)
 {
     rdiff_start_both_with(d, "--frontends 2", NULL, 1);
+}
+
+/* The value of an integer reply (as ONE returns it); asserts it is one. */
+static inline long long reply_int(const char *r)
+{
+    cr_assert(r[0] == ':', "expected an integer reply, got %s", r);
+    return strtoll(r + 1, NULL, 10);
 }
 
 /* Close the connections; fail the test if any reply differed. */
