@@ -808,3 +808,12 @@ int resp3_to_resp2(const char *in, size_t n, buf_t *out)
         p = down_resp3(p, end, out, 0);
     return p == end ? 0 : -1;
 }
+
+size_t resp_error_clean(char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\r' || s[n - 1] == '\n')) s[--n] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '\r' || s[i] == '\n') s[i] = ' ';
+    return n;
+}

@@ -75,6 +75,11 @@ int64_t resp_parse(const resp_limits_t *lim, const char *buf, size_t len, resp_c
 /* Reply writers: append one RESP2 value to b. A simple string or error is
  * one line, so CR and LF in s are written as spaces; resp_bulk_cstr(b, NULL)
  * writes the null bulk, as Redis' addReplyBulkCString() does. */
+/* Make the NUL-terminated error text s safe to send as one line, as Redis
+ * does with the errors it formats: CR and LF at its end are dropped, the
+ * others become spaces. Returns the new length. */
+size_t resp_error_clean(char *s);
+
 void resp_simple(buf_t *b, const char *s);                 /* +s\r\n */
 void resp_error(buf_t *b, const char *s);                  /* -s\r\n */
 void resp_integer(buf_t *b, long long v);                  /* :v\r\n */

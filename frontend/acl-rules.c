@@ -732,8 +732,7 @@ int acl_setuser(acl_table_t *t, const char *name, size_t nlen, int nrules, const
         if (apply_rule(u, rules[i], lens[i], &why) != 0) {
             snprintf(err, errlen, "ERR Error in ACL SETUSER modifier '%.*s': %s",
                      (int)(lens[i] > 128 ? 128 : lens[i]), rules[i], why);
-            for (char *p = err; *p; p++)
-                if (*p == '\r' || *p == '\n') *p = ' ';
+            resp_error_clean(err);
             user_free(u);
             return -1;
         }

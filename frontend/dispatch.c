@@ -35,8 +35,9 @@ static void reply_static(fe_conn_t *c, const char *s)
     fe_reply_ready_static(c, s, strlen(s));
 }
 
-/* An error reply built with printf; newlines in it become spaces, as Redis
- * does, so a client can't break the protocol through an echoed argument. */
+/* An error reply built with printf, cleaned as Redis cleans its own
+ * (resp_error_clean), so a client can't break the protocol through an
+ * echoed argument. */
 static void reply_errorf(fe_conn_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void reply_errorf(fe_conn_t *c, const char *fmt, ...)
 {
@@ -45,8 +46,7 @@ static void reply_errorf(fe_conn_t *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    for (char *p = msg; *p; p++)
-        if (*p == '\r' || *p == '\n') *p = ' ';
+    resp_error_clean(msg);
     buf_t b;
     buf_init(&b);
     resp_error(&b, msg);

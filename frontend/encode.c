@@ -89,8 +89,7 @@ int fe_enc_fail(fe_enc_t *e, const char *fmt, ...)
         e->err = big;
     }
     e->err[0] = '-';
-    for (char *p = e->err + 1; *p; p++)
-        if (*p == '\r' || *p == '\n') *p = ' ';
+    n = (int)resp_error_clean(e->err + 1);
     memcpy(e->err + 1 + n, "\r\n", 3);
     return -1;
 }

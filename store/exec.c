@@ -41,7 +41,10 @@
  * watched key:
  *   1. its slot's LSN is >= watch_lsn (changed since the WATCH), or its slot
  *      was evicted and the bucket evicted something at or after watch_lsn;
- *   2. its database was swapped at or after watch_lsn;
+ *   2. its database was swapped at or after watch_lsn and the key exists
+ *      (by the apply clock) in it or in the database it was swapped with
+ *      (Redis: the key existed on either side of the swap); two swaps of
+ *      it since, or a later swap of the partner, count as dirty;
  *   3. its database was flushed at or after watch_lsn and the key was live
  *      at the WATCH (present, not expired at watch_time_ms) - or that can't
  *      be known because its slot was evicted;
@@ -55,8 +58,8 @@
  * under rules 1 and 3; under rule 4 an evicted slot means no abort. The
  * differences from Redis that remain: a watched key that expires while its
  * slot has been evicted (by four later changes of other keys in its bucket)
- * does not abort EXEC; SWAPDB aborts even when the watched key was in
- * neither database; a change of another key of the same bucket, or a
+ * does not abort EXEC; a watched key that existed at a SWAPDB but expired
+ * before EXEC does not abort it (Redis looks at the swap's moment); a change of another key of the same bucket, or a
  * flush, can add an abort; the table is not in a checkpoint (there are
  * none yet): one would have to hold it, or replay would start without it.
  * Cost: st_key_changed hashes the key and looks it up once more; applying
@@ -103,7 +106,9 @@ typedef struct st_watch {
     watch_bucket_t *b;
     uint64_t mask;
     watch_point_t cur;                     /* the change being recorded */
-    uint64_t swap_lsn1[WATCH_MAX_DBS];     /* by database number */
+    uint64_t swap_lsn1[WATCH_MAX_DBS];     /* by database number: last SWAPDB */
+    uint64_t swap_prev_lsn1[WATCH_MAX_DBS]; /* ... and the one before */
+    uint32_t swap_partner[WATCH_MAX_DBS];  /* the other database of the last */
     watch_point_t flush[WATCH_MAX_DBS][2]; /* by identity: last, previous */
     cmd_id_t nested_op;                    /* op of the nested command running */
     rec_arg_t *outer, *nested;             /* decoded arguments (ctx->args is shared) */
@@ -232,7 +237,10 @@ void st_db_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum)
     if (current_op(w, a) == CMD_SWAPDB) {
         /* The contents keep their identity (and their slots); a WATCH of
          * this database number sees other contents from now on. */
+        w->swap_prev_lsn1[dbnum] = w->swap_lsn1[dbnum];
         w->swap_lsn1[dbnum] = at.lsn1;
+        uint32_t x = cmd_get_u32(a->argv[0].ptr), y = cmd_get_u32(a->argv[1].ptr);
+        w->swap_partner[dbnum] = dbnum == x ? y : x;
     } else {
         watch_point_t *f = w->flush[db->watch_id % WATCH_MAX_DBS];
         f[1] = f[0];
@@ -261,7 +269,19 @@ static int watch_dirty(store_ctx_t *ctx, st_watch_t *w, unsigned dbnum, const un
                        size_t klen, uint64_t watch_lsn, int64_t watch_time)
 {
     st_db_t *db = st_db(ctx, dbnum);
-    if (w->swap_lsn1[dbnum] > watch_lsn) return 1; /* swapped at or after watch_lsn */
+    if (w->swap_lsn1[dbnum] > watch_lsn) {
+        /* Swapped since the WATCH. Redis marks the key dirty when it
+         * existed in either database at the swap: its contents are now in
+         * this database and in the partner. A later change would be seen
+         * below; more than one swap since is judged dirty (can't follow). */
+        unsigned y = w->swap_partner[dbnum];
+        st_db_t *other = st_db(ctx, y);
+        if (w->swap_prev_lsn1[dbnum] > watch_lsn || !other || y >= WATCH_MAX_DBS ||
+            w->swap_lsn1[y] > w->swap_lsn1[dbnum])
+            return 1;
+        rec_arg_t k = {key, (uint32_t)klen};
+        if (st_find_live(db, &k, ctx->now, 0) || st_find_live(other, &k, ctx->now, 0)) return 1;
+    }
     unsigned id = db->watch_id;
     uint32_t fp;
     watch_bucket_t *b = watch_bucket(w, id, key, klen, &fp);

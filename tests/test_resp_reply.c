@@ -375,3 +375,15 @@ Test(buf, appendf)
     cr_assert_eq(b.data[b.len - 2], 'z');
     buf_free(&b);
 }
+
+Test(writers, error_clean_trims_line_ends_then_maps_the_rest)
+{
+    char a[] = "ERR Unsupported option x\r";
+    cr_assert_eq(resp_error_clean(a), strlen("ERR Unsupported option x"));
+    cr_assert_str_eq(a, "ERR Unsupported option x", "a trailing CR is dropped, as Redis trims");
+    char b[] = "ERR a\r\nb\n\r\n";
+    resp_error_clean(b);
+    cr_assert_str_eq(b, "ERR a  b", "inner CR/LF become spaces, trailing ones go");
+    char c[] = "\r\n";
+    cr_assert_eq(resp_error_clean(c), 0);
+}
