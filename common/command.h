@@ -26,7 +26,8 @@
  *   CMD_INCRBY     key, i64 delta                         (INCR, DECR, INCRBY, DECRBY)
  *   CMD_INCRBYFLOAT key, increment as text (the frontend checked it parses
  *                  as a finite long double)
- *   CMD_APPEND     key, value
+ *   CMD_APPEND     key, value, i64 proto-max-bulk-len when encoded (<= 0: no
+ *                  limit; records without it use the store's setting)
  *   CMD_SETRANGE   key, u64 offset, value
  *   CMD_SETBIT     key, u64 bit offset, u32 bit (0 or 1)
  *   CMD_GETDEL     key

@@ -362,7 +362,7 @@ static const write_form_t write_forms[] = {
     {CMD_MSET, st_apply_mset, 2, UINT16_MAX, 1, {0}},
     {CMD_DEL, st_apply_del, 1, UINT16_MAX, 0, {0}},
     {CMD_INCRBY, st_apply_incrby, 2, 2, 0, {0, 8}},
-    {CMD_APPEND, st_apply_append, 2, 2, 0, {0}},
+    {CMD_APPEND, st_apply_append, 2, 3, 0, {0, 0, 8}},
     {CMD_GETDEL, st_apply_getdel, 1, 1, 0, {0}},
     {CMD_PEXPIREAT, st_apply_pexpireat, 3, 3, 0, {0, 8, 4}},
     {CMD_PERSIST, st_apply_persist, 1, 1, 0, {0}},

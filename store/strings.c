@@ -98,11 +98,10 @@ void st_apply_incrby(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     if (r) resp_integer(r, value);
 }
 
-/* Redis' checkStringLength. The limit is part of the state machine: replay
- * must run with the same proto-max-bulk-len to refuse the same APPENDs. */
-static int too_long(store_ctx_t *ctx, uint64_t total, buf_t *r)
+/* Redis' checkStringLength against limit (<= 0: none). */
+static int too_long_for(int64_t limit, uint64_t total, buf_t *r)
 {
-    if (ctx->max_bulk > 0 && total > (uint64_t)ctx->max_bulk) {
+    if (limit > 0 && total > (uint64_t)limit) {
         if (r) resp_error(r, "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
         return 1;
     }
@@ -120,7 +119,12 @@ void st_apply_append(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         return;
     }
     uint64_t old_len = st_ent_vlen(*slot), total = old_len + val->len;
-    if (too_long(ctx, total, r)) return;
+    /* The limit is part of the state machine. Records carry the one the
+     * frontend had (so CONFIG SET applies at once, and replay refuses the
+     * same APPENDs whatever the configuration then); records written before
+     * they did use this store's proto-max-bulk-len. */
+    int64_t limit = a->argc == 3 ? cmd_get_i64(a->argv[2].ptr) : ctx->max_bulk;
+    if (too_long_for(limit, total, r)) return;
     /* Even an empty APPEND changes the key for WATCH and makes its
      * encoding raw, as Redis' dbUnshareStringValue does. */
     st_key_changed(ctx, a, a->dbnum, key);
@@ -141,7 +145,7 @@ void st_apply_setrange(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         return;
     }
     if (off > ST_VALUE_MAX - val->len) { /* only a record no frontend writes */
-        too_long(ctx, UINT64_MAX, r);
+        too_long_for(ctx->max_bulk, UINT64_MAX, r);
         return;
     }
     if (!slot) {

@@ -743,3 +743,31 @@ Test(strings, pieces_across_segments)
     free(m.p);
     check_replay();
 }
+
+Test(strings, append_limit_travels_in_the_record)
+{
+    /* The store's own setting is generous; the records carry a smaller
+     * one, as a frontend after CONFIG SET proto-max-bulk-len would. */
+    cr_assert_str_eq(wr(T0, CMD_APPEND, "k", "12345678", "#i64:10", NULL), ":8\r\n");
+    cr_assert_str_eq(wr(T0, CMD_APPEND, "k", "123", "#i64:10", NULL),
+                     "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n");
+    cr_assert_str_eq(wr(T0, CMD_APPEND, "k", "12", "#i64:10", NULL), ":10\r\n");
+    cr_assert_str_eq(wr(T0, CMD_APPEND, "k", "123", "#i64:0", NULL), ":13\r\n", "0: no limit");
+    cr_assert_str_eq(wr(T0, CMD_APPEND, "old", "x", NULL), ":1\r\n",
+                     "a record without a limit uses the store's");
+    /* Replay under another configuration refuses the same APPENDs. */
+    int64_t saved = cfg.proto_max_bulk_len;
+    cfg.proto_max_bulk_len = 5;
+    buf_t again;
+    buf_init(&again);
+    store_ctx_t *other = replay(&again);
+    cfg.proto_max_bulk_len = saved;
+    uint64_t d0, d1;
+    cr_assert_eq(store_digest(ctx, T0, &d0), 0);
+    cr_assert_eq(store_digest(other, T0, &d1), 0);
+    cr_assert_eq(d0, d1, "the same state whatever the store's setting");
+    cr_assert(again.len == live_replies.len &&
+              memcmp(again.data, live_replies.data, again.len) == 0);
+    store_ctx_destroy(other);
+    buf_free(&again);
+}

@@ -659,6 +659,25 @@ Test(strings, limits_at_the_edge)
     rdiff_end_both(&d);
 }
 
+/* CONFIG SET proto-max-bulk-len takes effect for APPEND at once, in every
+ * frontend, as in Redis (the limit travels in the APPEND record). */
+Test(strings, append_follows_config_set_limit)
+{
+    diff_t d;
+    start_both_bulk(&d, "2mb");
+    static char big[700 * 1024];
+    memset(big, 'a', sizeof(big));
+    DVAL(&d, "APPEND", "a", big, sizeof(big));
+    DVAL(&d, "APPEND", "a", big, sizeof(big));
+    D(&d, "CONFIG", "SET", "proto-max-bulk-len", "1mb");
+    DVAL(&d, "APPEND", "a", big, 1);
+    D(&d, "STRLEN", "a");
+    D(&d, "CONFIG", "SET", "proto-max-bulk-len", "4mb");
+    DVAL(&d, "APPEND", "a", big, sizeof(big));
+    D(&d, "STRLEN", "a");
+    rdiff_end_both(&d);
+}
+
 /* ---- OBJECT ----------------------------------------------------------- */
 
 Test(strings, object)
