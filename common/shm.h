@@ -57,6 +57,15 @@ typedef struct store_reply {
 
 enum { STORE_REPLY_READ = 1, STORE_REPLY_WRITE = 2 };
 
+/* A reply larger than one channel message travels in parts, in order, each
+ * with the same id: every part but the last has STORE_REPLY_MORE in kind,
+ * every part but the first STORE_REPLY_CONT. A reply in one message has
+ * neither. A part without CONT starts the reply over (a store that died
+ * part-way resends it whole). */
+#define STORE_REPLY_MORE 0x100u
+#define STORE_REPLY_CONT 0x200u
+#define STORE_REPLY_KIND(k) ((k) & 0xffu)
+
 typedef struct shm_frontend {
     _Alignas(64) _Atomic int32_t pid; /* 0 while no process owns the slot */
     _Atomic uint32_t incarnation;     /* bumped by the master at each fork */

@@ -40,6 +40,7 @@ typedef struct fe_reply {
     uint8_t owns_data;          /* data was malloc'ed */
     uint32_t len;
     const char *data;
+    buf_t *parts;               /* a store reply arriving in parts, so far */
     /* ---- issue 5 (admin helper): statistics, slow log, CLIENT REPLY ---- */
     uint16_t stat_idx; /* command index + 1 to account when ready, 0 = none */
     uint8_t discard;   /* CLIENT REPLY OFF/SKIP: dropped, never sent */

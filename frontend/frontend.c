@@ -80,6 +80,10 @@ static fe_reply_t *reply_alloc(fe_t *fe)
 static void reply_free(fe_t *fe, fe_reply_t *r)
 {
     if (r->owns_data) free((void *)r->data);
+    if (r->parts) {
+        buf_free(r->parts);
+        free(r->parts);
+    }
     r->next = fe->free_replies;
     fe->free_replies = r;
 }
@@ -187,6 +191,32 @@ static fe_reply_t *map_take(fe_t *fe, uint8_t kind, uint64_t id)
         }
     }
     return NULL;
+}
+
+static fe_reply_t *map_find(fe_t *fe, uint8_t kind, uint64_t id)
+{
+    for (fe_reply_t *r = fe->map[map_bucket(kind, id)]; r; r = r->hash_next)
+        if (r->id == id && r->kind == kind) return r;
+    return NULL;
+}
+
+/* A part of a reply that comes in parts (shm.h): kept with its entry until
+ * the last one. Returns 1 when the reply is complete, with *p and *n set to
+ * the whole of it (in r->parts when there were several). */
+static int reply_part(fe_reply_t *r, const store_reply_t *h, const char **p, uint32_t *n)
+{
+    if (!(h->kind & (STORE_REPLY_MORE | STORE_REPLY_CONT))) return 1; /* one message */
+    if (!r->parts) {
+        r->parts = malloc(sizeof(*r->parts));
+        if (!r->parts) abort();
+        buf_init(r->parts);
+    }
+    if (!(h->kind & STORE_REPLY_CONT)) buf_reset(r->parts); /* (re)starts */
+    buf_append(r->parts, *p, *n);
+    if (h->kind & STORE_REPLY_MORE) return 0;
+    *p = r->parts->data;
+    *n = (uint32_t)r->parts->len;
+    return 1;
 }
 
 /* ---- wake-ups ---- */
@@ -327,10 +357,19 @@ static uint64_t fe_collect_store(fe_t *fe)
         store_reply_t h;
         if (len >= sizeof(h)) {
             memcpy(&h, msg, sizeof(h));
-            fe_reply_t *r = map_take(fe, (uint8_t)h.kind, h.id);
-            if (r && h.len <= len - sizeof(h)) {
+            uint8_t kind = (uint8_t)STORE_REPLY_KIND(h.kind);
+            fe_reply_t *r = map_find(fe, kind, h.id);
+            const char *body = (const char *)msg + sizeof(h);
+            uint32_t blen = h.len;
+            if (r && h.len <= len - sizeof(h) && reply_part(r, &h, &body, &blen)) {
+                map_take(fe, kind, h.id);
                 uint32_t clen;
-                char *copy = store_reply_copy(r->conn, (const char *)msg + sizeof(h), h.len, &clen);
+                char *copy = store_reply_copy(r->conn, body, blen, &clen);
+                if (r->parts) {
+                    buf_free(r->parts);
+                    free(r->parts);
+                    r->parts = NULL;
+                }
                 fe->nwaiting--;
                 done++;
                 if (!r->conn) {
@@ -344,10 +383,10 @@ static uint64_t fe_collect_store(fe_t *fe)
                     r->state = FE_READY;
                     stat_ready(fe, r, &now);
                     fe_conn_t *c = r->conn;
-                    if (h.kind == STORE_REPLY_READ && --c->reads_outstanding == 0 && c->blocked)
+                    if (kind == STORE_REPLY_READ && --c->reads_outstanding == 0 && c->blocked)
                         event_active(fe->ev_retry, EV_TIMEOUT, 0); /* a write waits for it */
                     /* transactions (multi.c): an EXEC whose SELECT waits for its outcome */
-                    if (h.kind == STORE_REPLY_WRITE && c->exec_wait_lsn)
+                    if (kind == STORE_REPLY_WRITE && c->exec_wait_lsn)
                         fe_multi_write_reply(c, h.id, copy, clen);
                 }
             }

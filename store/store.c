@@ -44,6 +44,9 @@
 #define STORE_IDLE_WAIT_MS    100  /* to notice shutdown and master death */
 #define STORE_SHUTDOWN_IDLE   10   /* idle waits before giving up on a live logger */
 #define STORE_MAINTAIN_BUDGET 64
+/* The largest reply the store builds (a GET of a value up to the default
+ * proto-max-bulk-len, with room to spare); the frontend holds it whole. */
+#define STORE_MAX_REPLY       (1024ull * 1024 * 1024)
 #define STORE_TICK_MS         1000 /* apply clock lag that asks for a CMD_TICK */
 
 typedef struct deferred {
@@ -65,7 +68,6 @@ typedef struct store_proc {
     size_t ndeferred, deferred_cap;
 } store_proc_t;
 
-static const char too_large_reply[] = "-" STORE_ERR_TOO_LARGE "\r\n";
 
 /* The shared memory of this process, for master_gone(). */
 static const shm_t *store_shm;
@@ -76,42 +78,47 @@ static int master_gone(void)
 }
 
 /*
- * Put one reply into frontend fe's reply channel. Returns 0 (sent, or dropped
- * because the frontend is dead) or -1 when the master is gone. A reply that
- * cannot fit in the channel at all becomes too_large_reply. The state machine
- * already refuses to build such replies (store_set_max_reply), so this is a
- * safety net, not the normal path.
+ * Put one reply into frontend fe's reply channel, in parts when it is larger
+ * than one message (STORE_REPLY_MORE/CONT, shm.h), waiting for the frontend
+ * to make room. Returns 0 (sent, or dropped because the frontend is dead) or
+ * -1 when the master is gone. The state machine refuses to build replies
+ * over STORE_MAX_REPLY (store_set_max_reply).
  */
 static int send_reply(store_proc_t *s, int fe, uint64_t id, uint32_t kind, const buf_t *body)
 {
     chan_t *c = shm_from_store(s->shm, fe);
-    const void *data = body->data;
+    const char *data = body->data;
     size_t len = body->len;
-    if (len + sizeof(store_reply_t) > chan_max_msg(c)) {
-        data = too_large_reply;
-        len = sizeof(too_large_reply) - 1;
-    }
-    store_reply_t hdr = {.id = id, .len = (uint32_t)len, .kind = kind};
-    for (;;) {
-        unsigned char *p = chan_reserve(c, (uint32_t)(sizeof(hdr) + len));
-        if (p) {
-            memcpy(p, &hdr, sizeof(hdr));
-            memcpy(p + sizeof(hdr), data, len);
-            chan_publish(c);
-            s->wake_mask |= 1ull << fe;
-            return 0;
+    size_t room = chan_max_msg(c) - sizeof(store_reply_t);
+    size_t off = 0;
+    do {
+        size_t n = len - off > room ? room : len - off;
+        store_reply_t hdr = {.id = id, .len = (uint32_t)n, .kind = kind};
+        if (off > 0) hdr.kind |= STORE_REPLY_CONT;
+        if (off + n < len) hdr.kind |= STORE_REPLY_MORE;
+        for (;;) {
+            unsigned char *p = chan_reserve(c, (uint32_t)(sizeof(hdr) + n));
+            if (p) {
+                memcpy(p, &hdr, sizeof(hdr));
+                memcpy(p + sizeof(hdr), data + off, n);
+                chan_publish(c);
+                s->wake_mask |= 1ull << fe;
+                break;
+            }
+            if (atomic_load(&s->shm->fe[fe].pid) == 0) return 0; /* nobody to read it */
+            if (master_gone()) return -1;
+            /* While we wait, let producers have the ring space whose
+             * replies are all sent (everything below this write;
+             * everything applied, for a read): a frontend blocked on a full
+             * ring must not wait for us while we wait for it. */
+            ring_release(s->ring, kind == STORE_REPLY_WRITE ? id : s->applied);
+            shm_wake(&s->shm->fe[fe].wake);
+            struct timespec ts = {0, 20 * 1000};
+            nanosleep(&ts, NULL);
         }
-        if (atomic_load(&s->shm->fe[fe].pid) == 0) return 0; /* nobody to read it */
-        if (master_gone()) return -1;
-        /* While we wait, let producers have the ring space whose replies are
-         * all sent (everything below this write; everything applied, for a
-         * read): a frontend blocked on a full ring must not wait for us
-         * while we wait for it. */
-        ring_release(s->ring, kind == STORE_REPLY_WRITE ? id : s->applied);
-        shm_wake(&s->shm->fe[fe].wake);
-        struct timespec ts = {0, 20 * 1000};
-        nanosleep(&ts, NULL);
-    }
+        off += n;
+    } while (off < len);
+    return 0;
 }
 
 static void wake_frontends(store_proc_t *s)
@@ -420,10 +427,9 @@ int store_main(shm_t *shm, const config_t *cfg)
         return EXIT_FATAL;
     }
     buf_init(&s.out);
-    /* Reads larger than a reply message are refused before being read. */
-    uint32_t max_msg = chan_max_msg(shm_from_store(shm, 0));
-    store_set_max_reply(s.ctx, max_msg > 2 * sizeof(store_reply_t) ? max_msg - sizeof(store_reply_t)
-                                                                   : sizeof(store_reply_t));
+    /* Replies go in parts (send_reply); only replies over this are
+     * refused, before anything is read. */
+    store_set_max_reply(s.ctx, STORE_MAX_REPLY);
 
     uint64_t start = atomic_load(&shm->log_start_lsn);
     uint64_t tail = atomic_load(&s.ring->tail);

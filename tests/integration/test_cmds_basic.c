@@ -656,6 +656,57 @@ Test(cmds, empty_and_binary)
     rdiff_end_both(&d);
 }
 
+/* Values larger than the store's reply channel (channel-size, 4 MB by
+ * default) come back whole: the store sends such replies in parts. Also
+ * through a RESP3 connection, whose null conversion sees the whole reply. */
+Test(cmds, values_larger_than_the_reply_channel, .timeout = 120)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    /* One record holds at most a quarter of ring-size (4 MB by default):
+     * a 3 MB SET, then APPENDs up to 9 MB. */
+    size_t n = 3 * 1024 * 1024 + 7;
+    char *v = malloc(n);
+    for (size_t i = 0; i < n; i++) v[i] = (char)(i * 2654435761u >> 24);
+    {
+        const size_t lens[] = {3, 3, n};
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"SET", "big", v}, lens);
+    }
+    D(&d, "GET", "big");
+    for (int i = 0; i < 2; i++) {
+        const size_t lens[] = {6, 3, n};
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"APPEND", "big", v}, lens);
+    }
+    D(&d, "GET", "big");
+    D(&d, "MGET", "big", "none", "big");
+    D(&d, "GETRANGE", "big", "1000", "-1000");
+    D(&d, "APPEND", "big", "tail");
+    D(&d, "GETDEL", "big");
+    D(&d, "EXISTS", "big");
+    {
+        const size_t lens[] = {3, 3, n};
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"SET", "big", v}, lens);
+        const size_t alens[] = {6, 3, n};
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"APPEND", "big", v}, alens);
+    }
+    /* RESP3 on both (HELLO's reply map is not compared: its client ids
+     * differ). */
+    {
+        const char *hello[] = {"HELLO", "3"};
+        const size_t hlens[] = {5, 1};
+        size_t n1, n2;
+        free(wire_cmd(d.r[0], 2, hello, hlens, &n1));
+        free(wire_cmd(d.a[0], 2, hello, hlens, &n2));
+    }
+    D(&d, "MGET", "big", "none");
+    D(&d, "MULTI");
+    D(&d, "GET", "big");
+    D(&d, "GET", "none");
+    D(&d, "EXEC");
+    free(v);
+    rdiff_end_both(&d);
+}
+
 Test(cmds, large_values, .timeout = 60)
 {
     diff_t d;
