@@ -309,7 +309,9 @@ static void reply_ttl(const read_args_t *a, buf_t *r, int mode)
     int ms = mode == TTL_REL_MS || mode == TTL_ABS_MS;
     long long t = abs ? (*slot)->expire_at_ms : (*slot)->expire_at_ms - a->now;
     if (t < 0) t = 0;
-    resp_integer(r, ms ? t : (t + 500) / 1000);
+    /* Rounded to the nearest second without overflowing near LLONG_MAX
+     * (Redis' reply there is the rounded value, e.g. 9223372036854776). */
+    resp_integer(r, ms ? t : (long long)(((uint64_t)t + 500) / 1000));
 }
 
 void st_read_ttl(store_ctx_t *ctx, const read_args_t *a, buf_t *r)

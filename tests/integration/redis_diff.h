@@ -167,7 +167,8 @@ void wire_redis_stop(wire_redis_t *r);
 
 /* ---- seeds -------------------------------------------------------------- */
 
-/* ATTIC_SEED (any base strtoull reads), else one from the clock and pid. */
+/* ATTIC_SEED (any base strtoull reads); unset: 1, a fixed sequence;
+ * "random": one from the clock and pid. */
 uint64_t rdiff_seed(void);
 /* splitmix64: the next number of the sequence kept in *state. */
 uint64_t rdiff_splitmix(uint64_t *state);

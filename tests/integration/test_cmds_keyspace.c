@@ -696,3 +696,18 @@ Test(keyspace, expired_keys_reclaimed_without_clients)
     free(r);
     wire_close(p);
 }
+
+/* EXPIRETIME rounds to the nearest second without overflowing at the very
+ * end of the time range (found by test_diff). */
+Test(keyspace, expiretime_at_the_end_of_time)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    D(&d, "SET", "x", "1");
+    D(&d, "PEXPIREAT", "x", "9223372036854775807");
+    D(&d, "EXPIRETIME", "x");
+    D(&d, "PEXPIRETIME", "x");
+    D(&d, "PEXPIREAT", "x", "9223372036854775499");
+    D(&d, "EXPIRETIME", "x");
+    rdiff_end_both(&d);
+}
