@@ -10,7 +10,7 @@
  * is hidden, not removed.
  *
  * Moving entries: RENAME and MOVE take an entry out of its index with its
- * accounting (ent_take) and store it again, under its new key or in the
+ * accounting (st_ent_take) and store it again, under its new key or in the
  * other database, so the per-database key and TTL counters INFO keyspace
  * shows follow it. COPY makes a deep copy: the two entries may point at the
  * same log bytes (extents are immutable), but never share an extent list,
@@ -100,27 +100,6 @@ void st_apply_tick(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 
 /* ---- moving and copying entries ------------------------------------- */
 
-/* What an entry adds to ctx->entry_bytes (state.c counts the same way). */
-static uint64_t ent_bytes(idx_entry_t *e)
-{
-    uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind);
-    if (st_ent_kind(e) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(e));
-    return n;
-}
-
-/* Unlink *slot's entry from db without freeing it, taking its bytes and
- * TTL out of the counters; st_ent_store puts them back wherever it goes. */
-static idx_entry_t *ent_take(st_db_t *db, idx_entry_t **slot)
-{
-    idx_entry_t *e = idx_unlink(&db->ix, slot);
-    db->ctx->entry_bytes -= ent_bytes(e);
-    if (e->expire_at_ms) {
-        db->ctx->expires--;
-        db->expires--;
-    }
-    return e;
-}
-
 /* Bytes of e after its key: inline prefix and tail (extent or list pointer). */
 static size_t ent_value_bytes(idx_entry_t *e)
 {
@@ -178,7 +157,7 @@ void st_apply_rename(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         return;
     }
     if (dst) st_remove(a->db, dst);
-    idx_entry_t *e = ent_take(a->db, idx_find(&a->db->ix, key->ptr, key->len));
+    idx_entry_t *e = st_ent_take(a->db, idx_find(&a->db->ix, key->ptr, key->len));
     idx_entry_t *n = ent_rekey(e, newkey, 0);
     free(e); /* its extent list, if any, now belongs to n */
     st_ent_store(a->db, NULL, n);
@@ -239,7 +218,7 @@ void st_apply_move(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (r) resp_integer(r, 0);
         return;
     }
-    st_ent_store(dstdb, NULL, ent_take(a->db, src));
+    st_ent_store(dstdb, NULL, st_ent_take(a->db, src));
     st_key_changed(ctx, a, a->dbnum, key);
     st_key_changed(ctx, a, dstnum, key);
     if (r) resp_integer(r, 1);

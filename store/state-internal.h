@@ -176,6 +176,9 @@ void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at);
 idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int reap);
 /* Remove the entry *slot points at from db. */
 void st_remove(st_db_t *db, idx_entry_t **slot);
+/* Unlink *slot's entry from db without freeing it, its bytes and TTL taken
+ * out of the counters (RENAME, MOVE: st_ent_store puts it back). */
+idx_entry_t *st_ent_take(st_db_t *db, idx_entry_t **slot);
 
 /* ---- state.c: values ---- */
 /* Copy e's whole value (st_ent_vlen bytes) to dst. Returns 0 or -1 (logged). */

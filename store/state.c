@@ -164,19 +164,30 @@ static uint64_t ent_bytes(idx_entry_t *e)
     return n;
 }
 
+/* Take e's bytes and TTL out of db's counters (st_ent_store puts them in). */
+static void ent_uncount(st_db_t *db, idx_entry_t *e)
+{
+    db->ctx->entry_bytes -= ent_bytes(e);
+    if (e->expire_at_ms) {
+        db->ctx->expires--;
+        db->expires--;
+    }
+}
+
 /* The index's free callback: every removal passes here, so the counters
  * stay right whichever path removed the entry. */
 static void ent_free(void *arg, idx_entry_t *e)
 {
-    st_db_t *db = arg;
-    store_ctx_t *ctx = db->ctx;
-    ctx->entry_bytes -= ent_bytes(e);
-    if (e->expire_at_ms) {
-        ctx->expires--;
-        db->expires--;
-    }
+    ent_uncount(arg, e);
     if (st_ent_kind(e) == VK_LIST) st_pieces_free(st_ent_pieces(e));
     free(e);
+}
+
+idx_entry_t *st_ent_take(st_db_t *db, idx_entry_t **slot)
+{
+    idx_entry_t *e = idx_unlink(&db->ix, slot);
+    ent_uncount(db, e);
+    return e;
 }
 
 /* A new entry holding a SET-style value: inline when short, else one extent
