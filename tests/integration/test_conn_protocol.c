@@ -23,31 +23,16 @@
 #include <unistd.h>
 
 #include "conn_helpers.h"
+#include "redis_diff.h"
 
 TestSuite(conn, .fini = srv_cleanup_all, .timeout = 90);
 
 /* ------------------------------------------------------------------ */
 /* the reference Redis                                                 */
 
-static const char *redis_path(void)
-{
-    const char *e = getenv("REDIS_SERVER");
-    if (e && access(e, X_OK) == 0) return e;
-    static char found[512];
-    const char *path = getenv("PATH");
-    if (!path) return NULL;
-    char copy[4096];
-    snprintf(copy, sizeof(copy), "%s", path);
-    for (char *d = strtok(copy, ":"); d; d = strtok(NULL, ":")) {
-        snprintf(found, sizeof(found), "%s/redis-server", d);
-        if (access(found, X_OK) == 0) return found;
-    }
-    return NULL;
-}
-
 static void redis_or_skip(const char *const *extra)
 {
-    const char *path = redis_path();
+    const char *path = wire_redis_path();
     if (!path)
         cr_skip_test(
             "redis-server not found (PATH or REDIS_SERVER): differential checks need Redis 7");
