@@ -26,13 +26,16 @@
 /* ------------------------------------------------------------------ */
 /* raw connections: send bytes, read whole replies (RESP2 and RESP3)   */
 
-raw_t *raw_open_addr(const char *ip, int port)
+raw_t *raw_open_from(const char *src, int port)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1) return NULL;
+    struct sockaddr_in from = {.sin_family = AF_INET};
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    if (src && inet_pton(AF_INET, src, &from.sin_addr) != 1) return NULL;
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) return NULL;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+    if ((src && bind(fd, (struct sockaddr *)&from, sizeof(from)) != 0) ||
+        connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
         close(fd);
         return NULL;
     }
@@ -45,7 +48,7 @@ raw_t *raw_open_addr(const char *ip, int port)
 
 raw_t *raw_open(int port)
 {
-    return raw_open_addr("127.0.0.1", port);
+    return raw_open_from(NULL, port);
 }
 
 void raw_close(raw_t *r)

@@ -23,9 +23,10 @@ typedef struct raw {
     size_t len, cap;
 } raw_t;
 
-/* Connect to ip:port (TCP_NODELAY); NULL on failure. */
-raw_t *raw_open_addr(const char *ip, int port);
-/* raw_open_addr("127.0.0.1", port). */
+/* Connect to 127.0.0.1:port (TCP_NODELAY) from loopback address src
+ * (NULL: any); NULL on failure. */
+raw_t *raw_open_from(const char *src, int port);
+/* raw_open_from(NULL, port). */
 raw_t *raw_open(int port);
 void raw_close(raw_t *r);
 /* Send all of s[0, n) (stops quietly if the peer is gone). */

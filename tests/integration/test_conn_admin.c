@@ -316,26 +316,6 @@ Test(conn, slowlog, .fini = teardown)
  * non-loopback address. */
 #define REMOTE_IP "127.0.0.2"
 
-static raw_t *raw_open_from(const char *src, int port)
-{
-    struct sockaddr_in from = {.sin_family = AF_INET};
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    inet_pton(AF_INET, src, &from.sin_addr);
-    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) return NULL;
-    if (bind(fd, (struct sockaddr *)&from, sizeof(from)) != 0 ||
-        connect(fd, (struct sockaddr *)&to, sizeof(to)) != 0) {
-        close(fd);
-        return NULL;
-    }
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    raw_t *r = calloc(1, sizeof(*r));
-    r->fd = fd;
-    return r;
-}
-
 static const char DENIED[] =
     "-DENIED Redis is running in protected mode because protected mode is enabled and no "
     "password is set for the default user. In this mode connections are only accepted from the "
