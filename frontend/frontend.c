@@ -851,8 +851,12 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
     fe_t *fe = arg;
     /* Several per wake-up: under a connection storm one epoll round trip
      * per accept would be the bottleneck. */
-    fe_config_refresh(fe);
     for (int i = 0; i < 32; i++) {
+        /* Each time (one atomic load when nothing changed): a connection
+         * made after another frontend answered CONFIG SET (protected-mode,
+         * maxclients) must be judged by the new values, even if it reaches
+         * this loop while it is still accepting earlier ones. */
+        fe_config_refresh(fe);
         struct sockaddr_storage peer;
         socklen_t plen = sizeof(peer);
         memset(&peer, 0, sizeof(peer));
