@@ -257,7 +257,9 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
             log_warn("FATAL: malformed ATTICDB_TEST_FAULTS: %s", faults);
             _exit(EXIT_FATAL);
         }
-        if (io_fault_point(IO_FAULT_START)) raise(SIGKILL);
+        int start_fault = io_fault_point(IO_FAULT_START);
+        if (start_fault == IO_FAULT_KILL) raise(SIGKILL);
+        if (start_fault) _exit(start_fault);
     }
     int rc;
     switch (c->role) {
