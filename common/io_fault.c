@@ -124,8 +124,8 @@ static int hit(int op)
 int io_fault_point(enum io_fault_point point)
 {
     if (!nfaults) return 0;
-    if (point == IO_FAULT_CLAIM) return hit(F_CLAIM) != 0;
-    if (point == IO_FAULT_START) return hit(F_START) != 0;
+    if (point == IO_FAULT_CLAIM) return hit(F_CLAIM);
+    if (point == IO_FAULT_START) return hit(F_START);
     return 0;
 }
 
@@ -204,8 +204,8 @@ static int parse_errno(const char *s)
     static const struct {
         const char *name;
         int value;
-    } names[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT},
-                 {"EROFS", EROFS}, {"KILL", EINTR}, {"CUT", FAULT_CUT}};
+    } names[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC},      {"EDQUOT", EDQUOT},
+                 {"EROFS", EROFS}, {"KILL", IO_FAULT_KILL}, {"CUT", FAULT_CUT}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(s, names[i].name)) return names[i].value;
     char *end;

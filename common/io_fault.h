@@ -10,6 +10,9 @@
  * Besides I/O calls, named fault points in the code count too: "claim" is a
  * frontend's successful ring claim; when its Nth comes, the process kills
  * itself (SIGKILL) before committing the record, whatever errno says.
+ * "start" is a child about to run its role: KILL makes it kill itself
+ * (SIGKILL), a number N exit with status N instead ("*store.start:1:1": a
+ * store that fails before it is ready, every time; 4 is KILL's number).
  *
  * A power cut: "fdatasync:N:CUT" makes the Nth fdatasync, instead of
  * syncing, simulate losing power at that moment: every write made through
@@ -38,7 +41,9 @@ enum io_fault_point {
     IO_FAULT_START = 1, /* "start": a child process about to run its role */
 };
 
-/* Count one pass through point; true when a fault is due there. */
+/* Count one pass through point; when a fault is due there, its errno
+ * (IO_FAULT_KILL for KILL), else 0. */
+#define IO_FAULT_KILL 4 /* "KILL" in a spec (EINTR's value) */
 int io_fault_point(enum io_fault_point point);
 
 #endif

@@ -69,6 +69,7 @@ enum { STORE_REPLY_READ = 1, STORE_REPLY_WRITE = 2 };
 typedef struct shm_frontend {
     _Alignas(64) _Atomic int32_t pid; /* 0 while no process owns the slot */
     _Atomic uint32_t incarnation;     /* bumped by the master at each fork */
+    _Atomic uint32_t ready;           /* listening (see logger_ready) */
     shm_waiter_t wake;                /* durable LSN advanced / store replied */
     uint64_t to_store_off;   /* chan_t: requests, frontend -> store */
     uint64_t from_store_off; /* chan_t: replies, store -> frontend */
@@ -257,6 +258,14 @@ typedef struct shm {
     _Atomic int32_t logger_errno; /* why LOGGER_FAILED */
     _Atomic uint32_t log_no_space; /* the next segment can't be created: ENOSPC (contract 8) */
     _Atomic uint32_t store_ready; /* store has replayed the log and serves */
+    /* Readiness for the master's respawn policy (master.c): each role sets
+     * its flag once it serves (store_ready above, logger_ready here,
+     * fe[i].ready); the master clears it before each fork, so it speaks for
+     * the newest process of the slot only. */
+    _Atomic uint32_t logger_ready; /* this logger took over the log and commits */
+    /* The LSN of the record the store is replaying (UINT64_MAX before its
+     * replay starts), so that the master can name it if the store dies there. */
+    _Atomic uint64_t store_replay_lsn;
     _Atomic uint32_t store_deferred; /* store holds reads waiting for durable records */
     /* Shutdown stages, set by the master in order: 1 frontends stop accepting
      * and finish their clients' replies; 2 the logger syncs what is left and

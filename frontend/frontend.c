@@ -1015,6 +1015,7 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
     if (!fe->argring) return 1;
     struct timeval tick = {0, 10000};
     event_add(fe->ev_timer, &tick);
+    atomic_store(&shm->fe[slot].ready, 1);
     log_debug("Frontend %d ready", slot);
     event_base_dispatch(fe->base);
     log_debug("Frontend %d stopped", slot);

@@ -351,6 +351,7 @@ int logger_main(shm_t *shm, const config_t *cfg)
     pthread_cond_init(&lg.prep_cond, NULL);
     int rc = logger_start(&lg);
     if (rc) return rc;
+    atomic_store(&shm->logger_ready, 1);
     log_info("Logger ready: log at LSN %" PRIu64, lg.pos);
 
     uint64_t stuck_since = 0;

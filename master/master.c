@@ -13,10 +13,18 @@
  *   2. the logger writes and syncs what is left in the ring, exits;
  *   3. the store applies the rest of the durable log, exits; the master exits 0.
  *
+ * The respawn policy (respawn_policy() below; docs/OPERATIONS.md): a child
+ * killed by a signal, or dying after it was ready (its role sets a flag in
+ * shm once it serves), is always respawned; deaths in a row soon after a
+ * start back off exponentially, up to a second, on a timer (SIGALRM), so the
+ * loop never sleeps and the other children keep serving. Only a child that
+ * fails by itself before it is ready stops the server: at once for
+ * EXIT_FATAL (2), after respawn-limit failures in a row for other statuses.
+ * The logger's EXIT_IOFAIL (3) is never respawned and leaves a read-only
+ * server (docs/DECISIONS.md, D12).
+ *
  * A crash of the master: children get SIGKILL (PR_SET_PDEATHSIG), nothing is
- * orphaned, and the next start recovers from the log. Exit statuses from
- * children: EXIT_FATAL (2) and EXIT_IOFAIL (3) are not respawned; the server
- * stops, because a restart from disk is the only safe way on.
+ * orphaned, and the next start recovers from the log.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +38,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,9 +53,15 @@
 #include "shm.h"
 #include "store/store.h"
 
-/* A child that dies sooner than this after its start counts toward the
- * crash-loop limit (config respawn-limit). */
-#define EARLY_DEATH_NS (2000ull * 1000 * 1000)
+/* Deaths sooner than this after a start are "in a row": the second waits
+ * BACKOFF_FIRST_MS before its respawn, each further one twice as long, up to
+ * BACKOFF_MAX_MS. A child that lived longer is respawned at once: it was not
+ * spinning, and the others may need it (every write's reply comes from the
+ * store). With 1 s, a chaos run killing a child every 0.3 s left a frontend
+ * down for 1.8 s; a crash loop of its own dies within milliseconds. */
+#define QUICK_DEATH_NS   (500ull * 1000 * 1000)
+#define BACKOFF_FIRST_MS 25
+#define BACKOFF_MAX_MS   1000
 
 enum role { ROLE_LOGGER, ROLE_STORE, ROLE_FRONTEND };
 
@@ -56,7 +71,9 @@ typedef struct child {
     pid_t pid;           /* 0 = not running */
     int spawns;          /* how many times this slot was started */
     uint64_t started_ns;
-    int early_deaths;    /* consecutive deaths soon after start */
+    uint64_t respawn_at_ns; /* dead, to be respawned then (back-off); 0 = not */
+    int quick_deaths;       /* deaths in a row soon after a start: the back-off */
+    int failed_starts;      /* exits in a row before ready: respawn-limit */
 } child_t;
 
 typedef struct master {
@@ -79,12 +96,16 @@ typedef struct master {
     int exit_status;
 } master_t;
 
-static volatile sig_atomic_t sig_child, sig_term;
+static volatile sig_atomic_t sig_child, sig_term, sig_alarm;
 
 static void on_signal(int sig)
 {
-    if (sig == SIGCHLD) sig_child = 1;
-    else sig_term = 1;
+    if (sig == SIGCHLD)
+        sig_child = 1;
+    else if (sig == SIGALRM)
+        sig_alarm = 1; /* a back-off ended: see respawn_due */
+    else
+        sig_term = 1;
 }
 
 static int lock_dir(master_t *m)
@@ -239,6 +260,7 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != master_pid) _exit(1); /* the master died before prctl */
     signal(SIGCHLD, SIG_DFL);
+    signal(SIGALRM, SIG_DFL);
     signal(SIGTERM, SIG_IGN); /* children stop on shm->shutdown, in order */
     signal(SIGINT, SIG_IGN);  /* Ctrl-C in a terminal reaches the master only */
     signal(SIGPIPE, SIG_IGN);
@@ -257,7 +279,9 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
             log_warn("FATAL: malformed ATTICDB_TEST_FAULTS: %s", faults);
             _exit(EXIT_FATAL);
         }
-        if (io_fault_point(IO_FAULT_START)) raise(SIGKILL);
+        int start_fault = io_fault_point(IO_FAULT_START);
+        if (start_fault == IO_FAULT_KILL) raise(SIGKILL);
+        if (start_fault) _exit(start_fault);
     }
     int rc;
     switch (c->role) {
@@ -281,13 +305,24 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
     _exit(rc);
 }
 
+/* The flag c's role sets once it serves (shm.h): the logger after taking
+ * over the log, the store after its replay, a frontend when it listens. */
+static _Atomic uint32_t *ready_flag(master_t *m, const child_t *c)
+{
+    if (c->role == ROLE_LOGGER) return &m->shm->logger_ready;
+    if (c->role == ROLE_STORE) return &m->shm->store_ready;
+    return &m->shm->fe[c->slot].ready;
+}
+
 static int spawn(master_t *m, child_t *c)
 {
     if (c->role == ROLE_FRONTEND) {
         shm_frontend_t *f = &m->shm->fe[c->slot];
         atomic_fetch_add(&f->incarnation, 1);
     }
-    if (c->role == ROLE_STORE) atomic_store(&m->shm->store_ready, 0);
+    atomic_store(ready_flag(m, c), 0);
+    if (c->role == ROLE_STORE) atomic_store(&m->shm->store_replay_lsn, UINT64_MAX);
+    c->respawn_at_ns = 0;
     c->spawns++;
     pid_t master_pid = getpid();
     pid_t pid = fork();
@@ -302,12 +337,21 @@ static int spawn(master_t *m, child_t *c)
     return 0;
 }
 
+/* Every child slot, by index: the logger, the store, then the frontends. */
+static int nchildren(const master_t *m)
+{
+    return 2 + m->cfg.frontends;
+}
+
+static child_t *child_at(master_t *m, int i)
+{
+    return i == 0 ? &m->logger : i == 1 ? &m->store : &m->fe[i - 2];
+}
+
 static child_t *find_child(master_t *m, pid_t pid)
 {
-    if (m->logger.pid == pid) return &m->logger;
-    if (m->store.pid == pid) return &m->store;
-    for (int i = 0; i < m->cfg.frontends; i++)
-        if (m->fe[i].pid == pid) return &m->fe[i];
+    for (int i = 0; i < nchildren(m); i++)
+        if (child_at(m, i)->pid == pid) return child_at(m, i);
     return NULL;
 }
 
@@ -321,7 +365,129 @@ static void describe_status(int status, char *buf, size_t n)
 
 static void begin_stop(master_t *m, int status);
 
-/* Reap every dead child; respawn unless stopping. */
+static void respawn_now(master_t *m, child_t *c)
+{
+    char namebuf[32];
+    const char *name = role_name(c, namebuf, sizeof(namebuf));
+    if (spawn(m, c) == 0) {
+        log_warn("respawned %s as pid %d", name, (int)c->pid);
+        return;
+    }
+    /* Out of processes or memory for now: try again later, not never. */
+    c->respawn_at_ns = shm_mono_ns() + BACKOFF_MAX_MS * 1000000ull;
+}
+
+/* Respawn c after its death, at once or after the back-off its deaths in
+ * a row have earned. */
+static void respawn(master_t *m, child_t *c, uint64_t now)
+{
+    if (now - c->started_ns < QUICK_DEATH_NS)
+        c->quick_deaths++;
+    else
+        c->quick_deaths = 1;
+    if (c->quick_deaths == 1) {
+        respawn_now(m, c);
+        return;
+    }
+    int shift = c->quick_deaths - 2;
+    uint64_t ms = shift >= 10 ? BACKOFF_MAX_MS : (uint64_t)BACKOFF_FIRST_MS << shift;
+    if (ms > BACKOFF_MAX_MS) ms = BACKOFF_MAX_MS;
+    char namebuf[32];
+    log_warn("%s died %d times in a row within %llu ms of starting: respawning it in %llu ms",
+             role_name(c, namebuf, sizeof(namebuf)), c->quick_deaths,
+             (unsigned long long)(QUICK_DEATH_NS / 1000000ull), (unsigned long long)ms);
+    c->respawn_at_ns = now + ms * 1000000ull;
+}
+
+/* Respawn the children whose back-off is over. */
+static void respawn_due(master_t *m)
+{
+    uint64_t now = shm_mono_ns();
+    for (int i = 0; i < nchildren(m); i++) {
+        child_t *c = child_at(m, i);
+        if (c->respawn_at_ns && c->respawn_at_ns <= now) respawn_now(m, c);
+    }
+}
+
+/* SIGALRM at the end of the nearest back-off (none pending: disarmed), so
+ * the loop's sigsuspend wakes for it. */
+static void arm_respawn_timer(master_t *m)
+{
+    uint64_t next = 0;
+    for (int i = 0; i < nchildren(m); i++) {
+        uint64_t at = child_at(m, i)->respawn_at_ns;
+        if (at && (!next || at < next)) next = at;
+    }
+    struct itimerval t = {0};
+    if (next) {
+        uint64_t now = shm_mono_ns();
+        uint64_t us = next > now ? (next - now + 999) / 1000 : 1;
+        t.it_value.tv_sec = (time_t)(us / 1000000);
+        t.it_value.tv_usec = (suseconds_t)(us % 1000000);
+    }
+    setitimer(ITIMER_REAL, &t, NULL);
+}
+
+static const char *exit_meaning(int status)
+{
+    if (!WIFEXITED(status)) return "";
+    if (WEXITSTATUS(status) == EXIT_FATAL) return " (fatal)";
+    if (WEXITSTATUS(status) == EXIT_IOFAIL) return " (I/O failure)";
+    return "";
+}
+
+/*
+ * Decide what c's death means (the banner; docs/OPERATIONS.md). A signal
+ * says nothing about the config or the data (an operator, the OOM killer,
+ * a chaos test: respawn), nor does a death after the child was ready (it
+ * has shown that both work; if its data is bad, its next start fails
+ * before ready and is judged then). An exit before ready is the child's
+ * own verdict on its config or data.
+ */
+static void respawn_policy(master_t *m, child_t *c, pid_t pid, int status)
+{
+    char namebuf[32], how[96], where[64] = "";
+    const char *name = role_name(c, namebuf, sizeof(namebuf));
+    describe_status(status, how, sizeof(how));
+    int ready = atomic_load(ready_flag(m, c)) != 0;
+    uint64_t lsn = atomic_load(&m->shm->store_replay_lsn);
+    if (!ready && c->role == ROLE_STORE && lsn != UINT64_MAX)
+        snprintf(where, sizeof(where), ", while replaying the record at LSN %llu",
+                 (unsigned long long)lsn);
+    log_warn("%s (pid %d) %s%s%s", name, (int)pid, how, ready ? "" : " before it was ready", where);
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (c->role == ROLE_LOGGER && code == EXIT_IOFAIL) {
+        /* Never retried: a new logger could not know what the failed
+         * write left on disk. Reads go on; writes are refused until an
+         * operator restarts the server, which recovers from the log. */
+        log_warn("The log is stopped after an I/O error: writes are refused, reads are "
+                 "served; restart the server to recover from what is on disk");
+        m->exit_status = 1;
+        return;
+    }
+    if (ready || code < 0) {
+        if (ready) c->failed_starts = 0;
+        respawn(m, c, shm_mono_ns());
+        return;
+    }
+    if (code == EXIT_FATAL || code == EXIT_IOFAIL) {
+        log_warn("%s exited with status %d%s before it was ready%s: shutting the server down "
+                 "(its own messages above say why)",
+                 name, code, exit_meaning(status), where);
+        begin_stop(m, 1);
+        return;
+    }
+    if (++c->failed_starts >= m->cfg.respawn_limit) {
+        log_warn("%s failed %d times in a row before it was ready (exited with status %d)%s: "
+                 "giving up, shutting down",
+                 name, c->failed_starts, code, where);
+        begin_stop(m, 1);
+        return;
+    }
+    respawn(m, c, shm_mono_ns());
+}
+
+/* Reap every dead child; apply the respawn policy unless stopping. */
 static void reap(master_t *m)
 {
     int status;
@@ -329,9 +495,6 @@ static void reap(master_t *m)
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         child_t *c = find_child(m, pid);
         if (!c) continue;
-        char namebuf[32], how[96];
-        const char *name = role_name(c, namebuf, sizeof(namebuf));
-        describe_status(status, how, sizeof(how));
         c->pid = 0;
         if (c->role == ROLE_FRONTEND) {
             /* Its ring claim, if any, is abandoned: let the logger pad it. */
@@ -339,45 +502,23 @@ static void reap(master_t *m)
             atomic_store(&m->shm->claimers[c->slot].owner_dead, 1);
             shm_wake(&m->shm->logger_wake);
         }
-        int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
         if (m->stopping) {
-            if (!clean) log_warn("%s (pid %d) %s during shutdown", name, (int)pid, how);
+            if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+                char namebuf[32], how[96];
+                describe_status(status, how, sizeof(how));
+                log_warn("%s (pid %d) %s during shutdown", role_name(c, namebuf, sizeof(namebuf)),
+                         (int)pid, how);
+            }
             continue;
         }
-        log_warn("%s (pid %d) %s", name, (int)pid, how);
-        if (c->role == ROLE_LOGGER && WIFEXITED(status) && WEXITSTATUS(status) == EXIT_IOFAIL) {
-            /* Never retried: a new logger could not know what the failed
-             * write left on disk. Reads go on; writes are refused until an
-             * operator restarts the server, which recovers from the log. */
-            log_warn("The log is stopped after an I/O error: writes are refused, reads are "
-                     "served; restart the server to recover from what is on disk");
-            m->exit_status = 1;
-            continue;
-        }
-        if (WIFEXITED(status) &&
-            (WEXITSTATUS(status) == EXIT_FATAL || WEXITSTATUS(status) == EXIT_IOFAIL)) {
-            log_warn("%s stopped on a fatal error: shutting the server down", name);
-            begin_stop(m, 1);
-            continue;
-        }
-        if (shm_mono_ns() - c->started_ns < EARLY_DEATH_NS) c->early_deaths++;
-        else c->early_deaths = 0;
-        if (c->early_deaths >= m->cfg.respawn_limit) {
-            log_warn("%s died %d times right after starting: giving up, shutting down", name,
-                     c->early_deaths);
-            begin_stop(m, 1);
-            continue;
-        }
-        if (spawn(m, c) == 0) log_warn("respawned %s as pid %d", name, (int)c->pid);
+        respawn_policy(m, c, pid, status);
     }
 }
 
 static void signal_children(master_t *m, int sig)
 {
-    if (m->logger.pid) kill(m->logger.pid, sig);
-    if (m->store.pid) kill(m->store.pid, sig);
-    for (int i = 0; i < m->cfg.frontends; i++)
-        if (m->fe[i].pid) kill(m->fe[i].pid, sig);
+    for (int i = 0; i < nchildren(m); i++)
+        if (child_at(m, i)->pid) kill(child_at(m, i)->pid, sig);
 }
 
 static void begin_stop(master_t *m, int status)
@@ -419,6 +560,14 @@ static int store_alive(master_t *m)
 static void shutdown_all(master_t *m)
 {
     shm_t *shm = m->shm;
+    /* The drain needs a logger and a store: one waiting out its back-off
+     * starts now. A frontend that waits is not needed any more. */
+    if (m->logger.respawn_at_ns) respawn_now(m, &m->logger);
+    if (m->store.respawn_at_ns) respawn_now(m, &m->store);
+    for (int i = 0; i < m->cfg.frontends; i++)
+        m->fe[i].respawn_at_ns = 0;
+    struct itimerval off = {0};
+    setitimer(ITIMER_REAL, &off, NULL);
     log_info("Shutting down: draining frontends");
     atomic_store(&shm->shutdown, 1);
     for (int i = 0; i < m->cfg.frontends; i++) shm_wake(&shm->fe[i].wake);
@@ -485,12 +634,14 @@ int master_run(int argc, char **argv)
     sigaddset(&block, SIGCHLD);
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGALRM);
     sigprocmask(SIG_BLOCK, &block, &old);
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGCHLD, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGALRM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
 
@@ -506,7 +657,8 @@ int master_run(int argc, char **argv)
     while (atomic_load(&m.shm->logger_state) == LOGGER_STARTING) {
         usleep(1000);
         reap(&m);
-        if (m.stopping || !m.logger.pid || sig_term) {
+        respawn_due(&m);
+        if (m.stopping || sig_term || (!m.logger.pid && !m.logger.respawn_at_ns)) {
             signal_children(&m, SIGKILL);
             while (wait(NULL) > 0) {
             }
@@ -527,7 +679,10 @@ int master_run(int argc, char **argv)
         sigdelset(&wait_mask, SIGCHLD);
         sigdelset(&wait_mask, SIGTERM);
         sigdelset(&wait_mask, SIGINT);
-        if (!sig_child && !sig_term) sigsuspend(&wait_mask);
+        sigdelset(&wait_mask, SIGALRM);
+        arm_respawn_timer(&m);
+        if (!sig_child && !sig_term && !sig_alarm) sigsuspend(&wait_mask);
+        sig_alarm = 0;
         if (sig_child) {
             sig_child = 0;
             reap(&m);
@@ -535,6 +690,8 @@ int master_run(int argc, char **argv)
         if (sig_term) {
             log_info("Received a stop signal: shutting down");
             begin_stop(&m, 0);
+        } else {
+            respawn_due(&m);
         }
     }
     shutdown_all(&m);

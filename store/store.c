@@ -174,6 +174,8 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
     uint64_t t0 = shm_mono_ns(), records = 0;
     int rc = 0;
     while (r.lsn < end) {
+        /* Named by the master if this record kills us (master.c). */
+        atomic_store_explicit(&s->shm->store_replay_lsn, r.lsn, memory_order_relaxed);
         const void *rec;
         int64_t n = seg_reader_next(&r, &rec);
         if (n <= 0) {

@@ -1,6 +1,6 @@
 /*
  * test_master.c - the master's surface: a redis.conf style file, the unix
- * socket, configuration errors, and the process titles.
+ * socket, configuration errors, the process titles, and the respawn policy.
  */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
@@ -260,21 +260,172 @@ Test(master, slow_client_does_not_hold_up_others)
     srv_cleanup(&s);
 }
 
-Test(master, crash_loop_stops_the_server_with_a_clear_message)
+/* ---- the respawn policy (docs/OPERATIONS.md, "Processes and the restart
+ * policy"): deaths by a signal are always respawned, with back-off; only a
+ * child that fails by itself before it is ready stops the server. ---- */
+
+/* Fails the test (showing the log) if the master has exited. */
+static void assert_master_alive(srv_t *s, const char *doing)
 {
-    /* The store dies as it starts, every time it is started. */
+    int status;
+    char tail[2048];
+    cr_assert_neq(waitpid(s->pid, &status, WNOHANG), s->pid, "the server stopped %s; log:\n%s",
+                  doing, srv_log_tail(s, tail, sizeof(tail)));
+}
+
+/* SIGKILL the process titled `title` `times` times, each as soon as it
+ * appears, so that every death comes right after a start. Fails the test if
+ * the master exits meanwhile. */
+static void kill_as_it_appears(srv_t *s, const char *title, int times)
+{
+    pid_t last = 0;
+    for (int k = 0; k < times; k++) {
+        pid_t pid = 0;
+        char doing[128];
+        snprintf(doing, sizeof(doing), "after %d kills of %s", k, title);
+        for (int t = 0; t < 30000 && !pid; t++) { /* up to 30 s */
+            assert_master_alive(s, doing);
+            pid_t p[1];
+            if (srv_find_children(s, title, p, 1) == 1 && p[0] != last)
+                pid = p[0];
+            else
+                usleep(1000);
+        }
+        cr_assert_neq(pid, 0, "no new %s after %d kills", title, k);
+        kill(pid, SIGKILL);
+        last = pid;
+    }
+}
+
+/* A write and a read of it (the logger and the store both serve). */
+static void assert_serves(srv_t *s, const char *key)
+{
+    redisContext *c = srv_connect(s);
+    cr_assert_not_null(c);
+    char buf[256], tail[2048];
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "SET %s after", key), "+OK\r\n", "log:\n%s",
+                     srv_log_tail(s, tail, sizeof(tail)));
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "GET %s", key), "$5\r\nafter\r\n");
+    redisFree(c);
+}
+
+Test(master, store_killed_at_every_start_is_respawned_and_serves_again)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --respawn-limit 3"), 0);
+    assert_serves(&s, "before");
+    /* More deaths right after starting than respawn-limit: killed from
+     * outside, not a crash loop of its own. */
+    kill_as_it_appears(&s, "atticdb-server: store", 8);
+    assert_serves(&s, "k");
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/* The delays the log announces for role's respawns, in order. */
+static int respawn_delays(const srv_t *s, const char *role, int *ms, int max)
+{
+    FILE *f = fopen(s->log, "r");
+    if (!f) return 0;
+    char line[1024];
+    int n = 0;
+    while (n < max && fgets(line, sizeof(line), f)) {
+        const char *at = strstr(line, "respawning it in ");
+        if (at && strstr(line, role)) n += sscanf(at, "respawning it in %d ms", &ms[n]) == 1;
+    }
+    fclose(f);
+    return n;
+}
+
+Test(master, repeated_deaths_back_off_and_the_server_answers_after)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --respawn-limit 2"), 0);
+    kill_as_it_appears(&s, "atticdb-server: logger", 6);
+    assert_serves(&s, "k");
+    /* The first death is respawned at once; each further one in a row
+     * waits longer than the one before. */
+    int ms[16], n = respawn_delays(&s, "logger", ms, 16);
+    char tail[4096];
+    cr_assert_geq(n, 4, "back-off delays logged: %d; log:\n%s", n,
+                  srv_log_tail(&s, tail, sizeof(tail)));
+    for (int i = 1; i < n; i++)
+        cr_assert_gt(ms[i], ms[i - 1], "delay %d: %d ms after %d ms", i, ms[i], ms[i - 1]);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+Test(master, crash_loop_by_signal_keeps_the_server_up)
+{
+    /* The store kills itself at every start: the server keeps respawning it
+     * (backing off) and keeps answering what needs no store. */
+    setenv("ATTICDB_TEST_FAULTS", "*store.start:1:KILL", 1);
+    srv_t s;
+    int rc = srv_start(&s, "--frontends 1 --respawn-limit 2");
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(rc, 0);
+    char tail[4096];
+    int deaths = 0;
+    for (int t = 0; t < 300 && deaths < 5; t++) { /* up to 30 s */
+        int ms[16];
+        deaths = respawn_delays(&s, "store", ms, 16);
+        assert_master_alive(&s, "in the store's crash loop");
+        if (deaths < 5) usleep(100 * 1000);
+    }
+    cr_assert_geq(deaths, 5, "log:\n%s", srv_log_tail(&s, tail, sizeof(tail)));
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    char buf[64];
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "PING"), "+PONG\r\n");
+    redisFree(c);
+    srv_kill_all(&s);
+    srv_cleanup(&s);
+}
+
+Test(master, failing_before_ready_stops_the_server_with_a_clear_message)
+{
+    /* The store exits (status 1, not a signal) at every start: after
+     * respawn-limit failures in a row the master gives up, saying why. */
     char dir[] = "/tmp/attic-loop-XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     char args[512], out[8192];
     snprintf(args, sizeof(args), "--port %d --dir %s/data --respawn-limit 3", srv_free_port(), dir);
-    setenv("ATTICDB_TEST_FAULTS", "*store.start:1:KILL", 1);
+    setenv("ATTICDB_TEST_FAULTS", "*store.start:1:1", 1);
     int status = srv_run_tool("atticdb-server", args, out, sizeof(out));
     unsetenv("ATTICDB_TEST_FAULTS");
     cr_assert_eq(status, 1, "exit status %d; output:\n%s", status, out);
-    cr_assert(strstr(out, "store") && strstr(out, "died 3 times right after starting"), "%s", out);
+    cr_assert(
+        strstr(out, "store failed 3 times in a row before it was ready (exited with status 1)"),
+        "%s", out);
     char cmd[600];
     snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
     cr_assert_eq(system(cmd), 0);
+}
+
+Test(master, store_failing_to_replay_names_the_lsn)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    assert_serves(&s, "k");
+    cr_assert_eq(srv_stop(&s), 0);
+    /* The store cannot read the log back: a fatal exit before it is ready,
+     * at once (no respawn), naming where the replay stood. */
+    char args[600], out[8192];
+    snprintf(args, sizeof(args), "--port %d --dir %s --frontends 1", srv_free_port(), s.dir);
+    setenv("ATTICDB_TEST_FAULTS", "store.pread:1:EIO", 1);
+    int status = srv_run_tool("atticdb-server", args, out, sizeof(out));
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(status, 1, "exit status %d; output:\n%s", status, out);
+    const char *store_says = strstr(out, "unreadable at LSN ");
+    const char *master_says = strstr(out, "while replaying the record at LSN ");
+    cr_assert(store_says && master_says, "%s", out);
+    unsigned long long a, b;
+    cr_assert_eq(sscanf(store_says, "unreadable at LSN %llu", &a), 1);
+    cr_assert_eq(sscanf(master_says, "while replaying the record at LSN %llu", &b), 1);
+    cr_assert_eq(a, b, "%s", out);
+    cr_assert(strstr(out, "store exited with status 2 (fatal) before it was ready"), "%s", out);
+    cr_assert_null(strstr(out, "respawned store"), "%s", out);
+    srv_cleanup(&s);
 }
 
 Test(master, shutdown_command_stops_the_server_in_order)
