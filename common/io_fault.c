@@ -17,12 +17,11 @@
 #include "io.h"
 
 enum { F_OPEN, F_PWRITE, F_PREAD, F_FDATASYNC, F_FSYNC, F_FALLOCATE, F_FTRUNCATE, F_RENAME,
-       F_UNLINK, F_CLAIM, F_START, F_NOPS };
+       F_UNLINK, F_CLAIM, F_START, F_RELEASE, F_NOPS };
 
-static const char *const op_names[F_NOPS] = {"open",      "pwrite",    "pread",
-                                             "fdatasync", "fsync",     "fallocate",
-                                             "ftruncate", "rename",    "unlink",
-                                             "claim",     "start"};
+static const char *const op_names[F_NOPS] = {"open",   "pwrite",    "pread",     "fdatasync",
+                                             "fsync",  "fallocate", "ftruncate", "rename",
+                                             "unlink", "claim",     "start",     "release"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -126,6 +125,7 @@ int io_fault_point(enum io_fault_point point)
     if (!nfaults) return 0;
     if (point == IO_FAULT_CLAIM) return hit(F_CLAIM) != 0;
     if (point == IO_FAULT_START) return hit(F_START) != 0;
+    if (point == IO_FAULT_RELEASE) return hit(F_RELEASE) != 0;
     return 0;
 }
 

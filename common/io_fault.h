@@ -10,6 +10,8 @@
  * Besides I/O calls, named fault points in the code count too: "claim" is a
  * frontend's successful ring claim; when its Nth comes, the process kills
  * itself (SIGKILL) before committing the record, whatever errno says.
+ * "release" is the store's Nth ring_release() that frees space: it dies
+ * after rewriting the freed slots' commit markers and before moving tail.
  *
  * A power cut: "fdatasync:N:CUT" makes the Nth fdatasync, instead of
  * syncing, simulate losing power at that moment: every write made through
@@ -34,8 +36,9 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation);
 
 /* Fault points (not I/O calls). */
 enum io_fault_point {
-    IO_FAULT_CLAIM = 0, /* "claim": a frontend's successful ring claim */
-    IO_FAULT_START = 1, /* "start": a child process about to run its role */
+    IO_FAULT_CLAIM = 0,   /* "claim": a frontend's successful ring claim */
+    IO_FAULT_START = 1,   /* "start": a child process about to run its role */
+    IO_FAULT_RELEASE = 2, /* "release": ring_release between invalidation and tail */
 };
 
 /* Count one pass through point; true when a fault is due there. */

@@ -48,8 +48,10 @@
 #include "ring.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 
+#include "io_fault.h"
 #include "record.h"
 
 /* Never a position: positions are multiples of REC_ALIGN. */
@@ -203,6 +205,7 @@ void ring_release(ring_t *r, uint64_t pos)
          * releases, so nobody else moves tail between here and the CAS; the
          * CAS (max semantics) only guards against a smaller, late value. */
         ring_invalidate(r, tail, pos);
+        if (io_fault_point(IO_FAULT_RELEASE)) raise(SIGKILL); /* tests: io_fault.h */
         /* Release: our reads of these bytes, and the invalidation, happen
          * before any producer's overwrite (it loads tail with acquire). */
         if (atomic_compare_exchange_weak_explicit(&r->tail, &tail, pos, memory_order_release,
