@@ -34,56 +34,63 @@ static void remove_dir(void)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* Write one record (key, val) at lsn, encoded when the log was durable up
+ * to `durable` (UINT64_MAX: up to the record); pad to the segment's end
+ * first when it would cross it, as the ring's wrap does. Returns the end. */
+static uint64_t write_record(uint64_t lsn, const char *key, const unsigned char *val, uint32_t size,
+                             uint64_t durable)
+{
+    uint64_t seg = lsn & ~(uint64_t)(SEG - 1);
+    const unsigned char *argv[2] = {(const unsigned char *)key, val};
+    uint32_t lens[2] = {(uint32_t)strlen(key), size};
+    uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(2, lens));
+    if (lsn + space > seg + SEG) {
+        uint32_t pad = (uint32_t)(seg + SEG - lsn);
+        unsigned char *p = calloc(1, pad);
+        rec_write_pad(p, lsn, pad);
+        int fd = segfile_open(dir, seg, 0);
+        cr_assert_geq(fd, 0);
+        cr_assert_eq(io_pwrite_all(fd, p, pad, (off_t)(lsn - seg)), 0);
+        close(fd);
+        free(p);
+        lsn += pad;
+        seg = lsn;
+        struct stat st;
+        char path[512];
+        seg_path(path, sizeof(path), dir, seg);
+        if (stat(path, &st) != 0) cr_assert_eq(segfile_create(dir, seg, SEG, 0), 0);
+    }
+    unsigned char *buf = malloc(space);
+    rec_encode_cmd_durable(buf, lsn, durable == UINT64_MAX ? lsn : durable, 0, 1000, CMD_MSET, 2,
+                           argv, lens);
+    rec_publish(buf, lsn);
+    int fd = segfile_open(dir, seg, 0);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(io_pwrite_all(fd, buf, space, (off_t)(lsn - seg)), 0);
+    close(fd);
+    free(buf);
+    return lsn + space;
+}
+
 /* Write n records of about `size` bytes each from lsn on, each encoded as if
  * everything before it was durable, unless `durable` (then: as one unsynced
  * batch encoded when the log was durable up to `durable`). Returns the end. */
-static uint64_t write_records_d(uint64_t lsn, int n, size_t size, uint64_t durable);
-static uint64_t write_records(uint64_t lsn, int n, size_t size)
-{
-    return write_records_d(lsn, n, size, UINT64_MAX);
-}
-
 static uint64_t write_records_d(uint64_t lsn, int n, size_t size, uint64_t durable)
 {
-    unsigned char *buf = malloc(size + 128);
     char key[32];
     unsigned char *val = malloc(size);
     memset(val, 'v', size);
     for (int i = 0; i < n; i++) {
-        uint64_t seg = lsn & ~(uint64_t)(SEG - 1);
         snprintf(key, sizeof(key), "key:%d", i);
-        const unsigned char *argv[2] = {(const unsigned char *)key, val};
-        uint32_t lens[2] = {(uint32_t)strlen(key), (uint32_t)size};
-        uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(2, lens));
-        if (lsn + space > seg + SEG) {
-            /* Pad to the segment's end, as the ring's wrap does. */
-            uint32_t pad = (uint32_t)(seg + SEG - lsn);
-            unsigned char *p = calloc(1, pad);
-            rec_write_pad(p, lsn, pad);
-            int fd = segfile_open(dir, seg, 0);
-            cr_assert_geq(fd, 0);
-            cr_assert_eq(io_pwrite_all(fd, p, pad, (off_t)(lsn - seg)), 0);
-            close(fd);
-            free(p);
-            lsn += pad;
-            seg = lsn;
-            struct stat st;
-            char path[512];
-            seg_path(path, sizeof(path), dir, seg);
-            if (stat(path, &st) != 0) cr_assert_eq(segfile_create(dir, seg, SEG, 0), 0);
-        }
-        rec_encode_cmd_durable(buf, lsn, durable == UINT64_MAX ? lsn : durable, 0, 1000 + i,
-                               CMD_MSET, 2, argv, lens);
-        rec_publish(buf, lsn);
-        int fd = segfile_open(dir, seg, 0);
-        cr_assert_geq(fd, 0);
-        cr_assert_eq(io_pwrite_all(fd, buf, space, (off_t)(lsn - seg)), 0);
-        close(fd);
-        lsn += space;
+        lsn = write_record(lsn, key, val, (uint32_t)size, durable);
     }
-    free(buf);
     free(val);
     return lsn;
+}
+
+static uint64_t write_records(uint64_t lsn, int n, size_t size)
+{
+    return write_records_d(lsn, n, size, UINT64_MAX);
 }
 
 static void scribble(uint64_t lsn, const void *p, size_t n)
