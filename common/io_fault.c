@@ -17,12 +17,11 @@
 #include "io.h"
 
 enum { F_OPEN, F_PWRITE, F_PREAD, F_FDATASYNC, F_FSYNC, F_FALLOCATE, F_FTRUNCATE, F_RENAME,
-       F_UNLINK, F_CLAIM, F_START, F_NOPS };
+       F_UNLINK, F_CLAIM, F_START, F_RELEASE, F_RELEASING, F_NOPS };
 
-static const char *const op_names[F_NOPS] = {"open",      "pwrite",    "pread",
-                                             "fdatasync", "fsync",     "fallocate",
-                                             "ftruncate", "rename",    "unlink",
-                                             "claim",     "start"};
+static const char *const op_names[F_NOPS] = {
+    "open",   "pwrite", "pread", "fdatasync", "fsync",   "fallocate", "ftruncate",
+    "rename", "unlink", "claim", "start",     "release", "releasing"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -123,10 +122,12 @@ static int hit(int op)
 
 int io_fault_point(enum io_fault_point point)
 {
-    if (!nfaults) return 0;
-    if (point == IO_FAULT_CLAIM) return hit(F_CLAIM);
-    if (point == IO_FAULT_START) return hit(F_START);
-    return 0;
+    static const int ops[] = {[IO_FAULT_CLAIM] = F_CLAIM,
+                              [IO_FAULT_START] = F_START,
+                              [IO_FAULT_RELEASE] = F_RELEASE,
+                              [IO_FAULT_RELEASING] = F_RELEASING};
+    if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
+    return hit(ops[point]);
 }
 
 static int f_open(const char *p, int fl, mode_t m)

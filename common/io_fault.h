@@ -13,6 +13,10 @@
  * "start" is a child about to run its role: KILL makes it kill itself
  * (SIGKILL), a number N exit with status N instead ("*store.start:1:1": a
  * store that fails before it is ready, every time; 4 is KILL's number).
+ * "release" is the store's Nth ring_release() that frees space: it dies
+ * after rewriting the freed slots' commit markers and before moving tail;
+ * "releasing" dies earlier in the same call, after publishing the tail it
+ * is moving to and before rewriting anything (ring.c, two-phase release).
  *
  * A power cut: "fdatasync:N:CUT" makes the Nth fdatasync, instead of
  * syncing, simulate losing power at that moment: every write made through
@@ -37,8 +41,10 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation);
 
 /* Fault points (not I/O calls). */
 enum io_fault_point {
-    IO_FAULT_CLAIM = 0, /* "claim": a frontend's successful ring claim */
-    IO_FAULT_START = 1, /* "start": a child process about to run its role */
+    IO_FAULT_CLAIM = 0,     /* "claim": a frontend's successful ring claim */
+    IO_FAULT_START = 1,     /* "start": a child process about to run its role */
+    IO_FAULT_RELEASE = 2,   /* "release": ring_release between invalidation and tail */
+    IO_FAULT_RELEASING = 3, /* "releasing": ring_release between releasing and invalidation */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -22,13 +22,21 @@
  *     rewrites the slots it frees to RING_NO_LSN, so neither zeros nor stale
  *     bytes of an earlier lap (client payload included: a client could
  *     otherwise plant a forged "committed" header) can look committed.
+ *   - tail <= releasing <= head, and every record at or above releasing is
+ *     intact. Release is two-phase: publish releasing = pos, invalidate
+ *     [tail, pos), then move tail. A releaser killed at any instruction in
+ *     between leaves [tail, releasing) possibly destroyed but declared so;
+ *     its successor reads those records from the log (they are durable and
+ *     were applied) and repeats the release. This costs one store per
+ *     release and no special case anywhere else (docs/DECISIONS.md, D18).
  *
  * What a crash means: a producer that dies between claim and commit leaves an
  * uncommitted claim that stops the consumer; the master marks its claimer
  * owner_dead and the logger pads the claim (ring_reclaim_abandoned), so no
  * acknowledged record is lost and nothing blocks for long (contract 5). A
  * consumer that dies loses nothing: its position is durable_lsn, and the
- * records from there on are still in the ring.
+ * records from there on are still in the ring. A releaser (the store) that
+ * dies loses nothing either: see `releasing` above.
  *
  * Memory orders, in one place (each use repeats the reason briefly):
  *   - announcement stores, the head CAS and the reclaimer's reads of the
@@ -48,8 +56,10 @@
 #include "ring.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <string.h>
 
+#include "io_fault.h"
 #include "record.h"
 
 /* Never a position: positions are multiples of REC_ALIGN. */
@@ -75,6 +85,7 @@ void ring_init(ring_t *r, uint64_t size, uint64_t start)
     r->mask = size - 1;
     ring_invalidate(r, start, start + size);
     atomic_store_explicit(&r->tail, start, memory_order_relaxed);
+    atomic_store_explicit(&r->releasing, start, memory_order_relaxed);
     /* Release: a process that sees this head also sees the slots above. */
     atomic_store_explicit(&r->head, start, memory_order_release);
 }
@@ -195,20 +206,32 @@ void ring_release(ring_t *r, uint64_t pos)
     /* Never free what was not claimed: that space may be written right now. */
     uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
     if (pos > head) pos = head;
+    /* Only one process (the store) releases, so nobody else moves tail or
+     * releasing between our loads and our stores. */
     uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    while (tail < pos) {
-        /* Invalidate before publishing the new tail: once producers see it
-         * they may claim this space, and its old bytes must not look like a
-         * committed record of the next lap. Only one process (the store)
-         * releases, so nobody else moves tail between here and the CAS; the
-         * CAS (max semantics) only guards against a smaller, late value. */
-        ring_invalidate(r, tail, pos);
-        /* Release: our reads of these bytes, and the invalidation, happen
-         * before any producer's overwrite (it loads tail with acquire). */
-        if (atomic_compare_exchange_weak_explicit(&r->tail, &tail, pos, memory_order_release,
-                                                  memory_order_relaxed))
-            break;
-    }
+    if (pos <= tail) return;
+    /* Phase 1: declare [tail, pos) lost to the ring before touching it, so
+     * a successor of a releaser killed below knows to read it from the log.
+     * The fence keeps this store ahead of the invalidation's. */
+    if (pos > atomic_load_explicit(&r->releasing, memory_order_relaxed))
+        atomic_store_explicit(&r->releasing, pos, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    if (io_fault_point(IO_FAULT_RELEASING)) raise(SIGKILL); /* tests: io_fault.h */
+    /* Phase 2: invalidate before publishing the new tail: once producers
+     * see it they may claim this space, and its old bytes must not look
+     * like a committed record of the next lap. */
+    ring_invalidate(r, tail, pos);
+    if (io_fault_point(IO_FAULT_RELEASE)) raise(SIGKILL);
+    /* Release: our reads of these bytes, and the invalidation, happen
+     * before any producer's overwrite (it loads tail with acquire). */
+    atomic_store_explicit(&r->tail, pos, memory_order_release);
+}
+
+uint64_t ring_released(const ring_t *r)
+{
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    uint64_t releasing = atomic_load_explicit(&r->releasing, memory_order_acquire);
+    return releasing > tail ? releasing : tail;
 }
 
 /* One consistent reading of a claimer slot. */

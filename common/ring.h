@@ -8,6 +8,8 @@
  * is the single consumer: it scans committed records from its position on.
  * `tail` is the position below which space may be reused; it is the store's
  * applied LSN, because the store reads durable records out of the ring.
+ * `releasing` is the tail a release is moving to, published before the
+ * release destroys anything, so a releaser killed half way is resumable.
  *
  * No record straddles the end of the data area: a claim that would wrap first
  * fills the rest of the lap with a REC_PAD record. With the segment size a
@@ -50,6 +52,7 @@ typedef struct ring {
     uint64_t mask;
     _Alignas(64) _Atomic uint64_t head; /* next position to claim */
     _Alignas(64) _Atomic uint64_t tail; /* space below this may be reused */
+    _Atomic uint64_t releasing;         /* >= tail: see ring_released() */
     _Alignas(64) unsigned char data[];
 } ring_t;
 
@@ -91,9 +94,19 @@ void ring_commit(ring_t *r, ring_claimer_t *c, uint64_t pos);
 uint64_t ring_scan(const ring_t *r, uint64_t from, uint64_t max_bytes);
 
 /* Let producers reuse space below pos (monotonic; smaller values ignored).
- * Only one process may release (the store): it rewrites the freed slots'
- * commit markers before moving tail, which must not race another releaser. */
+ * Only one process may release (the store): it publishes `releasing`, then
+ * rewrites the freed slots' commit markers, then moves tail, and none of
+ * that may race another releaser. */
 void ring_release(ring_t *r, uint64_t pos);
+
+/*
+ * Where a new incarnation of the releaser resumes: records below it were
+ * released (and may be gone from the ring, even if tail is lower: the last
+ * releaser died inside ring_release), records from it on are untouched.
+ * Equal to tail unless a release was cut short; ring_release(r,
+ * ring_released(r)) finishes that release.
+ */
+uint64_t ring_released(const ring_t *r);
 
 /*
  * Consumer: the record at `pos` is not committed. If a claimer marked dead

@@ -159,6 +159,62 @@ int64_t seg_reader_next(seg_reader_t *r, const void **rec)
     return rc;
 }
 
+/* The end of the record whose header is at p (header only: its CRC need
+ * not hold), or 0 when r does not hold a header for p. */
+static uint64_t header_end(const unsigned char *r, uint64_t p, uint64_t seg_end)
+{
+    rec_hdr_t h;
+    memcpy(&h, r, sizeof(h));
+    if (h.lsn != p || h.len < REC_HDR_SIZE) return 0;
+    uint64_t space = rec_space(h.len - REC_HDR_SIZE);
+    if (space < h.len || space > seg_end - p) return 0;
+    return p + space;
+}
+
+static int all_zero(const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i]) return 0;
+    return 1;
+}
+
+/*
+ * Look for a proof in one segment image (buf holds [seg, seg_end)) from p,
+ * a known record boundary (`end`, or the segment's start). Walk the records
+ * by their headers: a header at a boundary is its producer's, never a
+ * client's bytes, so its length is trusted even when the CRC fails (a torn
+ * or damaged payload), and the values it spans are never read as headers.
+ * A forged header in a value cannot be reached this way (issue 9).
+ *   - A zero header at a boundary is space never written (segments are
+ *     zero-filled; a torn batch loses whole pages): the walk ends.
+ *   - Anything else there was written but is not a header: damage (or a
+ *     header torn within itself, followed by zeros). Only then does the scan
+ *     go on at 32-byte steps, still stepping over every header it finds, so
+ *     the records after the damage are found (docs/DECISIONS.md, D11).
+ */
+static int segment_proof(const unsigned char *buf, uint64_t seg, uint64_t seg_end, uint64_t p,
+                         uint64_t end, uint64_t *at)
+{
+    int at_boundary = 1;
+    while (p + REC_HDR_SIZE <= seg_end) {
+        const unsigned char *r = buf + (p - seg);
+        uint64_t next = header_end(r, p, seg_end);
+        if (next) {
+            if (rec_check(r, p, seg_end - p) > 0 && rec_proven_durable(r) > end) {
+                *at = p;
+                return 1;
+            }
+            p = next;
+        } else if (at_boundary && all_zero(r, REC_HDR_SIZE)) {
+            return 0;
+        } else {
+            at_boundary = 0; /* past damage: no boundary is known any more */
+            p += REC_ALIGN;
+        }
+    }
+    return 0;
+}
+
 int seg_find_damage_proof(const char *dir, uint64_t segment_size, uint64_t end, uint64_t *at)
 {
     uint64_t *segs;
@@ -180,18 +236,7 @@ int seg_find_damage_proof(const char *dir, uint64_t segment_size, uint64_t end, 
         if (io_pread_all(fd, buf, segment_size, 0) != 0 && errno != ENODATA) rc = -1;
         io->close(fd);
         if (rc) break;
-        /* Every record boundary after end: records are REC_ALIGN aligned,
-         * and a candidate must carry its own position and a good CRC. */
-        uint64_t p = seg > end ? seg : end + REC_ALIGN;
-        for (; p + REC_HDR_SIZE <= seg + segment_size; p += REC_ALIGN) {
-            const unsigned char *r = buf + (p - seg);
-            if (rec_check(r, p, seg + segment_size - p) <= 0) continue;
-            if (rec_proven_durable(r) > end) {
-                *at = p;
-                found = 1;
-                break;
-            }
-        }
+        found = segment_proof(buf, seg, seg + segment_size, seg > end ? seg : end, end, at);
     }
     free(buf);
     free(segs);

@@ -51,9 +51,13 @@ int64_t seg_reader_next(seg_reader_t *r, const void **rec);
 /*
  * After the log stops being valid at `end`: look for a valid record further
  * on (the rest of end's segment, then later segments) that proves `end` was
- * durable (rec_proven_durable() > end). Returns 1 and its LSN in *at when
- * found (damage in the middle of the log), 0 when none (a torn tail), -1 on
- * an I/O error.
+ * durable (rec_proven_durable() > end). Records are found by walking their
+ * headers from known boundaries (`end`, each segment's start), so a client
+ * value shaped like a record is never read as one; only garbage where a
+ * header must be (damage) makes the rest of that segment be searched at
+ * 32-byte steps (seg.c, segment_proof).
+ * Returns 1 and its LSN in *at when found (damage in the middle of the log),
+ * 0 when none (a torn tail), -1 on an I/O error.
  */
 int seg_find_damage_proof(const char *dir, uint64_t segment_size, uint64_t end, uint64_t *at);
 

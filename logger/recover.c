@@ -6,10 +6,12 @@
  * The log ends at the first position that does not hold a valid record. What
  * follows it in that segment is a torn or never-finished write (power loss
  * during a batch that was never acked: contract 6) and is zeroed, so the next
- * record written there cannot be confused with leftovers. A valid record in a
- * later segment means the bad one was not a tail but damage in the middle of
- * the log: recovery refuses, naming file and offset, and leaves the decision
- * to an operator (atticdb-check).
+ * record written there cannot be confused with leftovers. A valid record
+ * further on that proves the bad one was durable (record.h, durable_gap)
+ * means damage in the middle of the log: recovery refuses, naming file and
+ * offset, and leaves the decision to an operator (atticdb-check). Records
+ * after the end are found by walking their headers, never by reading client
+ * values as headers (seg.c), so no value can stop the server from starting.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -8,10 +8,11 @@
  *     shm->durable_lsn: the state is always a prefix of the durable log.
  *   - ring->tail (our ring_release) is advanced only after the replies of the
  *     records below it are in the reply channels. A new store incarnation
- *     replays the log silently up to ring->tail and applies (and answers)
- *     from there through the ring, so no write reply is lost when the store
- *     dies; some may be sent twice, with the same id (the record's LSN),
- *     which the frontend ignores.
+ *     replays the log silently up to ring_released() (tail, or further when
+ *     its predecessor died inside ring_release and the ring may have lost
+ *     records below it) and applies (and answers) from there through the
+ *     ring, so no write reply is lost when the store dies; some may be sent
+ *     twice, with the same id (the record's LSN), which the frontend ignores.
  *   - A read request is answered only once applied >= its min_lsn
  *     (ARCHITECTURE.md, contract 3); one that must wait is set aside, not
  *     allowed to block the requests behind it.
@@ -434,8 +435,11 @@ int store_main(shm_t *shm, const config_t *cfg)
     store_set_max_reply(s.ctx, STORE_MAX_REPLY);
 
     uint64_t start = atomic_load(&shm->log_start_lsn);
-    uint64_t tail = atomic_load(&s.ring->tail);
-    int rc = replay(&s, cfg, start, tail);
+    /* Not tail: see the banner. Finishing a cut-short release after the
+     * replay lets producers have that space again. */
+    uint64_t released = ring_released(s.ring);
+    int rc = replay(&s, cfg, start, released);
+    if (rc == 0) ring_release(s.ring, released);
     if (rc == 0 && !master_gone()) {
         publish_counts(&s);
         atomic_store(&shm->store_ready, 1);

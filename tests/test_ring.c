@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "io_fault.h"
 #include "record.h"
 #include "ring.h"
 
@@ -718,6 +719,72 @@ Test(ring, sigkill_holding_claim, .timeout = 20)
 Test(ring, sigkill_holding_wrapping_claim, .timeout = 20)
 {
     killed_claimer(4096 - 96, 320);
+}
+
+/*
+ * The releaser (the store) SIGKILLed inside ring_release, at each of its
+ * steps (fault points "releasing" and "release", io_fault.h): tail has not
+ * moved, but ring_released() already covers what may be destroyed, every
+ * record from there on is intact, and ring_release(r, ring_released(r))
+ * finishes the job. Without `releasing`, a successor resuming at tail found
+ * the record there invalidated (issue 9).
+ */
+static void killed_releaser(const char *fault, uint64_t start)
+{
+    fixture_t f = fixture_new(4096, start);
+    ring_t *r = f.ring;
+    ring_claimer_t *c = &f.claimers[0];
+    /* Records 0..7 (about 1 KB): release the first three normally, then
+     * die releasing up to record 6. */
+    uint64_t at[9];
+    at[0] = start;
+    for (uint32_t seq = 0; seq < 8; seq++) {
+        produce(r, c, 0, seq);
+        at[seq + 1] = ring_scan(r, at[seq], UINT64_MAX);
+        cr_assert_gt(at[seq + 1], at[seq]);
+    }
+    ring_release(r, at[3]);
+    cr_assert_eq(ring_released(r), at[3]);
+
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        child_guard(parent);
+        if (io_fault_install(fault, NULL, 1) != 1) _exit(1);
+        ring_release(r, at[6]);
+        _exit(2); /* the fault point did not fire */
+    }
+    int st;
+    reap(&pid, 1, 0, &st);
+    cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "%s: status %d", fault, st);
+
+    cr_assert_eq(atomic_load(&r->tail), at[3], "tail moves last");
+    cr_assert_eq(ring_released(r), at[6], "what may be destroyed is declared first");
+    uint32_t next[1] = {6};
+    cr_assert_eq(consume_span(r, at[6], at[8], next, 1, NULL), 2, "records past it are intact");
+
+    /* The successor finishes the release: the space is free and the
+     * released slots can no longer look committed. */
+    ring_release(r, ring_released(r));
+    cr_assert_eq(atomic_load(&r->tail), at[6]);
+    cr_assert_eq(ring_released(r), at[6]);
+    for (int i = 3; i < 6; i++)
+        cr_assert_neq(rec_load_lsn(ring_ptr(r, at[i])), at[i]);
+    produce(r, c, 0, 8);
+    next[0] = 6;
+    cr_assert_eq(consume_span(r, at[6], ring_scan(r, at[6], UINT64_MAX), next, 1, NULL), 3);
+    fixture_free(&f);
+}
+
+Test(ring, releaser_killed_after_invalidating, .timeout = 20)
+{
+    killed_releaser("release:1:KILL", 0);
+}
+
+Test(ring, releaser_killed_before_invalidating, .timeout = 20)
+{
+    killed_releaser("releasing:1:KILL", 4096 - 320);
 }
 
 /*
