@@ -360,3 +360,19 @@ int srv_wait_children(const srv_t *s, const char *title, pid_t *out, int max, in
         usleep(10000);
     return n;
 }
+
+const char *srv_info_persistence(redisContext *c, const char *field, char *out, size_t n)
+{
+    redisReply *r = redisCommand(c, "INFO persistence");
+    snprintf(out, n, "%s", r && r->type == REDIS_REPLY_STRING ? "" : "<error>");
+    const char *p = r && r->type == REDIS_REPLY_STRING ? r->str : "";
+    size_t flen = strlen(field);
+    for (; (p = strstr(p, field)) != NULL; p += flen) {
+        if (p[flen] != ':' || (p != r->str && p[-1] != '\n')) continue;
+        p += flen + 1;
+        snprintf(out, n, "%.*s", (int)strcspn(p, "\r\n"), p);
+        break;
+    }
+    if (r) freeReplyObject(r);
+    return out;
+}

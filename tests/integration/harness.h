@@ -74,4 +74,8 @@ int srv_wait_children(const srv_t *s, const char *title, pid_t *out, int max, in
  * byte-exact checks. Returns buf. */
 const char *srv_cmd_raw(redisContext *c, char *buf, size_t len, const char *fmt, ...);
 
+/* The value of `field` ("atticdb_log_state") in INFO persistence, into out;
+ * "" when the field is missing, "<error>" when the command failed. Returns out. */
+const char *srv_info_persistence(redisContext *c, const char *field, char *out, size_t n);
+
 #endif
