@@ -13,16 +13,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io.h"
 
 enum { F_OPEN, F_PWRITE, F_PREAD, F_FDATASYNC, F_FSYNC, F_FALLOCATE, F_FTRUNCATE, F_RENAME,
-       F_UNLINK, F_CLAIM, F_START, F_NOPS };
+       F_UNLINK, F_CLAIM, F_START, F_FAILED, F_NOPS };
 
 static const char *const op_names[F_NOPS] = {"open",      "pwrite",    "pread",
                                              "fdatasync", "fsync",     "fallocate",
                                              "ftruncate", "rename",    "unlink",
-                                             "claim",     "start"};
+                                             "claim",     "start",     "failed"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -33,8 +34,10 @@ static struct {
 static int nfaults;
 static _Atomic long calls[F_NOPS];
 
-/* errno value standing for "simulate a power cut here" (not a real errno). */
-#define FAULT_CUT 100000
+/* errno values standing for "simulate a power cut here" and "never return"
+ * (not real errnos). */
+#define FAULT_CUT  100000
+#define FAULT_HANG 100001
 
 /* Power-cut mode: the pre-image of every write not yet synced, per fd. */
 typedef struct pending_write {
@@ -103,12 +106,17 @@ static void power_cut(void)
     _exit(137); /* not reached */
 }
 
-/* Count this call of op; return the errno to fail it with, or 0. */
+/* Count this call of op; return the errno to fail it with, or 0. A HANG
+ * fault does not return: the calling thread waits for the process to die. */
 static int hit(int op)
 {
     long n = atomic_fetch_add(&calls[op], 1) + 1;
-    for (int i = 0; i < nfaults; i++)
-        if (faults[i].op == op && faults[i].nth == n) return faults[i].err;
+    for (int i = 0; i < nfaults; i++) {
+        if (faults[i].op != op || faults[i].nth != n) continue;
+        while (faults[i].err == FAULT_HANG)
+            pause();
+        return faults[i].err;
+    }
     return 0;
 }
 
@@ -126,6 +134,7 @@ int io_fault_point(enum io_fault_point point)
     if (!nfaults) return 0;
     if (point == IO_FAULT_CLAIM) return hit(F_CLAIM) != 0;
     if (point == IO_FAULT_START) return hit(F_START) != 0;
+    if (point == IO_FAULT_FAILED) return hit(F_FAILED) != 0;
     return 0;
 }
 
@@ -204,8 +213,8 @@ static int parse_errno(const char *s)
     static const struct {
         const char *name;
         int value;
-    } names[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT},
-                 {"EROFS", EROFS}, {"KILL", EINTR}, {"CUT", FAULT_CUT}};
+    } names[] = {{"EIO", EIO},    {"ENOSPC", ENOSPC}, {"EDQUOT", EDQUOT},  {"EROFS", EROFS},
+                 {"KILL", EINTR}, {"CUT", FAULT_CUT}, {"HANG", FAULT_HANG}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(s, names[i].name)) return names[i].value;
     char *end;

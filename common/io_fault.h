@@ -10,6 +10,12 @@
  * Besides I/O calls, named fault points in the code count too: "claim" is a
  * frontend's successful ring claim; when its Nth comes, the process kills
  * itself (SIGKILL) before committing the record, whatever errno says.
+ * "failed" is the logger marking the log LOGGER_FAILED: it kills itself
+ * right after, before it logs, wakes anyone or exits with EXIT_IOFAIL.
+ *
+ * A stalled disk: errno "HANG" makes the Nth call never return (only the
+ * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
+ * segment preparer stuck on the next segment, as a slow zero-fill would).
  *
  * A power cut: "fdatasync:N:CUT" makes the Nth fdatasync, instead of
  * syncing, simulate losing power at that moment: every write made through
@@ -34,8 +40,9 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation);
 
 /* Fault points (not I/O calls). */
 enum io_fault_point {
-    IO_FAULT_CLAIM = 0, /* "claim": a frontend's successful ring claim */
-    IO_FAULT_START = 1, /* "start": a child process about to run its role */
+    IO_FAULT_CLAIM = 0,  /* "claim": a frontend's successful ring claim */
+    IO_FAULT_START = 1,  /* "start": a child process about to run its role */
+    IO_FAULT_FAILED = 2, /* "failed": the logger just marked LOGGER_FAILED */
 };
 
 /* Count one pass through point; true when a fault is due there. */

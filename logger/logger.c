@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "io_fault.h"
 #include "log.h"
 #include "logger.h"
 #include "record.h"
@@ -148,16 +150,26 @@ static int switch_segment(logger_t *lg, uint64_t start)
     return 0;
 }
 
+/* Wake the store and every frontend, so that whoever waits looks at
+ * durable_lsn and logger_state again. */
+static void wake_all(logger_t *lg)
+{
+    shm_wake(&lg->shm->store_wake);
+    for (uint32_t i = 0; i < lg->shm->nfrontends; i++)
+        shm_wake(&lg->shm->fe[i].wake);
+}
+
 static void fail_stop(logger_t *lg, const char *what, int err)
 {
     atomic_store(&lg->shm->logger_errno, err);
     atomic_store(&lg->shm->logger_state, LOGGER_FAILED);
+    /* Test hook: die here, as a SIGKILL at this instruction would. */
+    if (io_fault_point(IO_FAULT_FAILED)) raise(SIGKILL);
     log_warn("FATAL: %s failed at LSN %" PRIu64 ": %s. No write is acknowledged from now on; "
              "restart the server to recover from what is on disk.",
              what, lg->pos, strerror(err));
     /* Wake everyone so waiting clients get their error now. */
-    shm_wake(&lg->shm->store_wake);
-    for (uint32_t i = 0; i < lg->shm->nfrontends; i++) shm_wake(&lg->shm->fe[i].wake);
+    wake_all(lg);
 }
 
 /* Write [from, to) of the ring, all within the current segment. */
@@ -313,6 +325,18 @@ static int commit_batch(logger_t *lg, uint64_t *end_io)
 static int logger_start(logger_t *lg)
 {
     shm_t *shm = lg->shm;
+    if (atomic_load(&shm->logger_state) == LOGGER_FAILED) {
+        /* A predecessor failed a write or fdatasync and was killed before
+         * it could exit with EXIT_IOFAIL, so the master took it for a crash.
+         * Its failure stands: running would rewrite and sync the very bytes
+         * whose fdatasync failed, and ack them (contract 6). Nothing is
+         * written again until an operator restarts the server. */
+        log_warn("Logger restarted after the log failed (%s): it stays stopped; restart the "
+                 "server to recover from what is on disk",
+                 strerror(atomic_load(&shm->logger_errno)));
+        wake_all(lg); /* in case the predecessor died before it woke them */
+        return EXIT_IOFAIL;
+    }
     if (atomic_load(&shm->logger_state) == LOGGER_STARTING) {
         char err[512];
         uint64_t start, end;

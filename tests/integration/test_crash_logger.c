@@ -1,0 +1,75 @@
+/*
+ * test_crash_logger.c - the logger killed at its awkward moments: on its way
+ * out after a failed fdatasync, and while the segment it must continue in
+ * does not exist yet. A respawned logger must neither undo a failure nor
+ * stop the server over a segment its predecessor had not made (ARCHITECTURE.md,
+ * contracts 5, 6 and 8; docs/OPERATIONS.md, "Disk faults").
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TestSuite(crash_logger, .fini = srv_cleanup_all, .timeout = 90);
+
+/* The logger sets LOGGER_FAILED after its 20th fdatasync fails and is killed
+ * right then, before it could exit with EXIT_IOFAIL: to the master that is a
+ * plain crash, and it respawns the logger. The new logger must leave the log
+ * failed: the write whose fdatasync failed is never synced again, never
+ * acked, never readable. */
+Test(crash_logger, failed_log_stays_failed_when_the_logger_dies_on_its_way_out)
+{
+    setenv("ATTICDB_TEST_FAULTS", "logger.fdatasync:20:EIO,logger.failed:1:KILL", 1);
+    srv_t s;
+    int started = srv_start(&s, "--frontends 1");
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(started, 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    int failed_at = -1;
+    for (int i = 0; i < 100 && failed_at < 0; i++) {
+        redisReply *r = redisCommand(c, "SET f:%d v%d", i, i);
+        cr_assert_not_null(r, "%s", c->errstr);
+        if (r->type == REDIS_REPLY_ERROR) {
+            cr_assert(strstr(r->str, "durable") != NULL, "%s", r->str);
+            failed_at = i;
+        }
+        freeReplyObject(r);
+    }
+    cr_assert_geq(failed_at, 0, "no write failed");
+    /* Wait for the master to see the logger die, and for what follows: a
+     * logger that runs again (the bug) or one that stops on the failure. */
+    char state[64] = "";
+    for (int i = 0; i < 1000; i++) {
+        if (srv_log_contains(&s, "respawned logger", NULL) &&
+            (srv_log_contains(&s, "exited with status 3", NULL) ||
+             !strcmp(srv_info_persistence(c, "atticdb_log_state", state, sizeof(state)),
+                     "running")))
+            break;
+        usleep(10 * 1000);
+    }
+    char tail[2048];
+    cr_assert(srv_log_contains(&s, "respawned logger", NULL), "%s",
+              srv_log_tail(&s, tail, sizeof(tail)));
+    cr_assert_str_eq(srv_info_persistence(c, "atticdb_log_state", state, sizeof(state)), "failed",
+                     "%s", srv_log_tail(&s, tail, sizeof(tail)));
+    redisReply *r = redisCommand(c, "SET after x");
+    cr_assert_not_null(r, "%s", c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR, "a write after the failure was acked");
+    freeReplyObject(r);
+    r = redisCommand(c, "GET f:%d", failed_at);
+    cr_assert_not_null(r, "%s", c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_NIL, "the write whose fdatasync failed became readable");
+    freeReplyObject(r);
+    r = redisCommand(c, "GET f:0");
+    cr_assert_not_null(r, "%s", c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING, "reads of durable data stopped");
+    freeReplyObject(r);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 1, "the failure is not reported on stop");
+    srv_cleanup(&s);
+}
