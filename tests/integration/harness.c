@@ -155,6 +155,14 @@ int srv_start(srv_t *s, const char *extra)
     return spawn(s);
 }
 
+int srv_start_faults(srv_t *s, const char *faults, const char *extra)
+{
+    setenv("ATTICDB_TEST_FAULTS", faults, 1);
+    int rc = srv_start(s, extra);
+    unsetenv("ATTICDB_TEST_FAULTS");
+    return rc;
+}
+
 int srv_log_contains(const srv_t *s, const char *needle, const char *also)
 {
     FILE *f = fopen(s->log, "r");

@@ -29,6 +29,10 @@ pid_t srv_spawn(char *const *argv);
  * may be NULL); wait until it answers PING. Returns 0 or -1. */
 int srv_start(srv_t *s, const char *extra);
 
+/* srv_start with ATTICDB_TEST_FAULTS=faults (common/io_fault.h) in the
+ * server's environment only. */
+int srv_start_faults(srv_t *s, const char *faults, const char *extra);
+
 /* Start again on the same dir and port (after a stop or kill). */
 int srv_restart(srv_t *s);
 

@@ -23,11 +23,9 @@ TestSuite(crash_logger, .fini = srv_cleanup_all, .timeout = 90);
  * acked, never readable. */
 Test(crash_logger, failed_log_stays_failed_when_the_logger_dies_on_its_way_out)
 {
-    setenv("ATTICDB_TEST_FAULTS", "logger.fdatasync:20:EIO,logger.failed:1:KILL", 1);
     srv_t s;
-    int started = srv_start(&s, "--frontends 1");
-    unsetenv("ATTICDB_TEST_FAULTS");
-    cr_assert_eq(started, 0);
+    cr_assert_eq(
+        srv_start_faults(&s, "logger.fdatasync:20:EIO,logger.failed:1:KILL", "--frontends 1"), 0);
     redisContext *c = srv_connect(&s);
     cr_assert_not_null(c);
     int failed_at = -1;
