@@ -71,3 +71,18 @@ Test(crash_logger, failed_log_stays_failed_when_the_logger_dies_on_its_way_out)
     cr_assert_eq(srv_stop(&s), 1, "the failure is not reported on stop");
     srv_cleanup(&s);
 }
+
+/* The next segment is prepared once the current one is half full. A ring
+ * larger than half a segment could hold records past the end of a segment
+ * whose successor a full disk prevents: those writes would wait, with no
+ * error, until space came back. Such a configuration is refused. */
+Test(crash_logger, segment_smaller_than_twice_the_ring_is_refused)
+{
+    char out[4096];
+    cr_assert_eq(srv_run_tool("atticdb-server",
+                              "--port 0 --dir /tmp/attic-never --ring-size 64kb "
+                              "--segment-size 64kb",
+                              out, sizeof(out)),
+                 1);
+    cr_assert(strstr(out, "segment-size") && strstr(out, "twice"), "%s", out);
+}
