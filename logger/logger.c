@@ -227,32 +227,19 @@ static int store_must_know(logger_t *lg, int wants_store)
     return used > lg->ring->size / 64;
 }
 
-/* Write [from, end) of the ring to the log, switching segments where the
- * log crosses one. Returns 0, or -1 after fail_stop(). */
+/* Write [from, end) of the ring to the log. A batch lies within one segment
+ * (commit_batch ends it at the segment's end), so the only switch is at its
+ * start, and the segment left behind was synced by the batch that filled
+ * it. Returns 0, or -1 after fail_stop(). */
 static int write_range(logger_t *lg, uint64_t from, uint64_t end)
 {
-    uint64_t seg_size = lg->cfg->segment_size;
-    while (from < end) {
-        uint64_t seg_end = lg->seg_start + seg_size;
-        if (from == seg_end) {
-            /* The old segment is complete: sync it before leaving it, so
-             * durable_lsn never covers bytes of an unsynced segment. */
-            if (sync_segment(lg) != 0) {
-                fail_stop(lg, "fdatasync", errno);
-                return -1;
-            }
-            if (switch_segment(lg, seg_end) != 0) {
-                fail_stop(lg, "creating a log segment", errno);
-                return -1;
-            }
-            continue;
-        }
-        uint64_t stop = end < seg_end ? end : seg_end;
-        if (write_span(lg, from, stop) != 0) {
-            fail_stop(lg, "write", errno);
-            return -1;
-        }
-        from = stop;
+    if (from == lg->seg_start + lg->cfg->segment_size && switch_segment(lg, from) != 0) {
+        fail_stop(lg, "creating a log segment", errno);
+        return -1;
+    }
+    if (write_span(lg, from, end) != 0) {
+        fail_stop(lg, "write", errno);
+        return -1;
     }
     return 0;
 }
@@ -284,11 +271,18 @@ static int wait_claimed(logger_t *lg, uint64_t pos)
 static int commit_batch(logger_t *lg, uint64_t *end_io)
 {
     uint64_t t0 = shm_mono_ns();
-    uint64_t end = *end_io;
+    /* The batch ends where the segment of lg->pos ends (no record straddles
+     * it: segment ends are ring wraps). Whatever lies in that segment is
+     * then synced and acked before the logger moves on, even when the next
+     * segment is not ready: a full disk or a slow zero-fill holds back only
+     * the records past it. */
+    uint64_t seg_end = (lg->pos | (lg->cfg->segment_size - 1)) + 1;
+    uint64_t end = *end_io < seg_end ? *end_io : seg_end;
     if (write_range(lg, lg->pos, end) != 0) return -1;
-    for (int round = 0; round < PIGGYBACK_ROUNDS; round++) {
+    for (int round = 0; round < PIGGYBACK_ROUNDS && end < seg_end; round++) {
         uint64_t more = ring_scan(lg->ring, end, BATCH_MAX);
         if (more == end && wait_claimed(lg, end)) more = ring_scan(lg->ring, end, BATCH_MAX);
+        if (more > seg_end) more = seg_end;
         if (more == end) break;
         if (write_range(lg, end, more) != 0) return -1;
         end = more;

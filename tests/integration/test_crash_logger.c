@@ -16,6 +16,12 @@
 
 TestSuite(crash_logger, .fini = srv_cleanup_all, .timeout = 90);
 
+static unsigned long long durable_lsn(redisContext *c)
+{
+    char v[32];
+    return strtoull(srv_info_persistence(c, "atticdb_durable_lsn", v, sizeof(v)), NULL, 10);
+}
+
 /* The logger sets LOGGER_FAILED after its 20th fdatasync fails and is killed
  * right then, before it could exit with EXIT_IOFAIL: to the master that is a
  * plain crash, and it respawns the logger. The new logger must leave the log
@@ -85,4 +91,64 @@ Test(crash_logger, segment_smaller_than_twice_the_ring_is_refused)
                               out, sizeof(out)),
                  1);
     cr_assert(strstr(out, "segment-size") && strstr(out, "twice"), "%s", out);
+}
+
+/* Segments of 128kb, a ring of 64kb, and a segment preparer that hangs on
+ * the second segment (as a slow zero-fill would). Pipelined SETs reach the
+ * end of the first segment. Returns the connection with NSETS replies
+ * pending, once the logger is stuck at the boundary. */
+#define SEG    131072ull
+#define NSETS  160
+#define VALLEN 1000
+static redisContext *fill_to_segment_end(srv_t *s)
+{
+    cr_assert_eq(srv_start_faults(s, "logger.fallocate:2:HANG",
+                                  "--frontends 1 --ring-size 64kb --segment-size 128kb"),
+                 0);
+    redisContext *w = srv_connect(s), *c = srv_connect(s);
+    cr_assert(w && c);
+    static char val[VALLEN + 1];
+    memset(val, 'b', VALLEN);
+    for (int i = 0; i < NSETS; i++)
+        redisAppendCommand(w, "SET b:%d %s", i, val);
+    int done = 0;
+    while (!done)
+        cr_assert_eq(redisBufferWrite(w, &done), REDIS_OK, "%s", w->errstr);
+    /* Everything up to the end of the first segment is synced: it must be
+     * acknowledged, not held back with the records the next segment waits
+     * for. */
+    unsigned long long d = 0;
+    for (int i = 0; i < 1000 && (d = durable_lsn(c)) < SEG; i++)
+        usleep(10 * 1000);
+    cr_assert_eq(d, SEG, "the log did not become durable up to the segment's end");
+    redisFree(c);
+    return w;
+}
+
+Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_ready)
+{
+    srv_t s;
+    redisContext *w = fill_to_segment_end(&s);
+    /* The SETs of the first segment are applied, and acknowledged. */
+    redisContext *c = srv_connect(&s);
+    int applied = 0;
+    for (; applied < NSETS; applied++) {
+        redisReply *r = redisCommand(c, "STRLEN b:%d", applied);
+        cr_assert_not_null(r, "%s", c->errstr);
+        long long len = r->integer;
+        freeReplyObject(r);
+        if (len != VALLEN) break;
+    }
+    redisFree(c);
+    cr_assert_gt(applied, NSETS / 2);
+    cr_assert_lt(applied, NSETS, "records past the segment's end were applied");
+    for (int i = 0; i < applied; i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(w, (void **)&r), REDIS_OK, "reply %d: %s", i, w->errstr);
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS, "SET b:%d", i);
+        freeReplyObject(r);
+    }
+    redisFree(w);
+    srv_kill_all(&s);
+    srv_cleanup(&s);
 }
