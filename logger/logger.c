@@ -64,7 +64,7 @@ typedef struct logger {
     pthread_mutex_t prep_lock;
     pthread_cond_t prep_cond;
     uint64_t prep_want;  /* segment start the writer wants ready next */
-    uint64_t prep_ready; /* last segment start known to exist */
+    uint64_t prep_next;  /* segments that start below this exist */
     int prep_errno;      /* creation failed (ENOSPC, EIO, ...) */
     int prep_stop;
 } logger_t;
@@ -74,14 +74,14 @@ static void *prep_main(void *arg)
     logger_t *lg = arg;
     pthread_mutex_lock(&lg->prep_lock);
     while (!lg->prep_stop) {
-        if (lg->prep_want > lg->prep_ready && !lg->prep_errno) {
+        if (lg->prep_want >= lg->prep_next && !lg->prep_errno) {
             uint64_t want = lg->prep_want;
             pthread_mutex_unlock(&lg->prep_lock);
             int rc = segfile_create(lg->cfg->dir, want, lg->cfg->segment_size, 1);
             int err = errno;
             pthread_mutex_lock(&lg->prep_lock);
             if (rc == 0) {
-                lg->prep_ready = want;
+                lg->prep_next = want + lg->cfg->segment_size;
                 atomic_fetch_add(&lg->shm->stats.segments_created, 1);
                 if (atomic_exchange(&lg->shm->log_no_space, 0))
                     log_warn("Disk space is back: log segment at LSN %" PRIu64
@@ -135,10 +135,11 @@ static int switch_segment(logger_t *lg, uint64_t start)
         lg->prep_want = start;
         pthread_cond_broadcast(&lg->prep_cond);
     }
-    while (lg->prep_ready < start && !lg->prep_errno) pthread_cond_wait(&lg->prep_cond, &lg->prep_lock);
+    while (lg->prep_next <= start && !lg->prep_errno)
+        pthread_cond_wait(&lg->prep_cond, &lg->prep_lock);
     int err = lg->prep_errno;
     pthread_mutex_unlock(&lg->prep_lock);
-    if (err && lg->prep_ready < start) {
+    if (err && lg->prep_next <= start) {
         errno = err;
         return -1;
     }
@@ -316,6 +317,33 @@ static int commit_batch(logger_t *lg, uint64_t *end_io)
     return 0;
 }
 
+/*
+ * Whether the segment the log continues in (at lg->pos) exists. A respawned
+ * logger cannot assume it: its predecessor may have reached the segment's
+ * start before its preparer had made it (a full disk, a slow zero-fill).
+ * Sets lg->prep_next; returns 0, or an exit status.
+ */
+static int find_start_segment(logger_t *lg, uint64_t seg)
+{
+    int have = segfile_check(lg->cfg->dir, seg, lg->cfg->segment_size);
+    if (have < 0) {
+        log_warn("FATAL: log segment at LSN %" PRIu64 " is unusable: %s", seg, strerror(errno));
+        return EXIT_FATAL;
+    }
+    if (!have && lg->pos != seg) {
+        /* Records up to lg->pos were acked from it: making a new one would
+         * hide their loss. */
+        log_warn("FATAL: log segment at LSN %" PRIu64 " is gone, with acknowledged records up "
+                 "to LSN %" PRIu64,
+                 seg, lg->pos);
+        return EXIT_FATAL;
+    }
+    if (!have) log_warn("Log segment at LSN %" PRIu64 " was never made: making it now", seg);
+    lg->prep_next = have ? seg + lg->cfg->segment_size : seg;
+    lg->prep_want = seg;
+    return 0;
+}
+
 static int logger_start(logger_t *lg)
 {
     shm_t *shm = lg->shm;
@@ -331,7 +359,21 @@ static int logger_start(logger_t *lg)
         wake_all(lg); /* in case the predecessor died before it woke them */
         return EXIT_IOFAIL;
     }
-    if (atomic_load(&shm->logger_state) == LOGGER_STARTING) {
+    int starting = atomic_load(&shm->logger_state) == LOGGER_STARTING;
+    /* A predecessor (or, after a crash of the whole server, a previous
+     * server) may have died between renaming a new segment into place and
+     * fsyncing the directory: the segment is there, but its name would not
+     * survive a power cut. Make every name durable before acking anything
+     * in it. */
+    if (io_fsync_dir(lg->cfg->dir) != 0) {
+        if (starting) {
+            log_warn("FATAL: can't fsync the data directory %s: %s", lg->cfg->dir, strerror(errno));
+            return EXIT_FATAL;
+        }
+        fail_stop(lg, "fsync of the data directory", errno);
+        return EXIT_IOFAIL;
+    }
+    if (starting) {
         char err[512];
         uint64_t start, end;
         if (logger_recover(lg->cfg->dir, lg->cfg->segment_size, &start, &end, err, sizeof(err)) != 0) {
@@ -348,12 +390,14 @@ static int logger_start(logger_t *lg)
     lg->pos = atomic_load(&shm->durable_lsn);
     lg->fd = -1;
     uint64_t seg = lg->pos & ~(lg->cfg->segment_size - 1);
-    lg->prep_ready = seg; /* recovery made sure it exists */
-    lg->prep_want = seg;
+    int rc = find_start_segment(lg, seg);
+    if (rc) return rc;
     if (pthread_create(&lg->prep_thread, NULL, prep_main, lg) != 0) {
         log_warn("FATAL: can't start the segment preparer thread");
         return EXIT_FATAL;
     }
+    /* Waits for the preparer when the segment is still to be made; on a
+     * full disk it sets log_no_space and tries again every second. */
     if (switch_segment(lg, seg) != 0) {
         log_warn("FATAL: can't open log segment at LSN %" PRIu64 ": %s", seg, strerror(errno));
         return EXIT_FATAL;

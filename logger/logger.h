@@ -36,6 +36,12 @@ int segfile_create(const char *dir, uint64_t start_lsn, uint64_t size, int gentl
  * Returns the fd or -1 with errno. */
 int segfile_open(const char *dir, uint64_t start_lsn, int extra_flags);
 
+/* Whether the segment starting at start_lsn exists under its name, with the
+ * given size. Returns 1 (it does), 0 (no such file), or -1 with errno (EFBIG
+ * for a file of another size, or stat's error). Only whole segments are
+ * renamed into place (segfile_create), so one that exists is whole. */
+int segfile_check(const char *dir, uint64_t start_lsn, uint64_t size);
+
 /*
  * Recovery (logger/recover.c): scan the log in dir from its first segment,
  * return in *end the LSN after the last valid record and in *start the first

@@ -22,6 +22,13 @@ static unsigned long long durable_lsn(redisContext *c)
     return strtoull(srv_info_persistence(c, "atticdb_durable_lsn", v, sizeof(v)), NULL, 10);
 }
 
+static void kill_logger(const srv_t *s)
+{
+    pid_t pid;
+    cr_assert_eq(srv_wait_children(s, "atticdb-server: logger", &pid, 1, 1), 1);
+    cr_assert_eq(kill(pid, SIGKILL), 0);
+}
+
 /* The logger sets LOGGER_FAILED after its 20th fdatasync fails and is killed
  * right then, before it could exit with EXIT_IOFAIL: to the master that is a
  * plain crash, and it respawns the logger. The new logger must leave the log
@@ -107,6 +114,9 @@ static redisContext *fill_to_segment_end(srv_t *s)
                  0);
     redisContext *w = srv_connect(s), *c = srv_connect(s);
     cr_assert(w && c);
+    /* Replies past the segment's end come when the logger moves on, however
+     * long that takes (the suite's timeout bounds it). */
+    redisSetTimeout(w, (struct timeval){0, 0});
     static char val[VALLEN + 1];
     memset(val, 'b', VALLEN);
     for (int i = 0; i < NSETS; i++)
@@ -123,6 +133,20 @@ static redisContext *fill_to_segment_end(srv_t *s)
     cr_assert_eq(d, SEG, "the log did not become durable up to the segment's end");
     redisFree(c);
     return w;
+}
+
+/* Every SET of fill_to_segment_end reads back. */
+static void values_read_back(const srv_t *s, const char *when)
+{
+    redisContext *c = srv_connect(s);
+    cr_assert_not_null(c);
+    for (int i = 0; i < NSETS; i++) {
+        redisReply *r = redisCommand(c, "STRLEN b:%d", i);
+        cr_assert_not_null(r, "%s", c->errstr);
+        cr_assert_eq(r->integer, VALLEN, "acked b:%d lost %s", i, when);
+        freeReplyObject(r);
+    }
+    redisFree(c);
 }
 
 Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_ready)
@@ -150,5 +174,31 @@ Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_r
     }
     redisFree(w);
     srv_kill_all(&s);
+    srv_cleanup(&s);
+}
+
+/* The logger dies while the segment at durable_lsn does not exist (its
+ * preparer never finished it). The next logger must make that segment and go
+ * on, not stop the server over a missing file. */
+Test(crash_logger, logger_killed_at_a_segment_end_before_the_next_exists)
+{
+    srv_t s;
+    redisContext *w = fill_to_segment_end(&s);
+    kill_logger(&s);
+    char tail[2048];
+    for (int i = 0; i < NSETS; i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(w, (void **)&r), REDIS_OK, "reply %d: %s; log:\n%s", i,
+                     w->errstr, srv_log_tail(&s, tail, sizeof(tail)));
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS, "SET b:%d: %s", i,
+                     r->type == REDIS_REPLY_ERROR ? r->str : "");
+        freeReplyObject(r);
+    }
+    redisFree(w);
+    values_read_back(&s, "after the logger's death");
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert_eq(srv_restart(&s), 0);
+    values_read_back(&s, "after a restart");
+    cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
 }
