@@ -312,6 +312,12 @@ static int commit_batch(logger_t *lg, uint64_t *end_io)
     atomic_fetch_add_explicit(&st->total_fsync_ns, dt, memory_order_relaxed);
     lg->pos = end;
     atomic_store_explicit(&lg->shm->durable_lsn, end, memory_order_release);
+    /* The store sets store_deferred, then reads durable_lsn before it
+     * sleeps; we store durable_lsn, then read store_deferred. Without a full
+     * fence between the two, each side may see the other's old value: no
+     * wake, and a deferred read waits out the store's idle timeout. (The
+     * store's store_deferred write is seq_cst, a full barrier on x86.) */
+    atomic_thread_fence(memory_order_seq_cst);
     if (store_must_know(lg, wants_store)) shm_wake(&lg->shm->store_wake);
     for (uint32_t i = 0; i < lg->shm->nfrontends; i++) shm_wake(&lg->shm->fe[i].wake);
     return 0;
