@@ -18,7 +18,10 @@
  *  - A failed write or fdatasync is never retried: the page cache may have
  *    dropped the dirty pages and a retry would "succeed" on lost data. The
  *    logger marks LOGGER_FAILED and exits EXIT_IOFAIL; recovery from what is
- *    on disk decides (contract 6).
+ *    on disk decides (contract 6). LOGGER_FAILED outlives the process: a
+ *    logger that starts and finds it writes nothing.
+ *  - A batch never crosses a segment's end, so a segment is synced, and its
+ *    records acked, before the logger needs the next one.
  * A crash of this process loses nothing acked: acks follow durable_lsn.
  */
 #include <errno.h>

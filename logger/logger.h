@@ -13,8 +13,9 @@
  * Body of the logger process. On the server's first start (logger_state
  * LOGGER_STARTING) it recovers the log: finds the end of the last valid
  * record, cuts a torn tail, and starts the ring there. A respawned logger
- * continues at durable_lsn: everything above it is still in the ring.
- * Then: group commit until shutdown. Returns the exit status: 0, EXIT_FATAL
+ * continues at durable_lsn: everything above it is still in the ring; one
+ * that finds LOGGER_FAILED writes nothing and returns EXIT_IOFAIL at once.
+ * Either first fsyncs the data directory. Then: group commit until shutdown. Returns the exit status: 0, EXIT_FATAL
  * (the log cannot be recovered) or EXIT_IOFAIL (a write or fdatasync failed;
  * never retried: contract 6).
  */
