@@ -100,18 +100,18 @@ Test(crash_logger, segment_smaller_than_twice_the_ring_is_refused)
     cr_assert(strstr(out, "segment-size") && strstr(out, "twice"), "%s", out);
 }
 
-/* Segments of 128kb, a ring of 64kb, and a segment preparer that hangs on
- * the second segment (as a slow zero-fill would). Pipelined SETs reach the
- * end of the first segment. Returns the connection with NSETS replies
- * pending, once the logger is stuck at the boundary. */
-#define SEG    131072ull
-#define NSETS  160
-#define VALLEN 1000
+/* Segments of 128kb and a ring of 64kb; the faults, if any, make the
+ * segment preparer hang on the second segment (as a slow zero-fill would). */
+#define SMALL_LOG "--frontends 1 --ring-size 64kb --segment-size 128kb"
+#define SEG       131072ull
+#define NSETS     160
+#define VALLEN    1000
+
+/* Pipeline NSETS SETs, which go past the end of the first segment, and wait
+ * until the logger is stuck there. Returns the connection, its replies
+ * pending. */
 static redisContext *fill_to_segment_end(srv_t *s)
 {
-    cr_assert_eq(srv_start_faults(s, "logger.fallocate:2:HANG",
-                                  "--frontends 1 --ring-size 64kb --segment-size 128kb"),
-                 0);
     redisContext *w = srv_connect(s), *c = srv_connect(s);
     cr_assert(w && c);
     /* Replies past the segment's end come when the logger moves on, however
@@ -135,6 +135,22 @@ static redisContext *fill_to_segment_end(srv_t *s)
     return w;
 }
 
+/* The logger is killed; every pending reply of w must then come, as OK. */
+static void kill_logger_then_all_acked(srv_t *s, redisContext *w)
+{
+    kill_logger(s);
+    char tail[2048];
+    for (int i = 0; i < NSETS; i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(w, (void **)&r), REDIS_OK, "reply %d: %s; log:\n%s", i,
+                     w->errstr, srv_log_tail(s, tail, sizeof(tail)));
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS, "SET b:%d: %s", i,
+                     r->type == REDIS_REPLY_ERROR ? r->str : "");
+        freeReplyObject(r);
+    }
+    redisFree(w);
+}
+
 /* Every SET of fill_to_segment_end reads back. */
 static void values_read_back(const srv_t *s, const char *when)
 {
@@ -152,6 +168,7 @@ static void values_read_back(const srv_t *s, const char *when)
 Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_ready)
 {
     srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", SMALL_LOG), 0);
     redisContext *w = fill_to_segment_end(&s);
     /* The SETs of the first segment are applied, and acknowledged. */
     redisContext *c = srv_connect(&s);
@@ -183,22 +200,34 @@ Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_r
 Test(crash_logger, logger_killed_at_a_segment_end_before_the_next_exists)
 {
     srv_t s;
-    redisContext *w = fill_to_segment_end(&s);
-    kill_logger(&s);
-    char tail[2048];
-    for (int i = 0; i < NSETS; i++) {
-        redisReply *r;
-        cr_assert_eq(redisGetReply(w, (void **)&r), REDIS_OK, "reply %d: %s; log:\n%s", i,
-                     w->errstr, srv_log_tail(&s, tail, sizeof(tail)));
-        cr_assert_eq(r->type, REDIS_REPLY_STATUS, "SET b:%d: %s", i,
-                     r->type == REDIS_REPLY_ERROR ? r->str : "");
-        freeReplyObject(r);
-    }
-    redisFree(w);
+    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", SMALL_LOG), 0);
+    kill_logger_then_all_acked(&s, fill_to_segment_end(&s));
     values_read_back(&s, "after the logger's death");
     cr_assert_eq(srv_stop(&s), 0);
     cr_assert_eq(srv_restart(&s), 0);
     values_read_back(&s, "after a restart");
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/* The same, and the disk is full when the next logger makes the segment: it
+ * says so (writes refused meanwhile), tries again a second later, and goes
+ * on. On a data directory made before, so that the first fallocate of the
+ * first logger is the second segment's (it hangs), and the first of its
+ * successor too (ENOSPC, once). */
+Test(crash_logger, logger_killed_at_a_segment_end_on_a_full_disk)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, SMALL_LOG), 0);
+    cr_assert_eq(srv_stop(&s), 0);
+    setenv("ATTICDB_TEST_FAULTS", "logger.fallocate:1:HANG,*logger.fallocate:1:ENOSPC", 1);
+    int started = srv_restart(&s);
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(started, 0);
+    kill_logger_then_all_acked(&s, fill_to_segment_end(&s));
+    cr_assert(srv_log_contains(&s, "No space for the next log segment", NULL),
+              "the respawned logger did not meet the full disk");
+    values_read_back(&s, "after the logger's death on a full disk");
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
 }
