@@ -332,8 +332,14 @@ int config_validate(config_t *c, char *err, size_t errlen)
 {
     if (!is_pow2(c->ring_size) || c->ring_size < (64u << 10))
         return str_fail(err, errlen, "ring-size must be a power of two of at least 64kb");
-    if (!is_pow2(c->segment_size) || c->segment_size < c->ring_size)
-        return str_fail(err, errlen, "segment-size must be a power of two no smaller than ring-size");
+    /* The logger asks for the next segment when the current one is half
+     * full, and a full disk then stops new writes. With at most half a
+     * segment in the ring, what it holds by then still fits the current
+     * segment and is acked; a larger ring could hold records past its end,
+     * which would wait, with no error, until space came back. */
+    if (!is_pow2(c->segment_size) || c->segment_size / 2 < c->ring_size)
+        return str_fail(err, errlen,
+                        "segment-size must be a power of two at least twice ring-size");
     if (!is_pow2(c->chan_size) || c->chan_size < (64u << 10))
         return str_fail(err, errlen, "channel-size must be a power of two of at least 64kb");
     if (c->daemonize) return str_fail(err, errlen, "daemonize yes is not supported: run under a supervisor");

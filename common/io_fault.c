@@ -13,15 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io.h"
 
 enum { F_OPEN, F_PWRITE, F_PREAD, F_FDATASYNC, F_FSYNC, F_FALLOCATE, F_FTRUNCATE, F_RENAME,
-       F_UNLINK, F_CLAIM, F_START, F_RELEASE, F_RELEASING, F_NOPS };
+       F_UNLINK, F_CLAIM, F_START, F_RELEASE, F_RELEASING, F_FAILED, F_NOPS };
 
 static const char *const op_names[F_NOPS] = {
     "open",   "pwrite", "pread", "fdatasync", "fsync",   "fallocate", "ftruncate",
-    "rename", "unlink", "claim", "start",     "release", "releasing"};
+    "rename", "unlink", "claim", "start",     "release", "releasing", "failed"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -32,8 +33,10 @@ static struct {
 static int nfaults;
 static _Atomic long calls[F_NOPS];
 
-/* errno value standing for "simulate a power cut here" (not a real errno). */
-#define FAULT_CUT 100000
+/* errno values standing for "simulate a power cut here" and "never return"
+ * (not real errnos). */
+#define FAULT_CUT  100000
+#define FAULT_HANG 100001
 
 /* Power-cut mode: the pre-image of every write not yet synced, per fd. */
 typedef struct pending_write {
@@ -102,12 +105,17 @@ static void power_cut(void)
     _exit(137); /* not reached */
 }
 
-/* Count this call of op; return the errno to fail it with, or 0. */
+/* Count this call of op; return the errno to fail it with, or 0. A HANG
+ * fault does not return: the calling thread waits for the process to die. */
 static int hit(int op)
 {
     long n = atomic_fetch_add(&calls[op], 1) + 1;
-    for (int i = 0; i < nfaults; i++)
-        if (faults[i].op == op && faults[i].nth == n) return faults[i].err;
+    for (int i = 0; i < nfaults; i++) {
+        if (faults[i].op != op || faults[i].nth != n) continue;
+        while (faults[i].err == FAULT_HANG)
+            pause();
+        return faults[i].err;
+    }
     return 0;
 }
 
@@ -125,7 +133,8 @@ int io_fault_point(enum io_fault_point point)
     static const int ops[] = {[IO_FAULT_CLAIM] = F_CLAIM,
                               [IO_FAULT_START] = F_START,
                               [IO_FAULT_RELEASE] = F_RELEASE,
-                              [IO_FAULT_RELEASING] = F_RELEASING};
+                              [IO_FAULT_RELEASING] = F_RELEASING,
+                              [IO_FAULT_FAILED] = F_FAILED};
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
     return hit(ops[point]);
 }
@@ -206,7 +215,8 @@ static int parse_errno(const char *s)
         const char *name;
         int value;
     } names[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC},      {"EDQUOT", EDQUOT},
-                 {"EROFS", EROFS}, {"KILL", IO_FAULT_KILL}, {"CUT", FAULT_CUT}};
+                 {"EROFS", EROFS}, {"KILL", IO_FAULT_KILL}, {"CUT", FAULT_CUT},
+                 {"HANG", FAULT_HANG}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(s, names[i].name)) return names[i].value;
     char *end;

@@ -17,6 +17,12 @@
  * after rewriting the freed slots' commit markers and before moving tail;
  * "releasing" dies earlier in the same call, after publishing the tail it
  * is moving to and before rewriting anything (ring.c, two-phase release).
+ * "failed" is the logger marking the log LOGGER_FAILED: it kills itself
+ * right after, before it logs, wakes anyone or exits with EXIT_IOFAIL.
+ *
+ * A stalled disk: errno "HANG" makes the Nth call never return (only the
+ * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
+ * segment preparer stuck on the next segment, as a slow zero-fill would).
  *
  * A power cut: "fdatasync:N:CUT" makes the Nth fdatasync, instead of
  * syncing, simulate losing power at that moment: every write made through
@@ -45,6 +51,7 @@ enum io_fault_point {
     IO_FAULT_START = 1,     /* "start": a child process about to run its role */
     IO_FAULT_RELEASE = 2,   /* "release": ring_release between invalidation and tail */
     IO_FAULT_RELEASING = 3, /* "releasing": ring_release between releasing and invalidation */
+    IO_FAULT_FAILED = 4,    /* "failed": the logger just marked LOGGER_FAILED */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -18,13 +18,17 @@
  *  - A failed write or fdatasync is never retried: the page cache may have
  *    dropped the dirty pages and a retry would "succeed" on lost data. The
  *    logger marks LOGGER_FAILED and exits EXIT_IOFAIL; recovery from what is
- *    on disk decides (contract 6).
+ *    on disk decides (contract 6). LOGGER_FAILED outlives the process: a
+ *    logger that starts and finds it writes nothing.
+ *  - A batch never crosses a segment's end, so a segment is synced, and its
+ *    records acked, before the logger needs the next one.
  * A crash of this process loses nothing acked: acks follow durable_lsn.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +36,7 @@
 #include <unistd.h>
 
 #include "io.h"
+#include "io_fault.h"
 #include "log.h"
 #include "logger.h"
 #include "record.h"
@@ -62,7 +67,7 @@ typedef struct logger {
     pthread_mutex_t prep_lock;
     pthread_cond_t prep_cond;
     uint64_t prep_want;  /* segment start the writer wants ready next */
-    uint64_t prep_ready; /* last segment start known to exist */
+    uint64_t prep_next;  /* segments that start below this exist */
     int prep_errno;      /* creation failed (ENOSPC, EIO, ...) */
     int prep_stop;
 } logger_t;
@@ -72,14 +77,14 @@ static void *prep_main(void *arg)
     logger_t *lg = arg;
     pthread_mutex_lock(&lg->prep_lock);
     while (!lg->prep_stop) {
-        if (lg->prep_want > lg->prep_ready && !lg->prep_errno) {
+        if (lg->prep_want >= lg->prep_next && !lg->prep_errno) {
             uint64_t want = lg->prep_want;
             pthread_mutex_unlock(&lg->prep_lock);
             int rc = segfile_create(lg->cfg->dir, want, lg->cfg->segment_size, 1);
             int err = errno;
             pthread_mutex_lock(&lg->prep_lock);
             if (rc == 0) {
-                lg->prep_ready = want;
+                lg->prep_next = want + lg->cfg->segment_size;
                 atomic_fetch_add(&lg->shm->stats.segments_created, 1);
                 if (atomic_exchange(&lg->shm->log_no_space, 0))
                     log_warn("Disk space is back: log segment at LSN %" PRIu64
@@ -133,10 +138,11 @@ static int switch_segment(logger_t *lg, uint64_t start)
         lg->prep_want = start;
         pthread_cond_broadcast(&lg->prep_cond);
     }
-    while (lg->prep_ready < start && !lg->prep_errno) pthread_cond_wait(&lg->prep_cond, &lg->prep_lock);
+    while (lg->prep_next <= start && !lg->prep_errno)
+        pthread_cond_wait(&lg->prep_cond, &lg->prep_lock);
     int err = lg->prep_errno;
     pthread_mutex_unlock(&lg->prep_lock);
-    if (err && lg->prep_ready < start) {
+    if (err && lg->prep_next <= start) {
         errno = err;
         return -1;
     }
@@ -148,16 +154,26 @@ static int switch_segment(logger_t *lg, uint64_t start)
     return 0;
 }
 
+/* Wake the store and every frontend, so that whoever waits looks at
+ * durable_lsn and logger_state again. */
+static void wake_all(logger_t *lg)
+{
+    shm_wake(&lg->shm->store_wake);
+    for (uint32_t i = 0; i < lg->shm->nfrontends; i++)
+        shm_wake(&lg->shm->fe[i].wake);
+}
+
 static void fail_stop(logger_t *lg, const char *what, int err)
 {
     atomic_store(&lg->shm->logger_errno, err);
     atomic_store(&lg->shm->logger_state, LOGGER_FAILED);
+    /* Test hook: die here, as a SIGKILL at this instruction would. */
+    if (io_fault_point(IO_FAULT_FAILED)) raise(SIGKILL);
     log_warn("FATAL: %s failed at LSN %" PRIu64 ": %s. No write is acknowledged from now on; "
              "restart the server to recover from what is on disk.",
              what, lg->pos, strerror(err));
     /* Wake everyone so waiting clients get their error now. */
-    shm_wake(&lg->shm->store_wake);
-    for (uint32_t i = 0; i < lg->shm->nfrontends; i++) shm_wake(&lg->shm->fe[i].wake);
+    wake_all(lg);
 }
 
 /* Write [from, to) of the ring, all within the current segment. */
@@ -215,32 +231,19 @@ static int store_must_know(logger_t *lg, int wants_store)
     return used > lg->ring->size / 64;
 }
 
-/* Write [from, end) of the ring to the log, switching segments where the
- * log crosses one. Returns 0, or -1 after fail_stop(). */
+/* Write [from, end) of the ring to the log. A batch lies within one segment
+ * (commit_batch ends it at the segment's end), so the only switch is at its
+ * start, and the segment left behind was synced by the batch that filled
+ * it. Returns 0, or -1 after fail_stop(). */
 static int write_range(logger_t *lg, uint64_t from, uint64_t end)
 {
-    uint64_t seg_size = lg->cfg->segment_size;
-    while (from < end) {
-        uint64_t seg_end = lg->seg_start + seg_size;
-        if (from == seg_end) {
-            /* The old segment is complete: sync it before leaving it, so
-             * durable_lsn never covers bytes of an unsynced segment. */
-            if (sync_segment(lg) != 0) {
-                fail_stop(lg, "fdatasync", errno);
-                return -1;
-            }
-            if (switch_segment(lg, seg_end) != 0) {
-                fail_stop(lg, "creating a log segment", errno);
-                return -1;
-            }
-            continue;
-        }
-        uint64_t stop = end < seg_end ? end : seg_end;
-        if (write_span(lg, from, stop) != 0) {
-            fail_stop(lg, "write", errno);
-            return -1;
-        }
-        from = stop;
+    if (from == lg->seg_start + lg->cfg->segment_size && switch_segment(lg, from) != 0) {
+        fail_stop(lg, "creating a log segment", errno);
+        return -1;
+    }
+    if (write_span(lg, from, end) != 0) {
+        fail_stop(lg, "write", errno);
+        return -1;
     }
     return 0;
 }
@@ -272,11 +275,18 @@ static int wait_claimed(logger_t *lg, uint64_t pos)
 static int commit_batch(logger_t *lg, uint64_t *end_io)
 {
     uint64_t t0 = shm_mono_ns();
-    uint64_t end = *end_io;
+    /* The batch ends where the segment of lg->pos ends (no record straddles
+     * it: segment ends are ring wraps). Whatever lies in that segment is
+     * then synced and acked before the logger moves on, even when the next
+     * segment is not ready: a full disk or a slow zero-fill holds back only
+     * the records past it. */
+    uint64_t seg_end = (lg->pos | (lg->cfg->segment_size - 1)) + 1;
+    uint64_t end = *end_io < seg_end ? *end_io : seg_end;
     if (write_range(lg, lg->pos, end) != 0) return -1;
-    for (int round = 0; round < PIGGYBACK_ROUNDS; round++) {
+    for (int round = 0; round < PIGGYBACK_ROUNDS && end < seg_end; round++) {
         uint64_t more = ring_scan(lg->ring, end, BATCH_MAX);
         if (more == end && wait_claimed(lg, end)) more = ring_scan(lg->ring, end, BATCH_MAX);
+        if (more > seg_end) more = seg_end;
         if (more == end) break;
         if (write_range(lg, end, more) != 0) return -1;
         end = more;
@@ -305,15 +315,74 @@ static int commit_batch(logger_t *lg, uint64_t *end_io)
     atomic_fetch_add_explicit(&st->total_fsync_ns, dt, memory_order_relaxed);
     lg->pos = end;
     atomic_store_explicit(&lg->shm->durable_lsn, end, memory_order_release);
+    /* The store sets store_deferred, then reads durable_lsn before it
+     * sleeps; we store durable_lsn, then read store_deferred. Without a full
+     * fence between the two, each side may see the other's old value: no
+     * wake, and a deferred read waits out the store's idle timeout. (The
+     * store's store_deferred write is seq_cst, a full barrier on x86.) */
+    atomic_thread_fence(memory_order_seq_cst);
     if (store_must_know(lg, wants_store)) shm_wake(&lg->shm->store_wake);
     for (uint32_t i = 0; i < lg->shm->nfrontends; i++) shm_wake(&lg->shm->fe[i].wake);
+    return 0;
+}
+
+/*
+ * Whether the segment the log continues in (at lg->pos) exists. A respawned
+ * logger cannot assume it: its predecessor may have reached the segment's
+ * start before its preparer had made it (a full disk, a slow zero-fill).
+ * Sets lg->prep_next; returns 0, or an exit status.
+ */
+static int find_start_segment(logger_t *lg, uint64_t seg)
+{
+    int have = segfile_check(lg->cfg->dir, seg, lg->cfg->segment_size);
+    if (have < 0) {
+        log_warn("FATAL: log segment at LSN %" PRIu64 " is unusable: %s", seg, strerror(errno));
+        return EXIT_FATAL;
+    }
+    if (!have && lg->pos != seg) {
+        /* Records up to lg->pos were acked from it: making a new one would
+         * hide their loss. */
+        log_warn("FATAL: log segment at LSN %" PRIu64 " is gone, with acknowledged records up "
+                 "to LSN %" PRIu64,
+                 seg, lg->pos);
+        return EXIT_FATAL;
+    }
+    if (!have) log_warn("Log segment at LSN %" PRIu64 " was never made: making it now", seg);
+    lg->prep_next = have ? seg + lg->cfg->segment_size : seg;
+    lg->prep_want = seg;
     return 0;
 }
 
 static int logger_start(logger_t *lg)
 {
     shm_t *shm = lg->shm;
-    if (atomic_load(&shm->logger_state) == LOGGER_STARTING) {
+    if (atomic_load(&shm->logger_state) == LOGGER_FAILED) {
+        /* A predecessor failed a write or fdatasync and was killed before
+         * it could exit with EXIT_IOFAIL, so the master took it for a crash.
+         * Its failure stands: running would rewrite and sync the very bytes
+         * whose fdatasync failed, and ack them (contract 6). Nothing is
+         * written again until an operator restarts the server. */
+        log_warn("Logger restarted after the log failed (%s): it stays stopped; restart the "
+                 "server to recover from what is on disk",
+                 strerror(atomic_load(&shm->logger_errno)));
+        wake_all(lg); /* in case the predecessor died before it woke them */
+        return EXIT_IOFAIL;
+    }
+    int starting = atomic_load(&shm->logger_state) == LOGGER_STARTING;
+    /* A predecessor (or, after a crash of the whole server, a previous
+     * server) may have died between renaming a new segment into place and
+     * fsyncing the directory: the segment is there, but its name would not
+     * survive a power cut. Make every name durable before acking anything
+     * in it. */
+    if (io_fsync_dir(lg->cfg->dir) != 0) {
+        if (starting) {
+            log_warn("FATAL: can't fsync the data directory %s: %s", lg->cfg->dir, strerror(errno));
+            return EXIT_FATAL;
+        }
+        fail_stop(lg, "fsync of the data directory", errno);
+        return EXIT_IOFAIL;
+    }
+    if (starting) {
         char err[512];
         uint64_t start, end;
         if (logger_recover(lg->cfg->dir, lg->cfg->segment_size, &start, &end, err, sizeof(err)) != 0) {
@@ -330,12 +399,14 @@ static int logger_start(logger_t *lg)
     lg->pos = atomic_load(&shm->durable_lsn);
     lg->fd = -1;
     uint64_t seg = lg->pos & ~(lg->cfg->segment_size - 1);
-    lg->prep_ready = seg; /* recovery made sure it exists */
-    lg->prep_want = seg;
+    int rc = find_start_segment(lg, seg);
+    if (rc) return rc;
     if (pthread_create(&lg->prep_thread, NULL, prep_main, lg) != 0) {
         log_warn("FATAL: can't start the segment preparer thread");
         return EXIT_FATAL;
     }
+    /* Waits for the preparer when the segment is still to be made; on a
+     * full disk it sets log_no_space and tries again every second. */
     if (switch_segment(lg, seg) != 0) {
         log_warn("FATAL: can't open log segment at LSN %" PRIu64 ": %s", seg, strerror(errno));
         return EXIT_FATAL;

@@ -13,8 +13,9 @@
  * Body of the logger process. On the server's first start (logger_state
  * LOGGER_STARTING) it recovers the log: finds the end of the last valid
  * record, cuts a torn tail, and starts the ring there. A respawned logger
- * continues at durable_lsn: everything above it is still in the ring.
- * Then: group commit until shutdown. Returns the exit status: 0, EXIT_FATAL
+ * continues at durable_lsn: everything above it is still in the ring; one
+ * that finds LOGGER_FAILED writes nothing and returns EXIT_IOFAIL at once.
+ * Either first fsyncs the data directory. Then: group commit until shutdown. Returns the exit status: 0, EXIT_FATAL
  * (the log cannot be recovered) or EXIT_IOFAIL (a write or fdatasync failed;
  * never retried: contract 6).
  */
@@ -35,6 +36,12 @@ int segfile_create(const char *dir, uint64_t start_lsn, uint64_t size, int gentl
 /* Open an existing segment for writing, with extra open flags (O_DSYNC).
  * Returns the fd or -1 with errno. */
 int segfile_open(const char *dir, uint64_t start_lsn, int extra_flags);
+
+/* Whether the segment starting at start_lsn exists under its name, with the
+ * given size. Returns 1 (it does), 0 (no such file), or -1 with errno (EFBIG
+ * for a file of another size, or stat's error). Only whole segments are
+ * renamed into place (segfile_create), so one that exists is whole. */
+int segfile_check(const char *dir, uint64_t start_lsn, uint64_t size);
 
 /*
  * Recovery (logger/recover.c): scan the log in dir from its first segment,

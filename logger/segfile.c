@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -72,4 +73,17 @@ int segfile_open(const char *dir, uint64_t start_lsn, int extra_flags)
     char path[4096];
     seg_path(path, sizeof(path), dir, start_lsn);
     return io->open(path, O_RDWR | extra_flags, 0);
+}
+
+int segfile_check(const char *dir, uint64_t start_lsn, uint64_t size)
+{
+    char path[4096];
+    struct stat st;
+    seg_path(path, sizeof(path), dir, start_lsn);
+    if (stat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+    if ((uint64_t)st.st_size != size) {
+        errno = EFBIG; /* not a segment of this segment-size */
+        return -1;
+    }
+    return 1;
 }

@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <netdb.h>
 #include <stddef.h>
 #include <signal.h>
@@ -46,6 +47,7 @@
 #include "config.h"
 #include "frontend/admin.h"
 #include "frontend/frontend.h"
+#include "io.h"
 #include "io_fault.h"
 #include "log.h"
 #include "logger/logger.h"
@@ -110,7 +112,18 @@ static void on_signal(int sig)
 
 static int lock_dir(master_t *m)
 {
-    if (mkdir(m->cfg.dir, 0755) != 0 && errno != EEXIST) {
+    if (mkdir(m->cfg.dir, 0755) == 0) {
+        /* The new directory's name lives in its parent: without this, a
+         * power cut could take the directory, and every acked write in it,
+         * away. */
+        char parent[4096];
+        snprintf(parent, sizeof(parent), "%s", m->cfg.dir);
+        if (io_fsync_dir(dirname(parent)) != 0) {
+            log_warn("Can't fsync the parent of the new data directory %s: %s", m->cfg.dir,
+                     strerror(errno));
+            return -1;
+        }
+    } else if (errno != EEXIST) {
         log_warn("Can't create data directory %s: %s", m->cfg.dir, strerror(errno));
         return -1;
     }

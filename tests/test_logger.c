@@ -4,6 +4,7 @@
  * damage in the middle of the log is refused.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,4 +300,15 @@ Test(recover, leftover_tmp_file_is_removed)
     char err[256];
     cr_assert_eq(logger_recover(dir, SEG, &start, &end, err, sizeof(err)), 0, "%s", err);
     cr_assert_neq(access(tmp, F_OK), 0);
+}
+
+/* A respawned logger checks the segment it continues in rather than assume
+ * it (segfile_check): missing, whole, or not a segment of this size. */
+Test(recover, segment_check_tells_missing_from_whole)
+{
+    cr_assert_eq(segfile_check(dir, SEG, SEG), 0);
+    cr_assert_eq(segfile_create(dir, SEG, SEG, 0), 0);
+    cr_assert_eq(segfile_check(dir, SEG, SEG), 1);
+    cr_assert_eq(segfile_check(dir, SEG, 2 * SEG), -1);
+    cr_assert_eq(errno, EFBIG);
 }

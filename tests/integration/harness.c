@@ -155,6 +155,14 @@ int srv_start(srv_t *s, const char *extra)
     return spawn(s);
 }
 
+int srv_start_faults(srv_t *s, const char *faults, const char *extra)
+{
+    setenv("ATTICDB_TEST_FAULTS", faults, 1);
+    int rc = srv_start(s, extra);
+    unsetenv("ATTICDB_TEST_FAULTS");
+    return rc;
+}
+
 int srv_log_contains(const srv_t *s, const char *needle, const char *also)
 {
     FILE *f = fopen(s->log, "r");
@@ -359,4 +367,20 @@ int srv_wait_children(const srv_t *s, const char *title, pid_t *out, int max, in
     for (int i = 0; i < 200 && (n = srv_find_children(s, title, out, max)) != want; i++)
         usleep(10000);
     return n;
+}
+
+const char *srv_info_persistence(redisContext *c, const char *field, char *out, size_t n)
+{
+    redisReply *r = redisCommand(c, "INFO persistence");
+    snprintf(out, n, "%s", r && r->type == REDIS_REPLY_STRING ? "" : "<error>");
+    const char *p = r && r->type == REDIS_REPLY_STRING ? r->str : "";
+    size_t flen = strlen(field);
+    for (; (p = strstr(p, field)) != NULL; p += flen) {
+        if (p[flen] != ':' || (p != r->str && p[-1] != '\n')) continue;
+        p += flen + 1;
+        snprintf(out, n, "%.*s", (int)strcspn(p, "\r\n"), p);
+        break;
+    }
+    if (r) freeReplyObject(r);
+    return out;
 }

@@ -29,6 +29,10 @@ pid_t srv_spawn(char *const *argv);
  * may be NULL); wait until it answers PING. Returns 0 or -1. */
 int srv_start(srv_t *s, const char *extra);
 
+/* srv_start with ATTICDB_TEST_FAULTS=faults (common/io_fault.h) in the
+ * server's environment only. */
+int srv_start_faults(srv_t *s, const char *faults, const char *extra);
+
 /* Start again on the same dir and port (after a stop or kill). */
 int srv_restart(srv_t *s);
 
@@ -73,5 +77,9 @@ int srv_wait_children(const srv_t *s, const char *title, pid_t *out, int max, in
 /* Run a command and return the reply as its RESP text in buf, for
  * byte-exact checks. Returns buf. */
 const char *srv_cmd_raw(redisContext *c, char *buf, size_t len, const char *fmt, ...);
+
+/* The value of `field` ("atticdb_log_state") in INFO persistence, into out;
+ * "" when the field is missing, "<error>" when the command failed. Returns out. */
+const char *srv_info_persistence(redisContext *c, const char *field, char *out, size_t n);
 
 #endif

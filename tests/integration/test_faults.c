@@ -14,19 +14,6 @@
 
 TestSuite(faults, .fini = srv_cleanup_all, .timeout = 60);
 
-static char *info_field(redisContext *c, const char *field, char *out, size_t n)
-{
-    redisReply *r = redisCommand(c, "INFO persistence");
-    cr_assert_not_null(r);
-    const char *p = strstr(r->str, field);
-    cr_assert_not_null(p, "INFO lacks %s", field);
-    p += strlen(field);
-    size_t k = strcspn(p, "\r\n");
-    snprintf(out, n, "%.*s", (int)k, p);
-    freeReplyObject(r);
-    return out;
-}
-
 Test(faults, failed_fdatasync_is_never_believed)
 {
     setenv("ATTICDB_TEST_FAULTS", "logger.fdatasync:20:EIO", 1);
@@ -62,7 +49,7 @@ Test(faults, failed_fdatasync_is_never_believed)
     cr_assert_str_eq(r->str, "v0");
     freeReplyObject(r);
     char state[64];
-    cr_assert_str_eq(info_field(c, "atticdb_log_state:", state, sizeof(state)), "failed");
+    cr_assert_str_eq(srv_info_persistence(c, "atticdb_log_state", state, sizeof(state)), "failed");
     redisFree(c);
     /* Stopping reports the failure; a restart recovers from the disk. */
     cr_assert_eq(srv_stop(&s), 1);
@@ -112,7 +99,7 @@ Test(faults, full_disk_refuses_writes_keeps_reads_and_recovers)
     }
     cr_assert(refused, "no write was refused although the next segment could not be made");
     char flag[16];
-    cr_assert_str_eq(info_field(c, "atticdb_log_no_space:", flag, sizeof(flag)), "1");
+    cr_assert_str_eq(srv_info_persistence(c, "atticdb_log_no_space", flag, sizeof(flag)), "1");
     /* Reads work while writes are refused. */
     r = redisCommand(c, "STRLEN d:0");
     cr_assert_eq(r->integer, (long long)strlen(val));

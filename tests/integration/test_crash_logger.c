@@ -1,0 +1,233 @@
+/*
+ * test_crash_logger.c - the logger killed at its awkward moments: on its way
+ * out after a failed fdatasync, and while the segment it must continue in
+ * does not exist yet. A respawned logger must neither undo a failure nor
+ * stop the server over a segment its predecessor had not made (ARCHITECTURE.md,
+ * contracts 5, 6 and 8; docs/OPERATIONS.md, "Disk faults").
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TestSuite(crash_logger, .fini = srv_cleanup_all, .timeout = 90);
+
+static unsigned long long durable_lsn(redisContext *c)
+{
+    char v[32];
+    return strtoull(srv_info_persistence(c, "atticdb_durable_lsn", v, sizeof(v)), NULL, 10);
+}
+
+static void kill_logger(const srv_t *s)
+{
+    pid_t pid;
+    cr_assert_eq(srv_wait_children(s, "atticdb-server: logger", &pid, 1, 1), 1);
+    cr_assert_eq(kill(pid, SIGKILL), 0);
+}
+
+/* The logger sets LOGGER_FAILED after its 20th fdatasync fails and is killed
+ * right then, before it could exit with EXIT_IOFAIL: to the master that is a
+ * plain crash, and it respawns the logger. The new logger must leave the log
+ * failed: the write whose fdatasync failed is never synced again, never
+ * acked, never readable. */
+Test(crash_logger, failed_log_stays_failed_when_the_logger_dies_on_its_way_out)
+{
+    srv_t s;
+    cr_assert_eq(
+        srv_start_faults(&s, "logger.fdatasync:20:EIO,logger.failed:1:KILL", "--frontends 1"), 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    int failed_at = -1;
+    for (int i = 0; i < 100 && failed_at < 0; i++) {
+        redisReply *r = redisCommand(c, "SET f:%d v%d", i, i);
+        cr_assert_not_null(r, "%s", c->errstr);
+        if (r->type == REDIS_REPLY_ERROR) {
+            cr_assert(strstr(r->str, "durable") != NULL, "%s", r->str);
+            failed_at = i;
+        }
+        freeReplyObject(r);
+    }
+    cr_assert_geq(failed_at, 0, "no write failed");
+    /* Wait for the master to see the logger die, and for what follows: a
+     * logger that runs again (the bug) or one that stops on the failure. */
+    char state[64] = "";
+    for (int i = 0; i < 1000; i++) {
+        if (srv_log_contains(&s, "respawned logger", NULL) &&
+            (srv_log_contains(&s, "exited with status 3", NULL) ||
+             !strcmp(srv_info_persistence(c, "atticdb_log_state", state, sizeof(state)),
+                     "running")))
+            break;
+        usleep(10 * 1000);
+    }
+    char tail[2048];
+    cr_assert(srv_log_contains(&s, "respawned logger", NULL), "%s",
+              srv_log_tail(&s, tail, sizeof(tail)));
+    cr_assert_str_eq(srv_info_persistence(c, "atticdb_log_state", state, sizeof(state)), "failed",
+                     "%s", srv_log_tail(&s, tail, sizeof(tail)));
+    redisReply *r = redisCommand(c, "SET after x");
+    cr_assert_not_null(r, "%s", c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR, "a write after the failure was acked");
+    freeReplyObject(r);
+    r = redisCommand(c, "GET f:%d", failed_at);
+    cr_assert_not_null(r, "%s", c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_NIL, "the write whose fdatasync failed became readable");
+    freeReplyObject(r);
+    r = redisCommand(c, "GET f:0");
+    cr_assert_not_null(r, "%s", c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING, "reads of durable data stopped");
+    freeReplyObject(r);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 1, "the failure is not reported on stop");
+    srv_cleanup(&s);
+}
+
+/* The next segment is prepared once the current one is half full. A ring
+ * larger than half a segment could hold records past the end of a segment
+ * whose successor a full disk prevents: those writes would wait, with no
+ * error, until space came back. Such a configuration is refused. */
+Test(crash_logger, segment_smaller_than_twice_the_ring_is_refused)
+{
+    char out[4096];
+    cr_assert_eq(srv_run_tool("atticdb-server",
+                              "--port 0 --dir /tmp/attic-never --ring-size 64kb "
+                              "--segment-size 64kb",
+                              out, sizeof(out)),
+                 1);
+    cr_assert(strstr(out, "segment-size") && strstr(out, "twice"), "%s", out);
+}
+
+/* Segments of 128kb and a ring of 64kb; the faults, if any, make the
+ * segment preparer hang on the second segment (as a slow zero-fill would). */
+#define SMALL_LOG "--frontends 1 --ring-size 64kb --segment-size 128kb"
+#define SEG       131072ull
+#define NSETS     160
+#define VALLEN    1000
+
+/* Pipeline NSETS SETs, which go past the end of the first segment, and wait
+ * until the logger is stuck there. Returns the connection, its replies
+ * pending. */
+static redisContext *fill_to_segment_end(srv_t *s)
+{
+    redisContext *w = srv_connect(s), *c = srv_connect(s);
+    cr_assert(w && c);
+    /* Replies past the segment's end come when the logger moves on, however
+     * long that takes (the suite's timeout bounds it). */
+    redisSetTimeout(w, (struct timeval){0, 0});
+    static char val[VALLEN + 1];
+    memset(val, 'b', VALLEN);
+    for (int i = 0; i < NSETS; i++)
+        redisAppendCommand(w, "SET b:%d %s", i, val);
+    int done = 0;
+    while (!done)
+        cr_assert_eq(redisBufferWrite(w, &done), REDIS_OK, "%s", w->errstr);
+    /* Everything up to the end of the first segment is synced: it must be
+     * acknowledged, not held back with the records the next segment waits
+     * for. */
+    unsigned long long d = 0;
+    for (int i = 0; i < 1000 && (d = durable_lsn(c)) < SEG; i++)
+        usleep(10 * 1000);
+    cr_assert_eq(d, SEG, "the log did not become durable up to the segment's end");
+    redisFree(c);
+    return w;
+}
+
+/* The logger is killed; every pending reply of w must then come, as OK. */
+static void kill_logger_then_all_acked(srv_t *s, redisContext *w)
+{
+    kill_logger(s);
+    char tail[2048];
+    for (int i = 0; i < NSETS; i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(w, (void **)&r), REDIS_OK, "reply %d: %s; log:\n%s", i,
+                     w->errstr, srv_log_tail(s, tail, sizeof(tail)));
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS, "SET b:%d: %s", i,
+                     r->type == REDIS_REPLY_ERROR ? r->str : "");
+        freeReplyObject(r);
+    }
+    redisFree(w);
+}
+
+/* Every SET of fill_to_segment_end reads back. */
+static void values_read_back(const srv_t *s, const char *when)
+{
+    redisContext *c = srv_connect(s);
+    cr_assert_not_null(c);
+    for (int i = 0; i < NSETS; i++) {
+        redisReply *r = redisCommand(c, "STRLEN b:%d", i);
+        cr_assert_not_null(r, "%s", c->errstr);
+        cr_assert_eq(r->integer, VALLEN, "acked b:%d lost %s", i, when);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+}
+
+Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_ready)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", SMALL_LOG), 0);
+    redisContext *w = fill_to_segment_end(&s);
+    /* The SETs of the first segment are applied, and acknowledged. */
+    redisContext *c = srv_connect(&s);
+    int applied = 0;
+    for (; applied < NSETS; applied++) {
+        redisReply *r = redisCommand(c, "STRLEN b:%d", applied);
+        cr_assert_not_null(r, "%s", c->errstr);
+        long long len = r->integer;
+        freeReplyObject(r);
+        if (len != VALLEN) break;
+    }
+    redisFree(c);
+    cr_assert_gt(applied, NSETS / 2);
+    cr_assert_lt(applied, NSETS, "records past the segment's end were applied");
+    for (int i = 0; i < applied; i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(w, (void **)&r), REDIS_OK, "reply %d: %s", i, w->errstr);
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS, "SET b:%d", i);
+        freeReplyObject(r);
+    }
+    redisFree(w);
+    srv_kill_all(&s);
+    srv_cleanup(&s);
+}
+
+/* The logger dies while the segment at durable_lsn does not exist (its
+ * preparer never finished it). The next logger must make that segment and go
+ * on, not stop the server over a missing file. */
+Test(crash_logger, logger_killed_at_a_segment_end_before_the_next_exists)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", SMALL_LOG), 0);
+    kill_logger_then_all_acked(&s, fill_to_segment_end(&s));
+    values_read_back(&s, "after the logger's death");
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert_eq(srv_restart(&s), 0);
+    values_read_back(&s, "after a restart");
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/* The same, and the disk is full when the next logger makes the segment: it
+ * says so (writes refused meanwhile), tries again a second later, and goes
+ * on. On a data directory made before, so that the first fallocate of the
+ * first logger is the second segment's (it hangs), and the first of its
+ * successor too (ENOSPC, once). */
+Test(crash_logger, logger_killed_at_a_segment_end_on_a_full_disk)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, SMALL_LOG), 0);
+    cr_assert_eq(srv_stop(&s), 0);
+    setenv("ATTICDB_TEST_FAULTS", "logger.fallocate:1:HANG,*logger.fallocate:1:ENOSPC", 1);
+    int started = srv_restart(&s);
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(started, 0);
+    kill_logger_then_all_acked(&s, fill_to_segment_end(&s));
+    cr_assert(srv_log_contains(&s, "No space for the next log segment", NULL),
+              "the respawned logger did not meet the full disk");
+    values_read_back(&s, "after the logger's death on a full disk");
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
