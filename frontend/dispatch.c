@@ -3,7 +3,8 @@
  *
  * Unknown commands and wrong arity are answered here with Redis' texts.
  * Local commands (PING, INFO, ...) are answered at once. Reads go to the
- * store over this frontend's request channel. Writes are validated and turned
+ * store over this frontend's request channel, once their connection's
+ * writes are durable (docs/DECISIONS.md, D17). Writes are validated and turned
  * into their canonical record (command.h) here, before anything reaches the
  * ring, so a bad write changes nothing (contract 7), and relative expiry
  * becomes absolute time now, at encoding (contract 4). SELECT sets the
@@ -187,6 +188,36 @@ static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 
 /* ---- reads ---- */
 
+/* A read goes to the store only once its connection's writes are durable
+ * (D17): then its min_lsn is durable_lsn, the store reaches it by applying
+ * what is durable already, and no read waits inside the store for the
+ * logger, where a store's death would lose it. Returns 1 when c's read
+ * must wait (fe_reads_release retries c), 0 when it may go. */
+static int read_must_wait(fe_conn_t *c)
+{
+    fe_t *fe = c->fe;
+    if (c->last_write_end <= atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire))
+        return 0;
+    /* After the log failed, the write never will be durable (it got an
+     * error): the read sees what is. */
+    if (atomic_load(&fe->shm->logger_state) == LOGGER_FAILED) return 0;
+    if (!fe->read_wait_lsn || c->last_write_end < fe->read_wait_lsn)
+        fe->read_wait_lsn = c->last_write_end;
+    return 1;
+}
+
+int fe_reads_release(fe_t *fe)
+{
+    if (!fe->read_wait_lsn) return 0;
+    if (atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire) < fe->read_wait_lsn &&
+        atomic_load(&fe->shm->logger_state) != LOGGER_FAILED)
+        return 0;
+    /* Those still waiting set it again when retried. */
+    fe->read_wait_lsn = 0;
+    event_active(fe->ev_retry, EV_TIMEOUT, 0);
+    return 1;
+}
+
 static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
     fe_t *fe = c->fe;
@@ -365,6 +396,13 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     if (c->multi && !(d->flags & CMDF_NO_MULTI)) {
         buf_free(&out);
         return fe_multi_queue(c, d, &a);
+    }
+    /* A read routed to the store below (not local, not a write, not the
+     * transaction commands or SELECT) that must wait is dispatched again
+     * later, so it is counted then. */
+    if (!(d->flags & (CMDF_LOCAL | CMDF_WRITE | CMDF_NO_MULTI)) && read_must_wait(c)) {
+        buf_free(&out);
+        return -EBUSY;
     }
     c->last_cmd = d->id;
     fe_cmdstat(c, d);
