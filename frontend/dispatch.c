@@ -81,11 +81,24 @@ size_t fe_record_max_payload(const fe_t *fe)
     return max > REC_HDR_SIZE ? (size_t)(max - REC_HDR_SIZE) : 0;
 }
 
+/* A predecessor of this frontend may have died holding a ring claim: the
+ * slot's claimer is ours once the logger is past that claim. Checked at
+ * each claim rather than waited for at start: a frontend started while
+ * the log is failed or out of space (writes refused, the claim never
+ * passed) must still accept and serve reads (D12). */
+static int claimer_adopted(fe_t *fe)
+{
+    if (!fe->claimer_adopted)
+        fe->claimer_adopted = ring_claimer_adopt(fe->claimer, atomic_load(&fe->shm->durable_lsn));
+    return fe->claimer_adopted;
+}
+
 int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int argc,
                      const unsigned char *const *argv, const uint32_t *lens)
 {
     fe_t *fe = c->fe;
     if (argc > MAX_RECORD_ARGS) return -EMSGSIZE;
+    if (!claimer_adopted(fe)) return -EAGAIN; /* retried soon, like a full ring */
     size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
     if (payload > UINT32_MAX - 2 * REC_ALIGN) return -EMSGSIZE;
     uint32_t space = rec_space((uint32_t)payload);
@@ -148,7 +161,7 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
  * ring is full, records are flowing anyway and the store asks again. */
 void fe_submit_tick(fe_t *fe)
 {
-    if (atomic_load(&fe->shm->logger_state) != LOGGER_RUNNING) return;
+    if (atomic_load(&fe->shm->logger_state) != LOGGER_RUNNING || !claimer_adopted(fe)) return;
     uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(0, NULL));
     uint64_t pos;
     if (ring_claim(fe->ring, fe->claimer, space, &pos) != 0) return;

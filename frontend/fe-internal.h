@@ -163,6 +163,7 @@ typedef struct fe {
     /* The lowest LSN a read held by fe_read_waits waits to see durable,
      * 0 = none; fe_reads_release retries the connections then. */
     uint64_t read_wait_lsn;
+    int claimer_adopted; /* the slot's ring claimer is ours (fe_submit_record) */
 
     /* ---- issue 5 (admin helper): admin.h's files ---- */
     struct acl_table *acl;  /* parsed copy of the shared ACL table */

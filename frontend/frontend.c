@@ -997,13 +997,9 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
     fe_config_refresh(fe);
     fe_acl_refresh(fe);
 
-    /* A predecessor may have died holding a ring claim: wait until the
-     * logger has dealt with it before claiming through the same slot. */
-    while (!ring_claimer_adopt(fe->claimer, atomic_load(&shm->durable_lsn))) {
-        if (!shm_master_alive(shm)) return 1;
-        usleep(1000);
-    }
-
+    /* The slot's ring claimer is taken over at the first claim
+     * (fe_submit_record): a dead predecessor's claim must not keep this
+     * frontend from serving reads. */
     fe->base = event_base_new();
     if (!fe->base) return 1;
     for (int i = 0; i < nlisten; i++) {

@@ -324,10 +324,12 @@ static int has_work(store_proc_t *s)
 }
 
 /* Wait for the logger to finish recovery: before that, neither the log's
- * end nor the ring's position is known. Returns 0, or 1 to stop. */
+ * end nor the ring's position is known. Only that: a store respawned
+ * after the log failed (or while it is out of space) must still serve the
+ * reads of D12. Returns 0, or 1 to stop. */
 static int wait_for_logger(shm_t *shm)
 {
-    while (atomic_load(&shm->logger_state) != LOGGER_RUNNING) {
+    while (atomic_load(&shm->logger_state) == LOGGER_STARTING) {
         if (atomic_load(&shm->shutdown) || master_gone()) return 1;
         struct timespec ts = {0, 2 * 1000 * 1000};
         nanosleep(&ts, NULL);

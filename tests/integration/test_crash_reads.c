@@ -23,6 +23,7 @@ TestSuite(crash_reads, .fini = srv_cleanup_all, .timeout = 120);
 
 #define LOGGER   "atticdb-server: logger"
 #define STORE    "atticdb-server: store"
+#define FRONTEND "atticdb-server: frontend 0"
 
 static pid_t child(const srv_t *s, const char *title)
 {
@@ -79,6 +80,19 @@ static void kill_store_and_wait(srv_t *s, redisContext *c)
     cr_assert_eq(kill(old, SIGKILL), 0);
     wait_respawn(s, STORE, old);
     wait_info(c, "\r\nloading:", "0");
+}
+
+/* Start s with ATTICDB_TEST_FAULTS=faults and one frontend; returns a
+ * connection. */
+static redisContext *start_with_faults(srv_t *s, const char *faults)
+{
+    setenv("ATTICDB_TEST_FAULTS", faults, 1);
+    int started = srv_start(s, "--frontends 1");
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(started, 0);
+    redisContext *c = srv_connect(s);
+    cr_assert_not_null(c);
+    return c;
 }
 
 /* Send everything hiredis has buffered for c. */
@@ -288,5 +302,110 @@ Test(crash_reads, waiting_reads_and_big_replies_survive_a_store_kill)
     redisFree(admin);
     free(big);
     cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/* Write until the injected fdatasync failure; returns how many were acked
+ * (keys f:<i> = v<i>). */
+static int write_until_failure(redisContext *c)
+{
+    int acked = 0;
+    for (int i = 0; i < 200; i++) {
+        redisReply *r = redisCommand(c, "SET f:%d v%d", i, i);
+        cr_assert_not_null(r, "%s", c->errstr);
+        int ok = r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+        if (!ok) break;
+        acked++;
+    }
+    cr_assert_gt(acked, 0);
+    cr_assert_lt(acked, 200, "no write failed");
+    return acked;
+}
+
+/* After the log failed, a new connection reads the acked data and has
+ * its writes refused with the error of D12. */
+static void expect_read_only(const srv_t *s, int acked)
+{
+    redisContext *c = srv_connect(s);
+    cr_assert_not_null(c);
+    redisReply *r = redisCommand(c, "GET f:0");
+    cr_assert_not_null(r, "GET after the respawn: %s", c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING);
+    cr_assert_str_eq(r->str, "v0");
+    freeReplyObject(r);
+    r = redisCommand(c, "GET f:%d", acked - 1);
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    freeReplyObject(r);
+    r = redisCommand(c, "SET after x");
+    cr_assert_not_null(r);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR, "a write after the failure was acked");
+    freeReplyObject(r);
+    redisFree(c);
+}
+
+/* Issue 9, item 4: the read-only mode after a failed fdatasync outlives a
+ * store and a frontend killed in it. */
+Test(crash_reads, store_and_frontend_respawned_after_a_failed_fsync_serve_reads)
+{
+    srv_t s;
+    redisContext *c = start_with_faults(&s, "logger.fdatasync:20:EIO");
+    int acked = write_until_failure(c);
+    expect_read_only(&s, acked);
+
+    kill_store_and_wait(&s, c);
+    expect_read_only(&s, acked);
+    redisFree(c);
+
+    pid_t old = child(&s, FRONTEND);
+    cr_assert_eq(kill(old, SIGKILL), 0);
+    wait_respawn(&s, FRONTEND, old);
+    expect_read_only(&s, acked);
+    cr_assert_eq(srv_stop(&s), 1, "a stop after a failed log exits 1");
+    srv_cleanup(&s);
+}
+
+/* Issue 9, item 4, the frontend's half: a frontend dies holding a ring
+ * claim just before the log fails, so the claim is never passed; its
+ * successor must still accept and serve reads (writes get D12's error).
+ * The fault counts fdatasync calls of all kinds, so a first server tells
+ * how many the logger makes before its first commit. */
+Test(crash_reads, frontend_respawned_over_a_claim_the_failed_log_never_passes)
+{
+    srv_t s;
+    redisContext *c = start_with_faults(&s, "logger.fdatasync:20:EIO");
+    int before = 19 - write_until_failure(c); /* one fdatasync per acked SET */
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 1);
+    srv_cleanup(&s);
+    cr_assert_geq(before, 0);
+
+    /* Three acked writes; then, with the logger stopped, SET a is
+     * committed and SET b's claim kills the frontend; the logger's next
+     * fdatasync (SET a's) fails. */
+    enum { K = 3 };
+    char faults[128];
+    snprintf(faults, sizeof(faults), "logger.fdatasync:%d:EIO,frontend.claim:%d:KILL",
+             before + K + 1, K + 2);
+    c = start_with_faults(&s, faults);
+    for (int i = 0; i < K; i++) {
+        redisReply *r = redisCommand(c, "SET f:%d v%d", i, i);
+        cr_assert(r && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    pid_t logger = child(&s, LOGGER), fe = child(&s, FRONTEND);
+    cr_assert_eq(kill(logger, SIGSTOP), 0);
+    redisAppendCommand(c, "SET a 1");
+    redisAppendCommand(c, "SET b 1");
+    flush(c);
+    wait_respawn(&s, FRONTEND, fe); /* it died at SET b's claim */
+    redisFree(c);
+    cr_assert_eq(kill(logger, SIGCONT), 0);
+    c = srv_connect(&s);
+    cr_assert_not_null(c);
+    wait_info(c, "atticdb_log_state:", "failed");
+    redisFree(c);
+    expect_read_only(&s, K);
+    cr_assert_eq(srv_stop(&s), 1);
     srv_cleanup(&s);
 }
