@@ -3,7 +3,8 @@
  *
  * Unknown commands and wrong arity are answered here with Redis' texts.
  * Local commands (PING, INFO, ...) are answered at once. Reads go to the
- * store over this frontend's request channel. Writes are validated and turned
+ * store over this frontend's request channel, once their connection's
+ * writes are durable (docs/DECISIONS.md, D17). Writes are validated and turned
  * into their canonical record (command.h) here, before anything reaches the
  * ring, so a bad write changes nothing (contract 7), and relative expiry
  * becomes absolute time now, at encoding (contract 4). SELECT sets the
@@ -80,11 +81,24 @@ size_t fe_record_max_payload(const fe_t *fe)
     return max > REC_HDR_SIZE ? (size_t)(max - REC_HDR_SIZE) : 0;
 }
 
+/* A predecessor of this frontend may have died holding a ring claim: the
+ * slot's claimer is ours once the logger is past that claim. Checked at
+ * each claim rather than waited for at start: a frontend started while
+ * the log is failed or out of space (writes refused, the claim never
+ * passed) must still accept and serve reads (D12). */
+static int claimer_adopted(fe_t *fe)
+{
+    if (!fe->claimer_adopted)
+        fe->claimer_adopted = ring_claimer_adopt(fe->claimer, atomic_load(&fe->shm->durable_lsn));
+    return fe->claimer_adopted;
+}
+
 int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int argc,
                      const unsigned char *const *argv, const uint32_t *lens)
 {
     fe_t *fe = c->fe;
     if (argc > MAX_RECORD_ARGS) return -EMSGSIZE;
+    if (!claimer_adopted(fe)) return -EAGAIN; /* retried soon, like a full ring */
     size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
     if (payload > UINT32_MAX - 2 * REC_ALIGN) return -EMSGSIZE;
     uint32_t space = rec_space((uint32_t)payload);
@@ -147,7 +161,7 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
  * ring is full, records are flowing anyway and the store asks again. */
 void fe_submit_tick(fe_t *fe)
 {
-    if (atomic_load(&fe->shm->logger_state) != LOGGER_RUNNING) return;
+    if (atomic_load(&fe->shm->logger_state) != LOGGER_RUNNING || !claimer_adopted(fe)) return;
     uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(0, NULL));
     uint64_t pos;
     if (ring_claim(fe->ring, fe->claimer, space, &pos) != 0) return;
@@ -186,6 +200,36 @@ static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 }
 
 /* ---- reads ---- */
+
+/* A read goes to the store only once its connection's writes are durable
+ * (D17): then its min_lsn is durable_lsn, the store reaches it by applying
+ * what is durable already, and no read waits inside the store for the
+ * logger, where a store's death would lose it. Returns 1 when c's read
+ * must wait (fe_reads_release retries c), 0 when it may go. */
+static int read_must_wait(fe_conn_t *c)
+{
+    fe_t *fe = c->fe;
+    if (c->last_write_end <= atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire))
+        return 0;
+    /* After the log failed, the write never will be durable (it got an
+     * error): the read sees what is. */
+    if (atomic_load(&fe->shm->logger_state) == LOGGER_FAILED) return 0;
+    if (!fe->read_wait_lsn || c->last_write_end < fe->read_wait_lsn)
+        fe->read_wait_lsn = c->last_write_end;
+    return 1;
+}
+
+int fe_reads_release(fe_t *fe)
+{
+    if (!fe->read_wait_lsn) return 0;
+    if (atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire) < fe->read_wait_lsn &&
+        atomic_load(&fe->shm->logger_state) != LOGGER_FAILED)
+        return 0;
+    /* Those still waiting set it again when retried. */
+    fe->read_wait_lsn = 0;
+    event_active(fe->ev_retry, EV_TIMEOUT, 0);
+    return 1;
+}
 
 static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
@@ -365,6 +409,13 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     if (c->multi && !(d->flags & CMDF_NO_MULTI)) {
         buf_free(&out);
         return fe_multi_queue(c, d, &a);
+    }
+    /* A read routed to the store below (not local, not a write, not the
+     * transaction commands or SELECT) that must wait is dispatched again
+     * later, so it is counted then. */
+    if (!(d->flags & (CMDF_LOCAL | CMDF_WRITE | CMDF_NO_MULTI)) && read_must_wait(c)) {
+        buf_free(&out);
+        return -EBUSY;
     }
     c->last_cmd = d->id;
     fe_cmdstat(c, d);

@@ -69,7 +69,7 @@ typedef struct fe_conn {
      * reads wait between them (no walk over a deep pipeline of reads). */
     fe_reply_t *wait_durable;
     uint32_t npending;
-    uint64_t last_write_end; /* reads wait for the store to pass this */
+    uint64_t last_write_end; /* reads wait for durable_lsn to pass this (D17) */
     /* Reads sent to the store and not answered yet. A write that follows
      * them on this connection waits until they are answered: the store
      * applies every durable record before it looks at a read, so a write
@@ -160,6 +160,10 @@ typedef struct fe {
     int draining;
     uint32_t nconns;
     int64_t last_idle_scan_ms;
+    /* The lowest LSN a read held by fe_read_waits waits to see durable,
+     * 0 = none; fe_reads_release retries the connections then. */
+    uint64_t read_wait_lsn;
+    int claimer_adopted; /* the slot's ring claimer is ours (fe_submit_record) */
 
     /* ---- issue 5 (admin helper): admin.h's files ---- */
     struct acl_table *acl;  /* parsed copy of the shared ACL table */
@@ -205,6 +209,11 @@ void fe_wake_store(fe_t *fe);
  * for ring or channel space, -EBUSY when a write must wait for the
  * connection's earlier reads (nothing was consumed or replied then). */
 int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
+
+/* dispatch.c: retry the connections whose read waited for a write that is
+ * now durable (or never will be: the log failed). Returns 1 when some
+ * were scheduled (fe->ev_retry), 0 when none waits or none may go yet. */
+int fe_reads_release(fe_t *fe);
 
 /* dispatch.c: write a CMD_TICK record (no reply; see command.h). */
 void fe_submit_tick(fe_t *fe);

@@ -14,6 +14,9 @@
  *  - when durable_lsn covers its record (writes whose reply is fixed, +OK);
  *  - when the store's reply arrives (reads, and writes whose reply needs
  *    state; the store applies only durable records, so durability is implied).
+ *    A read is sent only once its connection's writes are durable (D19):
+ *    the store then never holds a request for the logger, and a request
+ *    stays in the channel until answered, so a store's death loses none.
  *
  * Wake-ups: while anything waits, the frontend arms its shm "sleeping" flag
  * and the logger or store signals its eventfd; libevent watches that fd like
@@ -405,6 +408,7 @@ static int fe_has_completion(fe_t *fe)
      * waiting write at once, and a read still waiting is the store's to
      * answer, so reporting a completion here would spin forever. */
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
+    if (fe->read_wait_lsn && durable >= fe->read_wait_lsn) return 1;
     for (fe_conn_t *c = fe->wlist; c; c = c->wnext)
         if (c->wait_durable && c->wait_durable->lsn_end <= durable) return 1;
     return 0;
@@ -418,6 +422,7 @@ static void fe_check_completions(fe_t *fe)
     for (;;) {
         uint64_t n = fe_collect_store(fe);
         n += fe_collect_durable(fe);
+        fe_reads_release(fe);
         (void)n;
         if (!fe->nwaiting) {
             shm_waiter_disarm(w);
@@ -992,13 +997,9 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
     fe_config_refresh(fe);
     fe_acl_refresh(fe);
 
-    /* A predecessor may have died holding a ring claim: wait until the
-     * logger has dealt with it before claiming through the same slot. */
-    while (!ring_claimer_adopt(fe->claimer, atomic_load(&shm->durable_lsn))) {
-        if (!shm_master_alive(shm)) return 1;
-        usleep(1000);
-    }
-
+    /* The slot's ring claimer is taken over at the first claim
+     * (fe_submit_record): a dead predecessor's claim must not keep this
+     * frontend from serving reads. */
     fe->base = event_base_new();
     if (!fe->base) return 1;
     for (int i = 0; i < nlisten; i++) {

@@ -14,8 +14,12 @@
  *     ring, so no write reply is lost when the store dies; some may be sent
  *     twice, with the same id (the record's LSN), which the frontend ignores.
  *   - A read request is answered only once applied >= its min_lsn
- *     (ARCHITECTURE.md, contract 3); one that must wait is set aside, not
- *     allowed to block the requests behind it.
+ *     (ARCHITECTURE.md, contract 3), and consumed from its channel only
+ *     once its reply is sent: no request lives in this process alone, so a
+ *     new incarnation answers whatever its predecessor had not (the
+ *     frontend drops a second reply to the same id). One that must wait
+ *     stays at the head of its channel; the requests behind it were sent
+ *     later and need at least as much (docs/DECISIONS.md, D19).
  *   - Replies to a live frontend are never dropped: a full reply channel
  *     makes the store wake that frontend and retry.
  * A crash of the store loses nothing: the master restarts it and it rebuilds
@@ -50,12 +54,6 @@
 #define STORE_MAX_REPLY       (1024ull * 1024 * 1024)
 #define STORE_TICK_MS         1000 /* apply clock lag that asks for a CMD_TICK */
 
-typedef struct deferred {
-    int fe;
-    store_req_t req;
-    unsigned char payload[]; /* req.payload_len bytes */
-} deferred_t;
-
 typedef struct store_proc {
     shm_t *shm;
     ring_t *ring;
@@ -65,8 +63,9 @@ typedef struct store_proc {
     uint64_t wake_mask; /* frontends that got replies since the last wake */
     int64_t last_tick_request_ms;
     buf_t out;
-    deferred_t **deferred;
-    size_t ndeferred, deferred_cap;
+    /* Frontends whose oldest request waits for a record that is not
+     * durable yet (none should: see serve_requests). */
+    uint64_t held_mask;
 } store_proc_t;
 
 
@@ -260,59 +259,31 @@ static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigne
     return send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
 }
 
-static void defer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
+/* Once the log has failed, nothing more becomes durable: a read waiting
+ * for a write that failed is answered with what is applied. */
+static int log_failed(store_proc_t *s)
 {
-    if (s->ndeferred == s->deferred_cap) {
-        size_t cap = s->deferred_cap ? 2 * s->deferred_cap : 16;
-        deferred_t **d = realloc(s->deferred, cap * sizeof(*d));
-        if (!d) abort(); /* out of memory: as buf.h */
-        s->deferred = d;
-        s->deferred_cap = cap;
-    }
-    deferred_t *d = malloc(sizeof(*d) + req->payload_len);
-    if (!d) abort();
-    d->fe = fe;
-    d->req = *req;
-    memcpy(d->payload, payload, req->payload_len);
-    s->deferred[s->ndeferred++] = d;
-    atomic_store(&s->shm->store_deferred, 1);
+    return atomic_load(&s->shm->logger_state) == LOGGER_FAILED &&
+           s->applied == atomic_load(&s->shm->durable_lsn);
 }
 
-/* Answer the set-aside requests that applied has caught up with. Returns how
- * many, or -1 when the master is gone. */
-static int answer_deferred(store_proc_t *s)
-{
-    size_t kept = 0;
-    int n = 0;
-    /* Once the log has failed, nothing more becomes durable: a read waiting
-     * for a write that failed is answered with what is applied. */
-    int log_failed = atomic_load(&s->shm->logger_state) == LOGGER_FAILED &&
-                     s->applied == atomic_load(&s->shm->durable_lsn);
-    for (size_t i = 0; i < s->ndeferred; i++) {
-        deferred_t *d = s->deferred[i];
-        if (d->req.min_lsn > s->applied && !log_failed) {
-            s->deferred[kept++] = d;
-            continue;
-        }
-        if (answer(s, d->fe, &d->req, d->payload)) {
-            /* Keep the list whole; the caller is about to exit anyway. */
-            for (size_t j = i; j < s->ndeferred; j++)
-                s->deferred[kept++] = s->deferred[j];
-            s->ndeferred = kept;
-            return -1;
-        }
-        free(d);
-        n++;
-    }
-    s->ndeferred = kept;
-    if (!kept) atomic_store(&s->shm->store_deferred, 0);
-    return n;
-}
-
-/* Serve each frontend's request channel. Returns requests taken, or -1. */
+/*
+ * Serve each frontend's request channel, oldest first. A request is
+ * consumed after its reply is in the reply channel (a store that dies in
+ * between answers it again, same id, rather than never). One that applied
+ * has not caught up with stays at the head of its channel, for the next
+ * round: a frontend sends a read only once its connection's writes are
+ * durable, with min_lsn = durable_lsn at that moment (D19), so the store
+ * reaches it by applying what is durable already, and the requests behind
+ * it need no less. One beyond durable_lsn would be a frontend's bug; it
+ * waits too (held_mask), without holding up the other channels.
+ * Returns requests answered, or -1 when the master is gone.
+ */
 static int serve_requests(store_proc_t *s)
 {
     int total = 0;
+    uint64_t held = 0;
+    int failed = log_failed(s);
     for (int fe = 0; fe < s->nfe; fe++) {
         chan_t *c = shm_to_store(s->shm, fe);
         for (int k = 0; k < STORE_SERVE_BATCH; k++) {
@@ -326,35 +297,42 @@ static int serve_requests(store_proc_t *s)
                 continue;
             }
             memcpy(&req, m, sizeof(req));
+            if (req.min_lsn > s->applied && !failed) {
+                if (req.min_lsn > atomic_load_explicit(&s->shm->durable_lsn, memory_order_acquire))
+                    held |= 1ull << fe;
+                break;
+            }
             if (req.payload_len > len - sizeof(req)) req.payload_len = 0; /* error reply */
-            int rc = 0;
-            if (req.min_lsn > s->applied)
-                defer(s, fe, &req, m + sizeof(req));
-            else
-                rc = answer(s, fe, &req, m + sizeof(req));
-            /* Consumed after the reply is sent: a store that dies in between
-             * answers it again (same id) rather than never. */
+            int rc = answer(s, fe, &req, m + sizeof(req));
             chan_consume(c);
             if (rc) return -1;
             total++;
         }
     }
+    /* The logger wakes us when durable_lsn moves only while this is set
+     * (compared with the shared value: a predecessor may have left it). */
+    if (atomic_load_explicit(&s->shm->store_deferred, memory_order_relaxed) != (held != 0))
+        atomic_store(&s->shm->store_deferred, held != 0);
+    s->held_mask = held;
     return total;
 }
 
 static int has_work(store_proc_t *s)
 {
     if (atomic_load_explicit(&s->shm->durable_lsn, memory_order_acquire) > s->applied) return 1;
+    if (s->held_mask && log_failed(s)) return 1; /* held requests are answered now */
     for (int fe = 0; fe < s->nfe; fe++)
-        if (!chan_empty(shm_to_store(s->shm, fe))) return 1;
+        if (!(s->held_mask >> fe & 1) && !chan_empty(shm_to_store(s->shm, fe))) return 1;
     return 0;
 }
 
 /* Wait for the logger to finish recovery: before that, neither the log's
- * end nor the ring's position is known. Returns 0, or 1 to stop. */
+ * end nor the ring's position is known. Only that: a store respawned
+ * after the log failed (or while it is out of space) must still serve the
+ * reads of D12. Returns 0, or 1 to stop. */
 static int wait_for_logger(shm_t *shm)
 {
-    while (atomic_load(&shm->logger_state) != LOGGER_RUNNING) {
+    while (atomic_load(&shm->logger_state) == LOGGER_STARTING) {
         if (atomic_load(&shm->shutdown) || master_gone()) return 1;
         struct timespec ts = {0, 2 * 1000 * 1000};
         nanosleep(&ts, NULL);
@@ -376,12 +354,6 @@ static int run(store_proc_t *s)
     for (;;) {
         int work = apply_ring(s);
         if (work < 0) return EXIT_FATAL;
-        if (s->ndeferred &&
-            (work > 0 || atomic_load(&s->shm->logger_state) == LOGGER_FAILED)) {
-            int n = answer_deferred(s);
-            if (n < 0) return 0;
-            work += n;
-        }
         int served = serve_requests(s);
         if (served < 0) return 0;
         work += served;
@@ -413,9 +385,8 @@ static int run(store_proc_t *s)
         else
             shm_waiter_wait(&s->shm->store_wake, STORE_IDLE_WAIT_MS);
     }
-    if (s->ndeferred)
-        log_info("store: stopping with %zu reads waiting for LSNs that never became durable",
-                 s->ndeferred);
+    if (s->held_mask)
+        log_info("store: stopping with reads waiting for LSNs that never became durable");
     return 0;
 }
 
@@ -445,9 +416,6 @@ int store_main(shm_t *shm, const config_t *cfg)
         atomic_store(&shm->store_ready, 1);
         rc = run(&s);
     }
-    for (size_t i = 0; i < s.ndeferred; i++)
-        free(s.deferred[i]);
-    free(s.deferred);
     buf_free(&s.out);
     store_ctx_destroy(s.ctx);
     return rc;
