@@ -4,7 +4,7 @@
  * Unknown commands and wrong arity are answered here with Redis' texts.
  * Local commands (PING, INFO, ...) are answered at once. Reads go to the
  * store over this frontend's request channel, once their connection's
- * writes are durable (docs/DECISIONS.md, D17). Writes are validated and turned
+ * writes are durable (docs/DECISIONS.md, D19). Writes are validated and turned
  * into their canonical record (command.h) here, before anything reaches the
  * ring, so a bad write changes nothing (contract 7), and relative expiry
  * becomes absolute time now, at encoding (contract 4). SELECT sets the
@@ -202,7 +202,7 @@ static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 /* ---- reads ---- */
 
 /* A read goes to the store only once its connection's writes are durable
- * (D17): then its min_lsn is durable_lsn, the store reaches it by applying
+ * (D19): then its min_lsn is durable_lsn, the store reaches it by applying
  * what is durable already, and no read waits inside the store for the
  * logger, where a store's death would lose it. Returns 1 when c's read
  * must wait (fe_reads_release retries c), 0 when it may go. */
