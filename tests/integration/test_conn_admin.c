@@ -453,10 +453,18 @@ Test(conn, limits_change_live_on_every_frontend, .fini = teardown)
     cr_expect_str_eq(r, "+OK\r\n");
     free(r);
     raw_t *slow = c[on1[3 % n1]];
+    long long slow_id = int_reply(cmd(slow, "CLIENT ID"));
     for (int i = 0; i < 200; i++)
         raw_send(slow, "GET big\r\n", 9);
-    usleep(500000);
-    cr_expect(raw_closed(slow), "a client that never reads outlived client-output-buffer-limit");
+    /* Wait until the server dropped it (it leaves CLIENT LIST), and only
+     * then read: reading earlier would drain what the limit counts. */
+    int dropped = 0;
+    for (int i = 0; i < 1000 && !dropped; i++) {
+        if (i) usleep(10000);
+        dropped = !strcmp(cmd(a, "CLIENT LIST ID %lld", slow_id), "$0\r\n\r\n");
+    }
+    cr_expect(dropped, "a client that never reads outlived client-output-buffer-limit");
+    cr_expect(raw_closed(slow), "a client dropped for its output buffer is closed");
     /* timeout: an idle client of the other frontend is closed */
     cr_expect_str_eq(cmd(a, "CONFIG SET timeout 1"), "+OK\r\n");
     cr_expect(raw_closed(idle), "an idle client of the other frontend outlived timeout 1");
