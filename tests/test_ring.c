@@ -798,6 +798,7 @@ Test(ring, releaser_killed_before_invalidating, .timeout = 20)
  */
 #define KILL_SLOTS 4
 #define KILL_IDS   4096
+#define KILL_TARGET 200 /* kills a run makes before it stops */
 
 typedef struct kill_ctl {
     _Atomic uint64_t consumed; /* the consumer's position, like durable_lsn */
@@ -906,7 +907,10 @@ Test(ring, random_kills, .timeout = 60)
             kills++;
             next_kill = now + 1 + rng % 4;
         }
-        if (!stopping && now - start > 2000) {
+        /* Stop after a number of kills, not a time: under sanitizers on a
+         * loaded machine a fork can take tens of milliseconds. The deadline
+         * only ends a run that cannot get there (the asserts then say so). */
+        if (!stopping && ((kills >= KILL_TARGET && reclaims > 0) || now - start > 20000)) {
             stopping = 1;
             atomic_store(&ctl->stop, 1);
         }
@@ -923,7 +927,7 @@ Test(ring, random_kills, .timeout = 60)
     cr_log_info("%llu records from %u incarnations, %llu kills, %llu claims reclaimed",
                 (unsigned long long)got, next_id, (unsigned long long)kills,
                 (unsigned long long)reclaims);
-    cr_assert_gt(kills, 100);
+    cr_assert_geq(kills, KILL_TARGET);
     cr_assert_gt(reclaims, 0, "no kill landed inside a claim");
     munmap(ctl, sizeof(*ctl));
     fixture_free(&f);
