@@ -1,7 +1,10 @@
 /*
- * command.c - the command table (see command.h). Shared by the frontends
- * (lookup, arity, COMMAND replies) and the store (canonical ids). Read-only
- * data: nothing here can fail at run time.
+ * command.c - the command tables (see command.h), made from the registry
+ * (commands.def). Shared by the frontends (lookup, arity, COMMAND replies)
+ * and the store (canonical ids). Read-only data, plus the name hash and the
+ * subcommand indexes, which a constructor builds once when the program
+ * loads (before main, so before any fork or thread): nothing here can fail
+ * at run time.
  */
 #include "command.h"
 
@@ -10,8 +13,7 @@
 
 #define W CMDF_WRITE
 #define R CMDF_READONLY
-#define F CMDF_FAST
-#define L CMDF_LOCAL
+#define F   CMDF_FAST
 #define OOM CMDF_DENYOOM
 #define LS (CMDF_LOADING | CMDF_STALE)
 #define NS CMDF_NOSCRIPT
@@ -32,126 +34,51 @@
 #define TX CAT_TRANSACTION
 #define CADM CAT_ADMIN
 
-/* Flags, key positions and categories as Redis 7.0 reports them (COMMAND
- * INFO), plus AtticDB's own: L (answered by a frontend) and NM (runs at once
- * inside MULTI instead of being queued). */
 static const cmd_desc_t cmd_descs[] = {
-    /* connection, server, transactions: answered by a frontend */
-    {"ping", CMD_PING, -1, L | F, 0, 0, 0, CF | CONN},
-    {"echo", CMD_ECHO, 2, L | LS | F, 0, 0, 0, CF | CONN},
-    {"quit", CMD_QUIT, -1, L | NS | LS | F | NA | AB | NM, 0, 0, 0, CF | CONN},
-    {"select", CMD_SELECT, 2, L | LS | F, 0, 0, 0, CF | CONN},
-    {"command", CMD_COMMAND, -1, L | LS, 0, 0, 0, CS | CONN},
-    {"info", CMD_INFO, -1, L | LS, 0, 0, 0, CS | DNG},
-    {"config", CMD_CONFIG, -2, L | ADM | NS | LS, 0, 0, 0, CS | CADM | DNG},
-    {"hello", CMD_HELLO, -1, L | NS | LS | F | NA | AB, 0, 0, 0, CF | CONN},
-    {"auth", CMD_AUTH, -2, L | NS | LS | F | NA | AB, 0, 0, 0, CF | CONN},
-    {"acl", CMD_ACL, -2, L | ADM | NS | LS, 0, 0, 0, CS | CADM | DNG},
-    {"client", CMD_CLIENT, -2, L | NS | LS, 0, 0, 0, CS | CONN},
-    {"reset", CMD_RESET, 1, L | NS | LS | F | NA | AB | NM, 0, 0, 0, CF | CONN},
-    {"time", CMD_TIME, 1, L | LS | F, 0, 0, 0, CF},
-    {"shutdown", CMD_SHUTDOWN, -1, L | ADM | NS | LS | AB | CMDF_REFUSED_IN_MULTI, 0, 0, 0, CS | CADM | DNG},
-    {"slowlog", CMD_SLOWLOG, -2, L | ADM | LS, 0, 0, 0, CS | CADM | DNG},
-    {"multi", CMD_MULTI, 1, L | NS | LS | F | AB | NM, 0, 0, 0, CF | TX},
-    {"exec", CMD_EXEC, 1, NS | LS | CMDF_SKIP_SLOWLOG | NM, 0, 0, 0, CS | TX},
-    {"discard", CMD_DISCARD, 1, L | NS | LS | F | AB | NM, 0, 0, 0, CF | TX},
-    {"watch", CMD_WATCH, -2, L | NS | LS | F | AB | NM, 1, -1, 1, CF | TX},
-    {"unwatch", CMD_UNWATCH, 1, L | NS | LS | F | AB, 0, 0, 0, CF | TX},
-    /* reads: answered by the store */
-    {"get", CMD_GET, 2, R | F, 1, 1, 1, RD | STR | CF},
-    {"mget", CMD_MGET, -2, R | F, 1, -1, 1, RD | STR | CF},
-    {"strlen", CMD_STRLEN, 2, R | F, 1, 1, 1, RD | STR | CF},
-    {"getrange", CMD_GETRANGE, 4, R, 1, 1, 1, RD | STR | CS},
-    {"substr", CMD_SUBSTR, 4, R, 1, 1, 1, RD | STR | CS},
-    {"getbit", CMD_GETBIT, 3, R | F, 1, 1, 1, RD | BM | CF},
-    {"bitcount", CMD_BITCOUNT, -2, R, 1, 1, 1, RD | BM | CS},
-    {"bitpos", CMD_BITPOS, -3, R, 1, 1, 1, RD | BM | CS},
-    {"exists", CMD_EXISTS, -2, R | F, 1, -1, 1, KS | RD | CF},
-    {"type", CMD_TYPE, 2, R | F, 1, 1, 1, KS | RD | CF},
-    {"ttl", CMD_TTL, 2, R | F, 1, 1, 1, KS | RD | CF},
-    {"pttl", CMD_PTTL, 2, R | F, 1, 1, 1, KS | RD | CF},
-    {"expiretime", CMD_EXPIRETIME, 2, R | F, 1, 1, 1, KS | RD | CF},
-    {"pexpiretime", CMD_PEXPIRETIME, 2, R | F, 1, 1, 1, KS | RD | CF},
-    {"touch", CMD_TOUCH, -2, R | F, 1, -1, 1, KS | RD | CF},
-    {"keys", CMD_KEYS, 2, R, 0, 0, 0, KS | RD | CS | DNG},
-    {"scan", CMD_SCAN, -2, R, 0, 0, 0, KS | RD | CS},
-    {"randomkey", CMD_RANDOMKEY, 1, R, 0, 0, 0, KS | RD | CS},
-    {"dbsize", CMD_DBSIZE, 1, R | F, 0, 0, 0, KS | RD | CF},
-    {"object", CMD_OBJECT, -2, R, 2, 2, 1, KS | RD | CS},
-    /* writes: through the ring and the log */
-    {"set", CMD_SET, -3, W | OOM, 1, 1, 1, WR | STR | CS},
-    {"setnx", CMD_SETNX, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
-    {"setex", CMD_SETEX, 4, W | OOM, 1, 1, 1, WR | STR | CS},
-    {"psetex", CMD_PSETEX, 4, W | OOM, 1, 1, 1, WR | STR | CS},
-    {"getset", CMD_GETSET, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
-    {"getex", CMD_GETEX, -2, W | F, 1, 1, 1, WR | STR | CF},
-    {"getdel", CMD_GETDEL, 2, W | F, 1, 1, 1, WR | STR | CF},
-    {"mset", CMD_MSET, -3, W | OOM, 1, -1, 2, WR | STR | CS},
-    {"msetnx", CMD_MSETNX, -3, W | OOM, 1, -1, 2, WR | STR | CS},
-    {"incr", CMD_INCR, 2, W | OOM | F, 1, 1, 1, WR | STR | CF},
-    {"decr", CMD_DECR, 2, W | OOM | F, 1, 1, 1, WR | STR | CF},
-    {"incrby", CMD_INCRBY, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
-    {"decrby", CMD_DECRBY, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
-    {"incrbyfloat", CMD_INCRBYFLOAT, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
-    {"append", CMD_APPEND, 3, W | OOM | F, 1, 1, 1, WR | STR | CF},
-    {"setrange", CMD_SETRANGE, 4, W | OOM, 1, 1, 1, WR | STR | CS},
-    {"setbit", CMD_SETBIT, 4, W | OOM, 1, 1, 1, WR | BM | CS},
-    {"del", CMD_DEL, -2, W, 1, -1, 1, KS | WR | CS},
-    {"unlink", CMD_UNLINK, -2, W | F, 1, -1, 1, KS | WR | CF},
-    {"rename", CMD_RENAME, 3, W, 1, 2, 1, KS | WR | CS},
-    {"renamenx", CMD_RENAMENX, 3, W | F, 1, 2, 1, KS | WR | CF},
-    {"copy", CMD_COPY, -3, W | OOM, 1, 2, 1, KS | WR | CS},
-    {"move", CMD_MOVE, 3, W | F, 1, 1, 1, KS | WR | CF},
-    {"swapdb", CMD_SWAPDB, 3, W | F, 0, 0, 0, KS | WR | CF | DNG},
-    {"expire", CMD_EXPIRE, -3, W | F, 1, 1, 1, KS | WR | CF},
-    {"pexpire", CMD_PEXPIRE, -3, W | F, 1, 1, 1, KS | WR | CF},
-    {"expireat", CMD_EXPIREAT, -3, W | F, 1, 1, 1, KS | WR | CF},
-    {"pexpireat", CMD_PEXPIREAT, -3, W | F, 1, 1, 1, KS | WR | CF},
-    {"persist", CMD_PERSIST, 2, W | F, 1, 1, 1, KS | WR | CF},
-    {"flushdb", CMD_FLUSHDB, -1, W, 0, 0, 0, KS | WR | CS | DNG},
-    {"flushall", CMD_FLUSHALL, -1, W, 0, 0, 0, KS | WR | CS | DNG},
+#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, summary, cx)     \
+    {name, CMD_##ID, arity, flags, first, last, step, cats, CMD_ROUTE_##route, summary, cx},
+#include "commands.def"
+};
+#define NCMDS (sizeof(cmd_descs) / sizeof(cmd_descs[0]))
+
+/* Each row's position in cmd_descs, by id (0 = no row). */
+enum {
+#define CMD(ID, ...) ROW_##ID,
+#include "commands.def"
+};
+static const uint8_t row_of_id[CMD__COUNT] = {
+#define CMD(ID, ...) [CMD_##ID] = ROW_##ID + 1,
+#include "commands.def"
 };
 
-/* Subcommands as Redis 7.0.15 lists them, plus CLIENT SETINFO (7.2), which
- * clients send on connect. */
-static const cmd_sub_t cmd_subs[] = {
-    {CMD_OBJECT, "encoding", 3},   {CMD_OBJECT, "freq", 3},      {CMD_OBJECT, "help", 2},
-    {CMD_OBJECT, "idletime", 3},   {CMD_OBJECT, "refcount", 3},
-    {CMD_CONFIG, "get", -3},       {CMD_CONFIG, "set", -4},      {CMD_CONFIG, "resetstat", 2},
-    {CMD_CONFIG, "rewrite", 2},    {CMD_CONFIG, "help", 2},
-    {CMD_CLIENT, "caching", 3},    {CMD_CLIENT, "getname", 2},   {CMD_CLIENT, "getredir", 2},
-    {CMD_CLIENT, "help", 2},       {CMD_CLIENT, "id", 2},        {CMD_CLIENT, "info", 2},
-    {CMD_CLIENT, "kill", -3},      {CMD_CLIENT, "list", -2},     {CMD_CLIENT, "no-evict", 3},
-    {CMD_CLIENT, "pause", -3},     {CMD_CLIENT, "reply", 3},     {CMD_CLIENT, "setname", 3},
-    {CMD_CLIENT, "tracking", -3},  {CMD_CLIENT, "trackinginfo", 2}, {CMD_CLIENT, "unblock", -3},
-    {CMD_CLIENT, "unpause", 2},    {CMD_CLIENT, "setinfo", 4},
-    {CMD_ACL, "cat", -2},          {CMD_ACL, "deluser", -3},     {CMD_ACL, "dryrun", -4},
-    {CMD_ACL, "genpass", -2},      {CMD_ACL, "getuser", 3},      {CMD_ACL, "help", 2},
-    {CMD_ACL, "list", 2},          {CMD_ACL, "load", 2},         {CMD_ACL, "log", -2},
-    {CMD_ACL, "save", 2},          {CMD_ACL, "setuser", -3},     {CMD_ACL, "users", 2},
-    {CMD_ACL, "whoami", 2},
-    {CMD_SLOWLOG, "get", -2},      {CMD_SLOWLOG, "help", 2},     {CMD_SLOWLOG, "len", 2},
-    {CMD_SLOWLOG, "reset", 2},
-    {CMD_COMMAND, "count", 2},     {CMD_COMMAND, "docs", -2},    {CMD_COMMAND, "getkeys", -4},
-    {CMD_COMMAND, "getkeysandflags", -4}, {CMD_COMMAND, "help", 2}, {CMD_COMMAND, "info", -2},
-    {CMD_COMMAND, "list", -2},
-};
-
-int cmd_has_subs(cmd_id_t id)
+/* Two rows with one number would make two commands share a log id: as
+ * case labels, they do not compile. Never called. */
+__attribute__((unused)) static int ids_are_unique(int id)
 {
-    return id == CMD_OBJECT || id == CMD_CONFIG || id == CMD_CLIENT || id == CMD_ACL ||
-           id == CMD_SLOWLOG || id == CMD_COMMAND;
-}
-
-const cmd_sub_t *cmd_lookup_sub(cmd_id_t parent, const char *name, size_t len)
-{
-    for (size_t i = 0; i < sizeof(cmd_subs) / sizeof(cmd_subs[0]); i++) {
-        const cmd_sub_t *s = &cmd_subs[i];
-        if (s->parent == parent && strlen(s->name) == len && strncasecmp(s->name, name, len) == 0)
-            return s;
+    switch (id) {
+#define CMD(ID, num, ...) case num:
+#define OP_ID(ID, num)    case num:
+#include "commands.def"
+        return 1;
+    default:
+        return 0;
     }
-    return NULL;
 }
+
+/* A subcommand's name is its full name past "<parent>|": the parent's
+ * token (CLIENT) is as long as its name (client), which test_command checks. */
+static const cmd_sub_t sub_descs[] = {
+#define SUB(P, full, arity, flags, first, last, step, cats, summary, cx)                           \
+    {CMD_##P, full + sizeof(#P), full, arity, flags, first, last, step, cats, summary, cx},
+#include "commands.def"
+};
+#define NSUBS (sizeof(sub_descs) / sizeof(sub_descs[0]))
+
+static const cmd_sub_t redis_subs[] = {
+#define REDIS_SUB(P, full, arity)                                                                  \
+    {CMD_##P, full + sizeof(#P), full, arity, 0, 0, 0, 0, 0, NULL, NULL},
+#include "commands.def"
+};
 
 static const char *const cat_names[CAT__COUNT] = {
     "keyspace", "read", "write", "string", "bitmap", "admin",
@@ -163,32 +90,119 @@ const char *cmd_cat_name(int i)
     return i >= 0 && i < CAT__COUNT ? cat_names[i] : NULL;
 }
 
-#define NCMDS (sizeof(cmd_descs) / sizeof(cmd_descs[0]))
+/* ---- indexes, built once ---- */
+
+/* Open addressing over the lower-cased name, at most half full (ids are
+ * below 256, so are rows). One hash and usually one comparison per request,
+ * however many commands the registry grows to. */
+#define NAME_SLOTS 512
+static uint8_t name_slot[NAME_SLOTS]; /* row + 1, 0 = empty */
+static uint8_t name_len[NCMDS];
+static size_t name_max;
+
+static uint8_t subs_of[CMD__COUNT];    /* 1: has subcommands, run or Redis-only */
+static uint16_t sub_first[CMD__COUNT]; /* this parent's rows in sub_descs */
+static uint16_t sub_count[CMD__COUNT];
+
+_Static_assert(CMD__COUNT * 2 <= NAME_SLOTS, "the name hash stays at most half full");
+
+static uint32_t name_hash(const char *s, size_t n)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 'A' && c <= 'Z') c = (unsigned char)(c + 32);
+        h = (h ^ c) * 16777619u;
+    }
+    return h;
+}
+
+__attribute__((constructor)) static void cmd_index_init(void)
+{
+    for (size_t i = 0; i < NCMDS; i++) {
+        size_t n = strlen(cmd_descs[i].name);
+        name_len[i] = (uint8_t)n;
+        if (n > name_max) name_max = n;
+        uint32_t k = name_hash(cmd_descs[i].name, n) & (NAME_SLOTS - 1);
+        while (name_slot[k])
+            k = (k + 1) & (NAME_SLOTS - 1);
+        name_slot[k] = (uint8_t)(i + 1);
+    }
+    for (size_t i = NSUBS; i-- > 0;) {
+        cmd_id_t p = sub_descs[i].parent;
+        subs_of[p] = 1;
+        sub_first[p] = (uint16_t)i; /* rows of a parent are adjacent */
+        sub_count[p]++;
+    }
+    for (size_t i = 0; i < sizeof(redis_subs) / sizeof(redis_subs[0]); i++)
+        subs_of[redis_subs[i].parent] = 1;
+}
+
+/* ---- lookups ---- */
 
 const cmd_desc_t *cmd_lookup(const char *name, size_t len)
 {
-    /* A linear scan of ~70 names, length first, costs about what hashing
-     * would; revisit when the table grows past a few hundred. */
-    for (size_t i = 0; i < NCMDS; i++) {
-        /* Length first: a name with a NUL inside ("GETDEL\0") is not a
-         * command, and we must not read past the end of a table name.
-         * (Redis 7 hashes the whole name but compares up to the NUL, so
-         * whether it finds such a name depends on its hash seed.) */
-        const char *n = cmd_descs[i].name;
-        if (strlen(n) == len && strncasecmp(n, name, len) == 0) return &cmd_descs[i];
+    /* Length first: a name with a NUL inside ("GETDEL\0") is not a
+     * command, and we must not read past the end of a table name.
+     * (Redis 7 hashes the whole name but compares up to the NUL, so
+     * whether it finds such a name depends on its hash seed.) */
+    if (len > name_max) return NULL;
+    uint32_t k = name_hash(name, len) & (NAME_SLOTS - 1);
+    for (; name_slot[k]; k = (k + 1) & (NAME_SLOTS - 1)) {
+        unsigned row = name_slot[k] - 1u;
+        if (name_len[row] == len && strncasecmp(cmd_descs[row].name, name, len) == 0)
+            return &cmd_descs[row];
     }
     return NULL;
 }
 
 const cmd_desc_t *cmd_by_id(cmd_id_t id)
 {
-    for (size_t i = 0; i < NCMDS; i++)
-        if (cmd_descs[i].id == id) return &cmd_descs[i];
-    return NULL;
+    if ((unsigned)id >= (unsigned)CMD__COUNT || !row_of_id[id]) return NULL;
+    return &cmd_descs[row_of_id[id] - 1];
 }
 
 const cmd_desc_t *cmd_table(size_t *n)
 {
     *n = NCMDS;
     return cmd_descs;
+}
+
+int cmd_has_subs(cmd_id_t id)
+{
+    return (unsigned)id < (unsigned)CMD__COUNT && subs_of[id];
+}
+
+const cmd_sub_t *cmd_subs(size_t *n)
+{
+    *n = NSUBS;
+    return sub_descs;
+}
+
+int cmd_sub_count(cmd_id_t parent)
+{
+    return (unsigned)parent < (unsigned)CMD__COUNT ? sub_count[parent] : 0;
+}
+
+static int sub_name_is(const cmd_sub_t *s, const char *name, size_t len)
+{
+    return strlen(s->name) == len && strncasecmp(s->name, name, len) == 0;
+}
+
+int cmd_sub_index(cmd_id_t parent, const char *name, size_t len)
+{
+    if ((unsigned)parent >= (unsigned)CMD__COUNT) return -1;
+    for (unsigned k = sub_first[parent]; k < (unsigned)sub_first[parent] + sub_count[parent]; k++)
+        if (sub_name_is(&sub_descs[k], name, len)) return (int)k;
+    return -1;
+}
+
+const cmd_sub_t *cmd_lookup_sub(cmd_id_t parent, const char *name, size_t len)
+{
+    int k = cmd_sub_index(parent, name, len);
+    if (k >= 0) return &sub_descs[k];
+    for (size_t i = 0; i < sizeof(redis_subs) / sizeof(redis_subs[0]); i++)
+        if (redis_subs[i].parent == parent && sub_name_is(&redis_subs[i], name, len))
+            return &redis_subs[i];
+    return NULL;
 }

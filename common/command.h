@@ -1,10 +1,11 @@
 /*
  * command.h - every command AtticDB knows, described as data.
  *
- * The table (command.c) gives each command its name, arity (Redis
+ * The registry (commands.def) gives each command its id, name, arity (Redis
  * convention: n = exactly n words including the name, -n = at least n), flags,
- * ACL categories and key positions; COMMAND replies, ACL checks and arity
- * checks come from it. The frontend validates a command's arguments and, for
+ * key positions, ACL categories, subcommands, route and handlers; command.c
+ * makes the tables below from it, and COMMAND replies, ACL checks and arity
+ * checks come from them. The frontend validates a command's arguments and, for
  * a write, encodes it in a canonical form: a record whose operation is one of
  * the CMD_* ids below and whose arguments are documented here. The store
  * applies canonical records and answers read requests. Several user commands
@@ -13,8 +14,8 @@
  *
  * Ids are part of the log format: a record's payload starts with a u16 whose
  * low byte is the operation (a cmd_id_t, below 256) and whose high byte is the
- * database the command runs in (REC_OP_DB below). Never renumber an id; add
- * new ones at the end of the enum.
+ * database the command runs in (REC_OP_DB below). Never renumber an id; a
+ * new one takes the next free number (CMD__COUNT) in its commands.def row.
  *
  * Canonical write forms (integers are 8-byte or 4-byte little-endian
  * arguments; "db" is the record's database unless an argument names another):
@@ -77,31 +78,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Command and operation ids, from the registry (commands.def), which gives
+ * each its number: ids 1-29 were the first release's, 30 on were added for
+ * Redis compatibility (issue 5); the numbers are in logs on disk. */
 typedef enum cmd_id {
     CMD_NONE = 0,
-    /* ids 1-29 were the first release's; the numbers are in logs on disk */
-    CMD_PING, CMD_ECHO, CMD_QUIT, CMD_SELECT, CMD_COMMAND, CMD_INFO, CMD_CONFIG,
-    CMD_GET, CMD_MGET, CMD_EXISTS, CMD_STRLEN, CMD_TTL, CMD_PTTL, CMD_DBSIZE,
-    CMD_SET, CMD_MSET, CMD_DEL, CMD_INCR, CMD_INCRBY, CMD_DECR, CMD_DECRBY, CMD_APPEND,
-    CMD_GETDEL, CMD_EXPIRE, CMD_PEXPIRE, CMD_EXPIREAT, CMD_PEXPIREAT, CMD_PERSIST,
-    CMD_FLUSHALL,
-    /* 30 on: added for Redis compatibility (issue 5) */
-    CMD_LITERAL,    /* inside CMD_EXEC only: a finished reply */
-    CMD_EXEC,
-    CMD_MSETNX, CMD_INCRBYFLOAT, CMD_SETRANGE, CMD_SETBIT, CMD_GETEX, CMD_RENAME,
-    CMD_COPY, CMD_MOVE, CMD_SWAPDB, CMD_FLUSHDB,
-    /* user commands that only have another command's canonical form */
-    CMD_SETNX, CMD_SETEX, CMD_PSETEX, CMD_GETSET, CMD_UNLINK, CMD_RENAMENX,
-    /* reads answered by the store */
-    CMD_EXPIRETIME, CMD_PEXPIRETIME, CMD_TYPE, CMD_KEYS, CMD_SCAN, CMD_RANDOMKEY,
-    CMD_TOUCH, CMD_GETRANGE, CMD_SUBSTR, CMD_GETBIT, CMD_BITCOUNT, CMD_BITPOS, CMD_OBJECT,
-    /* answered by the frontend */
-    CMD_HELLO, CMD_AUTH, CMD_ACL, CMD_CLIENT, CMD_RESET, CMD_TIME, CMD_SLOWLOG,
-    CMD_MULTI, CMD_DISCARD, CMD_WATCH, CMD_UNWATCH,
-    CMD_TICK,       /* canonical: no arguments; moves the apply clock (expiry) */
-    CMD_SHUTDOWN,
-    CMD__COUNT
+#define CMD(ID, num, ...) CMD_##ID = num,
+#define OP_ID(ID, num)    CMD_##ID = num,
+#include "commands.def"
 } cmd_id_t;
+
+/* One past the largest id: the size of a union of char[id + 1] arrays is
+ * the largest of them, so a new row moves it without another edit. */
+union cmd__id_bound {
+    char none[1];
+#define CMD(ID, num, ...) char ID[num + 1];
+#define OP_ID(ID, num)    char ID[num + 1];
+#include "commands.def"
+};
+enum { CMD__COUNT = (int)sizeof(union cmd__id_bound) };
 
 _Static_assert(CMD__COUNT <= 256, "an operation id is one byte of the record payload");
 
@@ -116,15 +111,14 @@ enum cmd_flags {
     CMDF_READONLY = 1u << 1, /* reads data: answered by the store */
     CMDF_FAST = 1u << 2,     /* O(1) or O(log n) */
     CMDF_ADMIN = 1u << 3,
-    CMDF_LOCAL = 1u << 4,    /* answered by the frontend alone, no state */
-    CMDF_LOADING = 1u << 5,  /* allowed while the store is loading */
+    CMDF_LOADING = 1u << 5, /* allowed while the store is loading */
     CMDF_STALE = 1u << 6,
     CMDF_DENYOOM = 1u << 7,
     CMDF_NOSCRIPT = 1u << 8,
-    CMDF_NO_AUTH = 1u << 9,  /* allowed before AUTH */
+    CMDF_NO_AUTH = 1u << 9, /* allowed before AUTH */
     CMDF_ALLOW_BUSY = 1u << 10,
     CMDF_SKIP_SLOWLOG = 1u << 11,
-    CMDF_NO_MULTI = 1u << 12, /* not queued inside MULTI: runs at once */
+    CMDF_NO_MULTI = 1u << 12,         /* not queued inside MULTI: runs at once */
     CMDF_REFUSED_IN_MULTI = 1u << 13, /* Redis' no_multi: an error inside MULTI */
 };
 
@@ -147,6 +141,14 @@ enum cmd_cat {
 /* The name of category bit i ("keyspace"), or NULL past the last. */
 const char *cmd_cat_name(int i);
 
+/* Where a frontend sends a command (commands.def explains each). */
+typedef enum cmd_route {
+    CMD_ROUTE_LOCAL,
+    CMD_ROUTE_WRITE,
+    CMD_ROUTE_READ,
+    CMD_ROUTE_MULTI,
+} cmd_route_t;
+
 typedef struct cmd_desc {
     const char *name; /* lower case, as COMMAND reports it */
     cmd_id_t id;
@@ -156,7 +158,16 @@ typedef struct cmd_desc {
     int last_key;  /* -1 = last argument */
     int key_step;
     uint32_t cats; /* enum cmd_cat */
+    cmd_route_t route;
+    const char *summary, *complexity; /* COMMAND DOCS' texts */
 } cmd_desc_t;
+
+/* 1 when argc words (the name included) fit arity: n = exactly n, -n = at
+ * least n. The one arity check, for commands and subcommands alike. */
+static inline int cmd_arity_ok(int arity, int argc)
+{
+    return arity >= 0 ? argc == arity : argc >= -arity;
+}
 
 /* Flags of SET's canonical u32 argument. */
 enum set_flags {
@@ -191,23 +202,44 @@ enum expire_flags {
  * subcommand or a wrong count fails a MULTI at queue time. */
 typedef struct cmd_sub {
     cmd_id_t parent;
-    const char *name; /* lower case */
-    int arity;        /* counting the parent's name, as Redis does */
+    const char *name;     /* "get": lower case */
+    const char *fullname; /* "config|get" */
+    int arity;            /* counting the parent's name, as Redis does */
+    uint32_t flags;       /* enum cmd_flags */
+    int first_key, last_key, key_step;
+    uint32_t cats;                    /* enum cmd_cat */
+    const char *summary, *complexity; /* NULL for a Redis-only one */
 } cmd_sub_t;
 
 /* 1 when id has subcommands (checked before the command runs). */
 int cmd_has_subs(cmd_id_t id);
 
-/* The subcommand `name` (any case) of container `parent`, or NULL. */
+/* The subcommand `name` (any case) of container `parent`, or NULL: one
+ * AtticDB runs (cmd_subs), or else one only Redis runs (REDIS_SUB rows). */
 const cmd_sub_t *cmd_lookup_sub(cmd_id_t parent, const char *name, size_t len);
 
-/* The command named by the first len bytes of name (any case), or NULL. */
+/* The subcommands AtticDB runs, grouped by parent in the registry's order;
+ * *n receives the count. Their positions are stable for a build (ACL and
+ * statistics index by them). */
+const cmd_sub_t *cmd_subs(size_t *n);
+
+/* The position in cmd_subs() of the subcommand `name` (any case) of parent
+ * that AtticDB runs, or -1. */
+int cmd_sub_index(cmd_id_t parent, const char *name, size_t len);
+
+/* How many subcommands of parent AtticDB runs (0 for a plain command). */
+int cmd_sub_count(cmd_id_t parent);
+
+/* The command named by the first len bytes of name (any case), or NULL.
+ * A hash lookup: the dispatch of every request starts here. */
 const cmd_desc_t *cmd_lookup(const char *name, size_t len);
 
-/* The table entry of a command id. */
+/* The table entry of a user command id, or NULL (an operation only the log
+ * has, like CMD_TICK, or no id at all). */
 const cmd_desc_t *cmd_by_id(cmd_id_t id);
 
-/* Every entry, for COMMAND and COMMAND COUNT; *n receives the count. */
+/* Every entry, in the registry's order, for COMMAND and COMMAND COUNT; *n
+ * receives the count. */
 const cmd_desc_t *cmd_table(size_t *n);
 
 /* Little-endian helpers for canonical integer arguments. */

@@ -13,7 +13,6 @@
 
 #include "fe-internal.h"
 #include "frontend/admin.h"
-#include "frontend/command-docs.h"
 #include "strutil.h"
 
 static const char ERR_WRONGPASS[] = "WRONGPASS invalid username-password pair or user is disabled.";
@@ -154,7 +153,7 @@ static void acl_dryrun(fe_conn_t *c, int argc, const char **argv, const uint32_t
     int n = argc - 3;
     const char *const *args = argv + 3;
     const uint32_t *alens = lens + 3;
-    if ((d->arity > 0 && n != d->arity) || (d->arity < 0 && n < -d->arity)) {
+    if (!cmd_arity_ok(d->arity, n)) {
         snprintf(msg, sizeof(msg), "ERR wrong number of arguments for '%s' command", d->name);
         resp_error(out, msg);
         return;

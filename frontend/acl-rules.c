@@ -35,7 +35,6 @@
 
 #include "resp.h"
 #include "frontend/admin.h"
-#include "frontend/command-docs.h"
 #include "frontend/sha256.h"
 #include "glob.h"
 #include "log.h"
@@ -228,8 +227,10 @@ static void update_unrestricted(acl_user_t *u)
 static void set_command(acl_user_t *u, cmd_id_t id, int on)
 {
     bit_set(u, (unsigned)id, on);
-    for (size_t k = 0; k < fe_subcmds_count; k++)
-        if (fe_subcmds[k].parent == id) bit_set(u, FE_SUB_BASE + (unsigned)k, on);
+    size_t nsubs;
+    const cmd_sub_t *subs = cmd_subs(&nsubs);
+    for (size_t k = 0; k < nsubs; k++)
+        if (subs[k].parent == id) bit_set(u, FE_SUB_BASE + (unsigned)k, on);
     /* First-arg allowances of the command are superseded. */
     char prefix[8];
     int pn = snprintf(prefix, sizeof(prefix), "%u:", (unsigned)id);
@@ -508,7 +509,8 @@ static int apply_rule(acl_user_t *u, const char *op, size_t n, const char **why)
                     return -1;
                 }
                 bit_set(u, FE_SUB_BASE + (unsigned)k, allow);
-                int rn = snprintf(rule, sizeof(rule), "%c%s", op[0], fe_subcmds[k].fullname);
+                size_t nsubs;
+                int rn = snprintf(rule, sizeof(rule), "%c%s", op[0], cmd_subs(&nsubs)[k].fullname);
                 rules_update(u, rule, (size_t)rn);
             } else {
                 /* "+get|foo": allow GET when its first argument is foo

@@ -46,7 +46,7 @@ int fe_admin_shm_init(shm_t *shm, const config_t *cfg, char *err, size_t errlen)
 /* ---- command indexes (command-cmd.c) ----
  * ACL permissions and command statistics are kept per "command index": the
  * command's id for a command without subcommands, FE_SUB_BASE + k for
- * subcommand k of frontend/command-docs.h ("config|get"). */
+ * subcommand k of cmd_subs() (common/command.h: "config|get"). */
 #define FE_SUB_BASE    256
 #define FE_CMD_INDEXES SHM_STAT_SLOTS
 

@@ -9,6 +9,9 @@
  * from a redis-server's replies, subcommands AtticDB lacks removed), so
  * redis-cli's hints and clients that probe COMMAND work as with Redis. The
  * entries are RESP3; a RESP2 client gets them converted (resp3_to_resp2).
+ * Which commands and subcommands exist, their order, arity and ACL
+ * categories come from the registry (common/commands.def);
+ * tests/test_command.c checks the generated entries agree with it.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -22,48 +25,29 @@
 
 /* ---- command indexes ---- */
 
-static int16_t sub_first[256], sub_count[256];
-static int sub_ready;
-
-static void sub_init(void)
-{
-    if (sub_ready) return;
-    for (size_t k = 0; k < fe_subcmds_count; k++) {
-        unsigned p = (unsigned)fe_subcmds[k].parent;
-        if (!sub_count[p]) sub_first[p] = (int16_t)k;
-        sub_count[p]++;
-    }
-    sub_ready = 1;
-}
-
 int fe_has_subcmds(cmd_id_t id)
 {
-    sub_init();
-    return (unsigned)id < 256 && sub_count[id] > 0;
+    return cmd_sub_count(id) > 0;
 }
 
 int fe_subcmd_find(cmd_id_t parent, const char *s, size_t n)
 {
-    sub_init();
-    if ((unsigned)parent >= 256) return -1;
-    for (int k = sub_first[parent]; k < sub_first[parent] + sub_count[parent]; k++)
-        if (strlen(fe_subcmds[k].name) == n && strncasecmp(fe_subcmds[k].name, s, n) == 0) return k;
-    return -1;
+    return cmd_sub_index(parent, s, n);
 }
 
 unsigned fe_cmd_index(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens)
 {
-    if (__builtin_expect(!sub_ready, 0)) sub_init();
-    if (__builtin_expect(sub_count[d->id] == 0, 1) || argc < 2) return (unsigned)d->id;
-    int k = fe_subcmd_find(d->id, argv[1], lens[1]);
+    if (__builtin_expect(cmd_sub_count(d->id) == 0, 1) || argc < 2) return (unsigned)d->id;
+    int k = cmd_sub_index(d->id, argv[1], lens[1]);
     return k < 0 ? (unsigned)d->id : FE_SUB_BASE + (unsigned)k;
 }
 
 size_t fe_cmd_index_count(void)
 {
-    size_t n;
+    size_t n, nsubs;
     cmd_table(&n);
-    return n + fe_subcmds_count;
+    cmd_subs(&nsubs);
+    return n + nsubs;
 }
 
 unsigned fe_cmd_index_at(size_t i)
@@ -73,11 +57,19 @@ unsigned fe_cmd_index_at(size_t i)
     return i < n ? (unsigned)t[i].id : FE_SUB_BASE + (unsigned)(i - n);
 }
 
+/* The subcommand of index idx (FE_SUB_BASE + k), or NULL. */
+static const cmd_sub_t *sub_at(unsigned idx)
+{
+    size_t nsubs;
+    const cmd_sub_t *subs = cmd_subs(&nsubs);
+    return idx - FE_SUB_BASE < nsubs ? &subs[idx - FE_SUB_BASE] : NULL;
+}
+
 const char *fe_cmd_index_name(unsigned idx)
 {
     if (idx >= FE_SUB_BASE) {
-        idx -= FE_SUB_BASE;
-        return idx < fe_subcmds_count ? fe_subcmds[idx].fullname : NULL;
+        const cmd_sub_t *s = sub_at(idx);
+        return s ? s->fullname : NULL;
     }
     const cmd_desc_t *d = cmd_by_id((cmd_id_t)idx);
     return d ? d->name : NULL;
@@ -86,8 +78,8 @@ const char *fe_cmd_index_name(unsigned idx)
 uint32_t fe_cmd_index_cats(unsigned idx)
 {
     if (idx >= FE_SUB_BASE) {
-        idx -= FE_SUB_BASE;
-        return idx < fe_subcmds_count ? fe_subcmds[idx].cats : 0;
+        const cmd_sub_t *s = sub_at(idx);
+        return s ? s->cats : 0;
     }
     const cmd_desc_t *d = cmd_by_id((cmd_id_t)idx);
     return d ? d->cats : 0;
@@ -96,12 +88,12 @@ uint32_t fe_cmd_index_cats(unsigned idx)
 int fe_subcmd_arity_check(const cmd_desc_t *d, int argc, const char *const *argv,
                           const uint32_t *lens, buf_t *out)
 {
-    if (argc < 2 || !fe_has_subcmds(d->id)) return 0;
-    int k = fe_subcmd_find(d->id, argv[1], lens[1]);
+    if (argc < 2) return 0;
+    int k = cmd_sub_index(d->id, argv[1], lens[1]);
     if (k < 0) return 0;
-    int arity = fe_subcmds[k].arity;
-    if ((arity > 0 && argc == arity) || (arity < 0 && argc >= -arity)) return 0;
-    buf_appendf(out, "-ERR wrong number of arguments for '%s' command\r\n", fe_subcmds[k].fullname);
+    const cmd_sub_t *s = sub_at(FE_SUB_BASE + (unsigned)k);
+    if (cmd_arity_ok(s->arity, argc)) return 0;
+    buf_appendf(out, "-ERR wrong number of arguments for '%s' command\r\n", s->fullname);
     return -1;
 }
 
@@ -184,7 +176,7 @@ static void command_getkeys(int argc, const char **argv, const uint32_t *lens, b
         resp_error(out, "ERR The command has no key arguments");
         return;
     }
-    if ((d->arity > 0 && d->arity != n) || n < -d->arity) {
+    if (!cmd_arity_ok(d->arity, n)) {
         resp_error(out, "ERR Invalid number of arguments specified for command");
         return;
     }

@@ -2,15 +2,15 @@
  * dispatch.c - routing one parsed command, in a frontend process.
  *
  * Unknown commands and wrong arity are answered here with Redis' texts.
- * Local commands (PING, INFO, ...) are answered at once. Reads go to the
+ * Then the command's route in the registry (common/commands.def) decides:
+ * local commands (PING, INFO, ...) are answered at once, reads go to the
  * store over this frontend's request channel, once their connection's
  * writes are durable (docs/DECISIONS.md, D19). Writes are validated and turned
  * into their canonical record (command.h) here, before anything reaches the
  * ring, so a bad write changes nothing (contract 7), and relative expiry
- * becomes absolute time now, at encoding (contract 4). SELECT sets the
- * connection's database, which every read request and write record carries.
- * Inside MULTI, commands go to multi.c's queue instead, and multi.c submits
- * the whole transaction through fe_submit_record as one record.
+ * becomes absolute time now, at encoding (contract 4). Inside MULTI,
+ * commands go to multi.c's queue instead, and multi.c submits the whole
+ * transaction through fe_submit_record as one record.
  */
 #include <errno.h>
 #include <limits.h>
@@ -327,8 +327,8 @@ static int check_subcommand(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *
                      (int)(a->lens[1] > 128 ? 128 : a->lens[1]), a->argv[1], upper);
         return -1;
     }
-    if ((s->arity > 0 && a->argc != s->arity) || (s->arity < 0 && a->argc < -s->arity)) {
-        reply_errorf(c, "ERR wrong number of arguments for '%s|%s' command", d->name, s->name);
+    if (!cmd_arity_ok(s->arity, a->argc)) {
+        reply_errorf(c, "ERR wrong number of arguments for '%s' command", s->fullname);
         return -1;
     }
     return 0;
@@ -369,7 +369,7 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         reply_unknown(c, &a);
         return 0;
     }
-    if ((d->arity > 0 && a.argc != d->arity) || (d->arity < 0 && a.argc < -d->arity)) {
+    if (!cmd_arity_ok(d->arity, a.argc)) {
         if (d->id == CMD_EXEC) {
             /* Redis ends the transaction (if any): EXECABORT naming the
              * error, inside MULTI or not. */
@@ -410,41 +410,29 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         buf_free(&out);
         return fe_multi_queue(c, d, &a);
     }
-    /* A read routed to the store below (not local, not a write, not the
-     * transaction commands or SELECT) that must wait is dispatched again
-     * later, so it is counted then. */
-    if (!(d->flags & (CMDF_LOCAL | CMDF_WRITE | CMDF_NO_MULTI)) && read_must_wait(c)) {
+    /* A read routed to the store that must wait is dispatched again later,
+     * so it is counted then. */
+    if (d->route == CMD_ROUTE_READ && read_must_wait(c)) {
         buf_free(&out);
         return -EBUSY;
     }
     c->last_cmd = d->id;
     fe_cmdstat(c, d);
-    switch (d->id) {
-    case CMD_MULTI:
-    case CMD_EXEC:
-    case CMD_DISCARD:
-    case CMD_WATCH:
-    case CMD_UNWATCH:
+    switch (d->route) {
+    case CMD_ROUTE_MULTI:
         buf_free(&out);
         return fe_multi_command(c, d, &a);
-    case CMD_SELECT: {
-        int db = fe_select_db(c, a.argv[1], a.lens[1], &out);
-        if (db >= 0) c->db = db;
-        fe_reply_ready_buf(c, &out);
-        buf_free(&out);
-        return 0;
-    }
-    default:
-        break;
-    }
-    if (d->flags & CMDF_LOCAL) {
+    case CMD_ROUTE_LOCAL:
         fe_local(c, d, a.argc, a.argv, a.lens, &out);
         fe_reply_ready_buf(c, &out);
         buf_free(&out);
-        if (d->id == CMD_QUIT) c->closing = 1;
         return 0;
+    case CMD_ROUTE_WRITE:
+        buf_free(&out);
+        return dispatch_write(c, d, &a);
+    case CMD_ROUTE_READ:
+        break;
     }
     buf_free(&out);
-    if (d->flags & CMDF_WRITE) return dispatch_write(c, d, &a);
     return dispatch_read(c, d, &a);
 }

@@ -272,48 +272,19 @@ int fe_enc_flushall(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a,
     return 0;
 }
 
-/* ---- the table ---- */
+/* ---- the table: the registry's WRITE rows, by command id ---- */
 
-static const struct {
-    cmd_id_t id;
-    fe_encode_fn encode;
-} encoders[] = {
-    {CMD_SET, fe_enc_set},
-    {CMD_MSET, fe_enc_mset},
-    {CMD_DEL, fe_enc_del},
-    {CMD_INCR, fe_enc_incrby},
-    {CMD_DECR, fe_enc_incrby},
-    {CMD_INCRBY, fe_enc_incrby},
-    {CMD_DECRBY, fe_enc_incrby},
-    {CMD_APPEND, fe_enc_append},
-    {CMD_GETDEL, fe_enc_getdel},
-    {CMD_EXPIRE, fe_enc_expire},
-    {CMD_PEXPIRE, fe_enc_expire},
-    {CMD_EXPIREAT, fe_enc_expire},
-    {CMD_PEXPIREAT, fe_enc_expire},
-    {CMD_PERSIST, fe_enc_persist},
-    {CMD_FLUSHALL, fe_enc_flushall},
-    {CMD_UNLINK, fe_enc_del},
-    {CMD_RENAME, fe_enc_rename},
-    {CMD_RENAMENX, fe_enc_rename},
-    {CMD_COPY, fe_enc_copy},
-    {CMD_MOVE, fe_enc_move},
-    {CMD_SWAPDB, fe_enc_swapdb},
-    {CMD_FLUSHDB, fe_enc_flushdb},
-    {CMD_SETNX, fe_enc_setnx},
-    {CMD_SETEX, fe_enc_setex},
-    {CMD_PSETEX, fe_enc_setex},
-    {CMD_GETSET, fe_enc_getset},
-    {CMD_GETEX, fe_enc_getex},
-    {CMD_MSETNX, fe_enc_msetnx},
-    {CMD_INCRBYFLOAT, fe_enc_incrbyfloat},
-    {CMD_SETRANGE, fe_enc_setrange},
-    {CMD_SETBIT, fe_enc_setbit},
+#define ENC_ROW_LOCAL(ID, handler)
+#define ENC_ROW_WRITE(ID, handler) [CMD_##ID] = handler,
+#define ENC_ROW_READ(ID, handler)
+#define ENC_ROW_MULTI(ID, handler)
+static fe_encode_fn const encoders[CMD__COUNT] = {
+#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, ...)             \
+    ENC_ROW_##route(ID, handler)
+#include "commands.def"
 };
 
 fe_encode_fn fe_encoder(cmd_id_t id)
 {
-    for (size_t i = 0; i < sizeof(encoders) / sizeof(encoders[0]); i++)
-        if (encoders[i].id == id) return encoders[i].encode;
-    return NULL;
+    return (unsigned)id < (unsigned)CMD__COUNT ? encoders[id] : NULL;
 }

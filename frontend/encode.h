@@ -2,7 +2,8 @@
  * encode.h - turning a user's write command into its canonical record
  * (common/command.h), in a frontend process.
  *
- * One encoder per user write command, found by fe_encoder(id). An encoder
+ * One encoder per user write command, named by its row in the registry
+ * (common/commands.def) and found by fe_encoder(id). An encoder
  * validates the arguments exactly as Redis 7.0 does (same checks, same order,
  * same error text) and fills an fe_enc_t: the canonical operation, its
  * arguments (pointers to the user's bytes, or to fixed-width integers kept in
@@ -54,7 +55,9 @@ void fe_enc_release(fe_enc_t *e);
 /* Encode a->argv (argv[0] is the name of command d) for connection c (its
  * db, for commands that name another one). Returns 0 with *e filled, or -1 with
  * e->err set. */
-typedef int (*fe_encode_fn)(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+typedef int fe_encode_t(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a,
+                        fe_enc_t *e);
+typedef fe_encode_t *fe_encode_fn;
 
 /* The encoder of user write command id, or NULL when it has none. */
 fe_encode_fn fe_encoder(cmd_id_t id);
@@ -77,31 +80,15 @@ int fe_enc_fail(fe_enc_t *e, const char *fmt, ...) __attribute__((format(printf,
 #define FE_ERR_SYNTAX "ERR syntax error"
 #define FE_ERR_NOT_INT "ERR value is not an integer or out of range"
 
-/* ---- encoders, by file ---- */
-/* encode.c */
-int fe_enc_set(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_mset(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_del(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_incrby(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_append(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_getdel(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_expire(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_persist(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_flushall(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-/* encode-keys.c */
-int fe_enc_rename(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_copy(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_move(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_swapdb(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_flushdb(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-/* encode-strings.c */
-int fe_enc_setnx(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_setex(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_getset(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_getex(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_msetnx(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_incrbyfloat(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_setrange(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
-int fe_enc_setbit(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, fe_enc_t *e);
+/* ---- the encoders: one per WRITE row of the registry, declared from it
+ * (the rows say which file defines each: encode.c, encode-keys.c,
+ * encode-strings.c) ---- */
+#define FE_ENC_DECL_LOCAL(handler)
+#define FE_ENC_DECL_WRITE(handler) fe_encode_t handler;
+#define FE_ENC_DECL_READ(handler)
+#define FE_ENC_DECL_MULTI(handler)
+#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, ...)             \
+    FE_ENC_DECL_##route(handler)
+#include "commands.def"
 
 #endif

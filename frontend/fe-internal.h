@@ -268,7 +268,17 @@ void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d);
 void fe_conn_kill(fe_conn_t *c);
 /* ---- end issue 5 ---- */
 
-/* local.c */
+/* local.c: run a LOCAL command (its registry row names its handler, an
+ * fe_local_fn, declared here from the row), its reply into out. */
+typedef void fe_local_fn(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
+                         buf_t *out);
+#define FE_LOCAL_DECL_LOCAL(handler) fe_local_fn handler;
+#define FE_LOCAL_DECL_WRITE(handler)
+#define FE_LOCAL_DECL_READ(handler)
+#define FE_LOCAL_DECL_MULTI(handler)
+#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, ...)             \
+    FE_LOCAL_DECL_##route(handler)
+#include "commands.def"
 void fe_local(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv,
               const uint32_t *lens, buf_t *out);
 void fe_info(fe_t *fe, const char *section, buf_t *out);

@@ -1,10 +1,11 @@
 /*
- * local.c - commands a frontend answers alone, without the store: PING,
- * ECHO, QUIT, TIME here (SELECT is dispatch.c's: it changes the connection
- * and, inside MULTI, multi.c's); the connection and administration
- * commands (HELLO, AUTH, ACL, CLIENT, RESET, COMMAND, INFO, CONFIG,
- * SLOWLOG) in the files of admin.h. They read the command table, the
- * configuration and shared memory, so any frontend gives the same answer.
+ * local.c - commands a frontend answers alone, without the store (route
+ * LOCAL in common/commands.def): PING, ECHO, QUIT, SELECT, TIME, SHUTDOWN
+ * here (inside MULTI, multi.c runs SELECT itself); the connection and
+ * administration commands (HELLO, AUTH, ACL, CLIENT, RESET, COMMAND, INFO,
+ * CONFIG, SLOWLOG) in the files of admin.h. They read the command table,
+ * the configuration and shared memory, so any frontend gives the same
+ * answer. The handler table is the registry's LOCAL rows, by command id.
  */
 #include <stdio.h>
 #include <string.h>
@@ -23,8 +24,7 @@
  * applies). Every acknowledged write is already in the log, so SAVE and
  * NOSAVE mean the same here. As in Redis, a client that asked gets no reply:
  * its connection closes. */
-static void cmd_shutdown(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
-                         buf_t *out)
+void fe_cmd_shutdown(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
     int save = 0, nosave = 0, abort_ = 0;
     for (int i = 1; i < argc; i++) {
@@ -49,7 +49,7 @@ static void cmd_shutdown(fe_conn_t *c, int argc, const char **argv, const uint32
     c->closing = 1;
 }
 
-static void cmd_time(buf_t *out)
+void fe_cmd_time(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -61,56 +61,56 @@ static void cmd_time(buf_t *out)
     resp_bulk(out, usec, nu);
 }
 
+void fe_cmd_ping(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    if (argc > 2)
+        resp_error(out, "ERR wrong number of arguments for 'ping' command");
+    else if (argc == 2)
+        resp_bulk(out, argv[1], lens[1]);
+    else
+        resp_simple(out, "PONG");
+}
+
+void fe_cmd_echo(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    resp_bulk(out, argv[1], lens[1]);
+}
+
+/* The connection closes once this reply (and those before it) are sent. */
+void fe_cmd_quit(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    resp_simple(out, "OK");
+    c->closing = 1;
+}
+
+/* Every later read request and write record carries the database. */
+void fe_cmd_select(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    int db = fe_select_db(c, argv[1], lens[1], out);
+    if (db >= 0) c->db = db;
+}
+
+void fe_local_reset(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    fe_cmd_reset(c, out);
+}
+
+#define LOCAL_ROW_LOCAL(ID, handler) [CMD_##ID] = handler,
+#define LOCAL_ROW_WRITE(ID, handler)
+#define LOCAL_ROW_READ(ID, handler)
+#define LOCAL_ROW_MULTI(ID, handler)
+static fe_local_fn *const locals[CMD__COUNT] = {
+#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, ...)             \
+    LOCAL_ROW_##route(ID, handler)
+#include "commands.def"
+};
+
 void fe_local(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv, const uint32_t *lens,
               buf_t *out)
 {
-    switch (d->id) {
-    case CMD_PING:
-        if (argc > 2) resp_error(out, "ERR wrong number of arguments for 'ping' command");
-        else if (argc == 2) resp_bulk(out, argv[1], lens[1]);
-        else resp_simple(out, "PONG");
-        break;
-    case CMD_ECHO:
-        resp_bulk(out, argv[1], lens[1]);
-        break;
-    case CMD_QUIT:
-        resp_simple(out, "OK");
-        break;
-    case CMD_TIME:
-        cmd_time(out);
-        break;
-    case CMD_SHUTDOWN:
-        cmd_shutdown(c, argc, argv, lens, out);
-        break;
-    case CMD_COMMAND:
-        fe_command(c, argc, argv, lens, out);
-        break;
-    case CMD_INFO:
-        fe_cmd_info(c, argc, argv, lens, out);
-        break;
-    case CMD_CONFIG:
-        fe_cmd_config(c, argc, argv, lens, out);
-        break;
-    case CMD_HELLO:
-        fe_cmd_hello(c, argc, argv, lens, out);
-        break;
-    case CMD_AUTH:
-        fe_cmd_auth(c, argc, argv, lens, out);
-        break;
-    case CMD_ACL:
-        fe_cmd_acl(c, argc, argv, lens, out);
-        break;
-    case CMD_CLIENT:
-        fe_cmd_client(c, argc, argv, lens, out);
-        break;
-    case CMD_RESET:
-        fe_cmd_reset(c, out);
-        break;
-    case CMD_SLOWLOG:
-        fe_cmd_slowlog(c, argc, argv, lens, out);
-        break;
-    default:
+    fe_local_fn *fn = (unsigned)d->id < (unsigned)CMD__COUNT ? locals[d->id] : NULL;
+    if (fn)
+        fn(c, argc, argv, lens, out);
+    else
         resp_error(out, "ERR internal: not a local command");
-        break;
-    }
 }

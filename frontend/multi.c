@@ -422,7 +422,7 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
         if (n >= 0) *db = c->db = n;
     } else if (d->id == CMD_UNWATCH) {
         add_literal_str(m, *db, "+OK\r\n"); /* EXEC unwatches anyway */
-    } else if (d->flags & CMDF_WRITE) {
+    } else if (d->route == CMD_ROUTE_WRITE) {
         fe_encode_fn encode = fe_encoder(d->id);
         fe_enc_t e;
         if (!encode) {
@@ -440,7 +440,7 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
             add_payload(m, e.op, *db, e.argc, e.argv, e.lens);
             m->needs_store = 1;
         }
-    } else if (d->flags & CMDF_READONLY) {
+    } else if (d->route == CMD_ROUTE_READ) {
         if (q->argc - 1 > MAX_RECORD_ARGS) {
             add_literal_str(m, *db, "-ERR too many arguments (at most 65535 keys per read)\r\n");
         } else {
@@ -526,7 +526,8 @@ static int cmd_exec(fe_conn_t *c)
     if (!m->built) {
         int store = c->watch && c->watch->n;
         for (int i = 0; i < m->n && !store; i++)
-            store = (m->cmds[i]->d->flags & (CMDF_WRITE | CMDF_READONLY)) != 0;
+            store =
+                m->cmds[i]->d->route == CMD_ROUTE_WRITE || m->cmds[i]->d->route == CMD_ROUTE_READ;
         if (store) {
             /* As a write: earlier reads of this connection must not see it. */
             if (c->reads_outstanding) return -EBUSY;

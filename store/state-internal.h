@@ -146,8 +146,23 @@ typedef struct read_args {
     int64_t now; /* wall clock live; the apply clock inside EXEC */
 } read_args_t;
 
-typedef void (*st_apply_fn)(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-typedef void (*st_read_fn)(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+typedef void st_apply_t(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
+typedef void st_read_t(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
+typedef st_apply_t *st_apply_fn;
+typedef st_read_t *st_read_fn;
+
+/* The handlers, declared from the registry (common/commands.def): an
+ * st_apply_t per canonical write operation (OP rows: strings.c, bits.c,
+ * keyspace.c, exec.c, state.c), an st_read_t per READ command. state.c
+ * indexes them by operation id. */
+#define ST_DECL_LOCAL(handler)
+#define ST_DECL_WRITE(handler)
+#define ST_DECL_READ(handler) st_read_t handler;
+#define ST_DECL_MULTI(handler)
+#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, ...)             \
+    ST_DECL_##route(handler)
+#define OP(ID, handler, ...) st_apply_t handler;
+#include "commands.def"
 
 /* ---- state.c: memory ---- */
 void *st_xmalloc(size_t n);             /* aborts when out of memory */
@@ -245,55 +260,9 @@ void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
                     const rec_arg_t *key);
 void st_db_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum);
 void st_watch_free(store_ctx_t *ctx);
-void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
 /* (st_key_changed reads the key's TTL: call it after the change.) Tests:
  * size the table of recent changes at 2^bucket_bits buckets (before the
  * first record; small tables force collisions). */
 void st_watch_configure(store_ctx_t *ctx, unsigned bucket_bits);
-
-/* ---- strings.c ---- */
-void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_mset(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_incrby(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_append(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_getdel(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_read_get(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_mget(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_strlen(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_apply_msetnx(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_incrbyfloat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_getex(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_setrange(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_read_getrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-
-/* ---- bits.c ---- */
-void st_apply_setbit(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_read_getbit(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_bitcount(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_bitpos(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-
-/* ---- keyspace.c ---- */
-void st_apply_del(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_pexpireat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_persist(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_flushall(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_tick(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_read_exists(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_ttl(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_pttl(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_dbsize(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_apply_rename(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_copy(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_move(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_swapdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_apply_flushdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r);
-void st_read_expiretime(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_pexpiretime(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_type(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_touch(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_keys(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_scan(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
-void st_read_randomkey(store_ctx_t *ctx, const read_args_t *a, buf_t *r);
 
 #endif

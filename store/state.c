@@ -358,95 +358,49 @@ void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
 
 /* ---- routing ---------------------------------------------------------- */
 
-/* The canonical write forms (command.h), as data: argument count bounds and
- * the exact sizes of fixed-width integer arguments. */
+/* The canonical write forms, by operation id: the registry's OP rows
+ * (common/commands.def), with their argument count bounds and the exact
+ * sizes of fixed-width integer arguments. */
 typedef struct write_form {
-    cmd_id_t id;
     st_apply_fn apply;
     uint16_t min_args, max_args;
     uint8_t even;       /* key/value pairs */
     uint8_t int_len[4]; /* required length of argument i, 0 = any */
 } write_form_t;
 
-static const write_form_t write_forms[] = {
-    {CMD_SET, st_apply_set, 4, 4, 0, {0, 0, 4, 8}},
-    {CMD_MSET, st_apply_mset, 2, UINT16_MAX, 1, {0}},
-    {CMD_DEL, st_apply_del, 1, UINT16_MAX, 0, {0}},
-    {CMD_INCRBY, st_apply_incrby, 2, 2, 0, {0, 8}},
-    {CMD_APPEND, st_apply_append, 2, 3, 0, {0, 0, 8}},
-    {CMD_GETDEL, st_apply_getdel, 1, 1, 0, {0}},
-    {CMD_PEXPIREAT, st_apply_pexpireat, 3, 3, 0, {0, 8, 4}},
-    {CMD_PERSIST, st_apply_persist, 1, 1, 0, {0}},
-    {CMD_FLUSHALL, st_apply_flushall, 0, UINT16_MAX, 0, {0}},
-    {CMD_TICK, st_apply_tick, 0, 0, 0, {0}},
-    {CMD_EXEC, st_apply_exec, 1, UINT16_MAX, 0, {24}},
-    {CMD_RENAME, st_apply_rename, 3, 3, 0, {0, 0, 4}},
-    {CMD_COPY, st_apply_copy, 4, 4, 0, {0, 0, 4, 4}},
-    {CMD_MOVE, st_apply_move, 2, 2, 0, {0, 4}},
-    {CMD_SWAPDB, st_apply_swapdb, 2, 2, 0, {4, 4}},
-    {CMD_FLUSHDB, st_apply_flushdb, 0, 0, 0, {0}},
-    {CMD_MSETNX, st_apply_msetnx, 2, UINT16_MAX, 1, {0}},
-    {CMD_INCRBYFLOAT, st_apply_incrbyfloat, 2, 2, 0, {0}},
-    {CMD_SETRANGE, st_apply_setrange, 3, 3, 0, {0, 8}},
-    {CMD_SETBIT, st_apply_setbit, 3, 3, 0, {0, 8, 4}},
-    {CMD_GETEX, st_apply_getex, 3, 3, 0, {0, 4, 8}},
+static const write_form_t write_forms[CMD__COUNT] = {
+#define OP(ID, handler, min_args, max_args, pairs, len0, len1, len2, len3)                         \
+    [CMD_##ID] = {handler, min_args, max_args, pairs, {len0, len1, len2, len3}},
+#include "commands.def"
 };
 
 st_apply_fn st_write_handler(cmd_id_t op, uint16_t argc, const rec_arg_t *argv)
 {
-    for (size_t i = 0; i < sizeof(write_forms) / sizeof(write_forms[0]); i++) {
-        const write_form_t *f = &write_forms[i];
-        if (f->id != op) continue;
-        if (argc < f->min_args || argc > f->max_args || (f->even && argc % 2)) return NULL;
-        for (int j = 0; j < 4 && j < argc; j++)
-            if (f->int_len[j] && argv[j].len != f->int_len[j]) return NULL;
-        return f->apply;
-    }
-    return NULL;
+    if ((unsigned)op >= (unsigned)CMD__COUNT) return NULL;
+    const write_form_t *f = &write_forms[op];
+    if (!f->apply) return NULL;
+    if (argc < f->min_args || argc > f->max_args || (f->even && argc % 2)) return NULL;
+    for (int j = 0; j < 4 && j < argc; j++)
+        if (f->int_len[j] && argv[j].len != f->int_len[j]) return NULL;
+    return f->apply;
 }
 
-/* Reads: the handler checks the user's arguments itself (after the name;
- * min_args/max_args only guard against a request no frontend sends). */
-typedef struct read_form {
-    cmd_id_t id;
-    st_read_fn read;
-    uint16_t min_args, max_args;
-} read_form_t;
-
-static const read_form_t read_forms[] = {
-    {CMD_GET, st_read_get, 1, 1},
-    {CMD_MGET, st_read_mget, 1, UINT16_MAX},
-    {CMD_STRLEN, st_read_strlen, 1, 1},
-    {CMD_EXISTS, st_read_exists, 1, UINT16_MAX},
-    {CMD_TTL, st_read_ttl, 1, 1},
-    {CMD_PTTL, st_read_pttl, 1, 1},
-    {CMD_DBSIZE, st_read_dbsize, 0, 0},
-    {CMD_EXPIRETIME, st_read_expiretime, 1, 1},
-    {CMD_PEXPIRETIME, st_read_pexpiretime, 1, 1},
-    {CMD_TYPE, st_read_type, 1, 1},
-    {CMD_TOUCH, st_read_touch, 1, UINT16_MAX},
-    {CMD_KEYS, st_read_keys, 1, 1},
-    {CMD_SCAN, st_read_scan, 1, UINT16_MAX},
-    {CMD_RANDOMKEY, st_read_randomkey, 0, 0},
-    {CMD_GETRANGE, st_read_getrange, 3, 3},
-    {CMD_SUBSTR, st_read_getrange, 3, 3},
-    {CMD_GETBIT, st_read_getbit, 2, 2},
-    {CMD_BITCOUNT, st_read_bitcount, 1, UINT16_MAX},
-    {CMD_BITPOS, st_read_bitpos, 2, UINT16_MAX},
-    {CMD_OBJECT, st_read_object, 1, UINT16_MAX},
+/* Reads, by command id: the registry's READ rows. The handler checks the
+ * user's arguments itself; the arity check here only guards against a
+ * request no frontend sends. */
+#define READ_ROW_LOCAL(ID, handler)
+#define READ_ROW_WRITE(ID, handler)
+#define READ_ROW_READ(ID, handler) [CMD_##ID] = handler,
+#define READ_ROW_MULTI(ID, handler)
+static st_read_fn const read_handlers[CMD__COUNT] = {
+#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, ...)             \
+    READ_ROW_##route(ID, handler)
+#include "commands.def"
 };
-
-static const read_form_t *read_form(cmd_id_t op)
-{
-    for (size_t i = 0; i < sizeof(read_forms) / sizeof(read_forms[0]); i++)
-        if (read_forms[i].id == op) return &read_forms[i];
-    return NULL;
-}
 
 st_read_fn st_read_handler(cmd_id_t op)
 {
-    const read_form_t *f = read_form(op);
-    return f ? f->read : NULL;
+    return (unsigned)op < (unsigned)CMD__COUNT ? read_handlers[op] : NULL;
 }
 
 st_db_t *st_db(store_ctx_t *ctx, unsigned n)
@@ -518,9 +472,9 @@ int store_read_db(store_ctx_t *ctx, unsigned dbnum, const unsigned char *payload
         resp_error(b, "ERR malformed request to the store");
         return 0;
     }
-    const read_form_t *f = read_form(REC_OP(opdb));
+    st_read_fn read = st_read_handler(REC_OP(opdb));
     st_db_t *db = st_db(ctx, dbnum);
-    if (!f) {
+    if (!read) {
         resp_error(b, "ERR the store does not answer this command");
         return 0;
     }
@@ -528,12 +482,12 @@ int store_read_db(store_ctx_t *ctx, unsigned dbnum, const unsigned char *payload
         resp_error(b, "ERR DB index is out of range");
         return 0;
     }
-    if (argc < f->min_args || argc > f->max_args) {
-        st_reply_arity(b, f->id);
+    if (!cmd_arity_ok(cmd_by_id(REC_OP(opdb))->arity, argc + 1)) {
+        st_reply_arity(b, REC_OP(opdb));
         return 0;
     }
     read_args_t a = {ctx->args, argc, dbnum, db, now};
-    f->read(ctx, &a, b);
+    read(ctx, &a, b);
     return 0;
 }
 

@@ -2,9 +2,9 @@
  * test_acl.c - unit tests for the ACL model (frontend/acl-rules.c): rule
  * parsing with Redis 7.0's error texts, how users are described (ACL LIST,
  * GETUSER), permission decisions for commands, subcommands and keys, the
- * saved form the frontends share, and SHA-256 (frontend/sha256.c). Also
- * checks that the generated COMMAND INFO entries (frontend/command-docs.c)
- * agree with the command table on arity and key positions.
+ * saved form the frontends share, SHA-256 (frontend/sha256.c), and the
+ * command indexes ACL rules use (test_command.c checks the generated
+ * COMMAND INFO entries against the registry).
  *
  * Expected strings come from redis-server 7.0.15 where Redis and AtticDB
  * agree; where AtticDB differs on purpose (command rules are kept as given,
@@ -17,7 +17,6 @@
 #include "buf.h"
 #include "command.h"
 #include "frontend/admin.h"
-#include "frontend/command-docs.h"
 #include "frontend/sha256.h"
 #include "resp.h"
 
@@ -373,7 +372,7 @@ Test(acl, getuser_map)
     acl_table_free(t);
 }
 
-/* ---- command indexes and the generated entries ---- */
+/* ---- command indexes (the generated entries: test_command.c) ---- */
 
 Test(commands, indexes_and_subcommands)
 {
@@ -389,7 +388,9 @@ Test(commands, indexes_and_subcommands)
     const cmd_desc_t *get = cmd_lookup("get", 3);
     cr_expect_eq(fe_cmd_index(get, 2, argv, lens), (unsigned)CMD_GET);
     cr_expect_str_eq(fe_cmd_index_name(CMD_GET), "get");
-    cr_expect_lt(FE_SUB_BASE + fe_subcmds_count, (size_t)FE_CMD_INDEXES);
+    size_t nsubs;
+    cmd_subs(&nsubs);
+    cr_expect_lt(FE_SUB_BASE + nsubs, (size_t)FE_CMD_INDEXES);
     /* arity of a subcommand, with Redis' text */
     buf_t b;
     buf_init(&b);
@@ -400,71 +401,4 @@ Test(commands, indexes_and_subcommands)
               strstr(b.data, "-ERR wrong number of arguments for 'config|get' command\r\n") ==
                   b.data);
     buf_free(&b);
-}
-
-/* Parse the integer at the start of a RESP line "<type><n>\r\n". */
-static long long line_int(const char **p)
-{
-    long long v = strtoll(*p + 1, NULL, 10);
-    *p = strstr(*p, "\r\n") + 2;
-    return v;
-}
-
-Test(commands, generated_entries_agree_with_the_table)
-{
-    size_t n;
-    const cmd_desc_t *t = cmd_table(&n);
-    cr_expect_eq(fe_cmd_docs_count, n, "every command has its generated entry");
-    for (size_t i = 0; i < n; i++) {
-        const fe_cmd_doc_t *doc = NULL;
-        for (size_t j = 0; j < fe_cmd_docs_count; j++)
-            if (!strcmp(fe_cmd_docs[j].name, t[i].name)) doc = &fe_cmd_docs[j];
-        cr_assert_not_null(doc, "no COMMAND INFO entry for %s", t[i].name);
-        /* *10, $name, :arity, ~flags..., :first, :last, :step */
-        buf_t b2;
-        buf_init(&b2);
-        cr_assert_eq(resp3_to_resp2(doc->info, doc->info_len, &b2), 0, "%s: entry does not parse",
-                     t[i].name);
-        buf_append(&b2, "", 1);
-        const char *p = b2.data;
-        cr_assert_eq(line_int(&p), 10);
-        long long nl = line_int(&p);
-        cr_expect(strncmp(p, t[i].name, (size_t)nl) == 0);
-        p += nl + 2;
-        cr_expect_eq(line_int(&p), t[i].arity, "%s arity", t[i].name);
-        long long nflags = line_int(&p);
-        for (long long f = 0; f < nflags; f++)
-            p = strstr(p, "\r\n") + 2;
-        /* A container (OBJECT) has its keys on its subcommands in
-         * Redis' entry; the table gives the subcommands' positions. */
-        if (!fe_has_subcmds(t[i].id)) {
-            cr_expect_eq(line_int(&p), t[i].first_key, "%s first key", t[i].name);
-            cr_expect_eq(line_int(&p), t[i].last_key, "%s last key", t[i].name);
-            cr_expect_eq(line_int(&p), t[i].key_step, "%s key step", t[i].name);
-        }
-        buf_free(&b2);
-        buf_t d2;
-        buf_init(&d2);
-        cr_expect_eq(resp3_to_resp2(doc->docs, doc->docs_len, &d2), 0, "%s: docs do not parse",
-                     t[i].name);
-        buf_append(&d2, "", 1);
-        /* summary, since, group, complexity first, each non-empty; Redis'
-         * prose (history, replaced_by) left out (tools/gen-command-docs) */
-        p = d2.data;
-        cr_assert(line_int(&p) >= 8, "%s: docs too short", t[i].name);
-        const char *want[] = {"summary", "since", "group", "complexity"};
-        for (int k = 0; k < 4; k++) {
-            long long kl = line_int(&p);
-            cr_expect(kl == (long long)strlen(want[k]) && !strncmp(p, want[k], (size_t)kl),
-                      "%s: %s expected", t[i].name, want[k]);
-            p += kl + 2;
-            long long vl = line_int(&p);
-            cr_expect_gt(vl, 0, "%s: empty %s", t[i].name, want[k]);
-            p += vl + 2;
-        }
-        cr_expect(!strstr(d2.data, "$7\r\nhistory\r\n") &&
-                      !strstr(d2.data, "$11\r\nreplaced_by\r\n"),
-                  "%s: Redis' documentation prose in the docs", t[i].name);
-        buf_free(&d2);
-    }
 }
