@@ -66,11 +66,10 @@
  *                  array when a watched key was changed by a record at or
  *                  after watch_lsn (or, still present, expired after
  *                  watch_time_ms), or its db was flushed or swapped.
- * Reads sent to the store carry the user's arguments after the name,
- * unchanged, and the connection's db in store_req_t: GET, MGET, EXISTS,
- * STRLEN, TTL, PTTL, EXPIRETIME, PEXPIRETIME, DBSIZE, TYPE, KEYS, SCAN,
- * RANDOMKEY, TOUCH, GETRANGE (and SUBSTR), GETBIT, BITCOUNT, BITPOS, OBJECT.
- * The store parses their options and answers their syntax errors.
+ * Reads sent to the store (the registry's READ rows) carry the user's
+ * arguments after the name, unchanged, and the connection's db in
+ * store_req_t. The store parses their options and answers their syntax
+ * errors.
  */
 #ifndef ATTIC_COMMAND_H
 #define ATTIC_COMMAND_H
