@@ -1,12 +1,17 @@
 /*
- * config.c - settings from a redis.conf style file and the command line
- * (config.h). Run by the master only, before anything is forked; a bad
- * setting stops the server before it touches the data directory.
+ * config.c - the settings table (config.h) and the redis.conf style file and
+ * command line that fill it. The master reads the file and the arguments
+ * before anything is forked, so a bad setting stops the server before it
+ * touches the data directory; the frontends use the same table for CONFIG
+ * GET and CONFIG SET (frontend/config-cmd.c), so a value is judged by one
+ * validator wherever it comes from.
  */
 #include "config.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,240 +22,466 @@
 #include "log.h"
 #include "strutil.h"
 
+/* ---- reading values ---- */
+
+static int word_eq(const char *s, size_t n, const char *w)
+{
+    return strlen(w) == n && !strncasecmp(s, w, n);
+}
+
+/* Redis' memtoull on s[0, n): digits, then an optional unit. */
+static int parse_memory_n(const char *s, size_t n, uint64_t *out)
+{
+    static const struct {
+        const char *unit;
+        uint64_t mul;
+    } units[] = {{"", 1},           {"b", 1},           {"k", 1000},
+                 {"kb", 1024},      {"m", 1000 * 1000}, {"mb", 1024 * 1024},
+                 {"g", 1000000000}, {"gb", 1ull << 30}};
+    size_t d = 0;
+    uint64_t v = 0;
+    for (; d < n && s[d] >= '0' && s[d] <= '9'; d++) {
+        if (v > (UINT64_MAX - (uint64_t)(s[d] - '0')) / 10) return -1;
+        v = v * 10 + (uint64_t)(s[d] - '0');
+    }
+    if (d == 0) return -1;
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (!word_eq(s + d, n - d, units[i].unit)) continue;
+        if (v > UINT64_MAX / units[i].mul) return -1;
+        *out = v * units[i].mul;
+        return 0;
+    }
+    return -1;
+}
+
+int config_parse_memory(const char *s, uint64_t *out)
+{
+    return parse_memory_n(s, strlen(s), out);
+}
+
+/* A file mode: octal digits only. */
+static int parse_octal_n(const char *s, size_t n, long long *out)
+{
+    if (n == 0 || n > 12) return -1;
+    long long v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '7') return -1;
+        v = v * 8 + (s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+static void *field(config_t *c, const config_entry_t *e)
+{
+    return (char *)c + e->off;
+}
+
+static long long get_number(const config_t *c, const config_entry_t *e)
+{
+    const char *p = (const char *)c + e->off;
+    if (e->size == sizeof(int)) return *(const int *)p;
+    return *(const int64_t *)p; /* int64_t or uint64_t within the bounds */
+}
+
+static void put_number(config_t *c, const config_entry_t *e, long long v)
+{
+    if (e->size == sizeof(int))
+        *(int *)field(c, e) = (int)v;
+    else
+        *(int64_t *)field(c, e) = v;
+}
+
+/* CONFIG_INT, CONFIG_MEMORY, CONFIG_OCTAL: parse, check the bounds, store. */
+static int apply_number(config_t *c, const config_entry_t *e, const char *s, size_t n, char *err,
+                        size_t errlen)
+{
+    long long v;
+    int too_big = 0;
+    if (e->type == CONFIG_MEMORY) {
+        uint64_t m;
+        if (parse_memory_n(s, n, &m) != 0)
+            return str_fail(err, errlen, "argument must be a memory value");
+        /* Past LLONG_MAX Redis wraps to a negative number: out of bounds. */
+        too_big = m > (uint64_t)LLONG_MAX;
+        v = too_big ? LLONG_MAX : (long long)m;
+    } else if (e->type == CONFIG_OCTAL) {
+        if (parse_octal_n(s, n, &v) != 0)
+            return str_fail(err, errlen, "argument couldn't be parsed as an octal number");
+    } else if (str_to_ll(s, n, &v) != 0) {
+        return str_fail(err, errlen, "argument couldn't be parsed into an integer");
+    }
+    if (too_big || v < e->lo || v > e->hi)
+        return str_fail(err, errlen,
+                        e->type == CONFIG_OCTAL
+                            ? "argument must be between %llo and %llo inclusive"
+                            : "argument must be between %lld and %lld inclusive",
+                        e->lo, e->hi);
+    put_number(c, e, v);
+    return 0;
+}
+
+static int apply_enum(config_t *c, const config_entry_t *e, const char *s, size_t n, char *err,
+                      size_t errlen)
+{
+    for (int i = 0; e->names[i]; i++)
+        if (word_eq(s, n, e->names[i])) {
+            *(int *)field(c, e) = i;
+            return 0;
+        }
+    char list[256] = "";
+    size_t used = 0;
+    for (int i = 0; e->names[i] && used < sizeof(list); i++)
+        used +=
+            (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", e->names[i]);
+    return str_fail(err, errlen, "argument(s) must be one of the following: %s", list);
+}
+
+static void set_str(char **dst, const char *v, size_t n)
+{
+    free(*dst);
+    *dst = strndup(v, n);
+}
+
+/* One value into c, through the entry: argv[i] is lens[i] bytes. */
+static int apply(config_t *c, const config_entry_t *e, int argc, const char *const *argv,
+                 const size_t *lens, char *err, size_t errlen)
+{
+    if (e->type == CONFIG_IGNORED) return 0;
+    if (e->type == CONFIG_SPECIAL) return e->parse(c, argc, argv, lens, err, errlen);
+    if (argc != 1) return str_fail(err, errlen, "wrong number of arguments");
+    const char *s = argv[0];
+    size_t n = lens[0];
+    switch (e->type) {
+    case CONFIG_INT:
+    case CONFIG_MEMORY:
+    case CONFIG_OCTAL:
+        return apply_number(c, e, s, n, err, errlen);
+    case CONFIG_BOOL:
+        if (word_eq(s, n, "yes") || word_eq(s, n, "no")) {
+            *(int *)field(c, e) = word_eq(s, n, "yes");
+            return 0;
+        }
+        return str_fail(err, errlen, "argument must be 'yes' or 'no'");
+    case CONFIG_ENUM:
+        return apply_enum(c, e, s, n, err, errlen);
+    case CONFIG_STRING:
+        set_str((char **)field(c, e), s, n);
+        return 0;
+    default:
+        return str_fail(err, errlen, "bad settings table entry '%s'", e->name);
+    }
+}
+
+/* ---- the settings that have their own parser ---- */
+
+static int parse_bind(config_t *c, int argc, const char *const *argv, const size_t *lens, char *err,
+                      size_t errlen)
+{
+    if (argc < 1) return str_fail(err, errlen, "wrong number of arguments");
+    if (argc > CONFIG_MAX_BINDS) return str_fail(err, errlen, "Too many bind addresses specified.");
+    for (int i = 0; i < c->nbind; i++)
+        free(c->bind[i]);
+    for (int i = 0; i < argc; i++)
+        c->bind[i] = strndup(argv[i], lens[i]);
+    c->nbind = argc;
+    return 0;
+}
+
+static void format_bind(const config_t *c, buf_t *out)
+{
+    for (int i = 0; i < c->nbind; i++)
+        buf_appendf(out, "%s%s", i ? " " : "", c->bind[i]);
+}
+
+static int parse_requirepass(config_t *c, int argc, const char *const *argv, const size_t *lens,
+                             char *err, size_t errlen)
+{
+    if (argc != 1) return str_fail(err, errlen, "wrong number of arguments");
+    if (lens[0] >= CONFIG_REQUIREPASS_MAX || memchr(argv[0], '\0', lens[0]))
+        return str_fail(err, errlen, "the password is too long or holds a NUL byte");
+    set_str(&c->requirepass, argv[0], lens[0]);
+    return 0;
+}
+
+static void format_requirepass(const config_t *c, buf_t *out)
+{
+    buf_appendf(out, "%s", c->requirepass ? c->requirepass : "");
+}
+
+/* class hard soft soft-seconds [class ...], as redis.conf; only the normal
+ * class applies (no replicas or pub/sub here). */
+static int parse_obuf(config_t *c, int argc, const char *const *argv, const size_t *lens, char *err,
+                      size_t errlen)
+{
+    if (argc == 0 || argc % 4 != 0)
+        return str_fail(err, errlen, "Wrong number of arguments in buffer limit configuration.");
+    uint64_t hard[16], soft[16];
+    long long secs[16];
+    int normal = -1;
+    for (int i = 0; i < argc; i += 4) {
+        const char *cls = argv[i];
+        size_t cl = lens[i];
+        if (!word_eq(cls, cl, "normal") && !word_eq(cls, cl, "replica") &&
+            !word_eq(cls, cl, "slave") && !word_eq(cls, cl, "pubsub"))
+            return str_fail(err, errlen,
+                            "Invalid client class specified in buffer limit configuration.");
+        int k = (i / 4) % 16;
+        if (parse_memory_n(argv[i + 1], lens[i + 1], &hard[k]) != 0 ||
+            parse_memory_n(argv[i + 2], lens[i + 2], &soft[k]) != 0 ||
+            str_to_ll(argv[i + 3], lens[i + 3], &secs[k]) != 0 || secs[k] < 0 || secs[k] > INT_MAX)
+            return str_fail(err, errlen,
+                            "Error in hard, soft or soft_seconds setting in buffer "
+                            "limit configuration.");
+        if (word_eq(cls, cl, "normal")) normal = k;
+    }
+    /* Only after every class was read: all or nothing. */
+    if (normal >= 0) {
+        c->obuf_hard = hard[normal];
+        c->obuf_soft = soft[normal];
+        c->obuf_soft_seconds = (int)secs[normal];
+    }
+    return 0;
+}
+
+static void format_obuf(const config_t *c, buf_t *out)
+{
+    /* Only the normal class means something here; the others show Redis'
+     * defaults. */
+    buf_appendf(out,
+                "normal %" PRIu64 " %" PRIu64 " %d slave 268435456 67108864 60 pubsub 33554432 "
+                "8388608 60",
+                c->obuf_hard, c->obuf_soft, c->obuf_soft_seconds);
+}
+
+static void format_dir(const config_t *c, buf_t *out)
+{
+    char *abs = c->dir ? realpath(c->dir, NULL) : NULL;
+    buf_appendf(out, "%s", abs ? abs : c->dir ? c->dir : "");
+    free(abs);
+}
+
+/* `user <name> <rules...>`: checked by the ACL parser when the master
+ * builds the table (frontend/fe-shm.c). */
+static int parse_user(config_t *c, int argc, const char *const *argv, const size_t *lens, char *err,
+                      size_t errlen)
+{
+    if (argc < 1) return str_fail(err, errlen, "wrong number of arguments");
+    if (argc > CONFIG_MAX_USER_WORDS)
+        return str_fail(err, errlen, "too many rules in one user line");
+    config_user_t *u = realloc(c->users, (size_t)(c->nusers + 1) * sizeof(*u));
+    if (!u) return str_fail(err, errlen, "out of memory");
+    c->users = u;
+    u[c->nusers].words = calloc((size_t)argc, sizeof(char *));
+    if (!u[c->nusers].words) return str_fail(err, errlen, "out of memory");
+    for (int i = 0; i < argc; i++)
+        u[c->nusers].words[i] = strndup(argv[i], lens[i]);
+    u[c->nusers].nwords = argc;
+    c->nusers++;
+    return 0;
+}
+
+/* ---- the table ---- */
+
+static const char *const loglevel_names[] = {"debug", "verbose", "notice", "warning", NULL};
+static const char *const log_sync_names[] = {"fdatasync", "odsync", NULL};
+
+#define FIELD(f) offsetof(config_t, f), sizeof(((config_t *)0)->f)
+#define NUM(name, type, flags, dflt, lo, hi, f)                                                    \
+    {                                                                                              \
+        name, type, flags, dflt, lo, hi, FIELD(f), NULL, NULL, NULL                                \
+    }
+#define BOOL(name, flags, dflt, f)                                                                 \
+    {                                                                                              \
+        name, CONFIG_BOOL, flags, dflt, 0, 1, FIELD(f), NULL, NULL, NULL                           \
+    }
+#define ENUM(name, flags, dflt, f, names)                                                          \
+    {                                                                                              \
+        name, CONFIG_ENUM, flags, dflt, 0, 0, FIELD(f), names, NULL, NULL                          \
+    }
+#define STRING(name, dflt, f)                                                                      \
+    {                                                                                              \
+        name, CONFIG_STRING, 0, dflt, 0, 0, FIELD(f), NULL, NULL, NULL                             \
+    }
+#define SPECIAL(name, flags, dflt, parse, format)                                                  \
+    {                                                                                              \
+        name, CONFIG_SPECIAL, flags, dflt, 0, 0, 0, 0, NULL, parse, format                         \
+    }
+/* shown: what CONFIG GET answers for a Redis setting that means nothing here. */
+#define IGNORED(name, flags, shown)                                                                \
+    {                                                                                              \
+        name, CONFIG_IGNORED, flags, shown, 0, 0, 0, 0, NULL, NULL, NULL                           \
+    }
+
+#define MUT CONFIG_MUTABLE
+#define MiB (1024ll * 1024)
+
+/* Bounds are Redis 7.0's where Redis has the setting; CONFIG GET lists the
+ * settings in this order. */
+static const config_entry_t table[] = {
+    NUM("port", CONFIG_INT, 0, "6379", 0, 65535, port),
+    /* As Redis 7's redis.conf: loopback only; "-" = ::1 may be missing. */
+    SPECIAL("bind", CONFIG_WORDS, "127.0.0.1 -::1", parse_bind, format_bind),
+    STRING("unixsocket", NULL, unixsocket),
+    NUM("unixsocketperm", CONFIG_OCTAL, 0, "0", 0, 0777, unixsocketperm),
+    {"dir", CONFIG_STRING, 0, "./data", 0, 0, FIELD(dir), NULL, NULL, format_dir},
+    BOOL("daemonize", 0, "no", daemonize),
+    /* A record names its database in one byte (command.h). */
+    NUM("databases", CONFIG_INT, 0, "16", 1, 256, databases),
+    NUM("tcp-backlog", CONFIG_INT, 0, "511", 0, INT_MAX, tcp_backlog),
+    STRING("logfile", NULL, logfile),
+    ENUM("loglevel", MUT, "notice", loglevel, loglevel_names),
+    NUM("maxclients", CONFIG_INT, MUT, "10000", 1, 4294967295ll, maxclients),
+    NUM("timeout", CONFIG_INT, MUT, "0", 0, INT_MAX, timeout),
+    BOOL("protected-mode", MUT, "yes", protected_mode),
+    SPECIAL("requirepass", MUT, NULL, parse_requirepass, format_requirepass),
+    NUM("proto-max-bulk-len", CONFIG_MEMORY, MUT, "512mb", 1 * MiB, LLONG_MAX, proto_max_bulk_len),
+    NUM("client-query-buffer-limit", CONFIG_MEMORY, MUT, "1gb", 1 * MiB, LLONG_MAX,
+        client_query_buffer_limit),
+    /* Redis leaves normal clients unlimited; a durable server that holds
+     * replies for clients that never read must not grow without bound. */
+    SPECIAL("client-output-buffer-limit", MUT | CONFIG_WORDS, "normal 256mb 64mb 60", parse_obuf,
+            format_obuf),
+    NUM("slowlog-log-slower-than", CONFIG_INT, MUT, "10000", -1, LLONG_MAX,
+        slowlog_log_slower_than),
+    NUM("slowlog-max-len", CONFIG_INT, MUT, "128", 0, LLONG_MAX, slowlog_max_len),
+    IGNORED("save", CONFIG_WORDS, ""), /* no snapshots: as Redis with save "" */
+    IGNORED("appendonly", 0, "no"),
+    IGNORED("appendfsync", 0, "always"),
+    /* AtticDB's own. */
+    NUM("frontends", CONFIG_INT, 0, "0", 0, 64, frontends),
+    NUM("ring-size", CONFIG_MEMORY, 0, "16mb", 64 * 1024, LLONG_MAX, ring_size),
+    NUM("segment-size", CONFIG_MEMORY, 0, "64mb", 64 * 1024, LLONG_MAX, segment_size),
+    NUM("channel-size", CONFIG_MEMORY, 0, "4mb", 64 * 1024, LLONG_MAX, chan_size),
+    ENUM("log-sync", 0, "fdatasync", log_sync, log_sync_names),
+    NUM("respawn-limit", CONFIG_INT, 0, "5", 1, 1000, respawn_limit),
+    SPECIAL("user", CONFIG_FILE_ONLY | CONFIG_WORDS, NULL, parse_user, NULL),
+    /* Directives Redis users keep in their files that mean nothing here:
+     * accepted so an existing redis.conf loads. */
+    IGNORED("tcp-keepalive", CONFIG_FILE_ONLY, NULL),
+    IGNORED("supervised", CONFIG_FILE_ONLY, NULL),
+    IGNORED("pidfile", CONFIG_FILE_ONLY, NULL),
+    IGNORED("always-show-logo", CONFIG_FILE_ONLY, NULL),
+    IGNORED("stop-writes-on-bgsave-error", CONFIG_FILE_ONLY, NULL),
+    IGNORED("rdbcompression", CONFIG_FILE_ONLY, NULL),
+    IGNORED("rdbchecksum", CONFIG_FILE_ONLY, NULL),
+    IGNORED("dbfilename", CONFIG_FILE_ONLY, NULL),
+    IGNORED("hz", CONFIG_FILE_ONLY, NULL),
+};
+#define NENTRIES (sizeof(table) / sizeof(table[0]))
+
+const config_entry_t *config_entry_at(size_t i)
+{
+    return i < NENTRIES ? &table[i] : NULL;
+}
+
+const config_entry_t *config_find(const char *s, size_t n)
+{
+    for (size_t i = 0; i < NENTRIES; i++)
+        if (word_eq(s, n, table[i].name)) return &table[i];
+    return NULL;
+}
+
+int config_set_value(config_t *c, const config_entry_t *e, const char *s, size_t n, char *err,
+                     size_t errlen)
+{
+    if (!(e->flags & CONFIG_WORDS)) return apply(c, e, 1, &s, &n, err, errlen);
+    /* Split at spaces, as CONFIG SET does for a setting of several words. */
+    const char *words[64];
+    size_t lens[64];
+    int nw = 0;
+    for (size_t i = 0; i < n;) {
+        while (i < n && s[i] == ' ')
+            i++;
+        if (i == n) break;
+        if (nw == 64) return str_fail(err, errlen, "too many arguments");
+        size_t start = i;
+        while (i < n && s[i] != ' ')
+            i++;
+        words[nw] = s + start;
+        lens[nw++] = i - start;
+    }
+    return apply(c, e, nw, words, lens, err, errlen);
+}
+
+void config_format(const config_t *c, const config_entry_t *e, buf_t *out)
+{
+    if (e->format) {
+        e->format(c, out);
+        return;
+    }
+    switch (e->type) {
+    case CONFIG_INT:
+    case CONFIG_MEMORY:
+        buf_appendf(out, "%lld", get_number(c, e));
+        break;
+    case CONFIG_OCTAL:
+        buf_appendf(out, "%llo", get_number(c, e));
+        break;
+    case CONFIG_BOOL:
+        buf_appendf(out, "%s", *(const int *)((const char *)c + e->off) ? "yes" : "no");
+        break;
+    case CONFIG_ENUM: {
+        int v = *(const int *)((const char *)c + e->off), n = 0;
+        while (e->names[n])
+            n++;
+        buf_appendf(out, "%s", v >= 0 && v < n ? e->names[v] : "");
+        break;
+    }
+    case CONFIG_STRING: {
+        const char *v = *(char *const *)((const char *)c + e->off);
+        buf_appendf(out, "%s", v ? v : "");
+        break;
+    }
+    case CONFIG_IGNORED:
+        buf_appendf(out, "%s", e->default_text ? e->default_text : "");
+        break;
+    case CONFIG_SPECIAL:
+        break;
+    }
+}
+
 void config_defaults(config_t *c)
 {
     memset(c, 0, sizeof(*c));
-    c->port = 6379;
-    /* As Redis 7's redis.conf: loopback only; "-" = ::1 may be missing. */
-    c->bind[0] = strdup("127.0.0.1");
-    c->bind[1] = strdup("-::1");
-    c->nbind = 2;
-    c->protected_mode = 1;
-    c->slowlog_log_slower_than = 10000;
-    c->slowlog_max_len = 128;
-    c->dir = strdup("./data");
-    c->frontends = 0;
-    c->ring_size = 16ull << 20;
-    c->segment_size = 64ull << 20;
-    c->chan_size = 4ull << 20;
-    c->proto_max_bulk_len = 512ll << 20;
+    for (size_t i = 0; i < NENTRIES; i++) {
+        const config_entry_t *e = &table[i];
+        if (!e->default_text || e->type == CONFIG_IGNORED) continue;
+        char err[128];
+        /* The defaults are constants that tests/test_config.c reads back. */
+        if (config_set_value(c, e, e->default_text, strlen(e->default_text), err, sizeof(err)))
+            log_warn("bad default for %s: %s", e->name, err);
+    }
     c->max_args = 1024 * 1024;
     c->max_inline_len = 64 * 1024;
-    c->client_query_buffer_limit = 1ull << 30;
-    c->maxclients = 10000;
-    c->databases = 16;
-    /* Redis leaves normal clients unlimited; a durable server that holds
-     * replies for clients that never read must not grow without bound. */
-    c->obuf_hard = 256ull << 20;
-    c->obuf_soft = 64ull << 20;
-    c->obuf_soft_seconds = 60;
-    c->tcp_backlog = 511;
-    c->loglevel = LOG_NOTICE;
-    c->respawn_limit = 5;
 }
 
 void config_free(config_t *c)
 {
-    for (int i = 0; i < c->nbind; i++) free(c->bind[i]);
+    for (int i = 0; i < c->nbind; i++)
+        free(c->bind[i]);
     free(c->unixsocket);
     free(c->dir);
     free(c->logfile);
     free(c->requirepass);
     for (int i = 0; i < c->nusers; i++) {
-        for (int j = 0; j < c->users[i].nwords; j++) free(c->users[i].words[j]);
+        for (int j = 0; j < c->users[i].nwords; j++)
+            free(c->users[i].words[j]);
         free(c->users[i].words);
     }
     free(c->users);
     memset(c, 0, sizeof(*c));
 }
 
-int config_parse_memory(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-') return -1;
-    uint64_t mul = 1;
-    if (*end) {
-        if (!strcasecmp(end, "k")) mul = 1000;
-        else if (!strcasecmp(end, "kb")) mul = 1024;
-        else if (!strcasecmp(end, "m")) mul = 1000 * 1000;
-        else if (!strcasecmp(end, "mb")) mul = 1024 * 1024;
-        else if (!strcasecmp(end, "g")) mul = 1000ull * 1000 * 1000;
-        else if (!strcasecmp(end, "gb")) mul = 1024ull * 1024 * 1024;
-        else return -1;
-    }
-    if (v > UINT64_MAX / mul) return -1;
-    *out = v * mul;
-    return 0;
-}
-
-static int parse_int(const char *s, long long lo, long long hi, long long *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_yesno(const char *s, int *out)
-{
-    if (!strcasecmp(s, "yes")) *out = 1;
-    else if (!strcasecmp(s, "no")) *out = 0;
-    else return -1;
-    return 0;
-}
-
-static void set_str(char **dst, const char *v)
-{
-    free(*dst);
-    *dst = strdup(v);
-}
-
-/* Directives Redis users keep in their files that mean nothing here: they are
- * accepted so an existing redis.conf loads, and logged once. */
-static const char *const ignored[] = {
-    "save",
-    "appendonly",
-    "appendfsync",
-    "tcp-keepalive",
-    "supervised",
-    "pidfile",
-    "always-show-logo",
-    "stop-writes-on-bgsave-error",
-    "rdbcompression",
-    "rdbchecksum",
-    "dbfilename",
-    "hz",
-    NULL,
-};
-
 int config_set(config_t *c, const char *name, int argc, char **argv, char *err, size_t errlen)
 {
-    long long v;
-    uint64_t m;
-    if (argc < 1) return str_fail(err, errlen, "'%s' needs a value", name);
-    if (!strcasecmp(name, "port")) {
-        if (parse_int(argv[0], 0, 65535, &v)) return str_fail(err, errlen, "Invalid port");
-        c->port = (int)v;
-    } else if (!strcasecmp(name, "bind")) {
-        if (argc > CONFIG_MAX_BINDS) return str_fail(err, errlen, "Too many bind addresses specified.");
-        for (int i = 0; i < c->nbind; i++) free(c->bind[i]);
-        for (int i = 0; i < argc; i++) c->bind[i] = strdup(argv[i]);
-        c->nbind = argc;
-    } else if (!strcasecmp(name, "unixsocket")) {
-        set_str(&c->unixsocket, argv[0]);
-    } else if (!strcasecmp(name, "unixsocketperm")) {
-        char *end;
-        errno = 0;
-        long p = strtol(argv[0], &end, 8);
-        if (errno || *end || p < 0 || p > 0777) return str_fail(err, errlen, "Invalid socket file permissions");
-        c->unixsocketperm = (int)p;
-    } else if (!strcasecmp(name, "dir")) {
-        set_str(&c->dir, argv[0]);
-    } else if (!strcasecmp(name, "frontends")) {
-        if (parse_int(argv[0], 0, 64, &v)) return str_fail(err, errlen, "frontends must be 0 (one per core) to 64");
-        c->frontends = (int)v;
-    } else if (!strcasecmp(name, "ring-size")) {
-        if (config_parse_memory(argv[0], &m)) return str_fail(err, errlen, "Invalid ring-size");
-        c->ring_size = m;
-    } else if (!strcasecmp(name, "segment-size")) {
-        if (config_parse_memory(argv[0], &m)) return str_fail(err, errlen, "Invalid segment-size");
-        c->segment_size = m;
-    } else if (!strcasecmp(name, "channel-size")) {
-        if (config_parse_memory(argv[0], &m)) return str_fail(err, errlen, "Invalid channel-size");
-        c->chan_size = m;
-    } else if (!strcasecmp(name, "proto-max-bulk-len")) {
-        if (config_parse_memory(argv[0], &m) || m < 1024 || m > INT64_MAX)
-            return str_fail(err, errlen, "Invalid proto-max-bulk-len");
-        c->proto_max_bulk_len = (int64_t)m;
-    } else if (!strcasecmp(name, "client-query-buffer-limit")) {
-        if (config_parse_memory(argv[0], &m) || m < 1024) return str_fail(err, errlen, "Invalid client-query-buffer-limit");
-        c->client_query_buffer_limit = m;
-    } else if (!strcasecmp(name, "databases")) {
-        /* A record names its database in one byte (command.h). */
-        if (parse_int(argv[0], 1, 256, &v)) return str_fail(err, errlen, "Invalid number of databases");
-        c->databases = (int)v;
-    } else if (!strcasecmp(name, "maxclients")) {
-        if (parse_int(argv[0], 1, 1000000, &v)) return str_fail(err, errlen, "Invalid max clients limit");
-        c->maxclients = (int)v;
-    } else if (!strcasecmp(name, "timeout")) {
-        if (parse_int(argv[0], 0, INT32_MAX, &v)) return str_fail(err, errlen, "Invalid timeout value");
-        c->timeout = (int)v;
-    } else if (!strcasecmp(name, "client-output-buffer-limit")) {
-        /* class hard soft soft-seconds [class ...], as redis.conf; only the
-         * normal class applies (no replicas or pub/sub here yet). */
-        if (argc % 4 != 0) return str_fail(err, errlen, "Wrong number of arguments in buffer limit configuration.");
-        for (int i = 0; i < argc; i += 4) {
-            uint64_t hard, soft;
-            long long secs;
-            if (strcasecmp(argv[i], "normal") && strcasecmp(argv[i], "replica") &&
-                strcasecmp(argv[i], "slave") && strcasecmp(argv[i], "pubsub"))
-                return str_fail(err, errlen, "Invalid client class specified in buffer limit configuration.");
-            if (config_parse_memory(argv[i + 1], &hard) || config_parse_memory(argv[i + 2], &soft) ||
-                parse_int(argv[i + 3], 0, INT32_MAX, &secs))
-                return str_fail(err, errlen, "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
-            if (!strcasecmp(argv[i], "normal")) {
-                c->obuf_hard = hard;
-                c->obuf_soft = soft;
-                c->obuf_soft_seconds = (int)secs;
-            }
-        }
-    } else if (!strcasecmp(name, "tcp-backlog")) {
-        if (parse_int(argv[0], 0, 65535, &v)) return str_fail(err, errlen, "Invalid backlog value");
-        c->tcp_backlog = (int)v;
-    } else if (!strcasecmp(name, "logfile")) {
-        set_str(&c->logfile, argv[0]);
-    } else if (!strcasecmp(name, "loglevel")) {
-        const char *l = argv[0];
-        if (!strcasecmp(l, "debug")) c->loglevel = LOG_DEBUG;
-        else if (!strcasecmp(l, "verbose")) c->loglevel = LOG_VERBOSE;
-        else if (!strcasecmp(l, "notice")) c->loglevel = LOG_NOTICE;
-        else if (!strcasecmp(l, "warning")) c->loglevel = LOG_WARNING;
-        else return str_fail(err, errlen, "Invalid log level. Must be one of debug, verbose, notice, warning");
-    } else if (!strcasecmp(name, "requirepass")) {
-        set_str(&c->requirepass, argv[0]);
-    } else if (!strcasecmp(name, "protected-mode")) {
-        if (parse_yesno(argv[0], &c->protected_mode))
-            return str_fail(err, errlen, "argument must be 'yes' or 'no'");
-    } else if (!strcasecmp(name, "slowlog-log-slower-than")) {
-        if (parse_int(argv[0], INT64_MIN, INT64_MAX, &v))
-            return str_fail(err, errlen, "Invalid slowlog-log-slower-than");
-        c->slowlog_log_slower_than = v;
-    } else if (!strcasecmp(name, "slowlog-max-len")) {
-        if (parse_int(argv[0], 0, INT64_MAX, &v))
-            return str_fail(err, errlen, "Invalid slowlog-max-len");
-        c->slowlog_max_len = v;
-    } else if (!strcasecmp(name, "user")) {
-        /* Checked by the ACL parser when the master builds the table. */
-        if (argc > CONFIG_MAX_USER_WORDS)
-            return str_fail(err, errlen, "too many rules in one user line");
-        config_user_t *u = realloc(c->users, (size_t)(c->nusers + 1) * sizeof(*u));
-        if (!u) return str_fail(err, errlen, "out of memory");
-        c->users = u;
-        u[c->nusers].words = calloc((size_t)argc, sizeof(char *));
-        if (!u[c->nusers].words) return str_fail(err, errlen, "out of memory");
-        for (int i = 0; i < argc; i++)
-            u[c->nusers].words[i] = strdup(argv[i]);
-        u[c->nusers].nwords = argc;
-        c->nusers++;
-    } else if (!strcasecmp(name, "daemonize")) {
-        if (parse_yesno(argv[0], &c->daemonize)) return str_fail(err, errlen, "argument must be 'yes' or 'no'");
-    } else if (!strcasecmp(name, "log-sync")) {
-        if (!strcasecmp(argv[0], "fdatasync")) c->log_sync = CONFIG_SYNC_FDATASYNC;
-        else if (!strcasecmp(argv[0], "odsync")) c->log_sync = CONFIG_SYNC_ODSYNC;
-        else return str_fail(err, errlen, "log-sync must be fdatasync or odsync");
-    } else if (!strcasecmp(name, "respawn-limit")) {
-        if (parse_int(argv[0], 1, 1000, &v)) return str_fail(err, errlen, "Invalid respawn-limit");
-        c->respawn_limit = (int)v;
-    } else {
-        for (int i = 0; ignored[i]; i++)
-            if (!strcasecmp(name, ignored[i])) return 0;
-        return str_fail(err, errlen, "Bad directive or wrong number of arguments: '%s'", name);
-    }
-    return 0;
+    const config_entry_t *e = config_find(name, strlen(name));
+    if (!e) return str_fail(err, errlen, "Bad directive or wrong number of arguments: '%s'", name);
+    size_t lens[64];
+    if (argc > 64) return str_fail(err, errlen, "too many arguments");
+    for (int i = 0; i < argc; i++)
+        lens[i] = strlen(argv[i]);
+    return apply(c, e, argc, (const char *const *)argv, lens, err, errlen);
 }
 
 /* Split a config line into words, honouring "double" and 'single' quotes. */
@@ -259,18 +490,21 @@ static int split_words(char *line, char **words, int max)
     int n = 0;
     char *p = line;
     while (*p) {
-        while (isspace((unsigned char)*p)) p++;
+        while (isspace((unsigned char)*p))
+            p++;
         if (!*p || *p == '#') break;
         if (n == max) return -1;
         if (*p == '"' || *p == '\'') {
             char q = *p++;
             words[n++] = p;
-            while (*p && *p != q) p++;
+            while (*p && *p != q)
+                p++;
             if (!*p) return -1;
             *p++ = '\0';
         } else {
             words[n++] = p;
-            while (*p && !isspace((unsigned char)*p)) p++;
+            while (*p && !isspace((unsigned char)*p))
+                p++;
             if (*p) *p++ = '\0';
         }
     }
@@ -280,7 +514,9 @@ static int split_words(char *line, char **words, int max)
 int config_load_file(config_t *c, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
-    if (!f) return str_fail(err, errlen, "Fatal error, can't open config file '%s': %s", path, strerror(errno));
+    if (!f)
+        return str_fail(err, errlen, "Fatal error, can't open config file '%s': %s", path,
+                        strerror(errno));
     char line[4096];
     int lineno = 0;
     while (fgets(line, sizeof(line), f)) {
@@ -289,13 +525,14 @@ int config_load_file(config_t *c, const char *path, char *err, size_t errlen)
         int n = split_words(line, words, 64);
         if (n < 0) {
             fclose(f);
-            return str_fail(err, errlen, "%s:%d: unbalanced quotes or too many arguments", path, lineno);
+            return str_fail(err, errlen, "%s:%d: unbalanced quotes or too many arguments", path,
+                            lineno);
         }
         if (n == 0) continue;
         char msg[256];
         if (config_set(c, words[0], n - 1, words + 1, msg, sizeof(msg))) {
             fclose(f);
-            return str_fail(err, errlen, "%s:%d: %s", path, lineno, msg);
+            return str_fail(err, errlen, "%s:%d: '%s': %s", path, lineno, words[0], msg);
         }
     }
     fclose(f);
@@ -311,10 +548,12 @@ int config_from_args(config_t *c, int argc, char **argv, char *err, size_t errle
     }
     while (i < argc) {
         if (strncmp(argv[i], "--", 2) != 0)
-            return str_fail(err, errlen, "unexpected argument '%s' (options are --name value)", argv[i]);
+            return str_fail(err, errlen, "unexpected argument '%s' (options are --name value)",
+                            argv[i]);
         const char *name = argv[i] + 2;
         int j = i + 1;
-        while (j < argc && strncmp(argv[j], "--", 2) != 0) j++;
+        while (j < argc && strncmp(argv[j], "--", 2) != 0)
+            j++;
         char msg[256];
         if (config_set(c, name, j - i - 1, argv + i + 1, msg, sizeof(msg)))
             return str_fail(err, errlen, "--%s: %s", name, msg);
@@ -342,7 +581,8 @@ int config_validate(config_t *c, char *err, size_t errlen)
                         "segment-size must be a power of two at least twice ring-size");
     if (!is_pow2(c->chan_size) || c->chan_size < (64u << 10))
         return str_fail(err, errlen, "channel-size must be a power of two of at least 64kb");
-    if (c->daemonize) return str_fail(err, errlen, "daemonize yes is not supported: run under a supervisor");
+    if (c->daemonize)
+        return str_fail(err, errlen, "daemonize yes is not supported: run under a supervisor");
     if (c->port == 0 && !c->unixsocket)
         return str_fail(err, errlen, "nothing to listen on: set port or unixsocket");
     if (c->frontends == 0) {

@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CONFIG_MAX_BINDS 8
+#include "buf.h"
+
+#define CONFIG_MAX_BINDS      8
 #define CONFIG_MAX_USER_WORDS 64
 
 /* A `user <name> <rules...>` line: the ACL user it declares. */
@@ -23,47 +25,110 @@ typedef struct config_user {
 enum { CONFIG_SYNC_FDATASYNC = 0, CONFIG_SYNC_ODSYNC = 1 };
 
 typedef struct config {
-    int port;                        /* 0 = no TCP listener */
-    char *bind[CONFIG_MAX_BINDS];    /* addresses to listen on; "-addr" may fail to bind */
+    int port;                     /* 0 = no TCP listener */
+    char *bind[CONFIG_MAX_BINDS]; /* addresses to listen on; "-addr" may fail to bind */
     int nbind;
-    char *unixsocket;                /* NULL = none */
-    int unixsocketperm;              /* octal mode, 0 = leave default */
-    char *dir;                       /* data directory */
-    int frontends;                   /* 0 = number of cores */
-    uint64_t ring_size;              /* bytes, power of two */
-    uint64_t segment_size;           /* bytes, power of two multiple of ring_size */
-    uint64_t chan_size;              /* per frontend channel, bytes, power of two */
+    char *unixsocket;      /* NULL = none */
+    int unixsocketperm;    /* octal mode, 0 = leave default */
+    char *dir;             /* data directory */
+    int frontends;         /* 0 = number of cores */
+    uint64_t ring_size;    /* bytes, power of two */
+    uint64_t segment_size; /* bytes, power of two multiple of ring_size */
+    uint64_t chan_size;    /* per frontend channel, bytes, power of two */
     int64_t proto_max_bulk_len;
     int64_t max_args;
     size_t max_inline_len;
     uint64_t client_query_buffer_limit;
-    int maxclients;
-    int databases;                   /* 1..256, default 16 */
-    int timeout;                     /* close clients idle this many seconds, 0 = never */
-    uint64_t obuf_hard;              /* client-output-buffer-limit normal: hard bytes, 0 = none */
-    uint64_t obuf_soft;              /* ... soft bytes, 0 = none */
-    int obuf_soft_seconds;           /* ... over soft this long closes the client */
+    int64_t maxclients;    /* 1..4294967295, as Redis */
+    int databases;         /* 1..256, default 16 */
+    int timeout;           /* close clients idle this many seconds, 0 = never */
+    uint64_t obuf_hard;    /* client-output-buffer-limit normal: hard bytes, 0 = none */
+    uint64_t obuf_soft;    /* ... soft bytes, 0 = none */
+    int obuf_soft_seconds; /* ... over soft this long closes the client */
     int tcp_backlog;
-    char *logfile;                   /* NULL or "" = stderr */
-    int loglevel;                    /* LOG_DEBUG .. LOG_WARNING (log.h) */
-    char *requirepass;               /* the default user's password (NULL = none set) */
+    char *logfile;        /* NULL or "" = stderr */
+    int loglevel;         /* LOG_DEBUG .. LOG_WARNING (log.h) */
+    char *requirepass;    /* the default user's password (NULL = none set) */
     int protected_mode;   /* refuse non-loopback clients while the default user has no password */
     config_user_t *users; /* `user` lines, in file order */
     int nusers;
     int64_t slowlog_log_slower_than; /* microseconds; < 0 disables, 0 logs every command */
     int64_t slowlog_max_len;
-    int daemonize;                   /* accepted for compatibility; must be no */
-    int respawn_limit;               /* deaths in a row at start before giving up */
-    int log_sync;                    /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
+    int daemonize;     /* accepted for compatibility; must be no */
+    int respawn_limit; /* deaths in a row at start before giving up */
+    int log_sync;      /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
 } config_t;
 
-/* Defaults: 127.0.0.1 and ::1 (optional) port 6379, protected mode, ./data,
- * one frontend per core, 16 MiB ring, 64 MiB segments. */
+/*
+ * The settings table. Each setting is one entry: its name, how its value is
+ * read (type and bounds, or its own parser), its default, whether CONFIG
+ * SET may change it while running, and the config_t field it lives in. The
+ * config file, the `--name value` arguments, CONFIG GET and CONFIG SET all
+ * go through the entry, so they accept the same values and refuse the rest
+ * with the same Redis 7.0 error text ("argument must be between 1 and
+ * 4294967295 inclusive").
+ */
+typedef enum config_type {
+    CONFIG_INT,     /* decimal, as Redis' string2ll reads it */
+    CONFIG_MEMORY,  /* 100, 100b, 1k, 1kb, 16mb, 1g, 1gb (k = 1000, kb = 1024) */
+    CONFIG_OCTAL,   /* 0..0777, a file mode */
+    CONFIG_BOOL,    /* yes / no */
+    CONFIG_ENUM,    /* one of the entry's names; the field holds its index */
+    CONFIG_STRING,  /* any text; "" leaves the field unset */
+    CONFIG_SPECIAL, /* the entry's own parse and format functions */
+    CONFIG_IGNORED, /* a Redis directive that means nothing here: accepted */
+} config_type_t;
+
+enum {
+    CONFIG_MUTABLE = 1u << 0,   /* CONFIG SET may change it while running */
+    CONFIG_FILE_ONLY = 1u << 1, /* unknown to CONFIG GET and CONFIG SET */
+    CONFIG_WORDS = 1u << 2,     /* several words; CONFIG SET splits its value at spaces */
+};
+
+/* The longest requirepass, with its NUL (the shared copy's room, shm.h). */
+#define CONFIG_REQUIREPASS_MAX 512
+
+typedef struct config_entry config_entry_t;
+struct config_entry {
+    const char *name;
+    config_type_t type;
+    unsigned flags;           /* CONFIG_MUTABLE | ... */
+    const char *default_text; /* read by the entry's own parser; NULL = unset */
+    long long lo, hi;         /* CONFIG_INT / MEMORY / OCTAL: inclusive bounds */
+    size_t off;               /* the field in config_t */
+    size_t size;              /* its size: int, int64_t or uint64_t */
+    const char *const *names; /* CONFIG_ENUM: the names, NULL-terminated */
+    /* CONFIG_SPECIAL: parse the words into c (0, or -1 with Redis' text in
+     * err), and show the value as CONFIG GET does. */
+    int (*parse)(config_t *c, int argc, const char *const *argv, const size_t *lens, char *err,
+                 size_t errlen);
+    void (*format)(const config_t *c, buf_t *out);
+};
+
+/* The entry named s[0, n) (any case), or NULL. */
+const config_entry_t *config_find(const char *s, size_t n);
+/* Entry i, in table order, or NULL past the end. */
+const config_entry_t *config_entry_at(size_t i);
+
+/* Apply one value, as CONFIG SET gives it (one argument, which may hold NUL
+ * bytes; a CONFIG_WORDS setting is split at spaces). Does not look at
+ * CONFIG_MUTABLE: the caller decides who may set what. Returns 0, or -1 with
+ * Redis' error text in err. */
+int config_set_value(config_t *c, const config_entry_t *e, const char *s, size_t n, char *err,
+                     size_t errlen);
+
+/* Append the value as CONFIG GET shows it. */
+void config_format(const config_t *c, const config_entry_t *e, buf_t *out);
+
+/* Defaults: every entry's default_text (127.0.0.1 and ::1 (optional) port
+ * 6379, protected mode, ./data, one frontend per core, 16 MiB ring, 64 MiB
+ * segments, ...), plus the limits that are not settings. */
 void config_defaults(config_t *c);
 
 /*
- * Apply one directive (name and its arguments as words). Returns 0, or -1
- * with a message in err (size errlen) naming what is wrong.
+ * Apply one directive (name and its arguments as words), from the file or
+ * the command line. Returns 0, or -1 with a message in err (size errlen):
+ * Redis' text for a bad value.
  */
 int config_set(config_t *c, const char *name, int argc, char **argv, char *err, size_t errlen);
 
@@ -80,7 +145,8 @@ int config_from_args(config_t *c, int argc, char **argv, char *err, size_t errle
 /* Check relations between settings (sizes powers of two, ...). */
 int config_validate(config_t *c, char *err, size_t errlen);
 
-/* Parse sizes as redis.conf does: 100, 1k, 1kb, 16mb, 1g (k=1000, kb=1024). */
+/* Parse sizes as Redis' memtoull does: digits and an optional unit (b, k,
+ * kb, m, mb, g, gb, any case; k = 1000, kb = 1024). Returns 0 or -1. */
 int config_parse_memory(const char *s, uint64_t *out);
 
 #endif

@@ -171,6 +171,8 @@ extern const char FE_DENIED_MSG[];
 /* ---- config-cmd.c ---- */
 /* Re-read the shared settings into the frontend's cache if they moved. */
 void fe_config_refresh(struct fe *fe);
+/* Copy the settings CONFIG SET may change (but requirepass) into shm. */
+void fe_config_store_live(const config_t *c, shm_config_t *sc);
 void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
                    buf_t *out);
 

@@ -104,21 +104,8 @@ int fe_admin_shm_init(shm_t *shm, const config_t *cfg, char *err, size_t errlen)
 {
     shm_admin_t *a = &shm->admin;
     shm_config_t *c = &a->config;
-    if (cfg->requirepass && strlen(cfg->requirepass) >= SHM_REQUIREPASS_MAX) {
-        snprintf(err, errlen, "requirepass is longer than %d bytes", SHM_REQUIREPASS_MAX - 1);
-        return -1;
-    }
-    atomic_store(&c->maxclients, cfg->maxclients);
-    atomic_store(&c->timeout, cfg->timeout);
-    atomic_store(&c->proto_max_bulk_len, cfg->proto_max_bulk_len);
-    atomic_store(&c->client_query_buffer_limit, (int64_t)cfg->client_query_buffer_limit);
-    atomic_store(&c->obuf_hard, (int64_t)cfg->obuf_hard);
-    atomic_store(&c->obuf_soft, (int64_t)cfg->obuf_soft);
-    atomic_store(&c->obuf_soft_seconds, cfg->obuf_soft_seconds);
-    atomic_store(&c->protected_mode, cfg->protected_mode);
-    atomic_store(&c->slowlog_slower_than, cfg->slowlog_log_slower_than);
-    atomic_store(&c->slowlog_max_len, cfg->slowlog_max_len);
-    atomic_store(&c->loglevel, cfg->loglevel);
+    /* requirepass fits: the settings table refuses longer ones. */
+    fe_config_store_live(cfg, c);
     snprintf(c->requirepass, sizeof(c->requirepass), "%s",
              cfg->requirepass ? cfg->requirepass : "");
     atomic_store(&c->version, 1);

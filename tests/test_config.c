@@ -1,0 +1,282 @@
+/*
+ * test_config.c - the one settings table (common/config.c): every setting
+ * accepts and refuses the same values, with the same Redis 7.0 error text,
+ * whether it comes from a config file, a `--name value` argument or CONFIG
+ * SET (config_set_value, which frontend/config-cmd.c calls). The expected
+ * verdicts and texts are what redis-server 7.0.15 answers for the settings
+ * Redis has; AtticDB's own settings use the same wording.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+typedef struct config_case {
+    const char *name;
+    const char *value; /* as one CONFIG SET argument; words for the file */
+    const char *err;   /* NULL = accepted; else the exact error text */
+} config_case_t;
+
+#define RANGE(lo, hi) "argument must be between " lo " and " hi " inclusive"
+#define NOT_INT       "argument couldn't be parsed into an integer"
+#define NOT_MEM       "argument must be a memory value"
+#define NOT_BOOL      "argument must be 'yes' or 'no'"
+#define LLMAX         "9223372036854775807"
+
+/* Inline data (Criterion re-runs tests in workers: no pointers to fill). */
+static const config_case_t cases[] = {
+    {"port", "6380", NULL},
+    {"port", "65536", RANGE("0", "65535")},
+    {"port", "06379", NOT_INT},
+    {"bind", "127.0.0.1 -::1", NULL},
+    {"unixsocket", "/tmp/attic.sock", NULL},
+    {"unixsocketperm", "700", NULL},
+    {"unixsocketperm", "8", "argument couldn't be parsed as an octal number"},
+    {"unixsocketperm", "1000", RANGE("0", "777")},
+    {"dir", "/tmp/attic-data", NULL},
+    {"daemonize", "no", NULL},
+    {"daemonize", "maybe", NOT_BOOL},
+    {"databases", "256", NULL},
+    {"databases", "0", RANGE("1", "256")},
+    {"databases", "257", RANGE("1", "256")},
+    {"tcp-backlog", "2147483647", NULL},
+    {"tcp-backlog", "-1", RANGE("0", "2147483647")},
+    {"logfile", "/tmp/attic.log", NULL},
+    {"loglevel", "warning", NULL},
+    {"loglevel", "loud",
+     "argument(s) must be one of the following: debug, verbose, notice, warning"},
+    {"maxclients", "4294967295", NULL},
+    {"maxclients", "0", RANGE("1", "4294967295")},
+    {"maxclients", "4294967296", RANGE("1", "4294967295")},
+    {"maxclients", "10k", NOT_INT},
+    {"timeout", "2147483647", NULL},
+    {"timeout", "-1", RANGE("0", "2147483647")},
+    {"timeout", "1.5", NOT_INT},
+    {"protected-mode", "no", NULL},
+    {"protected-mode", "maybe", NOT_BOOL},
+    {"requirepass", "s3cret", NULL},
+    {"requirepass",
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxx"
+     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+     "xxxx",
+     "the password is too long or holds a NUL byte"},
+    {"proto-max-bulk-len", "1mb", NULL},
+    {"proto-max-bulk-len", "2000000b", NULL},
+    {"proto-max-bulk-len", "1kb", RANGE("1048576", LLMAX)},
+    {"proto-max-bulk-len", "abc", NOT_MEM},
+    {"proto-max-bulk-len", "-1", NOT_MEM},
+    {"client-query-buffer-limit", "1gb", NULL},
+    {"client-query-buffer-limit", "1024", RANGE("1048576", LLMAX)},
+    {"client-output-buffer-limit", "normal 1mb 512kb 10", NULL},
+    {"client-output-buffer-limit", "normal 1mb 512kb 10 pubsub 0 0 0", NULL},
+    {"client-output-buffer-limit", "normal 1 2",
+     "Wrong number of arguments in buffer limit configuration."},
+    {"client-output-buffer-limit", "normal 1 2 -1",
+     "Error in hard, soft or soft_seconds setting in buffer limit configuration."},
+    {"client-output-buffer-limit", "master 1 2 3",
+     "Invalid client class specified in buffer limit configuration."},
+    {"slowlog-log-slower-than", "-1", NULL},
+    {"slowlog-log-slower-than", "-2", RANGE("-1", LLMAX)},
+    {"slowlog-max-len", "0", NULL},
+    {"slowlog-max-len", "-1", RANGE("0", LLMAX)},
+    {"save", "900 1", NULL},
+    {"appendonly", "yes", NULL},
+    {"appendfsync", "everysec", NULL},
+    {"frontends", "64", NULL},
+    {"frontends", "65", RANGE("0", "64")},
+    {"ring-size", "1mb", NULL},
+    {"ring-size", "1kb", RANGE("65536", LLMAX)},
+    {"ring-size", "big", NOT_MEM},
+    {"segment-size", "128mb", NULL},
+    {"segment-size", "1kb", RANGE("65536", LLMAX)},
+    {"channel-size", "8mb", NULL},
+    {"channel-size", "1kb", RANGE("65536", LLMAX)},
+    {"log-sync", "odsync", NULL},
+    {"log-sync", "fsync", "argument(s) must be one of the following: fdatasync, odsync"},
+    {"respawn-limit", "1000", NULL},
+    {"respawn-limit", "0", RANGE("1", "1000")},
+};
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+/* The value as it comes from a config file: `name value` on one line. */
+static int from_file(const config_case_t *t, char *err, size_t errlen)
+{
+    char path[] = "/tmp/attic-test-config.XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fprintf(f, "# a comment\n%s %s\n", t->name, t->value);
+    fclose(f);
+    config_t c;
+    config_defaults(&c);
+    int rc = config_load_file(&c, path, err, errlen);
+    config_free(&c);
+    unlink(path);
+    return rc;
+}
+
+/* The value as `atticdb-server --name value...`. */
+static int from_args(const config_case_t *t, char *err, size_t errlen)
+{
+    char words[1024], opt[64];
+    snprintf(words, sizeof(words), "%s", t->value);
+    snprintf(opt, sizeof(opt), "--%s", t->name);
+    char *argv[16] = {"atticdb-server", opt};
+    int argc = 2;
+    for (char *w = strtok(words, " "); w && argc < 16; w = strtok(NULL, " "))
+        argv[argc++] = w;
+    config_t c;
+    config_defaults(&c);
+    int rc = config_from_args(&c, argc, argv, err, errlen);
+    config_free(&c);
+    return rc;
+}
+
+Test(config, the_file_takes_what_redis_takes)
+{
+    for (size_t i = 0; i < NCASES; i++) {
+        const config_case_t *t = &cases[i];
+        char err[512] = "";
+        int rc = from_file(t, err, sizeof(err));
+        if (!t->err) {
+            cr_expect_eq(rc, 0, "file: %s %s refused: %s", t->name, t->value, err);
+        } else {
+            cr_expect_eq(rc, -1, "file: %s %s accepted", t->name, t->value);
+            cr_expect(strstr(err, t->err), "file: %s %s: '%s', want '%s'", t->name, t->value, err,
+                      t->err);
+        }
+    }
+}
+
+Test(config, arguments_take_what_the_file_takes)
+{
+    for (size_t i = 0; i < NCASES; i++) {
+        const config_case_t *t = &cases[i];
+        char err[512] = "";
+        int rc = from_args(t, err, sizeof(err));
+        cr_expect_eq(rc, t->err ? -1 : 0, "--%s %s: rc %d (%s)", t->name, t->value, rc, err);
+        if (t->err) cr_expect(strstr(err, t->err), "--%s %s: '%s'", t->name, t->value, err);
+    }
+}
+
+/* CONFIG SET's path (config_set_value on one argument) gives the file's
+ * verdict and exactly Redis' text, for the settings CONFIG SET may change;
+ * the others it refuses before reading the value. */
+Test(config, config_set_takes_what_the_file_takes)
+{
+    for (size_t i = 0; i < NCASES; i++) {
+        const config_case_t *t = &cases[i];
+        const config_entry_t *e = config_find(t->name, strlen(t->name));
+        cr_assert_not_null(e, "%s is not in the table", t->name);
+        if (!(e->flags & CONFIG_MUTABLE)) continue;
+        config_t c;
+        config_defaults(&c);
+        char err[512] = "";
+        int rc = config_set_value(&c, e, t->value, strlen(t->value), err, sizeof(err));
+        config_free(&c);
+        cr_expect_eq(rc, t->err ? -1 : 0, "CONFIG SET %s '%s': rc %d (%s)", t->name, t->value, rc,
+                     err);
+        if (t->err) cr_expect_str_eq(err, t->err, "CONFIG SET %s '%s'", t->name, t->value);
+    }
+}
+
+/* Every setting CONFIG GET or SET knows has cases here, refused ones
+ * included where it has bounds: a new setting needs its line above. */
+Test(config, every_setting_is_covered)
+{
+    const config_entry_t *e;
+    for (size_t i = 0; (e = config_entry_at(i)); i++) {
+        if (e->flags & CONFIG_FILE_ONLY) continue;
+        int good = 0, bad = 0;
+        for (size_t j = 0; j < NCASES; j++) {
+            if (strcmp(cases[j].name, e->name)) continue;
+            if (cases[j].err)
+                bad++;
+            else
+                good++;
+        }
+        cr_expect(good > 0, "%s: no accepted value tested", e->name);
+        int bounded =
+            e->type != CONFIG_STRING && e->type != CONFIG_IGNORED && strcmp(e->name, "bind");
+        cr_expect(!bounded || bad > 0, "%s: no refused value tested", e->name);
+    }
+}
+
+/* A value CONFIG SET refuses leaves the settings as they were, and one with
+ * a NUL byte inside is refused, not cut at the NUL. */
+Test(config, refused_values_change_nothing)
+{
+    config_t c;
+    config_defaults(&c);
+    const config_entry_t *e = config_find("maxclients", 10);
+    char err[256];
+    cr_expect_eq(config_set_value(&c, e,
+                                  "12\0"
+                                  "3",
+                                  4, err, sizeof(err)),
+                 -1);
+    cr_expect_eq(c.maxclients, 10000);
+    e = config_find("requirepass", 11);
+    cr_expect_eq(config_set_value(&c, e, "ab\0c", 4, err, sizeof(err)), -1);
+    cr_expect_null(c.requirepass);
+    e = config_find("client-output-buffer-limit", 26);
+    cr_expect_eq(config_set_value(&c, e, "normal 1 1 1 pubsub 1 1 x", 25, err, sizeof(err)), -1);
+    cr_expect_eq(c.obuf_hard, 256ull << 20, "a bad class after normal keeps normal's old values");
+    config_free(&c);
+}
+
+/* The defaults, read through the table, are the documented ones, and
+ * CONFIG GET shows each as a value the table accepts back. */
+Test(config, defaults_read_back)
+{
+    config_t c;
+    config_defaults(&c);
+    cr_expect_eq(c.port, 6379);
+    cr_expect_eq(c.nbind, 2);
+    cr_expect_str_eq(c.bind[1], "-::1");
+    cr_expect_str_eq(c.dir, "./data");
+    cr_expect_eq(c.ring_size, 16ull << 20);
+    cr_expect_eq(c.segment_size, 64ull << 20);
+    cr_expect_eq(c.chan_size, 4ull << 20);
+    cr_expect_eq(c.proto_max_bulk_len, 512ll << 20);
+    cr_expect_eq(c.client_query_buffer_limit, 1ull << 30);
+    cr_expect_eq(c.maxclients, 10000);
+    cr_expect_eq(c.databases, 16);
+    cr_expect_eq(c.obuf_hard, 256ull << 20);
+    cr_expect_eq(c.obuf_soft, 64ull << 20);
+    cr_expect_eq(c.obuf_soft_seconds, 60);
+    cr_expect_eq(c.tcp_backlog, 511);
+    cr_expect_eq(c.loglevel, 2);
+    cr_expect_eq(c.protected_mode, 1);
+    cr_expect_eq(c.slowlog_log_slower_than, 10000);
+    cr_expect_eq(c.slowlog_max_len, 128);
+    cr_expect_eq(c.respawn_limit, 5);
+    cr_expect_eq(c.max_args, 1024 * 1024);
+    const config_entry_t *e;
+    for (size_t i = 0; (e = config_entry_at(i)); i++) {
+        if ((e->flags & CONFIG_FILE_ONLY) || e->type == CONFIG_IGNORED) continue;
+        buf_t v;
+        buf_init(&v);
+        config_format(&c, e, &v);
+        config_t again;
+        config_defaults(&again);
+        char err[256] = "";
+        cr_expect_eq(config_set_value(&again, e, v.data ? v.data : "", v.len, err, sizeof(err)), 0,
+                     "%s: CONFIG GET's '%.*s' is refused: %s", e->name, (int)v.len, v.data, err);
+        config_free(&again);
+        buf_free(&v);
+    }
+    config_free(&c);
+}
