@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu.h"
 #include "io.h"
 #include "io_fault.h"
 #include "log.h"
@@ -257,7 +258,7 @@ static int wait_claimed(logger_t *lg, uint64_t pos)
     uint64_t t0 = shm_mono_ns();
     do {
         if (rec_load_lsn(ring_ptr(lg->ring, pos)) == pos) return 1;
-        __builtin_ia32_pause();
+        cpu_relax();
     } while (shm_mono_ns() - t0 < PIGGYBACK_SPIN_NS);
     return 0;
 }
