@@ -734,6 +734,23 @@ int rdiff_pipeline(diff_t *d, int line, int ci, const char *bytes, size_t len, i
     return bad;
 }
 
+int rdiff_wait_expired(diff_t *d, const char *key, int timeout_ms)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        /* PTTL reads; on Redis it also deletes the expired key, as the
+         * command that follows would. */
+        int gone = !strcmp(ONE(d->r[0], "PTTL", key), ":-2\r\n") &&
+                   !strcmp(ONE(d->a[0], "PTTL", key), ":-2\r\n");
+        if (gone) return 0;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 > timeout_ms)
+            return -1;
+        usleep(5000);
+    }
+}
+
 const char *rdiff_one(wire_conn_t *c, int argc, const char *const *argv)
 {
     static char *last;

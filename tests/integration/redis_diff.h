@@ -228,6 +228,11 @@ int rdiff_scan(diff_t *d, int line, int nopt, const char *const *opts);
  * Returns the number of replies that differed. */
 int rdiff_pipeline(diff_t *d, int line, int ci, const char *bytes, size_t len, int n,
                    const char *what);
+/* Poll PTTL on connection 0 of both servers until key has expired on both
+ * (":-2"): 0, or -1 after timeout_ms. What a test waits for before it looks
+ * at an expired key, instead of a fixed sleep that a loaded machine
+ * outlasts. */
+int rdiff_wait_expired(diff_t *d, const char *key, int timeout_ms);
 /* One command to one server; the reply in a buffer reused at each call. */
 const char *rdiff_one(wire_conn_t *c, int argc, const char *const *argv);
 
@@ -253,6 +258,15 @@ static inline void rdiff_cr_fail(const char *msg)
 {
     cr_expect_fail("%s", msg);
 }
+
+/* Asserts that each key expires on both servers within 10 s. */
+#define RDIFF_AWAIT_EXPIRED(d, ...)                                                                \
+    do {                                                                                           \
+        const char *keys_[] = {__VA_ARGS__};                                                       \
+        for (size_t i_ = 0; i_ < sizeof(keys_) / sizeof(keys_[0]); i_++)                           \
+            cr_assert_eq(rdiff_wait_expired((d), keys_[i_], 10000), 0,                             \
+                         "%s did not expire on both servers within 10 s", keys_[i_]);              \
+    } while (0)
 
 /* Start atticdb-server alone with these arguments; asserts it started. */
 static inline void rdiff_start_atticdb_args(const char *args)

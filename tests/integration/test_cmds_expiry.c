@@ -227,7 +227,7 @@ Test(cmds, keys_expire)
     D(&d, "SET", "k4", "5");
     D(&d, "PEXPIRE", "k4", "150");
     D(&d, "SET", "keep", "v", "PX", "100000");
-    usleep(300 * 1000);
+    RDIFF_AWAIT_EXPIRED(&d, "k1", "k2", "k3", "k4");
     D(&d, "GET", "k1");
     D(&d, "STRLEN", "k2");
     D(&d, "EXISTS", "k3");
@@ -261,7 +261,7 @@ Test(cmds, dbsize_after_expiry)
     D(&d, "SET", "y1", "v", "EXAT", past_s);
     D(&d, "SET", "y2", "v", "PXAT", "1");
     D(&d, "SET", "keep", "v", "EXAT", "1", "GET");
-    usleep(200 * 1000);
+    RDIFF_AWAIT_EXPIRED(&d, "x1", "x2", "x3");
     D(&d, "GET", "x1");
     D(&d, "EXISTS", "x2");
     D(&d, "TTL", "x3");
