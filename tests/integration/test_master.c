@@ -5,6 +5,7 @@
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <stdio.h>
@@ -186,7 +187,10 @@ Test(master, idle_client_is_closed_after_timeout)
     redisReply *r = redisCommand(idle, "PING");
     cr_assert_eq(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
-    usleep(2600 * 1000);
+    /* Wait for the close without sending anything (a command would make
+     * the client busy again): its socket turns readable at EOF. */
+    struct pollfd pfd = {.fd = idle->fd, .events = POLLIN};
+    cr_assert_eq(poll(&pfd, 1, 10000), 1, "an idle client outlived the timeout by 9 s");
     r = redisCommand(idle, "PING");
     cr_assert_null(r, "an idle client outlived the timeout");
     redisFree(idle);
@@ -218,11 +222,18 @@ Test(master, maxclients_refuses_the_next_connection)
     freeReplyObject(r);
     redisFree(extra);
     redisFree(cs[0]);
-    usleep(100 * 1000); /* its frontend notices the close */
-    extra = srv_connect(&s);
-    r = redisCommand(extra, "PING");
-    cr_assert_eq(r->type, REDIS_REPLY_STATUS, "a slot freed by a closed client is usable again");
-    freeReplyObject(r);
+    /* Its frontend notices the close when it gets to it: until then a new
+     * client may still be refused. */
+    int served = 0;
+    for (int i = 0; i < 500 && !served; i++) {
+        if (i) usleep(10 * 1000);
+        extra = srv_connect(&s);
+        r = extra ? redisCommand(extra, "PING") : NULL;
+        served = r && r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+        if (!served) redisFree(extra);
+    }
+    cr_assert(served, "a slot freed by a closed client is not usable again within 5 s");
     redisFree(extra);
     for (int i = 1; i < 6; i++) redisFree(cs[i]);
     srv_stop(&s);
