@@ -313,12 +313,12 @@ Test(multi, watch_as_redis)
      * expired when watched does not. */
     DC(&d, 0, "SET", "t", "v", "PX", "1000");
     DC(&d, 0, "WATCH", "t");
-    usleep(1500 * 1000);
+    RDIFF_AWAIT_EXPIRED(&d, "t");
     DC(&d, 0, "MULTI");
     DC(&d, 0, "PING");
     DC(&d, 0, "EXEC");
     DC(&d, 0, "SET", "t", "v", "PX", "50");
-    usleep(300 * 1000);
+    RDIFF_AWAIT_EXPIRED(&d, "t");
     DC(&d, 0, "WATCH", "t");
     DC(&d, 0, "MULTI");
     DC(&d, 0, "PING");
