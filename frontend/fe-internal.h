@@ -69,7 +69,7 @@ typedef struct fe_conn {
      * reads wait between them (no walk over a deep pipeline of reads). */
     fe_reply_t *wait_durable;
     uint32_t npending;
-    uint64_t last_write_end; /* reads wait for durable_lsn to pass this (D17) */
+    uint64_t last_write_end; /* reads wait for durable_lsn to pass this (D19) */
     /* Reads sent to the store and not answered yet. A write that follows
      * them on this connection waits until they are answered: the store
      * applies every durable record before it looks at a read, so a write

@@ -977,7 +977,7 @@ Test(store, process_loop)
     cr_assert_eq(reply_len, 499 + 8);
 
     /* A read that must see a write not yet durable (frontends send none:
-     * docs/DECISIONS.md, D17) waits for it at the head of its channel,
+     * docs/DECISIONS.md, D19) waits for it at the head of its channel,
      * with the read behind it, and stays there: a store killed meanwhile
      * leaves both to its successor, which answers them in order. */
     unsigned char d[8];

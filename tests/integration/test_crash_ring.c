@@ -3,7 +3,7 @@
  * "release" of common/io_fault.h: after the freed slots' commit markers are
  * rewritten, before tail moves) while clients write. The master respawns
  * it, the server keeps serving, and every acknowledged write reads back
- * (ARCHITECTURE.md, contract 5; docs/DECISIONS.md, D17).
+ * (ARCHITECTURE.md, contract 5; docs/DECISIONS.md, D18).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
