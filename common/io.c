@@ -16,6 +16,17 @@ static int real_open(const char *path, int flags, mode_t mode)
     return open(path, flags | O_CLOEXEC, mode);
 }
 
+static int real_sync_begin(int file, unsigned long long *token)
+{
+    *token = 0;
+    return 0;
+}
+
+static int real_sync_end(int file, unsigned long long token, int res)
+{
+    return res;
+}
+
 const io_ops_t io_real = {
     .open = real_open,
     .close = close,
@@ -27,6 +38,8 @@ const io_ops_t io_real = {
     .ftruncate = ftruncate,
     .rename = rename,
     .unlink = unlink,
+    .sync_begin = real_sync_begin,
+    .sync_end = real_sync_end,
 };
 
 const io_ops_t *io = &io_real;
