@@ -22,7 +22,11 @@ typedef struct config_user {
 } config_user_t;
 
 /* How the logger makes a batch durable (docs/DECISIONS.md has the numbers). */
-enum { CONFIG_SYNC_FDATASYNC = 0, CONFIG_SYNC_ODSYNC = 1 };
+enum {
+    CONFIG_SYNC_FDATASYNC = 0, /* pwrite, then one fdatasync per batch */
+    CONFIG_SYNC_ODSYNC = 1,    /* segments opened O_DSYNC */
+    CONFIG_SYNC_URING = 2,     /* pwrite, then fdatasyncs in flight via io_uring (D22) */
+};
 
 typedef struct config {
     int port;                     /* 0 = no TCP listener */
@@ -56,7 +60,7 @@ typedef struct config {
     int64_t slowlog_max_len;
     int daemonize;     /* accepted for compatibility; must be no */
     int respawn_limit; /* deaths in a row at start before giving up */
-    int log_sync;      /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
+    int log_sync;      /* CONFIG_SYNC_* */
 } config_t;
 
 /*

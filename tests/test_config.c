@@ -104,7 +104,8 @@ static const config_case_t cases[] = {
     {"channel-size", "8mb", NULL},
     {"channel-size", "1kb", RANGE("65536", LLMAX)},
     {"log-sync", "odsync", NULL},
-    {"log-sync", "fsync", "argument(s) must be one of the following: fdatasync, odsync"},
+    {"log-sync", "uring", NULL},
+    {"log-sync", "fsync", "argument(s) must be one of the following: fdatasync, odsync, uring"},
     {"respawn-limit", "1000", NULL},
     {"respawn-limit", "0", RANGE("1", "1000")},
 };
