@@ -226,7 +226,8 @@ static void wake_all(logger_t *lg)
         shm_wake(&lg->shm->fe[i].wake);
 }
 
-static void fail_stop(logger_t *lg, const char *what, int err)
+/* The log failed at LSN at: nothing at or past it is ever acked. */
+static void fail_stop_at(logger_t *lg, const char *what, int err, uint64_t at)
 {
     atomic_store(&lg->shm->logger_errno, err);
     atomic_store(&lg->shm->logger_state, LOGGER_FAILED);
@@ -234,9 +235,14 @@ static void fail_stop(logger_t *lg, const char *what, int err)
     if (io_fault_point(IO_FAULT_FAILED)) raise(SIGKILL);
     log_warn("FATAL: %s failed at LSN %" PRIu64 ": %s. No write is acknowledged from now on; "
              "restart the server to recover from what is on disk.",
-             what, lg->pos, strerror(err));
+             what, at, strerror(err));
     /* Wake everyone so waiting clients get their error now. */
     wake_all(lg);
+}
+
+static void fail_stop(logger_t *lg, const char *what, int err)
+{
+    fail_stop_at(lg, what, err, lg->pos);
 }
 
 /* Write [from, to) of the ring, all within the current segment. */
@@ -356,7 +362,9 @@ static int reap_syncs(logger_t *lg, int timeout_ms, int watch_wake)
     while (lg->inflight && lg->slots[lg->slot_head].done) {
         sync_slot_t *s = &lg->slots[lg->slot_head];
         if (s->res != 0) {
-            fail_stop(lg, "fdatasync", -s->res);
+            /* Published up to here, whatever completed after it. */
+            if (moved) publish_durable(lg, end, wants_store);
+            fail_stop_at(lg, "fdatasync", -s->res, s->start);
             return -1;
         }
         uint64_t now = shm_mono_ns();
