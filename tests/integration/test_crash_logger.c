@@ -103,9 +103,12 @@ Test(crash_logger, segment_smaller_than_twice_the_ring_is_refused)
 /* Segments of 128kb and a ring of 64kb; the faults, if any, make the
  * segment preparer hang on the second segment (as a slow zero-fill would). */
 #define SMALL_LOG "--frontends 1 --ring-size 64kb --segment-size 128kb"
-#define SEG       131072ull
-#define NSETS     160
-#define VALLEN    1000
+/* The same with fdatasyncs in flight (log-sync uring, D22): every sync of
+ * the first segment completes before the logger waits for the second. */
+#define SMALL_LOG_URING SMALL_LOG " --log-sync uring"
+#define SEG             131072ull
+#define NSETS           160
+#define VALLEN          1000
 
 /* Pipeline NSETS SETs, which go past the end of the first segment, and wait
  * until the logger is stuck there. Returns the connection, its replies
@@ -165,10 +168,10 @@ static void values_read_back(const srv_t *s, const char *when)
     redisFree(c);
 }
 
-Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_ready)
+static void acked_while_the_next_segment_is_not_ready(const char *args)
 {
     srv_t s;
-    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", SMALL_LOG), 0);
+    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", args), 0);
     redisContext *w = fill_to_segment_end(&s);
     /* The SETs of the first segment are applied, and acknowledged. */
     redisContext *c = srv_connect(&s);
@@ -194,13 +197,23 @@ Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_r
     srv_cleanup(&s);
 }
 
+Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_ready)
+{
+    acked_while_the_next_segment_is_not_ready(SMALL_LOG);
+}
+
+Test(crash_logger, writes_before_a_segment_end_are_acked_with_syncs_in_flight)
+{
+    acked_while_the_next_segment_is_not_ready(SMALL_LOG_URING);
+}
+
 /* The logger dies while the segment at durable_lsn does not exist (its
  * preparer never finished it). The next logger must make that segment and go
  * on, not stop the server over a missing file. */
-Test(crash_logger, logger_killed_at_a_segment_end_before_the_next_exists)
+static void killed_before_the_next_segment_exists(const char *args)
 {
     srv_t s;
-    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", SMALL_LOG), 0);
+    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", args), 0);
     kill_logger_then_all_acked(&s, fill_to_segment_end(&s));
     values_read_back(&s, "after the logger's death");
     cr_assert_eq(srv_stop(&s), 0);
@@ -208,6 +221,16 @@ Test(crash_logger, logger_killed_at_a_segment_end_before_the_next_exists)
     values_read_back(&s, "after a restart");
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
+}
+
+Test(crash_logger, logger_killed_at_a_segment_end_before_the_next_exists)
+{
+    killed_before_the_next_segment_exists(SMALL_LOG);
+}
+
+Test(crash_logger, logger_killed_at_a_segment_end_with_syncs_in_flight)
+{
+    killed_before_the_next_segment_exists(SMALL_LOG_URING);
 }
 
 /* The same, and the disk is full when the next logger makes the segment: it
