@@ -58,7 +58,7 @@
 #define ABANDON_CHECK_NS (2u * 1000 * 1000)
 /* Piggybacking before an fdatasync: at most this many extra scans, and this
  * long a wait for a claimed record to be committed. */
-#define PIGGYBACK_ROUNDS 4
+#define PIGGYBACK_ROUNDS  4
 #define PIGGYBACK_SPIN_NS (20u * 1000)
 /* fdatasyncs in flight with log-sync uring (docs/DECISIONS.md, D22). */
 #define SYNCS_IN_FLIGHT 4
@@ -98,9 +98,9 @@ typedef struct logger {
     pthread_t prep_thread;
     pthread_mutex_t prep_lock;
     pthread_cond_t prep_cond;
-    uint64_t prep_want;  /* segment start the writer wants ready next */
-    uint64_t prep_next;  /* segments that start below this exist */
-    int prep_errno;      /* creation failed (ENOSPC, EIO, ...) */
+    uint64_t prep_want; /* segment start the writer wants ready next */
+    uint64_t prep_next; /* segments that start below this exist */
+    int prep_errno;     /* creation failed (ENOSPC, EIO, ...) */
     int prep_stop;
 } logger_t;
 
@@ -203,7 +203,8 @@ static int switch_segment(logger_t *lg, uint64_t start)
         errno = err;
         return -1;
     }
-    int fd = segfile_open(lg->cfg->dir, start, lg->cfg->log_sync == CONFIG_SYNC_ODSYNC ? O_DSYNC : 0);
+    int fd =
+        segfile_open(lg->cfg->dir, start, lg->cfg->log_sync == CONFIG_SYNC_ODSYNC ? O_DSYNC : 0);
     if (fd < 0) return -1;
     if (lg->syncq && open_lanes(lg, start) != 0) {
         int saved = errno;
@@ -294,7 +295,8 @@ static uint64_t count_records(const ring_t *r, uint64_t from, uint64_t to, int *
  */
 static int store_must_know(logger_t *lg, int wants_store)
 {
-    if (wants_store || atomic_load_explicit(&lg->shm->store_deferred, memory_order_relaxed)) return 1;
+    if (wants_store || atomic_load_explicit(&lg->shm->store_deferred, memory_order_relaxed))
+        return 1;
     uint64_t used = atomic_load_explicit(&lg->ring->head, memory_order_relaxed) -
                     atomic_load_explicit(&lg->ring->tail, memory_order_relaxed);
     return used > lg->ring->size / 64;
@@ -573,7 +575,8 @@ static int logger_start(logger_t *lg)
     if (starting) {
         char err[512];
         uint64_t start, end;
-        if (logger_recover(lg->cfg->dir, lg->cfg->segment_size, &start, &end, err, sizeof(err)) != 0) {
+        if (logger_recover(lg->cfg->dir, lg->cfg->segment_size, &start, &end, err, sizeof(err)) !=
+            0) {
             log_warn("FATAL: log recovery failed: %s", err);
             return EXIT_FATAL;
         }
@@ -644,15 +647,18 @@ int logger_main(shm_t *shm, const config_t *cfg)
             uint64_t now = shm_mono_ns();
             if (!stuck_since) stuck_since = now;
             if (now - stuck_since > ABANDON_CHECK_NS) {
-                int r = ring_reclaim_abandoned(lg.ring, shm->claimers, (int)shm->nfrontends, lg.pos);
+                int r =
+                    ring_reclaim_abandoned(lg.ring, shm->claimers, (int)shm->nfrontends, lg.pos);
                 if (r < 0) {
-                    log_warn("FATAL: cannot tell which dead frontend owned the ring claim at LSN %" PRIu64,
+                    log_warn("FATAL: cannot tell which dead frontend owned the ring claim at LSN "
+                             "%" PRIu64,
                              lg.pos);
                     fail_stop(&lg, "abandoned-claim recovery", EIO);
                     return EXIT_IOFAIL;
                 }
                 if (r > 0) {
-                    log_warn("Turned an abandoned ring claim at LSN %" PRIu64 " into padding", lg.pos);
+                    log_warn("Turned an abandoned ring claim at LSN %" PRIu64 " into padding",
+                             lg.pos);
                     stuck_since = 0;
                     continue;
                 }
