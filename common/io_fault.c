@@ -7,6 +7,7 @@
 #include "io_fault.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -55,6 +56,29 @@ static int cut_armed;
 /* Asynchronous syncs were used (log-sync uring): a cut then loses pages of
  * the unsynced writes at random rather than all of them (power_cut). */
 static int cut_async;
+/* fds opened O_DSYNC (log-sync odsync, direct): each write is also a sync. */
+#define MAX_DSYNC_FD 1024
+static _Atomic unsigned char dsync_fd[MAX_DSYNC_FD];
+
+static int is_dsync(int fd)
+{
+    return fd >= 0 && fd < MAX_DSYNC_FD && atomic_load(&dsync_fd[fd]);
+}
+
+/* O_DIRECT wants aligned buffers and offsets; the seam's own reads and
+ * undos are neither, so it lifts the flag around them. Returns the flags
+ * to put back. */
+static int lift_direct(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_DIRECT)) fcntl(fd, F_SETFL, fl & ~O_DIRECT);
+    return fl;
+}
+
+static void restore_direct(int fd, int fl)
+{
+    if (fl >= 0 && (fl & O_DIRECT)) fcntl(fd, F_SETFL, fl);
+}
 
 /* A sync of fd succeeded: writes made on it before `before` (in write_seq
  * order) are on the disk. */
@@ -84,7 +108,9 @@ static void remember_write(int fd, size_t len, off_t off)
     pending_write_t *w = malloc(sizeof(*w));
     unsigned char *before = malloc(len ? len : 1);
     if (!w || !before) abort();
+    int fl = lift_direct(fd);
     ssize_t got = io_real.pread(fd, before, len, off);
+    restore_direct(fd, fl);
     if (got < 0) got = 0;
     memset(before + got, 0, len - (size_t)got); /* past the end: it was not there */
     w->fd = fd;
@@ -130,6 +156,7 @@ static int sector_kept(int fd, off_t sector)
 /* Undo the part of w in [from, to), if any. */
 static void undo_range(const pending_write_t *w, off_t from, off_t to)
 {
+    lift_direct(w->fd);
     off_t a = w->off > from ? w->off : from;
     off_t b = w->off + (off_t)w->len < to ? w->off + (off_t)w->len : to;
     if (a >= b) return;
@@ -172,6 +199,7 @@ static void power_cut(void)
          * than one, and the CRC must catch a record cut anywhere. */
         if (first) keep = (size_t)(random() % (long)w->len);
         first = 0;
+        lift_direct(w->fd); /* the process dies next: nothing to restore */
         ssize_t r = io_real.pwrite(w->fd, w->before + keep, w->len - keep, w->off + (off_t)keep);
         (void)r;
     }
@@ -216,11 +244,35 @@ int io_fault_point(enum io_fault_point point)
 static int f_open(const char *p, int fl, mode_t m)
 {
     FAIL_IF(F_OPEN);
-    return io_real.open(p, fl, m);
+    int fd = io_real.open(p, fl, m);
+    if (fd >= 0 && fd < MAX_DSYNC_FD) atomic_store(&dsync_fd[fd], (fl & O_DSYNC) == O_DSYNC);
+    return fd;
 }
+static int f_close(int fd)
+{
+    if (fd >= 0 && fd < MAX_DSYNC_FD) atomic_store(&dsync_fd[fd], 0);
+    return io_real.close(fd);
+}
+/* A write on an O_DSYNC fd is durable when it returns: it counts as an
+ * fdatasync too, so fdatasync:N:EIO fails it (nothing written) and
+ * fdatasync:N:CUT cuts the power during it (a prefix of it survives). */
 static ssize_t f_pwrite(int fd, const void *b, size_t n, off_t o)
 {
     FAIL_IF(F_PWRITE);
+    if (is_dsync(fd)) {
+        int e = hit(F_FDATASYNC);
+        if (e == FAULT_CUT) {
+            remember_write(fd, n, o);
+            ssize_t r = io_real.pwrite(fd, b, n, o);
+            (void)r;
+            power_cut();
+        }
+        if (e) {
+            errno = e;
+            return -1;
+        }
+        return io_real.pwrite(fd, b, n, o);
+    }
     if (cut_armed) remember_write(fd, n, o);
     return io_real.pwrite(fd, b, n, o);
 }
@@ -296,7 +348,7 @@ static int f_unlink(const char *p)
 
 static const io_ops_t io_faulty = {
     .open = f_open,
-    .close = NULL, /* filled from io_real at install */
+    .close = f_close,
     .pwrite = f_pwrite,
     .pread = f_pread,
     .fdatasync = f_fdatasync,
@@ -363,7 +415,6 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation)
     }
     if (nfaults) {
         io_installed = io_faulty;
-        io_installed.close = io_real.close;
         io_set(&io_installed);
     }
     return nfaults;

@@ -31,6 +31,11 @@
  * survives), and the whole process group is SIGKILLed. What a
  * restart then reads is what a disk would hold after the power came back.
  *
+ * A write on an fd opened O_DSYNC (log-sync odsync and direct) is durable
+ * when it returns, so it counts as an fdatasync: "fdatasync:N:EIO" fails it
+ * before anything is written, "fdatasync:N:CUT" cuts the power during it
+ * (a random prefix of it survives; the writes before it are durable).
+ *
  * Asynchronous syncs (the logger's io_uring path, log-sync uring; io.h
  * sync_begin/sync_end) count as fdatasyncs: "fdatasync:N:EIO" fails the
  * Nth when it completes, after later ones may have succeeded, and
