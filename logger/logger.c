@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "cpu.h"
+#include "direct.h"
 #include "io.h"
 #include "io_fault.h"
 #include "log.h"
@@ -96,6 +97,11 @@ typedef struct logger {
     int lanes[SYNCS_IN_FLIGHT];
     sync_slot_t slots[SYNCS_IN_FLIGHT];
     unsigned slot_head, inflight;
+
+    /* log-sync direct: the segment is open O_DIRECT|O_DSYNC and a batch is
+     * one write of whole blocks (direct.c); 0 when off. */
+    int direct_on;
+    direct_t direct;
 
     /* Segment preparation runs in its own thread so that zero-filling a new
      * segment never stalls a commit. */
@@ -207,9 +213,18 @@ static int switch_segment(logger_t *lg, uint64_t start)
         errno = err;
         return -1;
     }
-    int fd =
-        segfile_open(lg->cfg->dir, start, lg->cfg->log_sync == CONFIG_SYNC_ODSYNC ? O_DSYNC : 0);
+    int flags = lg->cfg->log_sync == CONFIG_SYNC_ODSYNC ? O_DSYNC : 0;
+    if (lg->direct_on) flags = O_DIRECT | O_DSYNC;
+    int fd = segfile_open(lg->cfg->dir, start, flags);
     if (fd < 0) return -1;
+    /* The log continues at lg->pos in this segment: at its start, or where
+     * recovery or a predecessor left it. */
+    if (lg->direct_on && direct_start(&lg->direct, fd, start, lg->pos) != 0) {
+        int saved = errno;
+        io->close(fd);
+        errno = saved;
+        return -1;
+    }
     if (lg->syncq && open_lanes(lg, start) != 0) {
         int saved = errno;
         io->close(fd);
@@ -253,6 +268,7 @@ static void fail_stop(logger_t *lg, const char *what, int err)
 /* Write [from, to) of the ring, all within the current segment. */
 static int write_span(logger_t *lg, uint64_t from, uint64_t to)
 {
+    if (lg->direct_on) return 0; /* the batch is written whole when it is complete */
     while (from < to) {
         /* Split where the ring's data area wraps. */
         uint64_t lap_end = (from | lg->ring->mask) + 1;
@@ -495,7 +511,12 @@ static int commit_batch(logger_t *lg, uint64_t *end_io)
     uint64_t nrec = count_records(lg->ring, lg->pos, end, &wants_store);
     if (lg->syncq) return submit_sync(lg, end, nrec, wants_store, t0);
     uint64_t t_sync = shm_mono_ns(); /* issue 5: INFO's fsync latency percentiles */
-    if (sync_segment(lg) != 0) {
+    if (lg->direct_on) {
+        if (direct_write(&lg->direct, lg->fd, lg->ring, lg->seg_start, lg->pos, end) != 0) {
+            fail_stop(lg, "O_DIRECT|O_DSYNC write", errno);
+            return -1;
+        }
+    } else if (sync_segment(lg) != 0) {
         fail_stop(lg, "fdatasync", errno);
         return -1;
     }
@@ -545,6 +566,21 @@ static int logger_sleep(logger_t *lg, int timeout_ms)
     int rc = reap_syncs(lg, timeout_ms, 1);
     shm_waiter_disarm(&lg->shm->logger_wake);
     return rc;
+}
+
+/* Whether the segment at seg opens with O_DIRECT (not every file system
+ * has it: tmpfs refuses with EINVAL); if not, say so, and fdatasync. */
+static int direct_supported(logger_t *lg, uint64_t seg)
+{
+    int fd = segfile_open(lg->cfg->dir, seg, O_DIRECT | O_DSYNC);
+    if (fd >= 0) {
+        io->close(fd);
+        return 1;
+    }
+    if (errno == ENOENT) return 1; /* made later by the preparer: try then */
+    log_warn("log-sync direct: can't open the log with O_DIRECT (%s); syncing with fdatasync",
+             strerror(errno));
+    return 0;
 }
 
 static int logger_start(logger_t *lg)
@@ -600,6 +636,13 @@ static int logger_start(logger_t *lg)
     if (pthread_create(&lg->prep_thread, NULL, prep_main, lg) != 0) {
         log_warn("FATAL: can't start the segment preparer thread");
         return EXIT_FATAL;
+    }
+    if (lg->cfg->log_sync == CONFIG_SYNC_DIRECT) {
+        if (direct_init(&lg->direct) != 0) {
+            log_warn("FATAL: no memory for log-sync direct's buffers");
+            return EXIT_FATAL;
+        }
+        lg->direct_on = direct_supported(lg, seg);
     }
     if (lg->cfg->log_sync == CONFIG_SYNC_URING) {
         lg->syncq = syncq_open(SYNCS_IN_FLIGHT, shm->logger_wake.efd);
@@ -712,6 +755,7 @@ int logger_main(shm_t *shm, const config_t *cfg)
     pthread_join(lg.prep_thread, NULL);
     close_lanes(&lg);
     syncq_close(lg.syncq);
+    direct_free(&lg.direct);
     if (lg.fd >= 0) io->close(lg.fd);
     atomic_store(&shm->logger_state, LOGGER_STOPPED);
     log_info("Logger stopped at durable LSN %" PRIu64, lg.pos);

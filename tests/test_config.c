@@ -105,7 +105,8 @@ static const config_case_t cases[] = {
     {"channel-size", "1kb", RANGE("65536", LLMAX)},
     {"log-sync", "odsync", NULL},
     {"log-sync", "uring", NULL},
-    {"log-sync", "fsync", "argument(s) must be one of the following: fdatasync, odsync, uring"},
+    {"log-sync", "direct", NULL},
+    {"log-sync", "fsync", "argument(s) must be one of the following: fdatasync, odsync, uring, direct"},
     {"respawn-limit", "1000", NULL},
     {"respawn-limit", "0", RANGE("1", "1000")},
 };
