@@ -76,6 +76,12 @@ Test(faults, failed_fdatasync_is_never_believed)
     failed_fdatasync("--frontends 2");
 }
 
+/* The same with log-sync direct: the 20th O_DSYNC write fails. */
+Test(faults, failed_direct_write_is_never_believed)
+{
+    failed_fdatasync("--frontends 2 --log-sync direct");
+}
+
 /* The same with log-sync uring: the failure shows when the sync completes. */
 Test(faults, failed_fdatasync_in_flight_is_never_believed)
 {

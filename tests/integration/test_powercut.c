@@ -13,7 +13,10 @@
  * ones still running, and each page of what no completed sync covered is
  * lost, kept or torn at 512-byte sectors (common/io_fault.h).
  *
- * make check runs 100 cuts, and 60 with log-sync uring;
+ * With log-sync direct the Nth O_DSYNC write is the cut: a random prefix
+ * of it survives, every write before it is durable.
+ *
+ * make check runs 100 cuts, and 60 each with log-sync uring and direct;
  *   ATTIC_POWER_CUTS=5000 ATTIC_SEED=7 tests/integration/test_powercut --timeout 7200
  * (a long run: the suite's own limit is 600 s, about 1,400 cuts here)
  */
@@ -170,4 +173,9 @@ Test(powercut, acked_writes_survive_random_power_cuts)
 Test(powercut, acked_writes_survive_random_power_cuts_with_syncs_in_flight)
 {
     power_cuts(POWERCUT_ARGS " --log-sync uring", 60);
+}
+
+Test(powercut, acked_writes_survive_random_power_cuts_with_direct_writes)
+{
+    power_cuts(POWERCUT_ARGS " --log-sync direct", 60);
 }
