@@ -61,10 +61,6 @@
  * long a wait for a claimed record to be committed. */
 #define PIGGYBACK_ROUNDS  4
 #define PIGGYBACK_SPIN_NS (20u * 1000)
-/* How long the logger stays idle before it wakes the store to apply what
- * nobody is waiting for (D23): not at once, or a closed-loop writer pays a
- * store wake-up, on the CPU its reply needs, for every write. */
-#define STORE_CATCH_UP_NS (1000u * 1000)
 /* fdatasyncs in flight with log-sync uring (docs/DECISIONS.md, D22). */
 #define SYNCS_IN_FLIGHT 4
 
@@ -674,8 +670,6 @@ int logger_main(shm_t *shm, const config_t *cfg)
     log_info("Logger ready: log at LSN %" PRIu64, lg.pos);
 
     uint64_t stuck_since = 0;
-    uint64_t idle_since = 0; /* logger idle since, while the store is not told */
-    int store_told = 1;      /* woken since the last batch */
     for (;;) {
         if (lg.inflight && reap_syncs(&lg, 0, 0) != 0) return EXIT_IOFAIL;
         uint64_t end = ring_scan(lg.ring, lg.pos, BATCH_MAX);
@@ -687,8 +681,6 @@ int logger_main(shm_t *shm, const config_t *cfg)
             }
             if (commit_batch(&lg, &end) != 0) return EXIT_IOFAIL;
             stuck_since = 0;
-            idle_since = 0;
-            store_told = 0;
             continue;
         }
         uint64_t head = atomic_load_explicit(&lg.ring->head, memory_order_acquire);
@@ -730,15 +722,7 @@ int logger_main(shm_t *shm, const config_t *cfg)
             if (atomic_load(&shm->shutdown) >= 2)
                 break; /* frontends are gone: nothing more comes */
             if (!shm_master_alive(shm)) break;
-            /* Idle for a while: let the store catch up (a read, a record
-             * that waits for a store reply, or a filling ring wake it at
-             * once: publish_durable). */
-            uint64_t now = shm_mono_ns();
-            if (!idle_since) idle_since = now;
-            if (!store_told && now - idle_since >= STORE_CATCH_UP_NS) {
-                shm_wake(&shm->store_wake);
-                store_told = 1;
-            }
+            shm_wake(&shm->store_wake); /* idle: let the store catch up */
         }
         shm_waiter_arm(&shm->logger_wake);
         if (ring_scan(lg.ring, lg.pos, REC_HDR_SIZE) > lg.pos ||
@@ -746,7 +730,7 @@ int logger_main(shm_t *shm, const config_t *cfg)
             shm_waiter_disarm(&shm->logger_wake);
             continue;
         }
-        if (logger_sleep(&lg, store_told ? 100 : 1) != 0) return EXIT_IOFAIL;
+        if (logger_sleep(&lg, 100) != 0) return EXIT_IOFAIL;
     }
     pthread_mutex_lock(&lg.prep_lock);
     lg.prep_stop = 1;
