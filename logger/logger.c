@@ -564,18 +564,21 @@ static int logger_sleep(logger_t *lg, int timeout_ms)
     return rc;
 }
 
-/* Whether the segment at seg opens with O_DIRECT (not every file system
- * has it: tmpfs refuses with EINVAL); if not, say so, and fdatasync. */
+/* Whether the segment at seg opens with O_DIRECT and takes 4 KiB-aligned
+ * transfers (not every file system has it: tmpfs refuses with EINVAL; a
+ * device with larger blocks would refuse the reads and writes); if not,
+ * say so, and fdatasync. */
 static int direct_supported(logger_t *lg, uint64_t seg)
 {
     int fd = segfile_open(lg->cfg->dir, seg, O_DIRECT | O_DSYNC);
-    if (fd >= 0) {
-        io->close(fd);
-        return 1;
-    }
-    if (errno == ENOENT) return 1; /* made later by the preparer: try then */
-    log_warn("log-sync direct: can't open the log with O_DIRECT (%s); syncing with fdatasync",
-             strerror(errno));
+    if (fd < 0 && errno == ENOENT) return 1; /* made later by the preparer: try then */
+    int ok = fd >= 0 && io_pread_all(fd, lg->direct.buf, DIRECT_BLOCK, 0) == 0;
+    int err = errno;
+    if (fd >= 0) io->close(fd);
+    if (ok) return 1;
+    log_warn("log-sync direct: can't read the log with O_DIRECT in 4 KiB blocks (%s); syncing "
+             "with fdatasync",
+             strerror(err));
     return 0;
 }
 
