@@ -108,6 +108,8 @@ Test(crash_logger, segment_smaller_than_twice_the_ring_is_refused)
 /* Segments of 128kb and a ring of 64kb; the faults, if any, make the
  * segment preparer hang on the second segment (as a slow zero-fill would). */
 #define SMALL_LOG "--frontends 1 --ring-size 64kb --segment-size 128kb"
+/* Each way of syncing (log-sync), whatever the default. */
+#define SMALL_LOG_FDATASYNC SMALL_LOG " --log-sync fdatasync"
 /* The same with fdatasyncs in flight (log-sync uring, D22): every sync of
  * the first segment completes before the logger waits for the second. */
 #define SMALL_LOG_URING SMALL_LOG " --log-sync uring"
@@ -206,7 +208,7 @@ static void acked_while_the_next_segment_is_not_ready(const char *args)
 
 Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_ready)
 {
-    acked_while_the_next_segment_is_not_ready(SMALL_LOG);
+    acked_while_the_next_segment_is_not_ready(SMALL_LOG_FDATASYNC);
 }
 
 Test(crash_logger, writes_before_a_segment_end_are_acked_with_syncs_in_flight)
@@ -237,7 +239,7 @@ static void killed_before_the_next_segment_exists(const char *args)
 
 Test(crash_logger, logger_killed_at_a_segment_end_before_the_next_exists)
 {
-    killed_before_the_next_segment_exists(SMALL_LOG);
+    killed_before_the_next_segment_exists(SMALL_LOG_FDATASYNC);
 }
 
 Test(crash_logger, logger_killed_at_a_segment_end_with_syncs_in_flight)

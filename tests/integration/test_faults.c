@@ -73,7 +73,7 @@ static void failed_fdatasync(const char *args)
 
 Test(faults, failed_fdatasync_is_never_believed)
 {
-    failed_fdatasync("--frontends 2");
+    failed_fdatasync("--frontends 2 --log-sync fdatasync");
 }
 
 /* The same with log-sync direct: the 20th O_DSYNC write fails. */

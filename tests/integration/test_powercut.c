@@ -167,7 +167,7 @@ static void power_cuts(const char *args, int cuts)
 
 Test(powercut, acked_writes_survive_random_power_cuts)
 {
-    power_cuts(POWERCUT_ARGS, 100);
+    power_cuts(POWERCUT_ARGS " --log-sync fdatasync", 100);
 }
 
 Test(powercut, acked_writes_survive_random_power_cuts_with_syncs_in_flight)
