@@ -25,8 +25,8 @@ typedef struct config_user {
 enum {
     CONFIG_SYNC_FDATASYNC = 0, /* pwrite, then one fdatasync per batch */
     CONFIG_SYNC_ODSYNC = 1,    /* segments opened O_DSYNC */
-    CONFIG_SYNC_URING = 2,     /* pwrite, then fdatasyncs in flight via io_uring (D22) */
-    CONFIG_SYNC_DIRECT = 3,    /* one O_DIRECT|O_DSYNC write of whole blocks per batch (D22) */
+    CONFIG_SYNC_URING = 2,     /* pwrite, then fdatasyncs in flight via io_uring (D24) */
+    CONFIG_SYNC_DIRECT = 3,    /* one O_DIRECT|O_DSYNC write of whole blocks per batch (D24) */
 };
 
 typedef struct config {

@@ -1,6 +1,6 @@
 /*
  * direct.h - log-sync direct: each batch is one O_DIRECT|O_DSYNC write of
- * whole 4 KiB blocks (docs/DECISIONS.md, D22). Run by the logger's main
+ * whole 4 KiB blocks (docs/DECISIONS.md, D24). Run by the logger's main
  * thread.
  */
 #ifndef ATTIC_DIRECT_H

@@ -27,7 +27,7 @@
  *    durable_lsn moves over the completed prefix only: a batch is acked
  *    once its own sync and every earlier one returned 0, never past one
  *    that failed or is still running. Before the write position moves to
- *    the next segment every sync in flight has completed (D22).
+ *    the next segment every sync in flight has completed (D24).
  * A crash of this process loses nothing acked: acks follow durable_lsn.
  */
 #include <errno.h>
@@ -61,7 +61,7 @@
  * long a wait for a claimed record to be committed. */
 #define PIGGYBACK_ROUNDS  4
 #define PIGGYBACK_SPIN_NS (20u * 1000)
-/* fdatasyncs in flight with log-sync uring (docs/DECISIONS.md, D22). */
+/* fdatasyncs in flight with log-sync uring (docs/DECISIONS.md, D24). */
 #define SYNCS_IN_FLIGHT 4
 
 /* One batch whose fdatasync is in flight (log-sync uring). */

@@ -1,6 +1,6 @@
 /*
  * syncq.h - fdatasyncs in flight through io_uring, for the logger's one
- * thread (log-sync uring; docs/DECISIONS.md, D22).
+ * thread (log-sync uring; docs/DECISIONS.md, D24).
  *
  * The logger writes a batch with pwrite, hands its fdatasync to the kernel
  * and goes on with the next batch while it runs; several run at once, and

@@ -110,7 +110,7 @@ Test(crash_logger, segment_smaller_than_twice_the_ring_is_refused)
 #define SMALL_LOG "--frontends 1 --ring-size 64kb --segment-size 128kb"
 /* Each way of syncing (log-sync), whatever the default. */
 #define SMALL_LOG_FDATASYNC SMALL_LOG " --log-sync fdatasync"
-/* The same with fdatasyncs in flight (log-sync uring, D22): every sync of
+/* The same with fdatasyncs in flight (log-sync uring, D24): every sync of
  * the first segment completes before the logger waits for the second. */
 #define SMALL_LOG_URING SMALL_LOG " --log-sync uring"
 /* And with O_DIRECT|O_DSYNC writes of whole blocks (log-sync direct). */
