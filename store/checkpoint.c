@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +68,7 @@
 #define CKPT_ENTRY_HDR   16u
 #define CKPT_POLL_NS     (5ull * 1000 * 1000) /* reap a finished child within 5 ms */
 #define CKPT_WATCH_CHUNK (1u << 20)
+#define CKPT_CHILD_NICE  10 /* the checkpoint child's nice value */
 
 /* ---- writing ------------------------------------------------------------ */
 
@@ -486,6 +488,10 @@ static void child_main(store_ctx_t *ctx, const char *dir, pid_t parent)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1); /* the store died before prctl */
+    /* Behind the store, the logger and the frontends for the CPU: a
+     * checkpoint may take its time, an ack may not (D22). Failing only
+     * means it competes harder. */
+    setpriority(PRIO_PROCESS, 0, CKPT_CHILD_NICE);
     int rc = store_ckpt_save(ctx, dir);
     /* Only once the new one is durable under its name may older ones go. */
     if (rc == 0) store_ckpt_prune(dir, STORE_CKPT_KEEP);
