@@ -337,11 +337,10 @@ static int load_entries(load_state_t *ls, const unsigned char *p, uint64_t n, ui
         if (h[0] != CKPT_TYPE_STRING) return load_fail(ls, "an entry of an unknown type");
         idx_entry_t *e = load_string(&c, h);
         if (!e) return load_fail(ls, "a malformed entry");
-        if (idx_find(&ls->db->ix, e->data, e->klen)) {
-            if (st_ent_kind(e) == VK_LIST) st_pieces_free(st_ent_pieces(e));
-            free(e);
-            return load_fail(ls, "a key twice");
-        }
+        /* No lookup first: the writer visits each entry once
+         * (idx_foreach) and the file is trusted only whole (CRCs), and
+         * looking every key up cost 60% of the load (2.0 s vs 0.74 s for
+         * 2.5 M keys). */
         st_ent_store(ls->db, NULL, e);
         ls->db_loaded++;
         ls->keys++;
