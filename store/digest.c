@@ -37,6 +37,9 @@ typedef struct dig_state {
 
 static void dig_reset(dig_state_t *d)
 {
+    /* A seeded reset reads the state's previous seed: initialise it first. */
+    XXH3_INITSTATE(&d->a);
+    XXH3_INITSTATE(&d->b);
     XXH3_128bits_reset_withSeed(&d->a, DIGEST_SEED_A);
     XXH3_64bits_reset_withSeed(&d->b, DIGEST_SEED_B);
 }
