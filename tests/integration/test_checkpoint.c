@@ -202,7 +202,6 @@ Test(checkpoint, restart_from_checkpoints_keeps_the_digest)
     digest(c, d0);
     cr_assert_str_eq(d0, "0000000000000000000000000000000000000000");
     int round = load_until_written(&s, c, 0, 3);
-    cr_assert_leq(count_files(&s, 0), 2, "only the newest two are kept");
     cr_assert_eq(load_round(c, round++, NULL), 0);
     char d1[41];
     digest(c, d1);
@@ -210,10 +209,12 @@ Test(checkpoint, restart_from_checkpoints_keeps_the_digest)
 
     /* A clean stop writes one at the final LSN: the restart replays nothing. */
     cr_assert_eq(srv_stop(&s), 0);
+    cr_assert_eq(count_files(&s, 0), 2, "only the newest two are kept");
+    int nothing = count_log(&s, "store: replayed 0 records");
     cr_assert_eq(srv_restart(&s), 0);
     expect_digest(&s, d1, "clean restart"); /* answered once the store is ready */
     cr_assert(srv_log_contains(&s, "store: loaded checkpoint", NULL));
-    cr_assert(srv_log_contains(&s, "store: replayed 0 records", NULL));
+    cr_assert_eq(count_log(&s, "store: replayed 0 records"), nothing + 1);
 
     /* SIGKILL of everything: the newest checkpoint, then the tail. */
     c = srv_connect(&s);
@@ -283,9 +284,12 @@ Test(checkpoint, damaged_checkpoints_fall_back_to_older_then_to_the_log)
     digest(c, d);
     redisFree(c);
     srv_kill_all(&s);
-    cr_assert_eq(count_files(&s, 0), 2);
+    /* Two, or three when the kill came between a child's rename and its
+     * pruning. */
+    int files = count_files(&s, 0);
+    cr_assert_geq(files, 2);
 
-    damage_checkpoint(&s, 1, 2); /* the newest */
+    damage_checkpoint(&s, files - 1, 2); /* the newest */
     char out[8192];
     cr_assert_eq(srv_run_tool("atticdb-check", s.dir, out, sizeof(out)), 1, "%s", out);
     cr_assert(strstr(out, "INVALID (block CRC mismatch"), "%s", out);
