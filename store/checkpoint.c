@@ -237,6 +237,7 @@ typedef struct load_state {
     uint64_t db_loaded;
     uint64_t keys;
     int dbs_seen;
+    uint64_t lsn;         /* the checkpoint's: every LOG reference lies below it */
     unsigned char *watch; /* WATCH blocks, concatenated */
     size_t watch_len, watch_cap;
     char *err;
@@ -267,8 +268,15 @@ static int db_done(load_state_t *ls)
     return 0;
 }
 
-/* Read the string body of e (its header, key and inline bytes are in). */
-static idx_entry_t *load_string(cursor_t *c, const unsigned char *h)
+/* Largest piece capacity taken from a file without question: lists grow by
+ * doubling, and compaction leaves the capacity of the list it replaced, so
+ * a capacity is not tied to the piece count; one beyond this and twice the
+ * count is damage (a count that big would ask for gigabytes). */
+#define CKPT_CAP_PLAIN (1u << 26)
+
+/* Read the string body of an entry whose 16-byte header is h; every LSN it
+ * refers to must lie below lsn_max, the checkpoint's. NULL when malformed. */
+static idx_entry_t *load_string(cursor_t *c, const unsigned char *h, uint64_t lsn_max)
 {
     uint8_t vkind = h[1], ilen = h[2];
     uint32_t klen;
@@ -288,11 +296,12 @@ static idx_entry_t *load_string(cursor_t *c, const unsigned char *h)
     if (kind == VK_EXTENT) {
         uint64_t lsn;
         uint32_t len;
-        if (take(c, &lsn, 8) || take(c, &len, 4)) goto bad;
+        if (take(c, &lsn, 8) || take(c, &len, 4) || lsn > lsn_max || len > lsn_max - lsn) goto bad;
         st_ent_set_ext1(e, lsn, len);
     } else if (kind == VK_LIST) {
         uint32_t n, cap;
         if (take(c, &n, 4) || take(c, &cap, 4) || cap < n || cap == 0) goto bad;
+        if (cap > CKPT_CAP_PLAIN && cap > 2ull * n + 1024) goto bad;
         /* Each piece takes at least 8 bytes of the block: n is bounded. */
         if (n > (size_t)(c->end - c->p) / 8) goto bad;
         st_pieces_t *l = st_xmalloc(sizeof(*l) + (size_t)cap * sizeof(st_piece_t));
@@ -307,7 +316,9 @@ static idx_entry_t *load_string(cursor_t *c, const unsigned char *h)
             uint64_t end = endw & PIECE_END_MASK;
             unsigned pk = (unsigned)(endw >> PIECE_KIND_SHIFT);
             if (end < start || pk > PIECE_RAM) goto bad;
-            if (pk == PIECE_LOG && take(c, &where, 8)) goto bad;
+            if (pk == PIECE_LOG &&
+                (take(c, &where, 8) || where > lsn_max || end - start > lsn_max - where))
+                goto bad;
             if (pk == PIECE_RAM) {
                 uint64_t len = end - start;
                 if ((uint64_t)(c->end - c->p) < len) goto bad;
@@ -335,7 +346,7 @@ static int load_entries(load_state_t *ls, const unsigned char *p, uint64_t n, ui
         unsigned char h[CKPT_ENTRY_HDR];
         if (take(&c, h, sizeof(h))) return load_fail(ls, "a truncated entry");
         if (h[0] != CKPT_TYPE_STRING) return load_fail(ls, "an entry of an unknown type");
-        idx_entry_t *e = load_string(&c, h);
+        idx_entry_t *e = load_string(&c, h, ls->lsn);
         if (!e) return load_fail(ls, "a malformed entry");
         /* No lookup first: the writer visits each entry once
          * (idx_foreach) and the file is trusted only whole (CRCs), and
@@ -396,6 +407,7 @@ int store_ckpt_load(store_ctx_t *ctx, const char *path, char *err, size_t errlen
         snprintf(err, errlen, "%s", r.err);
         goto out;
     }
+    ls.lsn = r.info.lsn;
     if (r.info.ndb != (uint32_t)ctx->ndb) {
         snprintf(err, errlen, "written with %u databases, not %d", (unsigned)r.info.ndb, ctx->ndb);
         goto out;

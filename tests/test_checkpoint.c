@@ -715,3 +715,78 @@ Test(checkpoint, digest_hides_keys_expired_by_the_clock)
     cr_assert_eq(store_digest160(ctx, T0, d), 0);
     cr_assert(memcmp(d, zero, sizeof(d)) != 0);
 }
+
+/* ---- files that verify but do not make sense ---------------------------- */
+
+/* A checkpoint at `at` whose database 0 holds one entry with these bytes
+ * after its 16-byte header (key "k", no inline bytes). */
+static void write_odd_checkpoint(uint64_t at, uint8_t vkind, const void *body, size_t n)
+{
+    ckpt_info_t info = {
+        .segment_size = cfg.segment_size, .lsn = at, .now = T0, .keys = 1, .ndb = 16};
+    ckpt_writer_t w;
+    cr_assert_eq(ckpt_writer_open(&w, dir, &info), 0);
+    for (uint32_t i = 0; i < 16; i++) {
+        unsigned char d[16] = {0};
+        uint64_t keys = i == 0;
+        memcpy(d, &i, 4);
+        memcpy(d + 4, &i, 4);
+        memcpy(d + 8, &keys, 8);
+        ckpt_put(&w, CKPT_BLK_DB, d, sizeof(d));
+        cr_assert_eq(ckpt_item_done(&w), 0);
+        cr_assert_eq(ckpt_flush_block(&w), 0);
+        if (i) continue;
+        unsigned char h[16] = {1, vkind, 0, 0, 1, 0, 0, 0};
+        ckpt_put(&w, CKPT_BLK_ENTRIES, h, sizeof(h));
+        ckpt_put(&w, CKPT_BLK_ENTRIES, "k", 1);
+        ckpt_put(&w, CKPT_BLK_ENTRIES, body, n);
+        cr_assert_eq(ckpt_item_done(&w), 0);
+    }
+    cr_assert_eq(ckpt_writer_commit(&w), 0);
+}
+
+static void expect_refused(uint64_t at, const char *why)
+{
+    char path[512], err[256];
+    ckpt_path(path, sizeof(path), dir, at, 0);
+    cr_assert_eq(ckpt_verify(path, 0, NULL, NULL, err, sizeof(err)), 0, "its CRCs are right");
+    store_ctx_t *c = fresh();
+    cr_assert_eq(store_ckpt_load(c, path, err, sizeof(err)), -1, "%s", why);
+    cr_assert(strstr(err, "malformed"), "%s: %s", why, err);
+    store_ctx_destroy(c);
+}
+
+Test(checkpoint, references_beyond_the_checkpoint_are_refused)
+{
+    unsigned char b[64];
+    uint64_t lsn0 = 100;
+    uint32_t len = 200;
+    memcpy(b, &lsn0, 8);
+    memcpy(b + 8, &len, 4);
+    write_odd_checkpoint(4096, VK_EXTENT, b, 12);
+    store_ctx_destroy(load_at(4096)); /* the control: within the log below it */
+    lsn0 = 4000;                      /* ends past 4096 */
+    memcpy(b, &lsn0, 8);
+    write_odd_checkpoint(4096, VK_EXTENT, b, 12);
+    expect_refused(4096, "an extent ending past the checkpoint");
+    lsn0 = 5000; /* starts past it */
+    memcpy(b, &lsn0, 8);
+    write_odd_checkpoint(4096, VK_EXTENT, b, 12);
+    expect_refused(4096, "an extent starting past the checkpoint");
+    /* A list of one LOG piece past it. */
+    uint32_t n = 1, cap = 4;
+    uint64_t endw = 50 | ((uint64_t)PIECE_LOG << PIECE_KIND_SHIFT), where = 20000;
+    memcpy(b, &n, 4);
+    memcpy(b + 4, &cap, 4);
+    memcpy(b + 8, &endw, 8);
+    memcpy(b + 16, &where, 8);
+    write_odd_checkpoint(16384, VK_LIST, b, 24);
+    expect_refused(16384, "a LOG piece past the checkpoint");
+    /* A capacity no list has. */
+    where = 100;
+    cap = 0xF0000000u;
+    memcpy(b + 4, &cap, 4);
+    memcpy(b + 16, &where, 8);
+    write_odd_checkpoint(20480, VK_LIST, b, 24);
+    expect_refused(20480, "a capacity of billions of pieces");
+}
