@@ -207,7 +207,10 @@ int main(int argc, char **argv)
     printf("data directory: %s\nsegments: %zu", dir, n);
     if (n) printf(" (LSN %" PRIu64 " to %" PRIu64 "), %" PRIu64 " bytes each", segs[0], segs[n - 1] + seg_size, seg_size);
     printf("\n");
-    if (!n) return report_checkpoints(dir, seg_given, 0) ? 1 : 0;
+    if (!n) {
+        free(segs);
+        return report_checkpoints(dir, seg_given, 0) ? 1 : 0;
+    }
     if (!seg_size || (seg_size & (seg_size - 1))) {
         fprintf(stderr, "atticdb-check: segment size %" PRIu64 " is not a power of two\n", seg_size);
         return 2;
@@ -226,7 +229,11 @@ int main(int argc, char **argv)
             bad_layout = 1;
         }
     }
-    if (cut_lsn != UINT64_MAX) return cut(dir, seg_size, segs, n, cut_lsn);
+    if (cut_lsn != UINT64_MAX) {
+        int rc = cut(dir, seg_size, segs, n, cut_lsn);
+        free(segs);
+        return rc;
+    }
 
     seg_reader_t r;
     if (seg_reader_open(&r, dir, seg_size, segs[0]) != 0) return 2;
