@@ -812,7 +812,7 @@ static fe_conn_t *conn_new(fe_t *fe, int fd, const struct sockaddr_storage *peer
     c->fe = fe;
     c->fd = fd;
     /* Unique across frontends (CLIENT ID, CLIENT KILL ID). */
-    c->id = atomic_fetch_add(&fe->shm->admin.next_client_id, 1) + 1;
+    c->id = atomic_fetch_add(&fe_shm(fe->shm)->next_client_id, 1) + 1;
     struct sockaddr_storage local;
     socklen_t ll = sizeof(local);
     memset(&local, 0, sizeof(local));
@@ -988,7 +988,7 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
     fe->next_read_id = (uint64_t)inc << 40;
     atomic_store(&shm->fe[slot].pid, getpid());
     atomic_store(&shm->fe[slot].clients, 0);
-    fe->stats = &shm->admin.fe_stats[slot];
+    fe->stats = &fe_shm(shm)->fe_stats[slot];
     /* A respawned frontend keeps its predecessor's counts. */
     fe->stat_epoch = atomic_load(&fe->stats->epoch_seen);
     fe_stats_sync_epoch(fe);

@@ -45,7 +45,6 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "frontend/admin.h"
 #include "frontend/frontend.h"
 #include "io.h"
 #include "io_fault.h"
@@ -624,14 +623,19 @@ int master_run(int argc, char **argv)
     }
     if (lock_dir(&m) != 0) return 1;
 
-    m.shm = shm_create((uint32_t)m.cfg.frontends, m.cfg.ring_size, m.cfg.chan_size);
+    /* Each role's part is sized by its module; shm_create adds them up. */
+    size_t fe_bytes = fe_shm_size(&m.cfg);
+    m.shm = fe_bytes
+                ? shm_create((uint32_t)m.cfg.frontends, m.cfg.ring_size, m.cfg.chan_size, fe_bytes)
+                : NULL;
+    if (!fe_bytes) errno = EOVERFLOW;
     if (!m.shm) {
         log_warn("Can't create shared memory: %s", strerror(errno));
         return 1;
     }
     /* Settings the frontends change at run time and the ACL users
      * (requirepass, `user` lines): shared by all frontends from here on. */
-    if (fe_admin_shm_init(m.shm, &m.cfg, err, sizeof(err)) != 0) {
+    if (fe_shm_init(m.shm, &m.cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "\n*** FATAL CONFIG ERROR ***\n%s\n", err);
         return 1;
     }
