@@ -17,12 +17,34 @@
 
 #include "io.h"
 
-enum { F_OPEN, F_PWRITE, F_PREAD, F_FDATASYNC, F_FSYNC, F_FALLOCATE, F_FTRUNCATE, F_RENAME,
-       F_UNLINK, F_CLAIM, F_START, F_RELEASE, F_RELEASING, F_FAILED, F_NOPS };
+enum {
+    F_OPEN,
+    F_PWRITE,
+    F_PREAD,
+    F_FDATASYNC,
+    F_FSYNC,
+    F_FALLOCATE,
+    F_FTRUNCATE,
+    F_RENAME,
+    F_UNLINK,
+    F_MKDIR,
+    F_FLOCK,
+    F_STAT,
+    F_SYNC_FILE_RANGE,
+    F_OPENDIR,
+    F_READDIR,
+    F_CLAIM,
+    F_START,
+    F_RELEASE,
+    F_RELEASING,
+    F_FAILED,
+    F_NOPS
+};
 
 static const char *const op_names[F_NOPS] = {
-    "open",   "pwrite", "pread", "fdatasync", "fsync",   "fallocate", "ftruncate",
-    "rename", "unlink", "claim", "start",     "release", "releasing", "failed"};
+    "open",    "pwrite", "pread", "fdatasync", "fsync",     "fallocate",       "ftruncate",
+    "rename",  "unlink", "mkdir", "flock",     "stat",      "sync_file_range", "opendir",
+    "readdir", "claim",  "start", "release",   "releasing", "failed"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -195,6 +217,47 @@ static int f_unlink(const char *p)
     return io_real.unlink(p);
 }
 
+static int f_mkdir(const char *p, mode_t m)
+{
+    FAIL_IF(F_MKDIR);
+    return io_real.mkdir(p, m);
+}
+static int f_flock(int fd, int op)
+{
+    FAIL_IF(F_FLOCK);
+    return io_real.flock(fd, op);
+}
+static int f_stat(const char *p, struct stat *st)
+{
+    FAIL_IF(F_STAT);
+    return io_real.stat(p, st);
+}
+static int f_sync_file_range(int fd, off_t o, off_t n, unsigned int fl)
+{
+    FAIL_IF(F_SYNC_FILE_RANGE);
+    return io_real.sync_file_range(fd, o, n, fl);
+}
+static DIR *f_opendir(const char *p)
+{
+    int e = hit(F_OPENDIR);
+    if (e) {
+        errno = e;
+        return NULL;
+    }
+    return io_real.opendir(p);
+}
+/* A failing readdir returns NULL with errno set, as a real one does; the
+ * listing in progress is cut short there. */
+static struct dirent *f_readdir(DIR *d)
+{
+    int e = hit(F_READDIR);
+    if (e) {
+        errno = e;
+        return NULL;
+    }
+    return io_real.readdir(d);
+}
+
 static const io_ops_t io_faulty = {
     .open = f_open,
     .close = NULL, /* filled from io_real at install */
@@ -206,6 +269,13 @@ static const io_ops_t io_faulty = {
     .ftruncate = f_ftruncate,
     .rename = f_rename,
     .unlink = f_unlink,
+    .mkdir = f_mkdir,
+    .flock = f_flock,
+    .stat = f_stat,
+    .sync_file_range = f_sync_file_range,
+    .opendir = f_opendir,
+    .readdir = f_readdir,
+    .closedir = NULL, /* filled from io_real at install */
 };
 static io_ops_t io_installed;
 
@@ -244,7 +314,7 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation)
         }
         char op[32], err[32];
         long nth;
-        if (sscanf(item, "%31[a-z]:%ld:%31s", op, &nth, err) != 3 || nth < 1) return -1;
+        if (sscanf(item, "%31[a-z_]:%ld:%31s", op, &nth, err) != 3 || nth < 1) return -1;
         int o = -1;
         for (int i = 0; i < F_NOPS; i++)
             if (!strcmp(op, op_names[i])) o = i;
@@ -263,6 +333,7 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation)
     if (nfaults) {
         io_installed = io_faulty;
         io_installed.close = io_real.close;
+        io_installed.closedir = io_real.closedir;
         io_set(&io_installed);
     }
     return nfaults;

@@ -111,7 +111,7 @@ static void on_signal(int sig)
 
 static int lock_dir(master_t *m)
 {
-    if (mkdir(m->cfg.dir, 0755) == 0) {
+    if (io->mkdir(m->cfg.dir, 0755) == 0) {
         /* The new directory's name lives in its parent: without this, a
          * power cut could take the directory, and every acked write in it,
          * away. */
@@ -128,23 +128,23 @@ static int lock_dir(master_t *m)
     }
     char path[4096];
     snprintf(path, sizeof(path), "%s/LOCK", m->cfg.dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    int fd = io->open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         log_warn("Can't open %s: %s", path, strerror(errno));
         return -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (io->flock(fd, LOCK_EX | LOCK_NB) != 0) {
         char other[32] = "";
-        ssize_t n = pread(fd, other, sizeof(other) - 1, 0);
+        ssize_t n = io->pread(fd, other, sizeof(other) - 1, 0);
         if (n > 0) other[strcspn(other, "\n")] = '\0';
         log_warn("FATAL: data directory %s is in use by another atticdb-server%s%s%s", m->cfg.dir,
                  n > 0 ? " (pid " : "", n > 0 ? other : "", n > 0 ? ")" : "");
-        close(fd);
+        io->close(fd);
         return -1;
     }
     char pid[32];
     int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+    if (io->ftruncate(fd, 0) != 0 || io->pwrite(fd, pid, (size_t)n, 0) != n)
         log_warn("Can't write the pid into %s", path);
     m->lock_fd = fd; /* held (and inherited, close-on-exec) until exit */
     return 0;

@@ -47,7 +47,7 @@ static uint64_t find_segment_size(const char *dir, const uint64_t *segs, size_t 
     char path[4096];
     struct stat st;
     seg_path(path, sizeof(path), dir, segs[0]);
-    if (stat(path, &st) != 0) return 0;
+    if (io->stat(path, &st) != 0) return 0;
     return (uint64_t)st.st_size;
 }
 
@@ -81,30 +81,31 @@ static int cut(const char *dir, uint64_t seg_size, const uint64_t *segs, size_t 
     }
     char path[4096];
     snprintf(path, sizeof(path), "%s/LOCK", dir);
-    int lock = open(path, O_RDWR | O_CREAT, 0644);
-    if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    int lock = io->open(path, O_RDWR | O_CREAT, 0644);
+    if (lock < 0 || io->flock(lock, LOCK_EX | LOCK_NB) != 0) {
         fprintf(stderr, "atticdb-check: %s is in use by a running server: stop it first\n", dir);
         return 2;
     }
     uint64_t seg = lsn & ~(seg_size - 1);
     seg_path(path, sizeof(path), dir, seg);
-    int fd = open(path, O_RDWR);
+    int fd = io->open(path, O_RDWR, 0);
     if (fd < 0) {
         fprintf(stderr, "atticdb-check: no segment holds LSN %" PRIu64 " (%s)\n", lsn, path);
         return 2;
     }
     uint64_t len = seg + seg_size - lsn;
     unsigned char *zeros = calloc(1, len ? len : 1);
-    if (!zeros || io_pwrite_all(fd, zeros, len, (off_t)(lsn - seg)) != 0 || fdatasync(fd) != 0) {
+    if (!zeros || io_pwrite_all(fd, zeros, len, (off_t)(lsn - seg)) != 0 ||
+        io->fdatasync(fd) != 0) {
         fprintf(stderr, "atticdb-check: can't zero %s: %s\n", path, strerror(errno));
         return 2;
     }
     free(zeros);
-    close(fd);
+    io->close(fd);
     for (size_t i = 0; i < n; i++) {
         if (segs[i] <= seg) continue;
         seg_path(path, sizeof(path), dir, segs[i]);
-        if (unlink(path) != 0) {
+        if (io->unlink(path) != 0) {
             fprintf(stderr, "atticdb-check: can't remove %s: %s\n", path, strerror(errno));
             return 2;
         }
@@ -112,7 +113,7 @@ static int cut(const char *dir, uint64_t seg_size, const uint64_t *segs, size_t 
     io_fsync_dir(dir);
     printf("log cut at LSN %" PRIu64 ": %" PRIu64 " bytes zeroed in %s, later segments removed\n",
            lsn, len, path);
-    close(lock);
+    io->close(lock);
     return 0;
 }
 
@@ -150,7 +151,7 @@ int main(int argc, char **argv)
         char path[4096];
         struct stat st;
         seg_path(path, sizeof(path), dir, segs[i]);
-        if (stat(path, &st) != 0 || (uint64_t)st.st_size != seg_size) {
+        if (io->stat(path, &st) != 0 || (uint64_t)st.st_size != seg_size) {
             printf("problem: %s has %lld bytes, not %" PRIu64 "\n", path, (long long)st.st_size, seg_size);
             bad_layout = 1;
         }
