@@ -284,8 +284,8 @@ static int parse_errno(const char *s)
     static const struct {
         const char *name;
         int value;
-    } names[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC},      {"EDQUOT", EDQUOT},
-                 {"EROFS", EROFS}, {"KILL", IO_FAULT_KILL}, {"CUT", FAULT_CUT},
+    } names[] = {{"EIO", EIO},        {"ENOSPC", ENOSPC},      {"EDQUOT", EDQUOT},
+                 {"EROFS", EROFS},    {"KILL", IO_FAULT_KILL}, {"CUT", FAULT_CUT},
                  {"HANG", FAULT_HANG}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(s, names[i].name)) return names[i].value;

@@ -92,9 +92,9 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
             segs[i] % segment_size) {
             free(segs);
             return str_fail(err, errlen,
-                        "%s is not a segment of segment-size %" PRIu64
-                        " bytes (was the data directory written with another segment-size?)",
-                        path, segment_size);
+                            "%s is not a segment of segment-size %" PRIu64
+                            " bytes (was the data directory written with another segment-size?)",
+                            path, segment_size);
         }
         if (i > 0 && segs[i] != segs[i - 1] + segment_size) {
             free(segs);
@@ -110,13 +110,14 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
     uint64_t nrec = 0;
     int64_t rc;
     const void *rec;
-    while ((rc = seg_reader_next(&r, &rec)) > 0) nrec++;
+    while ((rc = seg_reader_next(&r, &rec)) > 0)
+        nrec++;
     uint64_t e = r.lsn;
     seg_reader_close(&r);
     if (rc == -3) {
         free(segs);
         return str_fail(err, errlen, "I/O error reading the log at LSN %" PRIu64 ": %s", e,
-                    strerror(errno));
+                        strerror(errno));
     }
     uint64_t e_seg = e & ~(segment_size - 1);
     /* A valid record further on that proves e was durable when it was
@@ -154,10 +155,10 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
     if (!have_e_seg) {
         if (segfile_create(dir, e_seg, segment_size, 0) != 0)
             return str_fail(err, errlen, "can't create log segment at LSN %" PRIu64 ": %s", e_seg,
-                        strerror(errno));
+                            strerror(errno));
     } else if (cut_tail(dir, e_seg, segment_size, e) != 0) {
         return str_fail(err, errlen, "can't cut the log's tail at LSN %" PRIu64 ": %s", e,
-                    strerror(errno));
+                        strerror(errno));
     }
     log_info("Log recovered: %" PRIu64 " records, LSN %" PRIu64 " to %" PRIu64, nrec, first, e);
     *start = nsegs ? first : e_seg;

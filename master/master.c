@@ -68,9 +68,9 @@ enum role { ROLE_LOGGER, ROLE_STORE, ROLE_FRONTEND };
 
 typedef struct child {
     enum role role;
-    int slot;            /* frontend number */
-    pid_t pid;           /* 0 = not running */
-    int spawns;          /* how many times this slot was started */
+    int slot;   /* frontend number */
+    pid_t pid;  /* 0 = not running */
+    int spawns; /* how many times this slot was started */
     uint64_t started_ns;
     uint64_t respawn_at_ns; /* dead, to be respawned then (back-off); 0 = not */
     int quick_deaths;       /* deaths in a row soon after a start: the back-off */
@@ -159,7 +159,8 @@ static int lock_port(master_t *m)
     int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "atticdb-port-%d", m->cfg.port);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
-    if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0) {
+    if (bind(fd, (struct sockaddr *)&sa,
+             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0) {
         log_warn("Could not create server TCP listening socket *:%d: port in use by another "
                  "atticdb-server",
                  m->cfg.port);
@@ -178,7 +179,8 @@ static int listen_tcp(master_t *m, const char *spec)
 {
     int optional = spec[0] == '-';
     const char *addr = optional ? spec + 1 : spec;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICHOST};
     struct addrinfo *res;
     char port[16];
@@ -209,7 +211,8 @@ static int listen_tcp(master_t *m, const char *spec)
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-        if (res->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+        if (res->ai_family == AF_INET6)
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
         if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, m->cfg.tcp_backlog) != 0) {
             err = errno;
             close(fd);
@@ -308,7 +311,8 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
     default: {
         log_set_role('F');
         int fds[CONFIG_MAX_BINDS + 1], n = 0;
-        for (int b = 0; b < m->ntcp; b++) fds[n++] = m->tcp_fds[b][c->slot];
+        for (int b = 0; b < m->ntcp; b++)
+            fds[n++] = m->tcp_fds[b][c->slot];
         if (m->unix_fd >= 0) fds[n++] = m->unix_fd;
         rc = frontend_main(m->shm, &m->cfg, c->slot, fds, n);
         break;
@@ -369,10 +373,12 @@ static child_t *find_child(master_t *m, pid_t pid)
 
 static void describe_status(int status, char *buf, size_t n)
 {
-    if (WIFEXITED(status)) snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+    if (WIFEXITED(status))
+        snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
     else if (WIFSIGNALED(status))
         snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-    else snprintf(buf, n, "stopped (status %d)", status);
+    else
+        snprintf(buf, n, "stopped (status %d)", status);
 }
 
 static void begin_stop(master_t *m, int status);
@@ -582,7 +588,8 @@ static void shutdown_all(master_t *m)
     setitimer(ITIMER_REAL, &off, NULL);
     log_info("Shutting down: draining frontends");
     atomic_store(&shm->shutdown, 1);
-    for (int i = 0; i < m->cfg.frontends; i++) shm_wake(&shm->fe[i].wake);
+    for (int i = 0; i < m->cfg.frontends; i++)
+        shm_wake(&shm->fe[i].wake);
     wait_phase(m, frontends_alive, 10000, "frontends");
     atomic_store(&shm->shutdown, 2);
     shm_wake(&shm->logger_wake);
@@ -591,7 +598,8 @@ static void shutdown_all(master_t *m)
     shm_wake(&shm->store_wake);
     wait_phase(m, store_alive, 10000, "store");
     for (int b = 0; b < m->ntcp; b++)
-        for (int i = 0; i < m->cfg.frontends; i++) close(m->tcp_fds[b][i]);
+        for (int i = 0; i < m->cfg.frontends; i++)
+            close(m->tcp_fds[b][i]);
     if (m->unix_fd >= 0) close(m->unix_fd);
     if (m->cfg.unixsocket) unlink(m->cfg.unixsocket);
     log_info("AtticDB is now ready to exit, bye bye...");

@@ -9,8 +9,8 @@
  * position, length and CRC32C, and reports where the valid log ends and why:
  * a clean end (zeros), a torn tail (what recovery would cut), or damage in the
  * middle (a bad record that a later valid record shows was durable, which
- * the server refuses to start on; record.h, durable_gap). Exit status: 0 the log is whole (or ends in a torn tail),
- * 1 damage in the middle, 2 usage or I/O error.
+ * the server refuses to start on; record.h, durable_gap). Exit status: 0 the log is whole (or ends
+ * in a torn tail), 1 damage in the middle, 2 usage or I/O error.
  *
  * --cut zeroes everything from LSN to the end of its segment and removes the
  * later segments, so the server starts with the log ending there. It takes
@@ -75,8 +75,9 @@ static void dump_record(const void *rec)
 static int cut(const char *dir, uint64_t seg_size, const uint64_t *segs, size_t n, uint64_t lsn)
 {
     if (lsn % REC_ALIGN) {
-        fprintf(stderr, "atticdb-check: LSN %" PRIu64 " is not a record boundary (multiple of %u)\n",
-                lsn, REC_ALIGN);
+        fprintf(stderr,
+                "atticdb-check: LSN %" PRIu64 " is not a record boundary (multiple of %u)\n", lsn,
+                REC_ALIGN);
         return 2;
     }
     char path[4096];
@@ -123,12 +124,18 @@ int main(int argc, char **argv)
     int dump = 0;
     const char *dir = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--segment-size") && i + 1 < argc) seg_given = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--cut") && i + 1 < argc) cut_lsn = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--dump")) dump = 1;
-        else if (argv[i][0] == '-') usage();
-        else if (!dir) dir = argv[i];
-        else usage();
+        if (!strcmp(argv[i], "--segment-size") && i + 1 < argc)
+            seg_given = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--cut") && i + 1 < argc)
+            cut_lsn = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--dump"))
+            dump = 1;
+        else if (argv[i][0] == '-')
+            usage();
+        else if (!dir)
+            dir = argv[i];
+        else
+            usage();
     }
     if (!dir) usage();
     uint64_t *segs;
@@ -139,11 +146,14 @@ int main(int argc, char **argv)
     }
     uint64_t seg_size = find_segment_size(dir, segs, n, seg_given);
     printf("data directory: %s\nsegments: %zu", dir, n);
-    if (n) printf(" (LSN %" PRIu64 " to %" PRIu64 "), %" PRIu64 " bytes each", segs[0], segs[n - 1] + seg_size, seg_size);
+    if (n)
+        printf(" (LSN %" PRIu64 " to %" PRIu64 "), %" PRIu64 " bytes each", segs[0],
+               segs[n - 1] + seg_size, seg_size);
     printf("\n");
     if (!n) return 0;
     if (!seg_size || (seg_size & (seg_size - 1))) {
-        fprintf(stderr, "atticdb-check: segment size %" PRIu64 " is not a power of two\n", seg_size);
+        fprintf(stderr, "atticdb-check: segment size %" PRIu64 " is not a power of two\n",
+                seg_size);
         return 2;
     }
     int bad_layout = 0;
@@ -152,7 +162,8 @@ int main(int argc, char **argv)
         struct stat st;
         seg_path(path, sizeof(path), dir, segs[i]);
         if (io->stat(path, &st) != 0 || (uint64_t)st.st_size != seg_size) {
-            printf("problem: %s has %lld bytes, not %" PRIu64 "\n", path, (long long)st.st_size, seg_size);
+            printf("problem: %s has %lld bytes, not %" PRIu64 "\n", path, (long long)st.st_size,
+                   seg_size);
             bad_layout = 1;
         }
         if (i > 0 && segs[i] != segs[i - 1] + seg_size) {
@@ -190,9 +201,12 @@ int main(int argc, char **argv)
     for (int i = 0; i < 256; i++) {
         if (!counts[i]) continue;
         const cmd_desc_t *d = cmd_by_id((cmd_id_t)i);
-        if (d) printf("  %-10s %" PRIu64 "\n", d->name, counts[i]);
-        else if (i == CMD_TICK) printf("  %-10s %" PRIu64 "\n", "(tick)", counts[i]);
-        else printf("  op %-7d %" PRIu64 "\n", i, counts[i]);
+        if (d)
+            printf("  %-10s %" PRIu64 "\n", d->name, counts[i]);
+        else if (i == CMD_TICK)
+            printf("  %-10s %" PRIu64 "\n", "(tick)", counts[i]);
+        else
+            printf("  op %-7d %" PRIu64 "\n", i, counts[i]);
     }
     uint64_t seg = end & ~(seg_size - 1);
     char path[4096];
@@ -200,7 +214,8 @@ int main(int argc, char **argv)
     uint64_t later;
     int damaged = seg_find_damage_proof(dir, seg_size, end, &later);
     if (damaged < 0) {
-        fprintf(stderr, "atticdb-check: I/O error after LSN %" PRIu64 ": %s\n", end, strerror(errno));
+        fprintf(stderr, "atticdb-check: I/O error after LSN %" PRIu64 ": %s\n", end,
+                strerror(errno));
         return 2;
     }
     if (damaged) {
