@@ -28,14 +28,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <netdb.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -45,6 +43,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "datadir.h"
 #include "frontend/frontend.h"
 #include "io.h"
 #include "io_fault.h"
@@ -111,41 +110,12 @@ static void on_signal(int sig)
 
 static int lock_dir(master_t *m)
 {
-    if (io->mkdir(m->cfg.dir, 0755) == 0) {
-        /* The new directory's name lives in its parent: without this, a
-         * power cut could take the directory, and every acked write in it,
-         * away. */
-        char parent[4096];
-        snprintf(parent, sizeof(parent), "%s", m->cfg.dir);
-        if (io_fsync_dir(dirname(parent)) != 0) {
-            log_warn("Can't fsync the parent of the new data directory %s: %s", m->cfg.dir,
-                     strerror(errno));
-            return -1;
-        }
-    } else if (errno != EEXIST) {
-        log_warn("Can't create data directory %s: %s", m->cfg.dir, strerror(errno));
-        return -1;
-    }
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/LOCK", m->cfg.dir);
-    int fd = io->open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    char err[4608];
+    int fd = datadir_lock(m->cfg.dir, DATADIR_CREATE, err, sizeof(err));
     if (fd < 0) {
-        log_warn("Can't open %s: %s", path, strerror(errno));
+        log_warn("%s%s", errno == EWOULDBLOCK ? "FATAL: " : "", err);
         return -1;
     }
-    if (io->flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        char other[32] = "";
-        ssize_t n = io->pread(fd, other, sizeof(other) - 1, 0);
-        if (n > 0) other[strcspn(other, "\n")] = '\0';
-        log_warn("FATAL: data directory %s is in use by another atticdb-server%s%s%s", m->cfg.dir,
-                 n > 0 ? " (pid " : "", n > 0 ? other : "", n > 0 ? ")" : "");
-        io->close(fd);
-        return -1;
-    }
-    char pid[32];
-    int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-    if (io->ftruncate(fd, 0) != 0 || io->pwrite(fd, pid, (size_t)n, 0) != n)
-        log_warn("Can't write the pid into %s", path);
     m->lock_fd = fd; /* held (and inherited, close-on-exec) until exit */
     return 0;
 }

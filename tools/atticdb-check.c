@@ -12,10 +12,11 @@
  * the server refuses to start on; record.h, durable_gap). Exit status: 0 the log is whole (or ends
  * in a torn tail), 1 damage in the middle, 2 usage or I/O error.
  *
- * --cut zeroes everything from LSN to the end of its segment and removes the
- * later segments, so the server starts with the log ending there. It takes
- * the data directory's lock, so it refuses while a server runs there. What is
- * cut is gone: acknowledged writes after LSN included.
+ * --cut removes the segments after LSN's and zeroes everything from LSN to the
+ * end of its segment (common/datadir.c, the same cut recovery makes of a torn
+ * tail), so the server starts with the log ending there. It takes the data
+ * directory's lock, so it refuses while a server runs there. What is cut is
+ * gone: acknowledged writes after LSN included.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "command.h"
+#include "datadir.h"
 #include "io.h"
 #include "record.h"
 #include "seg.h"
@@ -80,40 +82,30 @@ static int cut(const char *dir, uint64_t seg_size, const uint64_t *segs, size_t 
                 REC_ALIGN);
         return 2;
     }
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/LOCK", dir);
-    int lock = io->open(path, O_RDWR | O_CREAT, 0644);
-    if (lock < 0 || io->flock(lock, LOCK_EX | LOCK_NB) != 0) {
-        fprintf(stderr, "atticdb-check: %s is in use by a running server: stop it first\n", dir);
+    char msg[4608];
+    int lock = datadir_lock(dir, 0, msg, sizeof(msg));
+    if (lock < 0) {
+        if (errno == EWOULDBLOCK)
+            fprintf(stderr, "atticdb-check: %s is in use by a running server: stop it first\n",
+                    dir);
+        else
+            fprintf(stderr, "atticdb-check: %s\n", msg);
         return 2;
     }
-    uint64_t seg = lsn & ~(seg_size - 1);
+    uint64_t seg = lsn & ~(seg_size - 1), zeroed;
+    char path[4096];
     seg_path(path, sizeof(path), dir, seg);
-    int fd = io->open(path, O_RDWR, 0);
-    if (fd < 0) {
+    int rc = datadir_cut_log(dir, seg_size, segs, n, lsn, &zeroed, msg, sizeof(msg));
+    if (rc == 1) {
         fprintf(stderr, "atticdb-check: no segment holds LSN %" PRIu64 " (%s)\n", lsn, path);
         return 2;
     }
-    uint64_t len = seg + seg_size - lsn;
-    unsigned char *zeros = calloc(1, len ? len : 1);
-    if (!zeros || io_pwrite_all(fd, zeros, len, (off_t)(lsn - seg)) != 0 ||
-        io->fdatasync(fd) != 0) {
-        fprintf(stderr, "atticdb-check: can't zero %s: %s\n", path, strerror(errno));
+    if (rc != 0) {
+        fprintf(stderr, "atticdb-check: cutting the log at LSN %" PRIu64 ": %s\n", lsn, msg);
         return 2;
     }
-    free(zeros);
-    io->close(fd);
-    for (size_t i = 0; i < n; i++) {
-        if (segs[i] <= seg) continue;
-        seg_path(path, sizeof(path), dir, segs[i]);
-        if (io->unlink(path) != 0) {
-            fprintf(stderr, "atticdb-check: can't remove %s: %s\n", path, strerror(errno));
-            return 2;
-        }
-    }
-    io_fsync_dir(dir);
     printf("log cut at LSN %" PRIu64 ": %" PRIu64 " bytes zeroed in %s, later segments removed\n",
-           lsn, len, path);
+           lsn, seg + seg_size - lsn, path);
     io->close(lock);
     return 0;
 }
