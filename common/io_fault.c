@@ -128,7 +128,8 @@ static void power_cut(void)
 }
 
 /* Count this call of op; return the errno to fail it with, or 0. A HANG
- * fault does not return: the calling thread waits for the process to die. */
+ * fault does not return: the calling thread waits for the process to die.
+ * Fault points get KILL back as IO_FAULT_KILL and act on it themselves. */
 static int hit(int op)
 {
     long n = atomic_fetch_add(&calls[op], 1) + 1;
@@ -141,9 +142,22 @@ static int hit(int op)
     return 0;
 }
 
+/* hit() for an I/O call: a KILL fault kills the process right there,
+ * before the call is made, as a crash at that instruction would (it is not
+ * EINTR, which the callers would retry). */
+static int hit_io(int op)
+{
+    int e = hit(op);
+    if (e == IO_FAULT_KILL) {
+        kill(getpid(), SIGKILL);
+        pause(); /* not reached: SIGKILL can't be blocked */
+    }
+    return e;
+}
+
 #define FAIL_IF(op)                                                                                \
     do {                                                                                           \
-        int e_ = hit(op);                                                                          \
+        int e_ = hit_io(op);                                                                       \
         if (e_) {                                                                                  \
             errno = e_;                                                                            \
             return -1;                                                                             \
@@ -179,7 +193,7 @@ static ssize_t f_pread(int fd, void *b, size_t n, off_t o)
 }
 static int f_fdatasync(int fd)
 {
-    int e = hit(F_FDATASYNC);
+    int e = hit_io(F_FDATASYNC);
     if (e == FAULT_CUT) power_cut();
     if (e) {
         errno = e;
@@ -239,7 +253,7 @@ static int f_sync_file_range(int fd, off_t o, off_t n, unsigned int fl)
 }
 static DIR *f_opendir(const char *p)
 {
-    int e = hit(F_OPENDIR);
+    int e = hit_io(F_OPENDIR);
     if (e) {
         errno = e;
         return NULL;
@@ -250,7 +264,7 @@ static DIR *f_opendir(const char *p)
  * listing in progress is cut short there. */
 static struct dirent *f_readdir(DIR *d)
 {
-    int e = hit(F_READDIR);
+    int e = hit_io(F_READDIR);
     if (e) {
         errno = e;
         return NULL;
@@ -294,12 +308,38 @@ static int parse_errno(const char *s)
     return (*s && !*end && v > 0 && v < 4096) ? (int)v : -1;
 }
 
+/* Forget every fault and count, and go back to the real table: a child
+ * starts from what its role asks, not from what the master installed. */
+static void reset(void)
+{
+    io_set(NULL);
+    nfaults = 0;
+    for (int i = 0; i < F_NOPS; i++)
+        atomic_store(&calls[i], 0);
+    cut_armed = 0;
+    pthread_mutex_lock(&pending_lock);
+    while (pending) {
+        pending_write_t *w = pending;
+        pending = w->next;
+        free(w->before);
+        free(w);
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+/* Entries that name no role are the children's (logger, store, frontend),
+ * as before the master and atticdb-check took faults of their own. */
+static int takes_unnamed(const char *role)
+{
+    return !role || (strcmp(role, "master") != 0 && strcmp(role, "check") != 0);
+}
+
 int io_fault_install(const char *spec, const char *role, int first_incarnation)
 {
     char buf[512];
+    reset();
     if (!spec || strlen(spec) >= sizeof(buf)) return -1;
     strcpy(buf, spec);
-    nfaults = 0;
     char *save;
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         int every = item[0] == '*';
@@ -311,6 +351,8 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation)
             *dot = '\0';
             if (role && strcmp(item, role) != 0) continue;
             item = dot + 1;
+        } else if (!takes_unnamed(role)) {
+            continue;
         }
         char op[32], err[32];
         long nth;

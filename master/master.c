@@ -599,6 +599,17 @@ int master_run(int argc, char **argv)
         fprintf(stderr, "Can't open the log file %s: %s\n", m.cfg.logfile, strerror(errno));
         return 1;
     }
+    /* The master's own faults (role "master": its data-dir lock); every
+     * child installs its role's part again at its start (child_run). */
+    const char *faults = getenv("ATTICDB_TEST_FAULTS");
+    if (faults) {
+        log_warn("ATTICDB_TEST_FAULTS is set (%s): I/O faults will be injected; this is for tests",
+                 faults);
+        if (io_fault_install(faults, "master", 1) < 0) {
+            log_warn("FATAL: malformed ATTICDB_TEST_FAULTS: %s", faults);
+            return 1;
+        }
+    }
     if (lock_dir(&m) != 0) return 1;
 
     /* Each role's part is sized by its module; shm_create adds them up. */
@@ -640,9 +651,6 @@ int master_run(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
 
-    if (getenv("ATTICDB_TEST_FAULTS"))
-        log_warn("ATTICDB_TEST_FAULTS is set (%s): I/O faults will be injected; this is for tests",
-                 getenv("ATTICDB_TEST_FAULTS"));
     log_info("AtticDB %s starting: pid %d, data in %s, %d frontends", PACKAGE_VERSION,
              (int)getpid(), m.cfg.dir, m.cfg.frontends);
     m.logger.role = ROLE_LOGGER;
