@@ -40,7 +40,10 @@ int seg_list(const char *dir, uint64_t **out, size_t *n)
         return -1;
     }
     struct dirent *e;
-    while ((e = io->readdir(d)) != NULL) {
+    /* readdir's NULL is the end or an error: errno tells them apart. A
+     * listing cut short would hide segments, and recovery would take the
+     * last one it saw for the end of the log. */
+    while ((errno = 0, e = io->readdir(d)) != NULL) {
         unsigned long long start;
         char tail[8];
         if (strlen(e->d_name) != 24) continue;
@@ -58,6 +61,13 @@ int seg_list(const char *dir, uint64_t **out, size_t *n)
             cap *= 2;
         }
         v[cnt++] = start;
+    }
+    if (errno != 0) {
+        int saved = errno;
+        free(v);
+        io->closedir(d);
+        errno = saved;
+        return -1;
     }
     io->closedir(d);
     qsort(v, cnt, sizeof(*v), cmp_u64);

@@ -54,8 +54,12 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
         char path[4096];
         struct stat st;
         seg_path(path, sizeof(path), dir, segs[i]);
-        if (io->stat(path, &st) != 0 || (uint64_t)st.st_size != segment_size ||
-            segs[i] % segment_size) {
+        if (io->stat(path, &st) != 0) {
+            int e = errno;
+            free(segs);
+            return str_fail(err, errlen, "can't stat %s: %s", path, strerror(e));
+        }
+        if ((uint64_t)st.st_size != segment_size || segs[i] % segment_size) {
             free(segs);
             return str_fail(err, errlen,
                             "%s is not a segment of segment-size %" PRIu64

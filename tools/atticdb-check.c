@@ -31,6 +31,7 @@
 #include "command.h"
 #include "datadir.h"
 #include "io.h"
+#include "io_fault.h"
 #include "record.h"
 #include "seg.h"
 
@@ -49,7 +50,10 @@ static uint64_t find_segment_size(const char *dir, const uint64_t *segs, size_t 
     char path[4096];
     struct stat st;
     seg_path(path, sizeof(path), dir, segs[0]);
-    if (io->stat(path, &st) != 0) return 0;
+    if (io->stat(path, &st) != 0) {
+        fprintf(stderr, "atticdb-check: can't stat %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
     return (uint64_t)st.st_size;
 }
 
@@ -130,6 +134,16 @@ int main(int argc, char **argv)
             usage();
     }
     if (!dir) usage();
+    const char *faults = getenv("ATTICDB_TEST_FAULTS");
+    if (faults) {
+        /* A test hook (common/io_fault.h): entries of role "check". */
+        fprintf(stderr, "atticdb-check: ATTICDB_TEST_FAULTS is set (%s): faults are injected\n",
+                faults);
+        if (io_fault_install(faults, "check", 1) < 0) {
+            fprintf(stderr, "atticdb-check: malformed ATTICDB_TEST_FAULTS: %s\n", faults);
+            return 2;
+        }
+    }
     uint64_t *segs;
     size_t n;
     if (seg_list(dir, &segs, &n) != 0) {
@@ -153,7 +167,11 @@ int main(int argc, char **argv)
         char path[4096];
         struct stat st;
         seg_path(path, sizeof(path), dir, segs[i]);
-        if (io->stat(path, &st) != 0 || (uint64_t)st.st_size != seg_size) {
+        if (io->stat(path, &st) != 0) {
+            fprintf(stderr, "atticdb-check: can't stat %s: %s\n", path, strerror(errno));
+            return 2;
+        }
+        if ((uint64_t)st.st_size != seg_size) {
             printf("problem: %s has %lld bytes, not %" PRIu64 "\n", path, (long long)st.st_size,
                    seg_size);
             bad_layout = 1;
