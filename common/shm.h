@@ -80,9 +80,6 @@ typedef struct shm_frontend {
     shm_waiter_t wake;                /* durable LSN advanced / store replied */
     uint64_t to_store_off;            /* chan_t: requests, frontend -> store */
     uint64_t from_store_off;          /* chan_t: replies, store -> frontend */
-    _Atomic uint64_t clients;         /* connected clients, for INFO */
-    _Atomic uint64_t total_conns;
-    _Atomic uint64_t total_cmds;
 } shm_frontend_t;
 
 /* ---- issue 5 (frontend admin helper): a log-linear histogram ----

@@ -116,11 +116,13 @@ typedef struct shm_cmdstat {
     _Atomic uint64_t calls, nsec, rejected, failed; /* INFO shows nsec / 1000 as usec */
 } shm_cmdstat_t;
 typedef struct shm_fe_stats {
-    _Atomic uint64_t epoch_seen;
+    /* Aligned so that no two frontends' tables share a cache line. */
+    _Alignas(64) _Atomic uint64_t epoch_seen;
     _Atomic uint64_t conns, cmds; /* since the epoch: INFO stats */
     _Atomic uint64_t rejected_conns;
     _Atomic uint64_t net_in, net_out, error_replies;
     _Atomic uint64_t inst_ops; /* commands per second, sampled (not reset) */
+    _Atomic uint64_t clients;  /* connected now: not reset; zeroed at the frontend's start */
     shm_cmdstat_t cmd[SHM_STAT_SLOTS];
 } shm_fe_stats_t;
 

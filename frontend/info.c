@@ -256,7 +256,7 @@ static uint64_t total_clients(fe_t *fe)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < fe->shm->nfrontends; i++)
-        n += atomic_load(&fe->shm->fe[i].clients);
+        n += atomic_load(&fe_shm(fe->shm)->fe_stats[i].clients);
     return n;
 }
 
