@@ -27,7 +27,7 @@
 /* Parse the shared table if it moved since we last did. */
 void fe_acl_refresh(fe_t *fe)
 {
-    shm_acl_t *sa = &fe->shm->admin.acl;
+    shm_acl_t *sa = &fe_shm(fe->shm)->acl;
     for (int tries = 0; tries < 100; tries++) {
         uint64_t v = atomic_load_explicit(&sa->version, memory_order_acquire);
         if (v == fe->acl_version && fe->acl) return;
@@ -62,7 +62,7 @@ void fe_acl_refresh(fe_t *fe)
 
 static int publish(shm_t *shm, acl_table_t *t, char *err, size_t errlen)
 {
-    shm_acl_t *sa = &shm->admin.acl;
+    shm_acl_t *sa = &fe_shm(shm)->acl;
     buf_t b;
     buf_init(&b);
     acl_table_save(t, &b);
@@ -84,7 +84,7 @@ static int publish(shm_t *shm, acl_table_t *t, char *err, size_t errlen)
 int fe_acl_update_shm(shm_t *shm, int (*fn)(acl_table_t *, void *, char *, size_t), void *arg,
                       char *err, size_t errlen)
 {
-    shm_acl_t *sa = &shm->admin.acl;
+    shm_acl_t *sa = &fe_shm(shm)->acl;
     fe_shm_lock(&sa->lock);
     uint64_t v = atomic_load(&sa->version);
     acl_table_t *t =
@@ -178,7 +178,8 @@ int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *e
     c->cur_desc = d;
     c->cur_idx = (uint16_t)fe_cmd_index(d, a->argc, a->argv, a->lens);
     if (__builtin_expect(c->acl_fast && c->acl_gen == fe->acl_gen, 1) &&
-        atomic_load_explicit(&fe->shm->admin.acl.version, memory_order_acquire) == fe->acl_version)
+        atomic_load_explicit(&fe_shm(fe->shm)->acl.version, memory_order_acquire) ==
+            fe->acl_version)
         return 0;
     fe_acl_refresh(fe);
     acl_user_t *u = fe_acl_user(c);

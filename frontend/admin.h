@@ -4,8 +4,9 @@
  * settings (config-cmd.c), statistics and INFO (info.c), the slow log
  * (slowlog.c), COMMAND (command-cmd.c), and the shared-memory helpers they
  * use (fe-shm.c). State that must look the same from every frontend lives
- * in shm (common/shm.h, shm_admin_t); each frontend keeps a parsed copy of
- * what it reads on every command, refreshed when a version counter moves.
+ * in the frontends' part of shm (frontend/fe-shm.h, shm_admin_t); each
+ * frontend keeps a parsed copy of what it reads on every command, refreshed
+ * when a version counter moves.
  */
 #ifndef ATTIC_FE_ADMIN_H
 #define ATTIC_FE_ADMIN_H
@@ -16,6 +17,7 @@
 #include "buf.h"
 #include "command.h"
 #include "config.h"
+#include "frontend/fe-shm.h"
 #include "shm.h"
 
 /* The Redis version AtticDB reports (HELLO, INFO): the one whose replies
@@ -31,17 +33,8 @@ struct sockaddr;
 struct fe_conn;
 struct fe_reply;
 
-/* ---- fe-shm.c ---- */
-
-/* A lock between processes (shm_lock_t): spins, and takes over a lock whose
- * holder died. Critical sections are short copies, never blocking calls. */
-void fe_shm_lock(shm_lock_t *l);
-void fe_shm_unlock(shm_lock_t *l);
-
-/* The master, before forking: initialise the shared settings and the ACL
- * table from the configuration (requirepass, `user` lines). Returns 0, or
- * -1 with a message (a bad `user` line). */
-int fe_admin_shm_init(shm_t *shm, const config_t *cfg, char *err, size_t errlen);
+/* fe-shm.c: the shared tables and their lock are in frontend/fe-shm.h; the
+ * master's fe_shm_size / fe_shm_init in frontend/frontend.h. */
 
 /* ---- command indexes (command-cmd.c) ----
  * ACL permissions and command statistics are kept per "command index": the

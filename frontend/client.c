@@ -68,7 +68,7 @@ void fe_client_sync(fe_conn_t *c)
 void fe_client_register(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
-    shm_admin_t *a = &fe->shm->admin;
+    shm_admin_t *a = fe_shm(fe->shm);
     uint32_t me = (uint32_t)fe->slot + 1;
     uint32_t inc = atomic_load(&fe->shm->fe[fe->slot].incarnation);
     c->reg = NULL;
@@ -109,7 +109,7 @@ void fe_client_unregister(fe_conn_t *c)
 void fe_clients_reclaim(fe_t *fe)
 {
     uint32_t me = (uint32_t)fe->slot + 1;
-    shm_admin_t *a = &fe->shm->admin;
+    shm_admin_t *a = fe_shm(fe->shm);
     for (uint32_t i = 0; i < SHM_CLIENT_SLOTS; i++)
         if (atomic_load_explicit(&a->clients[i].owner, memory_order_relaxed) == me)
             atomic_store(&a->clients[i].owner, 0);
@@ -120,7 +120,7 @@ void fe_clients_reclaim(fe_t *fe)
 
 void fe_clients_kill_pending(fe_t *fe)
 {
-    shm_admin_t *a = &fe->shm->admin;
+    shm_admin_t *a = fe_shm(fe->shm);
     if (!atomic_load_explicit(&a->kill_pending[fe->slot], memory_order_relaxed)) return;
     if (!atomic_exchange(&a->kill_pending[fe->slot], 0)) return;
     for (fe_conn_t *c = fe->conns; c; c = c->next) {
@@ -137,7 +137,7 @@ void fe_clients_kill_pending(fe_t *fe)
  * free, stale (its frontend died) or ours. */
 static int entry_read(fe_t *fe, uint32_t i, shm_client_t *out)
 {
-    shm_client_t *e = &fe->shm->admin.clients[i];
+    shm_client_t *e = &fe_shm(fe->shm)->clients[i];
     for (int tries = 0; tries < 100; tries++) {
         uint32_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
         uint32_t owner = atomic_load(&e->owner);
@@ -249,7 +249,8 @@ static client_ref_t *all_clients(fe_t *fe, size_t *n)
     }
     shm_client_t tmp;
     for (uint32_t i = 0; i < SHM_CLIENT_SLOTS; i++) {
-        if (!atomic_load_explicit(&fe->shm->admin.clients[i].owner, memory_order_relaxed)) continue;
+        if (!atomic_load_explicit(&fe_shm(fe->shm)->clients[i].owner, memory_order_relaxed))
+            continue;
         if (!entry_read(fe, i, &tmp)) continue;
         if (len == cap) {
             cap *= 2;
@@ -361,11 +362,11 @@ static void kill_one(fe_conn_t *self, const client_ref_t *r)
             fe_conn_kill(r->local);
         return;
     }
-    shm_client_t *e = &fe->shm->admin.clients[r->slot];
+    shm_client_t *e = &fe_shm(fe->shm)->clients[r->slot];
     uint32_t owner = atomic_load(&e->owner);
     if (!owner || owner > fe->shm->nfrontends) return;
     atomic_store(&e->kill_id, r->id);
-    atomic_store(&fe->shm->admin.kill_pending[owner - 1], 1);
+    atomic_store(&fe_shm(fe->shm)->kill_pending[owner - 1], 1);
     shm_wake(&fe->shm->fe[owner - 1].wake);
 }
 

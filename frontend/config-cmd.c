@@ -35,7 +35,7 @@
 
 void fe_config_refresh(fe_t *fe)
 {
-    shm_config_t *sc = &fe->shm->admin.config;
+    shm_config_t *sc = &fe_shm(fe->shm)->config;
     uint64_t v = atomic_load_explicit(&sc->version, memory_order_acquire);
     if (__builtin_expect(v == fe->cfg_version, 1)) return;
     /* The master fills shm_config_t before any frontend runs
@@ -102,7 +102,7 @@ static const config_entry_t *param_find(const char *s, size_t n)
 static void config_get(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
     fe_t *fe = c->fe;
-    shm_config_t *sc = &fe->shm->admin.config;
+    shm_config_t *sc = &fe_shm(fe->shm)->config;
     /* The inherited settings, with the live ones over them. Borrowed
      * pointers: never freed. */
     config_t view = *fe->cfg;
@@ -198,7 +198,7 @@ static void config_set_cmd(fe_conn_t *c, int argc, const char **argv, const uint
         resp_error(out, msg);
         return;
     }
-    shm_config_t *sc = &fe->shm->admin.config;
+    shm_config_t *sc = &fe_shm(fe->shm)->config;
     fe_shm_lock(&sc->lock);
     /* Every value is parsed into a copy of the live settings by the
      * table's own validator; nothing is written unless all are good. */
@@ -268,7 +268,7 @@ void fe_cmd_config(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
     } else if (fe_word_eq(sub, sl, "set")) {
         config_set_cmd(c, argc, argv, lens, out);
     } else if (fe_word_eq(sub, sl, "resetstat")) {
-        atomic_fetch_add(&c->fe->shm->admin.stat_epoch, 1);
+        atomic_fetch_add(&fe_shm(c->fe->shm)->stat_epoch, 1);
         fe_stats_sync_epoch(c->fe);
         resp_simple(out, "OK");
     } else if (fe_word_eq(sub, sl, "help")) {

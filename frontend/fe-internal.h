@@ -17,6 +17,7 @@
 #include "command.h"
 #include "config.h"
 #include "resp.h"
+#include "frontend/fe-shm.h"
 #include "shm.h"
 
 struct fe_conn;

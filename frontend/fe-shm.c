@@ -1,7 +1,8 @@
 /*
- * fe-shm.c - the frontends' shared administration state (shm_admin_t):
- * the lock its writers take, and its initialisation by the master before
- * any frontend runs.
+ * fe-shm.c - the frontends' part of the shared segment (fe-shm.h,
+ * shm_admin_t): its size and its initialisation, which the master runs
+ * before any frontend (frontend.h: fe_shm_size, fe_shm_init), and the lock
+ * its writers take, which the frontends run.
  *
  * The lock holds the pid of its holder. A frontend can be killed at any
  * instruction (contract 5), holding the lock included: a waiter that finds
@@ -21,6 +22,8 @@
 
 #include "fe-internal.h"
 #include "frontend/admin.h"
+#include "frontend/fe-shm.h"
+#include "frontend/frontend.h"
 #include "log.h"
 
 void fe_shm_lock(shm_lock_t *l)
@@ -51,7 +54,19 @@ void fe_shm_unlock(shm_lock_t *l)
     atomic_store_explicit(&l->pid, 0, memory_order_release);
 }
 
-/* ---- the master's initialisation ---- */
+/* ---- the master's reservation and initialisation ---- */
+
+size_t fe_shm_size(const config_t *cfg)
+{
+    /* The fixed tables, then one statistics table per frontend. The client
+     * registry and the slow log keep fixed capacities (SHM_CLIENT_SLOTS,
+     * SHM_SLOWLOG_SLOTS): maxclients and slowlog-max-len change at run
+     * time (CONFIG SET), and the segment never grows. */
+    if (cfg->frontends < 1 || cfg->frontends > SHM_MAX_FRONTENDS) return 0;
+    size_t per = sizeof(shm_fe_stats_t), n = (size_t)cfg->frontends;
+    if (per > (SIZE_MAX - sizeof(shm_admin_t)) / n) return 0;
+    return sizeof(shm_admin_t) + per * n;
+}
 
 typedef struct init_arg {
     const config_t *cfg;
@@ -100,9 +115,15 @@ static int init_users(acl_table_t *t, void *argp, char *err, size_t errlen)
     return 0;
 }
 
-int fe_admin_shm_init(shm_t *shm, const config_t *cfg, char *err, size_t errlen)
+int fe_shm_init(shm_t *shm, const config_t *cfg, char *err, size_t errlen)
 {
-    shm_admin_t *a = &shm->admin;
+    if (!shm->frontend_off || shm->frontend_size < fe_shm_size(cfg) ||
+        shm->nfrontends != (uint32_t)cfg->frontends) {
+        snprintf(err, errlen, "the shared segment has no room for %d frontends' tables",
+                 cfg->frontends);
+        return -1;
+    }
+    shm_admin_t *a = fe_shm(shm);
     shm_config_t *c = &a->config;
     /* requirepass fits: the settings table refuses longer ones. */
     fe_config_store_live(cfg, c);

@@ -473,7 +473,7 @@ static void conn_free(fe_conn_t *c)
     free(c->name);
     free(c->lib_name);
     free(c->lib_ver);
-    atomic_fetch_sub(&fe->shm->fe[fe->slot].clients, 1);
+    atomic_fetch_sub(&fe->stats->clients, 1);
     fe->nconns--;
     free(c);
 }
@@ -812,7 +812,7 @@ static fe_conn_t *conn_new(fe_t *fe, int fd, const struct sockaddr_storage *peer
     c->fe = fe;
     c->fd = fd;
     /* Unique across frontends (CLIENT ID, CLIENT KILL ID). */
-    c->id = atomic_fetch_add(&fe->shm->admin.next_client_id, 1) + 1;
+    c->id = atomic_fetch_add(&fe_shm(fe->shm)->next_client_id, 1) + 1;
     struct sockaddr_storage local;
     socklen_t ll = sizeof(local);
     memset(&local, 0, sizeof(local));
@@ -836,8 +836,7 @@ static fe_conn_t *conn_new(fe_t *fe, int fd, const struct sockaddr_storage *peer
     if (fe->conns) fe->conns->prev = c;
     fe->conns = c;
     fe->nconns++;
-    atomic_fetch_add(&fe->shm->fe[fe->slot].clients, 1);
-    atomic_fetch_add(&fe->shm->fe[fe->slot].total_conns, 1);
+    atomic_fetch_add(&fe->stats->clients, 1);
     fe_stats_sync_epoch(fe);
     stat_add(&fe->stats->conns, 1);
     fe_client_register(c);
@@ -847,7 +846,8 @@ static fe_conn_t *conn_new(fe_t *fe, int fd, const struct sockaddr_storage *peer
 static uint64_t total_clients(fe_t *fe)
 {
     uint64_t n = 0;
-    for (uint32_t i = 0; i < fe->shm->nfrontends; i++) n += atomic_load(&fe->shm->fe[i].clients);
+    for (uint32_t i = 0; i < fe->shm->nfrontends; i++)
+        n += atomic_load(&fe_shm(fe->shm)->fe_stats[i].clients);
     return n;
 }
 
@@ -987,8 +987,8 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
      * predecessor can never match a request of ours. */
     fe->next_read_id = (uint64_t)inc << 40;
     atomic_store(&shm->fe[slot].pid, getpid());
-    atomic_store(&shm->fe[slot].clients, 0);
-    fe->stats = &shm->admin.fe_stats[slot];
+    fe->stats = &fe_shm(shm)->fe_stats[slot];
+    atomic_store(&fe->stats->clients, 0);
     /* A respawned frontend keeps its predecessor's counts. */
     fe->stat_epoch = atomic_load(&fe->stats->epoch_seen);
     fe_stats_sync_epoch(fe);

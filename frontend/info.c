@@ -45,7 +45,7 @@ static inline void add_u64(_Atomic uint64_t *p, uint64_t v)
 
 void fe_stats_sync_epoch(fe_t *fe)
 {
-    uint64_t e = atomic_load_explicit(&fe->shm->admin.stat_epoch, memory_order_acquire);
+    uint64_t e = atomic_load_explicit(&fe_shm(fe->shm)->stat_epoch, memory_order_acquire);
     if (__builtin_expect(e == fe->stat_epoch, 1)) return;
     shm_fe_stats_t *st = fe->stats;
     for (unsigned i = 0; i < SHM_STAT_SLOTS; i++) {
@@ -97,9 +97,9 @@ void fe_stat_rejected(fe_t *fe, unsigned idx)
 /* The sum of one counter over the frontends whose table is current. */
 #define SUM_STAT(fe, expr)                                                                         \
     ({                                                                                             \
-        uint64_t sum_ = 0, epoch_ = atomic_load(&(fe)->shm->admin.stat_epoch);                     \
+        uint64_t sum_ = 0, epoch_ = atomic_load(&fe_shm((fe)->shm)->stat_epoch);                   \
         for (uint32_t i_ = 0; i_ < (fe)->shm->nfrontends; i_++) {                                  \
-            shm_fe_stats_t *s_ = &(fe)->shm->admin.fe_stats[i_];                                   \
+            shm_fe_stats_t *s_ = &fe_shm((fe)->shm)->fe_stats[i_];                                 \
             if (atomic_load(&s_->epoch_seen) == epoch_) sum_ += atomic_load(&(expr));              \
         }                                                                                          \
         sum_;                                                                                      \
@@ -256,7 +256,7 @@ static uint64_t total_clients(fe_t *fe)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < fe->shm->nfrontends; i++)
-        n += atomic_load(&fe->shm->fe[i].clients);
+        n += atomic_load(&fe_shm(fe->shm)->fe_stats[i].clients);
     return n;
 }
 
@@ -272,7 +272,7 @@ static void info_clients(fe_t *fe, buf_t *b)
                 "blocked_clients:0\r\n"
                 "tracking_clients:0\r\n"
                 "clients_in_timeout_table:0\r\n",
-                total_clients(fe), atomic_load(&fe->shm->admin.config.maxclients));
+                total_clients(fe), atomic_load(&fe_shm(fe->shm)->config.maxclients));
 }
 
 static void info_memory(fe_t *fe, buf_t *b)
@@ -382,7 +382,7 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t errors = SUM_STAT(fe, s_->error_replies);
     uint64_t ops = 0;
     for (uint32_t i = 0; i < fe->shm->nfrontends; i++)
-        ops += atomic_load(&fe->shm->admin.fe_stats[i].inst_ops);
+        ops += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_ops);
     buf_appendf(b,
                 "# Stats\r\n"
                 "total_connections_received:%" PRIu64 "\r\n"

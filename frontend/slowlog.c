@@ -189,8 +189,8 @@ void fe_slowlog_snapshot(fe_conn_t *c, fe_reply_t *r, const char *buf)
 static void add_entry(fe_conn_t *c, uint64_t usec, const char *enc, size_t enc_len)
 {
     fe_t *fe = c->fe;
-    shm_slowlog_t *sl = &fe->shm->admin.slowlog;
-    int64_t maxlen = atomic_load(&fe->shm->admin.config.slowlog_max_len);
+    shm_slowlog_t *sl = &fe_shm(fe->shm)->slowlog;
+    int64_t maxlen = atomic_load(&fe_shm(fe->shm)->config.slowlog_max_len);
     if (maxlen <= 0 || enc_len < 4) return;
     uint32_t argc;
     memcpy(&argc, enc, 4);
@@ -238,7 +238,7 @@ void fe_slowlog_add_snapshot(fe_conn_t *c, uint64_t usec, const fe_reply_t *r, u
 
 static int64_t effective_len(fe_t *fe, const shm_slowlog_t *sl)
 {
-    int64_t maxlen = atomic_load(&fe->shm->admin.config.slowlog_max_len);
+    int64_t maxlen = atomic_load(&fe_shm(fe->shm)->config.slowlog_max_len);
     int64_t n = sl->count;
     return n < maxlen ? n : maxlen < 0 ? 0 : maxlen;
 }
@@ -246,7 +246,7 @@ static int64_t effective_len(fe_t *fe, const shm_slowlog_t *sl)
 static void slowlog_get(fe_conn_t *c, long long count, buf_t *out)
 {
     fe_t *fe = c->fe;
-    shm_slowlog_t *sl = &fe->shm->admin.slowlog;
+    shm_slowlog_t *sl = &fe_shm(fe->shm)->slowlog;
     buf_t body;
     buf_init(&body);
     fe_shm_lock(&sl->lock);
@@ -310,7 +310,7 @@ void fe_cmd_slowlog(fe_conn_t *c, int argc, const char **argv, const uint32_t *l
     if (fe_subcmd_arity_check(cmd_by_id(CMD_SLOWLOG), argc, argv, lens, out) != 0) return;
     const char *sub = argv[1];
     size_t sl = lens[1];
-    shm_slowlog_t *log = &c->fe->shm->admin.slowlog;
+    shm_slowlog_t *log = &fe_shm(c->fe->shm)->slowlog;
     if (fe_word_eq(sub, sl, "get") && argc <= 3) {
         long long count = 10;
         if (argc == 3 && (str_to_ll(argv[2], lens[2], &count) != 0 || count < -1)) {
