@@ -43,8 +43,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "frontend/frontend.h"
 #include "log.h"
 

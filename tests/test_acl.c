@@ -16,8 +16,8 @@
 
 #include "buf.h"
 #include "command.h"
-#include "frontend/admin.h"
-#include "frontend/sha256.h"
+#include "frontend/admin/admin.h"
+#include "frontend/admin/sha256.h"
 #include "resp.h"
 
 /* ---- helpers ---- */

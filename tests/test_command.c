@@ -14,9 +14,9 @@
 
 #include "command.h"
 #include "config.h"
-#include "frontend/command-docs.h"
-#include "frontend/encode.h"
-#include "frontend/fe-internal.h"
+#include "frontend/admin/command-docs.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
 #include "record.h"
 #include "store/state-internal.h"
 

@@ -11,8 +11,8 @@
 
 #include "command.h"
 #include "config.h"
-#include "frontend/encode.h"
-#include "frontend/fe-internal.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
 
 static fe_t enc_fe;
 static config_t enc_cfg;

@@ -25,8 +25,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "glob.h"
 #include "log.h"
 #include "strutil.h"

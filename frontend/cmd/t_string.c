@@ -12,8 +12,8 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "encode.h"
-#include "fe-internal.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
 #include "shm.h"
 #include "strutil.h"
 

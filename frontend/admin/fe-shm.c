@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "log.h"
 
 void fe_shm_lock(shm_lock_t *l)

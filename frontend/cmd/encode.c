@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encode.h"
-#include "fe-internal.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
 #include "shm.h"
 #include "strutil.h"
 

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "strutil.h"
 
 static const char ERR_WRONGPASS[] = "WRONGPASS invalid username-password pair or user is disabled.";

@@ -68,8 +68,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encode.h"
-#include "fe-internal.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
 #include "log.h"
 #include "record.h"
 

@@ -34,8 +34,8 @@
 #include <strings.h>
 
 #include "resp.h"
-#include "frontend/admin.h"
-#include "frontend/sha256.h"
+#include "frontend/admin/admin.h"
+#include "frontend/admin/sha256.h"
 #include "glob.h"
 #include "log.h"
 

@@ -30,9 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
-#include "frontend/sha256.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
+#include "frontend/admin/sha256.h"
 
 /* ---- statistics ---- */
 

@@ -30,8 +30,8 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "strutil.h"
 
 /* ---- the registry ---- */

@@ -14,9 +14,9 @@
 #include <time.h>
 
 #include "config.h"
-#include "fe-internal.h"
+#include "frontend/core/core.h"
 #include "log.h"
-#include "frontend/admin.h"
+#include "frontend/admin/admin.h"
 #include "strutil.h"
 
 /* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the master stops the server

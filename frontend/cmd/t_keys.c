@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "encode.h"
-#include "fe-internal.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
 #include "strutil.h"
 
 #define ERR_DB_RANGE    "ERR DB index is out of range"

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "encode.h"
-#include "fe-internal.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
 #include "io_fault.h"
 #include "log.h"
 #include "record.h"

@@ -46,8 +46,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "resp.h"
 #include "strutil.h"
 

@@ -1,5 +1,5 @@
 /*
- * fe-internal.h - the frontend's private types, shared by its files:
+ * core.h - the frontend's private types, shared by its files:
  * frontend.c (event loop, connections, reply order, wake-ups), dispatch.c
  * (routing and canonical encoding of writes), multi.c (transactions),
  * local.c and the files of admin.h (commands answered without the store:

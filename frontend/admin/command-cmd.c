@@ -18,9 +18,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
-#include "frontend/command-docs.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
+#include "frontend/admin/command-docs.h"
 #include "glob.h"
 
 /* ---- command indexes ---- */
