@@ -31,19 +31,21 @@ struct sockaddr;
 struct fe_conn;
 struct fe_reply;
 
-/* ---- fe-shm.c ---- */
+/* ---- shm-lock.c ---- */
 
 /* A lock between processes (shm_lock_t): spins, and takes over a lock whose
  * holder died. Critical sections are short copies, never blocking calls. */
 void fe_shm_lock(shm_lock_t *l);
 void fe_shm_unlock(shm_lock_t *l);
 
+/* ---- fe-shm.c ---- */
+
 /* The master, before forking: initialise the shared settings and the ACL
  * table from the configuration (requirepass, `user` lines). Returns 0, or
  * -1 with a message (a bad `user` line). */
 int fe_admin_shm_init(shm_t *shm, const config_t *cfg, char *err, size_t errlen);
 
-/* ---- command indexes (command-cmd.c) ----
+/* ---- command indexes (command-index.c) ----
  * ACL permissions and command statistics are kept per "command index": the
  * command's id for a command without subcommands, FE_SUB_BASE + k for
  * subcommand k of cmd_subs() (common/command.h: "config|get"). */
@@ -72,6 +74,8 @@ int fe_subcmd_arity_check(const cmd_desc_t *d, int argc, const char *const *argv
 void fe_reply_unknown_subcmd(buf_t *out, const char *cmd_upper, const char *sub, size_t n);
 /* A HELP reply: one simple string per line. */
 void fe_reply_help(buf_t *out, const char *const *lines);
+
+/* ---- command-cmd.c ---- */
 void fe_command(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 
 /* ---- acl.c: users, rules and permissions ---- */
@@ -152,12 +156,15 @@ void fe_cmd_acl(struct fe_conn *c, int argc, const char **argv, const uint32_t *
 /* CONFIG SET requirepass: the default user's password ("" = nopass). */
 int fe_acl_set_requirepass(struct fe *fe, const char *pass, size_t n, char *err, size_t errlen);
 
+/* ---- client-registry.c ---- */
+void fe_client_register(struct fe_conn *c);        /* a new connection */
+void fe_client_unregister(struct fe_conn *c);      /* closing */
+void fe_client_sync(struct fe_conn *c);            /* name, user, db, flags changed */
+void fe_clients_reclaim(struct fe *fe);            /* at start: free a predecessor's entries */
+void fe_clients_kill_pending(struct fe *fe);       /* close clients other frontends killed */
+uint32_t fe_client_flags(const struct fe_conn *c); /* the entry's SHM_CLIENT_F_* flags */
+
 /* ---- client.c ---- */
-void fe_client_register(struct fe_conn *c);   /* a new connection */
-void fe_client_unregister(struct fe_conn *c); /* closing */
-void fe_client_sync(struct fe_conn *c);       /* name, user, db, flags changed */
-void fe_clients_reclaim(struct fe *fe);       /* at start: free a predecessor's entries */
-void fe_clients_kill_pending(struct fe *fe);  /* close clients other frontends killed */
 void fe_client_info_line(struct fe_conn *c, buf_t *out);
 void fe_cmd_client(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
                    buf_t *out);
