@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 #include "frontend/admin/admin.h"
 #include "strutil.h"

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 #include "frontend/admin/admin.h"
 #include "log.h"

@@ -30,6 +30,53 @@ struct fe;
 struct sockaddr;
 struct fe_conn;
 struct fe_reply;
+struct fe_args;
+
+/* The clock of one batch of requests (slowlog.c says what is timed).
+ * It is read when the batch starts, after each command answered at once
+ * that is not flagged fast, and when the batch ends; the fast ones
+ * (PING, ECHO, ...) answered in between share the time between two reads,
+ * so a pipeline of them costs one clock read per batch, not per command.
+ * (With slowlog-log-slower-than under 1 ms every command is read alone,
+ * so each can be slow-logged.) */
+typedef struct batch_clock {
+    uint64_t mark;     /* the last reading, 0 = none yet */
+    uint16_t fast[32]; /* command index | FAST_FAILED */
+    int nfast;
+} batch_clock_t;
+
+#define FAST_FAILED 0x8000u
+
+/* What the administration layer keeps per frontend (fe->admin; the core
+ * holds the pointer and never reads it). */
+typedef struct fe_admin {
+    batch_clock_t clock; /* the input batch being run (hooks.c) */
+} fe_admin_t;
+
+/* ---- hooks.c: the layer's side of the core's hooks (core.h) ---- */
+
+/* Set up fe->admin and what the layer reads at start (settings, ACL table,
+ * the registry entries a predecessor left). 0, or -1 out of memory. */
+int fe_admin_start(struct fe *fe);
+/* Around each command (frontend/frontend.c's command hook): begin before
+ * it is dispatched, then done once it ran, or again when it must be
+ * retried (-EAGAIN, -EBUSY). */
+typedef struct fe_admin_mark {
+    struct fe_reply *tail0; /* the FIFO's tail before the command */
+    size_t out0;            /* the output buffer's length before it */
+    uint8_t skip;           /* CLIENT REPLY SKIP was pending */
+} fe_admin_mark_t;
+void fe_admin_command_begin(struct fe_conn *c, fe_admin_mark_t *m);
+void fe_admin_command_again(struct fe_conn *c, const fe_admin_mark_t *m);
+void fe_admin_command_done(struct fe_conn *c, const char *buf, const fe_admin_mark_t *m);
+/* The core's hooks, as core.h describes them. */
+void fe_admin_input_done(struct fe_conn *c);
+void fe_admin_reply_ready(struct fe *fe, struct fe_reply *r, uint64_t *now);
+const char *fe_admin_refuse(struct fe *fe, const struct sockaddr *peer);
+void fe_admin_on_connect(struct fe_conn *c);
+void fe_admin_on_close(struct fe_conn *c);
+void fe_admin_on_input(struct fe_conn *c);
+void fe_admin_on_timer(struct fe *fe);
 
 /* ---- shm-lock.c ---- */
 
@@ -126,6 +173,10 @@ char *acl_strndup(const char *s, size_t n);
 
 /* ---- acl.c: the frontend's side ---- */
 
+/* The command layer's check hook (frontend/cmd/cmd.h): may c run d with
+ * these arguments? 0 = yes; -1 = no, and the error reply (NOAUTH, NOPERM)
+ * was appended to err. */
+int fe_acl_check(struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, buf_t *err);
 /* Re-read the shared table if another frontend changed it. */
 void fe_acl_refresh(struct fe *fe);
 /* Periodic: close the clients whose user was deleted. */
@@ -184,15 +235,17 @@ void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_
                    buf_t *out);
 
 /* ---- info.c: statistics ----
- * fe_stats_sync_epoch must run before counting, once per event (batch of
- * requests, of completions): the counters below do not look at the
- * RESETSTAT epoch themselves. */
-void fe_stats_sync_epoch(struct fe *fe);
+ * fe_stats_sync_epoch (core.h) must run before counting, once per event
+ * (batch of requests, of completions): the counters below do not look at
+ * the RESETSTAT epoch themselves. */
+/* The command layer's counted hook: one call of d (INFO commandstats). */
+void fe_cmdstat(struct fe_conn *c, const cmd_desc_t *d);
 /* Account one finished command: its time in nanoseconds and whether its
  * reply was an error. */
 void fe_stat_done(struct fe *fe, unsigned idx, uint64_t nsec, int failed);
 void fe_stat_rejected(struct fe *fe, unsigned idx);
 void fe_cmd_info(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
+void fe_info(struct fe *fe, const char *section, buf_t *out);
 
 /* ---- slowlog.c ---- */
 /* A finished command slower than slowlog-log-slower-than: add an entry.

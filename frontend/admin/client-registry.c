@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "frontend/admin/admin.h"
+#include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 
 static void copy_field(char *dst, size_t cap, const char *src)

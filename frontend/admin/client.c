@@ -17,13 +17,14 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 #include "frontend/admin/admin.h"
 #include "strutil.h"
 
-    /* A consistent copy of another frontend's live entry; 0 when the entry is
-     * free, stale (its frontend died) or ours. */
-    static int entry_read(fe_t *fe, uint32_t i, shm_client_t *out)
+/* A consistent copy of another frontend's live entry; 0 when the entry is
+ * free, stale (its frontend died) or ours. */
+static int entry_read(fe_t *fe, uint32_t i, shm_client_t *out)
 {
     shm_client_t *e = &fe->shm->admin.clients[i];
     for (int tries = 0; tries < 100; tries++) {
@@ -561,6 +562,12 @@ void fe_cmd_reset(fe_conn_t *c, buf_t *out)
     c->acl_gen = 0;
     fe_client_sync(c);
     resp_simple(out, "RESET");
+}
+
+/* RESET as a LOCAL command (its registry row's handler). */
+void fe_local_reset(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    fe_cmd_reset(c, out);
 }
 
 /* ---- protected mode ---- */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 #include "frontend/admin/admin.h"
 #include "frontend/admin/command-docs.h"

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "frontend/admin/admin.h"
+#include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 
 int fe_has_subcmds(cmd_id_t id)

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 #include "frontend/admin/admin.h"
 #include "log.h"

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 #include "frontend/admin/admin.h"
 #include "frontend/admin/sha256.h"
@@ -41,27 +42,6 @@ static inline void add_u64(_Atomic uint64_t *p, uint64_t v)
     /* One writer per table: a load and a store, not a locked add. */
     atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v,
                           memory_order_relaxed);
-}
-
-void fe_stats_sync_epoch(fe_t *fe)
-{
-    uint64_t e = atomic_load_explicit(&fe->shm->admin.stat_epoch, memory_order_acquire);
-    if (__builtin_expect(e == fe->stat_epoch, 1)) return;
-    shm_fe_stats_t *st = fe->stats;
-    for (unsigned i = 0; i < SHM_STAT_SLOTS; i++) {
-        atomic_store_explicit(&st->cmd[i].calls, 0, memory_order_relaxed);
-        atomic_store_explicit(&st->cmd[i].nsec, 0, memory_order_relaxed);
-        atomic_store_explicit(&st->cmd[i].rejected, 0, memory_order_relaxed);
-        atomic_store_explicit(&st->cmd[i].failed, 0, memory_order_relaxed);
-    }
-    atomic_store(&st->conns, 0);
-    atomic_store(&st->cmds, 0);
-    atomic_store(&st->rejected_conns, 0);
-    atomic_store(&st->net_in, 0);
-    atomic_store(&st->net_out, 0);
-    atomic_store(&st->error_replies, 0);
-    atomic_store_explicit(&st->epoch_seen, e, memory_order_release);
-    fe->stat_epoch = e;
 }
 
 void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d)

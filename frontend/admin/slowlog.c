@@ -20,7 +20,7 @@
  *
  * The clock starts when the frontend begins the batch of requests it read
  * in one go (the previous clock reading within that batch, see
- * batch_clock_t in frontend.c) and stops when the reply is ready: for a
+ * batch_clock_t in admin/admin.h) and stops when the reply is ready: for a
  * command answered at once, at the next clock reading; for one whose reply
  * comes later, at the reading taken for its batch of completions. So a
  * pipelined write's time includes the commands before it in its batch, as
@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 #include "frontend/admin/admin.h"
 #include "resp.h"

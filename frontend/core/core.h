@@ -1,9 +1,15 @@
 /*
- * core.h - the frontend's private types, shared by its files:
- * frontend.c (event loop, connections, reply order, wake-ups), dispatch.c
- * (routing and canonical encoding of writes), multi.c (transactions),
- * local.c and the files of admin.h (commands answered without the store:
- * connection, ACL, CLIENT, CONFIG, INFO, SLOWLOG, COMMAND).
+ * core.h - the frontend's connection core (frontend/core/): its types and
+ * what it offers the layers above it.
+ *
+ * The core accepts connections, parses RESP, keeps each connection's
+ * replies in request order, submits records to the ring and requests to
+ * the store, and resolves replies when the log makes them durable or the
+ * store answers (conn.c, reply.c, submit.c). It knows nothing of any
+ * command: it hands each parsed request to the hook table (fe_hooks_t)
+ * that frontend/frontend.c registers at start-up, and the layers above
+ * (frontend/cmd/: routing, encoders, MULTI; frontend/admin/: ACL, CLIENT,
+ * CONFIG, INFO, SLOWLOG, COMMAND) call down into it, never the other way.
  */
 #ifndef ATTIC_FE_INTERNAL_H
 #define ATTIC_FE_INTERNAL_H
@@ -20,6 +26,10 @@
 #include "shm.h"
 
 struct fe_conn;
+struct fe;
+struct fe_hooks;
+struct fe_cmd_hooks;
+struct sockaddr;
 
 enum fe_reply_state {
     FE_READY = 0,        /* data holds the reply */
@@ -35,12 +45,12 @@ typedef struct fe_reply {
     uint64_t id;                /* store reply id: LSN (write) or read id */
     uint64_t lsn_end;           /* writes: end of the record in the log */
     uint8_t state;
-    uint8_t kind;               /* STORE_REPLY_READ / STORE_REPLY_WRITE */
+    uint8_t kind; /* STORE_REPLY_READ / STORE_REPLY_WRITE */
     uint8_t is_write;
-    uint8_t owns_data;          /* data was malloc'ed */
+    uint8_t owns_data; /* data was malloc'ed */
     uint32_t len;
     const char *data;
-    buf_t *parts;               /* a store reply arriving in parts, so far */
+    buf_t *parts; /* a store reply arriving in parts, so far */
     /* ---- issue 5 (admin helper): statistics, slow log, CLIENT REPLY ---- */
     uint16_t stat_idx; /* command index + 1 to account when ready, 0 = none */
     uint8_t discard;   /* CLIENT REPLY OFF/SKIP: dropped, never sent */
@@ -57,10 +67,10 @@ typedef struct fe_conn {
     uint64_t id;
     struct event *ev_read;
     struct event *ev_write;
-    buf_t in;          /* unparsed bytes start at in_off */
+    buf_t in; /* unparsed bytes start at in_off */
     size_t in_off;
-    size_t need;       /* parser's known need: skip parsing below it */
-    buf_t out;         /* reply bytes not yet written */
+    size_t need; /* parser's known need: skip parsing below it */
+    buf_t out;   /* reply bytes not yet written */
     size_t out_off;
     fe_reply_t *head, *tail; /* replies in request order */
     /* The oldest FE_WAIT_DURABLE entry, NULL = none. Writes become durable
@@ -75,22 +85,22 @@ typedef struct fe_conn {
      * applies every durable record before it looks at a read, so a write
      * submitted early could show up in the reply of a read sent before it. */
     uint32_t reads_outstanding;
-    int blocked;       /* input paused: ring or channel full */
-    int closing;       /* close once replies are flushed (QUIT, errors) */
+    int blocked; /* input paused: ring or channel full */
+    int closing; /* close once replies are flushed (QUIT, errors) */
     int reading_paused;
-    int64_t last_active_ms; /* last input, for `timeout` */
-    int64_t obuf_soft_since_ms; /* output over the soft limit since, 0 = not */
+    int64_t last_active_ms;        /* last input, for `timeout` */
+    int64_t obuf_soft_since_ms;    /* output over the soft limit since, 0 = not */
     struct fe_conn *prev, *next;   /* in the list of all connections */
     struct fe_conn *wprev, *wnext; /* in the list of conns with pending replies */
     int in_wlist;
     resp_cmd_t cmd;
 
     /* Session state (local.c, acl.c, client.c). */
-    int db;                 /* SELECTed database */
-    int proto;              /* 2 (RESP2, default) or 3 after HELLO 3 */
-    int authenticated;      /* passed AUTH, or no password is required */
-    char *user;             /* ACL user name (malloc'ed), NULL = "default" */
-    char *name;             /* CLIENT SETNAME, NULL = none */
+    int db;                   /* SELECTed database */
+    int proto;                /* 2 (RESP2, default) or 3 after HELLO 3 */
+    int authenticated;        /* passed AUTH, or no password is required */
+    char *user;               /* ACL user name (malloc'ed), NULL = "default" */
+    char *name;               /* CLIENT SETNAME, NULL = none */
     char *lib_name, *lib_ver; /* CLIENT SETINFO */
     int64_t created_ms;
     cmd_id_t last_cmd;
@@ -143,18 +153,22 @@ typedef struct fe {
     struct event *ev_listen[CONFIG_MAX_BINDS + 1];
     int nlisten;
     struct event *ev_wake;
-    struct event *ev_timer;  /* retries blocked connections, watches the master */
+    struct event *ev_timer; /* retries blocked connections, watches the master */
+    /* What the layers above do at the core's events (fe_hooks_t), and the
+     * command layer's own table (frontend/cmd/cmd.h), never read here. */
+    const struct fe_hooks *hooks;
+    const struct fe_cmd_hooks *cmd_hooks;
     ring_t *ring;
     ring_claimer_t *claimer;
     chan_t *to_store, *from_store;
     resp_limits_t limits;
     uint64_t next_read_id;
     uint64_t next_conn_id;
-    fe_conn_t *conns;        /* all connections */
-    fe_conn_t *wlist;        /* conns with pending replies */
-    struct event *ev_retry;  /* one-shot: retry blocked connections */
+    fe_conn_t *conns;       /* all connections */
+    fe_conn_t *wlist;       /* conns with pending replies */
+    struct event *ev_retry; /* one-shot: retry blocked connections */
     fe_reply_t *map[FE_MAP_BUCKETS];
-    uint64_t nwaiting;       /* replies not ready yet */
+    uint64_t nwaiting; /* replies not ready yet */
     fe_reply_t *free_replies;
     int nblocked;
     int draining;
@@ -165,6 +179,7 @@ typedef struct fe {
     uint64_t read_wait_lsn;
     int claimer_adopted; /* the slot's ring claimer is ours (fe_submit_record) */
 
+    struct fe_admin *admin; /* the admin layer's state (frontend/admin/), opaque here */
     /* ---- issue 5 (admin helper): admin.h's files ---- */
     struct acl_table *acl;  /* parsed copy of the shared ACL table */
     uint64_t acl_version;   /* the shm version it was parsed from */
@@ -196,91 +211,105 @@ static inline int fe_word_eq(const char *s, size_t n, const char *word)
     return strlen(word) == n && strncasecmp(s, word, n) == 0;
 }
 
-/* frontend.c */
-fe_reply_t *fe_reply_push(fe_conn_t *c);  /* append a new entry to c's FIFO */
+/*
+ * The hook interface: how the core reaches the layers above it. One table,
+ * filled by frontend/frontend.c at start-up (fe_core_new); the core calls
+ * each member at the event its comment names, in the order the core's
+ * comments give. Per command there is one call (command); the others run
+ * per event (a read, a batch of completions, a tick).
+ */
+typedef struct fe_hooks {
+    /* Run one parsed request: fe_dispatch's contract (frontend/cmd/cmd.h):
+     * 0 = handled, -EAGAIN = wait for ring or channel space, -EBUSY = a
+     * write waits for the connection's earlier reads; nothing was consumed
+     * or replied on -EAGAIN/-EBUSY. buf holds the request's bytes. */
+    int (*command)(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
+    /* After the requests of one input batch were run (at most one batch
+     * runs at a time). */
+    void (*input_done)(fe_conn_t *c);
+    /* A reply that waited (durable, store) just became ready; *now is 0 or
+     * the clock (shm_mono_ns) read once for this batch of completions. */
+    void (*reply_ready)(fe_t *fe, fe_reply_t *r, uint64_t *now);
+    /* The store answered a write of c: its record's LSN and reply. */
+    void (*write_reply)(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len);
+    /* Settings shared by every frontend may have changed: re-read them
+     * (fe_t's limits included: maxclients, timeout, buffer limits). */
+    void (*refresh)(fe_t *fe);
+    /* A new peer, before its connection exists: NULL to accept it, or the
+     * text to send before closing it (protected mode). */
+    const char *(*refuse)(fe_t *fe, const struct sockaddr *peer);
+    /* A connection was set up (it is in fe->conns) / is being freed. */
+    void (*on_connect)(fe_conn_t *c);
+    void (*on_close)(fe_conn_t *c);
+    /* Bytes arrived on c (after refresh). */
+    void (*on_input)(fe_conn_t *c);
+    /* This frontend's wake-up fd fired, before completions are looked at. */
+    void (*on_wake)(fe_t *fe);
+    /* Every tick of the periodic timer, before the idle scan. */
+    void (*on_timer)(fe_t *fe);
+} fe_hooks_t;
+
+/* ---- reply.c: reply entries, in request order ---- */
+fe_reply_t *fe_reply_push(fe_conn_t *c); /* append a new entry to c's FIFO */
 void fe_reply_ready_static(fe_conn_t *c, const char *s, size_t n); /* immediate reply */
-void fe_reply_ready_buf(fe_conn_t *c, buf_t *b);  /* immediate reply from b (b reset) */
+void fe_reply_ready_buf(fe_conn_t *c, buf_t *b); /* immediate reply from b (b reset) */
 void fe_wait_store(fe_t *fe, fe_reply_t *r, uint8_t kind, uint64_t id);
 void fe_wait_durable(fe_t *fe, fe_reply_t *r, uint64_t lsn_end); /* fixed +OK */
 void fe_wake_logger(fe_t *fe);
 void fe_wake_store(fe_t *fe);
+/* An error reply built with printf, cleaned as Redis cleans its own
+ * (resp_error_clean), so a client can't break the protocol through an
+ * echoed argument. */
+void fe_reply_errorf(fe_conn_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* dispatch.c: returns 0 when handled, -EAGAIN when the command must wait
- * for ring or channel space, -EBUSY when a write must wait for the
- * connection's earlier reads (nothing was consumed or replied then). */
-int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
-
-/* dispatch.c: retry the connections whose read waited for a write that is
- * now durable (or never will be: the log failed). Returns 1 when some
- * were scheduled (fe->ev_retry), 0 when none waits or none may go yet. */
-int fe_reads_release(fe_t *fe);
-
-/* dispatch.c: write a CMD_TICK record (no reply; see command.h). */
-void fe_submit_tick(fe_t *fe);
-
-/* multi.c: MULTI, EXEC, DISCARD, WATCH, UNWATCH. fe_multi_command runs one
- * of them; fe_multi_queue queues any other command inside MULTI (reply
- * +QUEUED); fe_multi_flag_error marks the transaction failed (EXECABORT)
- * after a queue-time error; fe_multi_clear drops the transaction and the
- * watched keys (RESET, connection closed). Returns as fe_dispatch. */
-int fe_multi_command(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
-int fe_multi_queue(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
-void fe_multi_flag_error(fe_conn_t *c);
-void fe_multi_clear(fe_conn_t *c);
-/* multi.c: queued commands, or -1 when c is not in MULTI (CLIENT LIST). */
-int fe_multi_count(const fe_conn_t *c);
-/* multi.c: EXEC refused before it ran (wrong arity, NOAUTH, NOPERM):
- * reply "-EXECABORT Transaction discarded because of: <why>" and end the
- * transaction, as Redis does. */
-void fe_multi_exec_abort(fe_conn_t *c, const char *why, size_t len);
-/* multi.c: 1 while c must wait for the reply of its last EXEC (see
- * exec_wait_lsn), 0 once it is known. */
-int fe_multi_exec_waiting(fe_conn_t *c);
-/* multi.c: the store replied to the write at lsn for c (called by
- * frontend.c for every write reply; cheap when it is not c's EXEC). */
-void fe_multi_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len);
-
-/* dispatch.c: SELECT's argument: the database, with +OK appended to out,
- * or -1 with Redis' error appended. Does not change c. */
-int fe_select_db(const fe_conn_t *c, const char *arg, uint32_t len, buf_t *out);
-/* dispatch.c: 1 (and the error replied) when writes are refused (the log
- * stopped, the disk full), else 0. */
+/* ---- submit.c: records into the ring, reads' wait for durability ---- */
+#define FE_MAX_RECORD_ARGS 65535 /* a record's argument count is a u16 */
+/* 1 (and the error replied) when writes are refused (the log stopped, the
+ * disk full), else 0. */
 int fe_write_refused(fe_conn_t *c);
-/* dispatch.c: claim, encode and commit one record with payload op+db
- * `opdb` and these arguments, and queue its reply (the store's when
- * needs_store_reply, else +OK once durable). Returns 0; -EAGAIN when the
- * ring is full; -EMSGSIZE when no record may be that large (nothing done,
- * nothing replied). */
+/* Claim, encode and commit one record with payload op+db `opdb` and these
+ * arguments, and queue its reply (the store's when needs_store_reply, else
+ * +OK once durable). Returns 0; -EAGAIN when the ring is full; -EMSGSIZE
+ * when no record may be that large (nothing done, nothing replied). */
 int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int argc,
                      const unsigned char *const *argv, const uint32_t *lens);
-/* dispatch.c: the largest payload one record may have (ring-size / 4). */
+/* The largest payload one record may have (ring-size / 4). */
 size_t fe_record_max_payload(const fe_t *fe);
+/* Write a CMD_TICK record (no reply; see command.h). */
+void fe_submit_tick(fe_t *fe);
+/* 1 when a read of c must wait for c's writes to be durable (D19):
+ * fe_reads_release retries c then; 0 when it may go to the store now. */
+int fe_read_must_wait(fe_conn_t *c);
+/* Retry the connections whose read waited for a write that is now durable
+ * (or never will be: the log failed). Returns 1 when some were scheduled
+ * (fe->ev_retry), 0 when none waits or none may go yet. */
+int fe_reads_release(fe_t *fe);
 
-/* acl.c: may c run d with these arguments? 0 = yes; -1 = no, and the error
- * reply (NOAUTH, NOPERM) was appended to err. */
-int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err);
-
-/* local.c: count one call of d for INFO commandstats. */
-void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d);
-
-/* ---- issue 5 (admin helper) ---- */
-/* frontend.c: close c at once (CLIENT KILL, deleted ACL user). */
+/* ---- conn.c: connections, completions, the event loop ---- */
+/* Close c at once (CLIENT KILL, deleted ACL user). Never frees it here: c
+ * stops reading and is closed right after the current event. */
 void fe_conn_kill(fe_conn_t *c);
-/* ---- end issue 5 ---- */
+/* Zero this frontend's counters (fe->stats) if CONFIG RESETSTAT moved the
+ * epoch since; runs before anything is counted, once per event. */
+void fe_stats_sync_epoch(fe_t *fe);
+/* A frontend for `slot` with these hooks (kept, not copied): its fields,
+ * read ids and counters set up, nothing listening yet. NULL when out of
+ * memory. */
+fe_t *fe_core_new(shm_t *shm, const config_t *cfg, int slot, const fe_hooks_t *hooks,
+                  const struct fe_cmd_hooks *cmd_hooks);
+/* Listen on the master's sockets and run the event loop until shutdown
+ * drained the connections or the master died. Returns the exit status. */
+int fe_core_run(fe_t *fe, const int *listen_fds, int nlisten);
 
-/* local.c: run a LOCAL command (its registry row names its handler, an
- * fe_local_fn, declared here from the row), its reply into out. */
-typedef void fe_local_fn(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
-                         buf_t *out);
-#define FE_LOCAL_DECL_LOCAL(handler) fe_local_fn handler;
-#define FE_LOCAL_DECL_WRITE(handler)
-#define FE_LOCAL_DECL_READ(handler)
-#define FE_LOCAL_DECL_MULTI(handler)
-#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, ...)             \
-    FE_LOCAL_DECL_##route(handler)
-#include "commands.def"
-void fe_local(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv,
-              const uint32_t *lens, buf_t *out);
-void fe_info(fe_t *fe, const char *section, buf_t *out);
+/* ---- core-internal: reply.c's primitives conn.c uses ---- */
+void fe_reply_free(fe_t *fe, fe_reply_t *r);
+void fe_wlist_del(fe_conn_t *c);
+fe_reply_t *fe_map_take(fe_t *fe, uint8_t kind, uint64_t id);
+fe_reply_t *fe_map_find(fe_t *fe, uint8_t kind, uint64_t id);
+/* A part of a store reply (shm.h): 1 when r's reply is complete, with *p
+ * and *n set to the whole of it. */
+int fe_reply_part(fe_reply_t *r, const store_reply_t *h, const char **p, uint32_t *n);
+/* Move the ready entries at the head of c's FIFO to its output buffer. */
+void fe_conn_collect(fe_conn_t *c);
 
 #endif
