@@ -69,7 +69,12 @@ static void conn_closing(fe_conn_t *c)
     fe_admin_on_close(c);
 }
 
+/* The core places c->admin right after the fe_conn_t (conn.c, conn_new). */
+_Static_assert(_Alignof(fe_conn_admin_t) <= _Alignof(fe_conn_t),
+               "c->admin is allocated right after the connection");
+
 static const fe_hooks_t hooks = {
+    .conn_admin_size = sizeof(fe_conn_admin_t),
     .command = run_command,
     .input_done = fe_admin_input_done,
     .reply_ready = fe_admin_reply_ready,

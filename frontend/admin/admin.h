@@ -50,8 +50,73 @@ typedef struct batch_clock {
 /* What the administration layer keeps per frontend (fe->admin; the core
  * holds the pointer and never reads it). */
 typedef struct fe_admin {
-    batch_clock_t clock; /* the input batch being run (hooks.c) */
+    batch_clock_t clock;    /* the input batch being run (hooks.c) */
+    struct acl_table *acl;  /* parsed copy of the shared ACL table */
+    uint64_t acl_version;   /* the shm version it was parsed from */
+    uint64_t acl_gen;       /* bumped at each re-parse */
+    uint64_t acl_swept_gen; /* generation fe_acl_sweep last looked at */
+    uint64_t cfg_version;   /* the shm config version of the values below */
+    int64_t slowlog_slower_than;
+    int protected_mode;
+    /* Test hook (ATTICDB_TEST_REMOTE_ADDR): clients from this IPv4 address,
+     * network order, count as remote, so protected mode can be tested over
+     * loopback only. 0 = none. */
+    uint32_t test_remote_addr;
+    char *argring;            /* slow log: arguments of requests not answered yet */
+    uint64_t argring_pos;     /* bytes ever written to it (slowlog.c) */
+    uint32_t client_hint;     /* where the next registry search starts */
+    uint64_t ops_sample_cmds; /* instantaneous_ops_per_sec sampling */
+    int64_t ops_sample_ms;
 } fe_admin_t;
+
+/* What the layer keeps per connection (c->admin, allocated by the core
+ * with the connection: fe_hooks_t.conn_admin_size). */
+typedef struct fe_conn_admin {
+    int authenticated;           /* passed AUTH, or no password is required */
+    char *user;                  /* ACL user name (malloc'ed), NULL = "default" */
+    char *name;                  /* CLIENT SETNAME, NULL = none */
+    char *lib_name, *lib_ver;    /* CLIENT SETINFO */
+    struct shm_client *reg;      /* registry entry (CLIENT LIST/KILL), NULL when full */
+    uint64_t acl_gen;            /* ACL table generation acl_fast was computed for */
+    uint8_t acl_fast;            /* may run anything on any key: no check needed */
+    uint8_t no_evict;            /* CLIENT NO-EVICT ON (accepted, no effect) */
+    uint8_t reply_off;           /* CLIENT REPLY OFF */
+    uint8_t reply_skip;          /* CLIENT REPLY SKIP: drop the next command's reply */
+    uint16_t cur_idx;            /* command index computed by fe_acl_check ... */
+    const cmd_desc_t *cur_desc;  /* ... for this command */
+    uint16_t stat_idx;           /* index + 1 of the command being dispatched, 0 = none */
+    const cmd_desc_t *stat_desc; /* ... and its table entry */
+    uint16_t last_idx;           /* index of the last command run (CLIENT LIST cmd=) */
+    int32_t reg_db, reg_multi;   /* what the registry entry shows, to update on change */
+} fe_conn_admin_t;
+
+/* The words of a reply entry's note (fe_reply_t.note, which the core
+ * zeroes and never reads), for the statistics and the slow log of a
+ * request whose reply waits: [0] when the request was read (shm_mono_ns),
+ * [1] where its arguments are in the argument ring (slowlog.c), [2] its
+ * command index + 1 in bits 0-15 (0 = not counted yet), whether [1] is set
+ * in bit 16, the arguments' length in bits 32-63. */
+static inline unsigned fe_note_idx(const uint64_t *note)
+{
+    return (unsigned)(note[2] & 0xffffu);
+}
+static inline void fe_note_set_idx(uint64_t *note, unsigned idx1)
+{
+    note[2] = (note[2] & ~(uint64_t)0xffffu) | (idx1 & 0xffffu);
+}
+static inline int fe_note_snap_ok(const uint64_t *note)
+{
+    return (int)((note[2] >> 16) & 1u);
+}
+static inline uint32_t fe_note_snap_len(const uint64_t *note)
+{
+    return (uint32_t)(note[2] >> 32);
+}
+static inline void fe_note_set_snap(uint64_t *note, uint64_t pos, uint32_t len)
+{
+    note[1] = pos;
+    note[2] = (note[2] & 0xffffu) | ((uint64_t)1 << 16) | ((uint64_t)len << 32);
+}
 
 /* ---- hooks.c: the layer's side of the core's hooks (core.h) ---- */
 

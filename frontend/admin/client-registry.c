@@ -36,23 +36,23 @@ static void copy_field(char *dst, size_t cap, const char *src)
 
 uint32_t fe_client_flags(const fe_conn_t *c)
 {
-    return (c->is_unix ? SHM_CLIENT_F_UNIX : 0) | (c->no_evict ? SHM_CLIENT_F_NO_EVICT : 0);
+    return (c->is_unix ? SHM_CLIENT_F_UNIX : 0) | (c->admin->no_evict ? SHM_CLIENT_F_NO_EVICT : 0);
 }
 
 void fe_client_sync(fe_conn_t *c)
 {
-    shm_client_t *e = c->reg;
+    shm_client_t *e = c->admin->reg;
     if (!e) return;
     atomic_fetch_add_explicit(&e->seq, 1, memory_order_acq_rel); /* odd: writing */
-    copy_field(e->user, sizeof(e->user), c->user ? c->user : "default");
-    copy_field(e->name, sizeof(e->name), c->name);
-    copy_field(e->lib_name, sizeof(e->lib_name), c->lib_name);
-    copy_field(e->lib_ver, sizeof(e->lib_ver), c->lib_ver);
+    copy_field(e->user, sizeof(e->user), c->admin->user ? c->admin->user : "default");
+    copy_field(e->name, sizeof(e->name), c->admin->name);
+    copy_field(e->lib_name, sizeof(e->lib_name), c->admin->lib_name);
+    copy_field(e->lib_ver, sizeof(e->lib_ver), c->admin->lib_ver);
     atomic_store_explicit(&e->db, c->db, memory_order_relaxed);
     atomic_store_explicit(&e->resp, c->proto, memory_order_relaxed);
     atomic_store_explicit(&e->flags, fe_client_flags(c), memory_order_relaxed);
     atomic_fetch_add_explicit(&e->seq, 1, memory_order_release);
-    c->reg_db = c->db;
+    c->admin->reg_db = c->db;
 }
 
 void fe_client_register(fe_conn_t *c)
@@ -61,17 +61,17 @@ void fe_client_register(fe_conn_t *c)
     shm_admin_t *a = &fe->shm->admin;
     uint32_t me = (uint32_t)fe->slot + 1;
     uint32_t inc = atomic_load(&fe->shm->fe[fe->slot].incarnation);
-    c->reg = NULL;
-    c->reg_multi = -1;
+    c->admin->reg = NULL;
+    c->admin->reg_multi = -1;
     for (uint32_t n = 0; n < SHM_CLIENT_SLOTS; n++) {
-        uint32_t i = (fe->client_hint + n) % SHM_CLIENT_SLOTS;
+        uint32_t i = (fe->admin->client_hint + n) % SHM_CLIENT_SLOTS;
         shm_client_t *e = &a->clients[i];
         uint32_t expect = 0;
         if (atomic_load_explicit(&e->owner, memory_order_relaxed) != 0) continue;
         atomic_store(&e->incarnation, inc); /* before owning: readers check it */
         if (!atomic_compare_exchange_strong(&e->owner, &expect, me)) continue;
-        fe->client_hint = i + 1;
-        c->reg = e;
+        fe->admin->client_hint = i + 1;
+        c->admin->reg = e;
         atomic_store(&e->kill_id, 0);
         atomic_store(&e->id, c->id);
         atomic_store(&e->created_ms, c->created_ms);
@@ -90,10 +90,10 @@ void fe_client_register(fe_conn_t *c)
 
 void fe_client_unregister(fe_conn_t *c)
 {
-    if (!c->reg) return;
-    atomic_store(&c->reg->id, 0);
-    atomic_store_explicit(&c->reg->owner, 0, memory_order_release);
-    c->reg = NULL;
+    if (!c->admin->reg) return;
+    atomic_store(&c->admin->reg->id, 0);
+    atomic_store_explicit(&c->admin->reg->owner, 0, memory_order_release);
+    c->admin->reg = NULL;
 }
 
 void fe_clients_reclaim(fe_t *fe)
@@ -105,7 +105,7 @@ void fe_clients_reclaim(fe_t *fe)
             atomic_store(&a->clients[i].owner, 0);
     atomic_store(&a->kill_pending[fe->slot], 0);
     /* Spread the frontends' searches over the table. */
-    fe->client_hint = (uint32_t)((uint64_t)fe->slot * SHM_CLIENT_SLOTS / SHM_MAX_FRONTENDS);
+    fe->admin->client_hint = (uint32_t)((uint64_t)fe->slot * SHM_CLIENT_SLOTS / SHM_MAX_FRONTENDS);
 }
 
 void fe_clients_kill_pending(fe_t *fe)
@@ -114,10 +114,10 @@ void fe_clients_kill_pending(fe_t *fe)
     if (!atomic_load_explicit(&a->kill_pending[fe->slot], memory_order_relaxed)) return;
     if (!atomic_exchange(&a->kill_pending[fe->slot], 0)) return;
     for (fe_conn_t *c = fe->conns; c; c = c->next) {
-        if (!c->reg) continue;
-        uint64_t k = atomic_load(&c->reg->kill_id);
+        if (!c->admin->reg) continue;
+        uint64_t k = atomic_load(&c->admin->reg->kill_id);
         if (k && k == c->id) {
-            atomic_store(&c->reg->kill_id, 0);
+            atomic_store(&c->admin->reg->kill_id, 0);
             fe_conn_kill(c);
         }
     }

@@ -81,13 +81,13 @@ void fe_client_info_line(fe_conn_t *c, buf_t *out)
         " flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu"
         " multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=%u omem=%zu tot-mem=%zu events=%s%s cmd=%s"
         " user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
-        c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "", (now - c->created_ms) / 1000,
-        (now - c->last_active_ms) / 1000, flags, c->db, multi, qbuf, c->in.cap - c->in.len,
-        argv_mem, c->in.cap, c->in.cap, obl, c->npending, c->out.cap,
+        c->id, c->addr, c->laddr, c->fd, c->admin->name ? c->admin->name : "",
+        (now - c->created_ms) / 1000, (now - c->last_active_ms) / 1000, flags, c->db, multi, qbuf,
+        c->in.cap - c->in.len, argv_mem, c->in.cap, c->in.cap, obl, c->npending, c->out.cap,
         sizeof(*c) + c->in.cap + c->out.cap + argv_mem, c->reading_paused ? "" : "r",
-        event_pending(c->ev_write, EV_WRITE, NULL) ? "w" : "", cmd_name(c->last_idx),
-        c->user ? c->user : "default", c->proto, c->lib_name ? c->lib_name : "",
-        c->lib_ver ? c->lib_ver : "");
+        event_pending(c->ev_write, EV_WRITE, NULL) ? "w" : "", cmd_name(c->admin->last_idx),
+        c->admin->user ? c->admin->user : "default", c->proto,
+        c->admin->lib_name ? c->admin->lib_name : "", c->admin->lib_ver ? c->admin->lib_ver : "");
 }
 
 static void entry_line(const shm_client_t *e, buf_t *out)
@@ -164,7 +164,7 @@ static void view_of(fe_t *fe, const client_ref_t *r, client_view_t *v, shm_clien
         v->id = r->local->id;
         v->addr = r->local->addr;
         v->laddr = r->local->laddr;
-        v->user = r->local->user ? r->local->user : "default";
+        v->user = r->local->admin->user ? r->local->admin->user : "default";
     } else {
         if (!entry_read(fe, r->slot, tmp)) memset(tmp, 0, sizeof(*tmp));
         v->id = r->id;
@@ -297,7 +297,7 @@ static void client_kill(fe_conn_t *c, int argc, const char **argv, const uint32_
                 laddr_n = vn;
             } else if (fe_word_eq(o, on, "user")) {
                 fe_acl_refresh(fe);
-                if (!acl_find(fe->acl, v, vn)) {
+                if (!acl_find(fe->admin->acl, v, vn)) {
                     reply_errf(out, "ERR No such user '%.*s'", v, vn);
                     return;
                 }
@@ -359,8 +359,8 @@ static int set_name(fe_conn_t *c, const char *s, size_t n, buf_t *out)
         resp_error(out, "ERR Client names cannot contain spaces, newlines or special characters.");
         return -1;
     }
-    free(c->name);
-    c->name = n ? acl_strndup(s, n) : NULL;
+    free(c->admin->name);
+    c->admin->name = n ? acl_strndup(s, n) : NULL;
     fe_client_sync(c);
     return 0;
 }
@@ -414,15 +414,15 @@ void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
     if (fe_word_eq(sub, sl, "id")) {
         resp_integer(out, (long long)c->id);
     } else if (fe_word_eq(sub, sl, "getname")) {
-        if (c->name)
-            resp_bulk_cstr(out, c->name);
+        if (c->admin->name)
+            resp_bulk_cstr(out, c->admin->name);
         else
             resp_null3(out, c->proto);
     } else if (fe_word_eq(sub, sl, "setname")) {
         if (set_name(c, argv[2], lens[2], out) == 0) resp_simple(out, "OK");
     } else if (fe_word_eq(sub, sl, "setinfo")) {
-        char **dst = fe_word_eq(argv[2], lens[2], "lib-name")  ? &c->lib_name
-                     : fe_word_eq(argv[2], lens[2], "lib-ver") ? &c->lib_ver
+        char **dst = fe_word_eq(argv[2], lens[2], "lib-name")  ? &c->admin->lib_name
+                     : fe_word_eq(argv[2], lens[2], "lib-ver") ? &c->admin->lib_ver
                                                                : NULL;
         if (argc != 4) {
             resp_error(out, "ERR wrong number of arguments for 'client|setinfo' command");
@@ -452,15 +452,15 @@ void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
         client_kill(c, argc, argv, lens, out);
     } else if (fe_word_eq(sub, sl, "reply")) {
         if (fe_word_eq(argv[2], lens[2], "on")) {
-            c->reply_off = c->reply_skip = 0;
+            c->admin->reply_off = c->admin->reply_skip = 0;
             c->reply_suppress = 0;
             resp_simple(out, "OK");
         } else if (fe_word_eq(argv[2], lens[2], "off")) {
-            c->reply_off = 1;
+            c->admin->reply_off = 1;
             c->reply_suppress = 1;
             resp_simple(out, "OK"); /* dropped */
         } else if (fe_word_eq(argv[2], lens[2], "skip")) {
-            if (!c->reply_off) c->reply_skip = 1;
+            if (!c->admin->reply_off) c->admin->reply_skip = 1;
             c->reply_suppress = 1;
             resp_simple(out, "OK"); /* dropped */
         } else {
@@ -468,9 +468,9 @@ void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
         }
     } else if (fe_word_eq(sub, sl, "no-evict")) {
         if (fe_word_eq(argv[2], lens[2], "on"))
-            c->no_evict = 1;
+            c->admin->no_evict = 1;
         else if (fe_word_eq(argv[2], lens[2], "off"))
-            c->no_evict = 0;
+            c->admin->no_evict = 0;
         else {
             resp_error(out, "ERR syntax error");
             return;
@@ -518,7 +518,7 @@ void fe_cmd_hello(fe_conn_t *c, int argc, const char **argv, const uint32_t *len
         resp_error(out, "WRONGPASS invalid username-password pair or user is disabled.");
         return;
     }
-    if (!c->authenticated) {
+    if (!c->admin->authenticated) {
         resp_error(out, "NOAUTH HELLO must be called with the client already authenticated, "
                         "otherwise the HELLO AUTH <user> <pass> option can be used to "
                         "authenticate the client and select the RESP protocol version at the "
@@ -550,16 +550,16 @@ void fe_cmd_reset(fe_conn_t *c, buf_t *out)
     fe_multi_clear(c);
     c->db = 0;
     c->proto = 2;
-    c->reply_off = c->reply_skip = c->reply_suppress = 0;
-    c->no_evict = 0;
-    free(c->name);
-    c->name = NULL;
-    free(c->user);
-    c->user = NULL;
+    c->admin->reply_off = c->admin->reply_skip = c->reply_suppress = 0;
+    c->admin->no_evict = 0;
+    free(c->admin->name);
+    c->admin->name = NULL;
+    free(c->admin->user);
+    c->admin->user = NULL;
     /* Back to the default user, authenticated only if it needs no password. */
     fe_acl_refresh(c->fe);
-    c->authenticated = fe_acl_default_auth(c->fe);
-    c->acl_gen = 0;
+    c->admin->authenticated = fe_acl_default_auth(c->fe);
+    c->admin->acl_gen = 0;
     fe_client_sync(c);
     resp_simple(out, "RESET");
 }
@@ -588,11 +588,11 @@ const char FE_DENIED_MSG[] =
 
 int fe_protected_refuse(fe_t *fe, const struct sockaddr *sa)
 {
-    if (!fe->protected_mode) return 0;
+    if (!fe->admin->protected_mode) return 0;
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
         if ((ntohl(in->sin_addr.s_addr) >> 24) == 127 &&
-            in->sin_addr.s_addr != fe->test_remote_addr)
+            in->sin_addr.s_addr != fe->admin->test_remote_addr)
             return 0;
     } else if (sa->sa_family == AF_INET6) {
         const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;

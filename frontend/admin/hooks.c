@@ -51,20 +51,20 @@ void fe_admin_command_done(fe_conn_t *c, const char *buf, const fe_admin_mark_t 
     batch_clock_t *bc = &fe->admin->clock;
     fe_reply_t *tail0 = mark->tail0;
     size_t out0 = mark->out0;
-    if (c->stat_idx) {
-        unsigned idx = c->stat_idx - 1u;
-        uint32_t flags = c->stat_desc->flags;
-        int slowlog = fe->slowlog_slower_than >= 0 && !(flags & CMDF_SKIP_SLOWLOG);
+    if (c->admin->stat_idx) {
+        unsigned idx = c->admin->stat_idx - 1u;
+        uint32_t flags = c->admin->stat_desc->flags;
+        int slowlog = fe->admin->slowlog_slower_than >= 0 && !(flags & CMDF_SKIP_SLOWLOG);
         fe_reply_t *r = c->tail != tail0 ? c->tail : NULL;
         if (r && r->state != FE_READY) {
-            r->stat_idx = c->stat_idx;
-            r->t0_ns = bc->mark;
+            fe_note_set_idx(r->note, c->admin->stat_idx);
+            r->note[0] = bc->mark; /* when the request was read */
             if (slowlog) fe_slowlog_snapshot(c, r, buf);
         } else {
             int failed =
                 r ? (r->len && r->data[0] == '-') : (c->out.len > out0 && c->out.data[out0] == '-');
             /* Sub-millisecond thresholds want every command timed alone. */
-            if ((flags & CMDF_FAST) && (!slowlog || fe->slowlog_slower_than >= 1000)) {
+            if ((flags & CMDF_FAST) && (!slowlog || fe->admin->slowlog_slower_than >= 1000)) {
                 /* Timed with its neighbours (batch_clock_t). */
                 bc->fast[bc->nfast++] = (uint16_t)(idx | (failed ? FAST_FAILED : 0));
                 if (bc->nfast == (int)(sizeof(bc->fast) / sizeof(bc->fast[0])))
@@ -74,18 +74,18 @@ void fe_admin_command_done(fe_conn_t *c, const char *buf, const fe_admin_mark_t 
                  * last reading, a fraction of a microsecond each. */
                 uint64_t start = bc->mark, ns = clock_read(fe, bc, 0) - start;
                 fe_stat_done(fe, idx, ns, failed);
-                if (slowlog && ns / 1000 >= (uint64_t)fe->slowlog_slower_than)
+                if (slowlog && ns / 1000 >= (uint64_t)fe->admin->slowlog_slower_than)
                     fe_slowlog_add(c, ns / 1000, buf);
             }
         }
-        c->stat_idx = 0;
+        c->admin->stat_idx = 0;
     }
-    if (c->reg) {
-        if (c->db != c->reg_db) fe_client_sync(c);
+    if (c->admin->reg) {
+        if (c->db != c->admin->reg_db) fe_client_sync(c);
         int m = fe_multi_count(c);
-        if (m != c->reg_multi) {
-            c->reg_multi = m;
-            atomic_store_explicit(&c->reg->multi, m, memory_order_relaxed);
+        if (m != c->admin->reg_multi) {
+            c->admin->reg_multi = m;
+            atomic_store_explicit(&c->admin->reg->multi, m, memory_order_relaxed);
         }
     }
 }
@@ -97,15 +97,15 @@ void fe_admin_command_begin(fe_conn_t *c, fe_admin_mark_t *m)
     m->tail0 = c->tail;
     m->out0 = c->out.len;
     /* CLIENT REPLY: OFF drops every reply, SKIP the next command's. */
-    m->skip = c->reply_skip;
-    c->reply_suppress = c->reply_off || m->skip;
-    c->reply_skip = 0;
-    c->stat_idx = 0;
+    m->skip = c->admin->reply_skip;
+    c->reply_suppress = c->admin->reply_off || m->skip;
+    c->admin->reply_skip = 0;
+    c->admin->stat_idx = 0;
 }
 
 void fe_admin_command_again(fe_conn_t *c, const fe_admin_mark_t *m)
 {
-    c->reply_skip = m->skip; /* the command runs again: SKIP still applies */
+    c->admin->reply_skip = m->skip; /* the command runs again: SKIP still applies */
 }
 
 void fe_admin_input_done(fe_conn_t *c)
@@ -119,14 +119,15 @@ void fe_admin_input_done(fe_conn_t *c)
  * log). *now is read once per batch of completions. */
 void fe_admin_reply_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
 {
-    if (!r->stat_idx) return;
+    unsigned idx1 = fe_note_idx(r->note);
+    if (!idx1) return;
     if (!*now) *now = shm_mono_ns();
-    uint64_t ns = *now - r->t0_ns, usec = ns / 1000;
-    unsigned idx = r->stat_idx - 1u;
-    r->stat_idx = 0;
+    uint64_t ns = *now - r->note[0], usec = ns / 1000;
+    unsigned idx = idx1 - 1u;
+    fe_note_set_idx(r->note, 0);
     fe_stat_done(fe, idx, ns, r->len && r->data && r->data[0] == '-');
-    if (r->snap_ok && r->conn && fe->slowlog_slower_than >= 0 &&
-        usec >= (uint64_t)fe->slowlog_slower_than)
+    if (fe_note_snap_ok(r->note) && r->conn && fe->admin->slowlog_slower_than >= 0 &&
+        usec >= (uint64_t)fe->admin->slowlog_slower_than)
         fe_slowlog_add_snapshot(r->conn, usec, r, idx);
 }
 
@@ -139,23 +140,24 @@ void fe_admin_on_connect(fe_conn_t *c)
 {
     /* As Redis: a client starts authenticated when the default user needs
      * no password, and stays so if one is set later. */
-    c->authenticated = fe_acl_default_auth(c->fe);
+    c->admin->authenticated = fe_acl_default_auth(c->fe);
     fe_client_register(c);
 }
 
 void fe_admin_on_close(fe_conn_t *c)
 {
     fe_client_unregister(c);
-    free(c->user);
-    free(c->name);
-    free(c->lib_name);
-    free(c->lib_ver);
+    free(c->admin->user);
+    free(c->admin->name);
+    free(c->admin->lib_name);
+    free(c->admin->lib_ver);
 }
 
 void fe_admin_on_input(fe_conn_t *c)
 {
-    if (c->reg)
-        atomic_store_explicit(&c->reg->last_active_ms, c->last_active_ms, memory_order_relaxed);
+    if (c->admin->reg)
+        atomic_store_explicit(&c->admin->reg->last_active_ms, c->last_active_ms,
+                              memory_order_relaxed);
 }
 
 void fe_admin_on_timer(fe_t *fe)
@@ -165,14 +167,14 @@ void fe_admin_on_timer(fe_t *fe)
     fe_clients_kill_pending(fe); /* in case a wake-up was lost */
     fe_stats_sync_epoch(fe);
     int64_t now = shm_now_ms();
-    if (now - fe->ops_sample_ms >= 1000) {
+    if (now - fe->admin->ops_sample_ms >= 1000) {
         /* instantaneous_ops_per_sec: commands over the last second */
         uint64_t cmds = atomic_load(&fe->stats->cmds);
-        if (fe->ops_sample_ms && cmds >= fe->ops_sample_cmds)
-            atomic_store(&fe->stats->inst_ops,
-                         (cmds - fe->ops_sample_cmds) * 1000 / (uint64_t)(now - fe->ops_sample_ms));
-        fe->ops_sample_cmds = cmds;
-        fe->ops_sample_ms = now;
+        if (fe->admin->ops_sample_ms && cmds >= fe->admin->ops_sample_cmds)
+            atomic_store(&fe->stats->inst_ops, (cmds - fe->admin->ops_sample_cmds) * 1000 /
+                                                   (uint64_t)(now - fe->admin->ops_sample_ms));
+        fe->admin->ops_sample_cmds = cmds;
+        fe->admin->ops_sample_ms = now;
     }
 }
 
@@ -183,12 +185,12 @@ int fe_admin_start(fe_t *fe)
     const char *remote = getenv("ATTICDB_TEST_REMOTE_ADDR");
     struct in_addr remote_addr;
     if (remote && inet_pton(AF_INET, remote, &remote_addr) == 1)
-        fe->test_remote_addr = remote_addr.s_addr;
+        fe->admin->test_remote_addr = remote_addr.s_addr;
     fe_clients_reclaim(fe); /* our predecessor's clients are gone */
-    fe->cfg_version = UINT64_MAX;
+    fe->admin->cfg_version = UINT64_MAX;
     fe_config_refresh(fe);
     fe_acl_refresh(fe);
-    fe->argring = malloc(FE_ARGRING_SIZE);
-    if (!fe->argring) return -1;
+    fe->admin->argring = malloc(FE_ARGRING_SIZE);
+    if (!fe->admin->argring) return -1;
     return 0;
 }

@@ -49,14 +49,14 @@ void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d)
     fe_t *fe = c->fe;
     /* fe_acl_check computed the index (subcommand included) for this call;
      * a command counted by multi.c at EXEC has only its id. */
-    unsigned idx = c->cur_desc == d ? c->cur_idx : (unsigned)d->id;
+    unsigned idx = c->admin->cur_desc == d ? c->admin->cur_idx : (unsigned)d->id;
     add_u64(&fe->stats->cmd[idx].calls, 1);
-    if (!c->stat_idx) {
-        c->stat_idx = (uint16_t)(idx + 1);
-        c->stat_desc = d;
+    if (!c->admin->stat_idx) {
+        c->admin->stat_idx = (uint16_t)(idx + 1);
+        c->admin->stat_desc = d;
     }
-    c->last_idx = (uint16_t)idx;
-    if (c->reg) atomic_store_explicit(&c->reg->last_cmd, idx, memory_order_relaxed);
+    c->admin->last_idx = (uint16_t)idx;
+    if (c->admin->reg) atomic_store_explicit(&c->admin->reg->last_cmd, idx, memory_order_relaxed);
 }
 
 void fe_stat_done(fe_t *fe, unsigned idx, uint64_t nsec, int failed)

@@ -539,8 +539,10 @@ static void format_addr(const struct sockaddr_storage *ss, const char *unix_path
 
 static fe_conn_t *conn_new(fe_t *fe, int fd, const struct sockaddr_storage *peer)
 {
-    fe_conn_t *c = calloc(1, sizeof(*c));
+    /* One allocation with the admin layer's state right after it. */
+    fe_conn_t *c = calloc(1, sizeof(*c) + fe->hooks->conn_admin_size);
     if (!c) return NULL;
+    if (fe->hooks->conn_admin_size) c->admin = (struct fe_conn_admin *)(void *)(c + 1);
     c->fe = fe;
     c->fd = fd;
     /* Unique across frontends (CLIENT ID, CLIENT KILL ID). */

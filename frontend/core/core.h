@@ -26,6 +26,8 @@
 #include "shm.h"
 
 struct fe_conn;
+struct fe_conn_admin;
+struct fe_admin;
 struct fe;
 struct fe_hooks;
 struct fe_cmd_hooks;
@@ -50,15 +52,12 @@ typedef struct fe_reply {
     uint8_t owns_data; /* data was malloc'ed */
     uint32_t len;
     const char *data;
-    buf_t *parts; /* a store reply arriving in parts, so far */
-    /* ---- issue 5 (admin helper): statistics, slow log, CLIENT REPLY ---- */
-    uint16_t stat_idx; /* command index + 1 to account when ready, 0 = none */
-    uint8_t discard;   /* CLIENT REPLY OFF/SKIP: dropped, never sent */
-    uint8_t snap_ok;   /* snap_pos holds this request's arguments */
-    uint32_t snap_len; /* its arguments for the slow log: in the   */
-    uint64_t snap_pos; /* frontend's argument ring (slowlog.c) */
-    uint64_t t0_ns;    /* when the request was read (stat_idx != 0) */
-    /* ---- end issue 5 ---- */
+    buf_t *parts;    /* a store reply arriving in parts, so far */
+    uint8_t discard; /* CLIENT REPLY OFF/SKIP: dropped, never sent */
+    /* The admin layer's per-request words (statistics, slow log:
+     * frontend/admin/admin.h says what they hold), zeroed with the entry;
+     * the core never reads them. */
+    uint64_t note[3];
 } fe_reply_t;
 
 typedef struct fe_conn {
@@ -95,16 +94,13 @@ typedef struct fe_conn {
     int in_wlist;
     resp_cmd_t cmd;
 
-    /* Session state (local.c, acl.c, client.c). */
-    int db;                   /* SELECTed database */
-    int proto;                /* 2 (RESP2, default) or 3 after HELLO 3 */
-    int authenticated;        /* passed AUTH, or no password is required */
-    char *user;               /* ACL user name (malloc'ed), NULL = "default" */
-    char *name;               /* CLIENT SETNAME, NULL = none */
-    char *lib_name, *lib_ver; /* CLIENT SETINFO */
+    /* Session state the core and the command layer read. */
+    int db;    /* SELECTed database */
+    int proto; /* 2 (RESP2, default) or 3 after HELLO 3 */
     int64_t created_ms;
     cmd_id_t last_cmd;
     char addr[64], laddr[64]; /* "ip:port" of the peer and of our end */
+    uint8_t is_unix;          /* connected through the unix socket */
 
     /* Transactions (multi.c). */
     struct fe_multi *multi; /* non-NULL between MULTI and EXEC/DISCARD */
@@ -115,24 +111,16 @@ typedef struct fe_conn {
     uint64_t exec_wait_end; /* its record's end */
     int exec_wait_db;       /* the database once it ran */
 
-    /* ---- issue 5 (admin helper): admin.h's files ---- */
-    struct shm_client *reg;      /* registry entry (CLIENT LIST/KILL), NULL when full */
-    uint64_t acl_gen;            /* ACL table generation acl_fast was computed for */
-    uint8_t acl_fast;            /* may run anything on any key: no check needed */
-    uint8_t is_unix;             /* connected through the unix socket */
-    uint8_t no_evict;            /* CLIENT NO-EVICT ON (accepted, no effect) */
-    uint8_t reply_off;           /* CLIENT REPLY OFF */
-    uint8_t reply_skip;          /* CLIENT REPLY SKIP: drop the next command's reply */
-    uint8_t reply_suppress;      /* drop the replies of the command being run */
-    uint16_t cur_idx;            /* command index computed by fe_acl_check ... */
-    const cmd_desc_t *cur_desc;  /* ... for this command */
-    uint16_t stat_idx;           /* index + 1 of the command being dispatched, 0 = none */
-    const cmd_desc_t *stat_desc; /* ... and its table entry */
-    uint16_t last_idx;           /* index of the last command run (CLIENT LIST cmd=) */
-    uint8_t dispatching;         /* inside fe_dispatch: fe_conn_kill must not free it */
-    uint8_t doomed;              /* killed: closed by the reaper, nothing more is read */
-    int32_t reg_db, reg_multi;   /* what the registry entry shows, to update on change */
-    /* ---- end issue 5 ---- */
+    /* Closing from above (fe_conn_kill) and dropping replies (CLIENT REPLY):
+     * the core's mechanisms, which the admin layer sets. */
+    uint8_t reply_suppress; /* drop the replies of the command being run */
+    uint8_t dispatching;    /* inside the command hook: fe_conn_kill must not free it */
+    uint8_t doomed;         /* killed: closed by the reaper, nothing more is read */
+
+    /* The admin layer's per-connection state (frontend/admin/admin.h),
+     * allocated with the connection (fe_hooks_t.conn_admin_size): the core
+     * never dereferences it. */
+    struct fe_conn_admin *admin;
 } fe_conn_t;
 
 /* The arguments of one command as pointers and lengths (argv[0] is the
@@ -179,30 +167,18 @@ typedef struct fe {
     uint64_t read_wait_lsn;
     int claimer_adopted; /* the slot's ring claimer is ours (fe_submit_record) */
 
-    struct fe_admin *admin; /* the admin layer's state (frontend/admin/), opaque here */
-    /* ---- issue 5 (admin helper): admin.h's files ---- */
-    struct acl_table *acl;  /* parsed copy of the shared ACL table */
-    uint64_t acl_version;   /* the shm version it was parsed from */
-    uint64_t acl_gen;       /* bumped at each re-parse */
-    uint64_t acl_swept_gen; /* generation fe_acl_sweep last looked at */
-    uint64_t cfg_version;   /* the shm config version of the values below */
-    int64_t maxclients, timeout_s, slowlog_slower_than;
+    /* Limits the core enforces, kept equal to the settings shared by all
+     * frontends by the refresh hook (frontend/admin/config-cmd.c). */
+    int64_t maxclients, timeout_s;
     uint64_t qbuf_limit, obuf_hard, obuf_soft;
     int64_t obuf_soft_seconds;
-    int protected_mode;
-    /* Test hook (ATTICDB_TEST_REMOTE_ADDR): clients from this IPv4 address,
-     * network order, count as remote, so protected mode can be tested over
-     * loopback only. 0 = none. */
-    uint32_t test_remote_addr;
-    shm_fe_stats_t *stats;    /* this frontend's command statistics */
-    uint64_t stat_epoch;      /* the RESETSTAT epoch stats belong to */
-    struct event *ev_reap;    /* one-shot: close the connections fe_conn_kill doomed */
-    char *argring;            /* slow log: arguments of requests not answered yet */
-    uint64_t argring_pos;     /* bytes ever written to it (slowlog.c) */
-    uint32_t client_hint;     /* where the next registry search starts */
-    uint64_t ops_sample_cmds; /* instantaneous_ops_per_sec sampling */
-    int64_t ops_sample_ms;
-    /* ---- end issue 5 ---- */
+    /* This frontend's counters in shm (INFO stats, commandstats): the core
+     * counts bytes, connections and commands; the admin layer the rest. */
+    shm_fe_stats_t *stats;
+    uint64_t stat_epoch;   /* the RESETSTAT epoch stats belong to */
+    struct event *ev_reap; /* one-shot: close the connections fe_conn_kill doomed */
+
+    struct fe_admin *admin; /* the admin layer's state (frontend/admin/), opaque here */
 } fe_t;
 
 /* True when the n bytes at s are `word`, in any case (options, subcommands). */
@@ -219,6 +195,9 @@ static inline int fe_word_eq(const char *s, size_t n, const char *word)
  * per event (a read, a batch of completions, a tick).
  */
 typedef struct fe_hooks {
+    /* Bytes of the admin layer's state per connection (c->admin), zeroed
+     * and allocated with it. */
+    size_t conn_admin_size;
     /* Run one parsed request: fe_dispatch's contract (frontend/cmd/cmd.h):
      * 0 = handled, -EAGAIN = wait for ring or channel space, -EBUSY = a
      * write waits for the connection's earlier reads; nothing was consumed
