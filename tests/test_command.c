@@ -4,7 +4,7 @@
  * route has its handler on both sides (a write's encoder makes a record the
  * store accepts, a read has the store's read handler), the subcommand rows
  * are consistent, and the generated COMMAND INFO and DOCS entries
- * (frontend/command-docs.c, Redis 7.0.15's facts) agree with the registry
+ * (frontend/admin/command-docs.c, Redis 7.0.15's facts) agree with the registry
  * on arity, flags, key positions, ACL categories, subcommands and summaries.
  */
 #include <criterion/criterion.h>
