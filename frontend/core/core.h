@@ -11,8 +11,8 @@
  * (frontend/cmd/: routing, encoders, MULTI; frontend/admin/: ACL, CLIENT,
  * CONFIG, INFO, SLOWLOG, COMMAND) call down into it, never the other way.
  */
-#ifndef ATTIC_FE_INTERNAL_H
-#define ATTIC_FE_INTERNAL_H
+#ifndef ATTIC_FE_CORE_H
+#define ATTIC_FE_CORE_H
 
 #include <event2/event.h>
 #include <stdint.h>
