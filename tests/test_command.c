@@ -91,8 +91,10 @@ static fe_conn_t enc_conn;
 static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
 {
     static const char *const words[] = {"1", "2", "3", "4", "5", "6", "7", "8"};
-    const char *argv[8];
-    uint32_t lens[8];
+    /* Static: an encoder may point e->argv at the arguments it was given
+     * (fe_enc_plain), and the caller reads e after this returns. */
+    static const char *argv[8];
+    static uint32_t lens[8];
     cr_assert_leq(argc, 8);
     enc_cfg.databases = 16;
     enc_fe.cfg = &enc_cfg;
