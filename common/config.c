@@ -3,7 +3,7 @@
  * command line that fill it. The master reads the file and the arguments
  * before anything is forked, so a bad setting stops the server before it
  * touches the data directory; the frontends use the same table for CONFIG
- * GET and CONFIG SET (frontend/config-cmd.c), so a value is judged by one
+ * GET and CONFIG SET (frontend/admin/config-cmd.c), so a value is judged by one
  * validator wherever it comes from.
  */
 #include "config.h"
@@ -262,7 +262,7 @@ static void format_dir(const config_t *c, buf_t *out)
 }
 
 /* `user <name> <rules...>`: checked by the ACL parser when the master
- * builds the table (frontend/fe-shm.c). */
+ * builds the table (frontend/admin/fe-shm.c). */
 static int parse_user(config_t *c, int argc, const char *const *argv, const size_t *lens, char *err,
                       size_t errlen)
 {

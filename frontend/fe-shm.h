@@ -9,7 +9,7 @@
  * statistics are per frontend process in memory but must look like one
  * server to clients: an ACL SETUSER, a CONFIG SET or a CLIENT KILL run
  * through one frontend applies to the clients of all. Writers of a shared
- * table take its shm_lock_t (frontend/fe-shm.c): the holder's pid, so the
+ * table take its shm_lock_t (frontend/admin/shm-lock.c): the holder's pid, so the
  * lock of a frontend killed while holding it is taken over. Readers never
  * block: they check a version counter instead.
  */
@@ -25,7 +25,7 @@ typedef struct shm_lock {
     _Atomic int32_t pid; /* holder, 0 = free */
 } shm_lock_t;
 
-/* ACL users (frontend/acl.c): the whole table as text, one
+/* ACL users (frontend/admin/acl.c): the whole table as text, one
  * "user <name> <rules>\n" line per user, in two copies. A writer fills the
  * copy that is not current, then bumps `version`; the current copy is
  * text[version & 1]. A reader parses the current copy and parses again if
@@ -39,7 +39,7 @@ typedef struct shm_acl {
     char text[2][SHM_ACL_TEXT];
 } shm_acl_t;
 
-/* Settings CONFIG SET can change while running (frontend/config-cmd.c). The
+/* Settings CONFIG SET can change while running (frontend/admin/config-cmd.c). The
  * frontends read them here, not in their copy of config_t; `version` moves
  * after every change, so a frontend can cache what it uses per event. */
 #define SHM_REQUIREPASS_MAX 512
@@ -59,7 +59,7 @@ typedef struct shm_config {
 } shm_config_t;
 
 /* One connection, as CLIENT LIST and CLIENT KILL see it from any frontend
- * (frontend/client.c). Written only by the owning frontend; the text fields
+ * (frontend/admin/client-registry.c). Written only by the owning frontend; the text fields
  * are rewritten between two increments of `seq` (odd while writing), so a
  * reader copies them and retries when seq moved. An entry whose owner slot
  * has another incarnation (the frontend died and was respawned) is stale:
@@ -84,7 +84,7 @@ typedef struct shm_client {
 } shm_client_t;
 enum { SHM_CLIENT_F_UNIX = 1u << 0, SHM_CLIENT_F_NO_EVICT = 1u << 1 };
 
-/* The slow log (frontend/slowlog.c): a ring of the newest entries, under
+/* The slow log (frontend/admin/slowlog.c): a ring of the newest entries, under
  * its lock. Arguments are stored already cut to Redis' limits (32 args,
  * 128 bytes each plus the "... (N more bytes)" note), as u32 length + bytes. */
 #define SHM_SLOWLOG_SLOTS    1024
@@ -108,7 +108,7 @@ typedef struct shm_slowlog {
 
 /* Command statistics (INFO commandstats), one table per frontend, each
  * written by its frontend only. Index: command id (< 256), then the
- * subcommands (frontend/command-docs.h). CONFIG RESETSTAT bumps
+ * subcommands (frontend/admin/command-index.c). CONFIG RESETSTAT bumps
  * stat_epoch; a frontend zeroes its own table when it sees the new epoch,
  * and INFO counts only tables whose epoch_seen is current. */
 #define SHM_STAT_SLOTS 320

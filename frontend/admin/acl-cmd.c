@@ -11,8 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/cmd/cmd.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "strutil.h"
 
 static const char ERR_WRONGPASS[] = "WRONGPASS invalid username-password pair or user is disabled.";
@@ -136,7 +137,7 @@ static void acl_cat(int argc, const char **argv, const uint32_t *lens, buf_t *ou
 static void acl_dryrun(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
     char msg[512];
-    acl_user_t *u = acl_find(c->fe->acl, argv[2], lens[2]);
+    acl_user_t *u = acl_find(c->fe->admin->acl, argv[2], lens[2]);
     if (!u) {
         snprintf(msg, sizeof(msg), "ERR User '%.*s' not found",
                  (int)(lens[2] > 128 ? 128 : lens[2]), argv[2]);
@@ -277,25 +278,25 @@ void fe_cmd_acl(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
     if (fe_subcmd_arity_check(cmd_by_id(CMD_ACL), argc, argv, lens, out) != 0) return;
     char err[512];
     if (fe_word_eq(sub, sl, "whoami")) {
-        resp_bulk_cstr(out, c->user ? c->user : "default");
+        resp_bulk_cstr(out, c->admin->user ? c->admin->user : "default");
     } else if (fe_word_eq(sub, sl, "list")) {
-        int n = acl_count(fe->acl);
+        int n = acl_count(fe->admin->acl);
         resp_array(out, n);
         buf_t line;
         buf_init(&line);
         for (int i = 0; i < n; i++) {
             buf_reset(&line);
-            acl_user_describe(acl_at(fe->acl, i), &line);
+            acl_user_describe(acl_at(fe->admin->acl, i), &line);
             resp_bulk(out, line.data, line.len);
         }
         buf_free(&line);
     } else if (fe_word_eq(sub, sl, "users")) {
-        int n = acl_count(fe->acl);
+        int n = acl_count(fe->admin->acl);
         resp_array(out, n);
         for (int i = 0; i < n; i++)
-            resp_bulk_cstr(out, acl_user_name(acl_at(fe->acl, i)));
+            resp_bulk_cstr(out, acl_user_name(acl_at(fe->admin->acl, i)));
     } else if (fe_word_eq(sub, sl, "getuser")) {
-        acl_user_t *u = acl_find(fe->acl, argv[2], lens[2]);
+        acl_user_t *u = acl_find(fe->admin->acl, argv[2], lens[2]);
         if (u)
             acl_user_getuser(u, c->proto, out);
         else

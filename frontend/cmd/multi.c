@@ -68,8 +68,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "encode.h"
-#include "fe-internal.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/cmd/cmd.h"
 #include "log.h"
 #include "record.h"
 
@@ -449,7 +449,7 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
             m->needs_store = 1;
         }
     } else {
-        fe_local(c, d, q->argc, q->argv, q->lens, lit);
+        c->fe->cmd_hooks->local(c, d, q->argc, q->argv, q->lens, lit);
         add_literal(m, *db, lit);
     }
 }
@@ -495,7 +495,7 @@ static void exec_done(fe_conn_t *c)
 {
     struct fe_multi *m = c->multi;
     for (int i = 0; i < m->n; i++)
-        fe_cmdstat(c, m->cmds[i]->d);
+        c->fe->cmd_hooks->counted(c, m->cmds[i]->d);
     multi_free(c);
     watch_free(c);
 }

@@ -1,22 +1,9 @@
 /*
  * client.c - connections as clients see them: CLIENT (ID, SETNAME,
- * GETNAME, LIST, INFO, KILL, SETINFO, REPLY, NO-EVICT, HELP), HELLO, RESET,
- * protected mode, and the registry that makes every frontend's clients
- * visible to the others. Run by the frontends.
- *
- * The registry (shm_client_t, SHM_CLIENT_SLOTS entries) holds one entry per
- * connection: its owner frontend writes it when the connection opens and
- * when its name, user, database or flags change, and stores the time and
- * command of each request in two words. CLIENT LIST reads the other
- * frontends' entries (its own clients it lists from their live state), so
- * it sees every client of the server. CLIENT KILL of another frontend's
- * client sets the entry's kill_id and wakes its owner, which closes the
- * connection when it handles the wake-up (at once if idle, within 10 ms
- * at worst): CLIENT KILL's count is of clients asked to close, and they
- * are gone a moment later rather than before the reply. Ids come from one
- * counter in shm, so they are unique across frontends. A connection opened
- * while every entry is taken works normally but only its own frontend
- * lists it.
+ * GETNAME, LIST, INFO, KILL, SETINFO, REPLY, NO-EVICT, HELP), HELLO, RESET
+ * and protected mode. Run by the frontends. CLIENT LIST and KILL work on
+ * every frontend's clients through the registry (client-registry.c says
+ * how it is kept).
  *
  * Replies and errors follow Redis 7.0.15; CLIENT LIST lines carry its
  * fields, then lib-name= lib-ver= as Redis 7.2 adds them (SETINFO is 7.2's).
@@ -30,108 +17,10 @@
 #include <strings.h>
 #include <sys/socket.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/cmd/cmd.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "strutil.h"
-
-/* ---- the registry ---- */
-
-static void copy_field(char *dst, size_t cap, const char *src)
-{
-    size_t n = src ? strlen(src) : 0;
-    if (n >= cap) n = cap - 1;
-    if (n) memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
-static uint32_t entry_flags(const fe_conn_t *c)
-{
-    return (c->is_unix ? SHM_CLIENT_F_UNIX : 0) | (c->no_evict ? SHM_CLIENT_F_NO_EVICT : 0);
-}
-
-void fe_client_sync(fe_conn_t *c)
-{
-    shm_client_t *e = c->reg;
-    if (!e) return;
-    atomic_fetch_add_explicit(&e->seq, 1, memory_order_acq_rel); /* odd: writing */
-    copy_field(e->user, sizeof(e->user), c->user ? c->user : "default");
-    copy_field(e->name, sizeof(e->name), c->name);
-    copy_field(e->lib_name, sizeof(e->lib_name), c->lib_name);
-    copy_field(e->lib_ver, sizeof(e->lib_ver), c->lib_ver);
-    atomic_store_explicit(&e->db, c->db, memory_order_relaxed);
-    atomic_store_explicit(&e->resp, c->proto, memory_order_relaxed);
-    atomic_store_explicit(&e->flags, entry_flags(c), memory_order_relaxed);
-    atomic_fetch_add_explicit(&e->seq, 1, memory_order_release);
-    c->reg_db = c->db;
-}
-
-void fe_client_register(fe_conn_t *c)
-{
-    fe_t *fe = c->fe;
-    shm_admin_t *a = fe_shm(fe->shm);
-    uint32_t me = (uint32_t)fe->slot + 1;
-    uint32_t inc = atomic_load(&fe->shm->fe[fe->slot].incarnation);
-    c->reg = NULL;
-    c->reg_multi = -1;
-    for (uint32_t n = 0; n < SHM_CLIENT_SLOTS; n++) {
-        uint32_t i = (fe->client_hint + n) % SHM_CLIENT_SLOTS;
-        shm_client_t *e = &a->clients[i];
-        uint32_t expect = 0;
-        if (atomic_load_explicit(&e->owner, memory_order_relaxed) != 0) continue;
-        atomic_store(&e->incarnation, inc); /* before owning: readers check it */
-        if (!atomic_compare_exchange_strong(&e->owner, &expect, me)) continue;
-        fe->client_hint = i + 1;
-        c->reg = e;
-        atomic_store(&e->kill_id, 0);
-        atomic_store(&e->id, c->id);
-        atomic_store(&e->created_ms, c->created_ms);
-        atomic_store(&e->last_active_ms, c->last_active_ms);
-        atomic_store(&e->fd, c->fd);
-        atomic_store(&e->multi, -1);
-        atomic_store(&e->last_cmd, CMD_NONE);
-        atomic_fetch_add_explicit(&e->seq, 1, memory_order_acq_rel);
-        copy_field(e->addr, sizeof(e->addr), c->addr);
-        copy_field(e->laddr, sizeof(e->laddr), c->laddr);
-        atomic_fetch_add_explicit(&e->seq, 1, memory_order_release);
-        fe_client_sync(c);
-        return;
-    }
-}
-
-void fe_client_unregister(fe_conn_t *c)
-{
-    if (!c->reg) return;
-    atomic_store(&c->reg->id, 0);
-    atomic_store_explicit(&c->reg->owner, 0, memory_order_release);
-    c->reg = NULL;
-}
-
-void fe_clients_reclaim(fe_t *fe)
-{
-    uint32_t me = (uint32_t)fe->slot + 1;
-    shm_admin_t *a = fe_shm(fe->shm);
-    for (uint32_t i = 0; i < SHM_CLIENT_SLOTS; i++)
-        if (atomic_load_explicit(&a->clients[i].owner, memory_order_relaxed) == me)
-            atomic_store(&a->clients[i].owner, 0);
-    atomic_store(&a->kill_pending[fe->slot], 0);
-    /* Spread the frontends' searches over the table. */
-    fe->client_hint = (uint32_t)((uint64_t)fe->slot * SHM_CLIENT_SLOTS / SHM_MAX_FRONTENDS);
-}
-
-void fe_clients_kill_pending(fe_t *fe)
-{
-    shm_admin_t *a = fe_shm(fe->shm);
-    if (!atomic_load_explicit(&a->kill_pending[fe->slot], memory_order_relaxed)) return;
-    if (!atomic_exchange(&a->kill_pending[fe->slot], 0)) return;
-    for (fe_conn_t *c = fe->conns; c; c = c->next) {
-        if (!c->reg) continue;
-        uint64_t k = atomic_load(&c->reg->kill_id);
-        if (k && k == c->id) {
-            atomic_store(&c->reg->kill_id, 0);
-            fe_conn_kill(c);
-        }
-    }
-}
 
 /* A consistent copy of another frontend's live entry; 0 when the entry is
  * free, stale (its frontend died) or ours. */
@@ -181,7 +70,7 @@ void fe_client_info_line(fe_conn_t *c, buf_t *out)
     int64_t now = shm_now_ms();
     char flags[8];
     int multi = fe_multi_count(c);
-    flags_text(flags, multi, c->closing, entry_flags(c));
+    flags_text(flags, multi, c->closing, fe_client_flags(c));
     size_t argv_mem = 0;
     for (int i = 0; i < c->cmd.argc; i++)
         argv_mem += c->cmd.args[i].len;
@@ -192,13 +81,13 @@ void fe_client_info_line(fe_conn_t *c, buf_t *out)
         " flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu"
         " multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=%u omem=%zu tot-mem=%zu events=%s%s cmd=%s"
         " user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
-        c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "", (now - c->created_ms) / 1000,
-        (now - c->last_active_ms) / 1000, flags, c->db, multi, qbuf, c->in.cap - c->in.len,
-        argv_mem, c->in.cap, c->in.cap, obl, c->npending, c->out.cap,
+        c->id, c->addr, c->laddr, c->fd, c->admin->name ? c->admin->name : "",
+        (now - c->created_ms) / 1000, (now - c->last_active_ms) / 1000, flags, c->db, multi, qbuf,
+        c->in.cap - c->in.len, argv_mem, c->in.cap, c->in.cap, obl, c->npending, c->out.cap,
         sizeof(*c) + c->in.cap + c->out.cap + argv_mem, c->reading_paused ? "" : "r",
-        event_pending(c->ev_write, EV_WRITE, NULL) ? "w" : "", cmd_name(c->last_idx),
-        c->user ? c->user : "default", c->proto, c->lib_name ? c->lib_name : "",
-        c->lib_ver ? c->lib_ver : "");
+        event_pending(c->ev_write, EV_WRITE, NULL) ? "w" : "", cmd_name(c->admin->last_idx),
+        c->admin->user ? c->admin->user : "default", c->proto,
+        c->admin->lib_name ? c->admin->lib_name : "", c->admin->lib_ver ? c->admin->lib_ver : "");
 }
 
 static void entry_line(const shm_client_t *e, buf_t *out)
@@ -249,8 +138,7 @@ static client_ref_t *all_clients(fe_t *fe, size_t *n)
     }
     shm_client_t tmp;
     for (uint32_t i = 0; i < SHM_CLIENT_SLOTS; i++) {
-        if (!atomic_load_explicit(&fe_shm(fe->shm)->clients[i].owner, memory_order_relaxed))
-            continue;
+        if (!atomic_load_explicit(&fe_shm(fe->shm)->clients[i].owner, memory_order_relaxed)) continue;
         if (!entry_read(fe, i, &tmp)) continue;
         if (len == cap) {
             cap *= 2;
@@ -276,7 +164,7 @@ static void view_of(fe_t *fe, const client_ref_t *r, client_view_t *v, shm_clien
         v->id = r->local->id;
         v->addr = r->local->addr;
         v->laddr = r->local->laddr;
-        v->user = r->local->user ? r->local->user : "default";
+        v->user = r->local->admin->user ? r->local->admin->user : "default";
     } else {
         if (!entry_read(fe, r->slot, tmp)) memset(tmp, 0, sizeof(*tmp));
         v->id = r->id;
@@ -409,7 +297,7 @@ static void client_kill(fe_conn_t *c, int argc, const char **argv, const uint32_
                 laddr_n = vn;
             } else if (fe_word_eq(o, on, "user")) {
                 fe_acl_refresh(fe);
-                if (!acl_find(fe->acl, v, vn)) {
+                if (!acl_find(fe->admin->acl, v, vn)) {
                     reply_errf(out, "ERR No such user '%.*s'", v, vn);
                     return;
                 }
@@ -471,8 +359,8 @@ static int set_name(fe_conn_t *c, const char *s, size_t n, buf_t *out)
         resp_error(out, "ERR Client names cannot contain spaces, newlines or special characters.");
         return -1;
     }
-    free(c->name);
-    c->name = n ? acl_strndup(s, n) : NULL;
+    free(c->admin->name);
+    c->admin->name = n ? acl_strndup(s, n) : NULL;
     fe_client_sync(c);
     return 0;
 }
@@ -526,15 +414,15 @@ void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
     if (fe_word_eq(sub, sl, "id")) {
         resp_integer(out, (long long)c->id);
     } else if (fe_word_eq(sub, sl, "getname")) {
-        if (c->name)
-            resp_bulk_cstr(out, c->name);
+        if (c->admin->name)
+            resp_bulk_cstr(out, c->admin->name);
         else
             resp_null3(out, c->proto);
     } else if (fe_word_eq(sub, sl, "setname")) {
         if (set_name(c, argv[2], lens[2], out) == 0) resp_simple(out, "OK");
     } else if (fe_word_eq(sub, sl, "setinfo")) {
-        char **dst = fe_word_eq(argv[2], lens[2], "lib-name")  ? &c->lib_name
-                     : fe_word_eq(argv[2], lens[2], "lib-ver") ? &c->lib_ver
+        char **dst = fe_word_eq(argv[2], lens[2], "lib-name")  ? &c->admin->lib_name
+                     : fe_word_eq(argv[2], lens[2], "lib-ver") ? &c->admin->lib_ver
                                                                : NULL;
         if (argc != 4) {
             resp_error(out, "ERR wrong number of arguments for 'client|setinfo' command");
@@ -564,15 +452,15 @@ void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
         client_kill(c, argc, argv, lens, out);
     } else if (fe_word_eq(sub, sl, "reply")) {
         if (fe_word_eq(argv[2], lens[2], "on")) {
-            c->reply_off = c->reply_skip = 0;
+            c->admin->reply_off = c->admin->reply_skip = 0;
             c->reply_suppress = 0;
             resp_simple(out, "OK");
         } else if (fe_word_eq(argv[2], lens[2], "off")) {
-            c->reply_off = 1;
+            c->admin->reply_off = 1;
             c->reply_suppress = 1;
             resp_simple(out, "OK"); /* dropped */
         } else if (fe_word_eq(argv[2], lens[2], "skip")) {
-            if (!c->reply_off) c->reply_skip = 1;
+            if (!c->admin->reply_off) c->admin->reply_skip = 1;
             c->reply_suppress = 1;
             resp_simple(out, "OK"); /* dropped */
         } else {
@@ -580,9 +468,9 @@ void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
         }
     } else if (fe_word_eq(sub, sl, "no-evict")) {
         if (fe_word_eq(argv[2], lens[2], "on"))
-            c->no_evict = 1;
+            c->admin->no_evict = 1;
         else if (fe_word_eq(argv[2], lens[2], "off"))
-            c->no_evict = 0;
+            c->admin->no_evict = 0;
         else {
             resp_error(out, "ERR syntax error");
             return;
@@ -630,7 +518,7 @@ void fe_cmd_hello(fe_conn_t *c, int argc, const char **argv, const uint32_t *len
         resp_error(out, "WRONGPASS invalid username-password pair or user is disabled.");
         return;
     }
-    if (!c->authenticated) {
+    if (!c->admin->authenticated) {
         resp_error(out, "NOAUTH HELLO must be called with the client already authenticated, "
                         "otherwise the HELLO AUTH <user> <pass> option can be used to "
                         "authenticate the client and select the RESP protocol version at the "
@@ -662,18 +550,24 @@ void fe_cmd_reset(fe_conn_t *c, buf_t *out)
     fe_multi_clear(c);
     c->db = 0;
     c->proto = 2;
-    c->reply_off = c->reply_skip = c->reply_suppress = 0;
-    c->no_evict = 0;
-    free(c->name);
-    c->name = NULL;
-    free(c->user);
-    c->user = NULL;
+    c->admin->reply_off = c->admin->reply_skip = c->reply_suppress = 0;
+    c->admin->no_evict = 0;
+    free(c->admin->name);
+    c->admin->name = NULL;
+    free(c->admin->user);
+    c->admin->user = NULL;
     /* Back to the default user, authenticated only if it needs no password. */
     fe_acl_refresh(c->fe);
-    c->authenticated = fe_acl_default_auth(c->fe);
-    c->acl_gen = 0;
+    c->admin->authenticated = fe_acl_default_auth(c->fe);
+    c->admin->acl_gen = 0;
     fe_client_sync(c);
     resp_simple(out, "RESET");
+}
+
+/* RESET as a LOCAL command (its registry row's handler). */
+void fe_local_reset(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    fe_cmd_reset(c, out);
 }
 
 /* ---- protected mode ---- */
@@ -694,11 +588,11 @@ const char FE_DENIED_MSG[] =
 
 int fe_protected_refuse(fe_t *fe, const struct sockaddr *sa)
 {
-    if (!fe->protected_mode) return 0;
+    if (!fe->admin->protected_mode) return 0;
     if (sa->sa_family == AF_INET) {
         const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
         if ((ntohl(in->sin_addr.s_addr) >> 24) == 127 &&
-            in->sin_addr.s_addr != fe->test_remote_addr)
+            in->sin_addr.s_addr != fe->admin->test_remote_addr)
             return 0;
     } else if (sa->sa_family == AF_INET6) {
         const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;

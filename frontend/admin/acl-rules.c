@@ -2,7 +2,7 @@
  * acl-rules.c - the ACL model, pure functions run by the frontends (and
  * by the master once, to build the table from the configuration): users,
  * their rules, how they are described, saved and loaded, and the
- * permission decision. frontend/acl.c shares the table between the
+ * permission decision. acl.c shares the table between the
  * frontends and applies it to connections.
  *
  * The model follows Redis 7.0's ACL for the common cases: a user is on or
@@ -34,8 +34,8 @@
 #include <strings.h>
 
 #include "resp.h"
-#include "frontend/admin.h"
-#include "frontend/sha256.h"
+#include "frontend/admin/admin.h"
+#include "frontend/admin/sha256.h"
 #include "glob.h"
 #include "log.h"
 

@@ -12,7 +12,7 @@
  * replaced_by) is not included.
  */
 
-#include "frontend/command-docs.h"
+#include "frontend/admin/command-docs.h"
 
 const fe_cmd_doc_t fe_cmd_docs[] = {
     {"ping",

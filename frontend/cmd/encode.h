@@ -26,9 +26,9 @@
 struct fe_conn;
 struct fe_args;
 
-#define FE_ENC_FIXED 8       /* room for arguments of fixed-shape forms */
-#define FE_ENC_SCRATCH 64    /* bytes for fixed-width integer arguments */
-#define FE_ENC_ERR 512
+#define FE_ENC_FIXED   8  /* room for arguments of fixed-shape forms */
+#define FE_ENC_SCRATCH 64 /* bytes for fixed-width integer arguments */
+#define FE_ENC_ERR     512
 
 typedef struct fe_enc {
     cmd_id_t op;     /* canonical operation */
@@ -59,7 +59,8 @@ typedef int fe_encode_t(const struct fe_conn *c, const cmd_desc_t *d, const stru
                         fe_enc_t *e);
 typedef fe_encode_t *fe_encode_fn;
 
-/* The encoder of user write command id, or NULL when it has none. */
+/* The encoder of user write command id, or NULL when it has none
+ * (encoders.c). */
 fe_encode_fn fe_encoder(cmd_id_t id);
 
 /* ---- helpers for encoders (encode.c) ---- */
@@ -75,14 +76,16 @@ void fe_enc_plain(fe_enc_t *e, cmd_id_t op, int needs_reply, const struct fe_arg
 /* Refuse: e->err = "-" + printf text + CRLF (CR and LF in the text become
  * spaces, as Redis does for errors that echo arguments). Returns -1. */
 int fe_enc_fail(fe_enc_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Refuse with "ERR invalid expire time in '<cmd>' command". Returns -1. */
+int fe_enc_fail_expire(fe_enc_t *e, const char *cmd);
 
 /* Redis' standard texts. */
-#define FE_ERR_SYNTAX "ERR syntax error"
+#define FE_ERR_SYNTAX  "ERR syntax error"
 #define FE_ERR_NOT_INT "ERR value is not an integer or out of range"
 
 /* ---- the encoders: one per WRITE row of the registry, declared from it
- * (the rows say which file defines each: encode.c, encode-keys.c,
- * encode-strings.c) ---- */
+ * (one file per type defines them: t_string.c, t_keys.c; encoders.c
+ * holds the table fe_encoder reads) ---- */
 #define FE_ENC_DECL_LOCAL(handler)
 #define FE_ENC_DECL_WRITE(handler) fe_encode_t handler;
 #define FE_ENC_DECL_READ(handler)

@@ -1,8 +1,9 @@
 /*
- * encode-strings.c - canonical encoding of the string writes issue 5 adds
- * (encode.h): SETNX, SETEX, PSETEX, GETSET, GETEX, MSETNX, INCRBYFLOAT,
- * SETRANGE, SETBIT. Frontend processes; pure functions of the arguments,
- * the wall clock and the connection's limits, like encode.c.
+ * t_string.c - canonical encoding of the string writes (encode.h), in a
+ * frontend process: SET, MSET, INCR, DECR, INCRBY, DECRBY, APPEND, GETDEL,
+ * SETNX, SETEX, PSETEX, GETSET, GETEX, MSETNX, INCRBYFLOAT, SETRANGE,
+ * SETBIT. Pure functions of the arguments, the wall clock and the
+ * connection's limits: a refused command changes nothing (contract 7).
  *
  * Each encoder makes Redis 7.0's argument checks in Redis' order, with its
  * texts. Checks that need the key's value (a value that is not a float,
@@ -12,8 +13,8 @@
 #include <limits.h>
 #include <stdint.h>
 
-#include "encode.h"
-#include "fe-internal.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
 #include "shm.h"
 #include "strutil.h"
 
@@ -188,5 +189,113 @@ int fe_enc_setbit(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, f
     fe_enc_arg(e, a->argv[1], a->lens[1]);
     fe_enc_i64(e, off);
     fe_enc_u32(e, (uint32_t)bit);
+    return 0;
+}
+
+/* ---- SET, MSET, INCRBY and friends, APPEND, GETDEL ---- */
+
+/* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL], parsed
+ * with Redis 7's rules: options in any order, a repeated option allowed, a
+ * conflicting one a syntax error. */
+int fe_enc_set(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    enum { EXP_NONE, EXP_EX, EXP_PX, EXP_EXAT, EXP_PXAT };
+    static const char *const exp_names[] = {"", "ex", "px", "exat", "pxat"};
+    uint32_t flags = 0;
+    int exp = EXP_NONE;
+    int exp_arg = -1;
+    for (int j = 3; j < a->argc; j++) {
+        const char *o = a->argv[j];
+        size_t n = a->lens[j];
+        int has_next = j < a->argc - 1;
+        int kind = EXP_NONE;
+        for (int k = EXP_EX; k <= EXP_PXAT; k++)
+            if (fe_word_eq(o, n, exp_names[k])) kind = k;
+        if (fe_word_eq(o, n, "nx") && !(flags & SETF_XX))
+            flags |= SETF_NX;
+        else if (fe_word_eq(o, n, "xx") && !(flags & SETF_NX))
+            flags |= SETF_XX;
+        else if (fe_word_eq(o, n, "get"))
+            flags |= SETF_GET;
+        else if (fe_word_eq(o, n, "keepttl") && exp == EXP_NONE)
+            flags |= SETF_KEEPTTL;
+        else if (kind != EXP_NONE && !(flags & SETF_KEEPTTL) && has_next &&
+                 (exp == EXP_NONE || exp == kind)) {
+            exp = kind;
+            exp_arg = ++j;
+        } else {
+            return fe_enc_fail(e, FE_ERR_SYNTAX);
+        }
+    }
+    int64_t at = 0;
+    if (exp != EXP_NONE) {
+        long long v;
+        if (str_to_ll(a->argv[exp_arg], a->lens[exp_arg], &v) != 0)
+            return fe_enc_fail(e, FE_ERR_NOT_INT);
+        int seconds = exp == EXP_EX || exp == EXP_EXAT;
+        if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) return fe_enc_fail_expire(e, "set");
+        if (seconds) v *= 1000;
+        if (exp == EXP_EX || exp == EXP_PX) {
+            long long now = shm_now_ms();
+            if (v > LLONG_MAX - now) return fe_enc_fail_expire(e, "set");
+            v += now;
+        }
+        at = v;
+    }
+    fe_enc_begin(e, CMD_SET, (flags & (SETF_NX | SETF_XX | SETF_GET)) != 0);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_arg(e, a->argv[2], a->lens[2]);
+    fe_enc_u32(e, flags);
+    fe_enc_i64(e, at);
+    return 0;
+}
+
+int fe_enc_mset(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    if (a->argc % 2 == 0)
+        return fe_enc_fail(e, "ERR wrong number of arguments for '%s' command", d->name);
+    fe_enc_plain(e, CMD_MSET, 0, a);
+    return 0;
+}
+
+/* INCR, DECR, INCRBY, DECRBY. */
+int fe_enc_incrby(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    long long delta = 1;
+    if (d->id == CMD_INCRBY || d->id == CMD_DECRBY) {
+        if (str_to_ll(a->argv[2], a->lens[2], &delta) != 0) return fe_enc_fail(e, FE_ERR_NOT_INT);
+    }
+    if (d->id == CMD_DECR || d->id == CMD_DECRBY) {
+        if (delta == LLONG_MIN) return fe_enc_fail(e, "ERR decrement would overflow");
+        delta = -delta;
+    }
+    fe_enc_begin(e, CMD_INCRBY, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_i64(e, delta);
+    return 0;
+}
+
+/* APPEND key value: the record carries proto-max-bulk-len as it is now,
+ * since whether the result is too long depends on the stored value, which
+ * only the store knows (command.h). */
+int fe_enc_append(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    fe_enc_begin(e, CMD_APPEND, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_arg(e, a->argv[2], a->lens[2]);
+    fe_enc_i64(e, c->fe->limits.max_bulk_len);
+    return 0;
+}
+
+int fe_enc_getdel(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    fe_enc_plain(e, CMD_GETDEL, 1, a);
     return 0;
 }

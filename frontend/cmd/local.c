@@ -1,12 +1,14 @@
 /*
- * local.c - commands a frontend answers alone, without the store (route
- * LOCAL in common/commands.def): PING, ECHO, QUIT, SELECT, TIME, SHUTDOWN
- * here (inside MULTI, multi.c runs SELECT itself); the connection and
- * administration commands (HELLO, AUTH, ACL, CLIENT, RESET, COMMAND, INFO,
- * CONFIG, SLOWLOG) in the files of admin.h. They read the command table,
- * the configuration and shared memory, so any frontend gives the same
- * answer. The handler table is the registry's LOCAL rows, by command id.
+ * local.c - the commands a frontend answers alone that need no
+ * administration state (route LOCAL in common/commands.def): PING, ECHO,
+ * QUIT, SELECT, TIME, SHUTDOWN (inside MULTI, multi.c runs SELECT itself).
+ * The connection and administration commands (HELLO, AUTH, ACL, CLIENT,
+ * RESET, COMMAND, INFO, CONFIG, SLOWLOG) are in frontend/admin/; the table
+ * of every LOCAL handler, by command id, is frontend/frontend.c's, at the
+ * top, since it names both. Run by the frontends; nothing here keeps state
+ * beyond the connection's database and closing flag.
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -14,9 +16,8 @@
 #include <time.h>
 
 #include "config.h"
-#include "fe-internal.h"
+#include "frontend/cmd/cmd.h"
 #include "log.h"
-#include "frontend/admin.h"
 #include "strutil.h"
 
 /* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the master stops the server
@@ -28,9 +29,12 @@ void fe_cmd_shutdown(fe_conn_t *c, int argc, const char **argv, const uint32_t *
 {
     int save = 0, nosave = 0, abort_ = 0;
     for (int i = 1; i < argc; i++) {
-        if (fe_word_eq(argv[i], lens[i], "save")) save = 1;
-        else if (fe_word_eq(argv[i], lens[i], "nosave")) nosave = 1;
-        else if (fe_word_eq(argv[i], lens[i], "abort")) abort_ = 1;
+        if (fe_word_eq(argv[i], lens[i], "save"))
+            save = 1;
+        else if (fe_word_eq(argv[i], lens[i], "nosave"))
+            nosave = 1;
+        else if (fe_word_eq(argv[i], lens[i], "abort"))
+            abort_ = 1;
         else if (!fe_word_eq(argv[i], lens[i], "now") && !fe_word_eq(argv[i], lens[i], "force")) {
             resp_error(out, "ERR syntax error");
             return;
@@ -83,34 +87,29 @@ void fe_cmd_quit(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens
     c->closing = 1;
 }
 
+int fe_select_db(const fe_conn_t *c, const char *arg, uint32_t len, buf_t *out)
+{
+    long long id;
+    int ndb = c->fe->cfg->databases > 0 ? c->fe->cfg->databases : 16;
+    if (str_to_ll(arg, len, &id) != 0) {
+        resp_error(out, "ERR value is not an integer or out of range");
+        return -1;
+    }
+    if (id < INT_MIN || id > INT_MAX) {
+        resp_error(out, "ERR value is out of range, value must between -2147483648 and 2147483647");
+        return -1;
+    }
+    if (id < 0 || id >= ndb) {
+        resp_error(out, "ERR DB index is out of range");
+        return -1;
+    }
+    resp_simple(out, "OK");
+    return (int)id;
+}
+
 /* Every later read request and write record carries the database. */
 void fe_cmd_select(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
     int db = fe_select_db(c, argv[1], lens[1], out);
     if (db >= 0) c->db = db;
-}
-
-void fe_local_reset(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
-{
-    fe_cmd_reset(c, out);
-}
-
-#define LOCAL_ROW_LOCAL(ID, handler) [CMD_##ID] = handler,
-#define LOCAL_ROW_WRITE(ID, handler)
-#define LOCAL_ROW_READ(ID, handler)
-#define LOCAL_ROW_MULTI(ID, handler)
-static fe_local_fn *const locals[CMD__COUNT] = {
-#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, ...)             \
-    LOCAL_ROW_##route(ID, handler)
-#include "commands.def"
-};
-
-void fe_local(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv, const uint32_t *lens,
-              buf_t *out)
-{
-    fe_local_fn *fn = (unsigned)d->id < (unsigned)CMD__COUNT ? locals[d->id] : NULL;
-    if (fn)
-        fn(c, argc, argv, lens, out);
-    else
-        resp_error(out, "ERR internal: not a local command");
 }

@@ -25,8 +25,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/cmd/cmd.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "glob.h"
 #include "log.h"
 #include "strutil.h"
@@ -37,20 +38,20 @@ void fe_config_refresh(fe_t *fe)
 {
     shm_config_t *sc = &fe_shm(fe->shm)->config;
     uint64_t v = atomic_load_explicit(&sc->version, memory_order_acquire);
-    if (__builtin_expect(v == fe->cfg_version, 1)) return;
+    if (__builtin_expect(v == fe->admin->cfg_version, 1)) return;
     /* The master fills shm_config_t before any frontend runs
-     * (fe_admin_shm_init), so there is always something to read. */
+     * (fe_shm_init), so there is always something to read. */
     fe->maxclients = atomic_load(&sc->maxclients);
     fe->timeout_s = atomic_load(&sc->timeout);
     fe->qbuf_limit = (uint64_t)atomic_load(&sc->client_query_buffer_limit);
     fe->obuf_hard = (uint64_t)atomic_load(&sc->obuf_hard);
     fe->obuf_soft = (uint64_t)atomic_load(&sc->obuf_soft);
     fe->obuf_soft_seconds = atomic_load(&sc->obuf_soft_seconds);
-    fe->protected_mode = (int)atomic_load(&sc->protected_mode);
-    fe->slowlog_slower_than = atomic_load(&sc->slowlog_slower_than);
+    fe->admin->protected_mode = (int)atomic_load(&sc->protected_mode);
+    fe->admin->slowlog_slower_than = atomic_load(&sc->slowlog_slower_than);
     fe->limits.max_bulk_len = atomic_load(&sc->proto_max_bulk_len);
     log_set_level((int)atomic_load(&sc->loglevel));
-    fe->cfg_version = v;
+    fe->admin->cfg_version = v;
 }
 
 /* ---- the live values ---- */

@@ -1,22 +1,23 @@
 /*
- * encode-keys.c - canonical encoding of the keyspace writes (encode.h), in a
- * frontend process: RENAME, RENAMENX, COPY, MOVE, SWAPDB, FLUSHDB. (UNLINK
- * is DEL's encoder: both become CMD_DEL.)
+ * t_keys.c - canonical encoding of the writes on keys of any type
+ * (encode.h), in a frontend process: DEL (and UNLINK, which becomes
+ * CMD_DEL), the EXPIRE family, PERSIST, RENAME, RENAMENX, COPY, MOVE,
+ * SWAPDB, FLUSHDB, FLUSHALL.
  *
  * Each encoder checks what Redis 7.0 checks before touching data, in the
  * same order and with the same texts: database indexes (parsed as Redis'
  * getIntFromObjectOrReply does, then range-checked against `databases`),
  * option syntax, "source and destination objects are the same". Whatever
  * depends on the data (no such key, destination exists) is the store's to
- * answer. Pure functions of the arguments and the connection's db, like
- * encode.c: a refused command changes nothing.
+ * answer. Pure functions of the arguments, the wall clock and the
+ * connection's db: a refused command changes nothing (contract 7).
  */
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "encode.h"
-#include "fe-internal.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
 #include "strutil.h"
 
 #define ERR_DB_RANGE    "ERR DB index is out of range"
@@ -123,5 +124,77 @@ int fe_enc_flushdb(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, 
                         !fe_word_eq(a->argv[1], a->lens[1], "sync")))
         return fe_enc_fail(e, FE_ERR_SYNTAX);
     fe_enc_begin(e, CMD_FLUSHDB, 0);
+    return 0;
+}
+
+/* ---- DEL, the EXPIRE family, PERSIST, FLUSHALL ---- */
+
+int fe_enc_del(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    fe_enc_plain(e, CMD_DEL, 1, a);
+    return 0;
+}
+
+/* EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT key time [NX|XX|GT|LT]. */
+int fe_enc_expire(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    uint32_t flags = 0;
+    for (int j = 3; j < a->argc; j++) {
+        const char *o = a->argv[j];
+        size_t n = a->lens[j];
+        if (fe_word_eq(o, n, "nx"))
+            flags |= EXPF_NX;
+        else if (fe_word_eq(o, n, "xx"))
+            flags |= EXPF_XX;
+        else if (fe_word_eq(o, n, "gt"))
+            flags |= EXPF_GT;
+        else if (fe_word_eq(o, n, "lt"))
+            flags |= EXPF_LT;
+        else
+            return fe_enc_fail(e, "ERR Unsupported option %.*s", (int)n, o);
+    }
+    if ((flags & EXPF_NX) && (flags & (EXPF_XX | EXPF_GT | EXPF_LT)))
+        return fe_enc_fail(e,
+                           "ERR NX and XX, GT or LT options at the same time are not compatible");
+    if ((flags & EXPF_GT) && (flags & EXPF_LT))
+        return fe_enc_fail(e, "ERR GT and LT options at the same time are not compatible");
+    long long when;
+    if (str_to_ll(a->argv[2], a->lens[2], &when) != 0) return fe_enc_fail(e, FE_ERR_NOT_INT);
+    int seconds = d->id == CMD_EXPIRE || d->id == CMD_EXPIREAT;
+    long long base = (d->id == CMD_EXPIRE || d->id == CMD_PEXPIRE) ? shm_now_ms() : 0;
+    if (seconds) {
+        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000)
+            return fe_enc_fail_expire(e, d->name);
+        when *= 1000;
+    }
+    if (when > LLONG_MAX - base) return fe_enc_fail_expire(e, d->name);
+    when += base;
+    fe_enc_begin(e, CMD_PEXPIREAT, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_i64(e, when);
+    fe_enc_u32(e, flags);
+    return 0;
+}
+
+int fe_enc_persist(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    fe_enc_plain(e, CMD_PERSIST, 1, a);
+    return 0;
+}
+
+/* FLUSHALL [ASYNC|SYNC]: both run synchronously. */
+int fe_enc_flushall(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    if (a->argc > 2 || (a->argc == 2 && !fe_word_eq(a->argv[1], a->lens[1], "async") &&
+                        !fe_word_eq(a->argv[1], a->lens[1], "sync")))
+        return fe_enc_fail(e, FE_ERR_SYNTAX);
+    fe_enc_begin(e, CMD_FLUSHALL, 0);
     return 0;
 }

@@ -30,9 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
-#include "frontend/sha256.h"
+#include "frontend/cmd/cmd.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
+#include "frontend/admin/sha256.h"
 
 /* ---- statistics ---- */
 
@@ -43,40 +44,19 @@ static inline void add_u64(_Atomic uint64_t *p, uint64_t v)
                           memory_order_relaxed);
 }
 
-void fe_stats_sync_epoch(fe_t *fe)
-{
-    uint64_t e = atomic_load_explicit(&fe_shm(fe->shm)->stat_epoch, memory_order_acquire);
-    if (__builtin_expect(e == fe->stat_epoch, 1)) return;
-    shm_fe_stats_t *st = fe->stats;
-    for (unsigned i = 0; i < SHM_STAT_SLOTS; i++) {
-        atomic_store_explicit(&st->cmd[i].calls, 0, memory_order_relaxed);
-        atomic_store_explicit(&st->cmd[i].nsec, 0, memory_order_relaxed);
-        atomic_store_explicit(&st->cmd[i].rejected, 0, memory_order_relaxed);
-        atomic_store_explicit(&st->cmd[i].failed, 0, memory_order_relaxed);
-    }
-    atomic_store(&st->conns, 0);
-    atomic_store(&st->cmds, 0);
-    atomic_store(&st->rejected_conns, 0);
-    atomic_store(&st->net_in, 0);
-    atomic_store(&st->net_out, 0);
-    atomic_store(&st->error_replies, 0);
-    atomic_store_explicit(&st->epoch_seen, e, memory_order_release);
-    fe->stat_epoch = e;
-}
-
 void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d)
 {
     fe_t *fe = c->fe;
     /* fe_acl_check computed the index (subcommand included) for this call;
      * a command counted by multi.c at EXEC has only its id. */
-    unsigned idx = c->cur_desc == d ? c->cur_idx : (unsigned)d->id;
+    unsigned idx = c->admin->cur_desc == d ? c->admin->cur_idx : (unsigned)d->id;
     add_u64(&fe->stats->cmd[idx].calls, 1);
-    if (!c->stat_idx) {
-        c->stat_idx = (uint16_t)(idx + 1);
-        c->stat_desc = d;
+    if (!c->admin->stat_idx) {
+        c->admin->stat_idx = (uint16_t)(idx + 1);
+        c->admin->stat_desc = d;
     }
-    c->last_idx = (uint16_t)idx;
-    if (c->reg) atomic_store_explicit(&c->reg->last_cmd, idx, memory_order_relaxed);
+    c->admin->last_idx = (uint16_t)idx;
+    if (c->admin->reg) atomic_store_explicit(&c->admin->reg->last_cmd, idx, memory_order_relaxed);
 }
 
 void fe_stat_done(fe_t *fe, unsigned idx, uint64_t nsec, int failed)
@@ -97,9 +77,9 @@ void fe_stat_rejected(fe_t *fe, unsigned idx)
 /* The sum of one counter over the frontends whose table is current. */
 #define SUM_STAT(fe, expr)                                                                         \
     ({                                                                                             \
-        uint64_t sum_ = 0, epoch_ = atomic_load(&fe_shm((fe)->shm)->stat_epoch);                   \
+        uint64_t sum_ = 0, epoch_ = atomic_load(&fe_shm((fe)->shm)->stat_epoch);                     \
         for (uint32_t i_ = 0; i_ < (fe)->shm->nfrontends; i_++) {                                  \
-            shm_fe_stats_t *s_ = &fe_shm((fe)->shm)->fe_stats[i_];                                 \
+            shm_fe_stats_t *s_ = &fe_shm((fe)->shm)->fe_stats[i_];                                   \
             if (atomic_load(&s_->epoch_seen) == epoch_) sum_ += atomic_load(&(expr));              \
         }                                                                                          \
         sum_;                                                                                      \

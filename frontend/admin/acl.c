@@ -18,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/cmd/cmd.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "log.h"
 
 /* ---- the frontend's side ---- */
@@ -30,12 +31,12 @@ void fe_acl_refresh(fe_t *fe)
     shm_acl_t *sa = &fe_shm(fe->shm)->acl;
     for (int tries = 0; tries < 100; tries++) {
         uint64_t v = atomic_load_explicit(&sa->version, memory_order_acquire);
-        if (v == fe->acl_version && fe->acl) return;
+        if (v == fe->admin->acl_version && fe->admin->acl) return;
         if (v == 0) {
             /* Never initialised (a test's bare segment): the default user. */
-            if (!fe->acl) fe->acl = acl_table_new();
-            fe->acl_version = 0;
-            fe->acl_gen++;
+            if (!fe->admin->acl) fe->admin->acl = acl_table_new();
+            fe->admin->acl_version = 0;
+            fe->admin->acl_gen++;
             return;
         }
         uint32_t len = atomic_load_explicit(&sa->len[v & 1], memory_order_acquire);
@@ -47,15 +48,15 @@ void fe_acl_refresh(fe_t *fe)
         if (!t) {
             log_warn("The shared ACL table (version %llu) does not parse: keeping ours",
                      (unsigned long long)v);
-            if (!fe->acl) fe->acl = acl_table_new();
-            fe->acl_version = v;
-            fe->acl_gen++;
+            if (!fe->admin->acl) fe->admin->acl = acl_table_new();
+            fe->admin->acl_version = v;
+            fe->admin->acl_gen++;
             return;
         }
-        acl_table_free(fe->acl);
-        fe->acl = t;
-        fe->acl_version = v;
-        fe->acl_gen++;
+        acl_table_free(fe->admin->acl);
+        fe->admin->acl = t;
+        fe->admin->acl_version = v;
+        fe->admin->acl_gen++;
         return;
     }
 }
@@ -108,41 +109,42 @@ int fe_acl_update(fe_t *fe, int (*fn)(acl_table_t *, void *, char *, size_t), vo
 acl_user_t *fe_acl_user(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
-    if (!fe->acl) fe_acl_refresh(fe);
-    const char *name = c->user ? c->user : "default";
-    return acl_find(fe->acl, name, strlen(name));
+    if (!fe->admin->acl) fe_acl_refresh(fe);
+    const char *name = c->admin->user ? c->admin->user : "default";
+    return acl_find(fe->admin->acl, name, strlen(name));
 }
 
 int fe_acl_auth_required(fe_conn_t *c)
 {
-    if (c->authenticated) return 0;
-    acl_user_t *d = acl_find(c->fe->acl, "default", 7);
+    if (c->admin->authenticated) return 0;
+    acl_user_t *d = acl_find(c->fe->admin->acl, "default", 7);
     return !d || !acl_user_nopass(d) || !acl_user_enabled(d);
 }
 
 int fe_acl_default_nopass(fe_t *fe)
 {
     fe_acl_refresh(fe);
-    acl_user_t *d = acl_find(fe->acl, "default", 7);
+    acl_user_t *d = acl_find(fe->admin->acl, "default", 7);
     return d && acl_user_nopass(d);
 }
 
 int fe_acl_default_auth(fe_t *fe)
 {
     fe_acl_refresh(fe);
-    acl_user_t *d = acl_find(fe->acl, "default", 7);
+    acl_user_t *d = acl_find(fe->admin->acl, "default", 7);
     return d && acl_user_nopass(d) && acl_user_enabled(d);
 }
 
 int fe_acl_auth(fe_conn_t *c, const char *user, size_t ulen, const char *pass, size_t plen)
 {
     fe_acl_refresh(c->fe);
-    acl_user_t *u = acl_find(c->fe->acl, user, ulen);
+    acl_user_t *u = acl_find(c->fe->admin->acl, user, ulen);
     if (!u || !acl_user_enabled(u) || !acl_user_password_ok(u, pass, plen)) return -1;
-    free(c->user);
-    c->user = (ulen == 7 && memcmp(user, "default", 7) == 0) ? NULL : acl_strndup(user, ulen);
-    c->authenticated = 1;
-    c->acl_gen = 0; /* recompute the fast path */
+    free(c->admin->user);
+    c->admin->user =
+        (ulen == 7 && memcmp(user, "default", 7) == 0) ? NULL : acl_strndup(user, ulen);
+    c->admin->authenticated = 1;
+    c->admin->acl_gen = 0; /* recompute the fast path */
     fe_client_sync(c);
     return 0;
 }
@@ -151,11 +153,12 @@ int fe_acl_auth(fe_conn_t *c, const char *user, size_t ulen, const char *pass, s
 void fe_acl_sweep(fe_t *fe)
 {
     fe_acl_refresh(fe);
-    if (fe->acl_swept_gen == fe->acl_gen) return;
-    fe->acl_swept_gen = fe->acl_gen;
+    if (fe->admin->acl_swept_gen == fe->admin->acl_gen) return;
+    fe->admin->acl_swept_gen = fe->admin->acl_gen;
     for (fe_conn_t *c = fe->conns, *next; c; c = next) {
         next = c->next;
-        if (c->user && !acl_find(fe->acl, c->user, strlen(c->user))) fe_conn_kill(c);
+        if (c->admin->user && !acl_find(fe->admin->acl, c->admin->user, strlen(c->admin->user)))
+            fe_conn_kill(c);
     }
 }
 
@@ -175,11 +178,11 @@ int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *e
 {
     fe_t *fe = c->fe;
     /* The index this call runs as (commandstats, CLIENT LIST cmd=). */
-    c->cur_desc = d;
-    c->cur_idx = (uint16_t)fe_cmd_index(d, a->argc, a->argv, a->lens);
-    if (__builtin_expect(c->acl_fast && c->acl_gen == fe->acl_gen, 1) &&
+    c->admin->cur_desc = d;
+    c->admin->cur_idx = (uint16_t)fe_cmd_index(d, a->argc, a->argv, a->lens);
+    if (__builtin_expect(c->admin->acl_fast && c->admin->acl_gen == fe->admin->acl_gen, 1) &&
         atomic_load_explicit(&fe_shm(fe->shm)->acl.version, memory_order_acquire) ==
-            fe->acl_version)
+            fe->admin->acl_version)
         return 0;
     fe_acl_refresh(fe);
     acl_user_t *u = fe_acl_user(c);
@@ -190,31 +193,31 @@ int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *e
         return -1;
     }
     int auth_required = fe_acl_auth_required(c);
-    c->acl_fast = !auth_required && acl_user_unrestricted(u);
-    c->acl_gen = fe->acl_gen;
-    if (c->acl_fast) return 0;
+    c->admin->acl_fast = !auth_required && acl_user_unrestricted(u);
+    c->admin->acl_gen = fe->admin->acl_gen;
+    if (c->admin->acl_fast) return 0;
     /* AUTH, HELLO, QUIT, RESET: allowed to anyone, as in Redis. */
     if (d->flags & CMDF_NO_AUTH) return 0;
     if (auth_required) {
-        fe_stat_rejected(fe, c->cur_idx);
+        fe_stat_rejected(fe, c->admin->cur_idx);
         reject(err, d, ERR_NOAUTH);
         return -1;
     }
     /* Redis checks a subcommand's arity before its permissions. */
     if (fe_subcmd_arity_check(d, a->argc, a->argv, a->lens, err) != 0) {
-        fe_stat_rejected(fe, c->cur_idx);
+        fe_stat_rejected(fe, c->admin->cur_idx);
         return -1;
     }
     /* An unknown subcommand gets its handler's "unknown subcommand" error. */
-    if (fe_has_subcmds(d->id) && c->cur_idx < FE_SUB_BASE && a->argc >= 2) return 0;
-    int rc = acl_check(u, d, c->cur_idx, a->argc, a->argv, a->lens);
+    if (fe_has_subcmds(d->id) && c->admin->cur_idx < FE_SUB_BASE && a->argc >= 2) return 0;
+    int rc = acl_check(u, d, c->admin->cur_idx, a->argc, a->argv, a->lens);
     if (rc == ACL_OK) return 0;
-    fe_stat_rejected(fe, c->cur_idx);
+    fe_stat_rejected(fe, c->admin->cur_idx);
     if (rc == ACL_DENIED_CMD) {
         char msg[160];
         snprintf(msg, sizeof(msg),
                  "-NOPERM this user has no permissions to run the '%s' command\r\n",
-                 fe_cmd_index_name(c->cur_idx));
+                 fe_cmd_index_name(c->admin->cur_idx));
         reject(err, d, msg);
     } else {
         reject(err, d, ERR_NOPERM_KEY);

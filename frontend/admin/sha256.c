@@ -3,7 +3,7 @@
  * frontends for ACL passwords only, so it favours plainness over speed:
  * a password is hashed once per AUTH.
  */
-#include "frontend/sha256.h"
+#include "frontend/admin/sha256.h"
 
 #include <string.h>
 

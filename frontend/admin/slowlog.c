@@ -20,7 +20,7 @@
  *
  * The clock starts when the frontend begins the batch of requests it read
  * in one go (the previous clock reading within that batch, see
- * batch_clock_t in frontend.c) and stops when the reply is ready: for a
+ * batch_clock_t in admin/admin.h) and stops when the reply is ready: for a
  * command answered at once, at the next clock reading; for one whose reply
  * comes later, at the reading taken for its batch of completions. So a
  * pipelined write's time includes the commands before it in its batch, as
@@ -46,8 +46,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fe-internal.h"
-#include "frontend/admin.h"
+#include "frontend/cmd/cmd.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
 #include "resp.h"
 #include "strutil.h"
 
@@ -162,7 +163,7 @@ static size_t encode_args(char *dst, const args_view_t *a)
     return used;
 }
 
-/* The ring (fe->argring, FE_ARGRING_SIZE bytes): each request whose reply
+/* The ring (fe->admin->argring, FE_ARGRING_SIZE bytes): each request whose reply
  * comes later appends its encoded arguments; its reply entry notes where.
  * Nothing is freed: a record is good as long as less than the ring's size
  * (256 KiB, small enough to stay in cache) was written after it, which
@@ -173,17 +174,15 @@ static size_t encode_args(char *dst, const args_view_t *a)
 void fe_slowlog_snapshot(fe_conn_t *c, fe_reply_t *r, const char *buf)
 {
     fe_t *fe = c->fe;
-    uint64_t off = fe->argring_pos % FE_ARGRING_SIZE;
+    uint64_t off = fe->admin->argring_pos % FE_ARGRING_SIZE;
     if (off + ENCODED_MAX > FE_ARGRING_SIZE) {
-        fe->argring_pos += FE_ARGRING_SIZE - off; /* records never straddle the end */
+        fe->admin->argring_pos += FE_ARGRING_SIZE - off; /* records never straddle the end */
         off = 0;
     }
     args_view_t a = {&c->cmd, buf};
-    size_t len = encode_args(fe->argring + off, &a);
-    r->snap_pos = fe->argring_pos;
-    r->snap_len = (uint32_t)len;
-    r->snap_ok = 1;
-    fe->argring_pos += len;
+    size_t len = encode_args(fe->admin->argring + off, &a);
+    fe_note_set_snap(r->note, fe->admin->argring_pos, (uint32_t)len);
+    fe->admin->argring_pos += len;
 }
 
 static void add_entry(fe_conn_t *c, uint64_t usec, const char *enc, size_t enc_len)
@@ -203,7 +202,7 @@ static void add_entry(fe_conn_t *c, uint64_t usec, const char *enc, size_t enc_l
     e->args_len = (uint32_t)(enc_len - 4 <= SHM_SLOWLOG_ARGBYTES ? enc_len - 4 : 0);
     memcpy(e->args, enc + 4, e->args_len);
     snprintf(e->addr, sizeof(e->addr), "%s", c->addr);
-    snprintf(e->name, sizeof(e->name), "%s", c->name ? c->name : "");
+    snprintf(e->name, sizeof(e->name), "%s", c->admin->name ? c->admin->name : "");
     sl->head = (sl->head + 1) % SHM_SLOWLOG_SLOTS;
     if (sl->count < SHM_SLOWLOG_SLOTS) sl->count++;
     /* A shorter slowlog-max-len drops the oldest for good, as in Redis. */
@@ -221,8 +220,10 @@ void fe_slowlog_add(fe_conn_t *c, uint64_t usec, const char *buf)
 void fe_slowlog_add_snapshot(fe_conn_t *c, uint64_t usec, const fe_reply_t *r, unsigned idx)
 {
     fe_t *fe = c->fe;
-    if (fe->argring_pos - r->snap_pos <= FE_ARGRING_SIZE - r->snap_len) {
-        add_entry(c, usec, fe->argring + r->snap_pos % FE_ARGRING_SIZE, r->snap_len);
+    uint64_t pos = r->note[1];
+    uint32_t len = fe_note_snap_len(r->note);
+    if (fe->admin->argring_pos - pos <= FE_ARGRING_SIZE - len) {
+        add_entry(c, usec, fe->admin->argring + pos % FE_ARGRING_SIZE, len);
         return;
     }
     /* Overwritten (see above): the command's name stands for them. */
