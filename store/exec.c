@@ -59,9 +59,10 @@
  * differences from Redis that remain: a watched key that expires while its
  * slot has been evicted (by four later changes of other keys in its bucket)
  * does not abort EXEC; a watched key that existed at a SWAPDB but expired
- * before EXEC does not abort it (Redis looks at the swap's moment); a change of another key of the same bucket, or a
- * flush, can add an abort; the table is not in a checkpoint (there are
- * none yet): one would have to hold it, or replay would start without it.
+ * before EXEC does not abort it (Redis looks at the swap's moment); a
+ * change of another key of the same bucket, or a flush, can add an abort;
+ * the table is not in a checkpoint (there are none yet): one would have to
+ * hold it, or replay would start without it.
  * Cost: st_key_changed hashes the key and looks it up once more; applying
  * plain SETs went from about 2.6 to 2.1 million a second in a micro
  * benchmark (one core), far above what the log can make durable.
@@ -105,13 +106,13 @@ typedef struct watch_bucket {
 typedef struct st_watch {
     watch_bucket_t *b;
     uint64_t mask;
-    watch_point_t cur;                     /* the change being recorded */
-    uint64_t swap_lsn1[WATCH_MAX_DBS];     /* by database number: last SWAPDB */
+    watch_point_t cur;                      /* the change being recorded */
+    uint64_t swap_lsn1[WATCH_MAX_DBS];      /* by database number: last SWAPDB */
     uint64_t swap_prev_lsn1[WATCH_MAX_DBS]; /* ... and the one before */
-    uint32_t swap_partner[WATCH_MAX_DBS];  /* the other database of the last */
-    watch_point_t flush[WATCH_MAX_DBS][2]; /* by identity: last, previous */
-    cmd_id_t nested_op;                    /* op of the nested command running */
-    rec_arg_t *outer, *nested;             /* decoded arguments (ctx->args is shared) */
+    uint32_t swap_partner[WATCH_MAX_DBS];   /* the other database of the last */
+    watch_point_t flush[WATCH_MAX_DBS][2];  /* by identity: last, previous */
+    cmd_id_t nested_op;                     /* op of the nested command running */
+    rec_arg_t *outer, *nested;              /* decoded arguments (ctx->args is shared) */
     uint32_t outer_cap, nested_cap;
 } st_watch_t;
 

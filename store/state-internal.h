@@ -54,7 +54,7 @@ enum {
 /* Piece kinds of an st_pieces_t (value.c). */
 enum { PIECE_LOG = 0, PIECE_ZERO = 1, PIECE_RAM = 2 };
 #define PIECE_KIND_SHIFT 62
-#define PIECE_END_MASK ((UINT64_C(1) << PIECE_KIND_SHIFT) - 1)
+#define PIECE_END_MASK   ((UINT64_C(1) << PIECE_KIND_SHIFT) - 1)
 /* Largest value the pieces can describe (ends are 62-bit). */
 #define ST_VALUE_MAX PIECE_END_MASK
 
@@ -98,9 +98,9 @@ typedef struct st_db {
      * Lowered whenever a TTL is set; raised to the true minimum by each
      * full active-expiry pass (state.c). */
     int64_t next_expiry;
-    int64_t pass_min;    /* minimum TTL the current pass has seen */
-    int64_t set_min;     /* minimum TTL set since the current pass began */
-    unsigned watch_id;   /* exec.c: identity of these contents for WATCH (moves with SWAPDB) */
+    int64_t pass_min;  /* minimum TTL the current pass has seen */
+    int64_t set_min;   /* minimum TTL set since the current pass began */
+    unsigned watch_id; /* exec.c: identity of these contents for WATCH (moves with SWAPDB) */
 } st_db_t;
 
 struct store_ctx {
@@ -120,11 +120,11 @@ struct store_ctx {
         uint64_t start;
         int fd;
     } fds[STORE_FD_CACHE];
-    int expire_db;           /* database the active expiry pass is in */
+    int expire_db; /* database the active expiry pass is in */
     uint64_t expire_cursor;
     int64_t expire_pass_now; /* apply clock when the last full pass ended */
     int expire_pass_done;
-    struct st_watch *watch;  /* exec.c: recent changes, for WATCH */
+    struct st_watch *watch; /* exec.c: recent changes, for WATCH */
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
@@ -165,7 +165,7 @@ typedef st_read_t *st_read_fn;
 #include "commands.def"
 
 /* ---- state.c: memory ---- */
-void *st_xmalloc(size_t n);             /* aborts when out of memory */
+void *st_xmalloc(size_t n); /* aborts when out of memory */
 void *st_xrealloc(void *old, size_t n);
 
 /* ---- state.c: entries ---- */
@@ -218,8 +218,7 @@ uint64_t st_pieces_bytes(const st_pieces_t *l); /* RAM it holds */
 void st_pieces_free(st_pieces_t *l);
 /* Copy bytes [off, off + len) of e's value (within its length) to dst.
  * Returns 0 or -1 (I/O error, logged). */
-int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len,
-                  unsigned char *dst);
+int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, unsigned char *dst);
 /* Pass bytes [off, off + len) of e's value to fn in order, in chunks; p is
  * NULL for a run of n zero bytes. fn returns nonzero to stop. Returns 1
  * when fn stopped, 0 at the end, -1 on an I/O error (logged). */
@@ -256,8 +255,7 @@ st_db_t *st_db(store_ctx_t *ctx, unsigned n);
 /* ---- exec.c: WATCH bookkeeping. Every apply handler that changes a key
  * (value, TTL, existence) calls st_key_changed; FLUSHDB, FLUSHALL and
  * SWAPDB call st_db_changed. ---- */
-void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
-                    const rec_arg_t *key);
+void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, const rec_arg_t *key);
 void st_db_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum);
 void st_watch_free(store_ctx_t *ctx);
 /* (st_key_changed reads the key's TTL: call it after the change.) Tests:

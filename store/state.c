@@ -193,7 +193,7 @@ idx_entry_t *st_ent_take(st_db_t *db, idx_entry_t **slot)
 /* A new entry holding a SET-style value: inline when short, else one extent
  * pointing at the value's bytes in the log. */
 idx_entry_t *st_ent_new(const rec_arg_t *key, const rec_arg_t *val, uint64_t val_lsn,
-                            int64_t expire_at)
+                        int64_t expire_at)
 {
     int small = val->len <= STORE_INLINE_MAX;
     uint8_t ilen = small ? (uint8_t)val->len : 0;
@@ -447,8 +447,8 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
     uint16_t opdb, argc;
     st_apply_fn fn = NULL;
     st_db_t *db = NULL;
-    if (decode(ctx, (const unsigned char *)rec + REC_HDR_SIZE, h.len - REC_HDR_SIZE, &opdb, &argc) ==
-        0) {
+    if (decode(ctx, (const unsigned char *)rec + REC_HDR_SIZE, h.len - REC_HDR_SIZE, &opdb,
+               &argc) == 0) {
         fn = st_write_handler(REC_OP(opdb), argc, ctx->args);
         db = st_db(ctx, REC_DB(opdb));
     }
@@ -579,7 +579,8 @@ int64_t store_now(const store_ctx_t *ctx)
 uint64_t store_key_count(const store_ctx_t *ctx)
 {
     uint64_t n = 0;
-    for (int i = 0; i < ctx->ndb; i++) n += idx_count(&ctx->dbs[i]->ix);
+    for (int i = 0; i < ctx->ndb; i++)
+        n += idx_count(&ctx->dbs[i]->ix);
     return n;
 }
 
@@ -603,7 +604,8 @@ void store_db_stats(const store_ctx_t *ctx, int dbnum, uint64_t *keys, uint64_t 
 uint64_t store_index_bytes(const store_ctx_t *ctx)
 {
     uint64_t n = ctx->entry_bytes;
-    for (int i = 0; i < ctx->ndb; i++) n += idx_table_bytes(&ctx->dbs[i]->ix);
+    for (int i = 0; i < ctx->ndb; i++)
+        n += idx_table_bytes(&ctx->dbs[i]->ix);
     return n;
 }
 
@@ -619,7 +621,8 @@ static int expired_by_apply_clock(void *arg, idx_entry_t *e)
 int store_maintain(store_ctx_t *ctx, int budget)
 {
     int more = 0;
-    for (int i = 0; i < ctx->ndb; i++) more |= idx_rehash_step(&ctx->dbs[i]->ix, budget);
+    for (int i = 0; i < ctx->ndb; i++)
+        more |= idx_rehash_step(&ctx->dbs[i]->ix, budget);
     /* One full pass of active expiry (every database) per apply-clock
      * value: when the clock has not moved since the last pass, nothing new
      * can have expired. Removal by the apply clock is deterministic: replay

@@ -51,8 +51,8 @@
 #define STORE_MAINTAIN_BUDGET 64
 /* The largest reply the store builds (a GET of a value up to the default
  * proto-max-bulk-len, with room to spare); the frontend holds it whole. */
-#define STORE_MAX_REPLY       (1024ull * 1024 * 1024)
-#define STORE_TICK_MS         1000 /* apply clock lag that asks for a CMD_TICK */
+#define STORE_MAX_REPLY (1024ull * 1024 * 1024)
+#define STORE_TICK_MS   1000 /* apply clock lag that asks for a CMD_TICK */
 
 typedef struct store_proc {
     shm_t *shm;
@@ -67,7 +67,6 @@ typedef struct store_proc {
      * durable yet (none should: see serve_requests). */
     uint64_t held_mask;
 } store_proc_t;
-
 
 /* The shared memory of this process, for master_gone(). */
 static const shm_t *store_shm;

@@ -34,7 +34,7 @@ static void maintain_if_asked(void)
 
 /* A plain write with string arguments (NULL-terminated) in database db;
  * a read in database db. */
-#define wr(t, op, db, ...) sh_wr((t), REC_OP_DB((op), (db)), __VA_ARGS__)
+#define wr(t, op, db, ...)   sh_wr((t), REC_OP_DB((op), (db)), __VA_ARGS__)
 #define rd(now, db, op, ...) sh_rd((now), (unsigned)(db), (op), __VA_ARGS__)
 
 static const char *wr_set(int64_t t, int db, const char *key, const char *val, int64_t at)
