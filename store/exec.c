@@ -111,7 +111,6 @@ typedef struct st_watch {
     uint64_t swap_prev_lsn1[WATCH_MAX_DBS]; /* ... and the one before */
     uint32_t swap_partner[WATCH_MAX_DBS];   /* the other database of the last */
     watch_point_t flush[WATCH_MAX_DBS][2];  /* by identity: last, previous */
-    cmd_id_t nested_op;                     /* op of the nested command running */
     rec_arg_t *outer, *nested;              /* decoded arguments (ctx->args is shared) */
     uint32_t outer_cap, nested_cap;
 } st_watch_t;
@@ -220,33 +219,37 @@ void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, con
     *s = (watch_slot_t){.lsn1 = at.lsn1, .expire = expire, .fp = fp, .ord = at.ord};
 }
 
-/* The operation of the record (or nested command) being applied. */
-static cmd_id_t current_op(const st_watch_t *w, const apply_args_t *a)
+/* Stamp a change of a whole database (FLUSHDB, FLUSHALL, SWAPDB): the
+ * table, or NULL when dbnum is not one the table follows. */
+static st_watch_t *db_change(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
+                             watch_point_t *at)
 {
-    if (w->nested_op != CMD_NONE) return w->nested_op;
-    uint16_t opdb;
-    memcpy(&opdb, a->rec + REC_HDR_SIZE, sizeof(opdb)); /* little-endian, as record.c */
-    return REC_OP(opdb);
+    if (!st_db(ctx, dbnum) || dbnum >= WATCH_MAX_DBS) return NULL;
+    st_watch_t *w = watch_get(ctx);
+    *at = watch_stamp(w, a->lsn);
+    return w;
 }
 
-void st_db_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum)
+void st_db_swapped(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, unsigned partner)
 {
-    st_db_t *db = st_db(ctx, dbnum);
-    if (!db || dbnum >= WATCH_MAX_DBS) return;
-    st_watch_t *w = watch_get(ctx);
-    watch_point_t at = watch_stamp(w, a->lsn);
-    if (current_op(w, a) == CMD_SWAPDB) {
-        /* The contents keep their identity (and their slots); a WATCH of
-         * this database number sees other contents from now on. */
-        w->swap_prev_lsn1[dbnum] = w->swap_lsn1[dbnum];
-        w->swap_lsn1[dbnum] = at.lsn1;
-        uint32_t x = cmd_get_u32(a->argv[0].ptr), y = cmd_get_u32(a->argv[1].ptr);
-        w->swap_partner[dbnum] = dbnum == x ? y : x;
-    } else {
-        watch_point_t *f = w->flush[db->watch_id % WATCH_MAX_DBS];
-        f[1] = f[0];
-        f[0] = at;
-    }
+    watch_point_t at;
+    st_watch_t *w = db_change(ctx, a, dbnum, &at);
+    if (!w) return;
+    /* The contents keep their identity (and their slots); a WATCH of this
+     * database number sees other contents from now on. */
+    w->swap_prev_lsn1[dbnum] = w->swap_lsn1[dbnum];
+    w->swap_lsn1[dbnum] = at.lsn1;
+    w->swap_partner[dbnum] = partner;
+}
+
+void st_db_flushed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum)
+{
+    watch_point_t at;
+    st_watch_t *w = db_change(ctx, a, dbnum, &at);
+    if (!w) return;
+    watch_point_t *f = w->flush[ctx->dbs[dbnum]->watch_id % WATCH_MAX_DBS];
+    f[1] = f[0];
+    f[0] = at;
 }
 
 /* Was the key of slot s live when it was WATCHed? */
@@ -408,9 +411,7 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
             break;
         case NESTED_WRITE: {
             apply_args_t na = {w->nested, n, a->rec, a->lsn, dbnum, st_db(ctx, dbnum)};
-            w->nested_op = REC_OP(opdb);
             st_write_handler(REC_OP(opdb), n, w->nested)(ctx, &na, r);
-            w->nested_op = CMD_NONE;
             break;
         }
         case NESTED_READ:

@@ -83,7 +83,7 @@ void st_apply_flushall(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     /* Synchronous, as Redis' default (lazyfree-lazy-user-flush no). */
     for (int i = 0; i < ctx->ndb; i++) {
         idx_clear(&ctx->dbs[i]->ix);
-        st_db_changed(ctx, a, (unsigned)i);
+        st_db_flushed(ctx, a, (unsigned)i);
     }
     ctx->expire_cursor = 0;
     ctx->expire_db = 0;
@@ -237,8 +237,8 @@ void st_apply_swapdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         st_db_t *t = ctx->dbs[x];
         ctx->dbs[x] = ctx->dbs[y];
         ctx->dbs[y] = t;
-        st_db_changed(ctx, a, x);
-        st_db_changed(ctx, a, y);
+        st_db_swapped(ctx, a, x, y);
+        st_db_swapped(ctx, a, y, x);
         /* An active-expiry pass in progress may have covered one of the
          * two slots and not the other: start it over, or the database
          * swapped into a covered slot would keep its expired keys until the
@@ -253,7 +253,7 @@ void st_apply_swapdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 void st_apply_flushdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     idx_clear(&a->db->ix);
-    st_db_changed(ctx, a, a->dbnum);
+    st_db_flushed(ctx, a, a->dbnum);
     if (ctx->expire_db == (int)a->dbnum) ctx->expire_cursor = 0;
     if (r) resp_simple(r, "OK");
 }

@@ -253,10 +253,12 @@ st_read_fn st_read_handler(cmd_id_t op);
 st_db_t *st_db(store_ctx_t *ctx, unsigned n);
 
 /* ---- exec.c: WATCH bookkeeping. Every apply handler that changes a key
- * (value, TTL, existence) calls st_key_changed; FLUSHDB, FLUSHALL and
- * SWAPDB call st_db_changed. ---- */
+ * (value, TTL, existence) calls st_key_changed; FLUSHDB and FLUSHALL call
+ * st_db_flushed for each database they empty, SWAPDB st_db_swapped for
+ * each of the two databases (partner: the other one). ---- */
 void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, const rec_arg_t *key);
-void st_db_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum);
+void st_db_flushed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum);
+void st_db_swapped(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, unsigned partner);
 void st_watch_free(store_ctx_t *ctx);
 /* (st_key_changed reads the key's TTL: call it after the change.) Tests:
  * size the table of recent changes at 2^bucket_bits buckets (before the
