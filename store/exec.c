@@ -111,8 +111,6 @@ typedef struct st_watch {
     uint64_t swap_prev_lsn1[WATCH_MAX_DBS]; /* ... and the one before */
     uint32_t swap_partner[WATCH_MAX_DBS];   /* the other database of the last */
     watch_point_t flush[WATCH_MAX_DBS][2];  /* by identity: last, previous */
-    rec_arg_t *outer, *nested;              /* decoded arguments (ctx->args is shared) */
-    uint32_t outer_cap, nested_cap;
 } st_watch_t;
 
 static st_watch_t *watch_create(store_ctx_t *ctx, unsigned bits)
@@ -141,6 +139,11 @@ static st_watch_t *watch_get(store_ctx_t *ctx)
     return ctx->watch;
 }
 
+void st_watch_ensure(store_ctx_t *ctx)
+{
+    watch_get(ctx);
+}
+
 void st_watch_configure(store_ctx_t *ctx, unsigned bucket_bits)
 {
     st_watch_free(ctx);
@@ -152,8 +155,6 @@ void st_watch_free(store_ctx_t *ctx)
     st_watch_t *w = ctx->watch;
     if (!w) return;
     free(w->b);
-    free(w->outer);
-    free(w->nested);
     free(w);
     ctx->watch = NULL;
 }
@@ -268,10 +269,10 @@ static int slot_live_at_watch(const st_watch_t *w, unsigned id, const watch_slot
     return 1;
 }
 
-/* Must a watched key abort the transaction? (See the banner's rules.) */
-static int watch_dirty(store_ctx_t *ctx, st_watch_t *w, unsigned dbnum, const unsigned char *key,
-                       size_t klen, uint64_t watch_lsn, int64_t watch_time)
+int st_watch_dirty(store_ctx_t *ctx, unsigned dbnum, const unsigned char *key, size_t klen,
+                   uint64_t watch_lsn, int64_t watch_time)
 {
+    st_watch_t *w = watch_get(ctx);
     st_db_t *db = st_db(ctx, dbnum);
     if (w->swap_lsn1[dbnum] > watch_lsn) {
         /* Swapped since the WATCH. Redis marks the key dirty when it
@@ -311,15 +312,15 @@ static void grow_args(rec_arg_t **args, uint32_t *cap, uint32_t n)
     *cap = n;
 }
 
-/* Decode one nested payload into w->nested. Returns 0, or -1 when it does
+/* Decode one nested payload into x->nested. Returns 0, or -1 when it does
  * not decode. */
-static int decode_nested(st_watch_t *w, const rec_arg_t *p, uint16_t *opdb, uint16_t *argc)
+static int decode_nested(st_exec_bufs_t *x, const rec_arg_t *p, uint16_t *opdb, uint16_t *argc)
 {
-    if (rec_decode_payload(p->ptr, p->len, opdb, argc, w->nested, (uint16_t)w->nested_cap))
+    if (rec_decode_payload(p->ptr, p->len, opdb, argc, x->nested, (uint16_t)x->nested_cap))
         return -1;
-    if (*argc > w->nested_cap) {
-        grow_args(&w->nested, &w->nested_cap, *argc);
-        if (rec_decode_payload(p->ptr, p->len, opdb, argc, w->nested, (uint16_t)w->nested_cap))
+    if (*argc > x->nested_cap) {
+        grow_args(&x->nested, &x->nested_cap, *argc);
+        if (rec_decode_payload(p->ptr, p->len, opdb, argc, x->nested, (uint16_t)x->nested_cap))
             return -1;
     }
     return 0;
@@ -327,13 +328,13 @@ static int decode_nested(st_watch_t *w, const rec_arg_t *p, uint16_t *opdb, uint
 
 enum { NESTED_BAD = 0, NESTED_LITERAL, NESTED_WRITE, NESTED_READ };
 
-static int nested_kind(store_ctx_t *ctx, st_watch_t *w, uint16_t opdb, uint16_t argc)
+static int nested_kind(store_ctx_t *ctx, st_exec_bufs_t *x, uint16_t opdb, uint16_t argc)
 {
     cmd_id_t op = REC_OP(opdb);
     if (!st_db(ctx, REC_DB(opdb))) return NESTED_BAD;
     if (op == CMD_LITERAL) return argc == 1 ? NESTED_LITERAL : NESTED_BAD;
     if (op == CMD_EXEC) return NESTED_BAD;
-    if (st_write_handler(op, argc, w->nested)) return NESTED_WRITE;
+    if (st_write_handler(op, argc, x->nested)) return NESTED_WRITE;
     if (st_read_handler(op)) return NESTED_READ;
     return NESTED_BAD;
 }
@@ -346,24 +347,24 @@ typedef struct exec_hdr {
 } exec_hdr_t;
 
 /* Check the whole record before anything is applied. Returns 0 or -1. */
-static int exec_validate(store_ctx_t *ctx, st_watch_t *w, const exec_hdr_t *h, uint16_t argc)
+static int exec_validate(store_ctx_t *ctx, st_exec_bufs_t *x, const exec_hdr_t *h, uint16_t argc)
 {
     if (h->nwatch > (uint32_t)argc - 1 || (h->flags & ~EXEC_PER_KEY)) return -1;
     uint32_t min_key = h->flags & EXEC_PER_KEY ? EXEC_KEY_POINT : 1;
     for (uint32_t i = 1; i <= h->nwatch; i++)
-        if (w->outer[i].len < min_key || !st_db(ctx, w->outer[i].ptr[0])) return -1;
+        if (x->outer[i].len < min_key || !st_db(ctx, x->outer[i].ptr[0])) return -1;
     for (uint32_t i = 1 + h->nwatch; i < argc; i++) {
         uint16_t opdb, n;
-        if (decode_nested(w, &w->outer[i], &opdb, &n) || nested_kind(ctx, w, opdb, n) == NESTED_BAD)
+        if (decode_nested(x, &x->outer[i], &opdb, &n) || nested_kind(ctx, x, opdb, n) == NESTED_BAD)
             return -1;
     }
     return 0;
 }
 
-static int exec_watch_dirty(store_ctx_t *ctx, st_watch_t *w, const exec_hdr_t *h)
+static int exec_watch_dirty(store_ctx_t *ctx, st_exec_bufs_t *x, const exec_hdr_t *h)
 {
     for (uint32_t i = 1; i <= h->nwatch; i++) {
-        const rec_arg_t *k = &w->outer[i];
+        const rec_arg_t *k = &x->outer[i];
         uint64_t lsn = h->watch_lsn;
         int64_t time = h->watch_time;
         size_t skip = 1;
@@ -372,46 +373,47 @@ static int exec_watch_dirty(store_ctx_t *ctx, st_watch_t *w, const exec_hdr_t *h
             time = cmd_get_i64(k->ptr + 9);
             skip = EXEC_KEY_POINT;
         }
-        if (watch_dirty(ctx, w, k->ptr[0], k->ptr + skip, k->len - skip, lsn, time)) return 1;
+        if (st_watch_dirty(ctx, k->ptr[0], k->ptr + skip, k->len - skip, lsn, time)) return 1;
     }
     return 0;
 }
 
 void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
-    st_watch_t *w = watch_get(ctx);
+    st_exec_bufs_t *x = &ctx->exec;
+    st_watch_ensure(ctx); /* first thing, on every replay alike (state-internal.h) */
     /* ctx->args is reused by every decode (a read inside the transaction
      * included): work on a copy of the record's arguments. */
-    grow_args(&w->outer, &w->outer_cap, a->argc);
-    memcpy(w->outer, a->argv, (size_t)a->argc * sizeof(*a->argv));
+    grow_args(&x->outer, &x->outer_cap, a->argc);
+    memcpy(x->outer, a->argv, (size_t)a->argc * sizeof(*a->argv));
     uint16_t argc = a->argc;
-    const unsigned char *p = w->outer[0].ptr;
+    const unsigned char *p = x->outer[0].ptr;
     exec_hdr_t h = {(uint64_t)cmd_get_i64(p), cmd_get_i64(p + 8), cmd_get_u32(p + 16),
                     cmd_get_u32(p + 20)};
-    if (exec_validate(ctx, w, &h, argc)) {
+    if (exec_validate(ctx, x, &h, argc)) {
         log_warn("store: transaction record at LSN %" PRIu64 " is malformed; nothing applied",
                  a->lsn);
         if (r) resp_error(r, "ERR the store cannot apply this transaction record");
         return;
     }
-    if (exec_watch_dirty(ctx, w, &h)) {
+    if (exec_watch_dirty(ctx, x, &h)) {
         if (r) resp_null_array(r);
         return;
     }
     size_t mark = r ? r->len : 0;
     if (r) resp_array(r, (long long)(argc - 1 - h.nwatch));
     for (uint32_t i = 1 + h.nwatch; i < argc; i++) {
-        const rec_arg_t *pl = &w->outer[i];
+        const rec_arg_t *pl = &x->outer[i];
         uint16_t opdb, n;
-        decode_nested(w, pl, &opdb, &n); /* validated above */
+        decode_nested(x, pl, &opdb, &n); /* validated above */
         unsigned dbnum = REC_DB(opdb);
-        switch (nested_kind(ctx, w, opdb, n)) {
+        switch (nested_kind(ctx, x, opdb, n)) {
         case NESTED_LITERAL:
-            if (r) buf_append(r, w->nested[0].ptr, w->nested[0].len);
+            if (r) buf_append(r, x->nested[0].ptr, x->nested[0].len);
             break;
         case NESTED_WRITE: {
-            apply_args_t na = {w->nested, n, a->rec, a->lsn, dbnum, st_db(ctx, dbnum)};
-            st_write_handler(REC_OP(opdb), n, w->nested)(ctx, &na, r);
+            apply_args_t na = {x->nested, n, a->rec, a->lsn, dbnum, st_db(ctx, dbnum)};
+            st_write_handler(REC_OP(opdb), n, x->nested)(ctx, &na, r);
             break;
         }
         case NESTED_READ:

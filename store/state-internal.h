@@ -103,6 +103,14 @@ typedef struct st_db {
     unsigned watch_id; /* exec.c: identity of these contents for WATCH (moves with SWAPDB) */
 } st_db_t;
 
+/* CMD_EXEC's decoded arguments (exec.c): the record's own, and those of the
+ * nested command being applied, apart from ctx->args, which every decode
+ * (a read inside the transaction included) reuses. */
+typedef struct st_exec_bufs {
+    rec_arg_t *outer, *nested;
+    uint32_t outer_cap, nested_cap;
+} st_exec_bufs_t;
+
 struct store_ctx {
     st_db_t **dbs;
     int ndb;
@@ -125,6 +133,7 @@ struct store_ctx {
     int64_t expire_pass_now; /* apply clock when the last full pass ended */
     int expire_pass_done;
     struct st_watch *watch; /* exec.c: recent changes, for WATCH */
+    st_exec_bufs_t exec;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
@@ -260,6 +269,15 @@ void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, con
 void st_db_flushed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum);
 void st_db_swapped(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, unsigned partner);
 void st_watch_free(store_ctx_t *ctx);
+/* Create the table now if there is none yet. EXEC does, first thing: when
+ * the table is made fixes the databases' identities (st_db_t.watch_id), so
+ * it must happen at the same record on every replay. */
+void st_watch_ensure(store_ctx_t *ctx);
+/* Must this watched key abort EXEC? 1 or 0 by the rules of exec.c's banner,
+ * for the key watched in database dbnum (in range) at watch_lsn and
+ * watch_time (the wall clock then). */
+int st_watch_dirty(store_ctx_t *ctx, unsigned dbnum, const unsigned char *key, size_t klen,
+                   uint64_t watch_lsn, int64_t watch_time);
 /* (st_key_changed reads the key's TTL: call it after the change.) Tests:
  * size the table of recent changes at 2^bucket_bits buckets (before the
  * first record; small tables force collisions). */

@@ -549,6 +549,8 @@ void store_ctx_destroy(store_ctx_t *ctx)
     }
     free(ctx->dbs);
     st_watch_free(ctx);
+    free(ctx->exec.outer);
+    free(ctx->exec.nested);
     for (unsigned i = 0; i < STORE_FD_CACHE; i++)
         if (ctx->fds[i].fd >= 0) io->close(ctx->fds[i].fd);
     free(ctx->args);
