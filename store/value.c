@@ -59,34 +59,34 @@
 
 /* ---- pieces ------------------------------------------------------------ */
 
-static inline uint64_t pend(const st_piece_t *p)
+static inline uint64_t st_piece_end(const st_piece_t *p)
 {
     return p->end & PIECE_END_MASK;
 }
 
-static inline unsigned pkind(const st_piece_t *p)
+static inline unsigned st_piece_kind(const st_piece_t *p)
 {
     return (unsigned)(p->end >> PIECE_KIND_SHIFT);
 }
 
-static inline uint64_t pstart(const st_pieces_t *l, uint32_t i)
+static inline uint64_t st_piece_start(const st_pieces_t *l, uint32_t i)
 {
-    return i ? pend(&l->p[i - 1]) : 0;
+    return i ? st_piece_end(&l->p[i - 1]) : 0;
 }
 
-static inline unsigned char *pram(const st_piece_t *p)
+static inline unsigned char *st_piece_ram(const st_piece_t *p)
 {
     return (unsigned char *)(uintptr_t)p->where;
 }
 
-static inline st_piece_t mkpiece(unsigned kind, uint64_t where, uint64_t end)
+static inline st_piece_t st_piece_make(unsigned kind, uint64_t where, uint64_t end)
 {
     return (st_piece_t){where, ((uint64_t)kind << PIECE_KIND_SHIFT) | end};
 }
 
 uint64_t st_pieces_len(const st_pieces_t *l)
 {
-    return l->n ? pend(&l->p[l->n - 1]) : 0;
+    return l->n ? st_piece_end(&l->p[l->n - 1]) : 0;
 }
 
 uint64_t st_pieces_bytes(const st_pieces_t *l)
@@ -97,11 +97,11 @@ uint64_t st_pieces_bytes(const st_pieces_t *l)
 void st_pieces_free(st_pieces_t *l)
 {
     for (uint32_t i = 0; i < l->n; i++)
-        if (pkind(&l->p[i]) == PIECE_RAM) free(pram(&l->p[i]));
+        if (st_piece_kind(&l->p[i]) == PIECE_RAM) free(st_piece_ram(&l->p[i]));
     free(l);
 }
 
-static st_pieces_t *pieces_new(uint32_t cap)
+static st_pieces_t *st_pieces_new(uint32_t cap)
 {
     st_pieces_t *l = st_xmalloc(sizeof(*l) + (size_t)cap * sizeof(st_piece_t));
     l->ram_bytes = 0;
@@ -110,7 +110,7 @@ static st_pieces_t *pieces_new(uint32_t cap)
     return l;
 }
 
-static st_pieces_t *pieces_reserve(st_pieces_t *l, uint32_t more)
+static st_pieces_t *st_pieces_reserve(st_pieces_t *l, uint32_t more)
 {
     if (l->n + more <= l->cap) return l;
     uint32_t cap = l->cap * 2 > l->n + more ? l->cap * 2 : l->n + more;
@@ -120,12 +120,12 @@ static st_pieces_t *pieces_reserve(st_pieces_t *l, uint32_t more)
 }
 
 /* The first piece whose end is past off (l->n when off >= the length). */
-static uint32_t find_piece(const st_pieces_t *l, uint64_t off)
+static uint32_t st_pieces_find(const st_pieces_t *l, uint64_t off)
 {
     uint32_t lo = 0, hi = l->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (pend(&l->p[mid]) > off)
+        if (st_piece_end(&l->p[mid]) > off)
             hi = mid;
         else
             lo = mid + 1;
@@ -147,12 +147,12 @@ static void read_log_or_die(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsign
 static void piece_copy(store_ctx_t *ctx, const st_piece_t *p, uint64_t skip, uint64_t n,
                        unsigned char *dst)
 {
-    switch (pkind(p)) {
+    switch (st_piece_kind(p)) {
     case PIECE_LOG:
         read_log_or_die(ctx, p->where + skip, n, dst);
         break;
     case PIECE_RAM:
-        memcpy(dst, pram(p) + skip, (size_t)n);
+        memcpy(dst, st_piece_ram(p) + skip, (size_t)n);
         break;
     default:
         memset(dst, 0, (size_t)n);
@@ -167,17 +167,17 @@ static void piece_copy(store_ctx_t *ctx, const st_piece_t *p, uint64_t skip, uin
  * the tail's length (the new piece ends the tail: an append when lo == hi,
  * an overwrite running past the end otherwise). The list may move.
  */
-static st_pieces_t *splice(st_pieces_t *l, uint64_t lo, uint64_t hi, unsigned kind, uint64_t where,
-                           uint64_t len)
+static st_pieces_t *st_pieces_splice(st_pieces_t *l, uint64_t lo, uint64_t hi, unsigned kind,
+                                     uint64_t where, uint64_t len)
 {
     st_piece_t out[3];
     uint32_t k = 0, m = 0;
-    uint32_t i = find_piece(l, lo);
+    uint32_t i = st_pieces_find(l, lo);
     if (hi > lo) {
-        uint32_t j = find_piece(l, hi - 1);
+        uint32_t j = st_pieces_find(l, hi - 1);
         m = j - i + 1;
         st_piece_t *pi = &l->p[i], *pj = &l->p[j];
-        uint64_t si = pstart(l, i), sj = pstart(l, j), ej = pend(pj);
+        uint64_t si = st_piece_start(l, i), sj = st_piece_start(l, j), ej = st_piece_end(pj);
         int keep_left_buf = 0;
         st_piece_t right = {0, 0};
         /* The right remainder first: it may copy out of a RAM buffer the
@@ -185,37 +185,38 @@ static st_pieces_t *splice(st_pieces_t *l, uint64_t lo, uint64_t hi, unsigned ki
          * ends the tail is never cut on the right. */
         if (ej > hi) {
             uint64_t skip = hi - sj, rlen = ej - hi;
-            if (pkind(pj) == PIECE_RAM) {
+            if (st_piece_kind(pj) == PIECE_RAM) {
                 unsigned char *buf = st_xmalloc((size_t)rlen);
-                memcpy(buf, pram(pj) + skip, (size_t)rlen);
+                memcpy(buf, st_piece_ram(pj) + skip, (size_t)rlen);
                 l->ram_bytes += rlen;
-                right = mkpiece(PIECE_RAM, (uintptr_t)buf, ej);
+                right = st_piece_make(PIECE_RAM, (uintptr_t)buf, ej);
             } else {
-                right = mkpiece(pkind(pj), pkind(pj) == PIECE_LOG ? pj->where + skip : 0, ej);
+                right = st_piece_make(st_piece_kind(pj),
+                                      st_piece_kind(pj) == PIECE_LOG ? pj->where + skip : 0, ej);
             }
         }
         if (si < lo) {
-            if (pkind(pi) == PIECE_RAM) {
-                unsigned char *buf = st_xrealloc(pram(pi), (size_t)(lo - si));
-                l->ram_bytes -= pend(pi) - lo;
-                out[k++] = mkpiece(PIECE_RAM, (uintptr_t)buf, lo);
+            if (st_piece_kind(pi) == PIECE_RAM) {
+                unsigned char *buf = st_xrealloc(st_piece_ram(pi), (size_t)(lo - si));
+                l->ram_bytes -= st_piece_end(pi) - lo;
+                out[k++] = st_piece_make(PIECE_RAM, (uintptr_t)buf, lo);
                 keep_left_buf = 1;
             } else {
-                out[k++] = mkpiece(pkind(pi), pi->where, lo);
+                out[k++] = st_piece_make(st_piece_kind(pi), pi->where, lo);
             }
         }
         for (uint32_t t = i; t <= j; t++) {
             st_piece_t *p = &l->p[t];
-            if (pkind(p) != PIECE_RAM || (t == i && keep_left_buf)) continue;
-            l->ram_bytes -= pend(p) - pstart(l, t);
-            free(pram(p));
+            if (st_piece_kind(p) != PIECE_RAM || (t == i && keep_left_buf)) continue;
+            l->ram_bytes -= st_piece_end(p) - st_piece_start(l, t);
+            free(st_piece_ram(p));
         }
-        out[k++] = mkpiece(kind, where, lo + len);
+        out[k++] = st_piece_make(kind, where, lo + len);
         if (ej > hi) out[k++] = right;
     } else {
-        out[k++] = mkpiece(kind, where, lo + len); /* append: i == l->n */
+        out[k++] = st_piece_make(kind, where, lo + len); /* append: i == l->n */
     }
-    if (k > m) l = pieces_reserve(l, k - m);
+    if (k > m) l = st_pieces_reserve(l, k - m);
     memmove(&l->p[i + k], &l->p[i + m], (size_t)(l->n - i - m) * sizeof(st_piece_t));
     memcpy(&l->p[i], out, k * sizeof(st_piece_t));
     l->n = l->n + k - m;
@@ -223,20 +224,20 @@ static st_pieces_t *splice(st_pieces_t *l, uint64_t lo, uint64_t hi, unsigned ki
 }
 
 /* Grow the tail by delta zero bytes. */
-static st_pieces_t *grow_zero(st_pieces_t *l, uint64_t delta)
+static st_pieces_t *st_pieces_grow_zero(st_pieces_t *l, uint64_t delta)
 {
     uint64_t len = st_pieces_len(l);
     if (l->n) {
         st_piece_t *p = &l->p[l->n - 1];
-        uint64_t plen = len - pstart(l, l->n - 1);
-        if (pkind(p) == PIECE_ZERO) {
+        uint64_t plen = len - st_piece_start(l, l->n - 1);
+        if (st_piece_kind(p) == PIECE_ZERO) {
             p->end += delta;
             return l;
         }
         /* A small RAM piece at the end grows instead (SETBIT building a
          * bitmap byte after byte). */
-        if (pkind(p) == PIECE_RAM && plen + delta <= ST_RAM_CHUNK) {
-            unsigned char *buf = st_xrealloc(pram(p), (size_t)(plen + delta));
+        if (st_piece_kind(p) == PIECE_RAM && plen + delta <= ST_RAM_CHUNK) {
+            unsigned char *buf = st_xrealloc(st_piece_ram(p), (size_t)(plen + delta));
             memset(buf + plen, 0, (size_t)delta);
             l->ram_bytes += delta;
             p->where = (uintptr_t)buf;
@@ -244,8 +245,8 @@ static st_pieces_t *grow_zero(st_pieces_t *l, uint64_t delta)
             return l;
         }
     }
-    l = pieces_reserve(l, 1);
-    l->p[l->n++] = mkpiece(PIECE_ZERO, 0, len + delta);
+    l = st_pieces_reserve(l, 1);
+    l->p[l->n++] = st_piece_make(PIECE_ZERO, 0, len + delta);
     return l;
 }
 
@@ -254,7 +255,7 @@ static void flush_chunk(st_pieces_t *out, unsigned char **acc, size_t *acc_len, 
 {
     if (!*acc_len) return;
     unsigned char *buf = st_xrealloc(*acc, *acc_len);
-    out->p[out->n++] = mkpiece(PIECE_RAM, (uintptr_t)buf, end);
+    out->p[out->n++] = st_piece_make(PIECE_RAM, (uintptr_t)buf, end);
     out->ram_bytes += *acc_len;
     *acc = NULL;
     *acc_len = 0;
@@ -267,16 +268,16 @@ static st_pieces_t *maybe_compact(store_ctx_t *ctx, st_pieces_t *l)
     uint64_t len = st_pieces_len(l);
     if (l->n <= ST_COMPACT_MIN || l->n <= len / 32 + 16) return l;
     /* Each chunk takes at least one small piece: never more pieces out. */
-    st_pieces_t *out = pieces_new(l->n);
+    st_pieces_t *out = st_pieces_new(l->n);
     unsigned char *acc = NULL;
     size_t acc_len = 0;
     for (uint32_t i = 0; i < l->n; i++) {
         st_piece_t *p = &l->p[i];
-        uint64_t s = pstart(l, i), plen = pend(p) - s;
+        uint64_t s = st_piece_start(l, i), plen = st_piece_end(p) - s;
         if (plen >= ST_PIECE_SMALL) {
             flush_chunk(out, &acc, &acc_len, s);
             out->p[out->n++] = *p;
-            if (pkind(p) == PIECE_RAM) out->ram_bytes += plen;
+            if (st_piece_kind(p) == PIECE_RAM) out->ram_bytes += plen;
             continue;
         }
         for (uint64_t done = 0; done < plen;) {
@@ -288,7 +289,7 @@ static st_pieces_t *maybe_compact(store_ctx_t *ctx, st_pieces_t *l)
             done += take;
             if (acc_len == ST_RAM_CHUNK) flush_chunk(out, &acc, &acc_len, s + done);
         }
-        if (pkind(p) == PIECE_RAM) free(pram(p));
+        if (st_piece_kind(p) == PIECE_RAM) free(st_piece_ram(p));
     }
     flush_chunk(out, &acc, &acc_len, len);
     free(l);
@@ -308,12 +309,12 @@ static idx_entry_t *to_list(st_db_t *db, idx_entry_t **slot)
     idx_entry_t *e = *slot;
     unsigned kind = st_ent_kind(e);
     if (kind == VK_LIST) return e;
-    st_pieces_t *l = pieces_new(4);
+    st_pieces_t *l = st_pieces_new(4);
     if (kind == VK_EXTENT) {
         uint64_t lsn;
         uint32_t len;
         st_ent_get_ext1(e, &lsn, &len);
-        l->p[l->n++] = mkpiece(PIECE_LOG, lsn, len);
+        l->p[l->n++] = st_piece_make(PIECE_LOG, lsn, len);
     }
     e = st_ent_resize(db, slot, e->ilen, VK_LIST);
     st_ent_set_pieces(e, l);
@@ -331,7 +332,7 @@ static idx_entry_t *grow(st_db_t *db, idx_entry_t **slot, uint64_t delta)
         return e;
     }
     e = to_list(db, slot);
-    st_ent_set_pieces(e, grow_zero(st_ent_pieces(e), delta));
+    st_ent_set_pieces(e, st_pieces_grow_zero(st_ent_pieces(e), delta));
     return e;
 }
 
@@ -372,11 +373,11 @@ idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uin
     if (len) {
         st_pieces_t *l = st_ent_pieces(e);
         uint64_t a = off - e->ilen, tail = st_pieces_len(l);
-        uint32_t i = find_piece(l, a);
-        if (i < l->n && pkind(&l->p[i]) == PIECE_RAM && a + len <= pend(&l->p[i])) {
-            memcpy(pram(&l->p[i]) + (a - pstart(l, i)), src, (size_t)len);
+        uint32_t i = st_pieces_find(l, a);
+        if (i < l->n && st_piece_kind(&l->p[i]) == PIECE_RAM && a + len <= st_piece_end(&l->p[i])) {
+            memcpy(st_piece_ram(&l->p[i]) + (a - st_piece_start(l, i)), src, (size_t)len);
         } else {
-            l = splice(l, a, a + len < tail ? a + len : tail, PIECE_LOG, src_lsn, len);
+            l = st_pieces_splice(l, a, a + len < tail ? a + len : tail, PIECE_LOG, src_lsn, len);
             l = maybe_compact(ctx, l);
             st_ent_set_pieces(e, l);
         }
@@ -397,21 +398,22 @@ unsigned char *st_val_byte(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, ui
         e = to_list(db, slot);
         st_pieces_t *l = st_ent_pieces(e);
         uint64_t t = byte - e->ilen;
-        uint32_t i = find_piece(l, t);
-        if (pkind(&l->p[i]) != PIECE_RAM) {
+        uint32_t i = st_pieces_find(l, t);
+        if (st_piece_kind(&l->p[i]) != PIECE_RAM) {
             st_piece_t *p = &l->p[i];
-            uint64_t s = pstart(l, i), block = t - t % ST_RAM_CHUNK;
+            uint64_t s = st_piece_start(l, i), block = t - t % ST_RAM_CHUNK;
             uint64_t lo = block > s ? block : s;
-            uint64_t hi = block + ST_RAM_CHUNK < pend(p) ? block + ST_RAM_CHUNK : pend(p);
+            uint64_t hi =
+                block + ST_RAM_CHUNK < st_piece_end(p) ? block + ST_RAM_CHUNK : st_piece_end(p);
             unsigned char *buf = st_xmalloc((size_t)(hi - lo));
             piece_copy(ctx, p, lo - s, hi - lo, buf);
             l->ram_bytes += hi - lo;
-            l = splice(l, lo, hi, PIECE_RAM, (uintptr_t)buf, hi - lo);
+            l = st_pieces_splice(l, lo, hi, PIECE_RAM, (uintptr_t)buf, hi - lo);
             l = maybe_compact(ctx, l);
             st_ent_set_pieces(e, l);
-            i = find_piece(l, t);
+            i = st_pieces_find(l, t);
         }
-        at = pram(&l->p[i]) + (t - pstart(l, i));
+        at = st_piece_ram(&l->p[i]) + (t - st_piece_start(l, i));
     }
     ctx->entry_bytes += list_bytes(e) - before;
     return at;
@@ -430,11 +432,11 @@ idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t
     e->ilen = 0;
     e->vkind = VK_LIST;
     memcpy(e->data, key->ptr, key->len);
-    st_pieces_t *l = pieces_new(1);
+    st_pieces_t *l = st_pieces_new(1);
     unsigned char *buf = st_xmalloc(len);
     memcpy(buf, p, len);
     l->ram_bytes = len;
-    l->p[l->n++] = mkpiece(PIECE_RAM, (uintptr_t)buf, len);
+    l->p[l->n++] = st_piece_make(PIECE_RAM, (uintptr_t)buf, len);
     st_ent_set_pieces(e, l);
     return e;
 }
@@ -456,15 +458,15 @@ idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key)
         st_ent_set_ext1(d, lsn, len);
     } else if (kind == VK_LIST) {
         const st_pieces_t *l = st_ent_pieces(e);
-        st_pieces_t *c = pieces_new(l->n ? l->n : 1);
+        st_pieces_t *c = st_pieces_new(l->n ? l->n : 1);
         c->n = l->n;
         c->ram_bytes = l->ram_bytes;
         for (uint32_t i = 0; i < l->n; i++) {
             c->p[i] = l->p[i];
-            if (pkind(&l->p[i]) != PIECE_RAM) continue;
-            size_t n = (size_t)(pend(&l->p[i]) - pstart(l, i));
+            if (st_piece_kind(&l->p[i]) != PIECE_RAM) continue;
+            size_t n = (size_t)(st_piece_end(&l->p[i]) - st_piece_start(l, i));
             unsigned char *buf = st_xmalloc(n);
-            memcpy(buf, pram(&l->p[i]), n);
+            memcpy(buf, st_piece_ram(&l->p[i]), n);
             c->p[i].where = (uintptr_t)buf;
         }
         st_ent_set_pieces(d, c);
@@ -493,16 +495,16 @@ int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, 
         return st_read_log(ctx, lsn + a, len, dst);
     }
     const st_pieces_t *l = st_ent_pieces(e);
-    for (uint32_t i = find_piece(l, a); len > 0 && i < l->n; i++) {
+    for (uint32_t i = st_pieces_find(l, a); len > 0 && i < l->n; i++) {
         const st_piece_t *p = &l->p[i];
-        uint64_t s = pstart(l, i), take = pend(p) - a;
+        uint64_t s = st_piece_start(l, i), take = st_piece_end(p) - a;
         if (take > len) take = len;
-        switch (pkind(p)) {
+        switch (st_piece_kind(p)) {
         case PIECE_LOG:
             if (st_read_log(ctx, p->where + (a - s), take, dst)) return -1;
             break;
         case PIECE_RAM:
-            memcpy(dst, pram(p) + (a - s), (size_t)take);
+            memcpy(dst, st_piece_ram(p) + (a - s), (size_t)take);
             break;
         default:
             memset(dst, 0, (size_t)take);
@@ -551,16 +553,16 @@ int st_scan_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, 
         rc = scan_log(ctx, lsn + a, len, &buf, fn, arg);
     } else {
         const st_pieces_t *l = st_ent_pieces(e);
-        for (uint32_t i = find_piece(l, a); rc == 0 && len > 0 && i < l->n; i++) {
+        for (uint32_t i = st_pieces_find(l, a); rc == 0 && len > 0 && i < l->n; i++) {
             const st_piece_t *p = &l->p[i];
-            uint64_t s = pstart(l, i), take = pend(p) - a;
+            uint64_t s = st_piece_start(l, i), take = st_piece_end(p) - a;
             if (take > len) take = len;
-            switch (pkind(p)) {
+            switch (st_piece_kind(p)) {
             case PIECE_LOG:
                 rc = scan_log(ctx, p->where + (a - s), take, &buf, fn, arg);
                 break;
             case PIECE_RAM:
-                rc = fn(arg, pram(p) + (a - s), (size_t)take) ? 1 : 0;
+                rc = fn(arg, st_piece_ram(p) + (a - s), (size_t)take) ? 1 : 0;
                 break;
             default:
                 rc = fn(arg, NULL, (size_t)take) ? 1 : 0;
