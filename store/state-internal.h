@@ -25,7 +25,7 @@
 
 #include "buf.h"
 #include "command.h"
-#include "index.h"
+#include "store/core/index.h"
 #include "record.h"
 #include "store-internal.h"
 

@@ -63,7 +63,7 @@
 #include <unistd.h>
 
 #include "command.h"
-#include "index.h"
+#include "store/core/index.h"
 #include "io.h"
 #include "log.h"
 #include "record.h"

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/index.h"
+#include "store/core/index.h"
 
 static uint64_t freed;
 

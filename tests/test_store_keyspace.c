@@ -20,7 +20,7 @@
 #include "command.h"
 #include "config.h"
 #include "record.h"
-#include "store/index.h"
+#include "store/core/index.h"
 #include "store/store-internal.h"
 #include "store_harness.h"
 

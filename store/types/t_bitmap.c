@@ -16,7 +16,7 @@
 
 #include "log.h"
 #include "resp.h"
-#include "state-internal.h"
+#include "store/state-internal.h"
 #include "strutil.h"
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"

@@ -50,7 +50,7 @@
 #include <string.h>
 
 #include "log.h"
-#include "state-internal.h"
+#include "store/state-internal.h"
 
 #define ST_RAM_CHUNK   4096u  /* RAM block of SETBIT, chunk of compaction */
 #define ST_PIECE_SMALL 128u   /* pieces shorter than this are merged when compacting */

@@ -26,7 +26,7 @@
 
 #include "glob.h"
 #include "resp.h"
-#include "state-internal.h"
+#include "store/state-internal.h"
 #include "strutil.h"
 
 void st_apply_del(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
