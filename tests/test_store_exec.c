@@ -16,7 +16,7 @@
 #include "command.h"
 #include "config.h"
 #include "record.h"
-#include "store/state-internal.h"
+#include "store/core/watch.h"
 #include "store/store-internal.h"
 #include "store_harness.h"
 

@@ -19,7 +19,10 @@
 #include "command.h"
 #include "config.h"
 #include "record.h"
-#include "store/state-internal.h"
+#include "store/core/entry.h"
+#include "store/core/index.h"
+#include "store/core/pieces.h"
+#include "store/core/value.h"
 #include "store/store-internal.h"
 #include "store_harness.h"
 

@@ -1,11 +1,21 @@
 /*
- * value.c - string values that are not simply one argument of one record:
- * what APPEND, SETRANGE, SETBIT and INCRBYFLOAT leave behind, and reading
- * any byte range of any value (state-internal.h). Store process only
- * (and tests); single-threaded.
+ * value.c - string values (value.h): reading any byte range of any value
+ * back (from the entry, RAM or the log's segment files), the replies that
+ * carry a value, and the shapes APPEND, SETRANGE, SETBIT and INCRBYFLOAT
+ * leave behind (values that are not simply one argument of one record).
+ * Store process only (and tests); single-threaded.
+ *
+ * Value design (why values are not in RAM): the log already holds every
+ * value byte, durably, at a known position. The index keeps {lsn, len} of
+ * the bytes inside the record that carried them (SET's value argument,
+ * each APPEND's argument) and GET preads them from the segment file, which
+ * the page cache serves when hot. RAM then scales with the number of keys,
+ * not with the data, which is the point of AtticDB. Values that fit in 24
+ * bytes (every INCR result, flags, short strings) stay inline: an extent
+ * costs 12 bytes anyway, and INCR must parse its operand without I/O.
  *
  * Design. A value is an inline prefix (at most STORE_INLINE_MAX bytes, in
- * the entry) followed by a tail (state.c's banner has the entry layout).
+ * the entry) followed by a tail (core/entry.c's banner has the entry layout).
  * SET keeps its value where the record put it: one extent (VK_EXTENT). Any
  * other shape is a piece list (VK_LIST, st_pieces_t), each piece one of
  *     PIECE_LOG   {lsn, len}: bytes of some record in the log (an APPEND's
@@ -45,93 +55,98 @@
  * A read of the log that fails while applying is fatal (EXIT_FATAL): the
  * state could no longer follow the log, and the log is the truth.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "alloc.h"
+#include "io.h"
 #include "log.h"
-#include "store/state-internal.h"
+#include "pieces.h"
+#include "resp.h"
+#include "seg.h"
+#include "value.h"
 
-#define ST_RAM_CHUNK   4096u  /* RAM block of SETBIT, chunk of compaction */
+_Static_assert(ST_VALUE_MAX == PIECE_END_MASK, "the largest value is what pieces can describe");
+
 #define ST_PIECE_SMALL 128u   /* pieces shorter than this are merged when compacting */
 #define ST_COMPACT_MIN 64u    /* never compact lists of this many pieces or fewer */
 #define ST_SCAN_BUF    65536u /* bytes read from the log at once when scanning */
 
-/* ---- pieces ------------------------------------------------------------ */
+/* ---- reading values back from the log -------------------------------- */
 
-static inline uint64_t st_piece_end(const st_piece_t *p)
+static int seg_fd(store_ctx_t *ctx, uint64_t start)
 {
-    return p->end & PIECE_END_MASK;
+    unsigned i = (unsigned)((start / ctx->segment_size) % STORE_FD_CACHE);
+    if (ctx->fds[i].fd >= 0 && ctx->fds[i].start == start) return ctx->fds[i].fd;
+    if (ctx->fds[i].fd >= 0) io->close(ctx->fds[i].fd);
+    char path[4096];
+    seg_path(path, sizeof(path), ctx->dir, start);
+    int fd = io->open(path, O_RDONLY, 0);
+    ctx->fds[i].fd = fd;
+    ctx->fds[i].start = start;
+    if (fd < 0) log_warn("store: cannot open %s: %s", path, strerror(errno));
+    return fd;
 }
 
-static inline unsigned st_piece_kind(const st_piece_t *p)
+/* Copy len bytes of the log at lsn to dst. Returns 0 or -1 (logged). */
+int st_read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst)
 {
-    return (unsigned)(p->end >> PIECE_KIND_SHIFT);
-}
-
-static inline uint64_t st_piece_start(const st_pieces_t *l, uint32_t i)
-{
-    return i ? st_piece_end(&l->p[i - 1]) : 0;
-}
-
-static inline unsigned char *st_piece_ram(const st_piece_t *p)
-{
-    return (unsigned char *)(uintptr_t)p->where;
-}
-
-static inline st_piece_t st_piece_make(unsigned kind, uint64_t where, uint64_t end)
-{
-    return (st_piece_t){where, ((uint64_t)kind << PIECE_KIND_SHIFT) | end};
-}
-
-uint64_t st_pieces_len(const st_pieces_t *l)
-{
-    return l->n ? st_piece_end(&l->p[l->n - 1]) : 0;
-}
-
-uint64_t st_pieces_bytes(const st_pieces_t *l)
-{
-    return sizeof(*l) + (uint64_t)l->cap * sizeof(st_piece_t) + l->ram_bytes;
-}
-
-void st_pieces_free(st_pieces_t *l)
-{
-    for (uint32_t i = 0; i < l->n; i++)
-        if (st_piece_kind(&l->p[i]) == PIECE_RAM) free(st_piece_ram(&l->p[i]));
-    free(l);
-}
-
-static st_pieces_t *st_pieces_new(uint32_t cap)
-{
-    st_pieces_t *l = st_xmalloc(sizeof(*l) + (size_t)cap * sizeof(st_piece_t));
-    l->ram_bytes = 0;
-    l->n = 0;
-    l->cap = cap;
-    return l;
-}
-
-static st_pieces_t *st_pieces_reserve(st_pieces_t *l, uint32_t more)
-{
-    if (l->n + more <= l->cap) return l;
-    uint32_t cap = l->cap * 2 > l->n + more ? l->cap * 2 : l->n + more;
-    l = st_xrealloc(l, sizeof(*l) + (size_t)cap * sizeof(st_piece_t));
-    l->cap = cap;
-    return l;
-}
-
-/* The first piece whose end is past off (l->n when off >= the length). */
-static uint32_t st_pieces_find(const st_pieces_t *l, uint64_t off)
-{
-    uint32_t lo = 0, hi = l->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (st_piece_end(&l->p[mid]) > off)
-            hi = mid;
-        else
-            lo = mid + 1;
+    while (len > 0) {
+        uint64_t start = lsn & ~(ctx->segment_size - 1);
+        uint64_t chunk = start + ctx->segment_size - lsn;
+        if (chunk > len) chunk = len;
+        int fd = seg_fd(ctx, start);
+        if (fd < 0) return -1;
+        if (io_pread_all(fd, dst, (size_t)chunk, (off_t)(lsn - start))) {
+            log_warn("store: reading %" PRIu64 " bytes at LSN %" PRIu64 ": %s", chunk, lsn,
+                     strerror(errno));
+            return -1;
+        }
+        lsn += chunk;
+        dst += chunk;
+        len -= chunk;
     }
-    return lo;
+    return 0;
 }
+
+/* Copy e's whole value (ent_vlen bytes) to dst. Returns 0 or -1. */
+int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst)
+{
+    return st_read_range(ctx, e, 0, st_ent_vlen(e), dst);
+}
+
+/* Append bytes [off, off + len) of e's value as a bulk string (or an error
+ * reply: too large, I/O). */
+void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b)
+{
+    if (ctx->max_reply && len > ctx->max_reply) {
+        resp_error(b, STORE_ERR_TOO_LARGE);
+        return;
+    }
+    size_t mark = b->len;
+    resp_bulk_header(b, (size_t)len);
+    buf_reserve(b, (size_t)len + 2);
+    if (st_read_range(ctx, e, off, len, (unsigned char *)b->data + b->len)) {
+        b->len = mark;
+        resp_error(b, STORE_ERR_IO);
+        return;
+    }
+    b->len += (size_t)len;
+    buf_append(b, "\r\n", 2);
+}
+
+/* Append e's whole value the same way. */
+void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
+{
+    st_reply_range(ctx, e, 0, st_ent_vlen(e), b);
+}
+
+/* ---- pieces ------------------------------------------------------------ */
 
 /* Read the log while applying a record: failing is fatal (banner). */
 static void read_log_or_die(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst)
@@ -158,96 +173,6 @@ static void piece_copy(store_ctx_t *ctx, const st_piece_t *p, uint64_t skip, uin
         memset(dst, 0, (size_t)n);
         break;
     }
-}
-
-/*
- * Replace tail bytes [lo, hi) with one piece of len bytes (kind, where; a
- * RAM buffer passed in is owned by the list from now on, and counted by the
- * caller). Either hi - lo == len (an overwrite inside the tail), or hi is
- * the tail's length (the new piece ends the tail: an append when lo == hi,
- * an overwrite running past the end otherwise). The list may move.
- */
-static st_pieces_t *st_pieces_splice(st_pieces_t *l, uint64_t lo, uint64_t hi, unsigned kind,
-                                     uint64_t where, uint64_t len)
-{
-    st_piece_t out[3];
-    uint32_t k = 0, m = 0;
-    uint32_t i = st_pieces_find(l, lo);
-    if (hi > lo) {
-        uint32_t j = st_pieces_find(l, hi - 1);
-        m = j - i + 1;
-        st_piece_t *pi = &l->p[i], *pj = &l->p[j];
-        uint64_t si = st_piece_start(l, i), sj = st_piece_start(l, j), ej = st_piece_end(pj);
-        int keep_left_buf = 0;
-        st_piece_t right = {0, 0};
-        /* The right remainder first: it may copy out of a RAM buffer the
-         * left remainder then shrinks. Its end does not move: a piece that
-         * ends the tail is never cut on the right. */
-        if (ej > hi) {
-            uint64_t skip = hi - sj, rlen = ej - hi;
-            if (st_piece_kind(pj) == PIECE_RAM) {
-                unsigned char *buf = st_xmalloc((size_t)rlen);
-                memcpy(buf, st_piece_ram(pj) + skip, (size_t)rlen);
-                l->ram_bytes += rlen;
-                right = st_piece_make(PIECE_RAM, (uintptr_t)buf, ej);
-            } else {
-                right = st_piece_make(st_piece_kind(pj),
-                                      st_piece_kind(pj) == PIECE_LOG ? pj->where + skip : 0, ej);
-            }
-        }
-        if (si < lo) {
-            if (st_piece_kind(pi) == PIECE_RAM) {
-                unsigned char *buf = st_xrealloc(st_piece_ram(pi), (size_t)(lo - si));
-                l->ram_bytes -= st_piece_end(pi) - lo;
-                out[k++] = st_piece_make(PIECE_RAM, (uintptr_t)buf, lo);
-                keep_left_buf = 1;
-            } else {
-                out[k++] = st_piece_make(st_piece_kind(pi), pi->where, lo);
-            }
-        }
-        for (uint32_t t = i; t <= j; t++) {
-            st_piece_t *p = &l->p[t];
-            if (st_piece_kind(p) != PIECE_RAM || (t == i && keep_left_buf)) continue;
-            l->ram_bytes -= st_piece_end(p) - st_piece_start(l, t);
-            free(st_piece_ram(p));
-        }
-        out[k++] = st_piece_make(kind, where, lo + len);
-        if (ej > hi) out[k++] = right;
-    } else {
-        out[k++] = st_piece_make(kind, where, lo + len); /* append: i == l->n */
-    }
-    if (k > m) l = st_pieces_reserve(l, k - m);
-    memmove(&l->p[i + k], &l->p[i + m], (size_t)(l->n - i - m) * sizeof(st_piece_t));
-    memcpy(&l->p[i], out, k * sizeof(st_piece_t));
-    l->n = l->n + k - m;
-    return l;
-}
-
-/* Grow the tail by delta zero bytes. */
-static st_pieces_t *st_pieces_grow_zero(st_pieces_t *l, uint64_t delta)
-{
-    uint64_t len = st_pieces_len(l);
-    if (l->n) {
-        st_piece_t *p = &l->p[l->n - 1];
-        uint64_t plen = len - st_piece_start(l, l->n - 1);
-        if (st_piece_kind(p) == PIECE_ZERO) {
-            p->end += delta;
-            return l;
-        }
-        /* A small RAM piece at the end grows instead (SETBIT building a
-         * bitmap byte after byte). */
-        if (st_piece_kind(p) == PIECE_RAM && plen + delta <= ST_RAM_CHUNK) {
-            unsigned char *buf = st_xrealloc(st_piece_ram(p), (size_t)(plen + delta));
-            memset(buf + plen, 0, (size_t)delta);
-            l->ram_bytes += delta;
-            p->where = (uintptr_t)buf;
-            p->end += delta;
-            return l;
-        }
-    }
-    l = st_pieces_reserve(l, 1);
-    l->p[l->n++] = st_piece_make(PIECE_ZERO, 0, len + delta);
-    return l;
 }
 
 /* Move the accumulated chunk into the list as a RAM piece ending at end. */

@@ -25,8 +25,13 @@
 #include <strings.h>
 
 #include "glob.h"
+#include "handlers.h"
 #include "resp.h"
-#include "store/state-internal.h"
+#include "store/core/alloc.h"
+#include "store/core/entry.h"
+#include "store/core/index.h"
+#include "store/core/value.h"
+#include "store/core/watch.h"
 #include "strutil.h"
 
 void st_apply_del(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)

@@ -18,9 +18,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "handlers.h"
 #include "log.h"
 #include "resp.h"
-#include "store/state-internal.h"
+#include "store/core/entry.h"
+#include "store/core/value.h"
+#include "store/core/watch.h"
 #include "strutil.h"
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"

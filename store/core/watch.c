@@ -1,23 +1,11 @@
 /*
- * exec.c - transactions in the store: CMD_EXEC records (MULTI ... EXEC,
- * applied atomically) and the table of recent changes that WATCH is judged
- * by. Store process only (and tests); single-threaded.
- *
- * A transaction is one record (command.h, CMD_EXEC): a header, the watched
- * keys, then one bare payload per queued command: a canonical write, a read
- * with the user's arguments, or a CMD_LITERAL reply the frontend computed.
- * One record is durable whole or not at all, so a transaction's writes
- * survive a crash together or not at all, and applying it in one go (no
- * other record, no read request in between) makes it atomic. The nested
- * payloads are decoded in place: their argument pointers stay inside the
- * record, so st_arg_lsn() gives the log position of a value that is kept as
- * an extent, exactly as for a plain record.
- *
- * A malformed record (a nested payload that does not decode, an unknown or
- * misshapen operation, a database out of range, a nested CMD_EXEC) is
- * refused as a whole before anything is applied: the record is durable, so
- * replay meets the same refusal, and applying "what is valid" would break the
- * transaction's all-or-nothing promise. Our frontends never write one.
+ * watch.c - the WATCH bookkeeping (watch.h): the table of recent changes
+ * that EXEC judges watched keys by. Every apply handler that changes a key
+ * reports it here (st_key_changed), and the flushes and SWAPDB report
+ * whole databases; route.c's EXEC asks st_watch_dirty. Below the type
+ * handlers: it calls only the entry layer. Store process only (and tests);
+ * single-threaded. A crash loses nothing: the table is a function of the
+ * applied records and is rebuilt by replaying them.
  *
  * WATCH. The frontend sends, with the EXEC, each watched key with the point
  * at which it was watched: watch_lsn (every record below it came before the
@@ -71,9 +59,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "entry.h"
+#include "index.h"
 #include "log.h"
-#include "resp.h"
-#include "state-internal.h"
+#include "watch.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -297,134 +286,4 @@ int st_watch_dirty(store_ctx_t *ctx, unsigned dbnum, const unsigned char *key, s
     if (live && w->flush[id % WATCH_MAX_DBS][0].lsn1 > watch_lsn) return 1;
     if (s && live && s->expire && s->expire <= ctx->now) return 1;
     return 0;
-}
-
-/* ---- CMD_EXEC ---- */
-
-#define EXEC_HDR_LEN   24
-#define EXEC_PER_KEY   1u /* header flag: each key carries its own watch point */
-#define EXEC_KEY_POINT 17 /* u8 db, u64 watch_lsn, i64 watch_time_ms */
-
-static void grow_args(rec_arg_t **args, uint32_t *cap, uint32_t n)
-{
-    if (n <= *cap) return;
-    *args = st_xrealloc(*args, (size_t)n * sizeof(**args));
-    *cap = n;
-}
-
-/* Decode one nested payload into x->nested. Returns 0, or -1 when it does
- * not decode. */
-static int decode_nested(st_exec_bufs_t *x, const rec_arg_t *p, uint16_t *opdb, uint16_t *argc)
-{
-    if (rec_decode_payload(p->ptr, p->len, opdb, argc, x->nested, (uint16_t)x->nested_cap))
-        return -1;
-    if (*argc > x->nested_cap) {
-        grow_args(&x->nested, &x->nested_cap, *argc);
-        if (rec_decode_payload(p->ptr, p->len, opdb, argc, x->nested, (uint16_t)x->nested_cap))
-            return -1;
-    }
-    return 0;
-}
-
-enum { NESTED_BAD = 0, NESTED_LITERAL, NESTED_WRITE, NESTED_READ };
-
-static int nested_kind(store_ctx_t *ctx, st_exec_bufs_t *x, uint16_t opdb, uint16_t argc)
-{
-    cmd_id_t op = REC_OP(opdb);
-    if (!st_db(ctx, REC_DB(opdb))) return NESTED_BAD;
-    if (op == CMD_LITERAL) return argc == 1 ? NESTED_LITERAL : NESTED_BAD;
-    if (op == CMD_EXEC) return NESTED_BAD;
-    if (st_write_handler(op, argc, x->nested)) return NESTED_WRITE;
-    if (st_read_handler(op)) return NESTED_READ;
-    return NESTED_BAD;
-}
-
-typedef struct exec_hdr {
-    uint64_t watch_lsn;
-    int64_t watch_time;
-    uint32_t nwatch;
-    uint32_t flags;
-} exec_hdr_t;
-
-/* Check the whole record before anything is applied. Returns 0 or -1. */
-static int exec_validate(store_ctx_t *ctx, st_exec_bufs_t *x, const exec_hdr_t *h, uint16_t argc)
-{
-    if (h->nwatch > (uint32_t)argc - 1 || (h->flags & ~EXEC_PER_KEY)) return -1;
-    uint32_t min_key = h->flags & EXEC_PER_KEY ? EXEC_KEY_POINT : 1;
-    for (uint32_t i = 1; i <= h->nwatch; i++)
-        if (x->outer[i].len < min_key || !st_db(ctx, x->outer[i].ptr[0])) return -1;
-    for (uint32_t i = 1 + h->nwatch; i < argc; i++) {
-        uint16_t opdb, n;
-        if (decode_nested(x, &x->outer[i], &opdb, &n) || nested_kind(ctx, x, opdb, n) == NESTED_BAD)
-            return -1;
-    }
-    return 0;
-}
-
-static int exec_watch_dirty(store_ctx_t *ctx, st_exec_bufs_t *x, const exec_hdr_t *h)
-{
-    for (uint32_t i = 1; i <= h->nwatch; i++) {
-        const rec_arg_t *k = &x->outer[i];
-        uint64_t lsn = h->watch_lsn;
-        int64_t time = h->watch_time;
-        size_t skip = 1;
-        if (h->flags & EXEC_PER_KEY) {
-            lsn = (uint64_t)cmd_get_i64(k->ptr + 1);
-            time = cmd_get_i64(k->ptr + 9);
-            skip = EXEC_KEY_POINT;
-        }
-        if (st_watch_dirty(ctx, k->ptr[0], k->ptr + skip, k->len - skip, lsn, time)) return 1;
-    }
-    return 0;
-}
-
-void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
-{
-    st_exec_bufs_t *x = &ctx->exec;
-    st_watch_ensure(ctx); /* first thing, on every replay alike (state-internal.h) */
-    /* ctx->args is reused by every decode (a read inside the transaction
-     * included): work on a copy of the record's arguments. */
-    grow_args(&x->outer, &x->outer_cap, a->argc);
-    memcpy(x->outer, a->argv, (size_t)a->argc * sizeof(*a->argv));
-    uint16_t argc = a->argc;
-    const unsigned char *p = x->outer[0].ptr;
-    exec_hdr_t h = {(uint64_t)cmd_get_i64(p), cmd_get_i64(p + 8), cmd_get_u32(p + 16),
-                    cmd_get_u32(p + 20)};
-    if (exec_validate(ctx, x, &h, argc)) {
-        log_warn("store: transaction record at LSN %" PRIu64 " is malformed; nothing applied",
-                 a->lsn);
-        if (r) resp_error(r, "ERR the store cannot apply this transaction record");
-        return;
-    }
-    if (exec_watch_dirty(ctx, x, &h)) {
-        if (r) resp_null_array(r);
-        return;
-    }
-    size_t mark = r ? r->len : 0;
-    if (r) resp_array(r, (long long)(argc - 1 - h.nwatch));
-    for (uint32_t i = 1 + h.nwatch; i < argc; i++) {
-        const rec_arg_t *pl = &x->outer[i];
-        uint16_t opdb, n;
-        decode_nested(x, pl, &opdb, &n); /* validated above */
-        unsigned dbnum = REC_DB(opdb);
-        switch (nested_kind(ctx, x, opdb, n)) {
-        case NESTED_LITERAL:
-            if (r) buf_append(r, x->nested[0].ptr, x->nested[0].len);
-            break;
-        case NESTED_WRITE: {
-            apply_args_t na = {x->nested, n, a->rec, a->lsn, dbnum, st_db(ctx, dbnum)};
-            st_write_handler(REC_OP(opdb), n, x->nested)(ctx, &na, r);
-            break;
-        }
-        case NESTED_READ:
-            /* Reads never change the state: on replay there is nothing to do. */
-            if (r) store_read_db(ctx, dbnum, pl->ptr, pl->len, ctx->now, r);
-            break;
-        }
-    }
-    if (r && ctx->max_reply && r->len - mark > ctx->max_reply) {
-        r->len = mark;
-        resp_error(r, "ERR the transaction was applied, but its reply is larger than the store "
-                      "channel allows (channel-size)");
-    }
 }
