@@ -235,8 +235,3 @@ void st_remove(st_db_t *db, idx_entry_t **slot)
 {
     idx_remove(&db->ix, slot);
 }
-
-st_db_t *st_db(store_ctx_t *ctx, unsigned n)
-{
-    return n < (unsigned)ctx->ndb ? ctx->dbs[n] : NULL;
-}

@@ -137,8 +137,12 @@ static inline uint64_t st_arg_lsn(const apply_args_t *a, int i)
     return a->lsn + (uint64_t)(a->argv[i].ptr - a->rec);
 }
 
-/* Database number n, or NULL when out of range. */
-st_db_t *st_db(store_ctx_t *ctx, unsigned n);
+/* Database number n, or NULL when out of range. Inline: every record's
+ * routing and every WATCH report looks its database up. */
+static inline st_db_t *st_db(store_ctx_t *ctx, unsigned n)
+{
+    return n < (unsigned)ctx->ndb ? ctx->dbs[n] : NULL;
+}
 
 size_t st_entry_size(uint32_t klen, uint8_t ilen, uint8_t vkind);
 unsigned char *st_ent_inline(idx_entry_t *e);
