@@ -278,7 +278,7 @@ static int exec_watch_dirty(store_ctx_t *ctx, st_exec_bufs_t *x, const exec_hdr_
 void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     st_exec_bufs_t *x = &ctx->exec;
-    st_watch_ensure(ctx); /* first thing, on every replay alike (state-internal.h) */
+    st_watch_ensure(ctx); /* first thing, on every replay alike (watch.h) */
     /* ctx->args is reused by every decode (a read inside the transaction
      * included): work on a copy of the record's arguments. */
     grow_args(&x->outer, &x->outer_cap, a->argc);

@@ -3,7 +3,8 @@
  * durable records from the ring and answers the frontends' read requests.
  *
  * Runs in the store process, single-threaded; the state machine itself is
- * store/state.c. Invariants:
+ * store-internal.h (store/route.c, store/state.c and what they call).
+ * Invariants:
  *   - Records are applied in LSN order, each once, and only below
  *     shm->durable_lsn: the state is always a prefix of the durable log.
  *   - ring->tail (our ring_release) is advanced only after the replies of the
@@ -144,7 +145,7 @@ static void publish_counts(store_proc_t *s)
     }
 }
 
-/* Keys with a TTL are reclaimed by the apply clock (state.c), which only
+/* Keys with a TTL are reclaimed by the apply clock (store/state.c), which only
  * records move. While no client writes, ask a frontend for a CMD_TICK
  * record about once a second, so expired keys still go. */
 static void want_tick(store_proc_t *s)

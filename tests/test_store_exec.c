@@ -1,5 +1,5 @@
 /*
- * test_store_exec.c - unit tests of transactions in the store (store/exec.c):
+ * test_store_exec.c - unit tests of transactions in the store (store/route.c, store/core/watch.c):
  * CMD_EXEC records with writes, reads and literals, values stored as extents
  * inside a transaction, the WATCH decisions (changes, flushes, swaps,
  * expiry, collisions), their equality between live apply and replay, and

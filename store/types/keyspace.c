@@ -1,10 +1,12 @@
 /*
- * keyspace.c - the store's key and database commands (state-internal.h):
+ * keyspace.c - the store's key and database commands (handlers.h), which
+ * work on keys of any type (Redis' db.c and expire.c):
  *   writes  DEL (and UNLINK), the expiry family, RENAME/RENAMENX, COPY, MOVE,
  *           SWAPDB, FLUSHDB, FLUSHALL, TICK
  *   reads   EXISTS, TTL/PTTL, EXPIRETIME/PEXPIRETIME, TYPE, TOUCH, DBSIZE,
  *           KEYS, SCAN, RANDOMKEY
- * Store process only; apply handlers follow the determinism rules of state.c
+ * Store process only; a type handler: it calls core/ and is called by
+ * route.c. Apply handlers follow the determinism rules of route.c's banner
  * (ctx->now, never the wall clock; the same state change with or without a
  * reply), and read handlers never change anything: a key expired by a->now
  * is hidden, not removed.
