@@ -18,7 +18,7 @@
 #include "frontend/cmd/encode.h"
 #include "frontend/core/core.h"
 #include "record.h"
-#include "store/state-internal.h"
+#include "store/route.h"
 
 /* ---- lookups ---- */
 
