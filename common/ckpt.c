@@ -68,18 +68,19 @@ static int cmp_u64(const void *a, const void *b)
 
 int ckpt_list(const char *dir, int tmp, uint64_t **out, size_t *n)
 {
-    DIR *d = opendir(dir);
+    DIR *d = io->opendir(dir);
     if (!d) return -1;
     size_t cap = 8, cnt = 0;
     uint64_t *v = malloc(cap * sizeof(*v));
-    if (!v) {
-        closedir(d);
-        errno = ENOMEM;
-        return -1;
-    }
+    int err = v ? 0 : ENOMEM;
     const char *want = tmp ? "tmp" : "ckpt";
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    while (!err) {
+        errno = 0;
+        if ((e = io->readdir(d)) == NULL) {
+            err = errno; /* 0 at the end; else a partial list would hide files */
+            break;
+        }
         unsigned long long lsn;
         char ext[8];
         int used = 0;
@@ -90,17 +91,20 @@ int ckpt_list(const char *dir, int tmp, uint64_t **out, size_t *n)
         if (cnt == cap) {
             uint64_t *nv = realloc(v, 2 * cap * sizeof(*v));
             if (!nv) {
-                free(v);
-                closedir(d);
-                errno = ENOMEM;
-                return -1;
+                err = ENOMEM;
+                break;
             }
             v = nv;
             cap *= 2;
         }
         v[cnt++] = lsn;
     }
-    closedir(d);
+    io->closedir(d);
+    if (err) {
+        free(v);
+        errno = err;
+        return -1;
+    }
     qsort(v, cnt, sizeof(*v), cmp_u64);
     *out = v;
     *n = cnt;
@@ -282,7 +286,7 @@ int ckpt_reader_open(ckpt_reader_t *r, const char *path, uint64_t segment_size)
     r->fd = io->open(path, O_RDONLY, 0);
     if (r->fd < 0) return bad(r, "cannot open: %s", strerror(errno));
     struct stat st;
-    if (fstat(r->fd, &st)) return bad(r, "cannot stat: %s", strerror(errno));
+    if (io->stat(path, &st)) return bad(r, "cannot stat: %s", strerror(errno));
     r->size = (uint64_t)st.st_size;
     unsigned char h[CKPT_HEADER_SIZE];
     if (r->size < CKPT_HEADER_SIZE + CKPT_TRAILER)

@@ -24,7 +24,7 @@
  * A file verifies only whole: a bad header, block or trailer CRC, a
  * trailer that disagrees with the header, a wrong segment size, or bytes
  * after the trailer make it invalid, and the store then uses an older one
- * or replays the whole log (docs/DECISIONS.md, D22).
+ * or replays the whole log (docs/DECISIONS.md, D23).
  */
 #ifndef ATTIC_CKPT_H
 #define ATTIC_CKPT_H

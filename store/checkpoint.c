@@ -6,7 +6,7 @@
  * Run by the store process: loading at start (store.c, before replay), the
  * schedule between batches; the writing itself runs in a child forked from
  * the store, which sees the state as it was at the fork (copy-on-write) and
- * writes it while the store goes on applying and answering (D22). The child
+ * writes it while the store goes on applying and answering (D23). The child
  * touches no shared memory, ring or channel, only reads its copy of the
  * state and writes files through the I/O seam, and leaves with _exit (no
  * atexit handler of the server runs twice). It dies with the store
@@ -62,7 +62,11 @@
 #include "io_fault.h"
 #include "log.h"
 #include "shm.h"
-#include "state-internal.h"
+#include "store/core/alloc.h"
+#include "store/core/entry.h"
+#include "store/core/index.h"
+#include "store/core/pieces.h"
+#include "store/core/watch.h"
 
 #define CKPT_TYPE_STRING 1
 #define CKPT_ENTRY_HDR   16u
@@ -500,7 +504,7 @@ static void child_main(store_ctx_t *ctx, const char *dir, pid_t parent)
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1); /* the store died before prctl */
     /* Behind the store, the logger and the frontends for the CPU: a
-     * checkpoint may take its time, an ack may not (D22). Failing only
+     * checkpoint may take its time, an ack may not (D23). Failing only
      * means it competes harder. */
     setpriority(PRIO_PROCESS, 0, CKPT_CHILD_NICE);
     int rc = store_ckpt_save(ctx, dir);

@@ -20,9 +20,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "resp.h"
-#include "state-internal.h"
 #include "digest.h"
+#include "resp.h"
+#include "store/core/entry.h"
+#include "store/core/index.h"
+#include "store/core/value.h"
+#include "store/types/handlers.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

@@ -3,7 +3,8 @@
  * durable records from the ring and answers the frontends' read requests.
  *
  * Runs in the store process, single-threaded; the state machine itself is
- * store/state.c. Invariants:
+ * store-internal.h (store/route.c, store/state.c and what they call).
+ * Invariants:
  *   - Records are applied in LSN order, each once, and only below
  *     shm->durable_lsn: the state is always a prefix of the durable log.
  *   - ring->tail (our ring_release) is advanced only after the replies of the
@@ -54,8 +55,8 @@
 #define STORE_MAINTAIN_BUDGET 64
 /* The largest reply the store builds (a GET of a value up to the default
  * proto-max-bulk-len, with room to spare); the frontend holds it whole. */
-#define STORE_MAX_REPLY       (1024ull * 1024 * 1024)
-#define STORE_TICK_MS         1000 /* apply clock lag that asks for a CMD_TICK */
+#define STORE_MAX_REPLY (1024ull * 1024 * 1024)
+#define STORE_TICK_MS   1000 /* apply clock lag that asks for a CMD_TICK */
 
 typedef struct store_proc {
     shm_t *shm;
@@ -71,7 +72,6 @@ typedef struct store_proc {
     uint64_t held_mask;
     store_ckpt_sched_t ckpt; /* checkpoints (store/checkpoint.c) */
 } store_proc_t;
-
 
 /* The shared memory of this process, for master_gone(). */
 static const shm_t *store_shm;
@@ -149,7 +149,7 @@ static void publish_counts(store_proc_t *s)
     }
 }
 
-/* Keys with a TTL are reclaimed by the apply clock (state.c), which only
+/* Keys with a TTL are reclaimed by the apply clock (store/state.c), which only
  * records move. While no client writes, ask a frontend for a CMD_TICK
  * record about once a second, so expired keys still go. */
 static void want_tick(store_proc_t *s)

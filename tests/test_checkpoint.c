@@ -26,7 +26,8 @@
 #include "record.h"
 #include "store/checkpoint.h"
 #include "store/digest.h"
-#include "store/state-internal.h"
+#include "store/core/entry.h"
+#include "store/core/pieces.h"
 #include "store/store-internal.h"
 #include "store_harness.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_checkpoint.c - the real server's checkpoints (D22): a restart (clean,
+ * test_checkpoint.c - the real server's checkpoints (D23): a restart (clean,
  * or after SIGKILL of the whole process group) starts from the newest
  * checkpoint and gives the same DEBUG DIGEST; damaged checkpoints are
  * skipped for older ones or a full replay; a checkpoint child killed at each
