@@ -46,10 +46,10 @@ enum {
 };
 
 static const char *const op_names[F_NOPS] = {
-    "open",    "pwrite", "pread", "fdatasync", "fsync",     "fallocate",       "ftruncate",
-    "rename",  "unlink", "mkdir", "flock",     "stat",      "sync_file_range", "opendir",
-    "readdir", "claim",  "start", "release",   "releasing", "failed",
-    "ckptwritten", "ckptrenamed", "ckptdelete"};
+    "open",        "pwrite",    "pread", "fdatasync", "fsync",     "fallocate",       "ftruncate",
+    "rename",      "unlink",    "mkdir", "flock",     "stat",      "sync_file_range", "opendir",
+    "readdir",     "claim",     "start", "release",   "releasing", "failed",          "ckptwritten",
+    "ckptrenamed", "ckptdelete"};
 
 #define MAX_FAULTS 8
 static struct {
