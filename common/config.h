@@ -57,6 +57,7 @@ typedef struct config {
     int daemonize;     /* accepted for compatibility; must be no */
     int respawn_limit; /* deaths in a row at start before giving up */
     int log_sync;      /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
+    uint64_t checkpoint_bytes; /* log applied between store checkpoints; 0 = none */
 } config_t;
 
 /*

@@ -33,5 +33,12 @@ int st_watch_dirty(store_ctx_t *ctx, unsigned dbnum, const unsigned char *key, s
  * size the table of recent changes at 2^bucket_bits buckets (before the
  * first record; small tables force collisions). */
 void st_watch_configure(store_ctx_t *ctx, unsigned bucket_bits);
+/* Checkpoints (store/checkpoint.c): the table's state as bytes. size is 0
+ * while no table exists; save writes size bytes; load replaces the table
+ * (the databases' watch_id are set by the caller) and returns 0, or -1
+ * when the bytes are not a table. */
+size_t st_watch_state_size(const store_ctx_t *ctx);
+void st_watch_state_save(const store_ctx_t *ctx, unsigned char *out);
+int st_watch_state_load(store_ctx_t *ctx, const unsigned char *p, size_t n);
 
 #endif
