@@ -31,6 +31,7 @@
  */
 #include "chan.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #define CHAN_HDR  8u
@@ -43,6 +44,7 @@ static uint64_t pad8(uint64_t n)
 
 size_t chan_shm_size(uint64_t size)
 {
+    if (size > SIZE_MAX - sizeof(chan_t)) return SIZE_MAX;
     return sizeof(chan_t) + (size_t)size;
 }
 

@@ -25,7 +25,8 @@ typedef struct chan {
     _Alignas(64) unsigned char data[];
 } chan_t;
 
-/* Bytes of shared memory for a channel of `size` data bytes. */
+/* Bytes of shared memory for a channel of `size` data bytes; SIZE_MAX when
+ * that does not fit in a size_t (shm_size then refuses the segment). */
 size_t chan_shm_size(uint64_t size);
 
 /* Initialise a channel in zeroed memory. */

@@ -3,7 +3,7 @@
  * command line that fill it. The master reads the file and the arguments
  * before anything is forked, so a bad setting stops the server before it
  * touches the data directory; the frontends use the same table for CONFIG
- * GET and CONFIG SET (frontend/config-cmd.c), so a value is judged by one
+ * GET and CONFIG SET (frontend/admin/config-cmd.c), so a value is judged by one
  * validator wherever it comes from.
  */
 #include "config.h"
@@ -262,7 +262,7 @@ static void format_dir(const config_t *c, buf_t *out)
 }
 
 /* `user <name> <rules...>`: checked by the ACL parser when the master
- * builds the table (frontend/fe-shm.c). */
+ * builds the table (frontend/admin/fe-shm.c). */
 static int parse_user(config_t *c, int argc, const char *const *argv, const size_t *lens, char *err,
                       size_t errlen)
 {
@@ -355,6 +355,9 @@ static const config_entry_t table[] = {
     NUM("channel-size", CONFIG_MEMORY, 0, "4mb", 64 * 1024, LLONG_MAX, chan_size),
     ENUM("log-sync", 0, "fdatasync", log_sync, log_sync_names),
     NUM("respawn-limit", CONFIG_INT, 0, "5", 1, 1000, respawn_limit),
+    /* The store writes a checkpoint each time this much log was applied
+     * since the last one, and at a clean shutdown; 0 = never (D23). */
+    NUM("checkpoint-bytes", CONFIG_MEMORY, 0, "256mb", 0, LLONG_MAX, checkpoint_bytes),
     SPECIAL("user", CONFIG_FILE_ONLY | CONFIG_WORDS, NULL, parse_user, NULL),
     /* Directives Redis users keep in their files that mean nothing here:
      * accepted so an existing redis.conf loads. */

@@ -59,9 +59,10 @@ typedef struct config {
     int nusers;
     int64_t slowlog_log_slower_than; /* microseconds; < 0 disables, 0 logs every command */
     int64_t slowlog_max_len;
-    int daemonize;     /* accepted for compatibility; must be no */
-    int respawn_limit; /* deaths in a row at start before giving up */
-    int log_sync;      /* CONFIG_SYNC_* */
+    int daemonize;             /* accepted for compatibility; must be no */
+    int respawn_limit;         /* deaths in a row at start before giving up */
+    int log_sync;              /* CONFIG_SYNC_* */
+    uint64_t checkpoint_bytes; /* log applied between store checkpoints; 0 = none */
 } config_t;
 
 /*

@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int real_open(const char *path, int flags, mode_t mode)
@@ -38,6 +40,13 @@ const io_ops_t io_real = {
     .ftruncate = ftruncate,
     .rename = rename,
     .unlink = unlink,
+    .mkdir = mkdir,
+    .flock = flock,
+    .stat = stat,
+    .sync_file_range = sync_file_range,
+    .opendir = opendir,
+    .readdir = readdir,
+    .closedir = closedir,
     .sync_begin = real_sync_begin,
     .sync_end = real_sync_end,
 };

@@ -1,11 +1,16 @@
 /*
- * io.h - the I/O seam. Every call that touches the data directory's files
- * goes through io_ops, so tests can replace it to fail the Nth call with a
- * chosen errno or to simulate a power cut (STYLE.md, convention 7).
+ * io.h - the I/O seam. Every call that touches the data directory (its
+ * files, its lock, its listing, the directory itself) goes through io_ops,
+ * so tests can replace it to fail the Nth call with a chosen errno or to
+ * simulate a power cut (STYLE.md, convention 7; common/io_fault.h). Each
+ * entry behaves as the system call of the same name: same arguments, same
+ * results, errno set on failure.
  */
 #ifndef ATTIC_IO_H
 #define ATTIC_IO_H
 
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 typedef struct io_ops {
@@ -19,6 +24,17 @@ typedef struct io_ops {
     int (*ftruncate)(int fd, off_t len);
     int (*rename)(const char *from, const char *to);
     int (*unlink)(const char *path);
+    int (*mkdir)(const char *path, mode_t mode);
+    int (*flock)(int fd, int op);
+    int (*stat)(const char *path, struct stat *st);
+    /* A write-back hint (the logger's gentle segment zero-fill). */
+    int (*sync_file_range)(int fd, off_t off, off_t n, unsigned int flags);
+    /* Listing a directory: readdir returns NULL at the end with errno
+     * unchanged, or NULL with errno set on an error (set errno to 0 first
+     * to tell them apart). */
+    DIR *(*opendir)(const char *path);
+    struct dirent *(*readdir)(DIR *d);
+    int (*closedir)(DIR *d);
     /* An fdatasync that runs asynchronously (the logger's io_uring path,
      * log-sync uring): sync_begin is called just before one is submitted
      * for the writes made so far on `file` (the fd they were made on; the

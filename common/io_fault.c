@@ -14,16 +14,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "io.h"
 
-enum { F_OPEN, F_PWRITE, F_PREAD, F_FDATASYNC, F_FSYNC, F_FALLOCATE, F_FTRUNCATE, F_RENAME,
-       F_UNLINK, F_CLAIM, F_START, F_RELEASE, F_RELEASING, F_FAILED, F_NOPS };
+enum {
+    F_OPEN,
+    F_PWRITE,
+    F_PREAD,
+    F_FDATASYNC,
+    F_FSYNC,
+    F_FALLOCATE,
+    F_FTRUNCATE,
+    F_RENAME,
+    F_UNLINK,
+    F_MKDIR,
+    F_FLOCK,
+    F_STAT,
+    F_SYNC_FILE_RANGE,
+    F_OPENDIR,
+    F_READDIR,
+    F_CLAIM,
+    F_START,
+    F_RELEASE,
+    F_RELEASING,
+    F_FAILED,
+    F_CKPT_WRITTEN,
+    F_CKPT_RENAMED,
+    F_CKPT_DELETE,
+    F_NOPS
+};
 
 static const char *const op_names[F_NOPS] = {
-    "open",   "pwrite", "pread", "fdatasync", "fsync",   "fallocate", "ftruncate",
-    "rename", "unlink", "claim", "start",     "release", "releasing", "failed"};
+    "open",        "pwrite",    "pread", "fdatasync", "fsync",     "fallocate",       "ftruncate",
+    "rename",      "unlink",    "mkdir", "flock",     "stat",      "sync_file_range", "opendir",
+    "readdir",     "claim",     "start", "release",   "releasing", "failed",          "ckptwritten",
+    "ckptrenamed", "ckptdelete"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -32,7 +59,12 @@ static struct {
     int err;
 } faults[MAX_FAULTS];
 static int nfaults;
-static _Atomic long calls[F_NOPS];
+/* Call counts. In memory shared with the processes this one forks after
+ * installing (the store's checkpoint children), so "store.fdatasync:2:EIO"
+ * means the store's second fdatasync whichever child makes it; a process
+ * the master starts installs afresh, so its counts are its own. */
+static _Atomic long calls_private[F_NOPS];
+static _Atomic long *calls = calls_private;
 
 /* errno values standing for "simulate a power cut here" and "never return"
  * (not real errnos). */
@@ -208,7 +240,8 @@ static void power_cut(void)
 }
 
 /* Count this call of op; return the errno to fail it with, or 0. A HANG
- * fault does not return: the calling thread waits for the process to die. */
+ * fault does not return: the calling thread waits for the process to die.
+ * Fault points get KILL back as IO_FAULT_KILL and act on it themselves. */
 static int hit(int op)
 {
     long n = atomic_fetch_add(&calls[op], 1) + 1;
@@ -221,9 +254,22 @@ static int hit(int op)
     return 0;
 }
 
+/* hit() for an I/O call: a KILL fault kills the process right there,
+ * before the call is made, as a crash at that instruction would (it is not
+ * EINTR, which the callers would retry). */
+static int hit_io(int op)
+{
+    int e = hit(op);
+    if (e == IO_FAULT_KILL) {
+        kill(getpid(), SIGKILL);
+        pause(); /* not reached: SIGKILL can't be blocked */
+    }
+    return e;
+}
+
 #define FAIL_IF(op)                                                                                \
     do {                                                                                           \
-        int e_ = hit(op);                                                                          \
+        int e_ = hit_io(op);                                                                       \
         if (e_) {                                                                                  \
             errno = e_;                                                                            \
             return -1;                                                                             \
@@ -236,7 +282,10 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_START] = F_START,
                               [IO_FAULT_RELEASE] = F_RELEASE,
                               [IO_FAULT_RELEASING] = F_RELEASING,
-                              [IO_FAULT_FAILED] = F_FAILED};
+                              [IO_FAULT_FAILED] = F_FAILED,
+                              [IO_FAULT_CKPT_WRITTEN] = F_CKPT_WRITTEN,
+                              [IO_FAULT_CKPT_RENAMED] = F_CKPT_RENAMED,
+                              [IO_FAULT_CKPT_DELETE] = F_CKPT_DELETE};
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
     return hit(ops[point]);
 }
@@ -260,7 +309,7 @@ static ssize_t f_pwrite(int fd, const void *b, size_t n, off_t o)
 {
     FAIL_IF(F_PWRITE);
     if (is_dsync(fd)) {
-        int e = hit(F_FDATASYNC);
+        int e = hit_io(F_FDATASYNC);
         if (e == FAULT_CUT) {
             remember_write(fd, n, o);
             ssize_t r = io_real.pwrite(fd, b, n, o);
@@ -283,7 +332,7 @@ static ssize_t f_pread(int fd, void *b, size_t n, off_t o)
 }
 static int f_fdatasync(int fd)
 {
-    int e = hit(F_FDATASYNC);
+    int e = hit_io(F_FDATASYNC);
     if (e == FAULT_CUT) power_cut();
     if (e) {
         errno = e;
@@ -311,7 +360,7 @@ static int f_sync_begin(int file, unsigned long long *token)
     pthread_mutex_lock(&pending_lock);
     cut_async = 1;
     pthread_mutex_unlock(&pending_lock);
-    int e = hit(F_FDATASYNC);
+    int e = hit_io(F_FDATASYNC);
     if (e == FAULT_CUT) power_cut();
     pthread_mutex_lock(&pending_lock);
     *token = write_seq | ((unsigned long long)e << TOKEN_SEQ_BITS);
@@ -346,6 +395,47 @@ static int f_unlink(const char *p)
     return io_real.unlink(p);
 }
 
+static int f_mkdir(const char *p, mode_t m)
+{
+    FAIL_IF(F_MKDIR);
+    return io_real.mkdir(p, m);
+}
+static int f_flock(int fd, int op)
+{
+    FAIL_IF(F_FLOCK);
+    return io_real.flock(fd, op);
+}
+static int f_stat(const char *p, struct stat *st)
+{
+    FAIL_IF(F_STAT);
+    return io_real.stat(p, st);
+}
+static int f_sync_file_range(int fd, off_t o, off_t n, unsigned int fl)
+{
+    FAIL_IF(F_SYNC_FILE_RANGE);
+    return io_real.sync_file_range(fd, o, n, fl);
+}
+static DIR *f_opendir(const char *p)
+{
+    int e = hit_io(F_OPENDIR);
+    if (e) {
+        errno = e;
+        return NULL;
+    }
+    return io_real.opendir(p);
+}
+/* A failing readdir returns NULL with errno set, as a real one does; the
+ * listing in progress is cut short there. */
+static struct dirent *f_readdir(DIR *d)
+{
+    int e = hit_io(F_READDIR);
+    if (e) {
+        errno = e;
+        return NULL;
+    }
+    return io_real.readdir(d);
+}
+
 static const io_ops_t io_faulty = {
     .open = f_open,
     .close = f_close,
@@ -357,6 +447,13 @@ static const io_ops_t io_faulty = {
     .ftruncate = f_ftruncate,
     .rename = f_rename,
     .unlink = f_unlink,
+    .mkdir = f_mkdir,
+    .flock = f_flock,
+    .stat = f_stat,
+    .sync_file_range = f_sync_file_range,
+    .opendir = f_opendir,
+    .readdir = f_readdir,
+    .closedir = NULL, /* filled from io_real at install */
     .sync_begin = f_sync_begin,
     .sync_end = f_sync_end,
 };
@@ -367,8 +464,8 @@ static int parse_errno(const char *s)
     static const struct {
         const char *name;
         int value;
-    } names[] = {{"EIO", EIO},     {"ENOSPC", ENOSPC},      {"EDQUOT", EDQUOT},
-                 {"EROFS", EROFS}, {"KILL", IO_FAULT_KILL}, {"CUT", FAULT_CUT},
+    } names[] = {{"EIO", EIO},        {"ENOSPC", ENOSPC},      {"EDQUOT", EDQUOT},
+                 {"EROFS", EROFS},    {"KILL", IO_FAULT_KILL}, {"CUT", FAULT_CUT},
                  {"HANG", FAULT_HANG}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(s, names[i].name)) return names[i].value;
@@ -377,12 +474,38 @@ static int parse_errno(const char *s)
     return (*s && !*end && v > 0 && v < 4096) ? (int)v : -1;
 }
 
+/* Forget every fault and count, and go back to the real table: a child
+ * starts from what its role asks, not from what the master installed. */
+static void reset(void)
+{
+    io_set(NULL);
+    nfaults = 0;
+    for (int i = 0; i < F_NOPS; i++)
+        atomic_store(&calls[i], 0);
+    cut_armed = 0;
+    pthread_mutex_lock(&pending_lock);
+    while (pending) {
+        pending_write_t *w = pending;
+        pending = w->next;
+        free(w->before);
+        free(w);
+    }
+    pthread_mutex_unlock(&pending_lock);
+}
+
+/* Entries that name no role are the children's (logger, store, frontend),
+ * as before the master and atticdb-check took faults of their own. */
+static int takes_unnamed(const char *role)
+{
+    return !role || (strcmp(role, "master") != 0 && strcmp(role, "check") != 0);
+}
+
 int io_fault_install(const char *spec, const char *role, int first_incarnation)
 {
     char buf[512];
+    reset();
     if (!spec || strlen(spec) >= sizeof(buf)) return -1;
     strcpy(buf, spec);
-    nfaults = 0;
     char *save;
     for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         int every = item[0] == '*';
@@ -394,10 +517,12 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation)
             *dot = '\0';
             if (role && strcmp(item, role) != 0) continue;
             item = dot + 1;
+        } else if (!takes_unnamed(role)) {
+            continue;
         }
         char op[32], err[32];
         long nth;
-        if (sscanf(item, "%31[a-z]:%ld:%31s", op, &nth, err) != 3 || nth < 1) return -1;
+        if (sscanf(item, "%31[a-z_]:%ld:%31s", op, &nth, err) != 3 || nth < 1) return -1;
         int o = -1;
         for (int i = 0; i < F_NOPS; i++)
             if (!strcmp(op, op_names[i])) o = i;
@@ -414,7 +539,11 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation)
         nfaults++;
     }
     if (nfaults) {
+        void *m = mmap(NULL, sizeof(calls_private), PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (m != MAP_FAILED) calls = m;
         io_installed = io_faulty;
+        io_installed.closedir = io_real.closedir;
         io_set(&io_installed);
     }
     return nfaults;

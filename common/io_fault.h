@@ -5,7 +5,10 @@
  * "fdatasync:30:EIO,fallocate:2:ENOSPC": the 30th fdatasync and the 2nd
  * fallocate this process makes through `io` fail with that errno (once; the
  * call is not performed). ops: open pwrite pread fdatasync fsync fallocate
- * ftruncate rename unlink. errno: EIO, ENOSPC, EDQUOT, EROFS, or a number.
+ * ftruncate rename unlink mkdir flock stat sync_file_range opendir readdir
+ * (a failing readdir returns NULL with errno set). errno: EIO, ENOSPC,
+ * EDQUOT, EROFS, or a number; KILL makes the Nth call kill the process
+ * (SIGKILL, before the call is made) instead of failing it.
  *
  * Besides I/O calls, named fault points in the code count too: "claim" is a
  * frontend's successful ring claim; when its Nth comes, the process kills
@@ -19,6 +22,12 @@
  * is moving to and before rewriting anything (ring.c, two-phase release).
  * "failed" is the logger marking the log LOGGER_FAILED: it kills itself
  * right after, before it logs, wakes anyone or exits with EXIT_IOFAIL.
+ * The store's checkpoint child (store/checkpoint.c) kills itself at
+ * "ckptwritten" (its .tmp complete and synced, before the rename),
+ * "ckptrenamed" (after the rename, before the directory fsync) and
+ * "ckptdelete" (before each older checkpoint it removes). Counts are shared
+ * with the processes forked after installing, so the Nth is the store's
+ * Nth, whichever checkpoint child passes it.
  *
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
  * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
@@ -48,16 +57,22 @@
  *
  * The server reads ATTICDB_TEST_FAULTS at start, as "role.op:nth:errno,..."
  * with role logger, store or frontend, and installs in each child the part
- * for its role. It is a test hook: the master logs a warning when it is set.
+ * for its role; an entry without a role is for every child. The master
+ * itself takes the entries of role "master" (its data-dir lock:
+ * "master.flock:1:EIO"), atticdb-check those of role "check"; neither takes
+ * entries without a role. It is a test hook: the master logs a warning when
+ * it is set, atticdb-check prints one.
  */
 #ifndef ATTIC_IO_FAULT_H
 #define ATTIC_IO_FAULT_H
 
 /* Install the faults of spec (entries for other roles are skipped when role
- * is not NULL: "logger.fdatasync:3:EIO" applies to role "logger" only).
- * An entry applies to a slot's first process only, unless it starts with
- * '*' ("*store.start:1:KILL": every incarnation, to make a crash loop).
- * Returns the number of faults installed, or -1 when the spec is malformed. */
+ * is not NULL: "logger.fdatasync:3:EIO" applies to role "logger" only),
+ * replacing whatever was installed before (counts start again at 0; with
+ * none, the real table is back). An entry applies to a slot's first process
+ * only, unless it starts with '*' ("*store.start:1:KILL": every
+ * incarnation, to make a crash loop). Returns the number of faults
+ * installed, or -1 when the spec is malformed. */
 int io_fault_install(const char *spec, const char *role, int first_incarnation);
 
 /* Fault points (not I/O calls). */
@@ -67,6 +82,10 @@ enum io_fault_point {
     IO_FAULT_RELEASE = 2,   /* "release": ring_release between invalidation and tail */
     IO_FAULT_RELEASING = 3, /* "releasing": ring_release between releasing and invalidation */
     IO_FAULT_FAILED = 4,    /* "failed": the logger just marked LOGGER_FAILED */
+    /* The store's checkpoint child (common/ckpt.c, store/checkpoint.c): */
+    IO_FAULT_CKPT_WRITTEN = 5, /* "ckptwritten": .tmp complete and synced, not renamed */
+    IO_FAULT_CKPT_RENAMED = 6, /* "ckptrenamed": renamed, directory not yet fsynced */
+    IO_FAULT_CKPT_DELETE = 7,  /* "ckptdelete": before removing each older checkpoint */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -56,6 +56,7 @@
 #include "ring.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <signal.h>
 #include <string.h>
 
@@ -67,6 +68,7 @@
 
 size_t ring_shm_size(uint64_t size)
 {
+    if (size > SIZE_MAX - sizeof(ring_t)) return SIZE_MAX;
     return sizeof(ring_t) + (size_t)size;
 }
 

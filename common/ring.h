@@ -56,7 +56,8 @@ typedef struct ring {
     _Alignas(64) unsigned char data[];
 } ring_t;
 
-/* Bytes of shared memory for a ring of `size` data bytes. */
+/* Bytes of shared memory for a ring of `size` data bytes; SIZE_MAX when that
+ * does not fit in a size_t (shm_size then refuses the segment). */
 size_t ring_shm_size(uint64_t size);
 
 /* Initialise a ring in zeroed memory; head = tail = start (REC_ALIGN aligned). */

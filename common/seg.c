@@ -30,17 +30,20 @@ static int cmp_u64(const void *a, const void *b)
 
 int seg_list(const char *dir, uint64_t **out, size_t *n)
 {
-    DIR *d = opendir(dir);
+    DIR *d = io->opendir(dir);
     if (!d) return -1;
     size_t cap = 16, cnt = 0;
     uint64_t *v = malloc(cap * sizeof(*v));
     if (!v) {
-        closedir(d);
+        io->closedir(d);
         errno = ENOMEM;
         return -1;
     }
     struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    /* readdir's NULL is the end or an error: errno tells them apart. A
+     * listing cut short would hide segments, and recovery would take the
+     * last one it saw for the end of the log. */
+    while ((errno = 0, e = io->readdir(d)) != NULL) {
         unsigned long long start;
         char tail[8];
         if (strlen(e->d_name) != 24) continue;
@@ -50,7 +53,7 @@ int seg_list(const char *dir, uint64_t **out, size_t *n)
             uint64_t *nv = realloc(v, 2 * cap * sizeof(*v));
             if (!nv) {
                 free(v);
-                closedir(d);
+                io->closedir(d);
                 errno = ENOMEM;
                 return -1;
             }
@@ -59,7 +62,14 @@ int seg_list(const char *dir, uint64_t **out, size_t *n)
         }
         v[cnt++] = start;
     }
-    closedir(d);
+    if (errno != 0) {
+        int saved = errno;
+        free(v);
+        io->closedir(d);
+        errno = saved;
+        return -1;
+    }
+    io->closedir(d);
     qsort(v, cnt, sizeof(*v), cmp_u64);
     *out = v;
     *n = cnt;

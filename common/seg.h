@@ -27,12 +27,12 @@ int seg_list(const char *dir, uint64_t **out, size_t *n);
 typedef struct seg_reader {
     const char *dir;
     uint64_t segment_size;
-    uint64_t lsn;        /* position of the next record */
-    int fd;              /* segment containing lsn, -1 if not open */
-    uint64_t fd_start;   /* its start LSN */
-    unsigned char *buf;  /* read-ahead window */
+    uint64_t lsn;       /* position of the next record */
+    int fd;             /* segment containing lsn, -1 if not open */
+    uint64_t fd_start;  /* its start LSN */
+    unsigned char *buf; /* read-ahead window */
     size_t buf_cap;
-    uint64_t buf_lsn;    /* LSN of buf[0] */
+    uint64_t buf_lsn; /* LSN of buf[0] */
     size_t buf_len;
 } seg_reader_t;
 

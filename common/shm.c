@@ -14,24 +14,25 @@
 #include <time.h>
 #include <unistd.h>
 
-static int add_size(size_t *total, size_t n)
+/* Add a part of n bytes, rounded up to 64 (a cache line: no two parts
+ * share one), to *total. -1 when the sum would overflow. */
+static int add_size(size_t *total, uint64_t n)
 {
-    if (*total > SIZE_MAX - n) return -1;
-    *total += n;
+    if (n > SIZE_MAX - 63) return -1;
+    size_t aligned = ((size_t)n + 63) & ~(size_t)63;
+    if (*total > SIZE_MAX - aligned) return -1;
+    *total += aligned;
     return 0;
 }
 
-static size_t align64(size_t n)
+size_t shm_size(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size, uint64_t frontend_size)
 {
-    return (n + 63) & ~(size_t)63;
-}
-
-size_t shm_size(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size)
-{
-    size_t total = align64(sizeof(shm_t));
-    if (add_size(&total, align64(ring_shm_size(ring_size)))) return 0;
+    size_t total = 0;
+    if (add_size(&total, sizeof(shm_t))) return 0;
+    if (add_size(&total, ring_shm_size(ring_size))) return 0;
     for (uint32_t i = 0; i < 2 * nfrontends; i++)
-        if (add_size(&total, align64(chan_shm_size(chan_size)))) return 0;
+        if (add_size(&total, chan_shm_size(chan_size))) return 0;
+    if (add_size(&total, frontend_size)) return 0;
     return total;
 }
 
@@ -42,13 +43,14 @@ static int waiter_init(shm_waiter_t *w)
     return w->efd < 0 ? -1 : 0;
 }
 
-shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size)
+shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size,
+                  uint64_t frontend_size)
 {
     if (nfrontends == 0 || nfrontends > SHM_MAX_FRONTENDS) {
         errno = EINVAL;
         return NULL;
     }
-    size_t total = shm_size(nfrontends, ring_size, chan_size);
+    size_t total = shm_size(nfrontends, ring_size, chan_size, frontend_size);
     if (total == 0) {
         errno = EOVERFLOW;
         return NULL;
@@ -63,21 +65,24 @@ shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size)
     s->total_size = total;
     s->nfrontends = nfrontends;
     s->chan_size = chan_size;
-    size_t off = align64(sizeof(shm_t));
+    size_t off = 0;
+    add_size(&off, sizeof(shm_t)); /* shm_size checked every sum */
     s->ring_off = off;
     /* The ring's head/tail are set by the logger once recovery knows where
      * the log ends; until then logger_state is LOGGER_STARTING. */
     ring_init(shm_ring(s), ring_size, 0);
-    off += align64(ring_shm_size(ring_size));
+    add_size(&off, ring_shm_size(ring_size));
     for (uint32_t i = 0; i < nfrontends; i++) {
         s->fe[i].to_store_off = off;
         chan_init(shm_to_store(s, (int)i), chan_size);
-        off += align64(chan_shm_size(chan_size));
+        add_size(&off, chan_shm_size(chan_size));
         s->fe[i].from_store_off = off;
         chan_init(shm_from_store(s, (int)i), chan_size);
-        off += align64(chan_shm_size(chan_size));
+        add_size(&off, chan_shm_size(chan_size));
         if (waiter_init(&s->fe[i].wake)) goto fail;
     }
+    s->frontend_off = frontend_size ? off : 0;
+    s->frontend_size = frontend_size;
     if (waiter_init(&s->logger_wake) || waiter_init(&s->store_wake)) goto fail;
     atomic_store(&s->start_time_ms, shm_now_ms());
     s->master_pid = (int32_t)getpid();

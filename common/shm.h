@@ -8,6 +8,13 @@
  *   shm_t          counters, LSNs, wake-ups, per-frontend slots
  *   ring_t         the record ring (ring.h), at ring_off
  *   chan_t x 2N    each frontend's request and reply channel (chan.h)
+ *   frontend part  the tables only frontends use (frontend/fe-shm.h), at
+ *                  frontend_off
+ *
+ * Each part is sized by its own module (ring_shm_size, chan_shm_size,
+ * fe_shm_size) and laid out here at 64-byte aligned offsets; shm.h holds
+ * only what two roles share. The part of a role is reserved by size only:
+ * this file knows nothing of what is inside it.
  *
  * Wake-ups: a process that is about to block sets its `sleeping` flag, checks
  * its condition once more, then blocks on its eventfd; a waker publishes
@@ -25,7 +32,7 @@
 #include "ring.h"
 
 #define SHM_MAX_FRONTENDS 64
-#define SHM_MAGIC 0x4154544943534d31ull /* "ATTICSM1" */
+#define SHM_MAGIC         0x4154544943534d31ull /* "ATTICSM1" */
 
 typedef struct shm_waiter {
     _Atomic uint32_t sleeping;
@@ -35,22 +42,22 @@ typedef struct shm_waiter {
 enum logger_state {
     LOGGER_STARTING = 0, /* recovering the log; nothing may be claimed yet */
     LOGGER_RUNNING = 1,
-    LOGGER_FAILED = 2,   /* an fsync or write failed: no write is acked again */
-    LOGGER_STOPPED = 3,  /* shut down cleanly after the last record */
+    LOGGER_FAILED = 2,  /* an fsync or write failed: no write is acked again */
+    LOGGER_STOPPED = 3, /* shut down cleanly after the last record */
 };
 
 /* A frontend -> store request (read command), followed by a record payload
  * (rec_encode_payload) of `payload_len` bytes. */
 typedef struct store_req {
-    uint64_t id;       /* echoed in the reply */
-    uint64_t min_lsn;  /* answer only once applied_lsn >= min_lsn (contract 3) */
+    uint64_t id;      /* echoed in the reply */
+    uint64_t min_lsn; /* answer only once applied_lsn >= min_lsn (contract 3) */
     uint32_t payload_len;
-    uint32_t db;       /* the connection's selected database */
+    uint32_t db; /* the connection's selected database */
 } store_req_t;
 
 /* A store -> frontend reply, followed by `len` bytes of RESP. */
 typedef struct store_reply {
-    uint64_t id;  /* request id, or the record's LSN for a write's reply */
+    uint64_t id; /* request id, or the record's LSN for a write's reply */
     uint32_t len;
     uint32_t kind; /* STORE_REPLY_READ or STORE_REPLY_WRITE */
 } store_reply_t;
@@ -62,20 +69,17 @@ enum { STORE_REPLY_READ = 1, STORE_REPLY_WRITE = 2 };
  * every part but the first STORE_REPLY_CONT. A reply in one message has
  * neither. A part without CONT starts the reply over (a store that died
  * part-way resends it whole). */
-#define STORE_REPLY_MORE 0x100u
-#define STORE_REPLY_CONT 0x200u
-#define STORE_REPLY_KIND(k) ((k) & 0xffu)
+#define STORE_REPLY_MORE    0x100u
+#define STORE_REPLY_CONT    0x200u
+#define STORE_REPLY_KIND(k) ((k)&0xffu)
 
 typedef struct shm_frontend {
     _Alignas(64) _Atomic int32_t pid; /* 0 while no process owns the slot */
     _Atomic uint32_t incarnation;     /* bumped by the master at each fork */
     _Atomic uint32_t ready;           /* listening (see logger_ready) */
     shm_waiter_t wake;                /* durable LSN advanced / store replied */
-    uint64_t to_store_off;   /* chan_t: requests, frontend -> store */
-    uint64_t from_store_off; /* chan_t: replies, store -> frontend */
-    _Atomic uint64_t clients;    /* connected clients, for INFO */
-    _Atomic uint64_t total_conns;
-    _Atomic uint64_t total_cmds;
+    uint64_t to_store_off;            /* chan_t: requests, frontend -> store */
+    uint64_t from_store_off;          /* chan_t: replies, store -> frontend */
 } shm_frontend_t;
 
 /* ---- issue 5 (frontend admin helper): a log-linear histogram ----
@@ -104,9 +108,9 @@ static inline uint64_t shm_hist_lower(unsigned i)
 /* ---- end issue 5 ---- */
 
 typedef struct shm_stats {
-    _Atomic uint64_t fsyncs;       /* fdatasync calls that succeeded */
-    _Atomic uint64_t records;      /* records made durable */
-    _Atomic uint64_t bytes;        /* bytes made durable */
+    _Atomic uint64_t fsyncs;  /* fdatasync calls that succeeded */
+    _Atomic uint64_t records; /* records made durable */
+    _Atomic uint64_t bytes;   /* bytes made durable */
     _Atomic uint64_t last_fsync_ns;
     _Atomic uint64_t total_fsync_ns;
     _Atomic uint64_t max_batch_records;
@@ -119,130 +123,6 @@ typedef struct shm_stats {
     /* ---- end issue 5 ---- */
 } shm_stats_t;
 
-/* ==== issue 5 (frontend admin helper): state every frontend must share ====
- * Connections, ACL users, runtime settings, the slow log and command
- * statistics are per frontend process in memory but must look like one
- * server to clients: an ACL SETUSER, a CONFIG SET or a CLIENT KILL run
- * through one frontend applies to the clients of all. Writers of a shared
- * table take its shm_lock_t (frontend/fe-shm.c): the holder's pid, so the
- * lock of a frontend killed while holding it is taken over. Readers never
- * block: they check a version counter instead. */
-
-typedef struct shm_lock {
-    _Atomic int32_t pid; /* holder, 0 = free */
-} shm_lock_t;
-
-/* ACL users (frontend/acl.c): the whole table as text, one
- * "user <name> <rules>\n" line per user, in two copies. A writer fills the
- * copy that is not current, then bumps `version`; the current copy is
- * text[version & 1]. A reader parses the current copy and parses again if
- * the version moved meanwhile; a writer that dies half way leaves only the
- * unused copy torn. */
-#define SHM_ACL_TEXT (64 * 1024)
-typedef struct shm_acl {
-    shm_lock_t lock;
-    _Atomic uint64_t version; /* 0 = not initialised yet */
-    _Atomic uint32_t len[2];
-    char text[2][SHM_ACL_TEXT];
-} shm_acl_t;
-
-/* Settings CONFIG SET can change while running (frontend/config-cmd.c). The
- * frontends read them here, not in their copy of config_t; `version` moves
- * after every change, so a frontend can cache what it uses per event. */
-#define SHM_REQUIREPASS_MAX 512
-typedef struct shm_config {
-    shm_lock_t lock;
-    _Atomic uint64_t version;
-    _Atomic int64_t maxclients;
-    _Atomic int64_t timeout;
-    _Atomic int64_t proto_max_bulk_len;
-    _Atomic int64_t client_query_buffer_limit;
-    _Atomic int64_t obuf_hard, obuf_soft, obuf_soft_seconds;
-    _Atomic int64_t protected_mode;
-    _Atomic int64_t slowlog_slower_than; /* us; < 0 disables, 0 logs everything */
-    _Atomic int64_t slowlog_max_len;
-    _Atomic int64_t loglevel;
-    char requirepass[SHM_REQUIREPASS_MAX]; /* CONFIG GET requirepass; under lock */
-} shm_config_t;
-
-/* One connection, as CLIENT LIST and CLIENT KILL see it from any frontend
- * (frontend/client.c). Written only by the owning frontend; the text fields
- * are rewritten between two increments of `seq` (odd while writing), so a
- * reader copies them and retries when seq moved. An entry whose owner slot
- * has another incarnation (the frontend died and was respawned) is stale:
- * readers skip it and the new frontend frees it. */
-#define SHM_CLIENT_SLOTS 16384
-typedef struct shm_client {
-    _Atomic uint32_t seq;
-    _Atomic uint32_t owner;       /* frontend slot + 1, 0 = free */
-    _Atomic uint32_t incarnation; /* the owner's, when it took the entry */
-    uint32_t pad_;
-    _Atomic uint64_t kill_id; /* CLIENT KILL: the owner closes its client of this id */
-    _Atomic uint64_t id;
-    _Atomic int64_t created_ms;
-    _Atomic int64_t last_active_ms;
-    _Atomic int32_t fd, db, resp, multi; /* multi: -1, or commands queued */
-    _Atomic uint32_t flags;              /* SHM_CLIENT_F_* */
-    _Atomic uint32_t last_cmd;           /* command statistics index (info.c) */
-    char addr[112], laddr[112];          /* "ip:port", "[ipv6]:port", "/path:0" */
-    char user[64];
-    char name[128]; /* longer names are cut here (local view is whole) */
-    char lib_name[64], lib_ver[32];
-} shm_client_t;
-enum { SHM_CLIENT_F_UNIX = 1u << 0, SHM_CLIENT_F_NO_EVICT = 1u << 1 };
-
-/* The slow log (frontend/slowlog.c): a ring of the newest entries, under
- * its lock. Arguments are stored already cut to Redis' limits (32 args,
- * 128 bytes each plus the "... (N more bytes)" note), as u32 length + bytes. */
-#define SHM_SLOWLOG_SLOTS    1024
-#define SHM_SLOWLOG_ARGBYTES 6144
-typedef struct shm_slowlog_entry {
-    uint64_t id;
-    int64_t time_s;
-    int64_t duration_us;
-    uint32_t argc, args_len;
-    char addr[112];
-    char name[128];
-    char args[SHM_SLOWLOG_ARGBYTES];
-} shm_slowlog_entry_t;
-typedef struct shm_slowlog {
-    shm_lock_t lock;
-    uint64_t next_id;
-    uint32_t head;  /* next entry written */
-    uint32_t count; /* entries held */
-    shm_slowlog_entry_t e[SHM_SLOWLOG_SLOTS];
-} shm_slowlog_t;
-
-/* Command statistics (INFO commandstats), one table per frontend, each
- * written by its frontend only. Index: command id (< 256), then the
- * subcommands (frontend/command-docs.h). CONFIG RESETSTAT bumps
- * stat_epoch; a frontend zeroes its own table when it sees the new epoch,
- * and INFO counts only tables whose epoch_seen is current. */
-#define SHM_STAT_SLOTS 320
-typedef struct shm_cmdstat {
-    _Atomic uint64_t calls, nsec, rejected, failed; /* INFO shows nsec / 1000 as usec */
-} shm_cmdstat_t;
-typedef struct shm_fe_stats {
-    _Atomic uint64_t epoch_seen;
-    _Atomic uint64_t conns, cmds; /* since the epoch: INFO stats */
-    _Atomic uint64_t rejected_conns;
-    _Atomic uint64_t net_in, net_out, error_replies;
-    _Atomic uint64_t inst_ops; /* commands per second, sampled (not reset) */
-    shm_cmdstat_t cmd[SHM_STAT_SLOTS];
-} shm_fe_stats_t;
-
-typedef struct shm_admin {
-    shm_config_t config;
-    shm_acl_t acl;
-    _Alignas(64) _Atomic uint64_t next_client_id;
-    _Atomic uint32_t kill_pending[SHM_MAX_FRONTENDS]; /* an entry of slot i has kill_id set */
-    _Atomic uint64_t stat_epoch;
-    _Alignas(64) shm_client_t clients[SHM_CLIENT_SLOTS];
-    _Alignas(64) shm_slowlog_t slowlog;
-    _Alignas(64) shm_fe_stats_t fe_stats[SHM_MAX_FRONTENDS];
-} shm_admin_t;
-/* ==== end issue 5 ==== */
-
 typedef struct shm {
     uint64_t magic;
     uint64_t total_size;
@@ -250,14 +130,16 @@ typedef struct shm {
     uint32_t pad_;
     uint64_t ring_off;
     uint64_t chan_size;
+    uint64_t frontend_off;  /* the frontends' part (frontend/fe-shm.h); 0 = none */
+    uint64_t frontend_size; /* its size in bytes (fe_shm_size) */
     _Atomic int64_t start_time_ms;
     int32_t master_pid; /* children compare getppid() with it: master gone? */
 
     _Alignas(64) _Atomic uint64_t durable_lsn; /* written by the logger only */
     _Alignas(64) _Atomic uint32_t logger_state;
-    _Atomic int32_t logger_errno; /* why LOGGER_FAILED */
+    _Atomic int32_t logger_errno;  /* why LOGGER_FAILED */
     _Atomic uint32_t log_no_space; /* the next segment can't be created: ENOSPC (contract 8) */
-    _Atomic uint32_t store_ready; /* store has replayed the log and serves */
+    _Atomic uint32_t store_ready;  /* store has replayed the log and serves */
     /* Readiness for the master's respawn policy (master.c): each role sets
      * its flag once it serves (store_ready above, logger_ready here,
      * fe[i].ready); the master clears it before each fork, so it speaks for
@@ -271,7 +153,7 @@ typedef struct shm {
      * and finish their clients' replies; 2 the logger syncs what is left and
      * exits; 3 the store applies the rest and exits. */
     _Atomic uint32_t shutdown;
-    _Atomic uint64_t store_keys;  /* keys in the store, all databases */
+    _Atomic uint64_t store_keys; /* keys in the store, all databases */
     _Atomic uint64_t store_expires;
     _Atomic uint64_t store_index_bytes; /* RAM of the key index (INFO memory) */
     /* Per database, published by the store for INFO keyspace. */
@@ -290,20 +172,22 @@ typedef struct shm {
     /* Frontend i claims ring space through claimers[i] (one array, so the
      * logger can search it for the owner of an abandoned claim). */
     ring_claimer_t claimers[SHM_MAX_FRONTENDS];
-    /* ---- issue 5 (frontend admin helper) ---- */
-    _Alignas(64) shm_admin_t admin;
-    /* ---- end issue 5 ---- */
 } shm_t;
 
 /*
- * Size of a segment for nfrontends frontends, a ring of ring_size bytes and
- * channels of chan_size bytes. Returns 0 when a size overflows.
+ * Size of a segment for nfrontends frontends, a ring of ring_size bytes,
+ * channels of chan_size bytes and a frontends' part of frontend_size bytes
+ * (fe_shm_size; 0 for none, as in tests without frontends). Returns 0 when
+ * a size overflows.
  */
-size_t shm_size(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size);
+size_t shm_size(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size,
+                uint64_t frontend_size);
 
 /* Map and lay out the segment (master, before forking). Eventfds are created
- * here. Returns NULL with errno set on failure. */
-shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size);
+ * here; the frontends' part is left zeroed for fe_shm_init. Returns NULL with
+ * errno set on failure (EINVAL: nfrontends out of range, EOVERFLOW: sizes). */
+shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size,
+                  uint64_t frontend_size);
 
 static inline ring_t *shm_ring(shm_t *s)
 {
@@ -333,7 +217,7 @@ void shm_wake(shm_waiter_t *w);
 int shm_master_alive(const shm_t *s);
 
 /* Clock helpers. */
-int64_t shm_now_ms(void);      /* CLOCK_REALTIME, ms (expiry is wall time) */
-uint64_t shm_mono_ns(void);    /* CLOCK_MONOTONIC, ns (latencies) */
+int64_t shm_now_ms(void);   /* CLOCK_REALTIME, ms (expiry is wall time) */
+uint64_t shm_mono_ns(void); /* CLOCK_MONOTONIC, ns (latencies) */
 
 #endif

@@ -23,46 +23,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "datadir.h"
 #include "io.h"
 #include "log.h"
 #include "strutil.h"
 #include "logger.h"
 #include "seg.h"
-
-#define CUT_CHUNK (1u << 20)
-
-/* Zero [from, seg_end) of the segment at seg_start where it is not zero. */
-static int cut_tail(const char *dir, uint64_t seg_start, uint64_t seg_size, uint64_t from)
-{
-    int fd = segfile_open(dir, seg_start, 0);
-    if (fd < 0) return -1;
-    unsigned char *chunk = malloc(CUT_CHUNK);
-    unsigned char *zeros = calloc(1, CUT_CHUNK);
-    int rc = -1, dirty = 0;
-    uint64_t cut_bytes = 0;
-    if (!chunk || !zeros) goto out;
-    for (uint64_t off = from - seg_start; off < seg_size; off += CUT_CHUNK) {
-        size_t n = seg_size - off < CUT_CHUNK ? (size_t)(seg_size - off) : CUT_CHUNK;
-        if (io_pread_all(fd, chunk, n, (off_t)off) != 0 && errno != ENODATA) goto out;
-        if (memcmp(chunk, zeros, n) == 0) continue;
-        if (io_pwrite_all(fd, zeros, n, (off_t)off) != 0) goto out;
-        dirty = 1;
-        cut_bytes += n;
-    }
-    if (dirty && io->fdatasync(fd) != 0) goto out;
-    if (dirty)
-        log_warn("Recovery cut the log's torn tail at LSN %" PRIu64 " (%" PRIu64
-                 " bytes zeroed in its segment)",
-                 from, cut_bytes);
-    rc = 0;
-out:;
-    int saved = errno;
-    free(chunk);
-    free(zeros);
-    io->close(fd);
-    errno = saved;
-    return rc;
-}
 
 /* Remove leftovers of segment creation interrupted by a crash. */
 static void remove_tmp_files(const char *dir, const uint64_t *segs, size_t n, uint64_t seg_size)
@@ -88,12 +54,17 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
         char path[4096];
         struct stat st;
         seg_path(path, sizeof(path), dir, segs[i]);
-        if (stat(path, &st) != 0 || (uint64_t)st.st_size != segment_size || segs[i] % segment_size) {
+        if (io->stat(path, &st) != 0) {
+            int e = errno;
+            free(segs);
+            return str_fail(err, errlen, "can't stat %s: %s", path, strerror(e));
+        }
+        if ((uint64_t)st.st_size != segment_size || segs[i] % segment_size) {
             free(segs);
             return str_fail(err, errlen,
-                        "%s is not a segment of segment-size %" PRIu64
-                        " bytes (was the data directory written with another segment-size?)",
-                        path, segment_size);
+                            "%s is not a segment of segment-size %" PRIu64
+                            " bytes (was the data directory written with another segment-size?)",
+                            path, segment_size);
         }
         if (i > 0 && segs[i] != segs[i - 1] + segment_size) {
             free(segs);
@@ -109,13 +80,14 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
     uint64_t nrec = 0;
     int64_t rc;
     const void *rec;
-    while ((rc = seg_reader_next(&r, &rec)) > 0) nrec++;
+    while ((rc = seg_reader_next(&r, &rec)) > 0)
+        nrec++;
     uint64_t e = r.lsn;
     seg_reader_close(&r);
     if (rc == -3) {
         free(segs);
         return str_fail(err, errlen, "I/O error reading the log at LSN %" PRIu64 ": %s", e,
-                    strerror(errno));
+                        strerror(errno));
     }
     uint64_t e_seg = e & ~(segment_size - 1);
     /* A valid record further on that proves e was durable when it was
@@ -139,24 +111,25 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
                         path, e - e_seg, e, proof);
     }
     /* Whatever follows e was never acknowledged: later segments go (they are
-     * recreated, zero-filled, when needed). */
-    for (size_t i = 0; i < nsegs; i++) {
-        if (segs[i] <= e_seg) continue;
-        char path[4096];
-        seg_path(path, sizeof(path), dir, segs[i]);
-        io->unlink(path);
-    }
-    int have_e_seg = 0;
-    for (size_t i = 0; i < nsegs; i++)
-        if (segs[i] == e_seg) have_e_seg = 1;
+     * recreated, zero-filled, when needed), and the rest of e's segment is
+     * zeroed, so the next record written there can't be confused with
+     * leftovers (common/datadir.c, the cut atticdb-check --cut makes too). */
+    uint64_t zeroed;
+    char msg[4608];
+    int cut = datadir_cut_log(dir, segment_size, segs, nsegs, e, &zeroed, msg, sizeof(msg));
     free(segs);
-    if (!have_e_seg) {
+    if (cut < 0)
+        return str_fail(err, errlen, "can't cut the log's tail at LSN %" PRIu64 ": %s", e, msg);
+    if (cut == 1) {
+        /* No segment holds e: it is the end of the last one (or the log is
+         * empty), and the segment list is contiguous, so none is after it. */
         if (segfile_create(dir, e_seg, segment_size, 0) != 0)
             return str_fail(err, errlen, "can't create log segment at LSN %" PRIu64 ": %s", e_seg,
-                        strerror(errno));
-    } else if (cut_tail(dir, e_seg, segment_size, e) != 0) {
-        return str_fail(err, errlen, "can't cut the log's tail at LSN %" PRIu64 ": %s", e,
-                    strerror(errno));
+                            strerror(errno));
+    } else if (zeroed) {
+        log_warn("Recovery cut the log's torn tail at LSN %" PRIu64 " (%" PRIu64
+                 " bytes zeroed in its segment)",
+                 e, zeroed);
     }
     log_info("Log recovered: %" PRIu64 " records, LSN %" PRIu64 " to %" PRIu64, nrec, first, e);
     *start = nsegs ? first : e_seg;

@@ -48,7 +48,9 @@ int segfile_create(const char *dir, uint64_t start_lsn, uint64_t size, int gentl
          * time: one fdatasync of a whole dirty segment at the end would
          * hold the device for tens of milliseconds, and every commit
          * behind it. (A hint only: the fdatasync below is what counts.) */
-        if (gentle) sync_file_range(fd, (off_t)off, (off_t)n, SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+        if (gentle)
+            io->sync_file_range(fd, (off_t)off, (off_t)n,
+                                SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
     }
     free(zeros);
     if (io->fdatasync(fd) != 0) goto fail;
@@ -80,7 +82,7 @@ int segfile_check(const char *dir, uint64_t start_lsn, uint64_t size)
     char path[4096];
     struct stat st;
     seg_path(path, sizeof(path), dir, start_lsn);
-    if (stat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
+    if (io->stat(path, &st) != 0) return errno == ENOENT ? 0 : -1;
     if ((uint64_t)st.st_size != size) {
         errno = EFBIG; /* not a segment of this segment-size */
         return -1;

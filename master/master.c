@@ -28,14 +28,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <netdb.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -45,7 +43,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "frontend/admin.h"
+#include "datadir.h"
 #include "frontend/frontend.h"
 #include "io.h"
 #include "io_fault.h"
@@ -69,9 +67,9 @@ enum role { ROLE_LOGGER, ROLE_STORE, ROLE_FRONTEND };
 
 typedef struct child {
     enum role role;
-    int slot;            /* frontend number */
-    pid_t pid;           /* 0 = not running */
-    int spawns;          /* how many times this slot was started */
+    int slot;   /* frontend number */
+    pid_t pid;  /* 0 = not running */
+    int spawns; /* how many times this slot was started */
     uint64_t started_ns;
     uint64_t respawn_at_ns; /* dead, to be respawned then (back-off); 0 = not */
     int quick_deaths;       /* deaths in a row soon after a start: the back-off */
@@ -112,41 +110,12 @@ static void on_signal(int sig)
 
 static int lock_dir(master_t *m)
 {
-    if (mkdir(m->cfg.dir, 0755) == 0) {
-        /* The new directory's name lives in its parent: without this, a
-         * power cut could take the directory, and every acked write in it,
-         * away. */
-        char parent[4096];
-        snprintf(parent, sizeof(parent), "%s", m->cfg.dir);
-        if (io_fsync_dir(dirname(parent)) != 0) {
-            log_warn("Can't fsync the parent of the new data directory %s: %s", m->cfg.dir,
-                     strerror(errno));
-            return -1;
-        }
-    } else if (errno != EEXIST) {
-        log_warn("Can't create data directory %s: %s", m->cfg.dir, strerror(errno));
-        return -1;
-    }
-    char path[4096];
-    snprintf(path, sizeof(path), "%s/LOCK", m->cfg.dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    char err[4608];
+    int fd = datadir_lock(m->cfg.dir, DATADIR_CREATE, err, sizeof(err));
     if (fd < 0) {
-        log_warn("Can't open %s: %s", path, strerror(errno));
+        log_warn("%s%s", errno == EWOULDBLOCK ? "FATAL: " : "", err);
         return -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        char other[32] = "";
-        ssize_t n = pread(fd, other, sizeof(other) - 1, 0);
-        if (n > 0) other[strcspn(other, "\n")] = '\0';
-        log_warn("FATAL: data directory %s is in use by another atticdb-server%s%s%s", m->cfg.dir,
-                 n > 0 ? " (pid " : "", n > 0 ? other : "", n > 0 ? ")" : "");
-        close(fd);
-        return -1;
-    }
-    char pid[32];
-    int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
-        log_warn("Can't write the pid into %s", path);
     m->lock_fd = fd; /* held (and inherited, close-on-exec) until exit */
     return 0;
 }
@@ -160,7 +129,8 @@ static int lock_port(master_t *m)
     int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "atticdb-port-%d", m->cfg.port);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
-    if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0) {
+    if (bind(fd, (struct sockaddr *)&sa,
+             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) != 0) {
         log_warn("Could not create server TCP listening socket *:%d: port in use by another "
                  "atticdb-server",
                  m->cfg.port);
@@ -179,7 +149,8 @@ static int listen_tcp(master_t *m, const char *spec)
 {
     int optional = spec[0] == '-';
     const char *addr = optional ? spec + 1 : spec;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE | AI_NUMERICHOST};
     struct addrinfo *res;
     char port[16];
@@ -210,7 +181,8 @@ static int listen_tcp(master_t *m, const char *spec)
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-        if (res->ai_family == AF_INET6) setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+        if (res->ai_family == AF_INET6)
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
         if (bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, m->cfg.tcp_backlog) != 0) {
             err = errno;
             close(fd);
@@ -309,7 +281,8 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
     default: {
         log_set_role('F');
         int fds[CONFIG_MAX_BINDS + 1], n = 0;
-        for (int b = 0; b < m->ntcp; b++) fds[n++] = m->tcp_fds[b][c->slot];
+        for (int b = 0; b < m->ntcp; b++)
+            fds[n++] = m->tcp_fds[b][c->slot];
         if (m->unix_fd >= 0) fds[n++] = m->unix_fd;
         rc = frontend_main(m->shm, &m->cfg, c->slot, fds, n);
         break;
@@ -370,10 +343,12 @@ static child_t *find_child(master_t *m, pid_t pid)
 
 static void describe_status(int status, char *buf, size_t n)
 {
-    if (WIFEXITED(status)) snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
+    if (WIFEXITED(status))
+        snprintf(buf, n, "exited with status %d", WEXITSTATUS(status));
     else if (WIFSIGNALED(status))
         snprintf(buf, n, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-    else snprintf(buf, n, "stopped (status %d)", status);
+    else
+        snprintf(buf, n, "stopped (status %d)", status);
 }
 
 static void begin_stop(master_t *m, int status);
@@ -583,7 +558,8 @@ static void shutdown_all(master_t *m)
     setitimer(ITIMER_REAL, &off, NULL);
     log_info("Shutting down: draining frontends");
     atomic_store(&shm->shutdown, 1);
-    for (int i = 0; i < m->cfg.frontends; i++) shm_wake(&shm->fe[i].wake);
+    for (int i = 0; i < m->cfg.frontends; i++)
+        shm_wake(&shm->fe[i].wake);
     wait_phase(m, frontends_alive, 10000, "frontends");
     atomic_store(&shm->shutdown, 2);
     shm_wake(&shm->logger_wake);
@@ -592,7 +568,8 @@ static void shutdown_all(master_t *m)
     shm_wake(&shm->store_wake);
     wait_phase(m, store_alive, 10000, "store");
     for (int b = 0; b < m->ntcp; b++)
-        for (int i = 0; i < m->cfg.frontends; i++) close(m->tcp_fds[b][i]);
+        for (int i = 0; i < m->cfg.frontends; i++)
+            close(m->tcp_fds[b][i]);
     if (m->unix_fd >= 0) close(m->unix_fd);
     if (m->cfg.unixsocket) unlink(m->cfg.unixsocket);
     log_info("AtticDB is now ready to exit, bye bye...");
@@ -622,16 +599,32 @@ int master_run(int argc, char **argv)
         fprintf(stderr, "Can't open the log file %s: %s\n", m.cfg.logfile, strerror(errno));
         return 1;
     }
+    /* The master's own faults (role "master": its data-dir lock); every
+     * child installs its role's part again at its start (child_run). */
+    const char *faults = getenv("ATTICDB_TEST_FAULTS");
+    if (faults) {
+        log_warn("ATTICDB_TEST_FAULTS is set (%s): I/O faults will be injected; this is for tests",
+                 faults);
+        if (io_fault_install(faults, "master", 1) < 0) {
+            log_warn("FATAL: malformed ATTICDB_TEST_FAULTS: %s", faults);
+            return 1;
+        }
+    }
     if (lock_dir(&m) != 0) return 1;
 
-    m.shm = shm_create((uint32_t)m.cfg.frontends, m.cfg.ring_size, m.cfg.chan_size);
+    /* Each role's part is sized by its module; shm_create adds them up. */
+    size_t fe_bytes = fe_shm_size(&m.cfg);
+    m.shm = fe_bytes
+                ? shm_create((uint32_t)m.cfg.frontends, m.cfg.ring_size, m.cfg.chan_size, fe_bytes)
+                : NULL;
+    if (!fe_bytes) errno = EOVERFLOW;
     if (!m.shm) {
         log_warn("Can't create shared memory: %s", strerror(errno));
         return 1;
     }
     /* Settings the frontends change at run time and the ACL users
      * (requirepass, `user` lines): shared by all frontends from here on. */
-    if (fe_admin_shm_init(m.shm, &m.cfg, err, sizeof(err)) != 0) {
+    if (fe_shm_init(m.shm, &m.cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "\n*** FATAL CONFIG ERROR ***\n%s\n", err);
         return 1;
     }
@@ -658,9 +651,6 @@ int master_run(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
 
-    if (getenv("ATTICDB_TEST_FAULTS"))
-        log_warn("ATTICDB_TEST_FAULTS is set (%s): I/O faults will be injected; this is for tests",
-                 getenv("ATTICDB_TEST_FAULTS"));
     log_info("AtticDB %s starting: pid %d, data in %s, %d frontends", PACKAGE_VERSION,
              (int)getpid(), m.cfg.dir, m.cfg.frontends);
     m.logger.role = ROLE_LOGGER;

@@ -1,8 +1,8 @@
 /*
- * test_acl.c - unit tests for the ACL model (frontend/acl-rules.c): rule
+ * test_acl.c - unit tests for the ACL model (frontend/admin/acl-rules.c): rule
  * parsing with Redis 7.0's error texts, how users are described (ACL LIST,
  * GETUSER), permission decisions for commands, subcommands and keys, the
- * saved form the frontends share, SHA-256 (frontend/sha256.c), and the
+ * saved form the frontends share, SHA-256 (frontend/admin/sha256.c), and the
  * command indexes ACL rules use (test_command.c checks the generated
  * COMMAND INFO entries against the registry).
  *
@@ -16,8 +16,8 @@
 
 #include "buf.h"
 #include "command.h"
-#include "frontend/admin.h"
-#include "frontend/sha256.h"
+#include "frontend/admin/admin.h"
+#include "frontend/admin/sha256.h"
 #include "resp.h"
 
 /* ---- helpers ---- */

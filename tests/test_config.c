@@ -2,7 +2,7 @@
  * test_config.c - the one settings table (common/config.c): every setting
  * accepts and refuses the same values, with the same Redis 7.0 error text,
  * whether it comes from a config file, a `--name value` argument or CONFIG
- * SET (config_set_value, which frontend/config-cmd.c calls). The expected
+ * SET (config_set_value, which frontend/admin/config-cmd.c calls). The expected
  * verdicts and texts are what redis-server 7.0.15 answers for the settings
  * Redis has; AtticDB's own settings use the same wording.
  */
@@ -109,6 +109,9 @@ static const config_case_t cases[] = {
     {"log-sync", "fsync", "argument(s) must be one of the following: fdatasync, odsync, uring, direct"},
     {"respawn-limit", "1000", NULL},
     {"respawn-limit", "0", RANGE("1", "1000")},
+    {"checkpoint-bytes", "0", NULL},
+    {"checkpoint-bytes", "1gb", NULL},
+    {"checkpoint-bytes", "-1", NOT_MEM},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 

@@ -1,6 +1,6 @@
 /*
  * test_encode_keys.c - unit tests of the keyspace write encoders
- * (frontend/encode-keys.c, and UNLINK's entry in encode.c's table): the
+ * (frontend/cmd/t_keys.c, and UNLINK's entry in encoders.c's table): the
  * canonical forms they produce, and Redis 7.0's checks, order and error
  * texts, for connections in any database (which the differential test
  * can reach only once SELECT works).
@@ -11,8 +11,8 @@
 
 #include "command.h"
 #include "config.h"
-#include "frontend/encode.h"
-#include "frontend/fe-internal.h"
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
 
 static fe_t enc_fe;
 static config_t enc_cfg;

@@ -1,5 +1,5 @@
 /*
- * test_store.c - unit tests of the store's state machine (store/state.c),
+ * test_store.c - unit tests of the store's state machine (store/route.c, store/state.c),
  * driven without processes: records are encoded with rec_encode_cmd, written
  * into real segment files in a temporary directory at their LSN offsets (as
  * the logger would), then applied with store_apply; replies are compared
@@ -942,7 +942,7 @@ Test(store, process_loop)
     wr_set(T0, "huge", huge, 0, 0);
     uint64_t end = lsn;
 
-    pshm = shm_create(1, 64 * 1024, 64 * 1024);
+    pshm = shm_create(1, 64 * 1024, 64 * 1024, 0);
     cr_assert(pshm);
     ring_init(shm_ring(pshm), 64 * 1024, end); /* as the logger does after recovery */
     atomic_store(&pshm->durable_lsn, end);

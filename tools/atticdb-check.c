@@ -9,13 +9,21 @@
  * position, length and CRC32C, and reports where the valid log ends and why:
  * a clean end (zeros), a torn tail (what recovery would cut), or damage in the
  * middle (a bad record that a later valid record shows was durable, which
- * the server refuses to start on; record.h, durable_gap). Exit status: 0 the log is whole (or ends in a torn tail),
- * 1 damage in the middle, 2 usage or I/O error.
+ * the server refuses to start on; record.h, durable_gap). Then each store
+ * checkpoint (common/ckpt.h) is read through and its CRCs checked: its LSN,
+ * keys and size, or why it is invalid (the server skips such a one for an
+ * older one or a full replay), and whether it lies beyond the log's end.
+ * Exit status: 0 the log is whole (or ends in a torn tail) and every
+ * checkpoint verifies, 1 damage in the middle or an invalid checkpoint, 2
+ * usage or I/O error.
  *
- * --cut zeroes everything from LSN to the end of its segment and removes the
- * later segments, so the server starts with the log ending there. It takes
- * the data directory's lock, so it refuses while a server runs there. What is
- * cut is gone: acknowledged writes after LSN included.
+ * --cut removes the segments after LSN's and zeroes everything from LSN to the
+ * end of its segment (common/datadir.c, the same cut recovery makes of a torn
+ * tail), so the server starts with the log ending there, and removes the
+ * checkpoints of LSNs after it (states the log no longer leads to: once the
+ * log grew past them again they would be loaded). It takes the data
+ * directory's lock, so it refuses while a server runs there. What is cut is
+ * gone: acknowledged writes after LSN included.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,8 +35,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ckpt.h"
 #include "command.h"
+#include "datadir.h"
 #include "io.h"
+#include "io_fault.h"
 #include "record.h"
 #include "seg.h"
 
@@ -47,7 +58,10 @@ static uint64_t find_segment_size(const char *dir, const uint64_t *segs, size_t 
     char path[4096];
     struct stat st;
     seg_path(path, sizeof(path), dir, segs[0]);
-    if (stat(path, &st) != 0) return 0;
+    if (io->stat(path, &st) != 0) {
+        fprintf(stderr, "atticdb-check: can't stat %s: %s\n", path, strerror(errno));
+        exit(2);
+    }
     return (uint64_t)st.st_size;
 }
 
@@ -72,47 +86,99 @@ static void dump_record(const void *rec)
     printf("\n");
 }
 
+/* Verify every checkpoint in dir; returns how many are invalid. */
+static int report_checkpoints(const char *dir, uint64_t seg_size, uint64_t log_end)
+{
+    uint64_t *v, *t;
+    size_t n, nt;
+    if (ckpt_list(dir, 0, &v, &n) || ckpt_list(dir, 1, &t, &nt)) return 0;
+    int bad = 0;
+    printf("checkpoints: %zu\n", n);
+    for (size_t i = 0; i < n; i++) {
+        char path[4096], err[256];
+        ckpt_path(path, sizeof(path), dir, v[i], 0);
+        ckpt_info_t info;
+        uint64_t items[4];
+        if (ckpt_verify(path, seg_size, &info, items, err, sizeof(err)) == 0) {
+            printf("  checkpoint at LSN %" PRIu64 ": valid, %" PRIu64
+                   " keys in %u databases, %" PRIu64 " blocks, %" PRIu64
+                   " bytes, apply clock %" PRId64 "%s%s\n",
+                   info.lsn, info.keys, (unsigned)info.ndb, info.blocks, info.file_size, info.now,
+                   info.flags & CKPT_F_WATCH ? ", WATCH table" : "",
+                   info.lsn > log_end ? "; beyond the log's end: the server skips it" : "");
+        } else {
+            printf("  checkpoint at LSN %" PRIu64 ": INVALID (%s): the server skips it\n", v[i],
+                   err);
+            bad++;
+        }
+    }
+    for (size_t i = 0; i < nt; i++)
+        printf("  unfinished checkpoint at LSN %" PRIu64
+               " (.tmp): ignored, removed by the next one\n",
+               t[i]);
+    free(v);
+    free(t);
+    return bad;
+}
+
+/* Remove the checkpoints (and unfinished ones) of LSNs after lsn. */
+static int cut_checkpoints(const char *dir, uint64_t lsn)
+{
+    for (int tmp = 0; tmp < 2; tmp++) {
+        uint64_t *v;
+        size_t n;
+        if (ckpt_list(dir, tmp, &v, &n)) return -1;
+        for (size_t i = 0; i < n; i++) {
+            if (v[i] <= lsn) continue;
+            char path[4096];
+            ckpt_path(path, sizeof(path), dir, v[i], tmp);
+            if (io->unlink(path) != 0) {
+                fprintf(stderr, "atticdb-check: can't remove %s: %s\n", path, strerror(errno));
+                free(v);
+                return -1;
+            }
+            printf("removed %s (after the cut)\n", path);
+        }
+        free(v);
+    }
+    return 0;
+}
+
 static int cut(const char *dir, uint64_t seg_size, const uint64_t *segs, size_t n, uint64_t lsn)
 {
     if (lsn % REC_ALIGN) {
-        fprintf(stderr, "atticdb-check: LSN %" PRIu64 " is not a record boundary (multiple of %u)\n",
-                lsn, REC_ALIGN);
+        fprintf(stderr,
+                "atticdb-check: LSN %" PRIu64 " is not a record boundary (multiple of %u)\n", lsn,
+                REC_ALIGN);
         return 2;
     }
+    char msg[4608];
+    int lock = datadir_lock(dir, 0, msg, sizeof(msg));
+    if (lock < 0) {
+        if (errno == EWOULDBLOCK)
+            fprintf(stderr, "atticdb-check: %s is in use by a running server: stop it first\n",
+                    dir);
+        else
+            fprintf(stderr, "atticdb-check: %s\n", msg);
+        return 2;
+    }
+    uint64_t seg = lsn & ~(seg_size - 1), zeroed;
     char path[4096];
-    snprintf(path, sizeof(path), "%s/LOCK", dir);
-    int lock = open(path, O_RDWR | O_CREAT, 0644);
-    if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
-        fprintf(stderr, "atticdb-check: %s is in use by a running server: stop it first\n", dir);
-        return 2;
-    }
-    uint64_t seg = lsn & ~(seg_size - 1);
     seg_path(path, sizeof(path), dir, seg);
-    int fd = open(path, O_RDWR);
-    if (fd < 0) {
+    int rc = datadir_cut_log(dir, seg_size, segs, n, lsn, &zeroed, msg, sizeof(msg));
+    if (rc == 1) {
         fprintf(stderr, "atticdb-check: no segment holds LSN %" PRIu64 " (%s)\n", lsn, path);
         return 2;
     }
-    uint64_t len = seg + seg_size - lsn;
-    unsigned char *zeros = calloc(1, len ? len : 1);
-    if (!zeros || io_pwrite_all(fd, zeros, len, (off_t)(lsn - seg)) != 0 || fdatasync(fd) != 0) {
-        fprintf(stderr, "atticdb-check: can't zero %s: %s\n", path, strerror(errno));
+    if (rc != 0) {
+        fprintf(stderr, "atticdb-check: cutting the log at LSN %" PRIu64 ": %s\n", lsn, msg);
         return 2;
     }
-    free(zeros);
-    close(fd);
-    for (size_t i = 0; i < n; i++) {
-        if (segs[i] <= seg) continue;
-        seg_path(path, sizeof(path), dir, segs[i]);
-        if (unlink(path) != 0) {
-            fprintf(stderr, "atticdb-check: can't remove %s: %s\n", path, strerror(errno));
-            return 2;
-        }
-    }
+    if (cut_checkpoints(dir, lsn)) return 2;
     io_fsync_dir(dir);
     printf("log cut at LSN %" PRIu64 ": %" PRIu64 " bytes zeroed in %s, later segments removed\n",
-           lsn, len, path);
-    close(lock);
+           lsn, seg + seg_size - lsn, path);
+    io->close(lock);
     return 0;
 }
 
@@ -122,14 +188,30 @@ int main(int argc, char **argv)
     int dump = 0;
     const char *dir = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--segment-size") && i + 1 < argc) seg_given = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--cut") && i + 1 < argc) cut_lsn = strtoull(argv[++i], NULL, 0);
-        else if (!strcmp(argv[i], "--dump")) dump = 1;
-        else if (argv[i][0] == '-') usage();
-        else if (!dir) dir = argv[i];
-        else usage();
+        if (!strcmp(argv[i], "--segment-size") && i + 1 < argc)
+            seg_given = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--cut") && i + 1 < argc)
+            cut_lsn = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--dump"))
+            dump = 1;
+        else if (argv[i][0] == '-')
+            usage();
+        else if (!dir)
+            dir = argv[i];
+        else
+            usage();
     }
     if (!dir) usage();
+    const char *faults = getenv("ATTICDB_TEST_FAULTS");
+    if (faults) {
+        /* A test hook (common/io_fault.h): entries of role "check". */
+        fprintf(stderr, "atticdb-check: ATTICDB_TEST_FAULTS is set (%s): faults are injected\n",
+                faults);
+        if (io_fault_install(faults, "check", 1) < 0) {
+            fprintf(stderr, "atticdb-check: malformed ATTICDB_TEST_FAULTS: %s\n", faults);
+            return 2;
+        }
+    }
     uint64_t *segs;
     size_t n;
     if (seg_list(dir, &segs, &n) != 0) {
@@ -138,11 +220,17 @@ int main(int argc, char **argv)
     }
     uint64_t seg_size = find_segment_size(dir, segs, n, seg_given);
     printf("data directory: %s\nsegments: %zu", dir, n);
-    if (n) printf(" (LSN %" PRIu64 " to %" PRIu64 "), %" PRIu64 " bytes each", segs[0], segs[n - 1] + seg_size, seg_size);
+    if (n)
+        printf(" (LSN %" PRIu64 " to %" PRIu64 "), %" PRIu64 " bytes each", segs[0],
+               segs[n - 1] + seg_size, seg_size);
     printf("\n");
-    if (!n) return 0;
+    if (!n) {
+        free(segs);
+        return report_checkpoints(dir, seg_given, 0) ? 1 : 0;
+    }
     if (!seg_size || (seg_size & (seg_size - 1))) {
-        fprintf(stderr, "atticdb-check: segment size %" PRIu64 " is not a power of two\n", seg_size);
+        fprintf(stderr, "atticdb-check: segment size %" PRIu64 " is not a power of two\n",
+                seg_size);
         return 2;
     }
     int bad_layout = 0;
@@ -150,8 +238,13 @@ int main(int argc, char **argv)
         char path[4096];
         struct stat st;
         seg_path(path, sizeof(path), dir, segs[i]);
-        if (stat(path, &st) != 0 || (uint64_t)st.st_size != seg_size) {
-            printf("problem: %s has %lld bytes, not %" PRIu64 "\n", path, (long long)st.st_size, seg_size);
+        if (io->stat(path, &st) != 0) {
+            fprintf(stderr, "atticdb-check: can't stat %s: %s\n", path, strerror(errno));
+            return 2;
+        }
+        if ((uint64_t)st.st_size != seg_size) {
+            printf("problem: %s has %lld bytes, not %" PRIu64 "\n", path, (long long)st.st_size,
+                   seg_size);
             bad_layout = 1;
         }
         if (i > 0 && segs[i] != segs[i - 1] + seg_size) {
@@ -159,7 +252,11 @@ int main(int argc, char **argv)
             bad_layout = 1;
         }
     }
-    if (cut_lsn != UINT64_MAX) return cut(dir, seg_size, segs, n, cut_lsn);
+    if (cut_lsn != UINT64_MAX) {
+        int rc = cut(dir, seg_size, segs, n, cut_lsn);
+        free(segs);
+        return rc;
+    }
 
     seg_reader_t r;
     if (seg_reader_open(&r, dir, seg_size, segs[0]) != 0) return 2;
@@ -189,9 +286,12 @@ int main(int argc, char **argv)
     for (int i = 0; i < 256; i++) {
         if (!counts[i]) continue;
         const cmd_desc_t *d = cmd_by_id((cmd_id_t)i);
-        if (d) printf("  %-10s %" PRIu64 "\n", d->name, counts[i]);
-        else if (i == CMD_TICK) printf("  %-10s %" PRIu64 "\n", "(tick)", counts[i]);
-        else printf("  op %-7d %" PRIu64 "\n", i, counts[i]);
+        if (d)
+            printf("  %-10s %" PRIu64 "\n", d->name, counts[i]);
+        else if (i == CMD_TICK)
+            printf("  %-10s %" PRIu64 "\n", "(tick)", counts[i]);
+        else
+            printf("  op %-7d %" PRIu64 "\n", i, counts[i]);
     }
     uint64_t seg = end & ~(seg_size - 1);
     char path[4096];
@@ -199,9 +299,11 @@ int main(int argc, char **argv)
     uint64_t later;
     int damaged = seg_find_damage_proof(dir, seg_size, end, &later);
     if (damaged < 0) {
-        fprintf(stderr, "atticdb-check: I/O error after LSN %" PRIu64 ": %s\n", end, strerror(errno));
+        fprintf(stderr, "atticdb-check: I/O error after LSN %" PRIu64 ": %s\n", end,
+                strerror(errno));
         return 2;
     }
+    int bad_ckpt = report_checkpoints(dir, seg_size, end);
     if (damaged) {
         printf("DAMAGE: no valid record at LSN %" PRIu64 " (%s offset %" PRIu64
                "), but the record at LSN %" PRIu64 " shows it was durable\n"
@@ -214,5 +316,5 @@ int main(int argc, char **argv)
     printf("log ends at LSN %" PRIu64 " (%s offset %" PRIu64 ")%s\n", end, path, end - seg,
            rc == REC_TORN ? ": a torn record there, which recovery cuts" : "");
     free(segs);
-    return bad_layout ? 1 : 0;
+    return bad_layout || bad_ckpt ? 1 : 0;
 }

@@ -73,3 +73,53 @@ Test(check, whole_log_damage_and_cut)
     srv_stop(&s);
     srv_cleanup(&s);
 }
+
+/* atticdb-check --cut through the I/O seam (role "check"): each of its
+ * calls failing gives exit status 2 and names the step and the error,
+ * the directory's fsync included (it used to be ignored). Cases go in the
+ * order of the calls, so each failure leaves the later ones to come; a
+ * clean cut afterwards still succeeds and the server starts. */
+Test(check, cut_fails_cleanly_when_a_call_fails)
+{
+    static const struct {
+        const char *spec, *msg;
+    } cases[] = {
+        {"check.opendir:1:EIO", "can't read"},
+        {"check.stat:1:EIO", "can't stat"},
+        {"check.open:1:EIO", "Can't open"},
+        {"check.flock:1:EIO", "Can't lock"},
+        {"check.unlink:1:EIO", "can't remove"},
+        {"check.fsync:1:EIO", "can't fsync the data directory"},
+        {"check.fdatasync:1:EIO", "can't fdatasync"},
+    };
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --segment-size 1mb --ring-size 256kb"), 0);
+    redisContext *c = srv_connect(&s);
+    char val[2048];
+    memset(val, 'c', sizeof(val) - 1);
+    val[sizeof(val) - 1] = '\0';
+    for (int i = 0; i < 800; i++) /* into a second segment: one to remove */
+        freeReplyObject(redisCommand(c, "SET c:%d %s", i, val));
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    char args[600], out[8192];
+    snprintf(args, sizeof(args), "--cut 65536 %s", s.dir);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        setenv("ATTICDB_TEST_FAULTS", cases[i].spec, 1);
+        int status = run_check(args, out, sizeof(out));
+        unsetenv("ATTICDB_TEST_FAULTS");
+        cr_assert_eq(status, 2, "%s: exit status %d:\n%s", cases[i].spec, status, out);
+        cr_assert(strstr(out, cases[i].msg) && strstr(out, "Input/output error"), "%s: %s",
+                  cases[i].spec, out);
+        cr_assert(!strstr(out, "log cut at"), "%s: %s", cases[i].spec, out);
+    }
+    cr_assert_eq(run_check(args, out, sizeof(out)), 0, "%s", out);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    redisReply *r = redisCommand(c, "STRLEN c:0");
+    cr_assert_eq(r->integer, (long long)strlen(val));
+    freeReplyObject(r);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}

@@ -1,6 +1,6 @@
 /*
  * test_conn_admin.c - the administration side of a real atticdb-server
- * (split from test_conn.c; frontend/client.c, config-cmd.c, info.c,
+ * (split from test_conn.c; frontend/admin/client.c, config-cmd.c, info.c,
  * slowlog.c, command-cmd.c): CLIENT, RESET, TIME, COMMAND, CONFIG GET/SET,
  * INFO, SLOWLOG, protected mode, the default bind and the runtime limits,
  * and the same checks across two frontends (CLIENT LIST / KILL, CONFIG

@@ -1,6 +1,6 @@
 /*
  * test_conn_protocol.c - the protocol side of a real atticdb-server's
- * connection layer (split from test_conn.c; frontend/client.c, acl*.c,
+ * connection layer (split from test_conn.c; frontend/admin/client.c, acl*.c,
  * command-cmd.c): RESP3 through HELLO 3 and the replies of each type in
  * RESP2 and RESP3; the byte-for-byte comparisons with a real Redis (HELLO,
  * AUTH, ACL, CLIENT, CONFIG and COMMAND replies, errors included, with and

@@ -99,7 +99,8 @@ Test(master, config_file_and_unix_socket)
 Test(master, bad_configuration_is_refused)
 {
     char out[4096];
-    cr_assert_eq(run_capture("--port 0 --dir /tmp/attic-never --ring-size 1000", out, sizeof(out)), 1);
+    cr_assert_eq(run_capture("--port 0 --dir /tmp/attic-never --ring-size 1000", out, sizeof(out)),
+                 1);
     cr_assert(strstr(out, "FATAL CONFIG ERROR") && strstr(out, "ring-size"), "%s", out);
     cr_assert_eq(run_capture("--no-such-option 1", out, sizeof(out)), 1);
     cr_assert(strstr(out, "Bad directive"), "%s", out);
@@ -144,7 +145,8 @@ Test(master, processes_are_named_by_role)
 Test(master, client_that_never_reads_is_disconnected)
 {
     srv_t s;
-    cr_assert_eq(srv_start(&s, "--frontends 1 --client-output-buffer-limit normal 1mb 512kb 10"), 0);
+    cr_assert_eq(srv_start(&s, "--frontends 1 --client-output-buffer-limit normal 1mb 512kb 10"),
+                 0);
     redisContext *c = srv_connect(&s);
     size_t big = 100 * 1024;
     char *v = malloc(big);
@@ -155,7 +157,8 @@ Test(master, client_that_never_reads_is_disconnected)
     free(v);
     /* A raw client pipelines GETs of it and never reads a byte. */
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s.port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)s.port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
     int small = 4096;
@@ -235,7 +238,8 @@ Test(master, maxclients_refuses_the_next_connection)
     }
     cr_assert(served, "a slot freed by a closed client is not usable again within 5 s");
     redisFree(extra);
-    for (int i = 1; i < 6; i++) redisFree(cs[i]);
+    for (int i = 1; i < 6; i++)
+        redisFree(cs[i]);
     srv_stop(&s);
     srv_cleanup(&s);
 }
@@ -245,7 +249,8 @@ Test(master, slow_client_does_not_hold_up_others)
     srv_t s;
     cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s.port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)s.port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     cr_assert_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
     const char *cmd = "*3\r\n$3\r\nSET\r\n$4\r\nslow\r\n$5\r\nvalue\r\n";
@@ -416,7 +421,9 @@ Test(master, failing_before_ready_stops_the_server_with_a_clear_message)
 Test(master, store_failing_to_replay_names_the_lsn)
 {
     srv_t s;
-    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    /* No checkpoint (the clean stop would write one): the store must
+     * replay the log to meet the fault. */
+    cr_assert_eq(srv_start(&s, "--frontends 1 --checkpoint-bytes 0"), 0);
     assert_serves(&s, "k");
     cr_assert_eq(srv_stop(&s), 0);
     /* The store cannot read the log back: a fatal exit before it is ready,
@@ -475,5 +482,89 @@ Test(master, shutdown_command_stops_the_server_in_order)
     cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "GET kept"), "$5\r\nvalue\r\n");
     redisFree(c);
     srv_stop(&s);
+    srv_cleanup(&s);
+}
+
+/* ---- the data-dir lock through the I/O seam (role "master") ---- */
+
+Test(master, failing_to_take_the_data_dir_lock_exits_with_a_clear_message)
+{
+    /* Each call of the lock failing with EIO: exit status 1, before any
+     * child is forked, with the failed step and the error named. */
+    static const struct {
+        const char *spec, *msg;
+    } cases[] = {
+        {"master.mkdir:1:EIO", "Can't create data directory"},
+        {"master.fsync:1:EIO", "Can't fsync the parent of the new data directory"},
+        {"master.open:2:EIO", "Can't open"}, /* open 1: the parent, for its fsync */
+        {"master.flock:1:EIO", "Can't lock"},
+    };
+    char dir[] = "/tmp/attic-lock-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char args[512], out[8192];
+        snprintf(args, sizeof(args), "--port %d --dir %s/data%zu", srv_free_port(), dir, i);
+        setenv("ATTICDB_TEST_FAULTS", cases[i].spec, 1);
+        int status = run_capture(args, out, sizeof(out));
+        unsetenv("ATTICDB_TEST_FAULTS");
+        cr_assert_eq(status, 1, "%s: exit status %d; output:\n%s", cases[i].spec, status, out);
+        cr_assert(strstr(out, cases[i].msg) && strstr(out, "Input/output error"), "%s: %s",
+                  cases[i].spec, out);
+        cr_assert(!strstr(out, "Ready to accept"), "%s: started anyway", cases[i].spec);
+    }
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(master, failing_to_write_the_pid_into_the_lock_is_only_a_warning)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "master.pwrite:1:EIO", "--frontends 1"), 0);
+    cr_assert(srv_log_contains(&s, "Can't write the pid into", "LOCK"));
+    assert_serves(&s, "k");
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/* A KILL entry on an I/O call kills the process at that call (it used to
+ * become EINTR, which the caller retried): the master respawns the logger,
+ * which continues at the durable LSN, and no acked write is lost. */
+Test(master, kill_fault_on_an_io_call_kills_the_process_and_it_is_respawned)
+{
+    srv_t s;
+    /* pwrite 1 zero-fills the first 1 MB segment; each SET below is a
+     * batch of its own, so pwrite 5 is the fourth write's. */
+    cr_assert_eq(srv_start_faults(&s, "logger.pwrite:5:KILL",
+                                  "--frontends 1 --segment-size 1mb --ring-size 256kb"),
+                 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    for (int i = 0; i < 20; i++) {
+        redisReply *r = redisCommand(c, "SET kill:%d v%d", i, i);
+        cr_assert_not_null(r, "%s", c->errstr);
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS, "SET kill:%d: %s", i,
+                     r->type == REDIS_REPLY_ERROR ? r->str : "?");
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    char tail[4096];
+    cr_assert(srv_log_contains(&s, "logger (pid", "killed by signal 9"), "log:\n%s",
+              srv_log_tail(&s, tail, sizeof(tail)));
+    cr_assert(srv_log_contains(&s, "respawned logger", NULL), "log:\n%s",
+              srv_log_tail(&s, tail, sizeof(tail)));
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    for (int i = 0; i < 20; i++) {
+        char want[16];
+        snprintf(want, sizeof(want), "v%d", i);
+        redisReply *r = redisCommand(c, "GET kill:%d", i);
+        cr_assert_eq(r->type, REDIS_REPLY_STRING, "acked kill:%d lost", i);
+        cr_assert_str_eq(r->str, want);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
 }

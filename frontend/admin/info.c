@@ -1,0 +1,523 @@
+/*
+ * info.c - INFO and the command statistics behind INFO commandstats and
+ * INFO stats, in the frontends.
+ *
+ * Every frontend counts its own commands in its own table in shared memory
+ * (shm_fe_stats_t: one writer, so plain loads and stores, no atomic
+ * read-modify-write on the hot path); INFO adds the tables of all
+ * frontends, so any frontend gives the server's totals. CONFIG RESETSTAT
+ * bumps an epoch instead of writing into other frontends' tables: each
+ * frontend zeroes its own table when it sees the new epoch (it looks once
+ * per batch of requests or completions, before counting them:
+ * fe_stats_sync_epoch), and INFO skips a table still marked with an old
+ * one.
+ *
+ * What a command's "usec" is: see slowlog.c (the time from its parsed
+ * request to its reply being ready, durability wait included).
+ *
+ * The text follows Redis 7.0's field names and section order; fields Redis
+ * has and AtticDB has no meaning for are reported with Redis' idle values
+ * (0, ok, no-failover), and AtticDB's own figures carry an atticdb_ prefix.
+ */
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frontend/cmd/cmd.h"
+#include "frontend/core/core.h"
+#include "frontend/admin/admin.h"
+#include "frontend/admin/sha256.h"
+
+/* ---- statistics ---- */
+
+static inline void add_u64(_Atomic uint64_t *p, uint64_t v)
+{
+    /* One writer per table: a load and a store, not a locked add. */
+    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
+void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d)
+{
+    fe_t *fe = c->fe;
+    /* fe_acl_check computed the index (subcommand included) for this call;
+     * a command counted by multi.c at EXEC has only its id. */
+    unsigned idx = c->admin->cur_desc == d ? c->admin->cur_idx : (unsigned)d->id;
+    add_u64(&fe->stats->cmd[idx].calls, 1);
+    if (!c->admin->stat_idx) {
+        c->admin->stat_idx = (uint16_t)(idx + 1);
+        c->admin->stat_desc = d;
+    }
+    c->admin->last_idx = (uint16_t)idx;
+    if (c->admin->reg) atomic_store_explicit(&c->admin->reg->last_cmd, idx, memory_order_relaxed);
+}
+
+void fe_stat_done(fe_t *fe, unsigned idx, uint64_t nsec, int failed)
+{
+    add_u64(&fe->stats->cmd[idx].nsec, nsec);
+    if (failed) {
+        add_u64(&fe->stats->cmd[idx].failed, 1);
+        add_u64(&fe->stats->error_replies, 1);
+    }
+}
+
+void fe_stat_rejected(fe_t *fe, unsigned idx)
+{
+    add_u64(&fe->stats->cmd[idx].rejected, 1);
+    add_u64(&fe->stats->error_replies, 1);
+}
+
+/* The sum of one counter over the frontends whose table is current. */
+#define SUM_STAT(fe, expr)                                                                         \
+    ({                                                                                             \
+        uint64_t sum_ = 0, epoch_ = atomic_load(&fe_shm((fe)->shm)->stat_epoch);                     \
+        for (uint32_t i_ = 0; i_ < (fe)->shm->nfrontends; i_++) {                                  \
+            shm_fe_stats_t *s_ = &fe_shm((fe)->shm)->fe_stats[i_];                                   \
+            if (atomic_load(&s_->epoch_seen) == epoch_) sum_ += atomic_load(&(expr));              \
+        }                                                                                          \
+        sum_;                                                                                      \
+    })
+
+/* ---- the server's processes (memory and CPU) ---- */
+
+typedef struct proc_usage {
+    uint64_t rss;
+    double user, sys;
+} proc_usage_t;
+
+static int read_proc_stat(int pid, proc_usage_t *u)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')'); /* the name may hold spaces */
+    if (!p) return -1;
+    unsigned long long utime = 0, stime = 0;
+    long long rss = 0;
+    /* fields after the name: state(3) ... utime(14) stime(15) ... rss(24) */
+    int field = 2;
+    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
+        field++;
+        if (field == 14)
+            utime = strtoull(tok, NULL, 10);
+        else if (field == 15)
+            stime = strtoull(tok, NULL, 10);
+        else if (field == 24) {
+            rss = strtoll(tok, NULL, 10);
+            break;
+        }
+    }
+    double hz = (double)sysconf(_SC_CLK_TCK);
+    u->user += (double)utime / hz;
+    u->sys += (double)stime / hz;
+    u->rss += (uint64_t)(rss > 0 ? rss : 0) * (uint64_t)sysconf(_SC_PAGESIZE);
+    return 0;
+}
+
+/* Memory and CPU of the master and all its children (the server), read
+ * from /proc; falls back to this process alone. */
+static void server_usage(fe_t *fe, proc_usage_t *u)
+{
+    memset(u, 0, sizeof(*u));
+    int mpid = fe->shm->master_pid;
+    char path[96];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", mpid, mpid);
+    FILE *f = fopen(path, "r");
+    if (!f || read_proc_stat(mpid, u) != 0) {
+        if (f) fclose(f);
+        memset(u, 0, sizeof(*u));
+        read_proc_stat((int)getpid(), u);
+        return;
+    }
+    int pid;
+    while (fscanf(f, "%d", &pid) == 1)
+        read_proc_stat(pid, u);
+    fclose(f);
+}
+
+static void human_bytes(char *out, size_t n, uint64_t v)
+{
+    double d = (double)v;
+    if (v < 1024)
+        snprintf(out, n, "%" PRIu64 "B", v);
+    else if (d < 1024.0 * 1024)
+        snprintf(out, n, "%.2fK", d / 1024);
+    else if (d < 1024.0 * 1024 * 1024)
+        snprintf(out, n, "%.2fM", d / (1024 * 1024));
+    else if (d < 1024.0 * 1024 * 1024 * 1024)
+        snprintf(out, n, "%.2fG", d / (1024.0 * 1024 * 1024));
+    else
+        snprintf(out, n, "%.2fT", d / (1024.0 * 1024 * 1024 * 1024));
+}
+
+/* A 40-hex-digit id that is the same from every frontend of one server run
+ * (Redis' run_id, master_replid). */
+static void run_id(fe_t *fe, const char *salt, char out[41])
+{
+    char seed[128];
+    int n = snprintf(seed, sizeof(seed), "%s:%d:%" PRId64, salt, fe->shm->master_pid,
+                     atomic_load(&fe->shm->start_time_ms));
+    unsigned char h[SHA256_LEN];
+    sha256(seed, (size_t)n, h);
+    char hex[2 * SHA256_LEN + 1];
+    sha256_hex(h, hex);
+    memcpy(out, hex, 40);
+    out[40] = '\0';
+}
+
+/* ---- sections ---- */
+
+static void info_server(fe_t *fe, buf_t *b)
+{
+    struct utsname u;
+    uname(&u);
+    int64_t now = shm_now_ms();
+    int64_t up = (now - atomic_load(&fe->shm->start_time_ms)) / 1000;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char rid[41];
+    run_id(fe, "run", rid);
+    int gmaj = 0, gmin = 0, gpat = 0;
+#ifdef __GNUC__
+    gmaj = __GNUC__;
+    gmin = __GNUC_MINOR__;
+    gpat = __GNUC_PATCHLEVEL__;
+#endif
+    char exe[512] = "";
+    ssize_t en = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[en > 0 ? en : 0] = '\0';
+    buf_appendf(b,
+                "# Server\r\n"
+                "redis_version:" FE_REDIS_VERSION "\r\n"
+                "redis_git_sha1:00000000\r\n"
+                "redis_git_dirty:0\r\n"
+                "redis_build_id:0\r\n"
+                "redis_mode:standalone\r\n"
+                "os:%s %s %s\r\n"
+                "arch_bits:%d\r\n"
+                "monotonic_clock:POSIX clock_gettime\r\n"
+                "multiplexing_api:epoll\r\n"
+                "atomicvar_api:c11-builtin\r\n"
+                "gcc_version:%d.%d.%d\r\n"
+                "process_id:%d\r\n"
+                "process_supervised:no\r\n"
+                "run_id:%s\r\n"
+                "tcp_port:%d\r\n"
+                "server_time_usec:%" PRId64 "\r\n"
+                "uptime_in_seconds:%" PRId64 "\r\n"
+                "uptime_in_days:%" PRId64 "\r\n"
+                "hz:10\r\n"
+                "configured_hz:10\r\n"
+                "lru_clock:%" PRId64 "\r\n"
+                "executable:%s\r\n"
+                "config_file:\r\n"
+                "io_threads_active:0\r\n"
+                "atticdb_version:%s\r\n"
+                "frontend:%d\r\n"
+                "frontends:%u\r\n",
+                u.sysname, u.release, u.machine, (int)(sizeof(void *) * 8), gmaj, gmin, gpat,
+                (int)getpid(), rid, fe->cfg->port, (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
+                up, up / 86400, (int64_t)(ts.tv_sec & ((1 << 24) - 1)), exe, PACKAGE_VERSION,
+                fe->slot, fe->shm->nfrontends);
+}
+
+static uint64_t total_clients(fe_t *fe)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < fe->shm->nfrontends; i++)
+        n += atomic_load(&fe_shm(fe->shm)->fe_stats[i].clients);
+    return n;
+}
+
+static void info_clients(fe_t *fe, buf_t *b)
+{
+    buf_appendf(b,
+                "# Clients\r\n"
+                "connected_clients:%" PRIu64 "\r\n"
+                "cluster_connections:0\r\n"
+                "maxclients:%" PRId64 "\r\n"
+                "client_recent_max_input_buffer:0\r\n"
+                "client_recent_max_output_buffer:0\r\n"
+                "blocked_clients:0\r\n"
+                "tracking_clients:0\r\n"
+                "clients_in_timeout_table:0\r\n",
+                total_clients(fe), atomic_load(&fe_shm(fe->shm)->config.maxclients));
+}
+
+static void info_memory(fe_t *fe, buf_t *b)
+{
+    proc_usage_t u;
+    server_usage(fe, &u);
+    uint64_t used = atomic_load(&fe->shm->store_index_bytes);
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    uint64_t total = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
+    char h_used[32], h_rss[32], h_total[32];
+    human_bytes(h_used, sizeof(h_used), used);
+    human_bytes(h_rss, sizeof(h_rss), u.rss);
+    human_bytes(h_total, sizeof(h_total), total);
+    buf_appendf(b,
+                "# Memory\r\n"
+                "used_memory:%" PRIu64 "\r\n"
+                "used_memory_human:%s\r\n"
+                "used_memory_rss:%" PRIu64 "\r\n"
+                "used_memory_rss_human:%s\r\n"
+                "used_memory_peak:%" PRIu64 "\r\n"
+                "used_memory_peak_human:%s\r\n"
+                "total_system_memory:%" PRIu64 "\r\n"
+                "total_system_memory_human:%s\r\n"
+                "maxmemory:0\r\n"
+                "maxmemory_human:0B\r\n"
+                "maxmemory_policy:noeviction\r\n"
+                "mem_allocator:mimalloc\r\n"
+                "atticdb_index_bytes:%" PRIu64 "\r\n",
+                used, h_used, u.rss, h_rss, used, h_used, total, h_total, used);
+}
+
+/* The latency below which a fraction q of the recorded fsyncs fell, in
+ * microseconds (the upper edge of the histogram bucket it lands in). */
+static double fsync_percentile(fe_t *fe, double q)
+{
+    _Atomic uint64_t *h = fe->shm->stats.fsync_hist;
+    uint64_t total = 0;
+    for (unsigned i = 0; i < SHM_HIST_BUCKETS; i++)
+        total += atomic_load_explicit(&h[i], memory_order_relaxed);
+    if (!total) return 0;
+    uint64_t want = (uint64_t)((double)total * q);
+    if (want >= total) want = total - 1;
+    uint64_t seen = 0;
+    for (unsigned i = 0; i < SHM_HIST_BUCKETS; i++) {
+        seen += atomic_load_explicit(&h[i], memory_order_relaxed);
+        if (seen > want) return (double)shm_hist_lower(i + 1) / 1000.0;
+    }
+    return 0;
+}
+
+static void info_persistence(fe_t *fe, buf_t *b)
+{
+    shm_t *s = fe->shm;
+    shm_stats_t *st = &s->stats;
+    uint64_t fsyncs = atomic_load(&st->fsyncs);
+    uint64_t records = atomic_load(&st->records);
+    uint64_t bytes = atomic_load(&st->bytes);
+    uint64_t total_ns = atomic_load(&st->total_fsync_ns);
+    const char *states[] = {"starting", "running", "failed", "stopped"};
+    uint32_t ls = atomic_load(&s->logger_state);
+    buf_appendf(b,
+                "# Persistence\r\n"
+                "loading:%d\r\n"
+                "async_loading:0\r\n"
+                "rdb_changes_since_last_save:0\r\n"
+                "rdb_bgsave_in_progress:0\r\n"
+                "rdb_last_save_time:%" PRId64 "\r\n"
+                "rdb_last_bgsave_status:ok\r\n"
+                "aof_enabled:0\r\n"
+                "aof_rewrite_in_progress:0\r\n"
+                "aof_last_write_status:%s\r\n"
+                "atticdb_log_state:%s\r\n"
+                "atticdb_log_no_space:%u\r\n"
+                "atticdb_fsyncs:%" PRIu64 "\r\n"
+                "atticdb_records:%" PRIu64 "\r\n"
+                "atticdb_bytes:%" PRIu64 "\r\n"
+                "atticdb_avg_batch_records:%.2f\r\n"
+                "atticdb_avg_batch_bytes:%.1f\r\n"
+                "atticdb_max_batch_records:%" PRIu64 "\r\n"
+                "atticdb_last_fsync_us:%.1f\r\n"
+                "atticdb_avg_fsync_us:%.1f\r\n"
+                "atticdb_fsync_p50_us:%.3f\r\n"
+                "atticdb_fsync_p99_us:%.3f\r\n"
+                "atticdb_fsync_p999_us:%.3f\r\n"
+                "atticdb_segments_created:%" PRIu64 "\r\n"
+                "atticdb_log_start_lsn:%" PRIu64 "\r\n"
+                "atticdb_durable_lsn:%" PRIu64 "\r\n"
+                "atticdb_applied_lsn:%" PRIu64 "\r\n",
+                !atomic_load(&s->store_ready), atomic_load(&s->start_time_ms) / 1000,
+                ls == LOGGER_FAILED ? "err" : "ok", ls < 4 ? states[ls] : "unknown",
+                atomic_load(&s->log_no_space), fsyncs, records, bytes,
+                fsyncs ? (double)records / (double)fsyncs : 0.0,
+                fsyncs ? (double)bytes / (double)fsyncs : 0.0, atomic_load(&st->max_batch_records),
+                (double)atomic_load(&st->last_fsync_ns) / 1000.0,
+                fsyncs ? (double)total_ns / (double)fsyncs / 1000.0 : 0.0,
+                fsync_percentile(fe, 0.50), fsync_percentile(fe, 0.99), fsync_percentile(fe, 0.999),
+                atomic_load(&st->segments_created), atomic_load(&s->log_start_lsn),
+                atomic_load(&s->durable_lsn), atomic_load(&shm_ring(s)->tail));
+}
+
+static void info_stats(fe_t *fe, buf_t *b)
+{
+    /* Commands and connections since the last RESETSTAT, every frontend. */
+    uint64_t conns = SUM_STAT(fe, s_->conns), cmds = SUM_STAT(fe, s_->cmds);
+    uint64_t rejected = SUM_STAT(fe, s_->rejected_conns);
+    uint64_t in = SUM_STAT(fe, s_->net_in), out = SUM_STAT(fe, s_->net_out);
+    uint64_t errors = SUM_STAT(fe, s_->error_replies);
+    uint64_t ops = 0;
+    for (uint32_t i = 0; i < fe->shm->nfrontends; i++)
+        ops += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_ops);
+    buf_appendf(b,
+                "# Stats\r\n"
+                "total_connections_received:%" PRIu64 "\r\n"
+                "total_commands_processed:%" PRIu64 "\r\n"
+                "instantaneous_ops_per_sec:%" PRIu64 "\r\n"
+                "total_net_input_bytes:%" PRIu64 "\r\n"
+                "total_net_output_bytes:%" PRIu64 "\r\n"
+                "rejected_connections:%" PRIu64 "\r\n"
+                "expired_keys:0\r\n"
+                "evicted_keys:0\r\n"
+                "keyspace_hits:0\r\n"
+                "keyspace_misses:0\r\n"
+                "pubsub_channels:0\r\n"
+                "pubsub_patterns:0\r\n"
+                "total_error_replies:%" PRIu64 "\r\n",
+                conns, cmds, ops, in, out, rejected, errors);
+}
+
+static void info_replication(fe_t *fe, buf_t *b)
+{
+    char rid[41];
+    run_id(fe, "replid", rid);
+    buf_appendf(b,
+                "# Replication\r\n"
+                "role:master\r\n"
+                "connected_slaves:0\r\n"
+                "master_failover_state:no-failover\r\n"
+                "master_replid:%s\r\n"
+                "master_replid2:0000000000000000000000000000000000000000\r\n"
+                "master_repl_offset:0\r\n"
+                "second_repl_offset:-1\r\n"
+                "repl_backlog_active:0\r\n"
+                "repl_backlog_size:1048576\r\n"
+                "repl_backlog_first_byte_offset:0\r\n"
+                "repl_backlog_histlen:0\r\n",
+                rid);
+}
+
+static void info_cpu(fe_t *fe, buf_t *b)
+{
+    proc_usage_t u;
+    server_usage(fe, &u);
+    struct rusage self;
+    getrusage(RUSAGE_SELF, &self);
+    buf_appendf(b,
+                "# CPU\r\n"
+                "used_cpu_sys:%.6f\r\n"
+                "used_cpu_user:%.6f\r\n"
+                "used_cpu_sys_children:0.000000\r\n"
+                "used_cpu_user_children:0.000000\r\n"
+                "used_cpu_sys_main_thread:%.6f\r\n"
+                "used_cpu_user_main_thread:%.6f\r\n",
+                u.sys, u.user, (double)self.ru_stime.tv_sec + (double)self.ru_stime.tv_usec / 1e6,
+                (double)self.ru_utime.tv_sec + (double)self.ru_utime.tv_usec / 1e6);
+}
+
+static void info_commandstats(fe_t *fe, buf_t *b)
+{
+    buf_appendf(b, "# Commandstats\r\n");
+    for (unsigned idx = 0; idx < FE_CMD_INDEXES; idx++) {
+        uint64_t calls = SUM_STAT(fe, s_->cmd[idx].calls);
+        uint64_t rejected = SUM_STAT(fe, s_->cmd[idx].rejected);
+        uint64_t failed = SUM_STAT(fe, s_->cmd[idx].failed);
+        if (!calls && !rejected && !failed) continue;
+        const char *name = fe_cmd_index_name(idx);
+        if (!name) continue;
+        uint64_t nsec = SUM_STAT(fe, s_->cmd[idx].nsec), usec = nsec / 1000;
+        buf_appendf(b,
+                    "cmdstat_%s:calls=%" PRIu64 ",usec=%" PRIu64 ",usec_per_call=%.2f,"
+                    "rejected_calls=%" PRIu64 ",failed_calls=%" PRIu64 "\r\n",
+                    name, calls, usec, calls ? (double)nsec / 1000.0 / (double)calls : 0.0,
+                    rejected, failed);
+    }
+}
+
+static void info_keyspace(fe_t *fe, buf_t *b)
+{
+    buf_appendf(b, "# Keyspace\r\n");
+    int ndb = fe->cfg->databases > 0 && fe->cfg->databases <= 256 ? fe->cfg->databases : 1;
+    uint64_t per_db = 0;
+    for (int db = 0; db < ndb; db++)
+        per_db += atomic_load(&fe->shm->db_keys[db]);
+    uint64_t all = atomic_load(&fe->shm->store_keys);
+    if (!per_db && all) {
+        /* A store that publishes only its total: all of it in db0. */
+        buf_appendf(b, "db0:keys=%" PRIu64 ",expires=%" PRIu64 ",avg_ttl=0\r\n", all,
+                    atomic_load(&fe->shm->store_expires));
+        return;
+    }
+    for (int db = 0; db < ndb; db++) {
+        uint64_t keys = atomic_load(&fe->shm->db_keys[db]);
+        if (!keys) continue;
+        buf_appendf(b, "db%d:keys=%" PRIu64 ",expires=%" PRIu64 ",avg_ttl=0\r\n", db, keys,
+                    atomic_load(&fe->shm->db_expires[db]));
+    }
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(fe_t *, buf_t *);
+    int in_default;
+} sections[] = {
+    {"server", info_server, 1},     {"clients", info_clients, 1},
+    {"memory", info_memory, 1},     {"persistence", info_persistence, 1},
+    {"stats", info_stats, 1},       {"replication", info_replication, 1},
+    {"cpu", info_cpu, 1},           {"commandstats", info_commandstats, 0},
+    {"keyspace", info_keyspace, 1},
+};
+#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+/* The INFO text for the sections asked for (argv[1..argc), none = default),
+ * as Redis 7 builds it: sections in their fixed order, a blank line
+ * between two, none after the last. */
+static void info_text(fe_t *fe, int argc, const char *const *argv, const uint32_t *lens, buf_t *b)
+{
+    int want[NSECTIONS] = {0};
+    if (argc <= 1) {
+        for (size_t i = 0; i < NSECTIONS; i++)
+            want[i] = sections[i].in_default;
+    }
+    for (int a = 1; a < argc; a++) {
+        for (size_t i = 0; i < NSECTIONS; i++) {
+            if (fe_word_eq(argv[a], lens[a], "all") || fe_word_eq(argv[a], lens[a], "everything"))
+                want[i] = 1;
+            else if (fe_word_eq(argv[a], lens[a], "default"))
+                want[i] |= sections[i].in_default;
+            else if (fe_word_eq(argv[a], lens[a], sections[i].name))
+                want[i] = 1;
+        }
+    }
+    int first = 1;
+    for (size_t i = 0; i < NSECTIONS; i++) {
+        if (!want[i]) continue;
+        if (!first) buf_append(b, "\r\n", 2);
+        first = 0;
+        sections[i].fn(fe, b);
+    }
+}
+
+void fe_info(fe_t *fe, const char *section, buf_t *out)
+{
+    const char *argv[2] = {"info", section};
+    uint32_t lens[2] = {4, section ? (uint32_t)strlen(section) : 0};
+    buf_t b;
+    buf_init(&b);
+    info_text(fe, section ? 2 : 1, argv, lens, &b);
+    resp_bulk(out, b.data, b.len);
+    buf_free(&b);
+}
+
+void fe_cmd_info(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    buf_t b;
+    buf_init(&b);
+    info_text(c->fe, argc, argv, lens, &b);
+    resp_verbatim(out, c->proto, "txt", b.data, b.len);
+    buf_free(&b);
+}

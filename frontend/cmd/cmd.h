@@ -1,0 +1,78 @@
+/*
+ * cmd.h - the frontend's command layer (frontend/cmd/): routing one parsed
+ * command (dispatch.c), transactions (multi.c), the commands answered
+ * without the store that need no administration state (local.c), and the
+ * write encoders (encode.h: one file per type, t_string.c, t_keys.c).
+ *
+ * It sits on the connection core (frontend/core/core.h) and calls it
+ * directly. What it needs from the layer above (the ACL check, command
+ * statistics, the table of LOCAL handlers, which names admin handlers too)
+ * it reaches through fe_cmd_hooks_t, registered at start-up by
+ * frontend/frontend.c, so nothing here names an admin function.
+ */
+#ifndef ATTIC_FE_CMD_H
+#define ATTIC_FE_CMD_H
+
+#include "frontend/core/core.h"
+
+/* Run a LOCAL command (its registry row names its handler, an
+ * fe_local_fn), its reply into out. */
+typedef void fe_local_fn(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
+                         buf_t *out);
+
+/* What the command layer calls above itself (set in fe->cmd_hooks). */
+typedef struct fe_cmd_hooks {
+    /* May c run d with these arguments? 0 = yes; -1 = no, and the error
+     * reply (NOAUTH, NOPERM) was appended to err. Once per command, before
+     * it is queued or run. */
+    int (*check)(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err);
+    /* d is being run for c (not queued): count it (INFO commandstats). */
+    void (*counted)(fe_conn_t *c, const cmd_desc_t *d);
+    /* Run the LOCAL command d, its reply into out (the registry's table). */
+    void (*local)(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv,
+                  const uint32_t *lens, buf_t *out);
+} fe_cmd_hooks_t;
+
+/* dispatch.c: returns 0 when handled, -EAGAIN when the command must wait
+ * for ring or channel space, -EBUSY when a write must wait for the
+ * connection's earlier reads (nothing was consumed or replied then). */
+int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
+
+/* multi.c: MULTI, EXEC, DISCARD, WATCH, UNWATCH. fe_multi_command runs one
+ * of them; fe_multi_queue queues any other command inside MULTI (reply
+ * +QUEUED); fe_multi_flag_error marks the transaction failed (EXECABORT)
+ * after a queue-time error; fe_multi_clear drops the transaction and the
+ * watched keys (RESET, connection closed). Returns as fe_dispatch. */
+int fe_multi_command(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
+int fe_multi_queue(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
+void fe_multi_flag_error(fe_conn_t *c);
+void fe_multi_clear(fe_conn_t *c);
+/* multi.c: queued commands, or -1 when c is not in MULTI (CLIENT LIST). */
+int fe_multi_count(const fe_conn_t *c);
+/* multi.c: EXEC refused before it ran (wrong arity, NOAUTH, NOPERM):
+ * reply "-EXECABORT Transaction discarded because of: <why>" and end the
+ * transaction, as Redis does. */
+void fe_multi_exec_abort(fe_conn_t *c, const char *why, size_t len);
+/* multi.c: 1 while c must wait for the reply of its last EXEC (see
+ * exec_wait_lsn), 0 once it is known. */
+int fe_multi_exec_waiting(fe_conn_t *c);
+/* multi.c: the store replied to the write at lsn for c (the core's
+ * write_reply hook, for every write reply; cheap when it is not c's EXEC). */
+void fe_multi_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len);
+
+/* local.c: SELECT's argument: the database, with +OK appended to out, or
+ * -1 with Redis' error appended. Does not change c. */
+int fe_select_db(const fe_conn_t *c, const char *arg, uint32_t len, buf_t *out);
+
+/* The LOCAL handlers, declared from the registry's rows (local.c and the
+ * files of frontend/admin/admin.h define them; frontend/frontend.c holds
+ * the table). */
+#define FE_LOCAL_DECL_LOCAL(handler) fe_local_fn handler;
+#define FE_LOCAL_DECL_WRITE(handler)
+#define FE_LOCAL_DECL_READ(handler)
+#define FE_LOCAL_DECL_MULTI(handler)
+#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, ...)             \
+    FE_LOCAL_DECL_##route(handler)
+#include "commands.def"
+
+#endif

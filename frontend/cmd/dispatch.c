@@ -1,0 +1,279 @@
+/*
+ * dispatch.c - routing one parsed command, in a frontend process.
+ *
+ * Unknown commands and wrong arity are answered here with Redis' texts, and
+ * the ACL is asked through the check hook (cmd.h). Then the command's route
+ * in the registry (common/commands.def) decides: local commands (PING,
+ * INFO, ...) are answered at once by the LOCAL table (the local hook), reads
+ * go to the
+ * store over this frontend's request channel, once their connection's
+ * writes are durable (docs/DECISIONS.md, D19). Writes are validated and turned
+ * into their canonical record (command.h) here, before anything reaches the
+ * ring, so a bad write changes nothing (contract 7), and relative expiry
+ * becomes absolute time now, at encoding (contract 4). Inside MULTI,
+ * commands go to multi.c's queue instead, and multi.c submits the whole
+ * transaction through fe_submit_record (frontend/core/submit.c) as one
+ * record.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "frontend/cmd/encode.h"
+#include "frontend/cmd/cmd.h"
+#include "io_fault.h"
+#include "log.h"
+#include "record.h"
+#include "strutil.h"
+
+static void reply_static(fe_conn_t *c, const char *s)
+{
+    fe_reply_ready_static(c, s, strlen(s));
+}
+
+/* ---- writes ---- */
+
+/* Submit one canonical write in the connection's database; a record too
+ * large for the log gets its error reply here. */
+static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int argc,
+                        const unsigned char *const *argv, const uint32_t *lens)
+{
+    if (argc > FE_MAX_RECORD_ARGS) {
+        reply_static(c, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
+        return 0;
+    }
+    int rc = fe_submit_record(c, REC_OP_DB(id, c->db), needs_store_reply, argc, argv, lens);
+    if (rc == -EMSGSIZE) {
+        size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
+        if (payload > UINT32_MAX - 2 * REC_ALIGN) {
+            reply_static(c, "-ERR request too large for the log\r\n");
+            return 0;
+        }
+        fe_reply_errorf(c,
+                        "ERR request too large: its log record needs %u bytes, ring-size allows "
+                        "%llu per record",
+                        rec_space((uint32_t)payload),
+                        (unsigned long long)ring_max_record(c->fe->ring));
+        return 0;
+    }
+    return rc;
+}
+
+static void reply_arity(fe_conn_t *c, const cmd_desc_t *d)
+{
+    fe_reply_errorf(c, "ERR wrong number of arguments for '%s' command", d->name);
+}
+
+static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    if (fe_write_refused(c)) return 0;
+    if (c->reads_outstanding) return -EBUSY;
+    fe_encode_fn encode = fe_encoder(d->id);
+    if (!encode) {
+        fe_reply_errorf(c, "ERR command '%s' is not implemented", d->name);
+        return 0;
+    }
+    fe_enc_t e;
+    if (encode(c, d, a, &e) != 0) {
+        buf_t b; /* copied: e.err dies with this frame, the reply may wait */
+        buf_init(&b);
+        buf_append(&b, e.err, strlen(e.err));
+        fe_enc_release(&e);
+        fe_reply_ready_buf(c, &b);
+        buf_free(&b);
+        return 0;
+    }
+    return submit_write(c, e.op, e.needs_reply, e.argc, e.argv, e.lens);
+}
+
+/* ---- reads ---- */
+
+static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    fe_t *fe = c->fe;
+    int argc = a->argc - 1;
+    if (argc > FE_MAX_RECORD_ARGS) {
+        reply_static(c, "-ERR too many arguments (at most 65535 keys per read)\r\n");
+        return 0;
+    }
+    size_t payload = rec_cmd_payload_size((uint16_t)argc, a->lens + 1);
+    size_t total = sizeof(store_req_t) + payload;
+    if (total > chan_max_msg(fe->to_store)) {
+        reply_static(c, "-ERR request too large for the store channel (see channel-size)\r\n");
+        return 0;
+    }
+    unsigned char *dst = chan_reserve(fe->to_store, (uint32_t)total);
+    if (!dst) {
+        fe_wake_store(fe);
+        return -EAGAIN;
+    }
+    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
+    uint64_t min_lsn = durable > c->last_write_end ? durable : c->last_write_end;
+    /* After the log failed, this connection's last write will never be
+     * durable (it got an error): read what is. */
+    if (atomic_load(&fe->shm->logger_state) == LOGGER_FAILED) min_lsn = durable;
+    store_req_t req = {.id = fe->next_read_id++,
+                       .min_lsn = min_lsn,
+                       .payload_len = (uint32_t)payload,
+                       .db = (uint32_t)c->db};
+    memcpy(dst, &req, sizeof(req));
+    rec_encode_payload(dst + sizeof(req), (uint16_t)d->id, (uint16_t)argc,
+                       (const unsigned char *const *)(a->argv + 1), a->lens + 1);
+    chan_publish(fe->to_store);
+    fe_wake_store(fe);
+    fe_reply_t *r = fe_reply_push(c);
+    fe_wait_store(fe, r, STORE_REPLY_READ, req.id);
+    c->reads_outstanding++;
+    return 0;
+}
+
+/* ---- entry ---- */
+
+static void reply_unknown(fe_conn_t *c, const fe_args_t *a)
+{
+    char args[512];
+    size_t n = 0;
+    args[0] = '\0';
+    for (int i = 1; i < a->argc && n < 128; i++) {
+        uint32_t room = (uint32_t)(128 - n);
+        int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ",
+                         (int)(a->lens[i] < room ? a->lens[i] : room), a->argv[i]);
+        if (w < 0) break;
+        n += (size_t)w;
+        if (n >= sizeof(args)) n = sizeof(args) - 1;
+    }
+    fe_reply_errorf(c, "ERR unknown command '%.*s', with args beginning with: %s",
+                    (int)(a->lens[0] > 128 ? 128 : a->lens[0]), a->argv[0], args);
+}
+
+/* A container command's subcommand must exist and have its own arity,
+ * checked before anything runs (and at queue time in MULTI), as Redis does.
+ * Returns 0, or -1 after replying the error. */
+static int check_subcommand(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    const cmd_sub_t *s = cmd_lookup_sub(d->id, a->argv[1], a->lens[1]);
+    if (!s) {
+        char upper[32];
+        size_t i;
+        for (i = 0; d->name[i] && i < sizeof(upper) - 1; i++)
+            upper[i] =
+                (char)(d->name[i] >= 'a' && d->name[i] <= 'z' ? d->name[i] - 32 : d->name[i]);
+        upper[i] = '\0';
+        fe_reply_errorf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.",
+                        (int)(a->lens[1] > 128 ? 128 : a->lens[1]), a->argv[1], upper);
+        return -1;
+    }
+    if (!cmd_arity_ok(s->arity, a->argc)) {
+        fe_reply_errorf(c, "ERR wrong number of arguments for '%s' command", s->fullname);
+        return -1;
+    }
+    return 0;
+}
+
+int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
+{
+    /* Scratch arrays, reused across commands: no allocation per command.
+     * A frontend is single-threaded, so static storage is safe here. */
+    static const char **argv;
+    static uint32_t *lens;
+    static int cap;
+    if (cmd->argc > cap) {
+        int ncap = cmd->argc < 16 ? 16 : cmd->argc;
+        const char **nargv = realloc(argv, (size_t)ncap * sizeof(*argv));
+        uint32_t *nlens = realloc(lens, (size_t)ncap * sizeof(*lens));
+        if (!nargv || !nlens) {
+            log_warn("out of memory");
+            abort();
+        }
+        argv = nargv;
+        lens = nlens;
+        cap = ncap;
+    }
+    for (int i = 0; i < cmd->argc; i++) {
+        argv[i] = resp_arg_ptr(cmd, buf, i);
+        /* Bulk lengths are bounded by proto-max-bulk-len; past 4 GiB a
+         * record could not hold them anyway, and the ring refuses them. */
+        lens[i] = cmd->args[i].len > UINT32_MAX ? UINT32_MAX : (uint32_t)cmd->args[i].len;
+    }
+    fe_args_t a = {.argc = cmd->argc, .argv = argv, .lens = lens};
+    /* After an EXEC with a SELECT and WATCHed keys, the database of what
+     * follows depends on whether the store aborted it. */
+    if (c->exec_wait_lsn && fe_multi_exec_waiting(c)) return -EAGAIN;
+    const cmd_desc_t *d = cmd_lookup(argv[0], lens[0]);
+    if (!d) {
+        if (c->multi) fe_multi_flag_error(c);
+        reply_unknown(c, &a);
+        return 0;
+    }
+    if (!cmd_arity_ok(d->arity, a.argc)) {
+        if (d->id == CMD_EXEC) {
+            /* Redis ends the transaction (if any): EXECABORT naming the
+             * error, inside MULTI or not. */
+            char msg[128];
+            snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", d->name);
+            fe_multi_exec_abort(c, msg, strlen(msg));
+            return 0;
+        }
+        if (c->multi) fe_multi_flag_error(c);
+        reply_arity(c, d);
+        return 0;
+    }
+    if (cmd_has_subs(d->id) && a.argc >= 2 && check_subcommand(c, d, &a) != 0) {
+        if (c->multi) fe_multi_flag_error(c);
+        return 0;
+    }
+    buf_t out;
+    buf_init(&out);
+    if (c->fe->cmd_hooks->check(c, d, &a, &out) != 0) {
+        if (d->id == CMD_EXEC) {
+            size_t n = out.len; /* "-NOPERM ...\r\n": the text without '-' */
+            fe_multi_exec_abort(c, out.len ? out.data + 1 : "", n > 1 ? n - 1 : 0);
+            buf_free(&out);
+            return 0;
+        }
+        if (c->multi) fe_multi_flag_error(c);
+        fe_reply_ready_buf(c, &out);
+        buf_free(&out);
+        return 0;
+    }
+    if (c->multi && (d->flags & CMDF_REFUSED_IN_MULTI)) {
+        buf_free(&out);
+        fe_multi_flag_error(c);
+        reply_static(c, "-ERR Command not allowed inside a transaction\r\n");
+        return 0;
+    }
+    if (c->multi && !(d->flags & CMDF_NO_MULTI)) {
+        buf_free(&out);
+        return fe_multi_queue(c, d, &a);
+    }
+    /* A read routed to the store that must wait is dispatched again later,
+     * so it is counted then. */
+    if (d->route == CMD_ROUTE_READ && fe_read_must_wait(c)) {
+        buf_free(&out);
+        return -EBUSY;
+    }
+    c->last_cmd = d->id;
+    c->fe->cmd_hooks->counted(c, d);
+    switch (d->route) {
+    case CMD_ROUTE_MULTI:
+        buf_free(&out);
+        return fe_multi_command(c, d, &a);
+    case CMD_ROUTE_LOCAL:
+        c->fe->cmd_hooks->local(c, d, a.argc, a.argv, a.lens, &out);
+        fe_reply_ready_buf(c, &out);
+        buf_free(&out);
+        return 0;
+    case CMD_ROUTE_WRITE:
+        buf_free(&out);
+        return dispatch_write(c, d, &a);
+    case CMD_ROUTE_READ:
+        break;
+    }
+    buf_free(&out);
+    return dispatch_read(c, d, &a);
+}

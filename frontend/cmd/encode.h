@@ -1,0 +1,97 @@
+/*
+ * encode.h - turning a user's write command into its canonical record
+ * (common/command.h), in a frontend process.
+ *
+ * One encoder per user write command, named by its row in the registry
+ * (common/commands.def) and found by fe_encoder(id). An encoder
+ * validates the arguments exactly as Redis 7.0 does (same checks, same order,
+ * same error text) and fills an fe_enc_t: the canonical operation, its
+ * arguments (pointers to the user's bytes, or to fixed-width integers kept in
+ * the fe_enc_t itself), and whether the store must send the reply (else the
+ * reply is +OK once the record is durable). Encoding happens when the command
+ * runs: at once normally, at EXEC for a command queued in MULTI (so relative
+ * expiry times count from EXEC, as in Redis, and an argument error becomes
+ * that command's error inside EXEC's reply).
+ *
+ * Encoders never reply and never touch the ring: dispatch.c submits what they
+ * produce, multi.c nests it in a CMD_EXEC record.
+ */
+#ifndef ATTIC_ENCODE_H
+#define ATTIC_ENCODE_H
+
+#include <stdint.h>
+
+#include "command.h"
+
+struct fe_conn;
+struct fe_args;
+
+#define FE_ENC_FIXED   8  /* room for arguments of fixed-shape forms */
+#define FE_ENC_SCRATCH 64 /* bytes for fixed-width integer arguments */
+#define FE_ENC_ERR     512
+
+typedef struct fe_enc {
+    cmd_id_t op;     /* canonical operation */
+    int needs_reply; /* the store answers (else +OK when durable) */
+    int argc;
+    const unsigned char *const *argv; /* argc arguments */
+    const uint32_t *lens;
+    /* Storage for forms whose arguments are not simply the user's. */
+    const unsigned char *fixed_argv[FE_ENC_FIXED];
+    uint32_t fixed_lens[FE_ENC_FIXED];
+    unsigned char scratch[FE_ENC_SCRATCH];
+    size_t scratch_used;
+    /* When an encoder refuses the command: the whole RESP error reply
+     * ("-ERR syntax error\r\n"), NUL-terminated. It points at err_buf, or
+     * at a heap copy when an echoed argument makes it longer: release it
+     * with fe_enc_release() once used. */
+    char *err;
+    char err_buf[FE_ENC_ERR];
+} fe_enc_t;
+
+/* Free what a refused encoding allocated (its long error text). */
+void fe_enc_release(fe_enc_t *e);
+
+/* Encode a->argv (argv[0] is the name of command d) for connection c (its
+ * db, for commands that name another one). Returns 0 with *e filled, or -1 with
+ * e->err set. */
+typedef int fe_encode_t(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a,
+                        fe_enc_t *e);
+typedef fe_encode_t *fe_encode_fn;
+
+/* The encoder of user write command id, or NULL when it has none
+ * (encoders.c). */
+fe_encode_fn fe_encoder(cmd_id_t id);
+
+/* ---- helpers for encoders (encode.c) ---- */
+
+/* Start a fixed-shape form: e->argv/lens point at fixed_argv/fixed_lens. */
+void fe_enc_begin(fe_enc_t *e, cmd_id_t op, int needs_reply);
+/* Append an argument of the fixed-shape form. */
+void fe_enc_arg(fe_enc_t *e, const void *p, uint32_t len);
+void fe_enc_u32(fe_enc_t *e, uint32_t v);
+void fe_enc_i64(fe_enc_t *e, int64_t v);
+/* The user's arguments after the name, unchanged, as form op. */
+void fe_enc_plain(fe_enc_t *e, cmd_id_t op, int needs_reply, const struct fe_args *a);
+/* Refuse: e->err = "-" + printf text + CRLF (CR and LF in the text become
+ * spaces, as Redis does for errors that echo arguments). Returns -1. */
+int fe_enc_fail(fe_enc_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Refuse with "ERR invalid expire time in '<cmd>' command". Returns -1. */
+int fe_enc_fail_expire(fe_enc_t *e, const char *cmd);
+
+/* Redis' standard texts. */
+#define FE_ERR_SYNTAX  "ERR syntax error"
+#define FE_ERR_NOT_INT "ERR value is not an integer or out of range"
+
+/* ---- the encoders: one per WRITE row of the registry, declared from it
+ * (one file per type defines them: t_string.c, t_keys.c; encoders.c
+ * holds the table fe_encoder reads) ---- */
+#define FE_ENC_DECL_LOCAL(handler)
+#define FE_ENC_DECL_WRITE(handler) fe_encode_t handler;
+#define FE_ENC_DECL_READ(handler)
+#define FE_ENC_DECL_MULTI(handler)
+#define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, ...)             \
+    FE_ENC_DECL_##route(handler)
+#include "commands.def"
+
+#endif

@@ -1,0 +1,301 @@
+/*
+ * t_string.c - canonical encoding of the string writes (encode.h), in a
+ * frontend process: SET, MSET, INCR, DECR, INCRBY, DECRBY, APPEND, GETDEL,
+ * SETNX, SETEX, PSETEX, GETSET, GETEX, MSETNX, INCRBYFLOAT, SETRANGE,
+ * SETBIT. Pure functions of the arguments, the wall clock and the
+ * connection's limits: a refused command changes nothing (contract 7).
+ *
+ * Each encoder makes Redis 7.0's argument checks in Redis' order, with its
+ * texts. Checks that need the key's value (a value that is not a float,
+ * GETEX's time, which Redis checks only once it found the key) are left
+ * to the store: strings.c and bits.c.
+ */
+#include <limits.h>
+#include <stdint.h>
+
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
+#include "shm.h"
+#include "strutil.h"
+
+/* Redis' getExpireMillisecondsOrReply: the absolute time in ms of an
+ * expire argument. Returns 0, 1 when it is not an integer, 2 when it is
+ * not a valid expire time (not positive, or overflowing once in ms). */
+static int expire_at_ms(const char *s, size_t n, int seconds, int relative, int64_t *at)
+{
+    long long v;
+    if (str_to_ll(s, n, &v)) return 1;
+    if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) return 2;
+    if (seconds) v *= 1000;
+    if (relative) {
+        long long now = shm_now_ms();
+        if (v > LLONG_MAX - now) return 2;
+        v += now;
+    }
+    *at = v;
+    return 0;
+}
+
+/* proto-max-bulk-len, the largest string SETRANGE and SETBIT may make
+ * (<= 0: no limit). */
+static int64_t max_string(const fe_conn_t *c)
+{
+    return c->fe->limits.max_bulk_len;
+}
+
+/* SETNX key value: SET NX, replying :1 / :0. */
+int fe_enc_setnx(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    fe_enc_begin(e, CMD_SET, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_arg(e, a->argv[2], a->lens[2]);
+    fe_enc_u32(e, SETF_NX | SETF_REPLY_INT);
+    fe_enc_i64(e, 0);
+    return 0;
+}
+
+/* SETEX key seconds value, PSETEX key milliseconds value: a SET with an
+ * absolute expiry; the reply is +OK once durable. */
+int fe_enc_setex(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    int64_t at;
+    int rc = expire_at_ms(a->argv[2], a->lens[2], d->id == CMD_SETEX, 1, &at);
+    if (rc == 1) return fe_enc_fail(e, FE_ERR_NOT_INT);
+    if (rc == 2) return fe_enc_fail(e, "ERR invalid expire time in '%s' command", d->name);
+    fe_enc_begin(e, CMD_SET, 0);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_arg(e, a->argv[3], a->lens[3]);
+    fe_enc_u32(e, 0);
+    fe_enc_i64(e, at);
+    return 0;
+}
+
+/* GETSET key value: SET GET (the TTL goes, as with SET). */
+int fe_enc_getset(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    fe_enc_begin(e, CMD_SET, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_arg(e, a->argv[2], a->lens[2]);
+    fe_enc_u32(e, SETF_GET);
+    fe_enc_i64(e, 0);
+    return 0;
+}
+
+/* GETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST], options parsed with Redis
+ * 7's rules (one kind of expiry, repeatable; PERSIST excludes them). Without
+ * an option it is still a CMD_GETEX record (flags 0), which changes nothing:
+ * the table routes GETEX as a write whatever its arguments. */
+int fe_enc_getex(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    enum { OPT_NONE, OPT_EX, OPT_PX, OPT_EXAT, OPT_PXAT, OPT_PERSIST };
+    static const char *const names[] = {"", "ex", "px", "exat", "pxat"};
+    int kind = OPT_NONE, time_arg = -1;
+    for (int j = 2; j < a->argc; j++) {
+        const char *o = a->argv[j];
+        size_t n = a->lens[j];
+        int k = OPT_NONE;
+        for (int i = OPT_EX; i <= OPT_PXAT; i++)
+            if (fe_word_eq(o, n, names[i])) k = i;
+        if (fe_word_eq(o, n, "persist") && (kind == OPT_NONE || kind == OPT_PERSIST)) {
+            kind = OPT_PERSIST;
+        } else if (k != OPT_NONE && (kind == OPT_NONE || kind == k) && j < a->argc - 1) {
+            kind = k;
+            time_arg = ++j;
+        } else {
+            return fe_enc_fail(e, FE_ERR_SYNTAX);
+        }
+    }
+    uint32_t flags = 0;
+    int64_t at = 0;
+    if (kind == OPT_PERSIST) {
+        flags = GETEXF_PERSIST;
+    } else if (kind != OPT_NONE) {
+        int rc =
+            expire_at_ms(a->argv[time_arg], a->lens[time_arg], kind == OPT_EX || kind == OPT_EXAT,
+                         kind == OPT_EX || kind == OPT_PX, &at);
+        flags = rc == 1 ? GETEXF_ERR_NOT_INT : rc == 2 ? GETEXF_ERR_EXPIRE : GETEXF_AT;
+        if (rc) at = 0;
+    }
+    fe_enc_begin(e, CMD_GETEX, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_u32(e, flags);
+    fe_enc_i64(e, at);
+    return 0;
+}
+
+/* MSETNX key value [key value ...]: all or nothing, :1 / :0. */
+int fe_enc_msetnx(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    if (a->argc % 2 == 0)
+        return fe_enc_fail(e, "ERR wrong number of arguments for '%s' command", d->name);
+    fe_enc_plain(e, CMD_MSETNX, 1, a);
+    return 0;
+}
+
+/* INCRBYFLOAT key increment. Redis parses the key's value before the
+ * increment, but both failures have the same text, so refusing a bad
+ * increment here answers exactly what Redis would (and saves a record). */
+int fe_enc_incrbyfloat(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    long double incr;
+    if (str_to_ld(a->argv[2], a->lens[2], &incr))
+        return fe_enc_fail(e, "ERR value is not a valid float");
+    fe_enc_plain(e, CMD_INCRBYFLOAT, 1, a);
+    return 0;
+}
+
+/* SETRANGE key offset value. Redis checks the size limit only for a
+ * non-empty value (an empty one changes nothing), the same whether the key
+ * exists or not, so the check is made here. */
+int fe_enc_setrange(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    long long off;
+    if (str_to_ll(a->argv[2], a->lens[2], &off)) return fe_enc_fail(e, FE_ERR_NOT_INT);
+    if (off < 0) return fe_enc_fail(e, "ERR offset is out of range");
+    uint64_t total = (uint64_t)off + a->lens[3]; /* no overflow: off < 2^63, len < 2^32 */
+    int64_t max = max_string(c);
+    if (a->lens[3] > 0 && (total > (uint64_t)LLONG_MAX || (max > 0 && total > (uint64_t)max)))
+        return fe_enc_fail(e, "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    fe_enc_begin(e, CMD_SETRANGE, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_i64(e, off);
+    fe_enc_arg(e, a->argv[3], a->lens[3]);
+    return 0;
+}
+
+/* SETBIT key offset 0|1: the offset must address a byte below
+ * proto-max-bulk-len. */
+int fe_enc_setbit(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    long long off, bit;
+    int64_t max = max_string(c);
+    if (str_to_ll(a->argv[2], a->lens[2], &off) || off < 0 || (max > 0 && (off >> 3) >= max))
+        return fe_enc_fail(e, "ERR bit offset is not an integer or out of range");
+    if (str_to_ll(a->argv[3], a->lens[3], &bit) || (bit & ~1LL))
+        return fe_enc_fail(e, "ERR bit is not an integer or out of range");
+    fe_enc_begin(e, CMD_SETBIT, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_i64(e, off);
+    fe_enc_u32(e, (uint32_t)bit);
+    return 0;
+}
+
+/* ---- SET, MSET, INCRBY and friends, APPEND, GETDEL ---- */
+
+/* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL], parsed
+ * with Redis 7's rules: options in any order, a repeated option allowed, a
+ * conflicting one a syntax error. */
+int fe_enc_set(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    enum { EXP_NONE, EXP_EX, EXP_PX, EXP_EXAT, EXP_PXAT };
+    static const char *const exp_names[] = {"", "ex", "px", "exat", "pxat"};
+    uint32_t flags = 0;
+    int exp = EXP_NONE;
+    int exp_arg = -1;
+    for (int j = 3; j < a->argc; j++) {
+        const char *o = a->argv[j];
+        size_t n = a->lens[j];
+        int has_next = j < a->argc - 1;
+        int kind = EXP_NONE;
+        for (int k = EXP_EX; k <= EXP_PXAT; k++)
+            if (fe_word_eq(o, n, exp_names[k])) kind = k;
+        if (fe_word_eq(o, n, "nx") && !(flags & SETF_XX))
+            flags |= SETF_NX;
+        else if (fe_word_eq(o, n, "xx") && !(flags & SETF_NX))
+            flags |= SETF_XX;
+        else if (fe_word_eq(o, n, "get"))
+            flags |= SETF_GET;
+        else if (fe_word_eq(o, n, "keepttl") && exp == EXP_NONE)
+            flags |= SETF_KEEPTTL;
+        else if (kind != EXP_NONE && !(flags & SETF_KEEPTTL) && has_next &&
+                 (exp == EXP_NONE || exp == kind)) {
+            exp = kind;
+            exp_arg = ++j;
+        } else {
+            return fe_enc_fail(e, FE_ERR_SYNTAX);
+        }
+    }
+    int64_t at = 0;
+    if (exp != EXP_NONE) {
+        long long v;
+        if (str_to_ll(a->argv[exp_arg], a->lens[exp_arg], &v) != 0)
+            return fe_enc_fail(e, FE_ERR_NOT_INT);
+        int seconds = exp == EXP_EX || exp == EXP_EXAT;
+        if (v <= 0 || (seconds && v > LLONG_MAX / 1000)) return fe_enc_fail_expire(e, "set");
+        if (seconds) v *= 1000;
+        if (exp == EXP_EX || exp == EXP_PX) {
+            long long now = shm_now_ms();
+            if (v > LLONG_MAX - now) return fe_enc_fail_expire(e, "set");
+            v += now;
+        }
+        at = v;
+    }
+    fe_enc_begin(e, CMD_SET, (flags & (SETF_NX | SETF_XX | SETF_GET)) != 0);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_arg(e, a->argv[2], a->lens[2]);
+    fe_enc_u32(e, flags);
+    fe_enc_i64(e, at);
+    return 0;
+}
+
+int fe_enc_mset(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    if (a->argc % 2 == 0)
+        return fe_enc_fail(e, "ERR wrong number of arguments for '%s' command", d->name);
+    fe_enc_plain(e, CMD_MSET, 0, a);
+    return 0;
+}
+
+/* INCR, DECR, INCRBY, DECRBY. */
+int fe_enc_incrby(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    long long delta = 1;
+    if (d->id == CMD_INCRBY || d->id == CMD_DECRBY) {
+        if (str_to_ll(a->argv[2], a->lens[2], &delta) != 0) return fe_enc_fail(e, FE_ERR_NOT_INT);
+    }
+    if (d->id == CMD_DECR || d->id == CMD_DECRBY) {
+        if (delta == LLONG_MIN) return fe_enc_fail(e, "ERR decrement would overflow");
+        delta = -delta;
+    }
+    fe_enc_begin(e, CMD_INCRBY, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_i64(e, delta);
+    return 0;
+}
+
+/* APPEND key value: the record carries proto-max-bulk-len as it is now,
+ * since whether the result is too long depends on the stored value, which
+ * only the store knows (command.h). */
+int fe_enc_append(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    fe_enc_begin(e, CMD_APPEND, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_arg(e, a->argv[2], a->lens[2]);
+    fe_enc_i64(e, c->fe->limits.max_bulk_len);
+    return 0;
+}
+
+int fe_enc_getdel(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    fe_enc_plain(e, CMD_GETDEL, 1, a);
+    return 0;
+}

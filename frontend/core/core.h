@@ -1,0 +1,295 @@
+/*
+ * core.h - the frontend's connection core (frontend/core/): its types and
+ * what it offers the layers above it.
+ *
+ * The core accepts connections, parses RESP, keeps each connection's
+ * replies in request order, submits records to the ring and requests to
+ * the store, and resolves replies when the log makes them durable or the
+ * store answers (conn.c, reply.c, submit.c). It knows nothing of any
+ * command: it hands each parsed request to the hook table (fe_hooks_t)
+ * that frontend/frontend.c registers at start-up, and the layers above
+ * (frontend/cmd/: routing, encoders, MULTI; frontend/admin/: ACL, CLIENT,
+ * CONFIG, INFO, SLOWLOG, COMMAND) call down into it, never the other way.
+ */
+#ifndef ATTIC_FE_CORE_H
+#define ATTIC_FE_CORE_H
+
+#include <event2/event.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "buf.h"
+#include "command.h"
+#include "config.h"
+#include "frontend/fe-shm.h"
+#include "resp.h"
+#include "shm.h"
+
+struct fe_conn;
+struct fe_conn_admin;
+struct fe_admin;
+struct fe;
+struct fe_hooks;
+struct fe_cmd_hooks;
+struct sockaddr;
+
+enum fe_reply_state {
+    FE_READY = 0,        /* data holds the reply */
+    FE_WAIT_DURABLE = 1, /* fixed reply once durable_lsn >= lsn_end */
+    FE_WAIT_STORE = 2,   /* the store sends the reply, matched by (kind, id) */
+};
+
+/* One request's place in its connection's reply order. */
+typedef struct fe_reply {
+    struct fe_reply *next;      /* in the connection's FIFO */
+    struct fe_reply *hash_next; /* in the pending map (FE_WAIT_STORE) */
+    struct fe_conn *conn;       /* NULL once the client is gone */
+    uint64_t id;                /* store reply id: LSN (write) or read id */
+    uint64_t lsn_end;           /* writes: end of the record in the log */
+    uint8_t state;
+    uint8_t kind; /* STORE_REPLY_READ / STORE_REPLY_WRITE */
+    uint8_t is_write;
+    uint8_t owns_data; /* data was malloc'ed */
+    uint32_t len;
+    const char *data;
+    buf_t *parts;    /* a store reply arriving in parts, so far */
+    uint8_t discard; /* CLIENT REPLY OFF/SKIP: dropped, never sent */
+    /* The admin layer's per-request words (statistics, slow log:
+     * frontend/admin/admin.h says what they hold), zeroed with the entry;
+     * the core never reads them. */
+    uint64_t note[3];
+} fe_reply_t;
+
+typedef struct fe_conn {
+    struct fe *fe;
+    int fd;
+    uint64_t id;
+    struct event *ev_read;
+    struct event *ev_write;
+    buf_t in; /* unparsed bytes start at in_off */
+    size_t in_off;
+    size_t need; /* parser's known need: skip parsing below it */
+    buf_t out;   /* reply bytes not yet written */
+    size_t out_off;
+    fe_reply_t *head, *tail; /* replies in request order */
+    /* The oldest FE_WAIT_DURABLE entry, NULL = none. Writes become durable
+     * in LSN order, which is their order here, so a wake-up resolves from
+     * this entry on and stops at the first one still waiting, whatever
+     * reads wait between them (no walk over a deep pipeline of reads). */
+    fe_reply_t *wait_durable;
+    uint32_t npending;
+    uint64_t last_write_end; /* reads wait for durable_lsn to pass this (D19) */
+    /* Reads sent to the store and not answered yet. A write that follows
+     * them on this connection waits until they are answered: the store
+     * applies every durable record before it looks at a read, so a write
+     * submitted early could show up in the reply of a read sent before it. */
+    uint32_t reads_outstanding;
+    int blocked; /* input paused: ring or channel full */
+    int closing; /* close once replies are flushed (QUIT, errors) */
+    int reading_paused;
+    int64_t last_active_ms;        /* last input, for `timeout` */
+    int64_t obuf_soft_since_ms;    /* output over the soft limit since, 0 = not */
+    struct fe_conn *prev, *next;   /* in the list of all connections */
+    struct fe_conn *wprev, *wnext; /* in the list of conns with pending replies */
+    int in_wlist;
+    resp_cmd_t cmd;
+
+    /* Session state the core and the command layer read. */
+    int db;    /* SELECTed database */
+    int proto; /* 2 (RESP2, default) or 3 after HELLO 3 */
+    int64_t created_ms;
+    cmd_id_t last_cmd;
+    char addr[64], laddr[64]; /* "ip:port" of the peer and of our end */
+    uint8_t is_unix;          /* connected through the unix socket */
+
+    /* Transactions (multi.c). */
+    struct fe_multi *multi; /* non-NULL between MULTI and EXEC/DISCARD */
+    struct fe_watch *watch; /* WATCHed keys, NULL = none */
+    /* An EXEC whose SELECT changes the database but which WATCHed keys, so
+     * the store may abort it: commands after it wait for its reply. */
+    uint64_t exec_wait_lsn; /* its record's LSN + 1, 0 = none */
+    uint64_t exec_wait_end; /* its record's end */
+    int exec_wait_db;       /* the database once it ran */
+
+    /* Closing from above (fe_conn_kill) and dropping replies (CLIENT REPLY):
+     * the core's mechanisms, which the admin layer sets. */
+    uint8_t reply_suppress; /* drop the replies of the command being run */
+    uint8_t dispatching;    /* inside the command hook: fe_conn_kill must not free it */
+    uint8_t doomed;         /* killed: closed by the reaper, nothing more is read */
+
+    /* The admin layer's per-connection state (frontend/admin/admin.h),
+     * allocated with the connection (fe_hooks_t.conn_admin_size): the core
+     * never dereferences it. */
+    struct fe_conn_admin *admin;
+} fe_conn_t;
+
+/* The arguments of one command as pointers and lengths (argv[0] is the
+ * command's name). */
+typedef struct fe_args {
+    int argc;
+    const char **argv;
+    uint32_t *lens;
+} fe_args_t;
+
+#define FE_MAP_BUCKETS 65536
+
+typedef struct fe {
+    shm_t *shm;
+    const config_t *cfg;
+    int slot;
+    struct event_base *base;
+    struct event *ev_listen[CONFIG_MAX_BINDS + 1];
+    int nlisten;
+    struct event *ev_wake;
+    struct event *ev_timer; /* retries blocked connections, watches the master */
+    /* What the layers above do at the core's events (fe_hooks_t), and the
+     * command layer's own table (frontend/cmd/cmd.h), never read here. */
+    const struct fe_hooks *hooks;
+    const struct fe_cmd_hooks *cmd_hooks;
+    ring_t *ring;
+    ring_claimer_t *claimer;
+    chan_t *to_store, *from_store;
+    resp_limits_t limits;
+    uint64_t next_read_id;
+    uint64_t next_conn_id;
+    fe_conn_t *conns;       /* all connections */
+    fe_conn_t *wlist;       /* conns with pending replies */
+    struct event *ev_retry; /* one-shot: retry blocked connections */
+    fe_reply_t *map[FE_MAP_BUCKETS];
+    uint64_t nwaiting; /* replies not ready yet */
+    fe_reply_t *free_replies;
+    int nblocked;
+    int draining;
+    uint32_t nconns;
+    int64_t last_idle_scan_ms;
+    /* The lowest LSN a read held by fe_read_waits waits to see durable,
+     * 0 = none; fe_reads_release retries the connections then. */
+    uint64_t read_wait_lsn;
+    int claimer_adopted; /* the slot's ring claimer is ours (fe_submit_record) */
+
+    /* Limits the core enforces, kept equal to the settings shared by all
+     * frontends by the refresh hook (frontend/admin/config-cmd.c). */
+    int64_t maxclients, timeout_s;
+    uint64_t qbuf_limit, obuf_hard, obuf_soft;
+    int64_t obuf_soft_seconds;
+    /* This frontend's counters in shm (INFO stats, commandstats): the core
+     * counts bytes, connections and commands; the admin layer the rest. */
+    shm_fe_stats_t *stats;
+    uint64_t stat_epoch;   /* the RESETSTAT epoch stats belong to */
+    struct event *ev_reap; /* one-shot: close the connections fe_conn_kill doomed */
+
+    struct fe_admin *admin; /* the admin layer's state (frontend/admin/), opaque here */
+} fe_t;
+
+/* True when the n bytes at s are `word`, in any case (options, subcommands). */
+static inline int fe_word_eq(const char *s, size_t n, const char *word)
+{
+    return strlen(word) == n && strncasecmp(s, word, n) == 0;
+}
+
+/*
+ * The hook interface: how the core reaches the layers above it. One table,
+ * filled by frontend/frontend.c at start-up (fe_core_new); the core calls
+ * each member at the event its comment names, in the order the core's
+ * comments give. Per command there is one call (command); the others run
+ * per event (a read, a batch of completions, a tick).
+ */
+typedef struct fe_hooks {
+    /* Bytes of the admin layer's state per connection (c->admin), zeroed
+     * and allocated with it. */
+    size_t conn_admin_size;
+    /* Run one parsed request: fe_dispatch's contract (frontend/cmd/cmd.h):
+     * 0 = handled, -EAGAIN = wait for ring or channel space, -EBUSY = a
+     * write waits for the connection's earlier reads; nothing was consumed
+     * or replied on -EAGAIN/-EBUSY. buf holds the request's bytes. */
+    int (*command)(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
+    /* After the requests of one input batch were run (at most one batch
+     * runs at a time). */
+    void (*input_done)(fe_conn_t *c);
+    /* A reply that waited (durable, store) just became ready; *now is 0 or
+     * the clock (shm_mono_ns) read once for this batch of completions. */
+    void (*reply_ready)(fe_t *fe, fe_reply_t *r, uint64_t *now);
+    /* The store answered a write of c: its record's LSN and reply. */
+    void (*write_reply)(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len);
+    /* Settings shared by every frontend may have changed: re-read them
+     * (fe_t's limits included: maxclients, timeout, buffer limits). */
+    void (*refresh)(fe_t *fe);
+    /* A new peer, before its connection exists: NULL to accept it, or the
+     * text to send before closing it (protected mode). */
+    const char *(*refuse)(fe_t *fe, const struct sockaddr *peer);
+    /* A connection was set up (it is in fe->conns) / is being freed. */
+    void (*on_connect)(fe_conn_t *c);
+    void (*on_close)(fe_conn_t *c);
+    /* Bytes arrived on c (after refresh). */
+    void (*on_input)(fe_conn_t *c);
+    /* This frontend's wake-up fd fired, before completions are looked at. */
+    void (*on_wake)(fe_t *fe);
+    /* Every tick of the periodic timer, before the idle scan. */
+    void (*on_timer)(fe_t *fe);
+} fe_hooks_t;
+
+/* ---- reply.c: reply entries, in request order ---- */
+fe_reply_t *fe_reply_push(fe_conn_t *c); /* append a new entry to c's FIFO */
+void fe_reply_ready_static(fe_conn_t *c, const char *s, size_t n); /* immediate reply */
+void fe_reply_ready_buf(fe_conn_t *c, buf_t *b); /* immediate reply from b (b reset) */
+void fe_wait_store(fe_t *fe, fe_reply_t *r, uint8_t kind, uint64_t id);
+void fe_wait_durable(fe_t *fe, fe_reply_t *r, uint64_t lsn_end); /* fixed +OK */
+void fe_wake_logger(fe_t *fe);
+void fe_wake_store(fe_t *fe);
+/* An error reply built with printf, cleaned as Redis cleans its own
+ * (resp_error_clean), so a client can't break the protocol through an
+ * echoed argument. */
+void fe_reply_errorf(fe_conn_t *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- submit.c: records into the ring, reads' wait for durability ---- */
+#define FE_MAX_RECORD_ARGS 65535 /* a record's argument count is a u16 */
+/* 1 (and the error replied) when writes are refused (the log stopped, the
+ * disk full), else 0. */
+int fe_write_refused(fe_conn_t *c);
+/* Claim, encode and commit one record with payload op+db `opdb` and these
+ * arguments, and queue its reply (the store's when needs_store_reply, else
+ * +OK once durable). Returns 0; -EAGAIN when the ring is full; -EMSGSIZE
+ * when no record may be that large (nothing done, nothing replied). */
+int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int argc,
+                     const unsigned char *const *argv, const uint32_t *lens);
+/* The largest payload one record may have (ring-size / 4). */
+size_t fe_record_max_payload(const fe_t *fe);
+/* Write a CMD_TICK record (no reply; see command.h). */
+void fe_submit_tick(fe_t *fe);
+/* 1 when a read of c must wait for c's writes to be durable (D19):
+ * fe_reads_release retries c then; 0 when it may go to the store now. */
+int fe_read_must_wait(fe_conn_t *c);
+/* Retry the connections whose read waited for a write that is now durable
+ * (or never will be: the log failed). Returns 1 when some were scheduled
+ * (fe->ev_retry), 0 when none waits or none may go yet. */
+int fe_reads_release(fe_t *fe);
+
+/* ---- conn.c: connections, completions, the event loop ---- */
+/* Close c at once (CLIENT KILL, deleted ACL user). Never frees it here: c
+ * stops reading and is closed right after the current event. */
+void fe_conn_kill(fe_conn_t *c);
+/* Zero this frontend's counters (fe->stats) if CONFIG RESETSTAT moved the
+ * epoch since; runs before anything is counted, once per event. */
+void fe_stats_sync_epoch(fe_t *fe);
+/* A frontend for `slot` with these hooks (kept, not copied): its fields,
+ * read ids and counters set up, nothing listening yet. NULL when out of
+ * memory. */
+fe_t *fe_core_new(shm_t *shm, const config_t *cfg, int slot, const fe_hooks_t *hooks,
+                  const struct fe_cmd_hooks *cmd_hooks);
+/* Listen on the master's sockets and run the event loop until shutdown
+ * drained the connections or the master died. Returns the exit status. */
+int fe_core_run(fe_t *fe, const int *listen_fds, int nlisten);
+
+/* ---- core-internal: reply.c's primitives conn.c uses ---- */
+void fe_reply_free(fe_t *fe, fe_reply_t *r);
+void fe_wlist_del(fe_conn_t *c);
+fe_reply_t *fe_map_take(fe_t *fe, uint8_t kind, uint64_t id);
+fe_reply_t *fe_map_find(fe_t *fe, uint8_t kind, uint64_t id);
+/* A part of a store reply (shm.h): 1 when r's reply is complete, with *p
+ * and *n set to the whole of it. */
+int fe_reply_part(fe_reply_t *r, const store_reply_t *h, const char **p, uint32_t *n);
+/* Move the ready entries at the head of c's FIFO to its output buffer. */
+void fe_conn_collect(fe_conn_t *c);
+
+#endif

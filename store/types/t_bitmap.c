@@ -1,0 +1,349 @@
+/*
+ * t_bitmap.c - the store's bit commands on string values: SETBIT (apply),
+ * GETBIT, BITCOUNT and BITPOS (reads), with Redis 7.0's argument rules and
+ * replies (handlers.h). Store process only; a type handler: it calls
+ * core/ (entries, values, WATCH) and is called by route.c.
+ *
+ * Bits are numbered from the most significant bit of byte 0. BITCOUNT and
+ * BITPOS turn their range (bytes, or bits with BIT) into one inclusive bit
+ * range [sb, eb] and walk the value's bytes with st_scan_range, so runs of
+ * zeros (core/pieces.h's PIECE_ZERO) cost nothing however long they are, and a
+ * value kept in the log is read in large chunks.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "handlers.h"
+#include "log.h"
+#include "resp.h"
+#include "store/core/entry.h"
+#include "store/core/value.h"
+#include "store/core/watch.h"
+#include "strutil.h"
+
+#define ERR_NOT_INT "ERR value is not an integer or out of range"
+#define ERR_SYNTAX  "ERR syntax error"
+
+/* True when arg is `word` in any case (BYTE, BIT). */
+static int word_is(const rec_arg_t *arg, const char *word)
+{
+    return strlen(word) == arg->len && strncasecmp((const char *)arg->ptr, word, arg->len) == 0;
+}
+
+/* One byte of e's value while applying: a failed read is fatal (core/value.c). */
+static unsigned char apply_byte(store_ctx_t *ctx, idx_entry_t *e, uint64_t off)
+{
+    unsigned char b;
+    if (st_read_range(ctx, e, off, 1, &b)) {
+        log_warn("store: cannot read a value's byte back from the log while applying a "
+                 "record: the state would no longer follow the log; stopping");
+        exit(EXIT_FATAL);
+    }
+    return b;
+}
+
+/* SETBIT key offset bit; the frontend checked the offset and the bit. */
+void st_apply_setbit(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    const rec_arg_t *key = &a->argv[0];
+    uint64_t bitoff = (uint64_t)cmd_get_i64(a->argv[1].ptr);
+    unsigned on = cmd_get_u32(a->argv[2].ptr) ? 1 : 0;
+    uint64_t byte = bitoff >> 3;
+    unsigned shift = 7 - (unsigned)(bitoff & 7);
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    int created = 0;
+    if (!slot) {
+        rec_arg_t empty = {key->ptr, 0};
+        st_ent_store(a->db, NULL, st_ent_new(key, &empty, 0, 0));
+        slot = st_find_live(a->db, key, ctx->now, 0);
+        created = 1;
+    }
+    /* Redis unshares the value (raw) even when the bit does not change. */
+    st_ent_set_enc(*slot, VENC_RAW);
+    uint64_t vlen = st_ent_vlen(*slot);
+    unsigned old = byte < vlen ? (apply_byte(ctx, *slot, byte) >> shift) & 1u : 0;
+    /* Redis 7 signals a change only when the key is new, grows or the bit
+     * flips. */
+    if (created || byte >= vlen || old != on) {
+        unsigned char *p = st_val_byte(ctx, a->db, slot, byte);
+        *p = (unsigned char)((*p & ~(1u << shift)) | (on << shift));
+        st_key_changed(ctx, a, a->dbnum, key);
+    }
+    if (r) resp_integer(r, old);
+}
+
+/* ---- reads ------------------------------------------------------------- */
+
+/* A bit offset argument (GETBIT): a long long within proto-max-bulk-len
+ * bytes. Returns 0, or -1 after the error reply. */
+static int bit_offset(store_ctx_t *ctx, const rec_arg_t *arg, uint64_t *out, buf_t *r)
+{
+    long long v;
+    if (str_to_ll((const char *)arg->ptr, arg->len, &v) || v < 0 ||
+        (ctx->max_bulk > 0 && (v >> 3) >= ctx->max_bulk)) {
+        resp_error(r, "ERR bit offset is not an integer or out of range");
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+void st_read_getbit(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    uint64_t bitoff;
+    if (bit_offset(ctx, &a->argv[1], &bitoff, r)) return;
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    uint64_t byte = bitoff >> 3;
+    if (!slot || byte >= st_ent_vlen(*slot)) {
+        resp_integer(r, 0);
+        return;
+    }
+    unsigned char b;
+    if (st_read_range(ctx, *slot, byte, 1, &b)) {
+        resp_error(r, STORE_ERR_IO);
+        return;
+    }
+    resp_integer(r, (b >> (7 - (bitoff & 7))) & 1);
+}
+
+/* An inclusive bit range and the bits outside it in its edge bytes. */
+typedef struct bit_range {
+    uint64_t b0, b1;    /* first and last byte */
+    unsigned char out0; /* bits of byte b0 before the range */
+    unsigned char out1; /* bits of byte b1 after the range */
+    int64_t sb, eb;     /* the range, in bits */
+} bit_range_t;
+
+static void bit_range(bit_range_t *br, int64_t sb, int64_t eb)
+{
+    br->sb = sb;
+    br->eb = eb;
+    br->b0 = (uint64_t)sb >> 3;
+    br->b1 = (uint64_t)eb >> 3;
+    br->out0 = (unsigned char)(0xffu << (8 - (sb & 7)));
+    br->out1 = (unsigned char)((1u << (7 - (eb & 7))) - 1);
+}
+
+/* Parse "start end" and an optional BYTE|BIT unit as BITCOUNT and BITPOS
+ * do, then clamp Redis' way. On an empty range *empty is set. Returns 0 or
+ * -1 after an error reply. `unit` may be NULL (no unit argument); end NULL
+ * means "to the end" (BITPOS key bit start). */
+static int parse_range(const rec_arg_t *start_arg, const rec_arg_t *end_arg, const rec_arg_t *unit,
+                       uint64_t vlen, bit_range_t *br, int *empty, int check_both_negative,
+                       buf_t *r)
+{
+    long long start, end = 0;
+    int isbit = 0;
+    *empty = 0;
+    if (str_to_ll((const char *)start_arg->ptr, start_arg->len, &start)) {
+        resp_error(r, ERR_NOT_INT);
+        return -1;
+    }
+    /* BITCOUNT reads both numbers, then the unit; BITPOS reads the unit
+     * before the end. */
+    if (check_both_negative) {
+        if (str_to_ll((const char *)end_arg->ptr, end_arg->len, &end)) {
+            resp_error(r, ERR_NOT_INT);
+            return -1;
+        }
+        if (start < 0 && end < 0 && start > end) {
+            *empty = 1;
+            return 0;
+        }
+    }
+    if (unit) {
+        if (word_is(unit, "bit"))
+            isbit = 1;
+        else if (!word_is(unit, "byte")) {
+            resp_error(r, ERR_SYNTAX);
+            return -1;
+        }
+    }
+    long long totlen = (long long)vlen;
+    if (!check_both_negative) {
+        if (end_arg) {
+            if (str_to_ll((const char *)end_arg->ptr, end_arg->len, &end)) {
+                resp_error(r, ERR_NOT_INT);
+                return -1;
+            }
+        } else {
+            end = totlen - 1;
+        }
+    }
+    if (isbit) totlen <<= 3;
+    if (start < 0) start += totlen;
+    if (end < 0) end += totlen;
+    if (start < 0) start = 0;
+    if (end < 0) end = 0;
+    if (end >= totlen) end = totlen - 1;
+    if (start > end) {
+        *empty = 1;
+        return 0;
+    }
+    if (isbit)
+        bit_range(br, start, end);
+    else
+        bit_range(br, start * 8, end * 8 + 7);
+    return 0;
+}
+
+static size_t popcount(const unsigned char *p, size_t n)
+{
+    size_t c = 0, i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        c += (size_t)__builtin_popcountll(w);
+    }
+    for (; i < n; i++)
+        c += (size_t)__builtin_popcount(p[i]);
+    return c;
+}
+
+static int count_chunk(void *arg, const unsigned char *p, size_t n)
+{
+    if (p) *(uint64_t *)arg += popcount(p, n);
+    return 0;
+}
+
+/* BITCOUNT key [start end [BYTE|BIT]]. Redis looks the key up first, so a
+ * missing key is 0 whatever the arguments. */
+void st_read_bitcount(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (!slot) {
+        resp_integer(r, 0);
+        return;
+    }
+    uint64_t vlen = st_ent_vlen(*slot);
+    bit_range_t br;
+    int empty = 0;
+    if (a->argc == 3 || a->argc == 4) {
+        if (parse_range(&a->argv[1], &a->argv[2], a->argc == 4 ? &a->argv[3] : NULL, vlen, &br,
+                        &empty, 1, r))
+            return;
+    } else if (a->argc == 1) {
+        if (vlen == 0)
+            empty = 1;
+        else
+            bit_range(&br, 0, (int64_t)(vlen * 8 - 1));
+    } else {
+        resp_error(r, ERR_SYNTAX);
+        return;
+    }
+    if (empty) {
+        resp_integer(r, 0);
+        return;
+    }
+    uint64_t count = 0;
+    unsigned char first = 0, last = 0;
+    if (st_scan_range(ctx, *slot, br.b0, br.b1 - br.b0 + 1, count_chunk, &count) < 0 ||
+        (br.out0 && st_read_range(ctx, *slot, br.b0, 1, &first)) ||
+        (br.out1 && st_read_range(ctx, *slot, br.b1, 1, &last))) {
+        resp_error(r, STORE_ERR_IO);
+        return;
+    }
+    count -= (uint64_t)__builtin_popcount(first & br.out0);
+    count -= (uint64_t)__builtin_popcount(last & br.out1);
+    resp_integer(r, (long long)count);
+}
+
+typedef struct bitpos {
+    bit_range_t br;
+    unsigned bit;
+    uint64_t cur;  /* byte offset of the next chunk */
+    int64_t found; /* bit position, -1 while none */
+} bitpos_t;
+
+/* Index (0 = most significant) of the first bit of v equal to bit. */
+static int first_bit(unsigned char v, unsigned bit)
+{
+    unsigned x = bit ? v : (unsigned char)~v;
+    return __builtin_clz(x) - (int)(8 * sizeof(unsigned) - 8);
+}
+
+static int pos_chunk(void *arg, const unsigned char *p, size_t n)
+{
+    bitpos_t *s = arg;
+    uint64_t base = s->cur;
+    s->cur += n;
+    unsigned char none = s->bit ? 0x00 : 0xff; /* a byte without the bit */
+    uint64_t wnone = s->bit ? 0 : UINT64_MAX;
+    /* Bytes before lim need no mask (byte b1 may; b0 is only ever first). */
+    size_t lim = s->br.b1 - base < n ? (size_t)(s->br.b1 - base) : n;
+    size_t i = 0;
+    while (i < n) {
+        uint64_t at = base + i;
+        unsigned char v = p ? p[i] : 0;
+        if (at == s->br.b0) v = s->bit ? (unsigned char)(v & ~s->br.out0) : (v | s->br.out0);
+        if (at == s->br.b1) v = s->bit ? (unsigned char)(v & ~s->br.out1) : (v | s->br.out1);
+        if (v != none) {
+            s->found = (int64_t)(at * 8) + first_bit(v, s->bit);
+            return 1;
+        }
+        i++;
+        if (!p) {
+            if (s->bit && i < lim) i = lim; /* zeros hold no 1 up to b1 */
+            continue;
+        }
+        while (i + 8 <= lim) {
+            uint64_t w;
+            memcpy(&w, p + i, 8);
+            if (w != wnone) break;
+            i += 8;
+        }
+        while (i < lim && p[i] == none)
+            i++;
+    }
+    return 0;
+}
+
+/* BITPOS key bit [start [end [BYTE|BIT]]] (Redis 7): the first bit equal
+ * to `bit` in the range; none found is -1, except that a 0 looked for
+ * without an explicit end is found just past the value (its zero padding). */
+void st_read_bitpos(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    long long bit;
+    if (str_to_ll((const char *)a->argv[1].ptr, a->argv[1].len, &bit)) {
+        resp_error(r, ERR_NOT_INT);
+        return;
+    }
+    if (bit != 0 && bit != 1) {
+        resp_error(r, "ERR The bit argument must be 1 or 0.");
+        return;
+    }
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (!slot) {
+        resp_integer(r, bit ? -1 : 0);
+        return;
+    }
+    uint64_t vlen = st_ent_vlen(*slot);
+    bitpos_t s = {.bit = (unsigned)bit, .found = -1};
+    int empty = 0, end_given = a->argc >= 4;
+    if (a->argc >= 3 && a->argc <= 5) {
+        if (parse_range(&a->argv[2], a->argc >= 4 ? &a->argv[3] : NULL,
+                        a->argc == 5 ? &a->argv[4] : NULL, vlen, &s.br, &empty, 0, r))
+            return;
+    } else if (a->argc == 2) {
+        if (vlen == 0)
+            empty = 1;
+        else
+            bit_range(&s.br, 0, (int64_t)(vlen * 8 - 1));
+    } else {
+        resp_error(r, ERR_SYNTAX);
+        return;
+    }
+    if (empty) {
+        resp_integer(r, -1);
+        return;
+    }
+    s.cur = s.br.b0;
+    if (st_scan_range(ctx, *slot, s.br.b0, s.br.b1 - s.br.b0 + 1, pos_chunk, &s) < 0) {
+        resp_error(r, STORE_ERR_IO);
+        return;
+    }
+    if (s.found < 0 && bit == 0 && !end_given) s.found = s.br.eb + 1;
+    resp_integer(r, s.found);
+}

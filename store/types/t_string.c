@@ -1,0 +1,440 @@
+/*
+ * t_string.c - the store's string commands: SET (and SETNX, SETEX, PSETEX,
+ * GETSET, which share its record), MSET, MSETNX, INCRBY, INCRBYFLOAT,
+ * APPEND, SETRANGE, GETDEL, GETEX, GET, MGET, STRLEN, GETRANGE and OBJECT
+ * (handlers.h). Store process only; a type handler: it calls core/ and is
+ * called by route.c, and its apply handlers follow the determinism rules
+ * of route.c's banner. Bit commands are in t_bitmap.c, the value shapes
+ * APPEND and SETRANGE leave in core/value.c.
+ *
+ * Errors that depend on the state (a key's value that is not a number)
+ * are found here, in Redis' order; the frontend's encoder (encode-strings.c)
+ * has already refused what the arguments alone make wrong.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "handlers.h"
+#include "log.h"
+#include "resp.h"
+#include "store/core/entry.h"
+#include "store/core/value.h"
+#include "store/core/watch.h"
+#include "strutil.h"
+
+#define ERR_NOT_INT "ERR value is not an integer or out of range"
+
+void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    const rec_arg_t *key = &a->argv[0];
+    uint32_t flags = cmd_get_u32(a->argv[2].ptr);
+    int64_t expire_at = cmd_get_i64(a->argv[3].ptr);
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    /* Redis replies GET's old value first, whether or not NX/XX let the
+     * SET happen. */
+    if ((flags & SETF_GET) && r) {
+        if (slot)
+            st_reply_value(ctx, *slot, r);
+        else
+            resp_null(r);
+    }
+    if (((flags & SETF_NX) && slot) || ((flags & SETF_XX) && !slot)) {
+        if (!(flags & SETF_GET) && r) {
+            if (flags & SETF_REPLY_INT)
+                resp_integer(r, 0); /* SETNX */
+            else
+                resp_null(r);
+        }
+        return;
+    }
+    if (!expire_at && (flags & SETF_KEEPTTL) && slot) expire_at = (*slot)->expire_at_ms;
+    st_ent_store(a->db, slot, st_ent_new(key, &a->argv[1], st_arg_lsn(a, 1), expire_at));
+    st_key_changed(ctx, a, a->dbnum, key);
+    if (!(flags & SETF_GET) && r) {
+        if (flags & SETF_REPLY_INT)
+            resp_integer(r, 1);
+        else
+            resp_simple(r, "OK");
+    }
+}
+
+void st_apply_mset(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    for (uint16_t i = 0; i + 1 < a->argc; i += 2) {
+        idx_entry_t **slot = st_find_live(a->db, &a->argv[i], ctx->now, 1);
+        st_ent_store(a->db, slot,
+                     st_ent_new(&a->argv[i], &a->argv[i + 1], st_arg_lsn(a, i + 1), 0));
+        st_key_changed(ctx, a, a->dbnum, &a->argv[i]);
+    }
+    if (r) resp_simple(r, "OK");
+}
+
+void st_apply_incrby(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    const rec_arg_t *key = &a->argv[0];
+    long long delta = cmd_get_i64(a->argv[1].ptr), value = 0;
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (slot) {
+        idx_entry_t *e = *slot;
+        /* A value longer than 24 bytes cannot be an integer (20 at most). */
+        if (st_ent_kind(e) != VK_INLINE ||
+            str_to_ll((const char *)st_ent_inline(e), e->ilen, &value)) {
+            if (r) resp_error(r, ERR_NOT_INT);
+            return;
+        }
+    }
+    if ((delta < 0 && value < 0 && delta < LLONG_MIN - value) ||
+        (delta > 0 && value > 0 && delta > LLONG_MAX - value)) {
+        if (r) resp_error(r, "ERR increment or decrement would overflow");
+        return;
+    }
+    value += delta;
+    char num[32];
+    rec_arg_t val = {(const unsigned char *)num, (uint32_t)str_from_ll(num, value)};
+    /* INCR keeps the key's TTL, as Redis' dbOverwrite does. */
+    st_ent_store(a->db, slot, st_ent_new(key, &val, 0, slot ? (*slot)->expire_at_ms : 0));
+    st_key_changed(ctx, a, a->dbnum, key);
+    if (r) resp_integer(r, value);
+}
+
+/* Redis' checkStringLength against limit (<= 0: none). */
+static int too_long_for(int64_t limit, uint64_t total, buf_t *r)
+{
+    if (limit > 0 && total > (uint64_t)limit) {
+        if (r) resp_error(r, "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+        return 1;
+    }
+    return 0;
+}
+
+void st_apply_append(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    const rec_arg_t *key = &a->argv[0], *val = &a->argv[1];
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (!slot) {
+        st_ent_store(a->db, NULL, st_ent_new(key, val, st_arg_lsn(a, 1), 0));
+        st_key_changed(ctx, a, a->dbnum, key);
+        if (r) resp_integer(r, val->len);
+        return;
+    }
+    uint64_t old_len = st_ent_vlen(*slot), total = old_len + val->len;
+    /* The limit is part of the state machine. Records carry the one the
+     * frontend had (so CONFIG SET applies at once, and replay refuses the
+     * same APPENDs whatever the configuration then); records written before
+     * they did use this store's proto-max-bulk-len. */
+    int64_t limit = a->argc == 3 ? cmd_get_i64(a->argv[2].ptr) : ctx->max_bulk;
+    if (too_long_for(limit, total, r)) return;
+    /* Even an empty APPEND changes the key for WATCH and makes its
+     * encoding raw, as Redis' dbUnshareStringValue does. */
+    st_key_changed(ctx, a, a->dbnum, key);
+    st_ent_set_enc(*slot, VENC_RAW);
+    st_val_write(ctx, a->db, slot, old_len, val->ptr, st_arg_lsn(a, 1), val->len);
+    if (r) resp_integer(r, (long long)total);
+}
+
+/* SETRANGE key offset value; the frontend refused a negative offset and
+ * one past proto-max-bulk-len. */
+void st_apply_setrange(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    const rec_arg_t *key = &a->argv[0], *val = &a->argv[2];
+    uint64_t off = (uint64_t)cmd_get_i64(a->argv[1].ptr);
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (val->len == 0) { /* nothing to write: no key is made, none changes */
+        if (r) resp_integer(r, slot ? (long long)st_ent_vlen(*slot) : 0);
+        return;
+    }
+    if (off > ST_VALUE_MAX - val->len) { /* only a record no frontend writes */
+        too_long_for(ctx->max_bulk, UINT64_MAX, r);
+        return;
+    }
+    if (!slot) {
+        rec_arg_t empty = {val->ptr, 0};
+        st_ent_store(a->db, NULL, st_ent_new(key, &empty, 0, 0));
+        slot = st_find_live(a->db, key, ctx->now, 0);
+    }
+    st_ent_set_enc(*slot, VENC_RAW);
+    idx_entry_t *e = st_val_write(ctx, a->db, slot, off, val->ptr, st_arg_lsn(a, 2), val->len);
+    st_key_changed(ctx, a, a->dbnum, key);
+    if (r) resp_integer(r, (long long)st_ent_vlen(e));
+}
+
+/* MSETNX: all the keys or none. */
+void st_apply_msetnx(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    for (uint16_t i = 0; i + 1 < a->argc; i += 2) {
+        if (st_find_live(a->db, &a->argv[i], ctx->now, 1)) {
+            if (r) resp_integer(r, 0);
+            return;
+        }
+    }
+    st_apply_mset(ctx, a, NULL);
+    if (r) resp_integer(r, 1);
+}
+
+/* INCRBYFLOAT key increment: Redis' long double arithmetic, and its
+ * formatting of the result, which is what the key then holds (so replay,
+ * which runs the same code on the same C library, stores the same text). */
+void st_apply_incrbyfloat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    const rec_arg_t *key = &a->argv[0], *incr_arg = &a->argv[1];
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    long double value = 0, incr;
+    if (slot) {
+        uint64_t vlen = st_ent_vlen(*slot);
+        char text[STR_LD_MAX];
+        /* Longer texts are refused by the parse anyway: don't read them. */
+        if (vlen < sizeof(text) && st_read_value(ctx, *slot, (unsigned char *)text)) {
+            log_warn("store: cannot read a value back from the log while applying a "
+                     "record: the state would no longer follow the log; stopping");
+            exit(EXIT_FATAL);
+        }
+        if (vlen >= sizeof(text) || str_to_ld(text, (size_t)vlen, &value)) {
+            if (r) resp_error(r, "ERR value is not a valid float");
+            return;
+        }
+    }
+    if (str_to_ld((const char *)incr_arg->ptr, incr_arg->len, &incr)) {
+        if (r) resp_error(r, "ERR value is not a valid float");
+        return;
+    }
+    value += incr;
+    if (isnan(value) || isinf(value)) {
+        if (r) resp_error(r, "ERR increment would produce NaN or Infinity");
+        return;
+    }
+    char out[STR_LD_MAX];
+    size_t n = str_from_ld(out, sizeof(out), value);
+    /* The TTL stays (Redis overwrites the value only); the result is a new
+     * string, never an int however it reads (createStringObject). */
+    idx_entry_t *e =
+        st_ent_new_ram(key, (const unsigned char *)out, n, slot ? (*slot)->expire_at_ms : 0);
+    st_ent_set_enc(e, VENC_STR);
+    st_ent_store(a->db, slot, e);
+    st_key_changed(ctx, a, a->dbnum, key);
+    if (r) resp_bulk(r, out, n);
+}
+
+void st_apply_getdel(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
+    if (!slot) {
+        if (r) resp_null(r);
+        return;
+    }
+    if (r) st_reply_value(ctx, *slot, r);
+    st_remove(a->db, slot);
+    st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
+}
+
+/* GETEX key [EX|PX|EXAT|PXAT time|PERSIST]. Redis looks the key up before
+ * it checks the time, so an invalid time the encoder found comes as a flag:
+ * its error is the reply only when the key exists. */
+void st_apply_getex(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    const rec_arg_t *key = &a->argv[0];
+    uint32_t flags = cmd_get_u32(a->argv[1].ptr);
+    int64_t at = cmd_get_i64(a->argv[2].ptr);
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (!slot) {
+        if (r) resp_null(r);
+        return;
+    }
+    if (flags & GETEXF_ERR_NOT_INT) {
+        if (r) resp_error(r, ERR_NOT_INT);
+        return;
+    }
+    if (flags & GETEXF_ERR_EXPIRE) {
+        if (r) resp_error(r, "ERR invalid expire time in 'getex' command");
+        return;
+    }
+    if (r) st_reply_value(ctx, *slot, r);
+    if (flags & GETEXF_AT) {
+        if (at <= ctx->now)
+            st_remove(a->db, slot); /* deleted after the reply */
+        else
+            st_ent_set_expire(a->db, *slot, at);
+        st_key_changed(ctx, a, a->dbnum, key);
+    } else if ((flags & GETEXF_PERSIST) && (*slot)->expire_at_ms) {
+        st_ent_set_expire(a->db, *slot, 0);
+        st_key_changed(ctx, a, a->dbnum, key);
+    }
+}
+
+/* ---- reads ---------------------------------------------------------- */
+
+void st_read_get(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (slot)
+        st_reply_value(ctx, *slot, r);
+    else
+        resp_null(r);
+}
+
+void st_read_mget(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    size_t mark = r->len;
+    resp_array(r, a->argc);
+    for (uint16_t i = 0; i < a->argc; i++) {
+        idx_entry_t **slot = st_find_live(a->db, &a->argv[i], a->now, 0);
+        if (slot)
+            st_reply_value(ctx, *slot, r);
+        else
+            resp_null(r);
+        if (ctx->max_reply && r->len - mark > ctx->max_reply) {
+            r->len = mark;
+            resp_error(r, STORE_ERR_TOO_LARGE);
+            break;
+        }
+    }
+}
+
+void st_read_strlen(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    (void)ctx;
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    resp_integer(r, slot ? (long long)st_ent_vlen(*slot) : 0);
+}
+
+/* GETRANGE key start end (and SUBSTR): Redis 7's index rules. */
+void st_read_getrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    long long start, end;
+    if (str_to_ll((const char *)a->argv[1].ptr, a->argv[1].len, &start) ||
+        str_to_ll((const char *)a->argv[2].ptr, a->argv[2].len, &end)) {
+        resp_error(r, ERR_NOT_INT);
+        return;
+    }
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    long long len = slot ? (long long)st_ent_vlen(*slot) : 0;
+    if (!slot || (start < 0 && end < 0 && start > end)) {
+        resp_bulk(r, "", 0);
+        return;
+    }
+    if (start < 0) start += len;
+    if (end < 0) end += len;
+    if (start < 0) start = 0;
+    if (end < 0) end = 0;
+    if (end >= len) end = len - 1;
+    if (start > end || len == 0) {
+        resp_bulk(r, "", 0);
+        return;
+    }
+    st_reply_range(ctx, *slot, (uint64_t)start, (uint64_t)(end - start + 1), r);
+}
+
+/* ---- OBJECT ------------------------------------------------------------ */
+
+static const char *const object_help[] = {
+    "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+    "HELP",
+    "    Prints this help.",
+};
+
+/* The encoding Redis would report for e after the same commands: SET and
+ * friends try an integer (up to 20 characters that read as a long), then
+ * embstr (up to 44 bytes), else raw; APPEND, SETRANGE and SETBIT leave raw;
+ * INCRBYFLOAT leaves embstr or raw by length. *small_int is set when Redis
+ * would share the object (an int from 0 to 9999: OBJECT REFCOUNT says
+ * INT_MAX for those). */
+static const char *encoding_of(idx_entry_t *e, int *small_int)
+{
+    uint64_t vlen = st_ent_vlen(e);
+    long long v;
+    *small_int = 0;
+    switch (st_ent_enc(e)) {
+    case VENC_RAW:
+        return "raw";
+    case VENC_AUTO:
+        if (vlen <= 20 && st_ent_kind(e) == VK_INLINE &&
+            str_to_ll((const char *)st_ent_inline(e), (size_t)vlen, &v) == 0) {
+            *small_int = v >= 0 && v < 10000;
+            return "int";
+        }
+        /* fall through */
+    default:
+        return vlen <= 44 ? "embstr" : "raw";
+    }
+}
+
+/* OBJECT ENCODING|FREQ|IDLETIME|REFCOUNT key, OBJECT HELP. Arity and
+ * unknown subcommands get the errors Redis 7 gives for its OBJECT|...
+ * subcommands. AtticDB keeps no access times: IDLETIME says 0 (the answer
+ * Redis gives for a key used within the last second), and FREQ gives the
+ * error Redis gives under the default maxmemory-policy. */
+void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    (void)ctx;
+    static const char *const subs[] = {"help", "encoding", "freq", "idletime", "refcount"};
+    const char *sub = (const char *)a->argv[0].ptr;
+    size_t sublen = a->argv[0].len;
+    int which = -1;
+    for (int i = 0; i < 5; i++)
+        if (strlen(subs[i]) == sublen && strncasecmp(subs[i], sub, sublen) == 0) which = i;
+    if (which < 0) {
+        char name[129];
+        size_t n = strnlen(sub, sublen < 128 ? sublen : 128); /* %.128s */
+        memcpy(name, sub, n);
+        name[n] = '\0';
+        for (size_t i = 0; i < n; i++)
+            if (name[i] == '\r' || name[i] == '\n') name[i] = ' ';
+        char msg[256];
+        snprintf(msg, sizeof(msg), "ERR unknown subcommand '%s'. Try OBJECT HELP.", name);
+        resp_error(r, msg);
+        return;
+    }
+    if (a->argc != (which == 0 ? 1 : 2)) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "ERR wrong number of arguments for 'object|%s' command",
+                 subs[which]);
+        resp_error(r, msg);
+        return;
+    }
+    if (which == 0) {
+        size_t n = sizeof(object_help) / sizeof(object_help[0]);
+        resp_array(r, (long long)n);
+        for (size_t i = 0; i < n; i++)
+            resp_simple(r, object_help[i]);
+        return;
+    }
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[1], a->now, 0);
+    if (!slot) {
+        resp_null(r);
+        return;
+    }
+    int small_int;
+    const char *enc = encoding_of(*slot, &small_int);
+    switch (which) {
+    case 1:
+        resp_bulk_cstr(r, enc);
+        break;
+    case 2:
+        resp_error(r, "ERR An LFU maxmemory policy is not selected, access frequency not "
+                      "tracked. Please note that when switching between policies at runtime "
+                      "LRU and LFU data will take some time to adjust.");
+        break;
+    case 3:
+        resp_integer(r, 0);
+        break;
+    default:
+        resp_integer(r, small_int ? INT_MAX : 1);
+        break;
+    }
+}
