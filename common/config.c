@@ -284,7 +284,7 @@ static int parse_user(config_t *c, int argc, const char *const *argv, const size
 /* ---- the table ---- */
 
 static const char *const loglevel_names[] = {"debug", "verbose", "notice", "warning", NULL};
-static const char *const log_sync_names[] = {"fdatasync", "odsync", NULL};
+static const char *const log_sync_names[] = {"fdatasync", "odsync", "uring", "direct", NULL};
 
 #define FIELD(f) offsetof(config_t, f), sizeof(((config_t *)0)->f)
 #define NUM(name, type, flags, dflt, lo, hi, f)                                                    \

@@ -22,7 +22,12 @@ typedef struct config_user {
 } config_user_t;
 
 /* How the logger makes a batch durable (docs/DECISIONS.md has the numbers). */
-enum { CONFIG_SYNC_FDATASYNC = 0, CONFIG_SYNC_ODSYNC = 1 };
+enum {
+    CONFIG_SYNC_FDATASYNC = 0, /* pwrite, then one fdatasync per batch */
+    CONFIG_SYNC_ODSYNC = 1,    /* segments opened O_DSYNC */
+    CONFIG_SYNC_URING = 2,     /* pwrite, then fdatasyncs in flight via io_uring (D24) */
+    CONFIG_SYNC_DIRECT = 3,    /* one O_DIRECT|O_DSYNC write of whole blocks per batch (D24) */
+};
 
 typedef struct config {
     int port;                     /* 0 = no TCP listener */
@@ -54,9 +59,9 @@ typedef struct config {
     int nusers;
     int64_t slowlog_log_slower_than; /* microseconds; < 0 disables, 0 logs every command */
     int64_t slowlog_max_len;
-    int daemonize;     /* accepted for compatibility; must be no */
-    int respawn_limit; /* deaths in a row at start before giving up */
-    int log_sync;      /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
+    int daemonize;             /* accepted for compatibility; must be no */
+    int respawn_limit;         /* deaths in a row at start before giving up */
+    int log_sync;              /* CONFIG_SYNC_* */
     uint64_t checkpoint_bytes; /* log applied between store checkpoints; 0 = none */
 } config_t;
 

@@ -18,6 +18,17 @@ static int real_open(const char *path, int flags, mode_t mode)
     return open(path, flags | O_CLOEXEC, mode);
 }
 
+static int real_sync_begin(int file, unsigned long long *token)
+{
+    *token = 0;
+    return 0;
+}
+
+static int real_sync_end(int file, unsigned long long token, int res)
+{
+    return res;
+}
+
 const io_ops_t io_real = {
     .open = real_open,
     .close = close,
@@ -36,6 +47,8 @@ const io_ops_t io_real = {
     .opendir = opendir,
     .readdir = readdir,
     .closedir = closedir,
+    .sync_begin = real_sync_begin,
+    .sync_end = real_sync_end,
 };
 
 const io_ops_t *io = &io_real;

@@ -35,6 +35,16 @@ typedef struct io_ops {
     DIR *(*opendir)(const char *path);
     struct dirent *(*readdir)(DIR *d);
     int (*closedir)(DIR *d);
+    /* An fdatasync that runs asynchronously (the logger's io_uring path,
+     * log-sync uring): sync_begin is called just before one is submitted
+     * for the writes made so far on `file` (the fd they were made on; the
+     * sync itself may run on another fd of the same file), and fills a
+     * token; sync_end is called with the token and the kernel's result (0
+     * or -errno) when it completes, and returns the result to believe.
+     * sync_begin returns 0, or an errno for a sync that must not be
+     * submitted. The real seam passes results through. */
+    int (*sync_begin)(int file, unsigned long long *token);
+    int (*sync_end)(int file, unsigned long long token, int res);
 } io_ops_t;
 
 /* The table in use; io_real by default. */

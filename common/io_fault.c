@@ -7,6 +7,7 @@
 #include "io_fault.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -76,19 +77,49 @@ typedef struct pending_write {
     int fd;
     off_t off;
     size_t len;
-    unsigned char *before; /* the bytes the write replaced */
+    unsigned long long seq; /* order of the write, for asynchronous syncs */
+    unsigned char *before;  /* the bytes the write replaced */
 } pending_write_t;
 
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static pending_write_t *pending; /* newest first */
+static unsigned long long write_seq;
 static int cut_armed;
+/* Asynchronous syncs were used (log-sync uring): a cut then loses pages of
+ * the unsynced writes at random rather than all of them (power_cut). */
+static int cut_async;
+/* fds opened O_DSYNC (log-sync odsync, direct): each write is also a sync. */
+#define MAX_DSYNC_FD 1024
+static _Atomic unsigned char dsync_fd[MAX_DSYNC_FD];
 
-static void forget_synced(int fd)
+static int is_dsync(int fd)
+{
+    return fd >= 0 && fd < MAX_DSYNC_FD && atomic_load(&dsync_fd[fd]);
+}
+
+/* O_DIRECT wants aligned buffers and offsets; the seam's own reads and
+ * undos are neither, so it lifts the flag around them. Returns the flags
+ * to put back. */
+static int lift_direct(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0 && (fl & O_DIRECT)) fcntl(fd, F_SETFL, fl & ~O_DIRECT);
+    return fl;
+}
+
+static void restore_direct(int fd, int fl)
+{
+    if (fl >= 0 && (fl & O_DIRECT)) fcntl(fd, F_SETFL, fl);
+}
+
+/* A sync of fd succeeded: writes made on it before `before` (in write_seq
+ * order) are on the disk. */
+static void forget_synced_before(int fd, unsigned long long before)
 {
     pthread_mutex_lock(&pending_lock);
     for (pending_write_t **pp = &pending; *pp;) {
         pending_write_t *w = *pp;
-        if (w->fd == fd) {
+        if (w->fd == fd && w->seq < before) {
             *pp = w->next;
             free(w->before);
             free(w);
@@ -99,12 +130,19 @@ static void forget_synced(int fd)
     pthread_mutex_unlock(&pending_lock);
 }
 
+static void forget_synced(int fd)
+{
+    forget_synced_before(fd, ~0ull);
+}
+
 static void remember_write(int fd, size_t len, off_t off)
 {
     pending_write_t *w = malloc(sizeof(*w));
     unsigned char *before = malloc(len ? len : 1);
     if (!w || !before) abort();
+    int fl = lift_direct(fd);
     ssize_t got = io_real.pread(fd, before, len, off);
+    restore_direct(fd, fl);
     if (got < 0) got = 0;
     memset(before + got, 0, len - (size_t)got); /* past the end: it was not there */
     w->fd = fd;
@@ -112,6 +150,7 @@ static void remember_write(int fd, size_t len, off_t off)
     w->len = len;
     w->before = before;
     pthread_mutex_lock(&pending_lock);
+    w->seq = write_seq++;
     w->next = pending;
     pending = w;
     pthread_mutex_unlock(&pending_lock);
@@ -120,16 +159,79 @@ static void remember_write(int fd, size_t len, off_t off)
 /* The power goes: undo what was never synced (newest first, so the oldest
  * pre-image wins where writes overlap), tear the newest, and die with the
  * whole process group, as every process of a machine does. */
+/* What the power cut left of a page of unsynced writes, the same for every
+ * write that touches it (a hash of where it is and of the cut). */
+enum { PAGE = 4096, SECTOR = 512 };
+enum { PAGE_LOST, PAGE_KEPT, PAGE_TORN };
+static unsigned long cut_salt;
+
+static unsigned long mix(unsigned long x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdul;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ul;
+    return x ^ (x >> 33);
+}
+
+static int page_fate(int fd, off_t page)
+{
+    return (int)(mix(cut_salt ^ ((unsigned long)fd << 48) ^ (unsigned long)page) % 3);
+}
+
+/* Whether a sector of a torn page reached the disk. */
+static int sector_kept(int fd, off_t sector)
+{
+    return (int)(mix(~cut_salt ^ ((unsigned long)fd << 48) ^ (unsigned long)sector) & 1);
+}
+
+/* Undo the part of w in [from, to), if any. */
+static void undo_range(const pending_write_t *w, off_t from, off_t to)
+{
+    lift_direct(w->fd);
+    off_t a = w->off > from ? w->off : from;
+    off_t b = w->off + (off_t)w->len < to ? w->off + (off_t)w->len : to;
+    if (a >= b) return;
+    ssize_t r = io_real.pwrite(w->fd, w->before + (a - w->off), (size_t)(b - a), a);
+    (void)r;
+}
+
+/*
+ * The cut with asynchronous syncs in flight: the kernel writes dirty pages
+ * back in any order, and a sync that was running may have carried some of
+ * them to the disk before the power went. So each 4 KiB page touched by an
+ * unsynced write is lost (back to what was synced), kept (what the file
+ * holds now), or torn (each 512-byte sector one or the other), and pages of
+ * one batch fare differently: later pages may survive earlier ones.
+ * Newest first, so the oldest pre-image wins where writes overlap.
+ */
+static void undo_pages(const pending_write_t *w)
+{
+    for (off_t page = w->off & ~(off_t)(PAGE - 1); page < w->off + (off_t)w->len; page += PAGE) {
+        int fate = page_fate(w->fd, page);
+        if (fate == PAGE_LOST) undo_range(w, page, page + PAGE);
+        if (fate != PAGE_TORN) continue;
+        for (off_t s = page; s < page + PAGE; s += SECTOR)
+            if (!sector_kept(w->fd, s)) undo_range(w, s, s + SECTOR);
+    }
+}
+
 static void power_cut(void)
 {
     pthread_mutex_lock(&pending_lock);
+    cut_salt = (unsigned long)random();
     int first = 1;
     for (pending_write_t *w = pending; w; w = w->next) {
+        if (cut_async) {
+            undo_pages(w);
+            continue;
+        }
         size_t keep = 0;
         /* Any prefix, not only whole sectors: batches are often smaller
          * than one, and the CRC must catch a record cut anywhere. */
         if (first) keep = (size_t)(random() % (long)w->len);
         first = 0;
+        lift_direct(w->fd); /* the process dies next: nothing to restore */
         ssize_t r = io_real.pwrite(w->fd, w->before + keep, w->len - keep, w->off + (off_t)keep);
         (void)r;
     }
@@ -191,11 +293,35 @@ int io_fault_point(enum io_fault_point point)
 static int f_open(const char *p, int fl, mode_t m)
 {
     FAIL_IF(F_OPEN);
-    return io_real.open(p, fl, m);
+    int fd = io_real.open(p, fl, m);
+    if (fd >= 0 && fd < MAX_DSYNC_FD) atomic_store(&dsync_fd[fd], (fl & O_DSYNC) == O_DSYNC);
+    return fd;
 }
+static int f_close(int fd)
+{
+    if (fd >= 0 && fd < MAX_DSYNC_FD) atomic_store(&dsync_fd[fd], 0);
+    return io_real.close(fd);
+}
+/* A write on an O_DSYNC fd is durable when it returns: it counts as an
+ * fdatasync too, so fdatasync:N:EIO fails it (nothing written) and
+ * fdatasync:N:CUT cuts the power during it (a prefix of it survives). */
 static ssize_t f_pwrite(int fd, const void *b, size_t n, off_t o)
 {
     FAIL_IF(F_PWRITE);
+    if (is_dsync(fd)) {
+        int e = hit_io(F_FDATASYNC);
+        if (e == FAULT_CUT) {
+            remember_write(fd, n, o);
+            ssize_t r = io_real.pwrite(fd, b, n, o);
+            (void)r;
+            power_cut();
+        }
+        if (e) {
+            errno = e;
+            return -1;
+        }
+        return io_real.pwrite(fd, b, n, o);
+    }
     if (cut_armed) remember_write(fd, n, o);
     return io_real.pwrite(fd, b, n, o);
 }
@@ -222,6 +348,31 @@ static int f_fsync(int fd)
     int rc = io_real.fsync(fd);
     if (rc == 0 && cut_armed) forget_synced(fd);
     return rc;
+}
+/* Asynchronous syncs (io.h): counted with the fdatasyncs, so one spec
+ * works for both ways of syncing. The Nth fails at its completion (out of
+ * order with the others in flight), or is a power cut at its submission,
+ * with the syncs before it possibly still running. The token is the write
+ * order at submission and the errno to fail with. */
+#define TOKEN_SEQ_BITS 40
+static int f_sync_begin(int file, unsigned long long *token)
+{
+    pthread_mutex_lock(&pending_lock);
+    cut_async = 1;
+    pthread_mutex_unlock(&pending_lock);
+    int e = hit_io(F_FDATASYNC);
+    if (e == FAULT_CUT) power_cut();
+    pthread_mutex_lock(&pending_lock);
+    *token = write_seq | ((unsigned long long)e << TOKEN_SEQ_BITS);
+    pthread_mutex_unlock(&pending_lock);
+    return 0;
+}
+static int f_sync_end(int file, unsigned long long token, int res)
+{
+    int e = (int)(token >> TOKEN_SEQ_BITS);
+    if (e) return -e;
+    if (res == 0 && cut_armed) forget_synced_before(file, token & ((1ull << TOKEN_SEQ_BITS) - 1));
+    return res;
 }
 static int f_fallocate(int fd, int mode, off_t o, off_t l)
 {
@@ -287,7 +438,7 @@ static struct dirent *f_readdir(DIR *d)
 
 static const io_ops_t io_faulty = {
     .open = f_open,
-    .close = NULL, /* filled from io_real at install */
+    .close = f_close,
     .pwrite = f_pwrite,
     .pread = f_pread,
     .fdatasync = f_fdatasync,
@@ -303,6 +454,8 @@ static const io_ops_t io_faulty = {
     .opendir = f_opendir,
     .readdir = f_readdir,
     .closedir = NULL, /* filled from io_real at install */
+    .sync_begin = f_sync_begin,
+    .sync_end = f_sync_end,
 };
 static io_ops_t io_installed;
 
@@ -390,7 +543,6 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation)
                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (m != MAP_FAILED) calls = m;
         io_installed = io_faulty;
-        io_installed.close = io_real.close;
         io_installed.closedir = io_real.closedir;
         io_set(&io_installed);
     }

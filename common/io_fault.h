@@ -40,6 +40,21 @@
  * survives), and the whole process group is SIGKILLed. What a
  * restart then reads is what a disk would hold after the power came back.
  *
+ * A write on an fd opened O_DSYNC (log-sync odsync and direct) is durable
+ * when it returns, so it counts as an fdatasync: "fdatasync:N:EIO" fails it
+ * before anything is written, "fdatasync:N:CUT" cuts the power during it
+ * (a random prefix of it survives; the writes before it are durable).
+ *
+ * Asynchronous syncs (the logger's io_uring path, log-sync uring; io.h
+ * sync_begin/sync_end) count as fdatasyncs: "fdatasync:N:EIO" fails the
+ * Nth when it completes, after later ones may have succeeded, and
+ * "fdatasync:N:CUT" cuts the power as the Nth is submitted, with earlier
+ * ones still running. A sync that completed makes the writes made before
+ * its submission durable, not the later ones. Once a process has used
+ * them, a cut treats each 4 KiB page of the unsynced writes on its own:
+ * lost, kept, or torn at 512-byte sectors, in any mix, as the kernel's
+ * writeback and the syncs in flight could have left it.
+ *
  * The server reads ATTICDB_TEST_FAULTS at start, as "role.op:nth:errno,..."
  * with role logger, store or frontend, and installs in each child the part
  * for its role; an entry without a role is for every child. The master

@@ -6,7 +6,12 @@
  * contracts 5, 6 and 8; docs/OPERATIONS.md, "Disk faults").
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,9 +108,16 @@ Test(crash_logger, segment_smaller_than_twice_the_ring_is_refused)
 /* Segments of 128kb and a ring of 64kb; the faults, if any, make the
  * segment preparer hang on the second segment (as a slow zero-fill would). */
 #define SMALL_LOG "--frontends 1 --ring-size 64kb --segment-size 128kb"
-#define SEG       131072ull
-#define NSETS     160
-#define VALLEN    1000
+/* Each way of syncing (log-sync), whatever the default. */
+#define SMALL_LOG_FDATASYNC SMALL_LOG " --log-sync fdatasync"
+/* The same with fdatasyncs in flight (log-sync uring, D24): every sync of
+ * the first segment completes before the logger waits for the second. */
+#define SMALL_LOG_URING SMALL_LOG " --log-sync uring"
+/* And with O_DIRECT|O_DSYNC writes of whole blocks (log-sync direct). */
+#define SMALL_LOG_DIRECT SMALL_LOG " --log-sync direct"
+#define SEG              131072ull
+#define NSETS            160
+#define VALLEN           1000
 
 /* Pipeline NSETS SETs, which go past the end of the first segment, and wait
  * until the logger is stuck there. Returns the connection, its replies
@@ -165,10 +177,10 @@ static void values_read_back(const srv_t *s, const char *when)
     redisFree(c);
 }
 
-Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_ready)
+static void acked_while_the_next_segment_is_not_ready(const char *args)
 {
     srv_t s;
-    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", SMALL_LOG), 0);
+    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", args), 0);
     redisContext *w = fill_to_segment_end(&s);
     /* The SETs of the first segment are applied, and acknowledged. */
     redisContext *c = srv_connect(&s);
@@ -194,18 +206,98 @@ Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_r
     srv_cleanup(&s);
 }
 
+Test(crash_logger, writes_before_a_segment_end_are_acked_while_the_next_is_not_ready)
+{
+    acked_while_the_next_segment_is_not_ready(SMALL_LOG_FDATASYNC);
+}
+
+Test(crash_logger, writes_before_a_segment_end_are_acked_with_syncs_in_flight)
+{
+    acked_while_the_next_segment_is_not_ready(SMALL_LOG_URING);
+}
+
+Test(crash_logger, writes_before_a_segment_end_are_acked_with_direct_writes)
+{
+    acked_while_the_next_segment_is_not_ready(SMALL_LOG_DIRECT);
+}
+
 /* The logger dies while the segment at durable_lsn does not exist (its
  * preparer never finished it). The next logger must make that segment and go
  * on, not stop the server over a missing file. */
-Test(crash_logger, logger_killed_at_a_segment_end_before_the_next_exists)
+static void killed_before_the_next_segment_exists(const char *args)
 {
     srv_t s;
-    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", SMALL_LOG), 0);
+    cr_assert_eq(srv_start_faults(&s, "logger.fallocate:2:HANG", args), 0);
     kill_logger_then_all_acked(&s, fill_to_segment_end(&s));
     values_read_back(&s, "after the logger's death");
     cr_assert_eq(srv_stop(&s), 0);
     cr_assert_eq(srv_restart(&s), 0);
     values_read_back(&s, "after a restart");
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+Test(crash_logger, logger_killed_at_a_segment_end_before_the_next_exists)
+{
+    killed_before_the_next_segment_exists(SMALL_LOG_FDATASYNC);
+}
+
+Test(crash_logger, logger_killed_at_a_segment_end_with_syncs_in_flight)
+{
+    killed_before_the_next_segment_exists(SMALL_LOG_URING);
+}
+
+Test(crash_logger, logger_killed_at_a_segment_end_with_direct_writes)
+{
+    killed_before_the_next_segment_exists(SMALL_LOG_DIRECT);
+}
+
+/* log-sync direct rewrites the block where the log ends with the bytes it
+ * already holds: a logger killed between batches leaves that block to its
+ * successor, which must read it back from the disk (logger/direct.c), not
+ * write zeros over acknowledged records. Records of 100-odd bytes, so the
+ * log ends inside a block every time. */
+Test(crash_logger, logger_killed_mid_block_with_direct_writes)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, SMALL_LOG_DIRECT), 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    enum { ROUNDS = 5, PER_ROUND = 7 };
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < PER_ROUND; i++) {
+            redisReply *r = NULL;
+            /* The first write after a kill waits for the new logger. */
+            for (int tries = 0; tries < 500 && !r; tries++) {
+                r = redisCommand(c, "SET m:%d:%d value-%d-%d-padding-padding", round, i, round, i);
+                if (!r) {
+                    redisFree(c);
+                    usleep(10000);
+                    c = srv_connect(&s);
+                    cr_assert_not_null(c);
+                }
+            }
+            cr_assert_not_null(r);
+            cr_assert_eq(r->type, REDIS_REPLY_STATUS, "SET m:%d:%d: %s", round, i,
+                         r->type == REDIS_REPLY_ERROR ? r->str : "");
+            freeReplyObject(r);
+        }
+        kill_logger(&s);
+    }
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    for (int round = 0; round < ROUNDS; round++)
+        for (int i = 0; i < PER_ROUND; i++) {
+            char want[64];
+            snprintf(want, sizeof(want), "value-%d-%d-padding-padding", round, i);
+            redisReply *r = redisCommand(c, "GET m:%d:%d", round, i);
+            cr_assert(r && r->type == REDIS_REPLY_STRING && !strcmp(r->str, want),
+                      "acked m:%d:%d lost after the logger's deaths", round, i);
+            freeReplyObject(r);
+        }
+    redisFree(c);
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
 }
@@ -228,6 +320,46 @@ Test(crash_logger, logger_killed_at_a_segment_end_on_a_full_disk)
     cr_assert(srv_log_contains(&s, "No space for the next log segment", NULL),
               "the respawned logger did not meet the full disk");
     values_read_back(&s, "after the logger's death on a full disk");
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/*
+ * Issue 12: when a fresh server answers PING, its first segment is whole,
+ * and its zeros are on the disk: no extent is delayed (still in the page
+ * cache) or unwritten (an append's sync would then journal its
+ * conversion), so the first commits pay for no preparation (D5).
+ */
+Test(crash_logger, first_segment_is_written_before_the_server_answers)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --segment-size 1mb --ring-size 256kb"), 0);
+    char path[600];
+    snprintf(path, sizeof(path), "%s/log-%016llx.seg", s.dir, 0ull);
+    int fd = open(path, O_RDONLY);
+    cr_assert_geq(fd, 0, "no first segment when the server answers");
+    struct stat st;
+    cr_assert_eq(fstat(fd, &st), 0);
+    cr_assert_eq(st.st_size, 1 << 20);
+    struct {
+        struct fiemap map;
+        struct fiemap_extent extents[64];
+    } fm;
+    memset(&fm, 0, sizeof(fm));
+    fm.map.fm_length = ~0ull;
+    fm.map.fm_extent_count = 64;
+    if (ioctl(fd, FS_IOC_FIEMAP, &fm) == 0) { /* not every file system has it */
+        unsigned long long covered = 0;
+        for (unsigned i = 0; i < fm.map.fm_mapped_extents; i++) {
+            const struct fiemap_extent *e = &fm.map.fm_extents[i];
+            cr_assert_eq(e->fe_flags & (FIEMAP_EXTENT_UNWRITTEN | FIEMAP_EXTENT_DELALLOC), 0,
+                         "extent %u of the first segment is not written (flags %#x)", i,
+                         e->fe_flags);
+            covered += e->fe_length;
+        }
+        cr_assert_geq(covered, 1ull << 20, "the first segment has holes");
+    }
+    close(fd);
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
 }

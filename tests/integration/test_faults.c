@@ -14,11 +14,11 @@
 
 TestSuite(faults, .fini = srv_cleanup_all, .timeout = 60);
 
-Test(faults, failed_fdatasync_is_never_believed)
+static void failed_fdatasync(const char *args)
 {
     setenv("ATTICDB_TEST_FAULTS", "logger.fdatasync:20:EIO", 1);
     srv_t s;
-    int started = srv_start(&s, "--frontends 2");
+    int started = srv_start(&s, args);
     unsetenv("ATTICDB_TEST_FAULTS");
     cr_assert_eq(started, 0);
     redisContext *c = srv_connect(&s);
@@ -66,6 +66,98 @@ Test(faults, failed_fdatasync_is_never_believed)
     r = redisCommand(c, "SET after-restart ok");
     cr_assert_eq(r->type, REDIS_REPLY_STATUS);
     freeReplyObject(r);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+Test(faults, failed_fdatasync_is_never_believed)
+{
+    failed_fdatasync("--frontends 2 --log-sync fdatasync");
+}
+
+/* The same with log-sync direct: the 20th O_DSYNC write fails. */
+Test(faults, failed_direct_write_is_never_believed)
+{
+    failed_fdatasync("--frontends 2 --log-sync direct");
+}
+
+/* The same with log-sync uring: the failure shows when the sync completes. */
+Test(faults, failed_fdatasync_in_flight_is_never_believed)
+{
+    failed_fdatasync("--frontends 2 --log-sync uring");
+}
+
+/* The LSN the logger's fail-stop message names ("... failed at LSN n:"). */
+static unsigned long long failed_at(const srv_t *s)
+{
+    FILE *f = fopen(s->log, "r");
+    cr_assert_not_null(f);
+    char line[1024];
+    unsigned long long at = ~0ull;
+    while (fgets(line, sizeof(line), f)) {
+        const char *p = strstr(line, "fdatasync failed at LSN ");
+        if (p) at = strtoull(p + strlen("fdatasync failed at LSN "), NULL, 10);
+    }
+    fclose(f);
+    cr_assert_neq(at, ~0ull, "no fail-stop in the log");
+    return at;
+}
+
+enum { FAIL_WRITERS = 6, FAIL_PIPELINE = 4, FAIL_ROUNDS = 60 };
+
+/* With log-sync uring and writers in parallel, syncs overlap; the 30th
+ * fails when it completes, maybe after later ones succeeded. durable_lsn
+ * must stop below the failed batch, no reply after an error is OK, and
+ * every acked write survives a restart. */
+Test(faults, failed_fdatasync_among_syncs_in_flight_stops_the_prefix)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "logger.fdatasync:30:EIO", "--frontends 2 --log-sync uring"),
+                 0);
+    redisContext *cs[FAIL_WRITERS];
+    int acked[FAIL_WRITERS] = {0}, failed[FAIL_WRITERS] = {0};
+    for (int w = 0; w < FAIL_WRITERS; w++)
+        cr_assert_not_null(cs[w] = srv_connect(&s));
+    for (int round = 0; round < FAIL_ROUNDS; round++) {
+        for (int w = 0; w < FAIL_WRITERS; w++)
+            for (int k = 0; k < FAIL_PIPELINE; k++)
+                redisAppendCommand(cs[w], "SET p:%d:%d v%d", w, round * FAIL_PIPELINE + k, round);
+        for (int w = 0; w < FAIL_WRITERS; w++)
+            for (int k = 0; k < FAIL_PIPELINE; k++) {
+                redisReply *r;
+                cr_assert_eq(redisGetReply(cs[w], (void **)&r), REDIS_OK, "%s", cs[w]->errstr);
+                if (r->type == REDIS_REPLY_STATUS) {
+                    cr_assert(!failed[w], "writer %d: a write after an error was acked", w);
+                    cr_assert_eq(acked[w], round * FAIL_PIPELINE + k, "writer %d acks out of order",
+                                 w);
+                    acked[w]++;
+                } else {
+                    failed[w] = 1;
+                }
+                freeReplyObject(r);
+            }
+    }
+    redisContext *c = srv_connect(&s);
+    char buf[64];
+    cr_assert_str_eq(srv_info_persistence(c, "atticdb_log_state", buf, sizeof(buf)), "failed");
+    unsigned long long durable =
+        strtoull(srv_info_persistence(c, "atticdb_durable_lsn", buf, sizeof(buf)), NULL, 10);
+    cr_assert_leq(durable, failed_at(&s), "durable_lsn passed the failed sync's batch");
+    redisFree(c);
+    for (int w = 0; w < FAIL_WRITERS; w++) {
+        cr_assert(failed[w], "writer %d never saw the failure", w);
+        redisFree(cs[w]);
+    }
+    cr_assert_eq(srv_stop(&s), 1);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    for (int w = 0; w < FAIL_WRITERS; w++)
+        for (int i = 0; i < acked[w]; i++) {
+            redisReply *r = redisCommand(c, "EXISTS p:%d:%d", w, i);
+            cr_assert_eq(r->integer, 1, "acked write p:%d:%d lost", w, i);
+            freeReplyObject(r);
+        }
     redisFree(c);
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
