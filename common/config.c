@@ -470,6 +470,7 @@ void config_free(config_t *c)
         free(c->users[i].words);
     }
     free(c->users);
+    free(c->config_file);
     memset(c, 0, sizeof(*c));
 }
 
@@ -544,6 +545,13 @@ int config_from_args(config_t *c, int argc, char **argv, char *err, size_t errle
     int i = 1;
     if (i < argc && strncmp(argv[i], "--", 2) != 0) {
         if (config_load_file(c, argv[i], err, errlen)) return -1;
+        /* Absolute, as Redis keeps it: CONFIG REWRITE finds the file
+         * whatever the working directory becomes. */
+        free(c->config_file);
+        c->config_file = realpath(argv[i], NULL);
+        if (!c->config_file)
+            return str_fail(err, errlen, "Can't resolve the config file path '%s': %s", argv[i],
+                            strerror(errno));
         i++;
     }
     while (i < argc) {

@@ -57,6 +57,8 @@ typedef struct config {
     int daemonize;     /* accepted for compatibility; must be no */
     int respawn_limit; /* deaths in a row at start before giving up */
     int log_sync;      /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
+    char *config_file; /* absolute path of the file given at start, NULL = none
+                        * (INFO server, CONFIG REWRITE) */
 } config_t;
 
 /*

@@ -77,9 +77,9 @@ void fe_stat_rejected(fe_t *fe, unsigned idx)
 /* The sum of one counter over the frontends whose table is current. */
 #define SUM_STAT(fe, expr)                                                                         \
     ({                                                                                             \
-        uint64_t sum_ = 0, epoch_ = atomic_load(&fe_shm((fe)->shm)->stat_epoch);                     \
+        uint64_t sum_ = 0, epoch_ = atomic_load(&fe_shm((fe)->shm)->stat_epoch);                   \
         for (uint32_t i_ = 0; i_ < (fe)->shm->nfrontends; i_++) {                                  \
-            shm_fe_stats_t *s_ = &fe_shm((fe)->shm)->fe_stats[i_];                                   \
+            shm_fe_stats_t *s_ = &fe_shm((fe)->shm)->fe_stats[i_];                                 \
             if (atomic_load(&s_->epoch_seen) == epoch_) sum_ += atomic_load(&(expr));              \
         }                                                                                          \
         sum_;                                                                                      \
@@ -221,15 +221,16 @@ static void info_server(fe_t *fe, buf_t *b)
                 "configured_hz:10\r\n"
                 "lru_clock:%" PRId64 "\r\n"
                 "executable:%s\r\n"
-                "config_file:\r\n"
+                "config_file:%s\r\n"
                 "io_threads_active:0\r\n"
                 "atticdb_version:%s\r\n"
                 "frontend:%d\r\n"
                 "frontends:%u\r\n",
                 u.sysname, u.release, u.machine, (int)(sizeof(void *) * 8), gmaj, gmin, gpat,
                 (int)getpid(), rid, fe->cfg->port, (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
-                up, up / 86400, (int64_t)(ts.tv_sec & ((1 << 24) - 1)), exe, PACKAGE_VERSION,
-                fe->slot, fe->shm->nfrontends);
+                up, up / 86400, (int64_t)(ts.tv_sec & ((1 << 24) - 1)), exe,
+                fe->cfg->config_file ? fe->cfg->config_file : "", PACKAGE_VERSION, fe->slot,
+                fe->shm->nfrontends);
 }
 
 static uint64_t total_clients(fe_t *fe)

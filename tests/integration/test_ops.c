@@ -173,3 +173,30 @@ Test(ops, sighup_moves_every_process_to_a_new_log_file)
     unlink(old);
     srv_cleanup(&s);
 }
+
+/* ---- the example configuration (etc/atticdb.conf) ---- */
+
+Test(ops, server_starts_with_the_example_configuration_unchanged)
+{
+    const char *conf = getenv("ATTICDB_CONF_EXAMPLE");
+    cr_assert(conf, "ATTICDB_CONF_EXAMPLE is set by make check");
+    srv_t s;
+    cr_assert(srv_start_conf(&s, conf, NULL) == 0, "the server did not start with %s", conf);
+    redisContext *c = srv_connect(&s);
+    cr_assert(c);
+    redisReply *r = redisCommand(c, "CONFIG GET maxclients");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+    cr_assert_str_eq(r->element[1]->str, "10000");
+    freeReplyObject(r);
+    r = redisCommand(c, "INFO server");
+    cr_assert(r && r->type == REDIS_REPLY_STRING);
+    char want[400];
+    char *abs = realpath(conf, NULL);
+    snprintf(want, sizeof(want), "config_file:%s\r\n", abs);
+    free(abs);
+    cr_assert(strstr(r->str, want), "INFO server lacks %s", want);
+    freeReplyObject(r);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
