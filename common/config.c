@@ -485,8 +485,7 @@ int config_set(config_t *c, const char *name, int argc, char **argv, char *err, 
     return apply(c, e, argc, (const char *const *)argv, lens, err, errlen);
 }
 
-/* Split a config line into words, honouring "double" and 'single' quotes. */
-static int split_words(char *line, char **words, int max)
+int config_split_words(char *line, char **words, int max)
 {
     int n = 0;
     char *p = line;
@@ -523,7 +522,7 @@ int config_load_file(config_t *c, const char *path, char *err, size_t errlen)
     while (fgets(line, sizeof(line), f)) {
         lineno++;
         char *words[64];
-        int n = split_words(line, words, 64);
+        int n = config_split_words(line, words, 64);
         if (n < 0) {
             fclose(f);
             return str_fail(err, errlen, "%s:%d: unbalanced quotes or too many arguments", path,

@@ -140,6 +140,17 @@ void config_free(config_t *c);
 /* Read a redis.conf style file. Returns 0 or -1 with a message (file:line). */
 int config_load_file(config_t *c, const char *path, char *err, size_t errlen);
 
+/* Split a config line into words in place, honouring "double" and 'single'
+ * quotes (no escapes); a '#' starting a word ends the line. Returns the
+ * number of words, or -1 (unbalanced quotes, more than max words). */
+int config_split_words(char *line, char **words, int max);
+
+/* CONFIG REWRITE (config-rewrite.c): rewrite the file at path so that the
+ * settings CONFIG SET can change have their values in cur, keeping every
+ * other line as it is, crash-safely (temporary file, fsync, rename, fsync
+ * of the directory). Returns 0, or -1 with the reason in err. */
+int config_rewrite(const char *path, const config_t *cur, char *err, size_t errlen);
+
 /* Parse argv as redis-server does: optional config file first, then
  * `--name value...` pairs. Returns 0 or -1 with a message. */
 int config_from_args(config_t *c, int argc, char **argv, char *err, size_t errlen);

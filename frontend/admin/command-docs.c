@@ -125,7 +125,7 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         259},
     {"config",
         "*10\r\n$6\r\nconfig\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
-        "~0\r\n~0\r\n*4\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n~4\r\n+admin\r\n"
+        "~0\r\n~0\r\n*5\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n~4\r\n+admin\r\n"
         "+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n"
         "+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nconfig|help\r\n"
         ":2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
@@ -135,12 +135,14 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n*10\r\n$16\r\n"
         "config|resetstat\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n"
         "+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
-        "~0\r\n~0\r\n~0\r\n",
-        597,
+        "~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nconfig|rewrite\r\n:2\r\n~4\r\n"
+        "+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        726,
         "%5\r\n$7\r\nsummary\r\n$67\r\nParent of the subcommands that read and change settings at ru"
         "n time\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\n"
         "server\r\n$10\r\ncomplexity\r\n$19\r\nSee the subcommands\r\n"
-        "$11\r\nsubcommands\r\n%4\r\n$10\r\nconfig|get\r\n%5\r\n$7\r\n"
+        "$11\r\nsubcommands\r\n%5\r\n$10\r\nconfig|get\r\n%5\r\n$7\r\n"
         "summary\r\n$64\r\nSettings whose names match the patterns given, with their values\r\n"
         "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
         "$10\r\ncomplexity\r\n$30\r\nO(N) in the number of settings\r\n"
@@ -161,8 +163,12 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\ntype\r\n$6\r\nstring\r\n$16\r\nconfig|resetstat\r\n%4\r\n"
         "$7\r\nsummary\r\n$91\r\nStart the counters INFO reports (commands, errors, connections) fro"
         "m zero on every frontend\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\n"
-        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-        1355},
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\n"
+        "config|rewrite\r\n%4\r\n$7\r\nsummary\r\n$124\r\nWrite the settings changed at run time bac"
+        "k into the config file the server was started with, keeping its comments and order\r\n"
+        "$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$35\r\nO(N) in the size of the config file\r\n",
+        1629},
     {"hello",
         "*10\r\n$5\r\nhello\r\n:-1\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n"
         "+fast\r\n+no_auth\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n"
