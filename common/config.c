@@ -345,6 +345,7 @@ static const config_entry_t table[] = {
     NUM("slowlog-log-slower-than", CONFIG_INT, MUT, "10000", -1, LLONG_MAX,
         slowlog_log_slower_than),
     NUM("slowlog-max-len", CONFIG_INT, MUT, "128", 0, LLONG_MAX, slowlog_max_len),
+    NUM("latency-monitor-threshold", CONFIG_INT, MUT, "0", 0, LLONG_MAX, latency_monitor_threshold),
     IGNORED("save", CONFIG_WORDS, ""), /* no snapshots: as Redis with save "" */
     IGNORED("appendonly", 0, "no"),
     IGNORED("appendfsync", 0, "always"),

@@ -54,11 +54,12 @@ typedef struct config {
     int nusers;
     int64_t slowlog_log_slower_than; /* microseconds; < 0 disables, 0 logs every command */
     int64_t slowlog_max_len;
-    int daemonize;     /* accepted for compatibility; must be no */
-    int respawn_limit; /* deaths in a row at start before giving up */
-    int log_sync;      /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
-    char *config_file; /* absolute path of the file given at start, NULL = none
-                        * (INFO server, CONFIG REWRITE) */
+    int64_t latency_monitor_threshold; /* ms; 0 = LATENCY records nothing */
+    int daemonize;                     /* accepted for compatibility; must be no */
+    int respawn_limit;                 /* deaths in a row at start before giving up */
+    int log_sync;                      /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
+    char *config_file;                 /* absolute path of the file given at start, NULL = none
+                                        * (INFO server, CONFIG REWRITE) */
 } config_t;
 
 /*

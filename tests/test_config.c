@@ -91,6 +91,8 @@ static const config_case_t cases[] = {
     {"slowlog-log-slower-than", "-2", RANGE("-1", LLMAX)},
     {"slowlog-max-len", "0", NULL},
     {"slowlog-max-len", "-1", RANGE("0", LLMAX)},
+    {"latency-monitor-threshold", "100", NULL},
+    {"latency-monitor-threshold", "-1", RANGE("0", LLMAX)},
     {"save", "900 1", NULL},
     {"appendonly", "yes", NULL},
     {"appendfsync", "everysec", NULL},

@@ -50,6 +50,10 @@ void fe_config_refresh(fe_t *fe)
     fe->admin->protected_mode = (int)atomic_load(&sc->protected_mode);
     fe->admin->slowlog_slower_than = atomic_load(&sc->slowlog_slower_than);
     fe->limits.max_bulk_len = atomic_load(&sc->proto_max_bulk_len);
+    int64_t lat_ms = atomic_load(&sc->latency_threshold_ms);
+    fe->admin->latency_threshold_ns = lat_ms <= 0                    ? 0
+                                      : lat_ms > INT64_MAX / 1000000 ? UINT64_MAX
+                                                                     : (uint64_t)lat_ms * 1000000;
     log_set_level((int)atomic_load(&sc->loglevel));
     fe->admin->cfg_version = v;
 }
@@ -73,6 +77,7 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->slowlog_log_slower_than = atomic_load(&sc->slowlog_slower_than);
     c->slowlog_max_len = atomic_load(&sc->slowlog_max_len);
     c->loglevel = (int)atomic_load(&sc->loglevel);
+    c->latency_monitor_threshold = atomic_load(&sc->latency_threshold_ms);
 }
 
 void fe_config_store_live(const config_t *c, shm_config_t *sc)
@@ -88,6 +93,7 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->slowlog_slower_than, c->slowlog_log_slower_than);
     atomic_store(&sc->slowlog_max_len, c->slowlog_max_len);
     atomic_store(&sc->loglevel, c->loglevel);
+    atomic_store(&sc->latency_threshold_ms, c->latency_monitor_threshold);
 }
 
 _Static_assert(SHM_REQUIREPASS_MAX == CONFIG_REQUIREPASS_MAX,
