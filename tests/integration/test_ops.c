@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -332,4 +333,284 @@ Test(ops, config_rewrite_writes_config_set_values_back_and_a_restart_reads_them)
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
     unlink(conf);
+}
+
+/* ---- LATENCY ---- */
+
+static redisReply *cmdv(redisContext *c, const char *fmt)
+{
+    redisReply *r = redisCommand(c, fmt);
+    cr_assert(r, "%s: no reply", fmt);
+    return r;
+}
+
+/* An event's LATENCY LATEST entry, or NULL. */
+static const redisReply *latest_of(const redisReply *r, const char *event)
+{
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *e = r->element[i];
+        if (e->type == REDIS_REPLY_ARRAY && e->elements == 4 && !strcmp(e->element[0]->str, event))
+            return e;
+    }
+    return NULL;
+}
+
+/* An 8 MB SET: copying, logging and syncing it takes well over 1 ms. */
+static void big_set(redisContext *c)
+{
+    size_t n = 8u << 20;
+    char *v = malloc(n);
+    cr_assert(v);
+    memset(v, 'x', n);
+    redisReply *r = redisCommand(c, "SET big %b", v, n);
+    free(v);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s", r && r->str ? r->str : "no reply");
+    freeReplyObject(r);
+}
+
+Test(ops, latency_monitor_records_commands_and_fsyncs_over_the_threshold)
+{
+    srv_t s;
+    cr_assert(srv_start(&s, "--frontends 1 --ring-size 64mb --segment-size 128mb") == 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert(c);
+    redisReply *r = cmdv(c, "LATENCY DOCTOR");
+    cr_assert(r->type == REDIS_REPLY_STRING);
+    cr_expect(strstr(r->str, "Latency monitoring is disabled"), "%s", r->str);
+    freeReplyObject(r);
+    /* Threshold 0 (the default): nothing is recorded. */
+    big_set(c);
+    r = cmdv(c, "LATENCY LATEST");
+    cr_assert(r->type == REDIS_REPLY_ARRAY);
+    cr_expect_eq(r->elements, 0);
+    freeReplyObject(r);
+
+    r = cmdv(c, "CONFIG SET latency-monitor-threshold 1");
+    cr_assert(r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    time_t t0 = time(NULL);
+    big_set(c);
+    /* The fsync event comes from frontend 0's look at the logger's
+     * histogram, every 10 ms: wait for it (bounded). */
+    const redisReply *cmd = NULL, *fs = NULL;
+    for (int i = 0; i < 500 && !(cmd && fs); i++) {
+        if (i) {
+            freeReplyObject(r);
+            usleep(10000);
+        }
+        r = cmdv(c, "LATENCY LATEST");
+        cr_assert(r->type == REDIS_REPLY_ARRAY);
+        cmd = latest_of(r, "command");
+        fs = latest_of(r, "fsync");
+    }
+    time_t t1 = time(NULL);
+    cr_assert(cmd, "no 'command' event after an 8 MB SET");
+    cr_assert(fs, "no 'fsync' event after an 8 MB SET");
+    cr_expect(cmd->element[1]->integer >= t0 && cmd->element[1]->integer <= t1);
+    cr_expect_geq(cmd->element[2]->integer, 1);
+    cr_expect_geq(cmd->element[3]->integer, cmd->element[2]->integer);
+    cr_expect_geq(fs->element[2]->integer, 1);
+    freeReplyObject(r);
+
+    r = cmdv(c, "LATENCY HISTORY command");
+    cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements >= 1);
+    cr_expect(r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements == 2);
+    freeReplyObject(r);
+    r = cmdv(c, "LATENCY HISTORY nosuch");
+    cr_expect(r->type == REDIS_REPLY_ARRAY && r->elements == 0);
+    freeReplyObject(r);
+    r = cmdv(c, "LATENCY DOCTOR");
+    cr_expect(strstr(r->str, "Dave, I have observed latency spikes") &&
+                  strstr(r->str, ". command: ") && strstr(r->str, ". fsync: "),
+              "%s", r->str);
+    freeReplyObject(r);
+    r = cmdv(c, "LATENCY RESET command nosuch");
+    cr_expect(r->type == REDIS_REPLY_INTEGER && r->integer == 1);
+    freeReplyObject(r);
+    r = cmdv(c, "LATENCY RESET");
+    cr_expect(r->type == REDIS_REPLY_INTEGER && r->integer >= 1);
+    freeReplyObject(r);
+    r = cmdv(c, "LATENCY LATEST");
+    cr_expect(r->type == REDIS_REPLY_ARRAY && r->elements == 0);
+    freeReplyObject(r);
+    r = cmdv(c, "LATENCY DOCTOR");
+    cr_expect(strstr(r->str, "Dave, no latency spike was observed"), "%s", r->str);
+    freeReplyObject(r);
+    r = cmdv(c, "LATENCY HELP");
+    cr_expect(r->type == REDIS_REPLY_ARRAY && r->elements > 4 &&
+              !strcmp(r->element[0]->str,
+                      "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
+    freeReplyObject(r);
+    expect_error(c, "LATENCY HISTOGRAM", "ERR unknown subcommand 'HISTOGRAM'. Try LATENCY HELP.");
+    expect_error(c, "LATENCY NOPE", "ERR unknown subcommand 'NOPE'. Try LATENCY HELP.");
+    expect_error(c, "LATENCY HISTORY",
+                 "ERR wrong number of arguments for 'latency|history' command");
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/* ---- MEMORY ---- */
+
+Test(ops, memory_usage_counts_ram_and_memory_stats_agrees_with_the_keyspace)
+{
+    srv_t s;
+    cr_assert(srv_start(&s, "--frontends 1") == 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert(c);
+    char big[2000];
+    memset(big, 'v', sizeof(big));
+    redisReply *r = redisCommand(c, "SET long %b", big, sizeof(big));
+    freeReplyObject(r);
+    r = cmdv(c, "SET short 12345");
+    freeReplyObject(r);
+    r = cmdv(c, "MEMORY USAGE nosuch");
+    cr_expect_eq(r->type, REDIS_REPLY_NIL);
+    freeReplyObject(r);
+    r = cmdv(c, "MEMORY USAGE short");
+    cr_assert_eq(r->type, REDIS_REPLY_INTEGER);
+    long long short_bytes = r->integer;
+    freeReplyObject(r);
+    r = cmdv(c, "MEMORY USAGE long SAMPLES 0");
+    cr_assert_eq(r->type, REDIS_REPLY_INTEGER);
+    long long long_bytes = r->integer;
+    freeReplyObject(r);
+    /* RAM only: the 2000-byte value is in the log, the index holds an
+     * extent (a few bytes more than an inline 5-byte value, far from 2000). */
+    cr_expect(short_bytes > 5 && long_bytes > 0 && long_bytes < 200, "short %lld long %lld",
+              short_bytes, long_bytes);
+    expect_error(c, "MEMORY USAGE short SAMPLES -1", "ERR syntax error");
+    expect_error(c, "MEMORY USAGE short SAMPLES x", "ERR value is not an integer or out of range");
+    expect_error(c, "MEMORY USAGE short FOO", "ERR syntax error");
+    expect_error(c, "MEMORY USAGE", "ERR wrong number of arguments for 'memory|usage' command");
+    expect_error(c, "MEMORY FOO", "ERR unknown subcommand 'FOO'. Try MEMORY HELP.");
+    r = cmdv(c, "MEMORY STATS");
+    cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements % 2 == 0);
+    long long keys = -1;
+    int db0 = 0;
+    for (size_t i = 0; i + 1 < r->elements; i += 2) {
+        if (!strcmp(r->element[i]->str, "keys.count")) keys = r->element[i + 1]->integer;
+        if (!strcmp(r->element[i]->str, "db.0")) db0 = 1;
+    }
+    cr_expect_eq(keys, 2);
+    cr_expect(db0);
+    freeReplyObject(r);
+    r = cmdv(c, "MEMORY DOCTOR");
+    cr_expect(r->type == REDIS_REPLY_STRING && !strncmp(r->str, "Hi Sam", 6));
+    freeReplyObject(r);
+    r = cmdv(c, "MEMORY PURGE");
+    cr_expect(r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "OK"));
+    freeReplyObject(r);
+    r = cmdv(c, "MEMORY HELP");
+    cr_expect(r->type == REDIS_REPLY_ARRAY && r->elements > 4 &&
+              !strcmp(r->element[0]->str,
+                      "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"));
+    freeReplyObject(r);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/* ---- INFO for monitoring (Prometheus' redis_exporter and the like) ---- */
+
+/* The value of `field:` in an INFO text, into out; 0 when missing. */
+static int info_value(const char *text, const char *field, char *out, size_t n)
+{
+    char key[128];
+    snprintf(key, sizeof(key), "\r\n%s:", field);
+    const char *p = strstr(text, key);
+    if (!p && !strncmp(text, key + 2, strlen(key) - 2)) p = text - 2;
+    if (!p) return 0;
+    p += strlen(key);
+    size_t len = strcspn(p, "\r\n");
+    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), p);
+    return 1;
+}
+
+static int is_number(const char *s)
+{
+    char *end;
+    if (!*s) return 0;
+    strtod(s, &end);
+    return *end == '\0';
+}
+
+Test(ops, info_has_the_fields_monitoring_reads)
+{
+    srv_t s;
+    cr_assert(srv_start(&s, "--frontends 2") == 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert(c);
+    redisReply *r = cmdv(c, "SET a 1");
+    freeReplyObject(r);
+    r = cmdv(c, "SET b 2 EX 100");
+    freeReplyObject(r);
+    /* The store publishes its counts after applying (INFO keyspace). */
+    r = NULL;
+    for (int i = 0; i < 200; i++) {
+        if (r) {
+            freeReplyObject(r);
+            usleep(10000);
+        }
+        r = cmdv(c, "INFO");
+        cr_assert(r->type == REDIS_REPLY_STRING);
+        if (strstr(r->str, "\r\ndb0:keys=2,")) break;
+    }
+    static const char *const numeric[] = {"uptime_in_seconds",
+                                          "connected_clients",
+                                          "blocked_clients",
+                                          "used_memory",
+                                          "used_memory_rss",
+                                          "used_memory_peak",
+                                          "maxmemory",
+                                          "mem_fragmentation_ratio",
+                                          "total_connections_received",
+                                          "total_commands_processed",
+                                          "instantaneous_ops_per_sec",
+                                          "total_net_input_bytes",
+                                          "total_net_output_bytes",
+                                          "instantaneous_input_kbps",
+                                          "instantaneous_output_kbps",
+                                          "rejected_connections",
+                                          "expired_keys",
+                                          "evicted_keys",
+                                          "keyspace_hits",
+                                          "keyspace_misses",
+                                          "rdb_last_save_time",
+                                          "aof_enabled",
+                                          "connected_slaves",
+                                          "master_repl_offset",
+                                          "loading",
+                                          "rdb_changes_since_last_save",
+                                          "total_error_replies",
+                                          "used_cpu_sys",
+                                          "used_cpu_user",
+                                          "cluster_enabled",
+                                          "process_id",
+                                          "maxclients",
+                                          NULL};
+    char v[256] = "";
+    for (int i = 0; numeric[i]; i++) {
+        cr_expect(info_value(r->str, numeric[i], v, sizeof(v)), "INFO lacks %s", numeric[i]);
+        cr_expect(is_number(v), "%s:%s is not a number", numeric[i], v);
+    }
+    cr_expect(info_value(r->str, "redis_version", v, sizeof(v)) && !strcmp(v, "7.0.15"));
+    cr_expect(info_value(r->str, "role", v, sizeof(v)) && !strcmp(v, "master"));
+    cr_expect(info_value(r->str, "rdb_last_bgsave_status", v, sizeof(v)) && !strcmp(v, "ok"));
+    cr_expect(info_value(r->str, "db0", v, sizeof(v)) && !strcmp(v, "keys=2,expires=1,avg_ttl=0"),
+              "db0:%s", v);
+    /* True values, not placeholders. */
+    info_value(r->str, "used_memory", v, sizeof(v));
+    long long used = atoll(v);
+    info_value(r->str, "used_memory_peak", v, sizeof(v));
+    cr_expect(used > 0 && atoll(v) >= used, "used %lld, peak %s", used, v);
+    info_value(r->str, "rdb_last_save_time", v, sizeof(v));
+    cr_expect(llabs(atoll(v) - (long long)time(NULL)) <= 2, "rdb_last_save_time %s", v);
+    info_value(r->str, "total_commands_processed", v, sizeof(v));
+    cr_expect_geq(atoll(v), 2);
+    cr_expect(strstr(r->str, "# Cluster\r\ncluster_enabled:0\r\n"));
+    freeReplyObject(r);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
 }
