@@ -94,7 +94,9 @@ typedef struct master {
     child_t fe[SHM_MAX_FRONTENDS];
     int stopping;
     int exit_status;
-    int notified_ready; /* READY=1 sent (all_ready) */
+    int notified_ready;           /* READY=1 sent (all_ready) */
+    uint64_t extended_ns;         /* last EXTEND_TIMEOUT_USEC sent (announce_ready) */
+    uint64_t extended_replay_lsn; /* the store's replay position then */
 } master_t;
 
 static volatile sig_atomic_t sig_child, sig_term, sig_alarm, sig_hup;
@@ -582,10 +584,27 @@ static int all_ready(master_t *m)
  * manager's READY=1 (notify.c), so `systemctl start` returns only then. */
 static void announce_ready(master_t *m)
 {
-    if (m->notified_ready || !all_ready(m)) return;
+    if (m->notified_ready) return;
+    if (!all_ready(m)) {
+        /* A long replay must not hit the unit's start timeout: while the
+         * store moves through the log, ask for more time every few seconds
+         * (nothing is asked for a start that makes no progress). */
+        uint64_t now = shm_mono_ns(), lsn = atomic_load(&m->shm->store_replay_lsn);
+        if (now - m->extended_ns >= 5000000000ull && lsn != UINT64_MAX &&
+            lsn != m->extended_replay_lsn) {
+            char msg[128];
+            snprintf(msg, sizeof(msg),
+                     "EXTEND_TIMEOUT_USEC=30000000\nSTATUS=Replaying the log (LSN %llu)",
+                     (unsigned long long)lsn);
+            master_notify(msg);
+            m->extended_ns = now;
+            m->extended_replay_lsn = lsn;
+        }
+        return;
+    }
     m->notified_ready = 1;
     log_info("Ready to accept connections");
-    master_notify("READY=1");
+    master_notify("READY=1\nSTATUS=Ready to accept connections");
 }
 
 /* logrotate renamed the file: reopen it here, then tell every child
@@ -605,7 +624,7 @@ static void reopen_log(master_t *m)
 static void shutdown_all(master_t *m)
 {
     shm_t *shm = m->shm;
-    master_notify("STOPPING=1");
+    master_notify("STOPPING=1\nSTATUS=Shutting down");
     /* The drain needs a logger and a store: one waiting out its back-off
      * starts now. A frontend that waits is not needed any more. */
     if (m->logger.respawn_at_ns) respawn_now(m, &m->logger);

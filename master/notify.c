@@ -37,16 +37,18 @@ int master_notify(const char *msg)
     memcpy(sa.sun_path, path, n);
     if (path[0] == '@') sa.sun_path[0] = '\0'; /* abstract: no NUL at the end counted */
     socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n);
+    int first = (int)strcspn(msg, "\n"); /* what a log line names */
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        log_warn("Can't notify the service manager (%s): %s", msg, strerror(errno));
+        log_warn("Can't notify the service manager (%.*s): %s", first, msg, strerror(errno));
         return -1;
     }
     ssize_t w = sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len);
     int saved = errno;
     close(fd);
     if (w < 0) {
-        log_warn("Can't notify the service manager (%s) at %s: %s", msg, path, strerror(saved));
+        log_warn("Can't notify the service manager (%.*s) at %s: %s", first, msg, path,
+                 strerror(saved));
         return -1;
     }
     return 0;

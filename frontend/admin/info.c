@@ -159,7 +159,7 @@ static void info_server(fe_t *fe, buf_t *b)
                 "atomicvar_api:c11-builtin\r\n"
                 "gcc_version:%d.%d.%d\r\n"
                 "process_id:%d\r\n"
-                "process_supervised:no\r\n"
+                "process_supervised:%s\r\n"
                 "run_id:%s\r\n"
                 "tcp_port:%d\r\n"
                 "server_time_usec:%" PRId64 "\r\n"
@@ -175,8 +175,9 @@ static void info_server(fe_t *fe, buf_t *b)
                 "frontend:%d\r\n"
                 "frontends:%u\r\n",
                 u.sysname, u.release, u.machine, (int)(sizeof(void *) * 8), gmaj, gmin, gpat,
-                (int)getpid(), rid, fe->cfg->port, (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
-                up, up / 86400, (int64_t)(ts.tv_sec & ((1 << 24) - 1)), exe,
+                (int)getpid(), getenv("NOTIFY_SOCKET") ? "systemd" : "no", rid, fe->cfg->port,
+                (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, up, up / 86400,
+                (int64_t)(ts.tv_sec & ((1 << 24) - 1)), exe,
                 fe->cfg->config_file ? fe->cfg->config_file : "", PACKAGE_VERSION, fe->slot,
                 fe->shm->nfrontends);
 }

@@ -93,7 +93,8 @@ Test(ops, ready_is_notified_on_an_abstract_socket_and_stopping_at_shutdown)
     int fd;
     srv_t s;
     start_notified(name, &fd, &s, "--frontends 2");
-    cr_assert_str_eq(notify_next(fd, msg, sizeof(msg)), "READY=1");
+    cr_assert_str_eq(notify_next(fd, msg, sizeof(msg)),
+                     "READY=1\nSTATUS=Ready to accept connections");
     /* Ready means serving: both frontends answer. */
     for (int i = 0; i < 4; i++) {
         redisContext *c = srv_connect(&s);
@@ -104,7 +105,7 @@ Test(ops, ready_is_notified_on_an_abstract_socket_and_stopping_at_shutdown)
         redisFree(c);
     }
     cr_assert_eq(srv_stop(&s), 0);
-    cr_assert_str_eq(notify_next(fd, msg, sizeof(msg)), "STOPPING=1");
+    cr_assert_str_eq(notify_next(fd, msg, sizeof(msg)), "STOPPING=1\nSTATUS=Shutting down");
     close(fd);
     srv_cleanup(&s);
 }
@@ -116,14 +117,15 @@ Test(ops, ready_is_notified_on_a_socket_path)
     int fd;
     srv_t s;
     start_notified(name, &fd, &s, "--frontends 1");
-    cr_assert_str_eq(notify_next(fd, msg, sizeof(msg)), "READY=1");
+    cr_assert_str_eq(notify_next(fd, msg, sizeof(msg)),
+                     "READY=1\nSTATUS=Ready to accept connections");
     /* Only once: a respawned child is not a new start. */
     pid_t fe[4];
     cr_assert_eq(srv_wait_children(&s, "atticdb-server: frontend", fe, 4, 1), 1);
     kill(fe[0], SIGKILL);
     cr_assert(wait_file_contains(s.log, "respawned frontend"));
     cr_assert_eq(srv_stop(&s), 0);
-    cr_assert_str_eq(notify_next(fd, msg, sizeof(msg)), "STOPPING=1");
+    cr_assert_str_eq(notify_next(fd, msg, sizeof(msg)), "STOPPING=1\nSTATUS=Shutting down");
     close(fd);
     unlink(name);
     srv_cleanup(&s);
@@ -136,7 +138,7 @@ Test(ops, no_notify_socket_no_message_and_a_bad_one_does_not_stop_the_server)
     int rc = srv_start(&s, NULL);
     unsetenv("NOTIFY_SOCKET");
     cr_assert(rc == 0);
-    cr_assert(wait_file_contains(s.log, "Can't notify the service manager (READY=1)"));
+    cr_assert(wait_file_contains(s.log, "Can't notify the service manager (READY=1"));
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
 }
