@@ -356,6 +356,9 @@ static const config_entry_t table[] = {
     NUM("channel-size", CONFIG_MEMORY, 0, "4mb", 64 * 1024, LLONG_MAX, chan_size),
     ENUM("log-sync", 0, "fdatasync", log_sync, log_sync_names),
     NUM("respawn-limit", CONFIG_INT, 0, "5", 1, 1000, respawn_limit),
+    /* The store writes a checkpoint each time this much log was applied
+     * since the last one, and at a clean shutdown; 0 = never (D23). */
+    NUM("checkpoint-bytes", CONFIG_MEMORY, 0, "256mb", 0, LLONG_MAX, checkpoint_bytes),
     SPECIAL("user", CONFIG_FILE_ONLY | CONFIG_WORDS, NULL, parse_user, NULL),
     /* Directives Redis users keep in their files that mean nothing here:
      * accepted so an existing redis.conf loads. */

@@ -58,6 +58,7 @@ typedef struct config {
     int daemonize;                     /* accepted for compatibility; must be no */
     int respawn_limit;                 /* deaths in a row at start before giving up */
     int log_sync;                      /* CONFIG_SYNC_FDATASYNC or CONFIG_SYNC_ODSYNC */
+    uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
     char *config_file;                 /* absolute path of the file given at start, NULL = none
                                         * (INFO server, CONFIG REWRITE) */
 } config_t;

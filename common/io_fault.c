@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -38,13 +39,17 @@ enum {
     F_RELEASE,
     F_RELEASING,
     F_FAILED,
+    F_CKPT_WRITTEN,
+    F_CKPT_RENAMED,
+    F_CKPT_DELETE,
     F_NOPS
 };
 
 static const char *const op_names[F_NOPS] = {
-    "open",    "pwrite", "pread", "fdatasync", "fsync",     "fallocate",       "ftruncate",
-    "rename",  "unlink", "mkdir", "flock",     "stat",      "sync_file_range", "opendir",
-    "readdir", "claim",  "start", "release",   "releasing", "failed"};
+    "open",        "pwrite",    "pread", "fdatasync", "fsync",     "fallocate",       "ftruncate",
+    "rename",      "unlink",    "mkdir", "flock",     "stat",      "sync_file_range", "opendir",
+    "readdir",     "claim",     "start", "release",   "releasing", "failed",          "ckptwritten",
+    "ckptrenamed", "ckptdelete"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -53,7 +58,12 @@ static struct {
     int err;
 } faults[MAX_FAULTS];
 static int nfaults;
-static _Atomic long calls[F_NOPS];
+/* Call counts. In memory shared with the processes this one forks after
+ * installing (the store's checkpoint children), so "store.fdatasync:2:EIO"
+ * means the store's second fdatasync whichever child makes it; a process
+ * the master starts installs afresh, so its counts are its own. */
+static _Atomic long calls_private[F_NOPS];
+static _Atomic long *calls = calls_private;
 
 /* errno values standing for "simulate a power cut here" and "never return"
  * (not real errnos). */
@@ -170,7 +180,10 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_START] = F_START,
                               [IO_FAULT_RELEASE] = F_RELEASE,
                               [IO_FAULT_RELEASING] = F_RELEASING,
-                              [IO_FAULT_FAILED] = F_FAILED};
+                              [IO_FAULT_FAILED] = F_FAILED,
+                              [IO_FAULT_CKPT_WRITTEN] = F_CKPT_WRITTEN,
+                              [IO_FAULT_CKPT_RENAMED] = F_CKPT_RENAMED,
+                              [IO_FAULT_CKPT_DELETE] = F_CKPT_DELETE};
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
     return hit(ops[point]);
 }
@@ -373,6 +386,9 @@ int io_fault_install(const char *spec, const char *role, int first_incarnation)
         nfaults++;
     }
     if (nfaults) {
+        void *m = mmap(NULL, sizeof(calls_private), PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (m != MAP_FAILED) calls = m;
         io_installed = io_faulty;
         io_installed.close = io_real.close;
         io_installed.closedir = io_real.closedir;

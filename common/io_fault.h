@@ -22,6 +22,12 @@
  * is moving to and before rewriting anything (ring.c, two-phase release).
  * "failed" is the logger marking the log LOGGER_FAILED: it kills itself
  * right after, before it logs, wakes anyone or exits with EXIT_IOFAIL.
+ * The store's checkpoint child (store/checkpoint.c) kills itself at
+ * "ckptwritten" (its .tmp complete and synced, before the rename),
+ * "ckptrenamed" (after the rename, before the directory fsync) and
+ * "ckptdelete" (before each older checkpoint it removes). Counts are shared
+ * with the processes forked after installing, so the Nth is the store's
+ * Nth, whichever checkpoint child passes it.
  *
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
  * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
@@ -61,6 +67,10 @@ enum io_fault_point {
     IO_FAULT_RELEASE = 2,   /* "release": ring_release between invalidation and tail */
     IO_FAULT_RELEASING = 3, /* "releasing": ring_release between releasing and invalidation */
     IO_FAULT_FAILED = 4,    /* "failed": the logger just marked LOGGER_FAILED */
+    /* The store's checkpoint child (common/ckpt.c, store/checkpoint.c): */
+    IO_FAULT_CKPT_WRITTEN = 5, /* "ckptwritten": .tmp complete and synced, not renamed */
+    IO_FAULT_CKPT_RENAMED = 6, /* "ckptrenamed": renamed, directory not yet fsynced */
+    IO_FAULT_CKPT_DELETE = 7,  /* "ckptdelete": before removing each older checkpoint */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

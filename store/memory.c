@@ -1,7 +1,9 @@
 /*
  * memory.c - MEMORY (USAGE, STATS, DOCTOR, MALLOC-STATS, PURGE, HELP), in
  * the store, which holds the memory it describes: the key index and the
- * values kept in RAM. Read handlers only: nothing here changes the state,
+ * values kept in RAM. It sits beside digest.c, above the types' handlers,
+ * as it looks at the state as a whole (docs/ARCHITECTURE.md, "The store").
+ * Read handlers only: nothing here changes the state,
  * so a crash here is the store's crash (the master respawns it, it replays).
  *
  * What "memory" means here (docs/COMMANDS.md): RAM. A value longer than 24
@@ -20,7 +22,11 @@
 
 #include "procstat.h"
 #include "resp.h"
-#include "state-internal.h"
+#include "store/core/entry.h"
+#include "store/core/index.h"
+#include "store/core/pieces.h"
+#include "store/store-internal.h"
+#include "store/types/handlers.h"
 #include "strutil.h"
 
 static int word_is(const rec_arg_t *a, const char *w)

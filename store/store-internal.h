@@ -1,6 +1,7 @@
 /*
  * store-internal.h - the store's state machine without the process around it
- * (store/state.c), so tests and tools can drive it record by record.
+ * (store/route.c, store/state.c; the layers below them are listed in
+ * store/core/entry.h), so tests and tools can drive it record by record.
  *
  * A store_ctx_t holds the key index of each database and the apply clock. Records are applied
  * with store_apply() exactly as they lie in the ring or the log (header

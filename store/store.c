@@ -3,7 +3,8 @@
  * durable records from the ring and answers the frontends' read requests.
  *
  * Runs in the store process, single-threaded; the state machine itself is
- * store/state.c. Invariants:
+ * store-internal.h (store/route.c, store/state.c and what they call).
+ * Invariants:
  *   - Records are applied in LSN order, each once, and only below
  *     shm->durable_lsn: the state is always a prefix of the durable log.
  *   - ring->tail (our ring_release) is advanced only after the replies of the
@@ -23,8 +24,10 @@
  *   - Replies to a live frontend are never dropped: a full reply channel
  *     makes the store wake that frontend and retry.
  * A crash of the store loses nothing: the master restarts it and it rebuilds
- * its state from the log. While it is down, writes keep being made durable
- * but their replies wait for the new incarnation.
+ * its state from its newest valid checkpoint and the log after it
+ * (store/checkpoint.c, which also writes them from a forked child). While
+ * it is down, writes keep being made durable but their replies wait for the
+ * new incarnation.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -36,6 +39,7 @@
 
 #include "buf.h"
 #include "chan.h"
+#include "checkpoint.h"
 #include "log.h"
 #include "record.h"
 #include "ring.h"
@@ -51,8 +55,8 @@
 #define STORE_MAINTAIN_BUDGET 64
 /* The largest reply the store builds (a GET of a value up to the default
  * proto-max-bulk-len, with room to spare); the frontend holds it whole. */
-#define STORE_MAX_REPLY       (1024ull * 1024 * 1024)
-#define STORE_TICK_MS         1000 /* apply clock lag that asks for a CMD_TICK */
+#define STORE_MAX_REPLY (1024ull * 1024 * 1024)
+#define STORE_TICK_MS   1000 /* apply clock lag that asks for a CMD_TICK */
 
 typedef struct store_proc {
     shm_t *shm;
@@ -66,8 +70,8 @@ typedef struct store_proc {
     /* Frontends whose oldest request waits for a record that is not
      * durable yet (none should: see serve_requests). */
     uint64_t held_mask;
+    store_ckpt_sched_t ckpt; /* checkpoints (store/checkpoint.c) */
 } store_proc_t;
-
 
 /* The shared memory of this process, for master_gone(). */
 static const shm_t *store_shm;
@@ -145,7 +149,7 @@ static void publish_counts(store_proc_t *s)
     }
 }
 
-/* Keys with a TTL are reclaimed by the apply clock (state.c), which only
+/* Keys with a TTL are reclaimed by the apply clock (store/state.c), which only
  * records move. While no client writes, ask a frontend for a CMD_TICK
  * record about once a second, so expired keys still go. */
 static void want_tick(store_proc_t *s)
@@ -354,6 +358,9 @@ static int run(store_proc_t *s)
     for (;;) {
         int work = apply_ring(s);
         if (work < 0) return EXIT_FATAL;
+        /* [checkpoint hook] Between batches, busy or not: reap a finished
+         * checkpoint child, fork the next when one is due. */
+        store_ckpt_poll(&s->ckpt, s->ctx);
         int served = serve_requests(s);
         if (served < 0) return 0;
         work += served;
@@ -387,6 +394,9 @@ static int run(store_proc_t *s)
     }
     if (s->held_mask)
         log_info("store: stopping with reads waiting for LSNs that never became durable");
+    /* [checkpoint hook] A clean stop: everything durable is applied; a
+     * checkpoint at this LSN makes the next start replay nothing. */
+    store_ckpt_finish(&s->ckpt, s->ctx, 1);
     return 0;
 }
 
@@ -395,7 +405,14 @@ int store_main(shm_t *shm, const config_t *cfg)
     store_shm = shm;
     if (wait_for_logger(shm)) return 0;
     store_proc_t s = {.shm = shm, .ring = shm_ring(shm), .nfe = (int)shm->nfrontends};
-    s.ctx = store_ctx_create(cfg, random_seed());
+    uint64_t start = atomic_load(&shm->log_start_lsn);
+    /* Not tail: see the banner. Finishing a cut-short release after the
+     * replay lets producers have that space again. */
+    uint64_t released = ring_released(s.ring);
+    /* [checkpoint hook] The newest checkpoint that verifies and lies within
+     * the log, or an empty state; replay goes on from its LSN. */
+    uint64_t from = start;
+    s.ctx = store_ckpt_restore(cfg, random_seed(), start, released, &from);
     if (!s.ctx) {
         log_warn("store: out of memory");
         return EXIT_FATAL;
@@ -405,17 +422,15 @@ int store_main(shm_t *shm, const config_t *cfg)
      * refused, before anything is read. */
     store_set_max_reply(s.ctx, STORE_MAX_REPLY);
 
-    uint64_t start = atomic_load(&shm->log_start_lsn);
-    /* Not tail: see the banner. Finishing a cut-short release after the
-     * replay lets producers have that space again. */
-    uint64_t released = ring_released(s.ring);
-    int rc = replay(&s, cfg, start, released);
+    store_ckpt_sched_init(&s.ckpt, cfg, from);
+    int rc = replay(&s, cfg, from, released);
     if (rc == 0) ring_release(s.ring, released);
     if (rc == 0 && !master_gone()) {
         publish_counts(&s);
         atomic_store(&shm->store_ready, 1);
         rc = run(&s);
     }
+    store_ckpt_finish(&s.ckpt, s.ctx, 0); /* a child still running dies with us */
     buf_free(&s.out);
     store_ctx_destroy(s.ctx);
     return rc;

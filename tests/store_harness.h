@@ -1,7 +1,7 @@
 /*
  * store_harness.h - the harness of the store's unit tests (test_store.c,
  * test_store_strings.c, test_store_exec.c, test_store_keyspace.c): a
- * miniature logger that drives the state machine of store/state.c without
+ * miniature logger that drives the store's state machine (store-internal.h) without
  * processes. Each record is encoded, written into a real segment file in a
  * temporary directory at its LSN offset (as the logger would; a pad record
  * where it would cross a segment, as the ring does), applied with
@@ -33,8 +33,8 @@ extern uint64_t lsn;            /* the next record's position */
 extern int seg_fd;              /* the segment file written last (-1: none) */
 extern unsigned char *log_copy; /* every record written, in order */
 extern size_t log_len;
-extern buf_t live_replies;      /* every write's reply, in order */
-extern char reply[1 << 21];     /* the last reply, NUL-terminated */
+extern buf_t live_replies;  /* every write's reply, in order */
+extern char reply[1 << 21]; /* the last reply, NUL-terminated */
 extern size_t reply_len;
 
 /* When set, put() asserts that each record is a canonical write

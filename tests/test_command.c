@@ -18,7 +18,7 @@
 #include "frontend/cmd/encode.h"
 #include "frontend/core/core.h"
 #include "record.h"
-#include "store/state-internal.h"
+#include "store/route.h"
 
 /* ---- lookups ---- */
 
@@ -121,9 +121,11 @@ Test(registry, every_route_has_its_handler)
     for (size_t i = 0; i < n; i++) {
         const cmd_desc_t *d = &t[i];
         int write = d->route == CMD_ROUTE_WRITE, read = d->route == CMD_ROUTE_READ;
-        /* Redis' write/readonly flags and the route say the same */
+        /* Redis' write/readonly flags and the route say the same (an admin
+         * command the store answers, DEBUG, is not "readonly" in Redis) */
         cr_expect_eq(!!(d->flags & CMDF_WRITE), write, "%s: write flag and route", d->name);
-        cr_expect_eq(!!(d->flags & CMDF_READONLY), read, "%s: readonly flag and route", d->name);
+        cr_expect_eq(!!(d->flags & CMDF_READONLY), read && !(d->flags & CMDF_ADMIN),
+                     "%s: readonly flag and route", d->name);
         cr_expect_eq(fe_encoder(d->id) != NULL, write, "%s: encoder", d->name);
         cr_expect_eq(st_read_handler(d->id) != NULL, read, "%s: store read handler", d->name);
         if (!write) continue;

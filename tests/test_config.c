@@ -109,6 +109,9 @@ static const config_case_t cases[] = {
     {"log-sync", "fsync", "argument(s) must be one of the following: fdatasync, odsync"},
     {"respawn-limit", "1000", NULL},
     {"respawn-limit", "0", RANGE("1", "1000")},
+    {"checkpoint-bytes", "0", NULL},
+    {"checkpoint-bytes", "1gb", NULL},
+    {"checkpoint-bytes", "-1", NOT_MEM},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 

@@ -1,5 +1,5 @@
 /*
- * test_index.c - unit tests of the store's key index (store/index.c):
+ * test_index.c - unit tests of the store's key index (store/core/index.c):
  * insert, find, remove, binary keys, many keys across incremental rehash,
  * shrinking, and SCAN / foreach while a resize is in progress.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/index.h"
+#include "store/core/index.h"
 
 static uint64_t freed;
 

@@ -1,5 +1,5 @@
 /*
- * test_store.c - unit tests of the store's state machine (store/state.c),
+ * test_store.c - unit tests of the store's state machine (store/route.c, store/state.c),
  * driven without processes: records are encoded with rec_encode_cmd, written
  * into real segment files in a temporary directory at their LSN offsets (as
  * the logger would), then applied with store_apply; replies are compared

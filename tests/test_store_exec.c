@@ -1,5 +1,5 @@
 /*
- * test_store_exec.c - unit tests of transactions in the store (store/exec.c):
+ * test_store_exec.c - unit tests of transactions in the store (store/route.c, store/core/watch.c):
  * CMD_EXEC records with writes, reads and literals, values stored as extents
  * inside a transaction, the WATCH decisions (changes, flushes, swaps,
  * expiry, collisions), their equality between live apply and replay, and
@@ -16,7 +16,7 @@
 #include "command.h"
 #include "config.h"
 #include "record.h"
-#include "store/state-internal.h"
+#include "store/core/watch.h"
 #include "store/store-internal.h"
 #include "store_harness.h"
 
@@ -34,7 +34,7 @@ static void maintain_if_asked(void)
 
 /* A plain write with string arguments (NULL-terminated) in database db;
  * a read in database db. */
-#define wr(t, op, db, ...) sh_wr((t), REC_OP_DB((op), (db)), __VA_ARGS__)
+#define wr(t, op, db, ...)   sh_wr((t), REC_OP_DB((op), (db)), __VA_ARGS__)
 #define rd(now, db, op, ...) sh_rd((now), (unsigned)(db), (op), __VA_ARGS__)
 
 static const char *wr_set(int64_t t, int db, const char *key, const char *val, int64_t at)

@@ -1,6 +1,6 @@
 /*
  * test_store_keyspace.c - unit tests of the store's keyspace commands
- * (store/keyspace.c; their encoders: test_encode_keys.c): RENAME,
+ * (store/types/keyspace.c; their encoders: test_encode_keys.c): RENAME,
  * COPY, MOVE, SWAPDB, FLUSHDB, TYPE, TOUCH, EXPIRETIME, KEYS, SCAN and
  * RANDOMKEY, across databases (records whose op word names another db),
  * with expiry by the apply clock, the SCAN guarantee across resizes, the
@@ -20,7 +20,7 @@
 #include "command.h"
 #include "config.h"
 #include "record.h"
-#include "store/index.h"
+#include "store/core/index.h"
 #include "store/store-internal.h"
 #include "store_harness.h"
 

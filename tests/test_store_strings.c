@@ -1,7 +1,7 @@
 /*
  * test_store_strings.c - unit tests of the store's string and bit commands
- * (store/strings.c, store/bits.c) and of the value shapes they make
- * (store/value.c), driven without processes (store_harness.c): records
+ * (store/types/t_string.c, t_bitmap.c) and of the value shapes they make
+ * (store/core/value.c), driven without processes (store_harness.c): records
  * are encoded, written into segment files at their LSN offsets (as the
  * logger would), applied with store_apply, and poisoned in memory
  * afterwards, so every value byte that is not in RAM must come back from
@@ -19,7 +19,10 @@
 #include "command.h"
 #include "config.h"
 #include "record.h"
-#include "store/state-internal.h"
+#include "store/core/entry.h"
+#include "store/core/index.h"
+#include "store/core/pieces.h"
+#include "store/core/value.h"
 #include "store/store-internal.h"
 #include "store_harness.h"
 

@@ -9,12 +9,19 @@
  * position, length and CRC32C, and reports where the valid log ends and why:
  * a clean end (zeros), a torn tail (what recovery would cut), or damage in the
  * middle (a bad record that a later valid record shows was durable, which
- * the server refuses to start on; record.h, durable_gap). Exit status: 0 the log is whole (or ends
- * in a torn tail), 1 damage in the middle, 2 usage or I/O error.
+ * the server refuses to start on; record.h, durable_gap). Then each store
+ * checkpoint (common/ckpt.h) is read through and its CRCs checked: its LSN,
+ * keys and size, or why it is invalid (the server skips such a one for an
+ * older one or a full replay), and whether it lies beyond the log's end.
+ * Exit status: 0 the log is whole (or ends in a torn tail) and every
+ * checkpoint verifies, 1 damage in the middle or an invalid checkpoint, 2
+ * usage or I/O error.
  *
  * --cut removes the segments after LSN's and zeroes everything from LSN to the
  * end of its segment (common/datadir.c, the same cut recovery makes of a torn
- * tail), so the server starts with the log ending there. It takes the data
+ * tail), so the server starts with the log ending there, and removes the
+ * checkpoints of LSNs after it (states the log no longer leads to: once the
+ * log grew past them again they would be loaded). It takes the data
  * directory's lock, so it refuses while a server runs there. What is cut is
  * gone: acknowledged writes after LSN included.
  */
@@ -28,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ckpt.h"
 #include "command.h"
 #include "datadir.h"
 #include "io.h"
@@ -78,6 +86,64 @@ static void dump_record(const void *rec)
     printf("\n");
 }
 
+/* Verify every checkpoint in dir; returns how many are invalid. */
+static int report_checkpoints(const char *dir, uint64_t seg_size, uint64_t log_end)
+{
+    uint64_t *v, *t;
+    size_t n, nt;
+    if (ckpt_list(dir, 0, &v, &n) || ckpt_list(dir, 1, &t, &nt)) return 0;
+    int bad = 0;
+    printf("checkpoints: %zu\n", n);
+    for (size_t i = 0; i < n; i++) {
+        char path[4096], err[256];
+        ckpt_path(path, sizeof(path), dir, v[i], 0);
+        ckpt_info_t info;
+        uint64_t items[4];
+        if (ckpt_verify(path, seg_size, &info, items, err, sizeof(err)) == 0) {
+            printf("  checkpoint at LSN %" PRIu64 ": valid, %" PRIu64
+                   " keys in %u databases, %" PRIu64 " blocks, %" PRIu64
+                   " bytes, apply clock %" PRId64 "%s%s\n",
+                   info.lsn, info.keys, (unsigned)info.ndb, info.blocks, info.file_size, info.now,
+                   info.flags & CKPT_F_WATCH ? ", WATCH table" : "",
+                   info.lsn > log_end ? "; beyond the log's end: the server skips it" : "");
+        } else {
+            printf("  checkpoint at LSN %" PRIu64 ": INVALID (%s): the server skips it\n", v[i],
+                   err);
+            bad++;
+        }
+    }
+    for (size_t i = 0; i < nt; i++)
+        printf("  unfinished checkpoint at LSN %" PRIu64
+               " (.tmp): ignored, removed by the next one\n",
+               t[i]);
+    free(v);
+    free(t);
+    return bad;
+}
+
+/* Remove the checkpoints (and unfinished ones) of LSNs after lsn. */
+static int cut_checkpoints(const char *dir, uint64_t lsn)
+{
+    for (int tmp = 0; tmp < 2; tmp++) {
+        uint64_t *v;
+        size_t n;
+        if (ckpt_list(dir, tmp, &v, &n)) return -1;
+        for (size_t i = 0; i < n; i++) {
+            if (v[i] <= lsn) continue;
+            char path[4096];
+            ckpt_path(path, sizeof(path), dir, v[i], tmp);
+            if (io->unlink(path) != 0) {
+                fprintf(stderr, "atticdb-check: can't remove %s: %s\n", path, strerror(errno));
+                free(v);
+                return -1;
+            }
+            printf("removed %s (after the cut)\n", path);
+        }
+        free(v);
+    }
+    return 0;
+}
+
 static int cut(const char *dir, uint64_t seg_size, const uint64_t *segs, size_t n, uint64_t lsn)
 {
     if (lsn % REC_ALIGN) {
@@ -108,6 +174,8 @@ static int cut(const char *dir, uint64_t seg_size, const uint64_t *segs, size_t 
         fprintf(stderr, "atticdb-check: cutting the log at LSN %" PRIu64 ": %s\n", lsn, msg);
         return 2;
     }
+    if (cut_checkpoints(dir, lsn)) return 2;
+    io_fsync_dir(dir);
     printf("log cut at LSN %" PRIu64 ": %" PRIu64 " bytes zeroed in %s, later segments removed\n",
            lsn, seg + seg_size - lsn, path);
     io->close(lock);
@@ -156,7 +224,10 @@ int main(int argc, char **argv)
         printf(" (LSN %" PRIu64 " to %" PRIu64 "), %" PRIu64 " bytes each", segs[0],
                segs[n - 1] + seg_size, seg_size);
     printf("\n");
-    if (!n) return 0;
+    if (!n) {
+        free(segs);
+        return report_checkpoints(dir, seg_given, 0) ? 1 : 0;
+    }
     if (!seg_size || (seg_size & (seg_size - 1))) {
         fprintf(stderr, "atticdb-check: segment size %" PRIu64 " is not a power of two\n",
                 seg_size);
@@ -181,7 +252,11 @@ int main(int argc, char **argv)
             bad_layout = 1;
         }
     }
-    if (cut_lsn != UINT64_MAX) return cut(dir, seg_size, segs, n, cut_lsn);
+    if (cut_lsn != UINT64_MAX) {
+        int rc = cut(dir, seg_size, segs, n, cut_lsn);
+        free(segs);
+        return rc;
+    }
 
     seg_reader_t r;
     if (seg_reader_open(&r, dir, seg_size, segs[0]) != 0) return 2;
@@ -228,6 +303,7 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 2;
     }
+    int bad_ckpt = report_checkpoints(dir, seg_size, end);
     if (damaged) {
         printf("DAMAGE: no valid record at LSN %" PRIu64 " (%s offset %" PRIu64
                "), but the record at LSN %" PRIu64 " shows it was durable\n"
@@ -240,5 +316,5 @@ int main(int argc, char **argv)
     printf("log ends at LSN %" PRIu64 " (%s offset %" PRIu64 ")%s\n", end, path, end - seg,
            rc == REC_TORN ? ": a torn record there, which recovery cuts" : "");
     free(segs);
-    return bad_layout ? 1 : 0;
+    return bad_layout || bad_ckpt ? 1 : 0;
 }

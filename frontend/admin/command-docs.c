@@ -947,6 +947,17 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
         "key_spec_index\r\n:0\r\n",
         1401},
+    {"debug",
+        "*10\r\n$5\r\ndebug\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n"
+        "+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        120,
+        "%5\r\n$7\r\nsummary\r\n$111\r\nDebugging aids; AtticDB runs DIGEST and DIGEST-VALUE (finger"
+        "prints of the data, to compare two states) and HELP\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\n"
+        "complexity\r\n$73\r\nO(N) in the number of keys for DIGEST, in the keys given for DIGEST-VA"
+        "LUE\r\n$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n",
+        306},
     {"memory",
         "*10\r\n$6\r\nmemory\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
         "~0\r\n~0\r\n*6\r\n*10\r\n$13\r\nmemory|doctor\r\n:2\r\n~0\r\n"

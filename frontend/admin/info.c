@@ -369,8 +369,6 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "keyspace_misses:0\r\n"
                 "pubsub_channels:0\r\n"
                 "pubsub_patterns:0\r\n"
-                "latest_fork_usec:0\r\n"
-                "total_forks:0\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
                 conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
                 rejected, errors);

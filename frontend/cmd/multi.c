@@ -30,7 +30,7 @@
  * watch_lsn = max(durable LSN, the connection's last write end) - every
  * record below it was before the WATCH (this connection's reads after the
  * WATCH see all of them) - and the wall clock. The EXEC record carries them;
- * the store decides (store/exec.c) and answers the null array when a watched
+ * the store decides (store/core/watch.c) and answers the null array when a watched
  * key changed since. When all keys were watched at one point the record
  * holds that point once (command.h's form); when they were watched at
  * different points (several WATCH calls), the header's flags word is 1 and
@@ -47,7 +47,7 @@
  * EXEC checks the exact size again (encoding can add a few bytes) and, if
  * the record would still be too large, answers an error and discards it.
  *
- * Differences from Redis that remain (beyond those of store/exec.c):
+ * Differences from Redis that remain (beyond those of store/core/watch.c):
  *   - Connection commands queued in a transaction that the store then
  *     aborts because of WATCH (CLIENT SETNAME, HELLO, AUTH, ...) still took
  *     effect: the frontend runs them while it builds the record. SELECT is

@@ -22,8 +22,9 @@ cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -include "$builddir/autoconfig.h"
         -I"$srcdir/common" -I"$srcdir" -fsanitize=fuzzer,address,undefined
         -fno-sanitize-recover=undefined -Wno-unused-command-line-argument)
 common=("$srcdir"/common/*.c)
-# The store's state machine: every store file but the process loop.
-state=$(ls "$srcdir"/store/*.c | grep -v '/store/store\.c$' | tr '\n' ' ')
+# The store's state machine: every store file (core/, types/ included) but
+# the process loop.
+state=$(ls "$srcdir"/store/*.c "$srcdir"/store/*/*.c | grep -v '/store/store\.c$' | tr '\n' ' ')
 declare -A sources=(
     [resp]="$srcdir/tests/fuzz/fuzz_resp.c"
     [record]="$srcdir/tests/fuzz/fuzz_record.c"

@@ -6,7 +6,7 @@
  * SUBSTR, SETBIT, GETBIT, BITCOUNT, BITPOS and OBJECT, with binary values,
  * empty strings, negative and huge offsets, float formats and values from a
  * few bytes to several KB built by mixing APPEND, SETRANGE and SETBIT (the
- * value shapes of store/value.c); then a seeded random run of all of them
+ * value shapes of store/core/value.c); then a seeded random run of all of them
  * (ATTIC_SEED, printed on failure) and a read-back after AtticDB restarts
  * (replay must rebuild the same values).
  *

@@ -1,11 +1,21 @@
 /*
- * value.c - string values that are not simply one argument of one record:
- * what APPEND, SETRANGE, SETBIT and INCRBYFLOAT leave behind, and reading
- * any byte range of any value (state-internal.h). Store process only
- * (and tests); single-threaded.
+ * value.c - string values (value.h): reading any byte range of any value
+ * back (from the entry, RAM or the log's segment files), the replies that
+ * carry a value, and the shapes APPEND, SETRANGE, SETBIT and INCRBYFLOAT
+ * leave behind (values that are not simply one argument of one record).
+ * Store process only (and tests); single-threaded.
+ *
+ * Value design (why values are not in RAM): the log already holds every
+ * value byte, durably, at a known position. The index keeps {lsn, len} of
+ * the bytes inside the record that carried them (SET's value argument,
+ * each APPEND's argument) and GET preads them from the segment file, which
+ * the page cache serves when hot. RAM then scales with the number of keys,
+ * not with the data, which is the point of AtticDB. Values that fit in 24
+ * bytes (every INCR result, flags, short strings) stay inline: an extent
+ * costs 12 bytes anyway, and INCR must parse its operand without I/O.
  *
  * Design. A value is an inline prefix (at most STORE_INLINE_MAX bytes, in
- * the entry) followed by a tail (state.c's banner has the entry layout).
+ * the entry) followed by a tail (core/entry.c's banner has the entry layout).
  * SET keeps its value where the record put it: one extent (VK_EXTENT). Any
  * other shape is a piece list (VK_LIST, st_pieces_t), each piece one of
  *     PIECE_LOG   {lsn, len}: bytes of some record in the log (an APPEND's
@@ -45,93 +55,98 @@
  * A read of the log that fails while applying is fatal (EXIT_FATAL): the
  * state could no longer follow the log, and the log is the truth.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "alloc.h"
+#include "io.h"
 #include "log.h"
-#include "state-internal.h"
+#include "pieces.h"
+#include "resp.h"
+#include "seg.h"
+#include "value.h"
 
-#define ST_RAM_CHUNK   4096u  /* RAM block of SETBIT, chunk of compaction */
+_Static_assert(ST_VALUE_MAX == PIECE_END_MASK, "the largest value is what pieces can describe");
+
 #define ST_PIECE_SMALL 128u   /* pieces shorter than this are merged when compacting */
 #define ST_COMPACT_MIN 64u    /* never compact lists of this many pieces or fewer */
 #define ST_SCAN_BUF    65536u /* bytes read from the log at once when scanning */
 
-/* ---- pieces ------------------------------------------------------------ */
+/* ---- reading values back from the log -------------------------------- */
 
-static inline uint64_t pend(const st_piece_t *p)
+static int seg_fd(store_ctx_t *ctx, uint64_t start)
 {
-    return p->end & PIECE_END_MASK;
+    unsigned i = (unsigned)((start / ctx->segment_size) % STORE_FD_CACHE);
+    if (ctx->fds[i].fd >= 0 && ctx->fds[i].start == start) return ctx->fds[i].fd;
+    if (ctx->fds[i].fd >= 0) io->close(ctx->fds[i].fd);
+    char path[4096];
+    seg_path(path, sizeof(path), ctx->dir, start);
+    int fd = io->open(path, O_RDONLY, 0);
+    ctx->fds[i].fd = fd;
+    ctx->fds[i].start = start;
+    if (fd < 0) log_warn("store: cannot open %s: %s", path, strerror(errno));
+    return fd;
 }
 
-static inline unsigned pkind(const st_piece_t *p)
+/* Copy len bytes of the log at lsn to dst. Returns 0 or -1 (logged). */
+int st_read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst)
 {
-    return (unsigned)(p->end >> PIECE_KIND_SHIFT);
-}
-
-static inline uint64_t pstart(const st_pieces_t *l, uint32_t i)
-{
-    return i ? pend(&l->p[i - 1]) : 0;
-}
-
-static inline unsigned char *pram(const st_piece_t *p)
-{
-    return (unsigned char *)(uintptr_t)p->where;
-}
-
-static inline st_piece_t mkpiece(unsigned kind, uint64_t where, uint64_t end)
-{
-    return (st_piece_t){where, ((uint64_t)kind << PIECE_KIND_SHIFT) | end};
-}
-
-uint64_t st_pieces_len(const st_pieces_t *l)
-{
-    return l->n ? pend(&l->p[l->n - 1]) : 0;
-}
-
-uint64_t st_pieces_bytes(const st_pieces_t *l)
-{
-    return sizeof(*l) + (uint64_t)l->cap * sizeof(st_piece_t) + l->ram_bytes;
-}
-
-void st_pieces_free(st_pieces_t *l)
-{
-    for (uint32_t i = 0; i < l->n; i++)
-        if (pkind(&l->p[i]) == PIECE_RAM) free(pram(&l->p[i]));
-    free(l);
-}
-
-static st_pieces_t *pieces_new(uint32_t cap)
-{
-    st_pieces_t *l = st_xmalloc(sizeof(*l) + (size_t)cap * sizeof(st_piece_t));
-    l->ram_bytes = 0;
-    l->n = 0;
-    l->cap = cap;
-    return l;
-}
-
-static st_pieces_t *pieces_reserve(st_pieces_t *l, uint32_t more)
-{
-    if (l->n + more <= l->cap) return l;
-    uint32_t cap = l->cap * 2 > l->n + more ? l->cap * 2 : l->n + more;
-    l = st_xrealloc(l, sizeof(*l) + (size_t)cap * sizeof(st_piece_t));
-    l->cap = cap;
-    return l;
-}
-
-/* The first piece whose end is past off (l->n when off >= the length). */
-static uint32_t find_piece(const st_pieces_t *l, uint64_t off)
-{
-    uint32_t lo = 0, hi = l->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (pend(&l->p[mid]) > off)
-            hi = mid;
-        else
-            lo = mid + 1;
+    while (len > 0) {
+        uint64_t start = lsn & ~(ctx->segment_size - 1);
+        uint64_t chunk = start + ctx->segment_size - lsn;
+        if (chunk > len) chunk = len;
+        int fd = seg_fd(ctx, start);
+        if (fd < 0) return -1;
+        if (io_pread_all(fd, dst, (size_t)chunk, (off_t)(lsn - start))) {
+            log_warn("store: reading %" PRIu64 " bytes at LSN %" PRIu64 ": %s", chunk, lsn,
+                     strerror(errno));
+            return -1;
+        }
+        lsn += chunk;
+        dst += chunk;
+        len -= chunk;
     }
-    return lo;
+    return 0;
 }
+
+/* Copy e's whole value (ent_vlen bytes) to dst. Returns 0 or -1. */
+int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst)
+{
+    return st_read_range(ctx, e, 0, st_ent_vlen(e), dst);
+}
+
+/* Append bytes [off, off + len) of e's value as a bulk string (or an error
+ * reply: too large, I/O). */
+void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b)
+{
+    if (ctx->max_reply && len > ctx->max_reply) {
+        resp_error(b, STORE_ERR_TOO_LARGE);
+        return;
+    }
+    size_t mark = b->len;
+    resp_bulk_header(b, (size_t)len);
+    buf_reserve(b, (size_t)len + 2);
+    if (st_read_range(ctx, e, off, len, (unsigned char *)b->data + b->len)) {
+        b->len = mark;
+        resp_error(b, STORE_ERR_IO);
+        return;
+    }
+    b->len += (size_t)len;
+    buf_append(b, "\r\n", 2);
+}
+
+/* Append e's whole value the same way. */
+void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
+{
+    st_reply_range(ctx, e, 0, st_ent_vlen(e), b);
+}
+
+/* ---- pieces ------------------------------------------------------------ */
 
 /* Read the log while applying a record: failing is fatal (banner). */
 static void read_log_or_die(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst)
@@ -147,12 +162,12 @@ static void read_log_or_die(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsign
 static void piece_copy(store_ctx_t *ctx, const st_piece_t *p, uint64_t skip, uint64_t n,
                        unsigned char *dst)
 {
-    switch (pkind(p)) {
+    switch (st_piece_kind(p)) {
     case PIECE_LOG:
         read_log_or_die(ctx, p->where + skip, n, dst);
         break;
     case PIECE_RAM:
-        memcpy(dst, pram(p) + skip, (size_t)n);
+        memcpy(dst, st_piece_ram(p) + skip, (size_t)n);
         break;
     default:
         memset(dst, 0, (size_t)n);
@@ -160,101 +175,12 @@ static void piece_copy(store_ctx_t *ctx, const st_piece_t *p, uint64_t skip, uin
     }
 }
 
-/*
- * Replace tail bytes [lo, hi) with one piece of len bytes (kind, where; a
- * RAM buffer passed in is owned by the list from now on, and counted by the
- * caller). Either hi - lo == len (an overwrite inside the tail), or hi is
- * the tail's length (the new piece ends the tail: an append when lo == hi,
- * an overwrite running past the end otherwise). The list may move.
- */
-static st_pieces_t *splice(st_pieces_t *l, uint64_t lo, uint64_t hi, unsigned kind, uint64_t where,
-                           uint64_t len)
-{
-    st_piece_t out[3];
-    uint32_t k = 0, m = 0;
-    uint32_t i = find_piece(l, lo);
-    if (hi > lo) {
-        uint32_t j = find_piece(l, hi - 1);
-        m = j - i + 1;
-        st_piece_t *pi = &l->p[i], *pj = &l->p[j];
-        uint64_t si = pstart(l, i), sj = pstart(l, j), ej = pend(pj);
-        int keep_left_buf = 0;
-        st_piece_t right = {0, 0};
-        /* The right remainder first: it may copy out of a RAM buffer the
-         * left remainder then shrinks. Its end does not move: a piece that
-         * ends the tail is never cut on the right. */
-        if (ej > hi) {
-            uint64_t skip = hi - sj, rlen = ej - hi;
-            if (pkind(pj) == PIECE_RAM) {
-                unsigned char *buf = st_xmalloc((size_t)rlen);
-                memcpy(buf, pram(pj) + skip, (size_t)rlen);
-                l->ram_bytes += rlen;
-                right = mkpiece(PIECE_RAM, (uintptr_t)buf, ej);
-            } else {
-                right = mkpiece(pkind(pj), pkind(pj) == PIECE_LOG ? pj->where + skip : 0, ej);
-            }
-        }
-        if (si < lo) {
-            if (pkind(pi) == PIECE_RAM) {
-                unsigned char *buf = st_xrealloc(pram(pi), (size_t)(lo - si));
-                l->ram_bytes -= pend(pi) - lo;
-                out[k++] = mkpiece(PIECE_RAM, (uintptr_t)buf, lo);
-                keep_left_buf = 1;
-            } else {
-                out[k++] = mkpiece(pkind(pi), pi->where, lo);
-            }
-        }
-        for (uint32_t t = i; t <= j; t++) {
-            st_piece_t *p = &l->p[t];
-            if (pkind(p) != PIECE_RAM || (t == i && keep_left_buf)) continue;
-            l->ram_bytes -= pend(p) - pstart(l, t);
-            free(pram(p));
-        }
-        out[k++] = mkpiece(kind, where, lo + len);
-        if (ej > hi) out[k++] = right;
-    } else {
-        out[k++] = mkpiece(kind, where, lo + len); /* append: i == l->n */
-    }
-    if (k > m) l = pieces_reserve(l, k - m);
-    memmove(&l->p[i + k], &l->p[i + m], (size_t)(l->n - i - m) * sizeof(st_piece_t));
-    memcpy(&l->p[i], out, k * sizeof(st_piece_t));
-    l->n = l->n + k - m;
-    return l;
-}
-
-/* Grow the tail by delta zero bytes. */
-static st_pieces_t *grow_zero(st_pieces_t *l, uint64_t delta)
-{
-    uint64_t len = st_pieces_len(l);
-    if (l->n) {
-        st_piece_t *p = &l->p[l->n - 1];
-        uint64_t plen = len - pstart(l, l->n - 1);
-        if (pkind(p) == PIECE_ZERO) {
-            p->end += delta;
-            return l;
-        }
-        /* A small RAM piece at the end grows instead (SETBIT building a
-         * bitmap byte after byte). */
-        if (pkind(p) == PIECE_RAM && plen + delta <= ST_RAM_CHUNK) {
-            unsigned char *buf = st_xrealloc(pram(p), (size_t)(plen + delta));
-            memset(buf + plen, 0, (size_t)delta);
-            l->ram_bytes += delta;
-            p->where = (uintptr_t)buf;
-            p->end += delta;
-            return l;
-        }
-    }
-    l = pieces_reserve(l, 1);
-    l->p[l->n++] = mkpiece(PIECE_ZERO, 0, len + delta);
-    return l;
-}
-
 /* Move the accumulated chunk into the list as a RAM piece ending at end. */
 static void flush_chunk(st_pieces_t *out, unsigned char **acc, size_t *acc_len, uint64_t end)
 {
     if (!*acc_len) return;
     unsigned char *buf = st_xrealloc(*acc, *acc_len);
-    out->p[out->n++] = mkpiece(PIECE_RAM, (uintptr_t)buf, end);
+    out->p[out->n++] = st_piece_make(PIECE_RAM, (uintptr_t)buf, end);
     out->ram_bytes += *acc_len;
     *acc = NULL;
     *acc_len = 0;
@@ -267,16 +193,16 @@ static st_pieces_t *maybe_compact(store_ctx_t *ctx, st_pieces_t *l)
     uint64_t len = st_pieces_len(l);
     if (l->n <= ST_COMPACT_MIN || l->n <= len / 32 + 16) return l;
     /* Each chunk takes at least one small piece: never more pieces out. */
-    st_pieces_t *out = pieces_new(l->n);
+    st_pieces_t *out = st_pieces_new(l->n);
     unsigned char *acc = NULL;
     size_t acc_len = 0;
     for (uint32_t i = 0; i < l->n; i++) {
         st_piece_t *p = &l->p[i];
-        uint64_t s = pstart(l, i), plen = pend(p) - s;
+        uint64_t s = st_piece_start(l, i), plen = st_piece_end(p) - s;
         if (plen >= ST_PIECE_SMALL) {
             flush_chunk(out, &acc, &acc_len, s);
             out->p[out->n++] = *p;
-            if (pkind(p) == PIECE_RAM) out->ram_bytes += plen;
+            if (st_piece_kind(p) == PIECE_RAM) out->ram_bytes += plen;
             continue;
         }
         for (uint64_t done = 0; done < plen;) {
@@ -288,7 +214,7 @@ static st_pieces_t *maybe_compact(store_ctx_t *ctx, st_pieces_t *l)
             done += take;
             if (acc_len == ST_RAM_CHUNK) flush_chunk(out, &acc, &acc_len, s + done);
         }
-        if (pkind(p) == PIECE_RAM) free(pram(p));
+        if (st_piece_kind(p) == PIECE_RAM) free(st_piece_ram(p));
     }
     flush_chunk(out, &acc, &acc_len, len);
     free(l);
@@ -308,12 +234,12 @@ static idx_entry_t *to_list(st_db_t *db, idx_entry_t **slot)
     idx_entry_t *e = *slot;
     unsigned kind = st_ent_kind(e);
     if (kind == VK_LIST) return e;
-    st_pieces_t *l = pieces_new(4);
+    st_pieces_t *l = st_pieces_new(4);
     if (kind == VK_EXTENT) {
         uint64_t lsn;
         uint32_t len;
         st_ent_get_ext1(e, &lsn, &len);
-        l->p[l->n++] = mkpiece(PIECE_LOG, lsn, len);
+        l->p[l->n++] = st_piece_make(PIECE_LOG, lsn, len);
     }
     e = st_ent_resize(db, slot, e->ilen, VK_LIST);
     st_ent_set_pieces(e, l);
@@ -331,7 +257,7 @@ static idx_entry_t *grow(st_db_t *db, idx_entry_t **slot, uint64_t delta)
         return e;
     }
     e = to_list(db, slot);
-    st_ent_set_pieces(e, grow_zero(st_ent_pieces(e), delta));
+    st_ent_set_pieces(e, st_pieces_grow_zero(st_ent_pieces(e), delta));
     return e;
 }
 
@@ -372,11 +298,11 @@ idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uin
     if (len) {
         st_pieces_t *l = st_ent_pieces(e);
         uint64_t a = off - e->ilen, tail = st_pieces_len(l);
-        uint32_t i = find_piece(l, a);
-        if (i < l->n && pkind(&l->p[i]) == PIECE_RAM && a + len <= pend(&l->p[i])) {
-            memcpy(pram(&l->p[i]) + (a - pstart(l, i)), src, (size_t)len);
+        uint32_t i = st_pieces_find(l, a);
+        if (i < l->n && st_piece_kind(&l->p[i]) == PIECE_RAM && a + len <= st_piece_end(&l->p[i])) {
+            memcpy(st_piece_ram(&l->p[i]) + (a - st_piece_start(l, i)), src, (size_t)len);
         } else {
-            l = splice(l, a, a + len < tail ? a + len : tail, PIECE_LOG, src_lsn, len);
+            l = st_pieces_splice(l, a, a + len < tail ? a + len : tail, PIECE_LOG, src_lsn, len);
             l = maybe_compact(ctx, l);
             st_ent_set_pieces(e, l);
         }
@@ -397,21 +323,22 @@ unsigned char *st_val_byte(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, ui
         e = to_list(db, slot);
         st_pieces_t *l = st_ent_pieces(e);
         uint64_t t = byte - e->ilen;
-        uint32_t i = find_piece(l, t);
-        if (pkind(&l->p[i]) != PIECE_RAM) {
+        uint32_t i = st_pieces_find(l, t);
+        if (st_piece_kind(&l->p[i]) != PIECE_RAM) {
             st_piece_t *p = &l->p[i];
-            uint64_t s = pstart(l, i), block = t - t % ST_RAM_CHUNK;
+            uint64_t s = st_piece_start(l, i), block = t - t % ST_RAM_CHUNK;
             uint64_t lo = block > s ? block : s;
-            uint64_t hi = block + ST_RAM_CHUNK < pend(p) ? block + ST_RAM_CHUNK : pend(p);
+            uint64_t hi =
+                block + ST_RAM_CHUNK < st_piece_end(p) ? block + ST_RAM_CHUNK : st_piece_end(p);
             unsigned char *buf = st_xmalloc((size_t)(hi - lo));
             piece_copy(ctx, p, lo - s, hi - lo, buf);
             l->ram_bytes += hi - lo;
-            l = splice(l, lo, hi, PIECE_RAM, (uintptr_t)buf, hi - lo);
+            l = st_pieces_splice(l, lo, hi, PIECE_RAM, (uintptr_t)buf, hi - lo);
             l = maybe_compact(ctx, l);
             st_ent_set_pieces(e, l);
-            i = find_piece(l, t);
+            i = st_pieces_find(l, t);
         }
-        at = pram(&l->p[i]) + (t - pstart(l, i));
+        at = st_piece_ram(&l->p[i]) + (t - st_piece_start(l, i));
     }
     ctx->entry_bytes += list_bytes(e) - before;
     return at;
@@ -430,11 +357,11 @@ idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t
     e->ilen = 0;
     e->vkind = VK_LIST;
     memcpy(e->data, key->ptr, key->len);
-    st_pieces_t *l = pieces_new(1);
+    st_pieces_t *l = st_pieces_new(1);
     unsigned char *buf = st_xmalloc(len);
     memcpy(buf, p, len);
     l->ram_bytes = len;
-    l->p[l->n++] = mkpiece(PIECE_RAM, (uintptr_t)buf, len);
+    l->p[l->n++] = st_piece_make(PIECE_RAM, (uintptr_t)buf, len);
     st_ent_set_pieces(e, l);
     return e;
 }
@@ -456,15 +383,15 @@ idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key)
         st_ent_set_ext1(d, lsn, len);
     } else if (kind == VK_LIST) {
         const st_pieces_t *l = st_ent_pieces(e);
-        st_pieces_t *c = pieces_new(l->n ? l->n : 1);
+        st_pieces_t *c = st_pieces_new(l->n ? l->n : 1);
         c->n = l->n;
         c->ram_bytes = l->ram_bytes;
         for (uint32_t i = 0; i < l->n; i++) {
             c->p[i] = l->p[i];
-            if (pkind(&l->p[i]) != PIECE_RAM) continue;
-            size_t n = (size_t)(pend(&l->p[i]) - pstart(l, i));
+            if (st_piece_kind(&l->p[i]) != PIECE_RAM) continue;
+            size_t n = (size_t)(st_piece_end(&l->p[i]) - st_piece_start(l, i));
             unsigned char *buf = st_xmalloc(n);
-            memcpy(buf, pram(&l->p[i]), n);
+            memcpy(buf, st_piece_ram(&l->p[i]), n);
             c->p[i].where = (uintptr_t)buf;
         }
         st_ent_set_pieces(d, c);
@@ -493,16 +420,16 @@ int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, 
         return st_read_log(ctx, lsn + a, len, dst);
     }
     const st_pieces_t *l = st_ent_pieces(e);
-    for (uint32_t i = find_piece(l, a); len > 0 && i < l->n; i++) {
+    for (uint32_t i = st_pieces_find(l, a); len > 0 && i < l->n; i++) {
         const st_piece_t *p = &l->p[i];
-        uint64_t s = pstart(l, i), take = pend(p) - a;
+        uint64_t s = st_piece_start(l, i), take = st_piece_end(p) - a;
         if (take > len) take = len;
-        switch (pkind(p)) {
+        switch (st_piece_kind(p)) {
         case PIECE_LOG:
             if (st_read_log(ctx, p->where + (a - s), take, dst)) return -1;
             break;
         case PIECE_RAM:
-            memcpy(dst, pram(p) + (a - s), (size_t)take);
+            memcpy(dst, st_piece_ram(p) + (a - s), (size_t)take);
             break;
         default:
             memset(dst, 0, (size_t)take);
@@ -551,16 +478,16 @@ int st_scan_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, 
         rc = scan_log(ctx, lsn + a, len, &buf, fn, arg);
     } else {
         const st_pieces_t *l = st_ent_pieces(e);
-        for (uint32_t i = find_piece(l, a); rc == 0 && len > 0 && i < l->n; i++) {
+        for (uint32_t i = st_pieces_find(l, a); rc == 0 && len > 0 && i < l->n; i++) {
             const st_piece_t *p = &l->p[i];
-            uint64_t s = pstart(l, i), take = pend(p) - a;
+            uint64_t s = st_piece_start(l, i), take = st_piece_end(p) - a;
             if (take > len) take = len;
-            switch (pkind(p)) {
+            switch (st_piece_kind(p)) {
             case PIECE_LOG:
                 rc = scan_log(ctx, p->where + (a - s), take, &buf, fn, arg);
                 break;
             case PIECE_RAM:
-                rc = fn(arg, pram(p) + (a - s), (size_t)take) ? 1 : 0;
+                rc = fn(arg, st_piece_ram(p) + (a - s), (size_t)take) ? 1 : 0;
                 break;
             default:
                 rc = fn(arg, NULL, (size_t)take) ? 1 : 0;

@@ -1,10 +1,12 @@
 /*
- * keyspace.c - the store's key and database commands (state-internal.h):
+ * keyspace.c - the store's key and database commands (handlers.h), which
+ * work on keys of any type (Redis' db.c and expire.c):
  *   writes  DEL (and UNLINK), the expiry family, RENAME/RENAMENX, COPY, MOVE,
  *           SWAPDB, FLUSHDB, FLUSHALL, TICK
  *   reads   EXISTS, TTL/PTTL, EXPIRETIME/PEXPIRETIME, TYPE, TOUCH, DBSIZE,
  *           KEYS, SCAN, RANDOMKEY
- * Store process only; apply handlers follow the determinism rules of state.c
+ * Store process only; a type handler: it calls core/ and is called by
+ * route.c. Apply handlers follow the determinism rules of route.c's banner
  * (ctx->now, never the wall clock; the same state change with or without a
  * reply), and read handlers never change anything: a key expired by a->now
  * is hidden, not removed.
@@ -25,8 +27,13 @@
 #include <strings.h>
 
 #include "glob.h"
+#include "handlers.h"
 #include "resp.h"
-#include "state-internal.h"
+#include "store/core/alloc.h"
+#include "store/core/entry.h"
+#include "store/core/index.h"
+#include "store/core/value.h"
+#include "store/core/watch.h"
 #include "strutil.h"
 
 void st_apply_del(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
@@ -83,7 +90,7 @@ void st_apply_flushall(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     /* Synchronous, as Redis' default (lazyfree-lazy-user-flush no). */
     for (int i = 0; i < ctx->ndb; i++) {
         idx_clear(&ctx->dbs[i]->ix);
-        st_db_changed(ctx, a, (unsigned)i);
+        st_db_flushed(ctx, a, (unsigned)i);
     }
     ctx->expire_cursor = 0;
     ctx->expire_db = 0;
@@ -237,8 +244,8 @@ void st_apply_swapdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         st_db_t *t = ctx->dbs[x];
         ctx->dbs[x] = ctx->dbs[y];
         ctx->dbs[y] = t;
-        st_db_changed(ctx, a, x);
-        st_db_changed(ctx, a, y);
+        st_db_swapped(ctx, a, x, y);
+        st_db_swapped(ctx, a, y, x);
         /* An active-expiry pass in progress may have covered one of the
          * two slots and not the other: start it over, or the database
          * swapped into a covered slot would keep its expired keys until the
@@ -253,7 +260,7 @@ void st_apply_swapdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 void st_apply_flushdb(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     idx_clear(&a->db->ix);
-    st_db_changed(ctx, a, a->dbnum);
+    st_db_flushed(ctx, a, a->dbnum);
     if (ctx->expire_db == (int)a->dbnum) ctx->expire_cursor = 0;
     if (r) resp_simple(r, "OK");
 }

@@ -1,10 +1,11 @@
 /*
- * strings.c - the store's string commands: SET (and SETNX, SETEX, PSETEX,
+ * t_string.c - the store's string commands: SET (and SETNX, SETEX, PSETEX,
  * GETSET, which share its record), MSET, MSETNX, INCRBY, INCRBYFLOAT,
  * APPEND, SETRANGE, GETDEL, GETEX, GET, MGET, STRLEN, GETRANGE and OBJECT
- * (state-internal.h). Store process only; apply handlers follow the
- * determinism rules of state.c. Bit commands are in bits.c, the value
- * shapes APPEND and SETRANGE leave in value.c.
+ * (handlers.h). Store process only; a type handler: it calls core/ and is
+ * called by route.c, and its apply handlers follow the determinism rules
+ * of route.c's banner. Bit commands are in t_bitmap.c, the value shapes
+ * APPEND and SETRANGE leave in core/value.c.
  *
  * Errors that depend on the state (a key's value that is not a number)
  * are found here, in Redis' order; the frontend's encoder (encode-strings.c)
@@ -18,9 +19,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "handlers.h"
 #include "log.h"
 #include "resp.h"
-#include "state-internal.h"
+#include "store/core/entry.h"
+#include "store/core/value.h"
+#include "store/core/watch.h"
 #include "strutil.h"
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"

@@ -1,12 +1,13 @@
 /*
- * bits.c - the store's bit commands: SETBIT (apply), GETBIT, BITCOUNT and
- * BITPOS (reads), with Redis 7.0's argument rules and replies
- * (state-internal.h). Store process only.
+ * t_bitmap.c - the store's bit commands on string values: SETBIT (apply),
+ * GETBIT, BITCOUNT and BITPOS (reads), with Redis 7.0's argument rules and
+ * replies (handlers.h). Store process only; a type handler: it calls
+ * core/ (entries, values, WATCH) and is called by route.c.
  *
  * Bits are numbered from the most significant bit of byte 0. BITCOUNT and
  * BITPOS turn their range (bytes, or bits with BIT) into one inclusive bit
  * range [sb, eb] and walk the value's bytes with st_scan_range, so runs of
- * zeros (value.c's PIECE_ZERO) cost nothing however long they are, and a
+ * zeros (core/pieces.h's PIECE_ZERO) cost nothing however long they are, and a
  * value kept in the log is read in large chunks.
  */
 #include <stdint.h>
@@ -14,9 +15,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "handlers.h"
 #include "log.h"
 #include "resp.h"
-#include "state-internal.h"
+#include "store/core/entry.h"
+#include "store/core/value.h"
+#include "store/core/watch.h"
 #include "strutil.h"
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"
@@ -28,7 +32,7 @@ static int word_is(const rec_arg_t *arg, const char *word)
     return strlen(word) == arg->len && strncasecmp((const char *)arg->ptr, word, arg->len) == 0;
 }
 
-/* One byte of e's value while applying: a failed read is fatal (value.c). */
+/* One byte of e's value while applying: a failed read is fatal (core/value.c). */
 static unsigned char apply_byte(store_ctx_t *ctx, idx_entry_t *e, uint64_t off)
 {
     unsigned char b;

@@ -5,7 +5,7 @@
  * there stalls every read and every write reply of the server).
  *
  * An entry is one allocation: a 26-byte header, then the key bytes, then
- * whatever the owner (store/state.c) keeps after the key (an inline value
+ * whatever the owner (store/core/entry.c) keeps after the key (an inline value
  * prefix and an extent). The index only reads `next`, `hash`, `klen` and the
  * key bytes; everything else in the header belongs to the owner.
  *

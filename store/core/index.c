@@ -317,8 +317,10 @@ static idx_entry_t *idx_bucket_at(const idx_t *ix, uint64_t h)
 static idx_entry_t *idx_pick_in_chain(idx_entry_t *e, uint64_t *rng)
 {
     uint64_t len = 0;
-    for (idx_entry_t *x = e; x; x = x->next) len++;
-    for (uint64_t k = idx_rand_next(rng) % len; k > 0; k--) e = e->next;
+    for (idx_entry_t *x = e; x; x = x->next)
+        len++;
+    for (uint64_t k = idx_rand_next(rng) % len; k > 0; k--)
+        e = e->next;
     return e;
 }
 

@@ -1,0 +1,140 @@
+/*
+ * ckpt.h - the checkpoint file format: naming, a writer that lays blocks
+ * out with their checksums, and a reader that verifies them. Shared by the
+ * store (store/checkpoint.c writes and loads checkpoints) and atticdb-check
+ * (verifies them); neither knows the other's code. What goes into the blocks
+ * (entries, the WATCH table) is store/checkpoint.c's business.
+ *
+ * A checkpoint is the store's state at one LSN X (everything below X
+ * applied, nothing above): `checkpoint-<X as %016llx>.ckpt` in the data
+ * directory, written as `checkpoint-<X>.tmp`, fdatasynced, renamed, and the
+ * directory fsynced, all through the I/O seam (common/io.h). Layout, all
+ * integers little-endian as in the log (record.h):
+ *
+ *   header   64 bytes: "ATTICCKP", u32 version (1), u32 header size (64),
+ *            u64 segment size, u64 LSN, i64 apply clock, u64 keys, u32
+ *            databases, u32 flags, u32 0, u32 CRC32C of the 60 bytes before
+ *   blocks   each a 24-byte head: u32 type, u32 items, u64 payload bytes,
+ *            u32 CRC32C of the head's first 16 bytes and the payload, u32 0;
+ *            then the payload
+ *   trailer  48 bytes: "ATTICEND", u64 LSN, u64 keys, u64 blocks, u64 the
+ *            trailer's offset, u32 0, u32 CRC32C of every byte of the file
+ *            before this field
+ *
+ * A file verifies only whole: a bad header, block or trailer CRC, a
+ * trailer that disagrees with the header, a wrong segment size, or bytes
+ * after the trailer make it invalid, and the store then uses an older one
+ * or replays the whole log (docs/DECISIONS.md, D23).
+ */
+#ifndef ATTIC_CKPT_H
+#define ATTIC_CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CKPT_VERSION     1
+#define CKPT_HEADER_SIZE 64u
+#define CKPT_BLOCK_HEAD  24u
+#define CKPT_TRAILER     48u
+/* A block's payload is cut after the item that takes it past this (an item
+ * is never split, so one large value makes one large block). */
+#define CKPT_BLOCK_TARGET (1u << 20)
+
+/* Block types (the payloads are store/checkpoint.c's banner). */
+enum {
+    CKPT_BLK_DB = 1,      /* starts a database: u32 number, u32 watch id, u64 keys */
+    CKPT_BLK_ENTRIES = 2, /* entries of the database last started */
+    CKPT_BLK_WATCH = 3,   /* the WATCH table's state, in pieces, concatenated */
+};
+
+/* Header flags. */
+#define CKPT_F_WATCH 1u /* the WATCH table exists (its blocks follow the databases) */
+
+typedef struct ckpt_info {
+    uint32_t version;
+    uint64_t segment_size;
+    uint64_t lsn;
+    int64_t now;
+    uint64_t keys;
+    uint32_t ndb;
+    uint32_t flags;
+    uint64_t blocks;    /* from the trailer (reader: once verified) */
+    uint64_t file_size; /* trailer offset + CKPT_TRAILER */
+} ckpt_info_t;
+
+/* "<dir>/checkpoint-<lsn>.ckpt", or ".tmp" when tmp is set. */
+void ckpt_path(char *out, size_t outlen, const char *dir, uint64_t lsn, int tmp);
+
+/* The LSNs of the finished checkpoints (.ckpt) in dir, ascending; *out is
+ * allocated (free it). With tmp set, the LSNs of .tmp files instead.
+ * Returns 0 or -1 with errno set. */
+int ckpt_list(const char *dir, int tmp, uint64_t **out, size_t *n);
+
+/* ---- writing ---- */
+
+typedef struct ckpt_writer {
+    int fd;
+    char tmp[4096], final[4096];
+    const char *dir;
+    uint64_t off;       /* bytes written so far */
+    uint32_t file_crc;  /* over those bytes */
+    unsigned char *buf; /* the block being built: head, then payload */
+    size_t len, cap;
+    uint32_t type, items; /* of the block being built (type 0: none) */
+    uint64_t blocks;
+    int err; /* errno of a block write that failed in ckpt_put */
+    ckpt_info_t info;
+} ckpt_writer_t;
+
+/* Create the .tmp file for info->lsn in dir (replacing a stale one) and
+ * write the header. Returns 0, or -1 (errno set; nothing left behind). */
+int ckpt_writer_open(ckpt_writer_t *w, const char *dir, const ckpt_info_t *info);
+/* Append n bytes to the current block of this type (a new block begins
+ * when the type changes). */
+void ckpt_put(ckpt_writer_t *w, uint32_t type, const void *p, size_t n);
+/* One item of the current block is complete: count it, and write the block
+ * out once it passed CKPT_BLOCK_TARGET. Returns 0 or -1 (errno). */
+int ckpt_item_done(ckpt_writer_t *w);
+/* Write the current block out now (the next ckpt_put starts another). */
+int ckpt_flush_block(ckpt_writer_t *w);
+/* Write the trailer, fdatasync, rename to .ckpt, fsync the directory (with
+ * the fault points "ckptwritten" and "ckptrenamed" between the steps).
+ * Returns 0, or -1 (errno set; the .tmp removed when the rename had not
+ * happened). Frees the writer's buffer either way. */
+int ckpt_writer_commit(ckpt_writer_t *w);
+/* Give up: close and remove the .tmp. */
+void ckpt_writer_abort(ckpt_writer_t *w);
+
+/* ---- reading ---- */
+
+typedef struct ckpt_reader {
+    int fd;
+    uint64_t off, size;
+    uint32_t file_crc;
+    uint64_t blocks;
+    unsigned char *buf;
+    size_t cap;
+    ckpt_info_t info;
+    char err[256]; /* why the file is invalid */
+} ckpt_reader_t;
+
+/* Open path and check its header (segment_size 0: any). Returns 0, or -1
+ * with the reason in r->err (the file is not usable). */
+int ckpt_reader_open(ckpt_reader_t *r, const char *path, uint64_t segment_size);
+/*
+ * The next block: returns 1 with its type, items and payload (valid until
+ * the next call), 0 at the trailer once the whole file verified, -1 when the
+ * file is invalid (reason in r->err). Nothing read from a file is trusted
+ * until 0 came back.
+ */
+int ckpt_reader_next(ckpt_reader_t *r, uint32_t *type, uint32_t *items, const unsigned char **p,
+                     uint64_t *n);
+void ckpt_reader_close(ckpt_reader_t *r);
+
+/* Read a whole file through: 0 when it verifies (info filled in, blocks
+ * and items by type counted into items_by_type[0..3] when not NULL), -1
+ * with the reason in err. */
+int ckpt_verify(const char *path, uint64_t segment_size, ckpt_info_t *info,
+                uint64_t items_by_type[4], char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * entry.h - what every layer of the store's state machine shares: the
+ * context (struct store_ctx), the databases, the entry layout and the
+ * functions that put entries into, change them in, and take them out of a
+ * database's index (core/entry.c), and the arguments a handler is given.
+ *
+ * The layers, bottom up (docs/ARCHITECTURE.md, "The store"):
+ *   core/     alloc.c, index.c, pieces.c, entry.c, value.c, watch.c
+ *   types/    the command handlers, one file per type (t_string.c,
+ *             t_bitmap.c, keyspace.c)
+ *   store/    route.c (records and requests to handlers, EXEC),
+ *             state.c (the context as a whole), store.c (the process)
+ * A file calls only into its own layer's lower files and the layers below.
+ * Private to store/: the public API is store-internal.h. Handlers follow
+ * the determinism rules of route.c's banner: an apply handler uses ctx->now
+ * (the apply clock), never the wall clock, and computes its reply only when
+ * r != NULL (live), while changing the state identically either way.
+ */
+#ifndef ATTIC_STORE_ENTRY_H
+#define ATTIC_STORE_ENTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "index.h"
+#include "record.h"
+#include "store/store-internal.h"
+
+/*
+ * Value representation (the design is in core/value.c's banner). An
+ * entry's vkind byte holds two things:
+ *   bits 0-1  how the bytes after the inline prefix are kept:
+ *             VK_INLINE (none), VK_EXTENT (one extent in the log, 12 bytes
+ *             in the entry), VK_LIST (a pointer to an st_pieces_t)
+ *   bits 2-3  the string encoding OBJECT ENCODING reports (VENC_*)
+ * Use st_ent_kind() / st_ent_enc(), never vkind directly: a raw or
+ * float-made value has bits set above the kind.
+ */
+enum { VK_INLINE = 0, VK_EXTENT = 1, VK_LIST = 2 };
+#define VK_KIND_MASK 0x03u
+#define VK_ENC_SHIFT 2
+enum {
+    VENC_AUTO = 0, /* as SET leaves it: int, embstr or raw by the bytes */
+    VENC_RAW = 1,  /* raw whatever the bytes (APPEND, SETRANGE, SETBIT) */
+    VENC_STR = 2,  /* embstr or raw by length, never int (INCRBYFLOAT) */
+};
+
+#define EXT1_BYTES     12u
+#define STORE_FD_CACHE 64u
+
+typedef struct st_pieces st_pieces_t; /* a piece list (pieces.h) */
+
+static inline unsigned st_ent_kind(const idx_entry_t *e)
+{
+    return e->vkind & VK_KIND_MASK;
+}
+static inline unsigned st_ent_enc(const idx_entry_t *e)
+{
+    return (e->vkind >> VK_ENC_SHIFT) & 3u;
+}
+static inline void st_ent_set_enc(idx_entry_t *e, unsigned enc)
+{
+    e->vkind = (uint8_t)((e->vkind & VK_KIND_MASK) | (enc << VK_ENC_SHIFT));
+}
+
+/* One database: its index and counters. SWAPDB swaps the pointers in
+ * ctx->dbs, so a database's number is its position there, not a field. */
+typedef struct st_db {
+    idx_t ix;
+    struct store_ctx *ctx;
+    uint64_t expires; /* entries with a TTL */
+    /* No entry expires before this (a lower bound; INT64_MAX = none), so
+     * DBSIZE knows in O(1) when no key is expired but not yet reclaimed.
+     * Lowered whenever a TTL is set; raised to the true minimum by each
+     * full active-expiry pass (store/state.c). */
+    int64_t next_expiry;
+    int64_t pass_min;  /* minimum TTL the current pass has seen */
+    int64_t set_min;   /* minimum TTL set since the current pass began */
+    unsigned watch_id; /* watch.c: identity of these contents for WATCH (moves with SWAPDB) */
+} st_db_t;
+
+/* CMD_EXEC's decoded arguments (store/route.c): the record's own, and
+ * those of the nested command being applied, apart from ctx->args, which
+ * every decode (a read inside the transaction included) reuses. */
+typedef struct st_exec_bufs {
+    rec_arg_t *outer, *nested;
+    uint32_t outer_cap, nested_cap;
+} st_exec_bufs_t;
+
+struct store_ctx {
+    st_db_t **dbs;
+    int ndb;
+    char *dir;
+    uint64_t segment_size;
+    int64_t max_bulk;   /* proto-max-bulk-len: APPEND's limit; <= 0 none */
+    uint64_t max_reply; /* 0 = none */
+    int64_t now;        /* apply clock */
+    uint64_t applied;
+    uint64_t expires;     /* entries with a TTL, all databases */
+    uint64_t entry_bytes; /* requested bytes of entries and extent lists */
+    rec_arg_t *args;
+    uint32_t args_cap;
+    struct {
+        uint64_t start;
+        int fd;
+    } fds[STORE_FD_CACHE];
+    int expire_db; /* database the active expiry pass is in */
+    uint64_t expire_cursor;
+    int64_t expire_pass_now; /* apply clock when the last full pass ended */
+    int expire_pass_done;
+    struct st_watch *watch; /* watch.c: recent changes, for WATCH */
+    st_exec_bufs_t exec;
+};
+
+/* A write record's arguments, decoded in place (pointers into the record). */
+typedef struct apply_args {
+    const rec_arg_t *argv;
+    uint16_t argc;
+    const unsigned char *rec; /* for the log position of argument bytes */
+    uint64_t lsn;             /* the record's LSN */
+    unsigned dbnum;           /* the record's database */
+    st_db_t *db;              /* ctx->dbs[dbnum] */
+} apply_args_t;
+
+/* A read request's arguments (the user's, after the command name). */
+typedef struct read_args {
+    const rec_arg_t *argv;
+    uint16_t argc;
+    unsigned dbnum;
+    st_db_t *db;
+    int64_t now; /* wall clock live; the apply clock inside EXEC */
+} read_args_t;
+
+/* The log position of argument i's bytes. */
+static inline uint64_t st_arg_lsn(const apply_args_t *a, int i)
+{
+    return a->lsn + (uint64_t)(a->argv[i].ptr - a->rec);
+}
+
+/* Database number n, or NULL when out of range. Inline: every record's
+ * routing and every WATCH report looks its database up. */
+static inline st_db_t *st_db(store_ctx_t *ctx, unsigned n)
+{
+    return n < (unsigned)ctx->ndb ? ctx->dbs[n] : NULL;
+}
+
+size_t st_entry_size(uint32_t klen, uint8_t ilen, uint8_t vkind);
+unsigned char *st_ent_inline(idx_entry_t *e);
+unsigned char *st_ent_tail(idx_entry_t *e);
+void st_ent_get_ext1(idx_entry_t *e, uint64_t *lsn, uint32_t *len);
+void st_ent_set_ext1(idx_entry_t *e, uint64_t lsn, uint32_t len);
+st_pieces_t *st_ent_pieces(idx_entry_t *e);
+void st_ent_set_pieces(idx_entry_t *e, st_pieces_t *l);
+uint64_t st_ent_vlen(idx_entry_t *e);
+/* A new entry holding a SET-style value (inline when short, else one
+ * extent at val_lsn), not yet in any index. */
+idx_entry_t *st_ent_new(const rec_arg_t *key, const rec_arg_t *val, uint64_t val_lsn,
+                        int64_t expire_at);
+/* Put e into db, in place of *slot's entry when slot is not NULL. */
+void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e);
+/* Resize *slot's entry for a new value shape; the caller fills it in. */
+idx_entry_t *st_ent_resize(st_db_t *db, idx_entry_t **slot, uint8_t ilen, uint8_t vkind);
+void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at);
+/* The slot of a key live at `now` in db, or NULL; with reap set, a key
+ * found expired is removed (apply path only: now is the apply clock). */
+idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int reap);
+/* Remove the entry *slot points at from db. */
+void st_remove(st_db_t *db, idx_entry_t **slot);
+/* Unlink *slot's entry from db without freeing it, its bytes and TTL taken
+ * out of the counters (RENAME, MOVE: st_ent_store puts it back). */
+idx_entry_t *st_ent_take(st_db_t *db, idx_entry_t **slot);
+
+/* The index's free callback (idx_init's free_entry; arg is the st_db_t):
+ * takes e out of the counters and frees it with its piece list. */
+void st_ent_free(void *arg, idx_entry_t *e);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * value.h - string values (core/value.c): reading them back, whole or a
+ * byte range, from the entry, RAM or the log's segment files; the replies
+ * that carry them; and changing a range of one while applying a record.
+ * Used by the type handlers and by state.c's digest.
+ */
+#ifndef ATTIC_STORE_VALUE_H
+#define ATTIC_STORE_VALUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "entry.h"
+
+/* Largest value a string can hold (piece ends are 62-bit: pieces.h). */
+#define ST_VALUE_MAX ((UINT64_C(1) << 62) - 1)
+
+/* Copy e's whole value (st_ent_vlen bytes) to dst. Returns 0 or -1 (logged). */
+int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst);
+/* Append e's value as a bulk string, or an error reply (too large, I/O). */
+void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b);
+/* The same for bytes [off, off + len) of e's value (within its length). */
+void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b);
+/* Copy len bytes of the log at lsn to dst. Returns 0 or -1 (logged). */
+int st_read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst);
+/* Copy bytes [off, off + len) of e's value (within its length) to dst.
+ * Returns 0 or -1 (I/O error, logged). */
+int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, unsigned char *dst);
+/* Pass bytes [off, off + len) of e's value to fn in order, in chunks; p is
+ * NULL for a run of n zero bytes. fn returns nonzero to stop. Returns 1
+ * when fn stopped, 0 at the end, -1 on an I/O error (logged). */
+typedef int (*st_chunk_fn)(void *arg, const unsigned char *p, size_t n);
+int st_scan_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, st_chunk_fn fn,
+                  void *arg);
+/* Apply path (reads of the log failing there are fatal). Overwrite value
+ * bytes [off, off + len) of *slot's entry with src, which are the log's
+ * bytes at src_lsn (a record's argument), zero-filling from the old end to
+ * off; the entry may move (*slot follows). len == 0 changes nothing. */
+idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uint64_t off,
+                          const unsigned char *src, uint64_t src_lsn, uint64_t len);
+/* Apply path: the RAM address of value byte `byte` of *slot's entry, to
+ * change it, growing the value with zeros to byte + 1 bytes if shorter.
+ * Valid until the entry is next changed. */
+unsigned char *st_val_byte(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uint64_t byte);
+/* A new entry whose value is a copy of p[0, len) (inline when short, else
+ * held in RAM: INCRBYFLOAT's results), not yet in any index. */
+idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t len,
+                            int64_t expire_at);
+/* A new entry named key with a deep copy of e's value, encoding and expiry
+ * (COPY), not yet in any index. */
+idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key);
+
+#endif
