@@ -345,6 +345,7 @@ static const config_entry_t table[] = {
     NUM("slowlog-log-slower-than", CONFIG_INT, MUT, "10000", -1, LLONG_MAX,
         slowlog_log_slower_than),
     NUM("slowlog-max-len", CONFIG_INT, MUT, "128", 0, LLONG_MAX, slowlog_max_len),
+    NUM("latency-monitor-threshold", CONFIG_INT, MUT, "0", 0, LLONG_MAX, latency_monitor_threshold),
     IGNORED("save", CONFIG_WORDS, ""), /* no snapshots: as Redis with save "" */
     IGNORED("appendonly", 0, "no"),
     IGNORED("appendfsync", 0, "always"),
@@ -473,6 +474,7 @@ void config_free(config_t *c)
         free(c->users[i].words);
     }
     free(c->users);
+    free(c->config_file);
     memset(c, 0, sizeof(*c));
 }
 
@@ -487,8 +489,7 @@ int config_set(config_t *c, const char *name, int argc, char **argv, char *err, 
     return apply(c, e, argc, (const char *const *)argv, lens, err, errlen);
 }
 
-/* Split a config line into words, honouring "double" and 'single' quotes. */
-static int split_words(char *line, char **words, int max)
+int config_split_words(char *line, char **words, int max)
 {
     int n = 0;
     char *p = line;
@@ -525,7 +526,7 @@ int config_load_file(config_t *c, const char *path, char *err, size_t errlen)
     while (fgets(line, sizeof(line), f)) {
         lineno++;
         char *words[64];
-        int n = split_words(line, words, 64);
+        int n = config_split_words(line, words, 64);
         if (n < 0) {
             fclose(f);
             return str_fail(err, errlen, "%s:%d: unbalanced quotes or too many arguments", path,
@@ -547,6 +548,13 @@ int config_from_args(config_t *c, int argc, char **argv, char *err, size_t errle
     int i = 1;
     if (i < argc && strncmp(argv[i], "--", 2) != 0) {
         if (config_load_file(c, argv[i], err, errlen)) return -1;
+        /* Absolute, as Redis keeps it: CONFIG REWRITE finds the file
+         * whatever the working directory becomes. */
+        free(c->config_file);
+        c->config_file = realpath(argv[i], NULL);
+        if (!c->config_file)
+            return str_fail(err, errlen, "Can't resolve the config file path '%s': %s", argv[i],
+                            strerror(errno));
         i++;
     }
     while (i < argc) {

@@ -59,10 +59,13 @@ typedef struct config {
     int nusers;
     int64_t slowlog_log_slower_than; /* microseconds; < 0 disables, 0 logs every command */
     int64_t slowlog_max_len;
-    int daemonize;             /* accepted for compatibility; must be no */
-    int respawn_limit;         /* deaths in a row at start before giving up */
-    int log_sync;              /* CONFIG_SYNC_* */
-    uint64_t checkpoint_bytes; /* log applied between store checkpoints; 0 = none */
+    int64_t latency_monitor_threshold; /* ms; 0 = LATENCY records nothing */
+    int daemonize;                     /* accepted for compatibility; must be no */
+    int respawn_limit;                 /* deaths in a row at start before giving up */
+    int log_sync;                      /* CONFIG_SYNC_* */
+    uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
+    char *config_file;                 /* absolute path of the file given at start, NULL = none
+                                        * (INFO server, CONFIG REWRITE) */
 } config_t;
 
 /*
@@ -143,6 +146,17 @@ void config_free(config_t *c);
 
 /* Read a redis.conf style file. Returns 0 or -1 with a message (file:line). */
 int config_load_file(config_t *c, const char *path, char *err, size_t errlen);
+
+/* Split a config line into words in place, honouring "double" and 'single'
+ * quotes (no escapes); a '#' starting a word ends the line. Returns the
+ * number of words, or -1 (unbalanced quotes, more than max words). */
+int config_split_words(char *line, char **words, int max);
+
+/* CONFIG REWRITE (config-rewrite.c): rewrite the file at path so that the
+ * settings CONFIG SET can change have their values in cur, keeping every
+ * other line as it is, crash-safely (temporary file, fsync, rename, fsync
+ * of the directory). Returns 0, or -1 with the reason in err. */
+int config_rewrite(const char *path, const config_t *cur, char *err, size_t errlen);
 
 /* Parse argv as redis-server does: optional config file first, then
  * `--name value...` pairs. Returns 0 or -1 with a message. */

@@ -164,6 +164,9 @@ typedef struct shm {
      * pass their expiry and no write moves it; a frontend that sees it
      * clears it and writes a CMD_TICK record. */
     _Atomic uint32_t tick_wanted;
+    /* Bumped by the master after it reopened the log file on SIGHUP; every
+     * process reopens it before its next line (common/log.c). */
+    _Atomic uint32_t log_generation;
 
     _Alignas(64) shm_waiter_t logger_wake; /* records committed to the ring */
     _Alignas(64) shm_waiter_t store_wake;  /* durable LSN advanced / request */

@@ -55,6 +55,7 @@ typedef struct shm_config {
     _Atomic int64_t slowlog_slower_than; /* us; < 0 disables, 0 logs everything */
     _Atomic int64_t slowlog_max_len;
     _Atomic int64_t loglevel;
+    _Atomic int64_t latency_threshold_ms;  /* latency-monitor-threshold; 0 = off */
     char requirepass[SHM_REQUIREPASS_MAX]; /* CONFIG GET requirepass; under lock */
 } shm_config_t;
 
@@ -121,10 +122,32 @@ typedef struct shm_fe_stats {
     _Atomic uint64_t conns, cmds; /* since the epoch: INFO stats */
     _Atomic uint64_t rejected_conns;
     _Atomic uint64_t net_in, net_out, error_replies;
-    _Atomic uint64_t inst_ops; /* commands per second, sampled (not reset) */
-    _Atomic uint64_t clients;  /* connected now: not reset; zeroed at the frontend's start */
+    _Atomic uint64_t inst_ops;                  /* commands per second, sampled (not reset) */
+    _Atomic uint64_t inst_in_bps, inst_out_bps; /* network bytes per second, the same way */
+    _Atomic uint64_t clients; /* connected now: not reset; zeroed at the frontend's start */
     shm_cmdstat_t cmd[SHM_STAT_SLOTS];
 } shm_fe_stats_t;
+
+/* LATENCY (frontend/admin/latency.c): Redis' latency monitor, one table
+ * for the server. Each event keeps its newest SHM_LATENCY_SAMPLES
+ * per-second maxima, as Redis' LATENCY_TS_LEN, and its all-time maximum.
+ * Written and read under the lock (a sample is only added for a latency
+ * at or above latency-monitor-threshold, so rarely). */
+#define SHM_LATENCY_EVENTS  8
+#define SHM_LATENCY_SAMPLES 160
+typedef struct shm_latency_event {
+    char name[32]; /* "" = free */
+    uint32_t idx;  /* next sample written */
+    uint32_t max;  /* ms, all time */
+    struct {
+        int32_t time_s;
+        uint32_t latency_ms;
+    } samples[SHM_LATENCY_SAMPLES];
+} shm_latency_event_t;
+typedef struct shm_latency {
+    shm_lock_t lock;
+    shm_latency_event_t ev[SHM_LATENCY_EVENTS];
+} shm_latency_t;
 
 typedef struct shm_admin {
     shm_config_t config;
@@ -134,6 +157,13 @@ typedef struct shm_admin {
     _Atomic uint64_t stat_epoch;
     _Alignas(64) shm_client_t clients[SHM_CLIENT_SLOTS];
     _Alignas(64) shm_slowlog_t slowlog;
+    _Alignas(64) shm_latency_t latency;
+    /* INFO used_memory_peak: the largest store_index_bytes seen, sampled by
+     * frontend 0 every tick (10 ms) and by every INFO. */
+    _Atomic uint64_t used_memory_peak;
+    /* INFO rdb_last_save_time after a log failure: the last time frontend
+     * 0 saw the log running (wall clock, ms). */
+    _Atomic int64_t log_running_seen_ms;
     /* One per frontend: shm->nfrontends entries (fe_shm_size). */
     _Alignas(64) shm_fe_stats_t fe_stats[];
 } shm_admin_t;

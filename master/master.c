@@ -94,16 +94,21 @@ typedef struct master {
     child_t fe[SHM_MAX_FRONTENDS];
     int stopping;
     int exit_status;
+    int notified_ready;           /* READY=1 sent (all_ready) */
+    uint64_t extended_ns;         /* last EXTEND_TIMEOUT_USEC sent (announce_ready) */
+    uint64_t extended_replay_lsn; /* the store's replay position then */
 } master_t;
 
-static volatile sig_atomic_t sig_child, sig_term, sig_alarm;
+static volatile sig_atomic_t sig_child, sig_term, sig_alarm, sig_hup;
 
 static void on_signal(int sig)
 {
     if (sig == SIGCHLD)
         sig_child = 1;
     else if (sig == SIGALRM)
-        sig_alarm = 1; /* a back-off ended: see respawn_due */
+        sig_alarm = 1; /* a back-off ended, or the readiness poll: see the loop */
+    else if (sig == SIGHUP)
+        sig_hup = 1; /* reopen the log file (logrotate) */
     else
         sig_term = 1;
 }
@@ -249,6 +254,8 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
     signal(SIGTERM, SIG_IGN); /* children stop on shm->shutdown, in order */
     signal(SIGINT, SIG_IGN);  /* Ctrl-C in a terminal reaches the master only */
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN); /* the master reopens the log and tells us (log.c) */
+    log_follow_generation(&m->shm->log_generation);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -397,14 +404,31 @@ static void respawn_due(master_t *m)
     }
 }
 
-/* SIGALRM at the end of the nearest back-off (none pending: disarmed), so
- * the loop's sigsuspend wakes for it. */
+/* A slot neither running nor waiting for its respawn (the logger after an
+ * I/O failure): the server will not become ready, stop looking. */
+static int child_gone_for_good(master_t *m)
+{
+    for (int i = 0; i < nchildren(m); i++)
+        if (!child_at(m, i)->pid && !child_at(m, i)->respawn_at_ns) return 1;
+    return 0;
+}
+
+/* How often the loop looks at the ready flags until every child serves:
+ * the children set them in shared memory and send no signal. */
+#define READY_POLL_NS (2ull * 1000 * 1000)
+
+/* SIGALRM at the end of the nearest back-off, or soon while the server is
+ * not ready yet (neither: disarmed), so the loop's sigsuspend wakes for it. */
 static void arm_respawn_timer(master_t *m)
 {
     uint64_t next = 0;
     for (int i = 0; i < nchildren(m); i++) {
         uint64_t at = child_at(m, i)->respawn_at_ns;
         if (at && (!next || at < next)) next = at;
+    }
+    if (!m->notified_ready && !child_gone_for_good(m)) {
+        uint64_t poll = shm_mono_ns() + READY_POLL_NS;
+        if (!next || poll < next) next = poll;
     }
     struct itimerval t = {0};
     if (next) {
@@ -545,9 +569,62 @@ static int store_alive(master_t *m)
     return m->store.pid != 0;
 }
 
+/* Every child serves: the logger committed, the store replayed, every
+ * frontend listens (their ready flags, shm.h). */
+static int all_ready(master_t *m)
+{
+    for (int i = 0; i < nchildren(m); i++) {
+        child_t *c = child_at(m, i);
+        if (!c->pid || !atomic_load(ready_flag(m, c))) return 0;
+    }
+    return 1;
+}
+
+/* Once, when the server first serves: the log line and the service
+ * manager's READY=1 (notify.c), so `systemctl start` returns only then. */
+static void announce_ready(master_t *m)
+{
+    if (m->notified_ready) return;
+    if (!all_ready(m)) {
+        /* A long replay must not hit the unit's start timeout: while the
+         * store moves through the log, ask for more time every few seconds
+         * (nothing is asked for a start that makes no progress). */
+        uint64_t now = shm_mono_ns(), lsn = atomic_load(&m->shm->store_replay_lsn);
+        if (now - m->extended_ns >= 5000000000ull && lsn != UINT64_MAX &&
+            lsn != m->extended_replay_lsn) {
+            char msg[128];
+            snprintf(msg, sizeof(msg),
+                     "EXTEND_TIMEOUT_USEC=30000000\nSTATUS=Replaying the log (LSN %llu)",
+                     (unsigned long long)lsn);
+            master_notify(msg);
+            m->extended_ns = now;
+            m->extended_replay_lsn = lsn;
+        }
+        return;
+    }
+    m->notified_ready = 1;
+    log_info("Ready to accept connections");
+    master_notify("READY=1\nSTATUS=Ready to accept connections");
+}
+
+/* logrotate renamed the file: reopen it here, then tell every child
+ * through the shared generation (common/log.c). */
+static void reopen_log(master_t *m)
+{
+    if (!m->cfg.logfile || !*m->cfg.logfile) return;
+    if (log_reopen() != 0) {
+        log_warn("Can't reopen the log file %s: %s (still writing to the old one)", m->cfg.logfile,
+                 strerror(errno));
+        return;
+    }
+    atomic_fetch_add_explicit(&m->shm->log_generation, 1, memory_order_release);
+    log_info("Received SIGHUP: reopened the log file %s", m->cfg.logfile);
+}
+
 static void shutdown_all(master_t *m)
 {
     shm_t *shm = m->shm;
+    master_notify("STOPPING=1\nSTATUS=Shutting down");
     /* The drain needs a logger and a store: one waiting out its back-off
      * starts now. A frontend that waits is not needed any more. */
     if (m->logger.respawn_at_ns) respawn_now(m, &m->logger);
@@ -641,6 +718,7 @@ int master_run(int argc, char **argv)
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGALRM);
+    sigaddset(&block, SIGHUP);
     sigprocmask(SIG_BLOCK, &block, &old);
     struct sigaction sa = {.sa_handler = on_signal};
     sigemptyset(&sa.sa_mask);
@@ -648,8 +726,8 @@ int master_run(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGALRM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    signal(SIGHUP, SIG_IGN);
 
     log_info("AtticDB %s starting: pid %d, data in %s, %d frontends", PACKAGE_VERSION,
              (int)getpid(), m.cfg.dir, m.cfg.frontends);
@@ -675,7 +753,6 @@ int master_run(int argc, char **argv)
         m.fe[i].slot = i;
         if (spawn(&m, &m.fe[i]) != 0) return 1;
     }
-    log_info("Ready to accept connections");
 
     while (!m.stopping) {
         sigset_t wait_mask = old;
@@ -683,9 +760,15 @@ int master_run(int argc, char **argv)
         sigdelset(&wait_mask, SIGTERM);
         sigdelset(&wait_mask, SIGINT);
         sigdelset(&wait_mask, SIGALRM);
+        sigdelset(&wait_mask, SIGHUP);
+        announce_ready(&m);
         arm_respawn_timer(&m);
-        if (!sig_child && !sig_term && !sig_alarm) sigsuspend(&wait_mask);
+        if (!sig_child && !sig_term && !sig_alarm && !sig_hup) sigsuspend(&wait_mask);
         sig_alarm = 0;
+        if (sig_hup) {
+            sig_hup = 0;
+            reopen_log(&m);
+        }
         if (sig_child) {
             sig_child = 0;
             reap(&m);

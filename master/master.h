@@ -12,4 +12,8 @@ int master_run(int argc, char **argv);
 void master_proctitle_init(int argc, char **argv);
 void master_set_proctitle(const char *title);
 
+/* Send msg ("READY=1", "STOPPING=1") to the service manager's
+ * $NOTIFY_SOCKET (notify.c); nothing without it. 0, or -1 (logged). */
+int master_notify(const char *msg);
+
 #endif

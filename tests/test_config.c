@@ -91,6 +91,8 @@ static const config_case_t cases[] = {
     {"slowlog-log-slower-than", "-2", RANGE("-1", LLMAX)},
     {"slowlog-max-len", "0", NULL},
     {"slowlog-max-len", "-1", RANGE("0", LLMAX)},
+    {"latency-monitor-threshold", "100", NULL},
+    {"latency-monitor-threshold", "-1", RANGE("0", LLMAX)},
     {"save", "900 1", NULL},
     {"appendonly", "yes", NULL},
     {"appendfsync", "everysec", NULL},
@@ -284,5 +286,191 @@ Test(config, defaults_read_back)
         config_free(&again);
         buf_free(&v);
     }
+    config_free(&c);
+}
+
+/* ---- etc/atticdb.conf, the example make install ships ---- */
+
+static char *example_text(void)
+{
+    const char *path = getenv("ATTICDB_CONF_EXAMPLE");
+    cr_assert(path, "ATTICDB_CONF_EXAMPLE is set by make check");
+    FILE *f = fopen(path, "r");
+    cr_assert(f, "can't open %s", path);
+    static char text[64 * 1024];
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+/* Does the text have a line "name ..." (active) or "# name ..." (an
+ * example of a setting unset by default)? 1 active, 2 commented, 0 none. */
+static int example_line(const char *text, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        int commented = !strncmp(p, "# ", 2);
+        const char *w = commented ? p + 2 : p;
+        if (!strncmp(w, name, nl) && w[nl] == ' ') return commented ? 2 : 1;
+    }
+    return 0;
+}
+
+Test(config, example_file_names_every_setting_with_its_default)
+{
+    const char *text = example_text();
+    config_t dflt, file;
+    config_defaults(&dflt);
+    config_defaults(&file);
+    char err[512];
+    cr_assert_eq(config_load_file(&file, getenv("ATTICDB_CONF_EXAMPLE"), err, sizeof(err)), 0, "%s",
+                 err);
+    const config_entry_t *e;
+    for (size_t i = 0; (e = config_entry_at(i)); i++) {
+        if (e->type == CONFIG_IGNORED) {
+            /* Redis' directives that mean nothing here: named in the
+             * compatibility note, never set. */
+            cr_expect(strstr(text, e->name), "the example does not mention %s", e->name);
+            cr_expect_eq(example_line(text, e->name), 0, "the example sets %s", e->name);
+            continue;
+        }
+        int how = example_line(text, e->name);
+        cr_expect(how, "the example lacks a line for %s", e->name);
+        if (!e->format && e->type == CONFIG_SPECIAL) {
+            /* `user`: words that only add; an example, never active. */
+            cr_expect_eq(how, 2, "the example declares %s", e->name);
+            continue;
+        }
+        if (how == 2)
+            cr_expect(!e->default_text, "%s has a default (%s): give it as an active line", e->name,
+                      e->default_text);
+        buf_t a, b;
+        buf_init(&a);
+        buf_init(&b);
+        config_format(&dflt, e, &a);
+        config_format(&file, e, &b);
+        cr_expect(a.len == b.len && !memcmp(a.data, b.data, a.len),
+                  "the example sets %s to %.*s, its default is %.*s", e->name, (int)b.len, b.data,
+                  (int)a.len, a.data);
+        buf_free(&a);
+        buf_free(&b);
+    }
+    cr_expect_eq(file.nusers, 0);
+    config_free(&dflt);
+    config_free(&file);
+}
+
+/* ---- CONFIG REWRITE's file work (common/config-rewrite.c) ---- */
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *read_text(const char *path)
+{
+    static char text[8192];
+    FILE *f = fopen(path, "r");
+    cr_assert(f);
+    size_t n = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+Test(config, rewrite_changes_set_lines_in_place_and_keeps_the_rest)
+{
+    char path[] = "/tmp/attic-rewrite-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    write_text(path, "# a comment\n"
+                     "port 7001\n"
+                     "\n"
+                     "MaxClients 100   # the old limit\n"
+                     "proto-max-bulk-len 512mb\n"
+                     "timeout 5\n"
+                     "maxclients 200\n"
+                     "user alice on nopass ~* +@all\n");
+    config_t c;
+    config_defaults(&c);
+    char err[256];
+    cr_assert_eq(config_load_file(&c, path, err, sizeof(err)), 0, "%s", err);
+    /* A line the rewrite does not understand is kept too. */
+    write_text(path, "# a comment\n"
+                     "port 7001\n"
+                     "\n"
+                     "MaxClients 100   # the old limit\n"
+                     "proto-max-bulk-len 512mb\n"
+                     "timeout 5\n"
+                     "maxclients 200\n"
+                     "something-unknown to us\n"
+                     "user alice on nopass ~* +@all\n");
+    /* As CONFIG SET leaves them: two changed, one back to the file's value
+     * in other words, one not in the file. */
+    cr_assert_eq(config_set_value(&c, config_find("maxclients", 10), "300", 3, err, sizeof(err)),
+                 0);
+    cr_assert_eq(config_set_value(&c, config_find("proto-max-bulk-len", 18), "536870912", 9, err,
+                                  sizeof(err)),
+                 0);
+    cr_assert_eq(config_set_value(&c, config_find("loglevel", 8), "warning", 7, err, sizeof(err)),
+                 0);
+    cr_assert_eq(
+        config_set_value(&c, config_find("requirepass", 11), "two words", 9, err, sizeof(err)), 0);
+    cr_assert_eq(config_set_value(&c, config_find("client-query-buffer-limit", 25), "2097152", 7,
+                                  err, sizeof(err)),
+                 0);
+    c.port = 9999; /* not changeable by CONFIG SET: never written */
+    cr_assert_eq(config_rewrite(path, &c, err, sizeof(err)), 0, "%s", err);
+    cr_assert_str_eq(read_text(path), "# a comment\n"
+                                      "port 7001\n"
+                                      "\n"
+                                      "maxclients 300\n"
+                                      "proto-max-bulk-len 512mb\n"
+                                      "timeout 5\n"
+                                      "something-unknown to us\n"
+                                      "user alice on nopass ~* +@all\n"
+                                      "# Generated by CONFIG REWRITE\n"
+                                      "loglevel warning\n"
+                                      "requirepass \"two words\"\n"
+                                      "client-query-buffer-limit 2mb\n");
+    /* What was written reads back as the running values (without the line
+     * the loader does not know). */
+    {
+        char *t = read_text(path), *u = strstr(t, "something-unknown to us\n");
+        cr_assert(u);
+        memmove(u, u + strlen("something-unknown to us\n"), strlen(u) - 24 + 1);
+        char copy[8192];
+        snprintf(copy, sizeof(copy), "%s", t);
+        write_text(path, copy);
+    }
+    config_t back;
+    config_defaults(&back);
+    cr_assert_eq(config_load_file(&back, path, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(back.maxclients, 300);
+    cr_assert_eq(back.loglevel, 3);
+    cr_assert_str_eq(back.requirepass, "two words");
+    cr_assert_eq(back.client_query_buffer_limit, 2097152);
+    /* A second rewrite with nothing changed leaves the file as it is. */
+    char before[8192];
+    snprintf(before, sizeof(before), "%s", read_text(path));
+    cr_assert_eq(config_rewrite(path, &back, err, sizeof(err)), 0, "%s", err);
+    cr_assert_str_eq(read_text(path), before);
+    config_free(&back);
+    config_free(&c);
+    unlink(path);
+}
+
+Test(config, rewrite_of_a_missing_file_fails_and_creates_nothing)
+{
+    config_t c;
+    config_defaults(&c);
+    char err[256];
+    cr_assert_eq(config_rewrite("/tmp/attic-no-such-dir/x.conf", &c, err, sizeof(err)), -1);
+    cr_assert(strstr(err, "No such file"), "%s", err);
     config_free(&c);
 }

@@ -58,16 +58,21 @@ typedef struct fe_admin {
     uint64_t acl_swept_gen; /* generation fe_acl_sweep last looked at */
     uint64_t cfg_version;   /* the shm config version of the values below */
     int64_t slowlog_slower_than;
+    uint64_t latency_threshold_ns; /* latency-monitor-threshold, 0 = off (latency.c) */
     int protected_mode;
     /* Test hook (ATTICDB_TEST_REMOTE_ADDR): clients from this IPv4 address,
      * network order, count as remote, so protected mode can be tested over
      * loopback only. 0 = none. */
     uint32_t test_remote_addr;
-    char *argring;            /* slow log: arguments of requests not answered yet */
-    uint64_t argring_pos;     /* bytes ever written to it (slowlog.c) */
-    uint32_t client_hint;     /* where the next registry search starts */
-    uint64_t ops_sample_cmds; /* instantaneous_ops_per_sec sampling */
+    char *argring;                          /* slow log: arguments of requests not answered yet */
+    uint64_t argring_pos;                   /* bytes ever written to it (slowlog.c) */
+    uint32_t client_hint;                   /* where the next registry search starts */
+    uint64_t ops_sample_cmds;               /* instantaneous_ops_per_sec sampling */
+    uint64_t ops_sample_in, ops_sample_out; /* ... and the kbps beside it */
     int64_t ops_sample_ms;
+    /* latency.c, frontend 0 only: the fsync histogram as last seen, so the
+     * slowest fsync since then can be found (the "fsync" event). */
+    uint64_t *fsync_seen;
 } fe_admin_t;
 
 /* What the layer keeps per connection (c->admin, allocated by the core
@@ -307,6 +312,15 @@ void fe_stat_done(struct fe *fe, unsigned idx, uint64_t nsec, int failed);
 void fe_stat_rejected(struct fe *fe, unsigned idx);
 void fe_cmd_info(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 void fe_info(struct fe *fe, const char *section, buf_t *out);
+
+/* ---- latency.c ---- */
+/* A finished command of index idx took nsec: a sample of "command" or
+ * "fast-command" when at or above latency-monitor-threshold. */
+void fe_latency_command(struct fe *fe, unsigned idx, uint64_t nsec);
+/* Every timer tick: frontend 0 samples the logger's fsyncs ("fsync"). */
+void fe_latency_tick(struct fe *fe);
+void fe_cmd_latency(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                    buf_t *out);
 
 /* ---- slowlog.c ---- */
 /* A finished command slower than slowlog-log-slower-than: add an entry.

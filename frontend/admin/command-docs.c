@@ -125,7 +125,7 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         259},
     {"config",
         "*10\r\n$6\r\nconfig\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
-        "~0\r\n~0\r\n*4\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n~4\r\n+admin\r\n"
+        "~0\r\n~0\r\n*5\r\n*10\r\n$10\r\nconfig|get\r\n:-3\r\n~4\r\n+admin\r\n"
         "+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n"
         "+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nconfig|help\r\n"
         ":2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
@@ -135,12 +135,14 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n*10\r\n$16\r\n"
         "config|resetstat\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n"
         "+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
-        "~0\r\n~0\r\n~0\r\n",
-        597,
+        "~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nconfig|rewrite\r\n:2\r\n~4\r\n"
+        "+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        726,
         "%5\r\n$7\r\nsummary\r\n$67\r\nParent of the subcommands that read and change settings at ru"
         "n time\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\n"
         "server\r\n$10\r\ncomplexity\r\n$19\r\nSee the subcommands\r\n"
-        "$11\r\nsubcommands\r\n%4\r\n$10\r\nconfig|get\r\n%5\r\n$7\r\n"
+        "$11\r\nsubcommands\r\n%5\r\n$10\r\nconfig|get\r\n%5\r\n$7\r\n"
         "summary\r\n$64\r\nSettings whose names match the patterns given, with their values\r\n"
         "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
         "$10\r\ncomplexity\r\n$30\r\nO(N) in the number of settings\r\n"
@@ -161,8 +163,12 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\ntype\r\n$6\r\nstring\r\n$16\r\nconfig|resetstat\r\n%4\r\n"
         "$7\r\nsummary\r\n$91\r\nStart the counters INFO reports (commands, errors, connections) fro"
         "m zero on every frontend\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\n"
-        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
-        1355},
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\n"
+        "config|rewrite\r\n%4\r\n$7\r\nsummary\r\n$124\r\nWrite the settings changed at run time bac"
+        "k into the config file the server was started with, keeping its comments and order\r\n"
+        "$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$35\r\nO(N) in the size of the config file\r\n",
+        1629},
     {"hello",
         "*10\r\n$5\r\nhello\r\n:-1\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n"
         "+fast\r\n+no_auth\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n"
@@ -475,6 +481,52 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
         "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         969},
+    {"latency",
+        "*10\r\n$7\r\nlatency\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~0\r\n~0\r\n*5\r\n*10\r\n$14\r\nlatency|latest\r\n:2\r\n"
+        "~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n"
+        "$23\r\nresponse_policy:special\r\n~0\r\n~0\r\n*10\r\n$15\r\nlatency|history\r\n"
+        ":3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~3\r\n$23\r\n"
+        "nondeterministic_output\r\n$24\r\nrequest_policy:all_nodes\r\n"
+        "$23\r\nresponse_policy:special\r\n~0\r\n~0\r\n*10\r\n$13\r\nlatency|reset\r\n"
+        ":-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~2\r\n$24\r\n"
+        "request_policy:all_nodes\r\n$29\r\nresponse_policy:all_succeeded\r\n"
+        "~0\r\n~0\r\n*10\r\n$12\r\nlatency|help\r\n:2\r\n~2\r\n+loading\r\n"
+        "+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n"
+        "*10\r\n$14\r\nlatency|doctor\r\n:2\r\n~4\r\n+admin\r\n+noscript\r\n"
+        "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~3\r\n$23\r\nnondeterministic_output\r\n$24\r\n"
+        "request_policy:all_nodes\r\n$23\r\nresponse_policy:special\r\n"
+        "~0\r\n~0\r\n",
+        1006,
+        "%5\r\n$7\r\nsummary\r\n$76\r\nParent of the subcommands of the latency monitor (latency-mon"
+        "itor-threshold)\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n"
+        "$6\r\nserver\r\n$10\r\ncomplexity\r\n$19\r\nSee the subcommands\r\n"
+        "$11\r\nsubcommands\r\n%5\r\n$14\r\nlatency|latest\r\n%4\r\n$7\r\n"
+        "summary\r\n$83\r\nEach event's newest spike and its worst: name, Unix time, latency and max"
+        "imum in ms\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\n"
+        "server\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$15\r\nlatency|history\r\n"
+        "%5\r\n$7\r\nsummary\r\n$86\r\nThe spikes kept for one event (one per second, the newest 160"
+        "): time and latency in ms\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\n"
+        "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$5\r\nevent\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n$13\r\nlatency|reset\r\n%5\r\n$7\r\nsummary\r\n"
+        "$84\r\nForget the spikes of the events named, or of all; replies how many events were reset"
+        "\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
+        "$4\r\nname\r\n$5\r\nevent\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\n"
+        "flags\r\n~2\r\n+optional\r\n+multiple\r\n$12\r\nlatency|help\r\n"
+        "%4\r\n$7\r\nsummary\r\n$39\r\nUsage notes for the LATENCY subcommands\r\n"
+        "$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$14\r\nlatency|doctor\r\n%4\r\n"
+        "$7\r\nsummary\r\n$74\r\nA report of the spikes seen, and what each kind of event means for "
+        "AtticDB\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\n"
+        "server\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        1334},
     {"multi",
         "*10\r\n$5\r\nmulti\r\n:1\r\n~5\r\n+noscript\r\n+loading\r\n+stale\r\n"
         "+fast\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@transaction\r\n"
@@ -906,6 +958,57 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "complexity\r\n$73\r\nO(N) in the number of keys for DIGEST, in the keys given for DIGEST-VA"
         "LUE\r\n$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n",
         306},
+    {"memory",
+        "*10\r\n$6\r\nmemory\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~0\r\n~0\r\n*6\r\n*10\r\n$13\r\nmemory|doctor\r\n:2\r\n~0\r\n"
+        ":0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~3\r\n$23\r\nnondeterministic_output\r\n"
+        "$25\r\nrequest_policy:all_shards\r\n$23\r\nresponse_policy:special\r\n"
+        "~0\r\n~0\r\n*10\r\n$12\r\nmemory|purge\r\n:2\r\n~0\r\n:0\r\n:0\r\n"
+        ":0\r\n~1\r\n+@slow\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n"
+        "$29\r\nresponse_policy:all_succeeded\r\n~0\r\n~0\r\n*10\r\n$12\r\n"
+        "memory|usage\r\n:-3\r\n~1\r\n+readonly\r\n:2\r\n:2\r\n:1\r\n~2\r\n"
+        "+@read\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n*10\r\n$11\r\n"
+        "memory|help\r\n:2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$19\r\nmemory|malloc-stats\r\n"
+        ":2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~3\r\n$23\r\nnondeterministic_output\r\n"
+        "$25\r\nrequest_policy:all_shards\r\n$23\r\nresponse_policy:special\r\n"
+        "~0\r\n~0\r\n*10\r\n$12\r\nmemory|stats\r\n:2\r\n~0\r\n:0\r\n:0\r\n"
+        ":0\r\n~1\r\n+@slow\r\n~3\r\n$23\r\nnondeterministic_output\r\n"
+        "$25\r\nrequest_policy:all_shards\r\n$23\r\nresponse_policy:special\r\n"
+        "~0\r\n~0\r\n",
+        1059,
+        "%5\r\n$7\r\nsummary\r\n$108\r\nParent of the subcommands that report the RAM the store uses"
+        " (the key index; values on disk are not counted)\r\n$5\r\nsince\r\n"
+        "$5\r\n4.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n"
+        "$19\r\nSee the subcommands\r\n$11\r\nsubcommands\r\n%6\r\n$13\r\n"
+        "memory|doctor\r\n%4\r\n$7\r\nsummary\r\n$68\r\nA report of what the store's RAM goes to, an"
+        "d anything unusual in it\r\n$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\n"
+        "memory|purge\r\n%4\r\n$7\r\nsummary\r\n$71\r\nAccepted for compatibility: the allocator is "
+        "not asked, nothing is done\r\n$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\n"
+        "memory|usage\r\n%5\r\n$7\r\nsummary\r\n$135\r\nBytes of RAM a key costs in the store: its i"
+        "ndex entry and what it keeps in RAM; a value kept in the log on disk counts only its extent"
+        "\r\n$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$16\r\nO(1) for strings\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$7\r\nSAMPLES\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$11\r\nmemory|help\r\n%4\r\n"
+        "$7\r\nsummary\r\n$38\r\nUsage notes for the MEMORY subcommands\r\n"
+        "$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$19\r\nmemory|malloc-stats\r\n"
+        "%4\r\n$7\r\nsummary\r\n$58\r\nThe allocator's own statistics; not available for mimalloc\r\n"
+        "$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$12\r\nmemory|stats\r\n%4\r\n"
+        "$7\r\nsummary\r\n$78\r\nRAM of the key index, per key and per database, and the server's re"
+        "sident size\r\n$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\ngroup\r\n$6\r\n"
+        "server\r\n$10\r\ncomplexity\r\n$31\r\nO(N) in the number of databases\r\n",
+        1614},
     {"set",
         "*10\r\n$3\r\nset\r\n:-3\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n"
         ":1\r\n:1\r\n~3\r\n+@write\r\n+@string\r\n+@slow\r\n~0\r\n~1\r\n"

@@ -1,5 +1,5 @@
 /*
- * config-cmd.c - CONFIG GET / SET / RESETSTAT / HELP, and the runtime
+ * config-cmd.c - CONFIG GET / SET / RESETSTAT / REWRITE / HELP, and the runtime
  * settings every frontend shares. Run by the frontends.
  *
  * The settings CONFIG SET may change live in shm (shm_config_t), not in
@@ -50,6 +50,10 @@ void fe_config_refresh(fe_t *fe)
     fe->admin->protected_mode = (int)atomic_load(&sc->protected_mode);
     fe->admin->slowlog_slower_than = atomic_load(&sc->slowlog_slower_than);
     fe->limits.max_bulk_len = atomic_load(&sc->proto_max_bulk_len);
+    int64_t lat_ms = atomic_load(&sc->latency_threshold_ms);
+    fe->admin->latency_threshold_ns = lat_ms <= 0                    ? 0
+                                      : lat_ms > INT64_MAX / 1000000 ? UINT64_MAX
+                                                                     : (uint64_t)lat_ms * 1000000;
     log_set_level((int)atomic_load(&sc->loglevel));
     fe->admin->cfg_version = v;
 }
@@ -73,6 +77,7 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->slowlog_log_slower_than = atomic_load(&sc->slowlog_slower_than);
     c->slowlog_max_len = atomic_load(&sc->slowlog_max_len);
     c->loglevel = (int)atomic_load(&sc->loglevel);
+    c->latency_monitor_threshold = atomic_load(&sc->latency_threshold_ms);
 }
 
 void fe_config_store_live(const config_t *c, shm_config_t *sc)
@@ -88,6 +93,7 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->slowlog_slower_than, c->slowlog_log_slower_than);
     atomic_store(&sc->slowlog_max_len, c->slowlog_max_len);
     atomic_store(&sc->loglevel, c->loglevel);
+    atomic_store(&sc->latency_threshold_ms, c->latency_monitor_threshold);
 }
 
 _Static_assert(SHM_REQUIREPASS_MAX == CONFIG_REQUIREPASS_MAX,
@@ -246,6 +252,38 @@ static void config_set_cmd(fe_conn_t *c, int argc, const char **argv, const uint
     resp_simple(out, "OK");
 }
 
+/* CONFIG REWRITE: the inherited settings with the live ones over them, as
+ * CONFIG GET sees them, written back into the file (common/config-rewrite.c).
+ * The file work runs outside the settings lock (a spin lock for short
+ * copies); two rewrites at once each write a whole file, the last rename
+ * wins. */
+static void config_rewrite_cmd(fe_conn_t *c, buf_t *out)
+{
+    fe_t *fe = c->fe;
+    if (!fe->cfg->config_file) {
+        resp_error(out, "ERR The server is running without a config file");
+        return;
+    }
+    shm_config_t *sc = &fe_shm(fe->shm)->config;
+    config_t view = *fe->cfg; /* borrowed pointers: never freed */
+    char pass[SHM_REQUIREPASS_MAX];
+    fe_shm_lock(&sc->lock);
+    live_load(sc, &view);
+    memcpy(pass, sc->requirepass, sizeof(pass));
+    fe_shm_unlock(&sc->lock);
+    pass[sizeof(pass) - 1] = '\0';
+    view.requirepass = pass;
+    char err[512], msg[600];
+    if (config_rewrite(fe->cfg->config_file, &view, err, sizeof(err)) != 0) {
+        log_warn("CONFIG REWRITE failed: %s", err);
+        snprintf(msg, sizeof(msg), "ERR Rewriting config file: %s", err);
+        resp_error(out, msg);
+        return;
+    }
+    log_info("CONFIG REWRITE executed with success.");
+    resp_simple(out, "OK");
+}
+
 static const char *const config_help[] = {
     "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GET <pattern>",
@@ -254,6 +292,8 @@ static const char *const config_help[] = {
     "    Set the configuration <directive> to <value>.",
     "RESETSTAT",
     "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
     "HELP",
     "    Prints this help.",
     NULL,
@@ -272,6 +312,8 @@ void fe_cmd_config(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
         atomic_fetch_add(&fe_shm(c->fe->shm)->stat_epoch, 1);
         fe_stats_sync_epoch(c->fe);
         resp_simple(out, "OK");
+    } else if (fe_word_eq(sub, sl, "rewrite")) {
+        config_rewrite_cmd(c, out);
     } else if (fe_word_eq(sub, sl, "help")) {
         fe_reply_help(out, config_help);
     } else {

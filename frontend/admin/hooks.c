@@ -166,13 +166,33 @@ void fe_admin_on_timer(fe_t *fe)
     fe_acl_sweep(fe);            /* clients of users deleted on any frontend */
     fe_clients_kill_pending(fe); /* in case a wake-up was lost */
     fe_stats_sync_epoch(fe);
+    fe_latency_tick(fe);
+    if (fe->slot == 0) {
+        /* INFO used_memory_peak (frontend/fe-shm.h). */
+        shm_admin_t *a = fe_shm(fe->shm);
+        uint64_t used = atomic_load_explicit(&fe->shm->store_index_bytes, memory_order_relaxed);
+        uint64_t peak = atomic_load_explicit(&a->used_memory_peak, memory_order_relaxed);
+        while (used > peak && !atomic_compare_exchange_weak(&a->used_memory_peak, &peak, used)) {
+        } /* INFO raises it too, from any frontend */
+        if (atomic_load(&fe->shm->logger_state) == LOGGER_RUNNING)
+            atomic_store_explicit(&a->log_running_seen_ms, shm_now_ms(), memory_order_relaxed);
+    }
     int64_t now = shm_now_ms();
     if (now - fe->admin->ops_sample_ms >= 1000) {
         /* instantaneous_ops_per_sec: commands over the last second */
         uint64_t cmds = atomic_load(&fe->stats->cmds);
+        uint64_t in = atomic_load(&fe->stats->net_in), out = atomic_load(&fe->stats->net_out);
+        uint64_t ms = (uint64_t)(now - fe->admin->ops_sample_ms);
         if (fe->admin->ops_sample_ms && cmds >= fe->admin->ops_sample_cmds)
-            atomic_store(&fe->stats->inst_ops, (cmds - fe->admin->ops_sample_cmds) * 1000 /
-                                                   (uint64_t)(now - fe->admin->ops_sample_ms));
+            atomic_store(&fe->stats->inst_ops, (cmds - fe->admin->ops_sample_cmds) * 1000 / ms);
+        /* The counters restart at RESETSTAT: a sample across it is skipped. */
+        if (fe->admin->ops_sample_ms && in >= fe->admin->ops_sample_in &&
+            out >= fe->admin->ops_sample_out) {
+            atomic_store(&fe->stats->inst_in_bps, (in - fe->admin->ops_sample_in) * 1000 / ms);
+            atomic_store(&fe->stats->inst_out_bps, (out - fe->admin->ops_sample_out) * 1000 / ms);
+        }
+        fe->admin->ops_sample_in = in;
+        fe->admin->ops_sample_out = out;
         fe->admin->ops_sample_cmds = cmds;
         fe->admin->ops_sample_ms = now;
     }

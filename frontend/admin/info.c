@@ -34,6 +34,7 @@
 #include "frontend/core/core.h"
 #include "frontend/admin/admin.h"
 #include "frontend/admin/sha256.h"
+#include "procstat.h"
 
 /* ---- statistics ---- */
 
@@ -62,6 +63,7 @@ void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d)
 void fe_stat_done(fe_t *fe, unsigned idx, uint64_t nsec, int failed)
 {
     add_u64(&fe->stats->cmd[idx].nsec, nsec);
+    fe_latency_command(fe, idx, nsec);
     if (failed) {
         add_u64(&fe->stats->cmd[idx].failed, 1);
         add_u64(&fe->stats->error_replies, 1);
@@ -77,73 +79,19 @@ void fe_stat_rejected(fe_t *fe, unsigned idx)
 /* The sum of one counter over the frontends whose table is current. */
 #define SUM_STAT(fe, expr)                                                                         \
     ({                                                                                             \
-        uint64_t sum_ = 0, epoch_ = atomic_load(&fe_shm((fe)->shm)->stat_epoch);                     \
+        uint64_t sum_ = 0, epoch_ = atomic_load(&fe_shm((fe)->shm)->stat_epoch);                   \
         for (uint32_t i_ = 0; i_ < (fe)->shm->nfrontends; i_++) {                                  \
-            shm_fe_stats_t *s_ = &fe_shm((fe)->shm)->fe_stats[i_];                                   \
+            shm_fe_stats_t *s_ = &fe_shm((fe)->shm)->fe_stats[i_];                                 \
             if (atomic_load(&s_->epoch_seen) == epoch_) sum_ += atomic_load(&(expr));              \
         }                                                                                          \
         sum_;                                                                                      \
     })
 
-/* ---- the server's processes (memory and CPU) ---- */
+/* ---- the server's processes (memory and CPU): common/procstat.c ---- */
 
-typedef struct proc_usage {
-    uint64_t rss;
-    double user, sys;
-} proc_usage_t;
-
-static int read_proc_stat(int pid, proc_usage_t *u)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* the name may hold spaces */
-    if (!p) return -1;
-    unsigned long long utime = 0, stime = 0;
-    long long rss = 0;
-    /* fields after the name: state(3) ... utime(14) stime(15) ... rss(24) */
-    int field = 2;
-    for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
-        field++;
-        if (field == 14)
-            utime = strtoull(tok, NULL, 10);
-        else if (field == 15)
-            stime = strtoull(tok, NULL, 10);
-        else if (field == 24) {
-            rss = strtoll(tok, NULL, 10);
-            break;
-        }
-    }
-    double hz = (double)sysconf(_SC_CLK_TCK);
-    u->user += (double)utime / hz;
-    u->sys += (double)stime / hz;
-    u->rss += (uint64_t)(rss > 0 ? rss : 0) * (uint64_t)sysconf(_SC_PAGESIZE);
-    return 0;
-}
-
-/* Memory and CPU of the master and all its children (the server), read
- * from /proc; falls back to this process alone. */
 static void server_usage(fe_t *fe, proc_usage_t *u)
 {
-    memset(u, 0, sizeof(*u));
-    int mpid = fe->shm->master_pid;
-    char path[96];
-    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", mpid, mpid);
-    FILE *f = fopen(path, "r");
-    if (!f || read_proc_stat(mpid, u) != 0) {
-        if (f) fclose(f);
-        memset(u, 0, sizeof(*u));
-        read_proc_stat((int)getpid(), u);
-        return;
-    }
-    int pid;
-    while (fscanf(f, "%d", &pid) == 1)
-        read_proc_stat(pid, u);
-    fclose(f);
+    proc_server_usage(fe->shm->master_pid, u);
 }
 
 static void human_bytes(char *out, size_t n, uint64_t v)
@@ -211,7 +159,7 @@ static void info_server(fe_t *fe, buf_t *b)
                 "atomicvar_api:c11-builtin\r\n"
                 "gcc_version:%d.%d.%d\r\n"
                 "process_id:%d\r\n"
-                "process_supervised:no\r\n"
+                "process_supervised:%s\r\n"
                 "run_id:%s\r\n"
                 "tcp_port:%d\r\n"
                 "server_time_usec:%" PRId64 "\r\n"
@@ -221,15 +169,17 @@ static void info_server(fe_t *fe, buf_t *b)
                 "configured_hz:10\r\n"
                 "lru_clock:%" PRId64 "\r\n"
                 "executable:%s\r\n"
-                "config_file:\r\n"
+                "config_file:%s\r\n"
                 "io_threads_active:0\r\n"
                 "atticdb_version:%s\r\n"
                 "frontend:%d\r\n"
                 "frontends:%u\r\n",
                 u.sysname, u.release, u.machine, (int)(sizeof(void *) * 8), gmaj, gmin, gpat,
-                (int)getpid(), rid, fe->cfg->port, (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000,
-                up, up / 86400, (int64_t)(ts.tv_sec & ((1 << 24) - 1)), exe, PACKAGE_VERSION,
-                fe->slot, fe->shm->nfrontends);
+                (int)getpid(), getenv("NOTIFY_SOCKET") ? "systemd" : "no", rid, fe->cfg->port,
+                (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000, up, up / 86400,
+                (int64_t)(ts.tv_sec & ((1 << 24) - 1)), exe,
+                fe->cfg->config_file ? fe->cfg->config_file : "", PACKAGE_VERSION, fe->slot,
+                fe->shm->nfrontends);
 }
 
 static uint64_t total_clients(fe_t *fe)
@@ -255,17 +205,30 @@ static void info_clients(fe_t *fe, buf_t *b)
                 total_clients(fe), atomic_load(&fe_shm(fe->shm)->config.maxclients));
 }
 
+/* used_memory_peak: frontend 0 samples it every tick (hooks.c); INFO takes
+ * what it sees too. */
+static uint64_t memory_peak(fe_t *fe, uint64_t used)
+{
+    _Atomic uint64_t *peak = &fe_shm(fe->shm)->used_memory_peak;
+    uint64_t p = atomic_load(peak);
+    while (used > p && !atomic_compare_exchange_weak(peak, &p, used)) {
+    }
+    return used > p ? used : p;
+}
+
 static void info_memory(fe_t *fe, buf_t *b)
 {
     proc_usage_t u;
     server_usage(fe, &u);
     uint64_t used = atomic_load(&fe->shm->store_index_bytes);
+    uint64_t peak = memory_peak(fe, used);
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     uint64_t total = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
-    char h_used[32], h_rss[32], h_total[32];
+    char h_used[32], h_rss[32], h_total[32], h_peak[32];
     human_bytes(h_used, sizeof(h_used), used);
     human_bytes(h_rss, sizeof(h_rss), u.rss);
     human_bytes(h_total, sizeof(h_total), total);
+    human_bytes(h_peak, sizeof(h_peak), peak);
     buf_appendf(b,
                 "# Memory\r\n"
                 "used_memory:%" PRIu64 "\r\n"
@@ -274,14 +237,20 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "used_memory_rss_human:%s\r\n"
                 "used_memory_peak:%" PRIu64 "\r\n"
                 "used_memory_peak_human:%s\r\n"
+                "used_memory_peak_perc:%.2f%%\r\n"
                 "total_system_memory:%" PRIu64 "\r\n"
                 "total_system_memory_human:%s\r\n"
                 "maxmemory:0\r\n"
                 "maxmemory_human:0B\r\n"
                 "maxmemory_policy:noeviction\r\n"
+                "mem_fragmentation_ratio:%.2f\r\n"
+                "mem_fragmentation_bytes:%" PRId64 "\r\n"
                 "mem_allocator:mimalloc\r\n"
+                "lazyfree_pending_objects:0\r\n"
                 "atticdb_index_bytes:%" PRIu64 "\r\n",
-                used, h_used, u.rss, h_rss, used, h_used, total, h_total, used);
+                used, h_used, u.rss, h_rss, peak, h_peak,
+                peak ? 100.0 * (double)used / (double)peak : 100.0, total, h_total,
+                used ? (double)u.rss / (double)used : 0.0, (int64_t)u.rss - (int64_t)used, used);
 }
 
 /* The latency below which a fraction q of the recorded fsyncs fell, in
@@ -303,6 +272,18 @@ static double fsync_percentile(fe_t *fe, double q)
     return 0;
 }
 
+/* rdb_last_save_time, as monitoring reads it ("how old is the newest
+ * copy on disk"): every acknowledged write is on disk once acked, so while
+ * the log runs the answer is now; once it failed, the last moment it was
+ * seen running (frontend 0 notes it every tick, hooks.c), or the start. */
+static int64_t last_save_time(fe_t *fe)
+{
+    shm_t *s = fe->shm;
+    if (atomic_load(&s->logger_state) != LOGGER_FAILED) return shm_now_ms() / 1000;
+    int64_t seen = atomic_load(&fe_shm(s)->log_running_seen_ms);
+    return (seen ? seen : atomic_load(&s->start_time_ms)) / 1000;
+}
+
 static void info_persistence(fe_t *fe, buf_t *b)
 {
     shm_t *s = fe->shm;
@@ -320,9 +301,15 @@ static void info_persistence(fe_t *fe, buf_t *b)
                 "rdb_changes_since_last_save:0\r\n"
                 "rdb_bgsave_in_progress:0\r\n"
                 "rdb_last_save_time:%" PRId64 "\r\n"
-                "rdb_last_bgsave_status:ok\r\n"
+                "rdb_last_bgsave_status:%s\r\n"
+                "rdb_last_bgsave_time_sec:-1\r\n"
+                "rdb_current_bgsave_time_sec:-1\r\n"
                 "aof_enabled:0\r\n"
                 "aof_rewrite_in_progress:0\r\n"
+                "aof_rewrite_scheduled:0\r\n"
+                "aof_last_rewrite_time_sec:-1\r\n"
+                "aof_current_rewrite_time_sec:-1\r\n"
+                "aof_last_bgrewrite_status:ok\r\n"
                 "aof_last_write_status:%s\r\n"
                 "atticdb_log_state:%s\r\n"
                 "atticdb_log_no_space:%u\r\n"
@@ -341,10 +328,10 @@ static void info_persistence(fe_t *fe, buf_t *b)
                 "atticdb_log_start_lsn:%" PRIu64 "\r\n"
                 "atticdb_durable_lsn:%" PRIu64 "\r\n"
                 "atticdb_applied_lsn:%" PRIu64 "\r\n",
-                !atomic_load(&s->store_ready), atomic_load(&s->start_time_ms) / 1000,
-                ls == LOGGER_FAILED ? "err" : "ok", ls < 4 ? states[ls] : "unknown",
-                atomic_load(&s->log_no_space), fsyncs, records, bytes,
-                fsyncs ? (double)records / (double)fsyncs : 0.0,
+                !atomic_load(&s->store_ready), last_save_time(fe),
+                ls == LOGGER_FAILED ? "err" : "ok", ls == LOGGER_FAILED ? "err" : "ok",
+                ls < 4 ? states[ls] : "unknown", atomic_load(&s->log_no_space), fsyncs, records,
+                bytes, fsyncs ? (double)records / (double)fsyncs : 0.0,
                 fsyncs ? (double)bytes / (double)fsyncs : 0.0, atomic_load(&st->max_batch_records),
                 (double)atomic_load(&st->last_fsync_ns) / 1000.0,
                 fsyncs ? (double)total_ns / (double)fsyncs / 1000.0 : 0.0,
@@ -360,9 +347,12 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t rejected = SUM_STAT(fe, s_->rejected_conns);
     uint64_t in = SUM_STAT(fe, s_->net_in), out = SUM_STAT(fe, s_->net_out);
     uint64_t errors = SUM_STAT(fe, s_->error_replies);
-    uint64_t ops = 0;
-    for (uint32_t i = 0; i < fe->shm->nfrontends; i++)
+    uint64_t ops = 0, in_bps = 0, out_bps = 0;
+    for (uint32_t i = 0; i < fe->shm->nfrontends; i++) {
         ops += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_ops);
+        in_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_in_bps);
+        out_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_out_bps);
+    }
     buf_appendf(b,
                 "# Stats\r\n"
                 "total_connections_received:%" PRIu64 "\r\n"
@@ -370,6 +360,8 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "instantaneous_ops_per_sec:%" PRIu64 "\r\n"
                 "total_net_input_bytes:%" PRIu64 "\r\n"
                 "total_net_output_bytes:%" PRIu64 "\r\n"
+                "instantaneous_input_kbps:%.2f\r\n"
+                "instantaneous_output_kbps:%.2f\r\n"
                 "rejected_connections:%" PRIu64 "\r\n"
                 "expired_keys:0\r\n"
                 "evicted_keys:0\r\n"
@@ -378,7 +370,8 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "pubsub_channels:0\r\n"
                 "pubsub_patterns:0\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
-                conns, cmds, ops, in, out, rejected, errors);
+                conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
+                rejected, errors);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)
@@ -438,6 +431,11 @@ static void info_commandstats(fe_t *fe, buf_t *b)
     }
 }
 
+static void info_cluster(fe_t *fe, buf_t *b)
+{
+    buf_appendf(b, "# Cluster\r\ncluster_enabled:0\r\n");
+}
+
 static void info_keyspace(fe_t *fe, buf_t *b)
 {
     buf_appendf(b, "# Keyspace\r\n");
@@ -465,11 +463,11 @@ static const struct {
     void (*fn)(fe_t *, buf_t *);
     int in_default;
 } sections[] = {
-    {"server", info_server, 1},     {"clients", info_clients, 1},
-    {"memory", info_memory, 1},     {"persistence", info_persistence, 1},
-    {"stats", info_stats, 1},       {"replication", info_replication, 1},
-    {"cpu", info_cpu, 1},           {"commandstats", info_commandstats, 0},
-    {"keyspace", info_keyspace, 1},
+    {"server", info_server, 1},   {"clients", info_clients, 1},
+    {"memory", info_memory, 1},   {"persistence", info_persistence, 1},
+    {"stats", info_stats, 1},     {"replication", info_replication, 1},
+    {"cpu", info_cpu, 1},         {"commandstats", info_commandstats, 0},
+    {"cluster", info_cluster, 1}, {"keyspace", info_keyspace, 1},
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 

@@ -20,35 +20,58 @@
 #include "log.h"
 #include "strutil.h"
 
-/* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]: the master stops the server
- * in order (frontends finish their replies, the logger syncs, the store
- * applies). Every acknowledged write is already in the log, so SAVE and
- * NOSAVE mean the same here. As in Redis, a client that asked gets no reply:
- * its connection closes. */
+/* SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT], with Redis 7.0's parsing and
+ * errors: the master stops the server in order (frontends finish their
+ * replies, the logger syncs, the store applies). Every acknowledged write
+ * is already in the log, so there is nothing to save; the options mean:
+ *   SAVE    make sure everything accepted is durable before exiting: refused
+ *           ("Errors trying to SHUTDOWN") while the log is stopped after an
+ *           I/O error, since writes in flight then can't be made durable, as
+ *           Redis refuses when its save fails;
+ *   NOSAVE  (and no option) stop in any state;
+ *   FORCE   ignore what would refuse the stop (the failed log under SAVE);
+ *   NOW     no replicas to wait for: accepted, changes nothing;
+ *   ABORT   an AtticDB shutdown, once begun, can't be called back, and none
+ *           waits for replicas: "No shutdown in progress.".
+ * As in Redis, a client whose SHUTDOWN goes ahead gets no reply: its
+ * connection closes (docs/COMMANDS.md). */
 void fe_cmd_shutdown(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
-    int save = 0, nosave = 0, abort_ = 0;
+    int save = 0, nosave = 0, force = 0, now = 0, abort_ = 0;
     for (int i = 1; i < argc; i++) {
-        if (fe_word_eq(argv[i], lens[i], "save"))
-            save = 1;
-        else if (fe_word_eq(argv[i], lens[i], "nosave"))
+        if (fe_word_eq(argv[i], lens[i], "nosave"))
             nosave = 1;
+        else if (fe_word_eq(argv[i], lens[i], "save"))
+            save = 1;
+        else if (fe_word_eq(argv[i], lens[i], "now"))
+            now = 1;
+        else if (fe_word_eq(argv[i], lens[i], "force"))
+            force = 1;
         else if (fe_word_eq(argv[i], lens[i], "abort"))
             abort_ = 1;
-        else if (!fe_word_eq(argv[i], lens[i], "now") && !fe_word_eq(argv[i], lens[i], "force")) {
+        else {
             resp_error(out, "ERR syntax error");
             return;
         }
     }
-    if ((save && nosave) || (abort_ && argc > 2)) {
+    if ((abort_ && (save || nosave || now || force)) || (save && nosave)) {
         resp_error(out, "ERR syntax error");
         return;
     }
+    (void)now; /* no replicas to wait for */
     if (abort_) {
         resp_error(out, "ERR No shutdown in progress.");
         return;
     }
     log_info("User requested shutdown...");
+    if (save && !force && atomic_load(&c->fe->shm->logger_state) == LOGGER_FAILED) {
+        log_warn("Error trying to save the DB, can't exit: the log is stopped after an I/O "
+                 "error, so writes in flight can't be made durable (SHUTDOWN NOSAVE or FORCE "
+                 "stops anyway)");
+        log_warn("Errors trying to shut down the server. Check the logs for more information.");
+        resp_error(out, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
     kill(c->fe->shm->master_pid, SIGTERM);
     c->closing = 1;
 }

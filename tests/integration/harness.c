@@ -93,6 +93,7 @@ static int spawn(srv_t *s)
     char *argv[64];
     int argc = 0;
     argv[argc++] = (char *)server_path();
+    if (s->conf[0]) argv[argc++] = s->conf;
     argv[argc++] = "--port";
     argv[argc++] = port;
     argv[argc++] = "--bind";
@@ -103,7 +104,8 @@ static int spawn(srv_t *s)
     argv[argc++] = s->log;
     char extra[512];
     snprintf(extra, sizeof(extra), "%s", s->extra);
-    for (char *t = strtok(extra, " "); t && argc < 62; t = strtok(NULL, " ")) argv[argc++] = t;
+    for (char *t = strtok(extra, " "); t && argc < 62; t = strtok(NULL, " "))
+        argv[argc++] = t;
     argv[argc] = NULL;
     pid_t pid = srv_spawn(argv);
     if (pid < 0) return -1;
@@ -141,18 +143,44 @@ void srv_cleanup_all(void)
     }
 }
 
-int srv_start(srv_t *s, const char *extra)
+static int start(srv_t *s, const char *conf, const char *extra)
 {
     /* A server that closes a connection must give the test an error, not
      * kill it with SIGPIPE. */
     signal(SIGPIPE, SIG_IGN);
     memset(s, 0, sizeof(*s));
+    snprintf(s->conf, sizeof(s->conf), "%s", conf ? conf : "");
     snprintf(s->dir, sizeof(s->dir), "/tmp/attic-it-XXXXXX");
     if (!mkdtemp(s->dir)) return -1;
     snprintf(s->log, sizeof(s->log), "%s.log", s->dir);
     snprintf(s->extra, sizeof(s->extra), "%s", extra ? extra : "");
     s->port = srv_free_port();
     return spawn(s);
+}
+
+int srv_start(srv_t *s, const char *extra)
+{
+    return start(s, NULL, extra);
+}
+
+int srv_start_conf(srv_t *s, const char *conf, const char *extra)
+{
+    return start(s, conf, extra);
+}
+
+int srv_wait_exit(srv_t *s, int seconds)
+{
+    if (s->pid <= 0) return -1;
+    for (int i = 0; i < seconds * 100; i++) {
+        int status;
+        if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+            s->pid = 0;
+            track(s);
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+        usleep(10000);
+    }
+    return -1;
 }
 
 int srv_start_faults(srv_t *s, const char *faults, const char *extra)
@@ -306,7 +334,8 @@ static void append_reply(char *buf, size_t len, redisReply *r)
         break;
     case REDIS_REPLY_ARRAY:
         snprintf(buf + n, len - n, "*%zu\r\n", r->elements);
-        for (size_t i = 0; i < r->elements; i++) append_reply(buf, len, r->element[i]);
+        for (size_t i = 0; i < r->elements; i++)
+            append_reply(buf, len, r->element[i]);
         break;
     default:
         snprintf(buf + n, len - n, "?type%d\r\n", r->type);

@@ -10,11 +10,12 @@
 #include <sys/types.h>
 
 typedef struct srv {
-    pid_t pid;      /* the master; also the process group id */
+    pid_t pid; /* the master; also the process group id */
     int port;
-    char dir[256];  /* data directory (temporary) */
-    char log[300];  /* the server's log file */
-    char extra[512];/* extra arguments, space separated, reused by srv_restart */
+    char dir[256];   /* data directory (temporary) */
+    char log[300];   /* the server's log file */
+    char extra[512]; /* extra arguments, space separated, reused by srv_restart */
+    char conf[256];  /* config file given first, "" = none (srv_start_conf) */
 } srv_t;
 
 /* A free TCP port on 127.0.0.1 (bound and released). */
@@ -28,6 +29,14 @@ pid_t srv_spawn(char *const *argv);
 /* Start a server on a new temp dir with extra arguments ("--frontends 2 ...",
  * may be NULL); wait until it answers PING. Returns 0 or -1. */
 int srv_start(srv_t *s, const char *extra);
+
+/* srv_start with a config file as the first argument (the harness's own
+ * --port, --bind, --dir and --logfile still follow it). */
+int srv_start_conf(srv_t *s, const char *conf, const char *extra);
+
+/* Wait up to `seconds` for the master to exit by itself (SHUTDOWN); its
+ * exit status, or -1 if it is still running. */
+int srv_wait_exit(srv_t *s, int seconds);
 
 /* srv_start with ATTICDB_TEST_FAULTS=faults (common/io_fault.h) in the
  * server's environment only. */

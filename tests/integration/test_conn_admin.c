@@ -166,8 +166,8 @@ Test(conn, command_config_info, .fini = teardown)
         "%s", docs);
     const char *cl = cmd(c, "COMMAND LIST FILTERBY PATTERN config*");
     cr_expect_str_eq(
-        cl, "*5\r\n$6\r\nconfig\r\n$10\r\nconfig|get\r\n$11\r\nconfig|help\r\n$10\r\nconfig|set\r\n"
-            "$16\r\nconfig|resetstat\r\n");
+        cl, "*6\r\n$6\r\nconfig\r\n$10\r\nconfig|get\r\n$11\r\nconfig|help\r\n$10\r\nconfig|set\r\n"
+            "$16\r\nconfig|resetstat\r\n$14\r\nconfig|rewrite\r\n");
     /* CONFIG GET: every setting under its name, patterns, several */
     const char *cg = cmd(c, "CONFIG GET *");
     const char *names[] = {"port",

@@ -1,0 +1,232 @@
+/*
+ * memory.c - MEMORY (USAGE, STATS, DOCTOR, MALLOC-STATS, PURGE, HELP), in
+ * the store, which holds the memory it describes: the key index and the
+ * values kept in RAM. It sits beside digest.c, above the types' handlers,
+ * as it looks at the state as a whole (docs/ARCHITECTURE.md, "The store").
+ * Read handlers only: nothing here changes the state,
+ * so a crash here is the store's crash (the master respawns it, it replays).
+ *
+ * What "memory" means here (docs/COMMANDS.md): RAM. A value longer than 24
+ * bytes lives in the log on disk and costs the index only its extent, so
+ * MEMORY USAGE of a 1 MB value is a few dozen bytes, not a megabyte; that is
+ * the true cost in RAM, and what redis-cli --memkeys then ranks. The sizes
+ * are the bytes asked of the allocator (entry, extent or piece list, RAM
+ * pieces, the bucket pointer), not its rounding.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "procstat.h"
+#include "resp.h"
+#include "store/core/entry.h"
+#include "store/core/index.h"
+#include "store/core/pieces.h"
+#include "store/store-internal.h"
+#include "store/types/handlers.h"
+#include "strutil.h"
+
+static int word_is(const rec_arg_t *a, const char *w)
+{
+    return a->len == strlen(w) && !strncasecmp((const char *)a->ptr, w, a->len);
+}
+
+/* RAM one key costs: its entry (key, inline prefix, extent), a piece list
+ * and the RAM it holds, and its bucket pointer. */
+static uint64_t key_bytes(idx_entry_t *e)
+{
+    uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind) + sizeof(idx_entry_t *);
+    if (st_ent_kind(e) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(e));
+    return n;
+}
+
+/* MEMORY USAGE key [SAMPLES count], Redis 7.0's parsing: SAMPLES counts
+ * the elements of nested values sampled, and a string has none, so it
+ * changes nothing here but is checked as Redis checks it. */
+static void memory_usage(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    for (int j = 2; j < a->argc; j++) {
+        long long samples;
+        if (!word_is(&a->argv[j], "samples") || j + 1 >= a->argc) {
+            resp_error(r, "ERR syntax error");
+            return;
+        }
+        if (str_to_ll((const char *)a->argv[j + 1].ptr, a->argv[j + 1].len, &samples) != 0) {
+            resp_error(r, "ERR value is not an integer or out of range");
+            return;
+        }
+        if (samples < 0) {
+            resp_error(r, "ERR syntax error");
+            return;
+        }
+        j++;
+    }
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[1], a->now, 0);
+    if (!slot) {
+        resp_null(r);
+        return;
+    }
+    resp_integer(r, (long long)key_bytes(*slot));
+}
+
+static void pair_int(buf_t *r, const char *name, long long v)
+{
+    resp_bulk_cstr(r, name);
+    resp_integer(r, v);
+}
+
+static void pair_double(buf_t *r, const char *name, double v)
+{
+    char s[64];
+    int n = snprintf(s, sizeof(s), "%.17g", v);
+    resp_bulk_cstr(r, name);
+    resp_bulk(r, s, (size_t)n); /* RESP2's double: a bulk string, as Redis */
+}
+
+/* MEMORY STATS: Redis' field names for what the store measures exactly;
+ * the fields Redis has for things AtticDB does not have (replication
+ * buffers, Lua, AOF buffer) are left out rather than shown as zeros, and
+ * the allocator's own figures too (mimalloc is not asked). A flat array,
+ * Redis' RESP2 form, for RESP3 clients too (store replies are RESP2). */
+static void memory_stats(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    uint64_t total = store_index_bytes(ctx), keys = store_key_count(ctx);
+    uint64_t tables = 0;
+    int ndb = store_db_count(ctx), used_dbs = 0;
+    for (int i = 0; i < ndb; i++) {
+        tables += idx_table_bytes(&ctx->dbs[i]->ix);
+        uint64_t k, x;
+        store_db_stats(ctx, i, &k, &x);
+        used_dbs += k > 0;
+    }
+    proc_usage_t u;
+    proc_server_usage((int)getppid(), &u);
+    uint64_t dataset = total > tables ? total - tables : 0;
+    resp_array(r, 2 * (9 + used_dbs));
+    pair_int(r, "total.allocated", (long long)total);
+    pair_int(r, "overhead.total", (long long)tables);
+    pair_int(r, "keys.count", (long long)keys);
+    pair_int(r, "keys.bytes-per-key", keys ? (long long)(total / keys) : 0);
+    pair_int(r, "dataset.bytes", (long long)dataset);
+    pair_double(r, "dataset.percentage", total ? 100.0 * (double)dataset / (double)total : 0.0);
+    pair_int(r, "atticdb.rss.bytes", (long long)u.rss);
+    pair_double(r, "fragmentation", total ? (double)u.rss / (double)total : 0.0);
+    pair_int(r, "fragmentation.bytes", (long long)u.rss - (long long)total);
+    for (int i = 0; i < ndb; i++) {
+        uint64_t k, x;
+        store_db_stats(ctx, i, &k, &x);
+        if (!k) continue;
+        char name[16];
+        snprintf(name, sizeof(name), "db.%d", i);
+        resp_bulk_cstr(r, name);
+        resp_array(r, 4);
+        pair_int(r, "overhead.hashtable.main", (long long)idx_table_bytes(&ctx->dbs[i]->ix));
+        pair_int(r, "overhead.hashtable.expires", 0); /* TTLs live in the entries */
+    }
+}
+
+/* MEMORY DOCTOR: Redis' openings, AtticDB's checks. */
+static void memory_doctor(store_ctx_t *ctx, buf_t *r)
+{
+    uint64_t total = store_index_bytes(ctx), keys = store_key_count(ctx);
+    proc_usage_t u;
+    proc_server_usage((int)getppid(), &u);
+    buf_t b;
+    buf_init(&b);
+    if (total < 5u * 1024 * 1024) {
+        buf_appendf(&b, "Hi Sam, this instance is empty or is using very little memory, my "
+                        "issues detector can't be used in these conditions. Please, leave for "
+                        "your mission on Earth and fill it with some data. The new Sam and I "
+                        "will be back to our programming as soon as I finished rebooting.\n");
+    } else {
+        buf_appendf(&b,
+                    "Hi Sam, this is what I see: %" PRIu64 " keys take %" PRIu64
+                    " bytes of the key index (%" PRIu64
+                    " per key); the server's processes hold %" PRIu64 " bytes resident.\n",
+                    keys, total, keys ? total / keys : 0, u.rss);
+        /* The ring, the channels and each frontend's buffers are fixed
+         * costs; past twice the index plus 256 MB, something grew. */
+        if (u.rss > 2 * total + (256ull << 20))
+            buf_appendf(&b, "\n * The resident memory is far above what the index needs: the "
+                            "shared ring (ring-size), the channels (channel-size per frontend) "
+                            "and client buffers come on top. CLIENT LIST shows clients with "
+                            "large output buffers (omem); client-output-buffer-limit bounds "
+                            "them.\n");
+        else
+            buf_appendf(&b, "\nI can't find any memory issue in your instance. I can only "
+                            "account for what occurs on this base.\n");
+    }
+    resp_bulk(r, b.data, b.len);
+    buf_free(&b);
+}
+
+static const char *const memory_help[] = {
+    "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DOCTOR",
+    "    Return memory problems reports.",
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS",
+    "    Return information about the memory usage of the server.",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+    "HELP",
+    "    Prints this help.",
+};
+
+void st_read_memory(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    static const char *const subs[] = {"usage", "stats", "doctor", "malloc-stats", "purge", "help"};
+    static const int arity[] = {-2, 1, 1, 1, 1, 1}; /* arguments after MEMORY */
+    int which = -1;
+    for (int i = 0; i < 6; i++)
+        if (word_is(&a->argv[0], subs[i])) which = i;
+    if (which < 0) {
+        char msg[200];
+        size_t n = a->argv[0].len > 128 ? 128 : a->argv[0].len;
+        snprintf(msg, sizeof(msg), "ERR unknown subcommand '%.*s'. Try MEMORY HELP.", (int)n,
+                 (const char *)a->argv[0].ptr);
+        for (char *p = msg; *p; p++)
+            if (*p == '\r' || *p == '\n') *p = ' ';
+        resp_error(r, msg);
+        return;
+    }
+    if (arity[which] > 0 ? a->argc != arity[which] : a->argc < -arity[which]) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "ERR wrong number of arguments for 'memory|%s' command",
+                 subs[which]);
+        resp_error(r, msg);
+        return;
+    }
+    switch (which) {
+    case 0:
+        memory_usage(ctx, a, r);
+        break;
+    case 1:
+        memory_stats(ctx, a, r);
+        break;
+    case 2:
+        memory_doctor(ctx, r);
+        break;
+    case 3:
+        resp_bulk_cstr(r, "Stats not supported for the current allocator");
+        break;
+    case 4:
+        /* As Redis on an allocator it can't ask: OK, nothing done (the
+         * tests link libattic.a without mimalloc, so it is not called). */
+        resp_simple(r, "OK");
+        break;
+    default: {
+        size_t n = sizeof(memory_help) / sizeof(memory_help[0]);
+        resp_array(r, (long long)n);
+        for (size_t i = 0; i < n; i++)
+            resp_simple(r, memory_help[i]);
+    }
+    }
+}
