@@ -45,10 +45,15 @@ enum {
     CKPT_BLK_DB = 1,      /* starts a database: u32 number, u32 watch id, u64 keys */
     CKPT_BLK_ENTRIES = 2, /* entries of the database last started */
     CKPT_BLK_WATCH = 3,   /* the WATCH table's state, in pieces, concatenated */
+    CKPT_BLK_MINREF = 4,  /* first, when CKPT_F_MINREF: u64 the lowest LSN any entry
+                           * refers to (UINT64_MAX: none), so the store knows which
+                           * log segments this checkpoint still needs (D24) */
 };
 
 /* Header flags. */
-#define CKPT_F_WATCH 1u /* the WATCH table exists (its blocks follow the databases) */
+#define CKPT_F_WATCH  1u /* the WATCH table exists (its blocks follow the databases) */
+#define CKPT_F_MINREF 2u /* a CKPT_BLK_MINREF block comes first (files without it:
+                          * the checkpoint may need any segment) */
 
 typedef struct ckpt_info {
     uint32_t version;

@@ -43,14 +43,17 @@ enum {
     F_CKPT_WRITTEN,
     F_CKPT_RENAMED,
     F_CKPT_DELETE,
+    F_SEG_DELETE,
+    F_SEG_DELETED,
     F_NOPS
 };
 
 static const char *const op_names[F_NOPS] = {
-    "open",        "pwrite",    "pread", "fdatasync", "fsync",     "fallocate",       "ftruncate",
-    "rename",      "unlink",    "mkdir", "flock",     "stat",      "sync_file_range", "opendir",
-    "readdir",     "claim",     "start", "release",   "releasing", "failed",          "ckptwritten",
-    "ckptrenamed", "ckptdelete"};
+    "open",        "pwrite",      "pread",           "fdatasync", "fsync",
+    "fallocate",   "ftruncate",   "rename",          "unlink",    "mkdir",
+    "flock",       "stat",        "sync_file_range", "opendir",   "readdir",
+    "claim",       "start",       "release",         "releasing", "failed",
+    "ckptwritten", "ckptrenamed", "ckptdelete",      "segdelete", "segdeleted"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -285,7 +288,9 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_FAILED] = F_FAILED,
                               [IO_FAULT_CKPT_WRITTEN] = F_CKPT_WRITTEN,
                               [IO_FAULT_CKPT_RENAMED] = F_CKPT_RENAMED,
-                              [IO_FAULT_CKPT_DELETE] = F_CKPT_DELETE};
+                              [IO_FAULT_CKPT_DELETE] = F_CKPT_DELETE,
+                              [IO_FAULT_SEG_DELETE] = F_SEG_DELETE,
+                              [IO_FAULT_SEG_DELETED] = F_SEG_DELETED};
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
     return hit(ops[point]);
 }

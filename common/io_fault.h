@@ -86,6 +86,9 @@ enum io_fault_point {
     IO_FAULT_CKPT_WRITTEN = 5, /* "ckptwritten": .tmp complete and synced, not renamed */
     IO_FAULT_CKPT_RENAMED = 6, /* "ckptrenamed": renamed, directory not yet fsynced */
     IO_FAULT_CKPT_DELETE = 7,  /* "ckptdelete": before removing each older checkpoint */
+    /* The store deleting a log segment nothing refers to (store/compact.c): */
+    IO_FAULT_SEG_DELETE = 8,  /* "segdelete": before unlinking a segment */
+    IO_FAULT_SEG_DELETED = 9, /* "segdeleted": unlinked, directory not yet fsynced */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

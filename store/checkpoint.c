@@ -36,7 +36,10 @@
  *   the top bits, as st_piece_t) and: PIECE_LOG u64 lsn, PIECE_ZERO
  *   nothing, PIECE_RAM the piece's bytes.
  * LOG pieces and extents stay LSNs: the log below X must stay readable
- * while a checkpoint refers to it (reclaiming it is later work, issue 11).
+ * while a checkpoint refers to it. So a MINREF block comes first: the
+ * lowest LSN any entry refers to (from the live-bytes table, core/live.c;
+ * recounted and compared on load), which store/compact.c reads to know
+ * which segments the kept checkpoints still need (D24).
  *
  * A crash at any moment (the store, the child, the power) leaves the files
  * that were there, plus at most a .tmp or a renamed file whose name is not
@@ -166,6 +169,13 @@ int store_ckpt_save(store_ctx_t *ctx, const char *dir)
         .ndb = (uint32_t)ctx->ndb,
         .flags = ctx->watch ? CKPT_F_WATCH : 0,
     };
+    /* The lowest LSN an entry refers to, from the live-bytes table (exact
+     * at the fork: it is the child's copy); the loader recounts it and
+     * refuses a file that disagrees. A broken table (live.c) writes none:
+     * the file then protects the whole log below it. */
+    int minref = !ctx->live.broken;
+    uint64_t min_ref = st_live_lowest(&ctx->live);
+    if (minref) info.flags |= CKPT_F_MINREF;
     ckpt_writer_t w;
     if (ckpt_writer_open(&w, dir, &info)) {
         log_warn("store: cannot create the checkpoint at LSN %" PRIu64 " in %s: %s", info.lsn, dir,
@@ -174,6 +184,11 @@ int store_ckpt_save(store_ctx_t *ctx, const char *dir)
     }
     save_arg_t a = {&w, 0};
     int rc = 0;
+    if (minref) {
+        ckpt_put(&w, CKPT_BLK_MINREF, &min_ref, 8);
+        rc = ckpt_item_done(&w);
+        if (!rc) rc = ckpt_flush_block(&w);
+    }
     for (int i = 0; i < ctx->ndb && !rc; i++) {
         st_db_t *db = ctx->dbs[i];
         unsigned char d[16];
@@ -241,7 +256,9 @@ typedef struct load_state {
     uint64_t db_loaded;
     uint64_t keys;
     int dbs_seen;
-    uint64_t lsn;         /* the checkpoint's: every LOG reference lies below it */
+    uint64_t lsn;    /* the checkpoint's: every LOG reference lies below it */
+    int has_min_ref; /* a MINREF block was read (first) */
+    uint64_t min_ref;
     unsigned char *watch; /* WATCH blocks, concatenated */
     size_t watch_len, watch_cap;
     char *err;
@@ -384,6 +401,12 @@ static int load_block(load_state_t *ls, uint32_t type, uint32_t items, const uns
         ls->dbs_seen++;
         return 0;
     }
+    case CKPT_BLK_MINREF:
+        if (items != 1 || n != 8 || ls->dbs_seen || ls->has_min_ref)
+            return load_fail(ls, "a malformed lowest-reference block");
+        memcpy(&ls->min_ref, p, 8);
+        ls->has_min_ref = 1;
+        return 0;
     case CKPT_BLK_ENTRIES:
         return load_entries(ls, p, n, items);
     case CKPT_BLK_WATCH:
@@ -438,6 +461,13 @@ int store_ckpt_load(store_ctx_t *ctx, const char *path, char *err, size_t errlen
         load_fail(&ls, "a malformed WATCH table");
         goto out;
     }
+    if (!!(r.info.flags & CKPT_F_MINREF) != ls.has_min_ref ||
+        (ls.has_min_ref && st_live_lowest(&ctx->live) != ls.min_ref)) {
+        /* The segments deleted were chosen by this number (D24): a file
+         * whose entries refer below it may need a deleted one. */
+        load_fail(&ls, "its entries' lowest log reference is not the one it records");
+        goto out;
+    }
     ctx->now = r.info.now;
     ctx->applied = r.info.lsn;
     rc = 0;
@@ -470,20 +500,59 @@ store_ctx_t *store_ckpt_restore(const config_t *cfg, uint64_t seed, uint64_t min
         uint64_t t0 = shm_mono_ns();
         store_ctx_t *ctx = store_ctx_create(cfg, seed);
         if (!ctx) break;
-        if (store_ckpt_load(ctx, path, err, sizeof(err)) == 0) {
+        int loaded = store_ckpt_load(ctx, path, err, sizeof(err)) == 0, loaded_but_below = 0;
+        if (loaded && st_live_lowest(&ctx->live) < min_lsn) {
+            loaded_but_below = 1;
+            snprintf(err, sizeof(err),
+                     "it refers to the log at LSN %" PRIu64 ", below the log's first segment",
+                     st_live_lowest(&ctx->live));
+            loaded = 0;
+        }
+        if (loaded) {
             log_info("store: loaded checkpoint %s (LSN %" PRIu64 ", %" PRIu64 " keys) in %.2f s",
                      path, v[i], store_key_count(ctx), (double)(shm_mono_ns() - t0) / 1e9);
             *from = v[i];
             free(v);
             return ctx;
         }
-        log_warn("store: checkpoint %s is damaged (%s): skipped", path, err);
+        log_warn("store: checkpoint %s is %s (%s): skipped", path,
+                 loaded_but_below ? "unusable" : "damaged", err);
         store_ctx_destroy(ctx);
     }
-    if (n) log_warn("store: no usable checkpoint: replaying the whole log");
     free(v);
+    if (min_lsn > 0) {
+        /* The log's first segments were deleted (D24): they were needed by
+         * no kept checkpoint, so a replay from here would lose the state
+         * they held. Never start with less than the log says. */
+        log_warn("store: the log starts at LSN %" PRIu64 " (its earlier segments were deleted "
+                 "after a checkpoint), but no checkpoint in %s can be loaded at or after it: "
+                 "refusing to start rather than lose data; restore the checkpoint files "
+                 "(atticdb-check %s lists them)",
+                 min_lsn, dir, dir);
+        *from = UINT64_MAX;
+        return NULL;
+    }
+    if (n) log_warn("store: no usable checkpoint: replaying the whole log");
     *from = min_lsn;
     return store_ctx_create(cfg, seed);
+}
+
+int store_ckpt_min_ref(const char *path, uint64_t segment_size, uint64_t *min_ref)
+{
+    ckpt_reader_t r;
+    int rc = -1;
+    if (ckpt_reader_open(&r, path, segment_size) == 0 && (r.info.flags & CKPT_F_MINREF)) {
+        uint32_t type, items;
+        const unsigned char *p;
+        uint64_t n;
+        if (ckpt_reader_next(&r, &type, &items, &p, &n) == 1 && type == CKPT_BLK_MINREF &&
+            items == 1 && n == 8) {
+            memcpy(min_ref, p, 8);
+            rc = 0;
+        }
+    }
+    ckpt_reader_close(&r);
+    return rc;
 }
 
 /* ---- the schedule ------------------------------------------------------- */
@@ -526,6 +595,7 @@ static int start_child(store_ckpt_sched_t *s, store_ctx_t *ctx)
     if (pid == 0) child_main(ctx, s->dir, parent);
     s->child = pid;
     s->child_lsn = store_applied(ctx);
+    s->child_min_ref = ctx->live.broken ? 0 : st_live_lowest(&ctx->live);
     s->child_start_ns = shm_mono_ns();
     log_info("store: writing a checkpoint at LSN %" PRIu64 " in pid %d (fork took %.1f ms)",
              s->child_lsn, (int)pid, (double)(s->child_start_ns - t0) / 1e6);
@@ -540,6 +610,7 @@ static int reap_child(store_ckpt_sched_t *s, int wait)
     if (r == 0 || (r < 0 && errno == EINTR)) return 0;
     if (r > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         s->last_lsn = s->child_lsn;
+        s->last_min_ref = s->child_min_ref;
         s->written++;
     } else {
         s->failed++;

@@ -42,12 +42,23 @@ int store_ckpt_load(store_ctx_t *ctx, const char *path, char *err, size_t errlen
 /*
  * The state replay starts from: a new context loaded from the newest
  * checkpoint in cfg->dir that verifies and whose LSN lies in [min_lsn,
- * max_lsn] (the log present), or an empty one. Checkpoints that are
- * damaged or out of range are logged and skipped. *from is where replay
- * must start (the checkpoint's LSN, or min_lsn). NULL when out of memory.
+ * max_lsn] (the log present) and whose entries refer to nothing below
+ * min_lsn, or an empty one. Checkpoints that are damaged or out of range
+ * are logged and skipped. *from is where replay must start (the
+ * checkpoint's LSN, or min_lsn). NULL when out of memory, or (*from ==
+ * UINT64_MAX, logged) when min_lsn > 0 and no checkpoint can be loaded:
+ * the log's start was deleted, and replaying what is left would lose data.
  */
 store_ctx_t *store_ckpt_restore(const config_t *cfg, uint64_t seed, uint64_t min_lsn,
                                 uint64_t max_lsn, uint64_t *from);
+
+/*
+ * The lowest LSN the entries of the checkpoint at path refer to
+ * (UINT64_MAX: none), read from its first block without reading the rest.
+ * Returns 0, or -1 when the file has no such block (written before D24) or
+ * cannot be read: the caller must then assume it needs the whole log.
+ */
+int store_ckpt_min_ref(const char *path, uint64_t segment_size, uint64_t *min_ref);
 
 /* ---- the schedule (store.c) ---- */
 
@@ -58,6 +69,8 @@ typedef struct store_ckpt_sched {
     uint64_t next_lsn; /* start one once applied reaches this */
     pid_t child;       /* the child writing one, 0 = none */
     uint64_t child_lsn;
+    uint64_t child_min_ref; /* lowest LSN its entries refer to (0: unknown) */
+    uint64_t last_min_ref;  /* the same for the newest written by this process */
     uint64_t child_start_ns;
     uint64_t last_poll_ns;
     uint64_t written, failed; /* counts, for the log and tests */

@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "digest.h"
+#include "compact.h"
 #include "resp.h"
 #include "store/core/entry.h"
 #include "store/core/index.h"
@@ -140,6 +141,9 @@ static const char *const debug_help[] = {
     "    Output a hex signature representing the current DB content.",
     "DIGEST-VALUE <key> [<key> ...]",
     "    Output a hex signature of the values of all the specified keys.",
+    "SEGMENTS",
+    "    AtticDB: the log bytes values refer to per segment: [recount agrees (1/0), total,",
+    "    then segment start and live bytes for each segment with some].",
     "HELP",
     "    Prints this help.",
 };
@@ -182,6 +186,10 @@ void st_read_debug(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
             store_digest_hex(d, hex);
             resp_simple(r, hex);
         }
+        return;
+    }
+    if (a->argc == 1 && is_sub(&a->argv[0], "segments")) {
+        store_live_reply(ctx, r);
         return;
     }
     if (a->argc == 1 && is_sub(&a->argv[0], "help")) {

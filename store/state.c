@@ -37,6 +37,7 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
     ctx->dir = strdup(cfg->dir ? cfg->dir : ".");
     ctx->segment_size = cfg->segment_size;
     ctx->max_bulk = cfg->proto_max_bulk_len;
+    st_live_init(&ctx->live, ctx->segment_size);
     ctx->args_cap = 16;
     ctx->args = malloc(ctx->args_cap * sizeof(rec_arg_t));
     for (unsigned i = 0; i < STORE_FD_CACHE; i++)
@@ -80,6 +81,7 @@ void store_ctx_destroy(store_ctx_t *ctx)
     free(ctx->exec.nested);
     for (unsigned i = 0; i < STORE_FD_CACHE; i++)
         if (ctx->fds[i].fd >= 0) io->close(ctx->fds[i].fd);
+    st_live_free(&ctx->live);
     free(ctx->args);
     free(ctx->dir);
     free(ctx);

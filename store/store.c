@@ -40,6 +40,7 @@
 #include "buf.h"
 #include "chan.h"
 #include "checkpoint.h"
+#include "compact.h"
 #include "log.h"
 #include "record.h"
 #include "ring.h"
@@ -71,6 +72,7 @@ typedef struct store_proc {
      * durable yet (none should: see serve_requests). */
     uint64_t held_mask;
     store_ckpt_sched_t ckpt; /* checkpoints (store/checkpoint.c) */
+    store_compact_t compact; /* deleting log segments (store/compact.c) */
 } store_proc_t;
 
 /* The shared memory of this process, for master_gone(). */
@@ -352,6 +354,18 @@ static uint64_t random_seed(void)
     return seed;
 }
 
+/* Delete the log segments nothing needs (store/compact.c) and publish
+ * the log's new start (INFO's atticdb_log_start_lsn; a respawned store
+ * starts from it). */
+static void compact(store_proc_t *s)
+{
+    if (s->ckpt.written != s->compact.seen_written)
+        store_compact_note(&s->compact, s->ckpt.last_lsn, s->ckpt.last_min_ref);
+    s->compact.seen_written = s->ckpt.written;
+    if (store_compact_delete(&s->compact, s->ctx, &s->ckpt) > 0)
+        atomic_store(&s->shm->log_start_lsn, s->compact.log_start);
+}
+
 static int run(store_proc_t *s)
 {
     int idle_in_shutdown = 0;
@@ -361,6 +375,8 @@ static int run(store_proc_t *s)
         /* [checkpoint hook] Between batches, busy or not: reap a finished
          * checkpoint child, fork the next when one is due. */
         store_ckpt_poll(&s->ckpt, s->ctx);
+        /* [compaction hook] A new checkpoint may free the log's start. */
+        if (s->ckpt.written != s->compact.seen_written) compact(s);
         int served = serve_requests(s);
         if (served < 0) return 0;
         work += served;
@@ -414,7 +430,7 @@ int store_main(shm_t *shm, const config_t *cfg)
     uint64_t from = start;
     s.ctx = store_ckpt_restore(cfg, random_seed(), start, released, &from);
     if (!s.ctx) {
-        log_warn("store: out of memory");
+        if (from != UINT64_MAX) log_warn("store: out of memory");
         return EXIT_FATAL;
     }
     buf_init(&s.out);
@@ -423,8 +439,11 @@ int store_main(shm_t *shm, const config_t *cfg)
     store_set_max_reply(s.ctx, STORE_MAX_REPLY);
 
     store_ckpt_sched_init(&s.ckpt, cfg, from);
+    store_compact_init(&s.compact, s.ckpt.dir, cfg->segment_size, start);
+    store_compact_restored(&s.compact, s.ctx, from);
     int rc = replay(&s, cfg, from, released);
     if (rc == 0) ring_release(s.ring, released);
+    if (rc == 0) compact(&s); /* finishes what a predecessor began */
     if (rc == 0 && !master_gone()) {
         publish_counts(&s);
         atomic_store(&shm->store_ready, 1);

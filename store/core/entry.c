@@ -8,7 +8,8 @@
  *
  * Store process only (and tests and tools); single-threaded. Invariants:
  * ctx->entry_bytes is the sum of ent_bytes() over every entry in every
- * index, and ctx->expires / db->expires count the entries with a TTL; the
+ * index, ctx->live counts every log byte an entry's value refers to
+ * (core/live.c), and ctx->expires / db->expires count the entries with a TTL; the
  * index's free callback (st_ent_free) is the one way out, so that holds
  * whichever path removed an entry. Nothing here looks at a clock: the
  * caller passes `now`. A crash loses nothing: the state is rebuilt by
@@ -113,10 +114,28 @@ static uint64_t ent_bytes(idx_entry_t *e)
     return n;
 }
 
-/* Take e's bytes and TTL out of db's counters (st_ent_store puts them in). */
+void st_ent_count_log(store_ctx_t *ctx, idx_entry_t *e, int sign)
+{
+    if (st_ent_kind(e) == VK_EXTENT) {
+        uint64_t lsn;
+        uint32_t len;
+        st_ent_get_ext1(e, &lsn, &len);
+        st_live_add(&ctx->live, lsn, len, sign);
+    } else if (st_ent_kind(e) == VK_LIST) {
+        const st_pieces_t *l = st_ent_pieces(e);
+        for (uint32_t i = 0; i < l->n; i++)
+            if (st_piece_kind(&l->p[i]) == PIECE_LOG)
+                st_live_add(&ctx->live, l->p[i].where,
+                            st_piece_end(&l->p[i]) - st_piece_start(l, i), sign);
+    }
+}
+
+/* Take e's bytes, log references and TTL out of db's counters
+ * (st_ent_store puts them in). */
 static void ent_uncount(st_db_t *db, idx_entry_t *e)
 {
     db->ctx->entry_bytes -= ent_bytes(e);
+    st_ent_count_log(db->ctx, e, -1);
     if (e->expire_at_ms) {
         db->ctx->expires--;
         db->expires--;
@@ -172,6 +191,7 @@ void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e)
 {
     note_expiry(db, e->expire_at_ms);
     db->ctx->entry_bytes += ent_bytes(e);
+    st_ent_count_log(db->ctx, e, 1);
     if (e->expire_at_ms) {
         db->ctx->expires++;
         db->expires++;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "index.h"
+#include "live.h"
 #include "record.h"
 #include "store/store-internal.h"
 
@@ -110,6 +111,7 @@ struct store_ctx {
     int expire_pass_done;
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
+    st_live_t live; /* live.c: bytes of each log segment entries refer to */
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
@@ -169,6 +171,10 @@ void st_remove(st_db_t *db, idx_entry_t **slot);
 /* Unlink *slot's entry from db without freeing it, its bytes and TTL taken
  * out of the counters (RENAME, MOVE: st_ent_store puts it back). */
 idx_entry_t *st_ent_take(st_db_t *db, idx_entry_t **slot);
+
+/* Count (sign > 0) or uncount (sign < 0) the log bytes e's value refers
+ * to (its extent or LOG pieces) in ctx->live. */
+void st_ent_count_log(store_ctx_t *ctx, idx_entry_t *e, int sign);
 
 /* The index's free callback (idx_init's free_entry; arg is the st_db_t):
  * takes e out of the counters and frees it with its piece list. */

@@ -93,6 +93,14 @@ static int seg_fd(store_ctx_t *ctx, uint64_t start)
     return fd;
 }
 
+void st_log_forget(store_ctx_t *ctx, uint64_t start)
+{
+    unsigned i = (unsigned)((start / ctx->segment_size) % STORE_FD_CACHE);
+    if (ctx->fds[i].fd < 0 || ctx->fds[i].start != start) return;
+    io->close(ctx->fds[i].fd);
+    ctx->fds[i].fd = -1;
+}
+
 /* Copy len bytes of the log at lsn to dst. Returns 0 or -1 (logged). */
 int st_read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst)
 {
@@ -205,6 +213,8 @@ static st_pieces_t *maybe_compact(store_ctx_t *ctx, st_pieces_t *l)
             if (st_piece_kind(p) == PIECE_RAM) out->ram_bytes += plen;
             continue;
         }
+        /* Its bytes now live in RAM: the log's copy is no longer referred to. */
+        if (st_piece_kind(p) == PIECE_LOG) st_live_add(&ctx->live, p->where, plen, -1);
         for (uint64_t done = 0; done < plen;) {
             if (!acc) acc = st_xmalloc(ST_RAM_CHUNK);
             uint64_t take = plen - done;
@@ -222,6 +232,19 @@ static st_pieces_t *maybe_compact(store_ctx_t *ctx, st_pieces_t *l)
 }
 
 /* ---- entries ----------------------------------------------------------- */
+
+/* Uncount the LOG bytes of tail range [lo, hi) of l: a splice over that
+ * range is about to replace them. */
+static void uncount_range(store_ctx_t *ctx, const st_pieces_t *l, uint64_t lo, uint64_t hi)
+{
+    for (uint32_t i = st_pieces_find(l, lo); i < l->n && st_piece_start(l, i) < hi; i++) {
+        const st_piece_t *p = &l->p[i];
+        if (st_piece_kind(p) != PIECE_LOG) continue;
+        uint64_t s = st_piece_start(l, i), e = st_piece_end(p);
+        uint64_t a = lo > s ? lo : s, b = hi < e ? hi : e;
+        if (b > a) st_live_add(&ctx->live, p->where + (a - s), b - a, -1);
+    }
+}
 
 static uint64_t list_bytes(idx_entry_t *e)
 {
@@ -284,6 +307,7 @@ idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uin
          * (no list: 12 bytes in the entry). */
         e = st_ent_resize(db, slot, e->ilen, VK_EXTENT);
         st_ent_set_ext1(e, src_lsn, (uint32_t)len);
+        st_live_add(&ctx->live, src_lsn, len, 1);
         return e;
     }
     e = to_list(db, slot);
@@ -302,7 +326,10 @@ idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uin
         if (i < l->n && st_piece_kind(&l->p[i]) == PIECE_RAM && a + len <= st_piece_end(&l->p[i])) {
             memcpy(st_piece_ram(&l->p[i]) + (a - st_piece_start(l, i)), src, (size_t)len);
         } else {
-            l = st_pieces_splice(l, a, a + len < tail ? a + len : tail, PIECE_LOG, src_lsn, len);
+            uint64_t hi = a + len < tail ? a + len : tail;
+            uncount_range(ctx, l, a, hi);
+            st_live_add(&ctx->live, src_lsn, len, 1);
+            l = st_pieces_splice(l, a, hi, PIECE_LOG, src_lsn, len);
             l = maybe_compact(ctx, l);
             st_ent_set_pieces(e, l);
         }
@@ -333,6 +360,7 @@ unsigned char *st_val_byte(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, ui
             unsigned char *buf = st_xmalloc((size_t)(hi - lo));
             piece_copy(ctx, p, lo - s, hi - lo, buf);
             l->ram_bytes += hi - lo;
+            uncount_range(ctx, l, lo, hi);
             l = st_pieces_splice(l, lo, hi, PIECE_RAM, (uintptr_t)buf, hi - lo);
             l = maybe_compact(ctx, l);
             st_ent_set_pieces(e, l);

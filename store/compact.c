@@ -1,0 +1,196 @@
+/*
+ * compact.c - reclaiming log space: the live-bytes table (core/live.c)
+ * checked against a recount, and deleting the segments at the log's start
+ * that no state the server could start from refers to (D24).
+ *
+ * Run by the store process, between batches (store.c), single-threaded.
+ * Why a segment S at the log's start may go: a restart loads one of the
+ * kept checkpoints (the newest that verifies) and replays the log after
+ * its LSN; the live state is what such a restart rebuilds. So S is never
+ * read again once it lies wholly below
+ *   - the oldest kept checkpoint's LSN (every replay starts above S),
+ *   - the lowest LSN every kept checkpoint's entries refer to (its
+ *     MINREF block, store/checkpoint.c), and that of the checkpoint a child
+ *     is writing now (it becomes a kept one),
+ *   - the lowest LSN the live state refers to (core/live.c); records
+ *     applied later refer only to LSNs above the applied one.
+ * Without any checkpoint nothing goes (a restart replays the whole log).
+ *
+ * Only the log's first segment is ever deleted, then the next: the
+ * segments present stay one contiguous run, which recovery requires
+ * (logger/recover.c refuses a hole). Each unlink is followed by an fsync
+ * of the directory before the next one, so a power cut cannot bring back
+ * a later segment without the earlier ones. A crash between unlink and
+ * fsync may bring the unlinked segment back: harmless, since by the rules
+ * above nothing the restart loads or replays reads it, recovery scans it
+ * as the valid records it holds, and the next pass deletes it again.
+ * A crash before the unlink changes nothing. Fault points "segdelete"
+ * (before each unlink) and "segdeleted" (after it, before the fsync)
+ * [tests/integration/test_compact].
+ */
+#include "compact.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ckpt.h"
+#include "io.h"
+#include "io_fault.h"
+#include "log.h"
+#include "resp.h"
+#include "seg.h"
+#include "store/core/entry.h"
+#include "store/core/index.h"
+#include "store/core/live.h"
+#include "store/core/value.h"
+
+/* ---- the table, checked ------------------------------------------------- */
+
+static int recount_entry(void *arg, idx_entry_t *e)
+{
+    st_ent_count_log(arg, e, 1);
+    return 0;
+}
+
+int store_live_verify(store_ctx_t *ctx)
+{
+    /* Count every entry again into a fresh table, swapped in for the walk. */
+    st_live_t mine = ctx->live;
+    st_live_init(&ctx->live, ctx->segment_size);
+    for (int i = 0; i < ctx->ndb; i++)
+        idx_foreach(&ctx->dbs[i]->ix, recount_entry, ctx);
+    st_live_t fresh = ctx->live;
+    ctx->live = mine;
+    int same = st_live_equal(&mine, &fresh) && !mine.broken;
+    st_live_free(&fresh);
+    return same;
+}
+
+uint64_t store_live_total(const store_ctx_t *ctx)
+{
+    return ctx->live.total;
+}
+
+uint64_t store_live_segment(const store_ctx_t *ctx, uint64_t seg_start)
+{
+    return st_live_get(&ctx->live, seg_start);
+}
+
+void store_live_reply(store_ctx_t *ctx, buf_t *r)
+{
+    const st_live_t *t = &ctx->live;
+    uint64_t used = 0;
+    for (uint64_t i = 0; i < t->n; i++)
+        used += t->v[i] != 0;
+    resp_array(r, (long long)(2 + 2 * used));
+    resp_integer(r, store_live_verify(ctx));
+    resp_integer(r, (long long)t->total);
+    for (uint64_t i = 0; i < t->n; i++) {
+        if (!t->v[i]) continue;
+        resp_integer(r, (long long)((t->base + i) * t->seg_size));
+        resp_integer(r, (long long)t->v[i]);
+    }
+}
+
+/* ---- deleting segments -------------------------------------------------- */
+
+void store_compact_init(store_compact_t *c, const char *dir, uint64_t segment_size,
+                        uint64_t log_start)
+{
+    memset(c, 0, sizeof(*c));
+    c->dir = dir;
+    c->segment_size = segment_size;
+    c->log_start = log_start;
+}
+
+void store_compact_restored(store_compact_t *c, store_ctx_t *ctx, uint64_t from)
+{
+    if (from > c->log_start)
+        store_compact_note(c, from, ctx->live.broken ? 0 : st_live_lowest(&ctx->live));
+}
+
+void store_compact_note(store_compact_t *c, uint64_t lsn, uint64_t min_ref)
+{
+    for (unsigned i = 0; i < c->nknown; i++) {
+        if (c->known[i].lsn == lsn) {
+            c->known[i].min_ref = min_ref;
+            return;
+        }
+    }
+    unsigned i =
+        c->nknown < STORE_COMPACT_KNOWN ? c->nknown++ : c->next_known++ % STORE_COMPACT_KNOWN;
+    c->known[i].lsn = lsn;
+    c->known[i].min_ref = min_ref;
+}
+
+/* The lowest LSN the checkpoint at lsn refers to: known, or read from its
+ * file (0 when it cannot be told: it may need the whole log). */
+static uint64_t ckpt_min_ref(store_compact_t *c, uint64_t lsn)
+{
+    for (unsigned i = 0; i < c->nknown; i++)
+        if (c->known[i].lsn == lsn) return c->known[i].min_ref;
+    char path[4096];
+    uint64_t m;
+    ckpt_path(path, sizeof(path), c->dir, lsn, 0);
+    if (store_ckpt_min_ref(path, c->segment_size, &m)) {
+        log_info("store: checkpoint %s records no lowest log reference: no segment below it is "
+                 "deleted while it is kept",
+                 path);
+        m = 0;
+    }
+    store_compact_note(c, lsn, m);
+    return m;
+}
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_sched_t *sched)
+{
+    if (ctx->live.broken) return 0;
+    uint64_t *v;
+    size_t n;
+    if (ckpt_list(c->dir, 0, &v, &n)) {
+        log_warn("store: cannot list checkpoints in %s: %s", c->dir, strerror(errno));
+        return -1;
+    }
+    if (!n) {
+        free(v);
+        return 0;
+    }
+    uint64_t limit = v[0];
+    for (size_t i = 0; i < n; i++)
+        limit = min_u64(limit, ckpt_min_ref(c, v[i]));
+    free(v);
+    if (sched->child) limit = min_u64(limit, sched->child_min_ref);
+    limit = min_u64(limit, st_live_lowest(&ctx->live));
+    int deleted = 0;
+    while (c->log_start + c->segment_size <= limit) {
+        char path[4096];
+        seg_path(path, sizeof(path), c->dir, c->log_start);
+        if (io_fault_point(IO_FAULT_SEG_DELETE) == IO_FAULT_KILL) raise(SIGKILL);
+        st_log_forget(ctx, c->log_start);
+        if (io->unlink(path) && errno != ENOENT) {
+            log_warn("store: cannot delete %s: %s", path, strerror(errno));
+            return deleted ? deleted : -1;
+        }
+        if (io_fault_point(IO_FAULT_SEG_DELETED) == IO_FAULT_KILL) raise(SIGKILL);
+        if (io_fsync_dir(c->dir)) {
+            /* The next unlink waits for this one to be durable (banner). */
+            log_warn("store: cannot fsync %s after deleting %s: %s", c->dir, path, strerror(errno));
+            return deleted ? deleted : -1;
+        }
+        c->log_start += c->segment_size;
+        c->deleted++;
+        deleted++;
+    }
+    if (deleted)
+        log_info("store: deleted %d log segment%s: the log now starts at LSN %" PRIu64, deleted,
+                 deleted > 1 ? "s" : "", c->log_start);
+    return deleted;
+}

@@ -1,0 +1,61 @@
+/*
+ * compact.h - reclaiming log space (store/compact.c): the live-bytes table
+ * checked against a recount (tests, DEBUG SEGMENTS), and deleting the log
+ * segments at the log's start that nothing can need any more (D24).
+ */
+#ifndef ATTIC_STORE_COMPACT_H
+#define ATTIC_STORE_COMPACT_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "checkpoint.h"
+#include "store-internal.h"
+
+/* 1 when ctx's live-bytes table equals a recount from every entry. */
+int store_live_verify(store_ctx_t *ctx);
+/* Log bytes the entries refer to, all segments. */
+uint64_t store_live_total(const store_ctx_t *ctx);
+/* Live bytes of the segment starting at seg_start. */
+uint64_t store_live_segment(const store_ctx_t *ctx, uint64_t seg_start);
+/* DEBUG SEGMENTS' reply: an array of integers: 1 when the table equals a
+ * recount (else 0), the total, then (segment start, live bytes) for every
+ * segment with live bytes, lowest first. */
+void store_live_reply(store_ctx_t *ctx, buf_t *r);
+
+/* What the deleter keeps between calls. */
+#define STORE_COMPACT_KNOWN 8
+typedef struct store_compact {
+    const char *dir;
+    uint64_t segment_size;
+    uint64_t log_start; /* start of the first segment present */
+    /* Lowest references of checkpoints, learnt when written or loaded or
+     * read from their files: (LSN, lowest reference). */
+    struct {
+        uint64_t lsn, min_ref;
+    } known[STORE_COMPACT_KNOWN];
+    unsigned nknown, next_known;
+    uint64_t deleted;      /* segments deleted by this process */
+    uint64_t seen_written; /* sched->written at the last pass */
+} store_compact_t;
+
+void store_compact_init(store_compact_t *c, const char *dir, uint64_t segment_size,
+                        uint64_t log_start);
+/* Just restored ctx from the checkpoint at from (when from is above the
+ * log's start): note its lowest reference, which the load checked. */
+void store_compact_restored(store_compact_t *c, store_ctx_t *ctx, uint64_t from);
+/* The checkpoint at lsn refers to nothing below min_ref. */
+void store_compact_note(store_compact_t *c, uint64_t lsn, uint64_t min_ref);
+/*
+ * Delete, lowest first, every segment at the log's start that lies wholly
+ * below (a) the oldest kept checkpoint's LSN, (b) the lowest LSN any kept
+ * checkpoint, or the one being written by sched's child, refers to, and (c)
+ * the lowest LSN the live state refers to; each unlink is followed by a
+ * directory fsync, so the segments present stay contiguous whatever the
+ * crash. Nothing is deleted without a checkpoint, or after the live table
+ * broke. Returns the number deleted (c->log_start moved past them), or -1
+ * on an I/O error (logged; tried again at the next call).
+ */
+int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_sched_t *sched);
+
+#endif
