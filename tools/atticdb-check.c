@@ -5,7 +5,8 @@
  *   atticdb-check [--segment-size BYTES] [--dump] DIR
  *   atticdb-check --cut LSN DIR
  *
- * Verification walks the log from its first segment, checking each record's
+ * Verification walks the log from its first segment (which need not start
+ * at LSN 0: the store deletes segments nothing needs, D24), checking each record's
  * position, length and CRC32C, and reports where the valid log ends and why:
  * a clean end (zeros), a torn tail (what recovery would cut), or damage in the
  * middle (a bad record that a later valid record shows was durable, which
@@ -87,12 +88,17 @@ static void dump_record(const void *rec)
 }
 
 /* Verify every checkpoint in dir; returns how many are invalid. */
-static int report_checkpoints(const char *dir, uint64_t seg_size, uint64_t log_end)
+/* Each checkpoint, verified; log_start/log_end: the log present. A log
+ * whose start was deleted (log_start > 0) needs one the server can load:
+ * without, it refuses to start (store/checkpoint.c, D24). Returns the
+ * number of problems. */
+static int report_checkpoints(const char *dir, uint64_t seg_size, uint64_t log_start,
+                              uint64_t log_end)
 {
     uint64_t *v, *t;
     size_t n, nt;
     if (ckpt_list(dir, 0, &v, &n) || ckpt_list(dir, 1, &t, &nt)) return 0;
-    int bad = 0;
+    int bad = 0, usable = 0;
     printf("checkpoints: %zu\n", n);
     for (size_t i = 0; i < n; i++) {
         char path[4096], err[256];
@@ -105,12 +111,21 @@ static int report_checkpoints(const char *dir, uint64_t seg_size, uint64_t log_e
                    " bytes, apply clock %" PRId64 "%s%s\n",
                    info.lsn, info.keys, (unsigned)info.ndb, info.blocks, info.file_size, info.now,
                    info.flags & CKPT_F_WATCH ? ", WATCH table" : "",
-                   info.lsn > log_end ? "; beyond the log's end: the server skips it" : "");
+                   info.lsn > log_end     ? "; beyond the log's end: the server skips it"
+                   : info.lsn < log_start ? "; below the log's start: the server skips it"
+                                          : "");
+            usable += info.lsn <= log_end && info.lsn >= log_start;
         } else {
             printf("  checkpoint at LSN %" PRIu64 ": INVALID (%s): the server skips it\n", v[i],
                    err);
             bad++;
         }
+    }
+    if (log_start > 0 && !usable) {
+        printf("problem: the log starts at LSN %" PRIu64 " (earlier segments were deleted) and no "
+               "checkpoint within it verifies: the server refuses to start\n",
+               log_start);
+        bad++;
     }
     for (size_t i = 0; i < nt; i++)
         printf("  unfinished checkpoint at LSN %" PRIu64
@@ -226,7 +241,7 @@ int main(int argc, char **argv)
     printf("\n");
     if (!n) {
         free(segs);
-        return report_checkpoints(dir, seg_given, 0) ? 1 : 0;
+        return report_checkpoints(dir, seg_given, 0, 0) ? 1 : 0;
     }
     if (!seg_size || (seg_size & (seg_size - 1))) {
         fprintf(stderr, "atticdb-check: segment size %" PRIu64 " is not a power of two\n",
@@ -303,7 +318,7 @@ int main(int argc, char **argv)
                 strerror(errno));
         return 2;
     }
-    int bad_ckpt = report_checkpoints(dir, seg_size, end);
+    int bad_ckpt = report_checkpoints(dir, seg_size, segs[0], end);
     if (damaged) {
         printf("DAMAGE: no valid record at LSN %" PRIu64 " (%s offset %" PRIu64
                "), but the record at LSN %" PRIu64 " shows it was durable\n"
