@@ -49,6 +49,12 @@
  *                  (shm tick_wanted): it only moves the apply clock, so keys
  *                  whose TTL ran out are reclaimed while no client writes,
  *                  at the same point of the log on replay.
+ *   CMD_RELOCATE   key, value, u64 old_lsn: written by the store (never a
+ *                  client) to move a value out of an old log segment: if
+ *                  key (in the record's db) is one extent at old_lsn of the
+ *                  value's length, it now points at this record's copy;
+ *                  otherwise nothing changes. No reply, no WATCH signal,
+ *                  the apply clock unchanged (its time is the store's).
  *   CMD_EXEC       a transaction (MULTI ... EXEC), applied atomically:
  *                  arg 0: 24 bytes: u64 watch_lsn, i64 watch_time_ms,
  *                         u32 nwatch, u32 flags (0, or 1: see below)

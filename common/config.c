@@ -209,6 +209,27 @@ static void format_requirepass(const config_t *c, buf_t *out)
     buf_appendf(out, "%s", c->requirepass ? c->requirepass : "");
 }
 
+/* A ratio: 0 (no relocation) or from 1.1 to 100 (D24). */
+static int parse_space_amp(config_t *c, int argc, const char *const *argv, const size_t *lens,
+                           char *err, size_t errlen)
+{
+    if (argc != 1 || lens[0] == 0 || lens[0] > 32)
+        return str_fail(err, errlen, "argument must be a number");
+    char tmp[40], *end;
+    memcpy(tmp, argv[0], lens[0]);
+    tmp[lens[0]] = '\0';
+    double v = strtod(tmp, &end);
+    if (*end || !(v == 0 || (v >= 1.1 && v <= 100)))
+        return str_fail(err, errlen, "argument must be 0 (off) or between 1.1 and 100");
+    c->space_amp_target = v;
+    return 0;
+}
+
+static void format_space_amp(const config_t *c, buf_t *out)
+{
+    buf_appendf(out, "%g", c->space_amp_target);
+}
+
 /* class hard soft soft-seconds [class ...], as redis.conf; only the normal
  * class applies (no replicas or pub/sub here). */
 static int parse_obuf(config_t *c, int argc, const char *const *argv, const size_t *lens, char *err,
@@ -359,6 +380,10 @@ static const config_entry_t table[] = {
     /* The store writes a checkpoint each time this much log was applied
      * since the last one, and at a clean shutdown; 0 = never (D23). */
     NUM("checkpoint-bytes", CONFIG_MEMORY, 0, "256mb", 0, LLONG_MAX, checkpoint_bytes),
+    /* The store relocates live values out of the log's oldest segments
+     * while the log they span is more than this many times their bytes;
+     * 0 = never (D24). */
+    SPECIAL("space-amplification-target", 0, "1.5", parse_space_amp, format_space_amp),
     SPECIAL("user", CONFIG_FILE_ONLY | CONFIG_WORDS, NULL, parse_user, NULL),
     /* Directives Redis users keep in their files that mean nothing here:
      * accepted so an existing redis.conf loads. */

@@ -66,6 +66,7 @@ typedef struct config {
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
     char *config_file;                 /* absolute path of the file given at start, NULL = none
                                         * (INFO server, CONFIG REWRITE) */
+    double space_amp_target;           /* relocate while the log spans more than this x live; 0 = off */
 } config_t;
 
 /*

@@ -45,6 +45,7 @@ enum {
     F_CKPT_DELETE,
     F_SEG_DELETE,
     F_SEG_DELETED,
+    F_RELOCATED,
     F_NOPS
 };
 
@@ -53,7 +54,8 @@ static const char *const op_names[F_NOPS] = {
     "fallocate",   "ftruncate",   "rename",          "unlink",    "mkdir",
     "flock",       "stat",        "sync_file_range", "opendir",   "readdir",
     "claim",       "start",       "release",         "releasing", "failed",
-    "ckptwritten", "ckptrenamed", "ckptdelete",      "segdelete", "segdeleted"};
+    "ckptwritten", "ckptrenamed", "ckptdelete",      "segdelete", "segdeleted",
+    "relocated"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -290,7 +292,8 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_CKPT_RENAMED] = F_CKPT_RENAMED,
                               [IO_FAULT_CKPT_DELETE] = F_CKPT_DELETE,
                               [IO_FAULT_SEG_DELETE] = F_SEG_DELETE,
-                              [IO_FAULT_SEG_DELETED] = F_SEG_DELETED};
+                              [IO_FAULT_SEG_DELETED] = F_SEG_DELETED,
+                              [IO_FAULT_RELOCATED] = F_RELOCATED};
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
     return hit(ops[point]);
 }

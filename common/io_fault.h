@@ -89,6 +89,7 @@ enum io_fault_point {
     /* The store deleting a log segment nothing refers to (store/compact.c): */
     IO_FAULT_SEG_DELETE = 8,  /* "segdelete": before unlinking a segment */
     IO_FAULT_SEG_DELETED = 9, /* "segdeleted": unlinked, directory not yet fsynced */
+    IO_FAULT_RELOCATED = 10,  /* "relocated": a CMD_RELOCATE just moved a value */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

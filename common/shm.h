@@ -173,9 +173,23 @@ typedef struct shm {
     shm_stats_t stats;
     shm_frontend_t fe[SHM_MAX_FRONTENDS];
     /* Frontend i claims ring space through claimers[i] (one array, so the
-     * logger can search it for the owner of an abandoned claim). */
-    ring_claimer_t claimers[SHM_MAX_FRONTENDS];
+     * logger can search it for the owner of an abandoned claim), and the
+     * store through claimers[nfrontends] (its relocation records, D24):
+     * shm_nclaimers() of them are in use. */
+    ring_claimer_t claimers[SHM_MAX_FRONTENDS + 1];
 } shm_t;
+
+/* Claimers in use: one per frontend, then the store's. */
+static inline int shm_nclaimers(const shm_t *s)
+{
+    return (int)s->nfrontends + 1;
+}
+
+/* The store's ring claimer (relocation records, store/compact.c). */
+static inline ring_claimer_t *shm_store_claimer(shm_t *s)
+{
+    return &s->claimers[s->nfrontends];
+}
 
 /*
  * Size of a segment for nfrontends frontends, a ring of ring_size bytes,

@@ -693,8 +693,7 @@ int logger_main(shm_t *shm, const config_t *cfg)
             uint64_t now = shm_mono_ns();
             if (!stuck_since) stuck_since = now;
             if (now - stuck_since > ABANDON_CHECK_NS) {
-                int r =
-                    ring_reclaim_abandoned(lg.ring, shm->claimers, (int)shm->nfrontends, lg.pos);
+                int r = ring_reclaim_abandoned(lg.ring, shm->claimers, shm_nclaimers(shm), lg.pos);
                 if (r < 0) {
                     log_warn("FATAL: cannot tell which dead frontend owned the ring claim at LSN "
                              "%" PRIu64,

@@ -514,6 +514,11 @@ static void reap(master_t *m)
             atomic_store(&m->shm->claimers[c->slot].owner_dead, 1);
             shm_wake(&m->shm->logger_wake);
         }
+        if (c->role == ROLE_STORE) {
+            /* The store claims too (relocation records, D24). */
+            atomic_store(&shm_store_claimer(m->shm)->owner_dead, 1);
+            shm_wake(&m->shm->logger_wake);
+        }
         if (m->stopping) {
             if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
                 char namebuf[32], how[96];

@@ -37,11 +37,15 @@
 #include <string.h>
 
 #include "ckpt.h"
+#include "command.h"
 #include "io.h"
 #include "io_fault.h"
 #include "log.h"
+#include "record.h"
 #include "resp.h"
+#include "ring.h"
 #include "seg.h"
+#include "shm.h"
 #include "store/core/entry.h"
 #include "store/core/index.h"
 #include "store/core/live.h"
@@ -193,4 +197,134 @@ int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_
         log_info("store: deleted %d log segment%s: the log now starts at LSN %" PRIu64, deleted,
                  deleted > 1 ? "s" : "", c->log_start);
     return deleted;
+}
+
+/* ---- relocation ---------------------------------------------------------- */
+
+void store_compact_free(store_compact_t *c)
+{
+    free(c->buf);
+    c->buf = NULL;
+    c->buf_cap = 0;
+}
+
+/* Extents of one bucket below the line, found by idx_scan (which must
+ * not be asked to remove anything: the visitor returns 0). */
+#define RELOC_BUCKET_MAX 64
+typedef struct reloc_scan {
+    uint64_t below;
+    unsigned n;
+    idx_entry_t *e[RELOC_BUCKET_MAX];
+} reloc_scan_t;
+
+static int reloc_visit(void *arg, idx_entry_t *e)
+{
+    reloc_scan_t *a = arg;
+    if (st_ent_kind(e) != VK_EXTENT || a->n == RELOC_BUCKET_MAX) return 0;
+    uint64_t lsn;
+    uint32_t len;
+    st_ent_get_ext1(e, &lsn, &len);
+    if (lsn < a->below) a->e[a->n++] = e;
+    return 0;
+}
+
+/* Should a pass start? Sets c->below when it should. */
+static int reloc_due(store_compact_t *c, store_ctx_t *ctx)
+{
+    uint64_t live = ctx->live.total, low = st_live_lowest(&ctx->live), applied = ctx->applied;
+    if (!live || low == UINT64_MAX || low >= applied) return 0;
+    /* The last pass left the lowest reference where it was (a value it
+     * cannot move: a piece list, one too large for the ring): scan again
+     * only after another segment of log, not in a loop. */
+    if (c->passes && low == c->last_low && applied < c->last_applied + c->segment_size) return 0;
+    if ((double)(applied - low) <= c->target * (double)live) return 0;
+    uint64_t keep = (uint64_t)(c->target * (double)live);
+    uint64_t below = applied > keep ? (applied - keep) & ~(c->segment_size - 1) : 0;
+    uint64_t low_end = (low & ~(c->segment_size - 1)) + c->segment_size;
+    if (below < low_end) below = low_end;
+    /* Never from the segment being written: that frees nothing. */
+    if (below > (applied & ~(c->segment_size - 1))) return 0;
+    c->below = below;
+    return 1;
+}
+
+/* Encode and commit one CMD_RELOCATE for e (in database db). Returns 1
+ * when committed, 0 when the ring had no room (try again later), -1 when
+ * e cannot be relocated (too large for the ring, unreadable: skipped). */
+static int reloc_one(store_compact_t *c, store_ctx_t *ctx, shm_t *shm, int db, idx_entry_t *e)
+{
+    ring_t *ring = shm_ring(shm);
+    uint64_t lsn;
+    uint32_t len;
+    st_ent_get_ext1(e, &lsn, &len);
+    uint32_t lens[3] = {e->klen, len, 8};
+    size_t payload = rec_cmd_payload_size(3, lens);
+    if (payload + REC_HDR_SIZE > ring_max_record(ring)) return -1;
+    if (c->buf_cap < len) {
+        unsigned char *b = realloc(c->buf, len);
+        if (!b) return -1;
+        c->buf = b;
+        c->buf_cap = len;
+    }
+    if (st_read_log(ctx, lsn, len, c->buf)) return -1;
+    unsigned char old[8];
+    cmd_put_i64(old, (int64_t)lsn);
+    const unsigned char *argv[3] = {e->data, c->buf, old};
+    uint32_t space = rec_space((uint32_t)payload);
+    uint64_t pos;
+    if (ring_claim(ring, shm_store_claimer(shm), space, &pos) != 0) return 0;
+    uint64_t durable = atomic_load_explicit(&shm->durable_lsn, memory_order_acquire);
+    /* The store's apply clock as the record's time: applying it moves no
+     * clock (route.c: now = max(now, record time)). */
+    rec_encode_cmd_durable(ring_ptr(ring, pos), pos, durable, 0, ctx->now,
+                           REC_OP_DB(CMD_RELOCATE, db), 3, argv, lens);
+    ring_commit(ring, shm_store_claimer(shm), pos);
+    c->space_written += space;
+    c->relocated++;
+    c->relocated_bytes += len;
+    return 1;
+}
+
+uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, shm_t *shm, uint64_t budget)
+{
+    if (c->target <= 0 || ctx->live.broken) return 0;
+    if (atomic_load(&shm->logger_state) != LOGGER_RUNNING) return 0;
+    if (!c->adopted) {
+        c->adopted = ring_claimer_adopt(
+            shm_store_claimer(shm), atomic_load_explicit(&shm->durable_lsn, memory_order_acquire));
+        if (!c->adopted) return 0;
+    }
+    if (!c->pass) {
+        if (!reloc_due(c, ctx)) return 0;
+        c->pass = 1;
+        c->last_low = st_live_lowest(&ctx->live);
+        c->last_applied = ctx->applied;
+        c->db = 0;
+        c->cursor = 0;
+        c->passes++;
+        log_info("store: relocating the values below LSN %" PRIu64 " (live %" PRIu64
+                 " bytes, the log spans %" PRIu64 " from LSN %" PRIu64 ")",
+                 c->below, ctx->live.total, ctx->applied - st_live_lowest(&ctx->live),
+                 st_live_lowest(&ctx->live));
+    }
+    uint64_t done = 0;
+    int buckets = 0;
+    while (c->pass && done < budget && buckets < 4096) {
+        reloc_scan_t a = {.below = c->below};
+        uint64_t next = idx_scan(&ctx->dbs[c->db]->ix, c->cursor, reloc_visit, &a);
+        buckets++;
+        for (unsigned i = 0; i < a.n; i++) {
+            uint64_t lsn;
+            uint32_t len;
+            st_ent_get_ext1(a.e[i], &lsn, &len);
+            int rc = reloc_one(c, ctx, shm, c->db, a.e[i]);
+            if (rc == 0) goto full; /* this bucket again next time */
+            if (rc > 0) done += len;
+        }
+        c->cursor = next;
+        if (next == 0 && ++c->db == ctx->ndb) c->pass = 0;
+    }
+full:
+    if (done) shm_wake(&shm->logger_wake);
+    return done;
 }

@@ -37,6 +37,19 @@ typedef struct store_compact {
     unsigned nknown, next_known;
     uint64_t deleted;      /* segments deleted by this process */
     uint64_t seen_written; /* sched->written at the last pass */
+    /* Relocation (store_compact_relocate): a pass over every database
+     * moving each extent below `below` to the log's head. */
+    double target; /* space-amplification-target; 0 = no relocation */
+    int pass;      /* a pass is in progress */
+    uint64_t below;
+    int db;
+    uint64_t cursor;
+    int adopted; /* the store's ring claimer is ours */
+    unsigned char *buf;
+    size_t buf_cap;
+    uint64_t last_low, last_applied;             /* at the last pass's start */
+    uint64_t space_written;                      /* ring bytes of relocation records, ever */
+    uint64_t relocated, relocated_bytes, passes; /* counts, for the log and tests */
 } store_compact_t;
 
 void store_compact_init(store_compact_t *c, const char *dir, uint64_t segment_size,
@@ -57,5 +70,22 @@ void store_compact_note(store_compact_t *c, uint64_t lsn, uint64_t min_ref);
  * on an I/O error (logged; tried again at the next call).
  */
 int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_sched_t *sched);
+
+/*
+ * Relocation (D24): while the log the live state spans (from its lowest
+ * reference to the applied LSN) is more than c->target times the live
+ * bytes, move every value that is one extent below a line (the applied LSN
+ * minus target x live, at least the lowest live segment's end) to the
+ * log's head: a CMD_RELOCATE record (key, value, old LSN) claimed through
+ * the store's own claimer and committed to the ring like a frontend's.
+ * Never waits: a full ring, a logger that is not running or a claimer still
+ * held by a dead predecessor's claim stops the step until the next call.
+ * At most about `budget` value bytes per call. Returns the bytes relocated.
+ */
+struct shm;
+uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, struct shm *shm,
+                                uint64_t budget);
+/* Free what c holds. */
+void store_compact_free(store_compact_t *c);
 
 #endif

@@ -71,8 +71,10 @@ typedef struct store_proc {
     /* Frontends whose oldest request waits for a record that is not
      * durable yet (none should: see serve_requests). */
     uint64_t held_mask;
-    store_ckpt_sched_t ckpt; /* checkpoints (store/checkpoint.c) */
-    store_compact_t compact; /* deleting log segments (store/compact.c) */
+    store_ckpt_sched_t ckpt;   /* checkpoints (store/checkpoint.c) */
+    store_compact_t compact;   /* deleting log segments (store/compact.c) */
+    uint64_t reloc_tokens;     /* value bytes relocation may write now */
+    uint64_t reloc_space_seen; /* compact.space_written when last looked */
 } store_proc_t;
 
 /* The shared memory of this process, for master_gone(). */
@@ -366,10 +368,34 @@ static void compact(store_proc_t *s)
         atomic_store(&s->shm->log_start_lsn, s->compact.log_start);
 }
 
+/*
+ * Relocation (store/compact.c, D24), rate-limited so that it costs the
+ * clients little: it may write RELOC_RATIO bytes of values per byte of the
+ * clients' records applied, plus RELOC_IDLE_BYTES per idle turn of the
+ * loop, never more than RELOC_BURST at once. Returns 1 when it did work.
+ */
+#define RELOC_RATIO      2
+#define RELOC_IDLE_BYTES (1u << 20)
+#define RELOC_BURST      (4u << 20)
+static int relocate(store_proc_t *s, uint64_t applied_before, int idle)
+{
+    uint64_t ours = s->compact.space_written - s->reloc_space_seen;
+    uint64_t delta = s->applied - applied_before;
+    s->reloc_space_seen = s->compact.space_written;
+    s->reloc_tokens += RELOC_RATIO * (delta > ours ? delta - ours : 0);
+    if (idle) s->reloc_tokens += RELOC_IDLE_BYTES;
+    if (s->reloc_tokens > RELOC_BURST) s->reloc_tokens = RELOC_BURST;
+    if (!s->reloc_tokens) return 0;
+    uint64_t done = store_compact_relocate(&s->compact, s->ctx, s->shm, s->reloc_tokens);
+    s->reloc_tokens = done < s->reloc_tokens ? s->reloc_tokens - done : 0;
+    return done > 0;
+}
+
 static int run(store_proc_t *s)
 {
     int idle_in_shutdown = 0;
     for (;;) {
+        uint64_t applied_before = s->applied;
         int work = apply_ring(s);
         if (work < 0) return EXIT_FATAL;
         /* [checkpoint hook] Between batches, busy or not: reap a finished
@@ -380,6 +406,8 @@ static int run(store_proc_t *s)
         int served = serve_requests(s);
         if (served < 0) return 0;
         work += served;
+        /* [compaction hook] Move live values out of old segments. */
+        if (!atomic_load(&s->shm->shutdown) && relocate(s, applied_before, work == 0)) work++;
         wake_frontends(s);
         if (work) {
             idle_in_shutdown = 0;
@@ -440,6 +468,8 @@ int store_main(shm_t *shm, const config_t *cfg)
 
     store_ckpt_sched_init(&s.ckpt, cfg, from);
     store_compact_init(&s.compact, s.ckpt.dir, cfg->segment_size, start);
+    s.compact.target = cfg->checkpoint_bytes ? cfg->space_amp_target
+                                             : 0; /* nothing to delete without checkpoints */
     store_compact_restored(&s.compact, s.ctx, from);
     int rc = replay(&s, cfg, from, released);
     if (rc == 0) ring_release(s.ring, released);
@@ -450,6 +480,7 @@ int store_main(shm_t *shm, const config_t *cfg)
         rc = run(&s);
     }
     store_ckpt_finish(&s.ckpt, s.ctx, 0); /* a child still running dies with us */
+    store_compact_free(&s.compact);
     buf_free(&s.out);
     store_ctx_destroy(s.ctx);
     return rc;

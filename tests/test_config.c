@@ -115,6 +115,11 @@ static const config_case_t cases[] = {
     {"checkpoint-bytes", "0", NULL},
     {"checkpoint-bytes", "1gb", NULL},
     {"checkpoint-bytes", "-1", NOT_MEM},
+    {"space-amplification-target", "0", NULL},
+    {"space-amplification-target", "1.5", NULL},
+    {"space-amplification-target", "100", NULL},
+    {"space-amplification-target", "1.05", "argument must be 0 (off) or between 1.1 and 100"},
+    {"space-amplification-target", "2x", "argument must be 0 (off) or between 1.1 and 100"},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 

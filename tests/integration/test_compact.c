@@ -174,6 +174,43 @@ static int load_until_deleted(srv_t *s, redisContext *c, int r, int want, int li
     }
 }
 
+/* Keys written once before the load: they pin segment 0 until relocation
+ * moves them. */
+#define NCOLD 100
+static void write_cold(const srv_t *s)
+{
+    redisContext *c = srv_connect(s);
+    cr_assert_not_null(c);
+    static char v[VALUE_N + 1];
+    for (int i = 0; i < NCOLD; i++) {
+        snprintf(v, sizeof(v), "cold:%0*d", VALUE_N - 5, i);
+        redisAppendCommand(c, "SET c:%d %s", i, v);
+    }
+    for (int i = 0; i < NCOLD; i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+}
+
+static void expect_cold(const srv_t *s, const char *what)
+{
+    redisContext *c = srv_connect(s);
+    cr_assert_not_null(c);
+    for (int i = 0; i < NCOLD; i++) {
+        redisReply *r = redisCommand(c, "GET c:%d", i);
+        cr_assert_not_null(r);
+        cr_assert_eq(r->type, REDIS_REPLY_STRING, "%s: c:%d lost", what, i);
+        cr_assert_eq(r->len, (size_t)VALUE_N);
+        cr_assert_eq(strncmp(r->str, "cold:", 5), 0);
+        cr_assert_eq(atoi(r->str + 5), i, "%s: c:%d holds %.20s", what, i, r->str);
+        freeReplyObject(r);
+    }
+    redisFree(c);
+}
+
 static void reset_model(void)
 {
     for (int i = 0; i < NKEYS; i++)
@@ -232,6 +269,7 @@ static void killed_at(const char *fault)
     reset_model();
     srv_t s;
     cr_assert_eq(srv_start_faults(&s, fault, ARGS), 0, "%s", fault);
+    write_cold(&s);
     redisContext *c = srv_connect(&s);
     int r = 0;
     time_t deadline = time(NULL) + 60;
@@ -247,6 +285,7 @@ static void killed_at(const char *fault)
     cr_assert(srv_log_contains(&s, "killed by signal 9", "store"), "%s: the store was killed",
               fault);
     expect_acked(&s, fault);
+    expect_cold(&s, fault);
     char d[41], d2[41];
     digest(&s, d);
     srv_kill_all(&s);
@@ -254,6 +293,7 @@ static void killed_at(const char *fault)
     digest(&s, d2);
     cr_assert_str_eq(d, d2, "%s", fault);
     expect_acked(&s, fault);
+    expect_cold(&s, fault);
     unsigned long long lowest;
     live_check(&s, &lowest, fault);
     cr_assert_eq(srv_stop(&s), 0);
@@ -270,6 +310,47 @@ Test(compact, store_killed_before_an_unlink)
 Test(compact, store_killed_after_an_unlink_before_the_fsync)
 {
     killed_at("store.segdeleted:2:KILL");
+}
+
+/* The store killed right after applying a relocation (the record durable,
+ * the move in RAM only): the respawned store replays it. */
+Test(compact, store_killed_after_a_relocation)
+{
+    killed_at("store.relocated:150:KILL");
+}
+
+/* Keys written once pin the first segment: only relocation moves them,
+ * and they read back after restarts. */
+Test(compact, relocation_frees_segments_that_cold_keys_pinned)
+{
+    reset_model();
+    srv_t s;
+    cr_assert_eq(srv_start(&s, ARGS), 0);
+    write_cold(&s);
+    redisContext *c = srv_connect(&s);
+    int r = load_until_deleted(&s, c, 0, 6, 0);
+    redisFree(c);
+    cr_assert(count_log(&s, "store: relocating the values below LSN") >= 1);
+    unsigned long long first, lowest;
+    segments(&s, &first);
+    live_check(&s, &lowest, "live");
+    cr_assert_geq(lowest, first);
+    expect_cold(&s, "live");
+    char d[41], d2[41];
+    digest(&s, d);
+    srv_kill_all(&s);
+    cr_assert_eq(srv_restart(&s), 0);
+    digest(&s, d2);
+    cr_assert_str_eq(d, d2, "restart after SIGKILL");
+    expect_cold(&s, "restart after SIGKILL");
+    expect_acked(&s, "restart after SIGKILL");
+    live_check(&s, &lowest, "restart after SIGKILL");
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert_eq(srv_restart(&s), 0);
+    expect_cold(&s, "clean restart");
+    cr_assert_eq(srv_stop(&s), 0);
+    (void)r;
+    srv_cleanup(&s);
 }
 
 /* A deleted segment whose name comes back (a power cut between the unlink
