@@ -56,6 +56,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -612,6 +613,10 @@ static int reap_child(store_ckpt_sched_t *s, int wait)
         s->last_lsn = s->child_lsn;
         s->last_min_ref = s->child_min_ref;
         s->written++;
+        char path[4096];
+        struct stat st;
+        ckpt_path(path, sizeof(path), s->dir, s->child_lsn, 0);
+        if (io->stat(path, &st) == 0) s->last_bytes = (uint64_t)st.st_size;
     } else {
         s->failed++;
         char how[64] = "lost";

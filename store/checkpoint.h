@@ -71,6 +71,7 @@ typedef struct store_ckpt_sched {
     uint64_t child_lsn;
     uint64_t child_min_ref; /* lowest LSN its entries refer to (0: unknown) */
     uint64_t last_min_ref;  /* the same for the newest written by this process */
+    uint64_t last_bytes;    /* its file's size */
     uint64_t child_start_ns;
     uint64_t last_poll_ns;
     uint64_t written, failed; /* counts, for the log and tests */

@@ -369,6 +369,29 @@ static void compact(store_proc_t *s)
 }
 
 /*
+ * Segments are deleted only below the oldest kept checkpoint, so with
+ * checkpoints every checkpoint-bytes the log on disk cannot shrink below
+ * about twice that, whatever relocation does. While the log is above
+ * space-amplification-target x live bytes, a checkpoint is due after
+ * (target - 1) x live / 2 of log instead (two such intervals fit in the
+ * allowed slack), but at least two segments and the size of the last
+ * checkpoint file (checkpoints then never write more than the log), at
+ * most checkpoint-bytes (D24).
+ */
+static void early_checkpoint(store_proc_t *s)
+{
+    double target = s->compact.target;
+    uint64_t live = store_live_total(s->ctx), seg = s->compact.segment_size;
+    if (target <= 0 || !live || !s->ckpt.every) return;
+    if ((double)(s->applied - s->compact.log_start) <= target * (double)live) return;
+    uint64_t every = (uint64_t)((target - 1) * (double)live / 2);
+    if (every < 2 * seg) every = 2 * seg;
+    if (every < s->ckpt.last_bytes) every = s->ckpt.last_bytes;
+    if (every >= s->ckpt.every) return;
+    if (s->ckpt.last_lsn + every < s->ckpt.next_lsn) s->ckpt.next_lsn = s->ckpt.last_lsn + every;
+}
+
+/*
  * Relocation (store/compact.c, D24), rate-limited so that it costs the
  * clients little: it may write RELOC_RATIO bytes of values per byte of the
  * clients' records applied, plus RELOC_IDLE_BYTES per idle turn of the
@@ -379,6 +402,7 @@ static void compact(store_proc_t *s)
 #define RELOC_BURST      (4u << 20)
 static int relocate(store_proc_t *s, uint64_t applied_before, int idle)
 {
+    early_checkpoint(s);
     uint64_t ours = s->compact.space_written - s->reloc_space_seen;
     uint64_t delta = s->applied - applied_before;
     s->reloc_space_seen = s->compact.space_written;
