@@ -47,7 +47,7 @@ enum {
     CKPT_BLK_WATCH = 3,   /* the WATCH table's state, in pieces, concatenated */
     CKPT_BLK_MINREF = 4,  /* first, when CKPT_F_MINREF: u64 the lowest LSN any entry
                            * refers to (UINT64_MAX: none), so the store knows which
-                           * log segments this checkpoint still needs (D24) */
+                           * log segments this checkpoint still needs (D27) */
 };
 
 /* Header flags. */

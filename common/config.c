@@ -209,7 +209,7 @@ static void format_requirepass(const config_t *c, buf_t *out)
     buf_appendf(out, "%s", c->requirepass ? c->requirepass : "");
 }
 
-/* A ratio: 0 (no relocation) or from 1.1 to 100 (D24). */
+/* A ratio: 0 (no relocation) or from 1.1 to 100 (D27). */
 static int parse_space_amp(config_t *c, int argc, const char *const *argv, const size_t *lens,
                            char *err, size_t errlen)
 {
@@ -382,7 +382,7 @@ static const config_entry_t table[] = {
     NUM("checkpoint-bytes", CONFIG_MEMORY, 0, "256mb", 0, LLONG_MAX, checkpoint_bytes),
     /* The store relocates live values out of the log's oldest segments
      * while the log they span is more than this many times their bytes;
-     * 0 = never (D24). */
+     * 0 = never (D27). */
     SPECIAL("space-amplification-target", 0, "1.5", parse_space_amp, format_space_amp),
     SPECIAL("user", CONFIG_FILE_ONLY | CONFIG_WORDS, NULL, parse_user, NULL),
     /* Directives Redis users keep in their files that mean nothing here:

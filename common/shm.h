@@ -174,7 +174,7 @@ typedef struct shm {
     shm_frontend_t fe[SHM_MAX_FRONTENDS];
     /* Frontend i claims ring space through claimers[i] (one array, so the
      * logger can search it for the owner of an abandoned claim), and the
-     * store through claimers[nfrontends] (its relocation records, D24):
+     * store through claimers[nfrontends] (its relocation records, D27):
      * shm_nclaimers() of them are in use. */
     ring_claimer_t claimers[SHM_MAX_FRONTENDS + 1];
 } shm_t;

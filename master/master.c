@@ -515,7 +515,7 @@ static void reap(master_t *m)
             shm_wake(&m->shm->logger_wake);
         }
         if (c->role == ROLE_STORE) {
-            /* The store claims too (relocation records, D24). */
+            /* The store claims too (relocation records, D27). */
             atomic_store(&shm_store_claimer(m->shm)->owner_dead, 1);
             shm_wake(&m->shm->logger_wake);
         }

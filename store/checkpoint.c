@@ -39,7 +39,7 @@
  * while a checkpoint refers to it. So a MINREF block comes first: the
  * lowest LSN any entry refers to (from the live-bytes table, core/live.c;
  * recounted and compared on load), which store/compact.c reads to know
- * which segments the kept checkpoints still need (D24).
+ * which segments the kept checkpoints still need (D27).
  *
  * A crash at any moment (the store, the child, the power) leaves the files
  * that were there, plus at most a .tmp or a renamed file whose name is not
@@ -464,7 +464,7 @@ int store_ckpt_load(store_ctx_t *ctx, const char *path, char *err, size_t errlen
     }
     if (!!(r.info.flags & CKPT_F_MINREF) != ls.has_min_ref ||
         (ls.has_min_ref && st_live_lowest(&ctx->live) != ls.min_ref)) {
-        /* The segments deleted were chosen by this number (D24): a file
+        /* The segments deleted were chosen by this number (D27): a file
          * whose entries refer below it may need a deleted one. */
         load_fail(&ls, "its entries' lowest log reference is not the one it records");
         goto out;
@@ -522,7 +522,7 @@ store_ctx_t *store_ckpt_restore(const config_t *cfg, uint64_t seed, uint64_t min
     }
     free(v);
     if (min_lsn > 0) {
-        /* The log's first segments were deleted (D24): they were needed by
+        /* The log's first segments were deleted (D27): they were needed by
          * no kept checkpoint, so a replay from here would lose the state
          * they held. Never start with less than the log says. */
         log_warn("store: the log starts at LSN %" PRIu64 " (its earlier segments were deleted "

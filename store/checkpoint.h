@@ -55,7 +55,7 @@ store_ctx_t *store_ckpt_restore(const config_t *cfg, uint64_t seed, uint64_t min
 /*
  * The lowest LSN the entries of the checkpoint at path refer to
  * (UINT64_MAX: none), read from its first block without reading the rest.
- * Returns 0, or -1 when the file has no such block (written before D24) or
+ * Returns 0, or -1 when the file has no such block (written before D27) or
  * cannot be read: the caller must then assume it needs the whole log.
  */
 int store_ckpt_min_ref(const char *path, uint64_t segment_size, uint64_t *min_ref);

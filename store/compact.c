@@ -1,7 +1,7 @@
 /*
  * compact.c - reclaiming log space: the live-bytes table (core/live.c)
  * checked against a recount, and deleting the segments at the log's start
- * that no state the server could start from refers to (D24).
+ * that no state the server could start from refers to (D27).
  *
  * Run by the store process, between batches (store.c), single-threaded.
  * Why a segment S at the log's start may go: a restart loads one of the

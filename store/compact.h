@@ -1,7 +1,7 @@
 /*
  * compact.h - reclaiming log space (store/compact.c): the live-bytes table
  * checked against a recount (tests, DEBUG SEGMENTS), and deleting the log
- * segments at the log's start that nothing can need any more (D24).
+ * segments at the log's start that nothing can need any more (D27).
  */
 #ifndef ATTIC_STORE_COMPACT_H
 #define ATTIC_STORE_COMPACT_H
@@ -72,7 +72,7 @@ void store_compact_note(store_compact_t *c, uint64_t lsn, uint64_t min_ref);
 int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_sched_t *sched);
 
 /*
- * Relocation (D24): while the log the live state spans (from its lowest
+ * Relocation (D27): while the log the live state spans (from its lowest
  * reference to the applied LSN) is more than c->target times the live
  * bytes, move every value that is one extent below a line (the applied LSN
  * minus target x live, at least the lowest live segment's end) to the

@@ -376,7 +376,7 @@ static void compact(store_proc_t *s)
  * (target - 1) x live / 2 of log instead (two such intervals fit in the
  * allowed slack), but at least two segments and the size of the last
  * checkpoint file (checkpoints then never write more than the log), at
- * most checkpoint-bytes (D24).
+ * most checkpoint-bytes (D27).
  */
 static void early_checkpoint(store_proc_t *s)
 {
@@ -392,7 +392,7 @@ static void early_checkpoint(store_proc_t *s)
 }
 
 /*
- * Relocation (store/compact.c, D24), rate-limited so that it costs the
+ * Relocation (store/compact.c, D27), rate-limited so that it costs the
  * clients little: it may write RELOC_RATIO bytes of values per byte of the
  * clients' records applied, plus RELOC_IDLE_BYTES per idle turn of the
  * loop, never more than RELOC_BURST at once. Returns 1 when it did work.

@@ -1,6 +1,6 @@
 /*
  * test_compact.c - unit tests of reclaiming log space (store/compact.c,
- * store/core/live.c; D24) with the store harness: after a random workload
+ * store/core/live.c; D27) with the store harness: after a random workload
  * of every command that changes a value's log references, the live-bytes
  * table equals a recount from scratch, and a replay of the whole log, or a
  * checkpoint plus the log after it, rebuilds the same table; checkpoints
@@ -301,7 +301,7 @@ Test(compact, a_checkpoint_without_a_lowest_reference_protects_the_log)
     store_compact_init(&c, dir, SEG, 0);
     overwrites(300);
     uint64_t at = lsn;
-    /* A checkpoint as written before D24 (a broken table writes none). */
+    /* A checkpoint as written before D27 (a broken table writes none). */
     ctx->live.broken = 1;
     cr_assert_eq(store_ckpt_save(ctx, dir), 0);
     ctx->live.broken = 0;

@@ -6,7 +6,7 @@
  *   atticdb-check --cut LSN DIR
  *
  * Verification walks the log from its first segment (which need not start
- * at LSN 0: the store deletes segments nothing needs, D24), checking each record's
+ * at LSN 0: the store deletes segments nothing needs, D27), checking each record's
  * position, length and CRC32C, and reports where the valid log ends and why:
  * a clean end (zeros), a torn tail (what recovery would cut), or damage in the
  * middle (a bad record that a later valid record shows was durable, which
@@ -90,7 +90,7 @@ static void dump_record(const void *rec)
 /* Verify every checkpoint in dir; returns how many are invalid. */
 /* Each checkpoint, verified; log_start/log_end: the log present. A log
  * whose start was deleted (log_start > 0) needs one the server can load:
- * without, it refuses to start (store/checkpoint.c, D24). Returns the
+ * without, it refuses to start (store/checkpoint.c, D27). Returns the
  * number of problems. */
 static int report_checkpoints(const char *dir, uint64_t seg_size, uint64_t log_start,
                               uint64_t log_end)

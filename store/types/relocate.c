@@ -1,7 +1,7 @@
 /*
  * relocate.c - applying CMD_RELOCATE (common/command.h): the record the
  * store itself writes into the ring to move a live value out of an old log
- * segment, so the segment can be deleted (store/compact.c, D24).
+ * segment, so the segment can be deleted (store/compact.c, D27).
  *
  * Store process, on the apply path (live and replay alike). The record
  * carries the key, a copy of the value's bytes and where the value was

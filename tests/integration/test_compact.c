@@ -1,5 +1,5 @@
 /*
- * test_compact.c - the real server deleting log segments (D24): an
+ * test_compact.c - the real server deleting log segments (D27): an
  * overwrite load with small segments ends with the log's old segments
  * deleted, the log starting above 0, and every acknowledged write reading
  * back (and the same DEBUG DIGEST) after a clean restart and after SIGKILL
