@@ -32,6 +32,7 @@
 #define DNG CAT_DANGEROUS
 #define CONN CAT_CONNECTION
 #define TX CAT_TRANSACTION
+#define HSH CAT_HASH
 #define CADM CAT_ADMIN
 
 static const cmd_desc_t cmd_descs[] = {
@@ -82,7 +83,7 @@ static const cmd_sub_t redis_subs[] = {
 
 static const char *const cat_names[CAT__COUNT] = {
     "keyspace", "read", "write", "string", "bitmap", "admin",
-    "fast", "slow", "dangerous", "connection", "transaction",
+    "fast", "slow", "dangerous", "connection", "transaction", "hash",
 };
 
 const char *cmd_cat_name(int i)

@@ -45,6 +45,18 @@
  *   CMD_SWAPDB     u32 db, u32 db
  *   CMD_FLUSHDB    (no arguments: the record's db)
  *   CMD_FLUSHALL   (no arguments)
+ *   CMD_HSET       key, u64 limits, u32 hset_flags, field, value, ...
+ *                  (HSET, HMSET, HSETNX; at least one pair). limits: the
+ *                  frontend's hash-max-listpack-entries (u32, low half) and
+ *                  hash-max-listpack-value (u32, high half) when encoded,
+ *                  which decide when the hash becomes a hashtable (OBJECT
+ *                  ENCODING), so replay decides the same whatever the
+ *                  configuration is then (the same for HINCRBY*).
+ *   CMD_HDEL       key, field...                          reply :n deleted
+ *   CMD_HINCRBY    key, u64 limits, field, i64 delta
+ *   CMD_HINCRBYFLOAT key, u64 limits, field, increment as text (the
+ *                  frontend checked it parses as a finite long double); the
+ *                  store computes and keeps the result's text
  *   CMD_TICK       (no arguments) written by a frontend when the store asks
  *                  (shm tick_wanted): it only moves the apply clock, so keys
  *                  whose TTL ran out are reclaimed while no client writes,
@@ -59,6 +71,8 @@
  *                  arg 0: 24 bytes: u64 watch_lsn, i64 watch_time_ms,
  *                         u32 nwatch, u32 flags (0, or 1: see below)
  *                  args 1..nwatch: the watched keys, each u8 db + key bytes
+ *                  [flags 2 = the client speaks RESP3: reads inside reply
+ *                  maps and pairs as RESP3 (replies only, never state)]
  *                  [transactions helper: flags 1 = the keys were WATCHed at
  *                  different points, and each key is u8 db, u64 watch_lsn,
  *                  i64 watch_time_ms, key bytes (header's point unused)]
@@ -140,7 +154,8 @@ enum cmd_cat {
     CAT_DANGEROUS = 1u << 8,
     CAT_CONNECTION = 1u << 9,
     CAT_TRANSACTION = 1u << 10,
-    CAT__COUNT = 11,
+    CAT_HASH = 1u << 11,
+    CAT__COUNT = 12,
 };
 
 /* The name of category bit i ("keyspace"), or NULL past the last. */
@@ -181,6 +196,12 @@ enum set_flags {
     SETF_GET = 1u << 2,
     SETF_KEEPTTL = 1u << 3,
     SETF_REPLY_INT = 1u << 4, /* reply :1 when set, :0 when not (SETNX) */
+};
+
+/* Flags of HSET's canonical u32 argument. */
+enum hset_flags {
+    HSETF_NX = 1u << 0,       /* HSETNX: only a new field; reply :1 / :0 */
+    HSETF_REPLY_OK = 1u << 1, /* HMSET: reply +OK (else :fields added) */
 };
 
 /* Flags of GETEX's canonical u32 argument. */

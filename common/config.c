@@ -367,6 +367,14 @@ static const config_entry_t table[] = {
         slowlog_log_slower_than),
     NUM("slowlog-max-len", CONFIG_INT, MUT, "128", 0, LLONG_MAX, slowlog_max_len),
     NUM("latency-monitor-threshold", CONFIG_INT, MUT, "0", 0, LLONG_MAX, latency_monitor_threshold),
+    /* Redis 7.0 keeps the old ziplist names as aliases: CONFIG GET lists
+     * both, and either sets the one value. */
+    NUM("hash-max-listpack-entries", CONFIG_INT, MUT, "512", 0, LLONG_MAX,
+        hash_max_listpack_entries),
+    NUM("hash-max-ziplist-entries", CONFIG_INT, MUT, "512", 0, LLONG_MAX,
+        hash_max_listpack_entries),
+    NUM("hash-max-listpack-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, hash_max_listpack_value),
+    NUM("hash-max-ziplist-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, hash_max_listpack_value),
     IGNORED("save", CONFIG_WORDS, ""), /* no snapshots: as Redis with save "" */
     IGNORED("appendonly", 0, "no"),
     IGNORED("appendfsync", 0, "always"),

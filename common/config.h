@@ -67,6 +67,11 @@ typedef struct config {
     char *config_file;                 /* absolute path of the file given at start, NULL = none
                                         * (INFO server, CONFIG REWRITE) */
     double space_amp_target;           /* relocate while the log spans more than this x live; 0 = off */
+    /* A hash is listpack-encoded (OBJECT ENCODING) while it has at most
+     * this many fields, none longer than this many bytes (names and values);
+     * hash writes carry both into the log (common/command.h, CMD_HSET). */
+    int64_t hash_max_listpack_entries;
+    int64_t hash_max_listpack_value;
 } config_t;
 
 /*

@@ -703,6 +703,12 @@ static const char *walk_resp2(convert_t *cv, const char *p, int depth)
         for (long long i = 0; i < v && next; i++)
             next = walk_resp2(cv, next, depth + 1);
         return next;
+    case '%': /* a map the store wrote for a RESP3 client (HGETALL) */
+        if (read_line_number(p + 1, end, &v, &next) != 0 || v < 0 || v > LLONG_MAX / 2)
+            return NULL;
+        for (long long i = 0; i < 2 * v && next; i++)
+            next = walk_resp2(cv, next, depth + 1);
+        return next;
     default:
         return NULL;
     }

@@ -52,7 +52,9 @@ typedef struct store_req {
     uint64_t id;      /* echoed in the reply */
     uint64_t min_lsn; /* answer only once applied_lsn >= min_lsn (contract 3) */
     uint32_t payload_len;
-    uint32_t db; /* the connection's selected database */
+    uint32_t db;    /* the connection's selected database */
+    uint32_t proto; /* the connection's protocol (2, 3): a few replies differ */
+    uint32_t reserved;
 } store_req_t;
 
 /* A store -> frontend reply, followed by `len` bytes of RESP. */

@@ -162,6 +162,12 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
 int store_read_db(store_ctx_t *ctx, unsigned dbnum, const unsigned char *payload, size_t len,
                   int64_t now, buf_t *b)
 {
+    return store_read_proto(ctx, dbnum, 2, payload, len, now, b);
+}
+
+int store_read_proto(store_ctx_t *ctx, unsigned dbnum, int proto, const unsigned char *payload,
+                     size_t len, int64_t now, buf_t *b)
+{
     uint16_t opdb, argc;
     if (decode(ctx, payload, len, &opdb, &argc)) {
         resp_error(b, "ERR malformed request to the store");
@@ -181,7 +187,7 @@ int store_read_db(store_ctx_t *ctx, unsigned dbnum, const unsigned char *payload
         st_reply_arity(b, REC_OP(opdb));
         return 0;
     }
-    read_args_t a = {ctx->args, argc, dbnum, db, now};
+    read_args_t a = {ctx->args, argc, dbnum, db, now, proto >= 3 ? 3 : 2};
     read(ctx, &a, b);
     return 0;
 }
@@ -200,6 +206,7 @@ int store_read(store_ctx_t *ctx, const unsigned char *payload, size_t len, buf_t
 
 #define EXEC_HDR_LEN   24
 #define EXEC_PER_KEY   1u /* header flag: each key carries its own watch point */
+#define EXEC_RESP3     2u /* header flag: the client speaks RESP3 (replies only) */
 #define EXEC_KEY_POINT 17 /* u8 db, u64 watch_lsn, i64 watch_time_ms */
 
 static void grow_args(rec_arg_t **args, uint32_t *cap, uint32_t n)
@@ -246,7 +253,7 @@ typedef struct exec_hdr {
 /* Check the whole record before anything is applied. Returns 0 or -1. */
 static int exec_validate(store_ctx_t *ctx, st_exec_bufs_t *x, const exec_hdr_t *h, uint16_t argc)
 {
-    if (h->nwatch > (uint32_t)argc - 1 || (h->flags & ~EXEC_PER_KEY)) return -1;
+    if (h->nwatch > (uint32_t)argc - 1 || (h->flags & ~(EXEC_PER_KEY | EXEC_RESP3))) return -1;
     uint32_t min_key = h->flags & EXEC_PER_KEY ? EXEC_KEY_POINT : 1;
     for (uint32_t i = 1; i <= h->nwatch; i++)
         if (x->outer[i].len < min_key || !st_db(ctx, x->outer[i].ptr[0])) return -1;
@@ -315,7 +322,9 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         }
         case NESTED_READ:
             /* Reads never change the state: on replay there is nothing to do. */
-            if (r) store_read_db(ctx, dbnum, pl->ptr, pl->len, ctx->now, r);
+            if (r)
+                store_read_proto(ctx, dbnum, h.flags & EXEC_RESP3 ? 3 : 2, pl->ptr, pl->len,
+                                 ctx->now, r);
             break;
         }
     }

@@ -21,6 +21,7 @@
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
 #include "store/core/index.h"
+#include "store/core/object.h"
 #include "store/core/value.h"
 #include "store/core/watch.h"
 #include "store/store-internal.h"
@@ -198,6 +199,21 @@ static int digest_entry(void *arg, idx_entry_t *e)
 {
     digest_arg_t *d = arg;
     if (e->expire_at_ms && e->expire_at_ms <= d->now) return 0;
+    if (st_ent_kind(e) == VK_OBJ) { /* a collection: its type's digest */
+        st_obj_t *o = st_ent_obj(e);
+        uint64_t sub;
+        if (o->ops->digest(d->ctx, o, &sub)) return -1;
+        XXH3_state_t st;
+        XXH3_64bits_reset(&st);
+        if (d->dbnum) XXH3_64bits_update(&st, &d->dbnum, sizeof(d->dbnum));
+        XXH3_64bits_update(&st, &e->klen, sizeof(e->klen));
+        XXH3_64bits_update(&st, e->data, e->klen);
+        XXH3_64bits_update(&st, &o->ops->type, sizeof(o->ops->type));
+        XXH3_64bits_update(&st, &sub, sizeof(sub));
+        XXH3_64bits_update(&st, &e->expire_at_ms, sizeof(e->expire_at_ms));
+        d->sum += XXH3_64bits_digest(&st);
+        return 0;
+    }
     uint64_t vlen = st_ent_vlen(e);
     if (vlen > d->cap) {
         d->buf = st_xrealloc(d->buf, (size_t)vlen);

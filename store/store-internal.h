@@ -73,6 +73,10 @@ int store_read_at(store_ctx_t *ctx, const unsigned char *payload, size_t len, in
  * out of range gets an error reply. */
 int store_read_db(store_ctx_t *ctx, unsigned dbnum, const unsigned char *payload, size_t len,
                   int64_t now_ms, buf_t *reply);
+/* The same for a client speaking protocol proto (2 or 3: HGETALL's map,
+ * HRANDFIELD's pairs; store_read_db is proto 2). */
+int store_read_proto(store_ctx_t *ctx, unsigned dbnum, int proto, const unsigned char *payload,
+                     size_t len, int64_t now_ms, buf_t *reply);
 
 /* Position after the last applied record (0 before any). */
 uint64_t store_applied(const store_ctx_t *ctx);

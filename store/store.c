@@ -263,7 +263,8 @@ static int apply_ring(store_proc_t *s)
 static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
 {
     buf_reset(&s->out);
-    store_read_db(s->ctx, req->db, payload, req->payload_len, shm_now_ms(), &s->out);
+    store_read_proto(s->ctx, req->db, (int)req->proto, payload, req->payload_len, shm_now_ms(),
+                     &s->out);
     return send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
 }
 

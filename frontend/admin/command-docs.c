@@ -1593,5 +1593,275 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "pure-token\r\n$5\r\ntoken\r\n$4\r\nSYNC\r\n$5\r\nsince\r\n$5\r\n"
         "6.2.0\r\n",
         453},
+    {"hset",
+        "*10\r\n$4\r\nhset\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@hash\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        311,
+        "%5\r\n$7\r\nsummary\r\n$61\r\nSet fields of a hash to values; reply how many fields are new"
+        "\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n"
+        "$10\r\ncomplexity\r\n$24\r\nO(N) in the fields given\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n"
+        "$11\r\nfield_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n"
+        "~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        454},
+    {"hsetnx",
+        "*10\r\n$6\r\nhsetnx\r\n:4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@hash\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%5\r\n$7\r\nsummary\r\n$58\r\nSet a field of a hash only if the field does not exist yet\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        332},
+    {"hget",
+        "*10\r\n$4\r\nhget\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        302,
+        "%5\r\n$7\r\nsummary\r\n$32\r\nThe value of one field of a hash\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        259},
+    {"hmget",
+        "*10\r\n$5\r\nhmget\r\n:-3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        304,
+        "%5\r\n$7\r\nsummary\r\n$54\r\nThe values of the fields given, null for a missing one\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$24\r\nO(N) in the fields given\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$5\r\nfield\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        328},
+    {"hmset",
+        "*10\r\n$5\r\nhmset\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@hash\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%7\r\n$7\r\nsummary\r\n$40\r\nSet fields of a hash to values; reply OK\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$24\r\nO(N) in the fields given\r\n$9\r\ndoc_flags\r\n"
+        "~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n4.0.0\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\n"
+        "name\r\n$11\r\nfield_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\n"
+        "flags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        499},
+    {"hdel",
+        "*10\r\n$4\r\nhdel\r\n:-3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        301,
+        "%5\r\n$7\r\nsummary\r\n$52\r\nRemove fields from a hash; reply how many were there\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$24\r\nO(N) in the fields given\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$5\r\nfield\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        326},
+    {"hexists",
+        "*10\r\n$7\r\nhexists\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        296,
+        "%5\r\n$7\r\nsummary\r\n$37\r\n1 when the hash has the field, else 0\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        264},
+    {"hlen",
+        "*10\r\n$4\r\nhlen\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        293,
+        "%5\r\n$7\r\nsummary\r\n$30\r\nThe number of fields of a hash\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n",
+        210},
+    {"hstrlen",
+        "*10\r\n$7\r\nhstrlen\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@hash\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        296,
+        "%5\r\n$7\r\nsummary\r\n$40\r\nThe length in bytes of one field's value\r\n"
+        "$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        267},
+    {"hkeys",
+        "*10\r\n$5\r\nhkeys\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@read\r\n+@hash\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        332,
+        "%5\r\n$7\r\nsummary\r\n$26\r\nEvery field name of a hash\r\n$5\r\n"
+        "since\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n"
+        "$18\r\nO(N) in the fields\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n",
+        221},
+    {"hvals",
+        "*10\r\n$5\r\nhvals\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@read\r\n+@hash\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        332,
+        "%5\r\n$7\r\nsummary\r\n$21\r\nEvery value of a hash\r\n$5\r\n"
+        "since\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\ncomplexity\r\n"
+        "$18\r\nO(N) in the fields\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n",
+        216},
+    {"hgetall",
+        "*10\r\n$7\r\nhgetall\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@hash\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        334,
+        "%5\r\n$7\r\nsummary\r\n$36\r\nEvery field of a hash with its value\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$18\r\nO(N) in the fields\r\n$9\r\narguments\r\n"
+        "*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n",
+        231},
+    {"hincrby",
+        "*10\r\n$7\r\nhincrby\r\n:4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@hash\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        322,
+        "%5\r\n$7\r\nsummary\r\n$46\r\nAdd an integer to the integer value of a field\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$9\r\nincrement\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n",
+        325},
+    {"hincrbyfloat",
+        "*10\r\n$12\r\nhincrbyfloat\r\n:4\r\n~3\r\n+write\r\n+denyoom\r\n"
+        "+fast\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@hash\r\n+@fast\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        328,
+        "%5\r\n$7\r\nsummary\r\n$52\r\nAdd a decimal number to the numeric value of a field\r\n"
+        "$5\r\nsince\r\n$5\r\n2.6.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$9\r\nincrement\r\n$4\r\ntype\r\n"
+        "$6\r\ndouble\r\n",
+        330},
+    {"hrandfield",
+        "*10\r\n$10\r\nhrandfield\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@hash\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        333,
+        "%5\r\n$7\r\nsummary\r\n$70\r\nRandom fields of a hash, distinct or not, with or without the"
+        "ir values\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$4\r\n"
+        "hash\r\n$10\r\ncomplexity\r\n$27\r\nO(N) in the fields returned\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\n"
+        "name\r\n$7\r\noptions\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n"
+        "$10\r\nwithvalues\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$10\r\nWITHVALUES\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        527},
+    {"hscan",
+        "*10\r\n$5\r\nhscan\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@read\r\n+@hash\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        327,
+        "%5\r\n$7\r\nsummary\r\n$53\r\nIterate over a hash's fields and values with a cursor\r\n"
+        "$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$4\r\nhash\r\n$10\r\n"
+        "complexity\r\n$40\r\nO(1) per call, O(N) for a full iteration\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$6\r\ncursor\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n"
+        "$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"
+        "$5\r\ntoken\r\n$5\r\nMATCH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        513},
 };
 const size_t fe_cmd_docs_count = sizeof(fe_cmd_docs) / sizeof(fe_cmd_docs[0]);

@@ -54,6 +54,8 @@ void fe_config_refresh(fe_t *fe)
     fe->admin->latency_threshold_ns = lat_ms <= 0                    ? 0
                                       : lat_ms > INT64_MAX / 1000000 ? UINT64_MAX
                                                                      : (uint64_t)lat_ms * 1000000;
+    fe->hash_max_entries = atomic_load(&sc->hash_max_listpack_entries);
+    fe->hash_max_value = atomic_load(&sc->hash_max_listpack_value);
     log_set_level((int)atomic_load(&sc->loglevel));
     fe->admin->cfg_version = v;
 }
@@ -78,6 +80,8 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->slowlog_max_len = atomic_load(&sc->slowlog_max_len);
     c->loglevel = (int)atomic_load(&sc->loglevel);
     c->latency_monitor_threshold = atomic_load(&sc->latency_threshold_ms);
+    c->hash_max_listpack_entries = atomic_load(&sc->hash_max_listpack_entries);
+    c->hash_max_listpack_value = atomic_load(&sc->hash_max_listpack_value);
 }
 
 void fe_config_store_live(const config_t *c, shm_config_t *sc)
@@ -94,6 +98,8 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->slowlog_max_len, c->slowlog_max_len);
     atomic_store(&sc->loglevel, c->loglevel);
     atomic_store(&sc->latency_threshold_ms, c->latency_monitor_threshold);
+    atomic_store(&sc->hash_max_listpack_entries, c->hash_max_listpack_entries);
+    atomic_store(&sc->hash_max_listpack_value, c->hash_max_listpack_value);
 }
 
 _Static_assert(SHM_REQUIREPASS_MAX == CONFIG_REQUIREPASS_MAX,

@@ -79,6 +79,7 @@ static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
         return 0;
     }
     fe_enc_t e;
+    fe_enc_init(&e);
     if (encode(c, d, a, &e) != 0) {
         buf_t b; /* copied: e.err dies with this frame, the reply may wait */
         buf_init(&b);
@@ -88,7 +89,9 @@ static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
         buf_free(&b);
         return 0;
     }
-    return submit_write(c, e.op, e.needs_reply, e.argc, e.argv, e.lens);
+    int rc = submit_write(c, e.op, e.needs_reply, e.argc, e.argv, e.lens);
+    fe_enc_release(&e);
+    return rc;
 }
 
 /* ---- reads ---- */
@@ -120,7 +123,8 @@ static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     store_req_t req = {.id = fe->next_read_id++,
                        .min_lsn = min_lsn,
                        .payload_len = (uint32_t)payload,
-                       .db = (uint32_t)c->db};
+                       .db = (uint32_t)c->db,
+                       .proto = (uint32_t)c->proto};
     memcpy(dst, &req, sizeof(req));
     rec_encode_payload(dst + sizeof(req), (uint16_t)d->id, (uint16_t)argc,
                        (const unsigned char *const *)(a->argv + 1), a->lens + 1);

@@ -94,10 +94,37 @@ int fe_enc_fail(fe_enc_t *e, const char *fmt, ...)
     return -1;
 }
 
+void fe_enc_init(fe_enc_t *e)
+{
+    e->err = NULL;
+    e->tail_argv = NULL;
+    e->tail_lens = NULL;
+}
+
+void fe_enc_tail(fe_enc_t *e, const fe_args_t *a, int from)
+{
+    int n = e->argc + (a->argc - from);
+    e->tail_argv = malloc((size_t)n * sizeof(*e->tail_argv));
+    e->tail_lens = malloc((size_t)n * sizeof(*e->tail_lens));
+    if (!e->tail_argv || !e->tail_lens) abort(); /* as buf.h: out of memory aborts */
+    memcpy(e->tail_argv, e->argv, (size_t)e->argc * sizeof(*e->tail_argv));
+    memcpy(e->tail_lens, e->lens, (size_t)e->argc * sizeof(*e->tail_lens));
+    for (int i = from; i < a->argc; i++) {
+        e->tail_argv[e->argc] = (const unsigned char *)a->argv[i];
+        e->tail_lens[e->argc++] = a->lens[i];
+    }
+    e->argv = e->tail_argv;
+    e->lens = e->tail_lens;
+}
+
 void fe_enc_release(fe_enc_t *e)
 {
     if (e->err && e->err != e->err_buf) free(e->err);
     e->err = NULL;
+    free(e->tail_argv);
+    free(e->tail_lens);
+    e->tail_argv = NULL;
+    e->tail_lens = NULL;
 }
 
 int fe_enc_fail_expire(fe_enc_t *e, const char *cmd)

@@ -47,9 +47,16 @@ typedef struct fe_enc {
      * with fe_enc_release() once used. */
     char *err;
     char err_buf[FE_ENC_ERR];
+    /* A form of fixed arguments then the user's (fe_enc_tail): the
+     * argument arrays, allocated. */
+    const unsigned char **tail_argv;
+    uint32_t *tail_lens;
 } fe_enc_t;
 
-/* Free what a refused encoding allocated (its long error text). */
+/* Make e ready for an encoder (before it is called). */
+void fe_enc_init(fe_enc_t *e);
+/* Free what an encoding allocated (a long error text, fe_enc_tail's
+ * arrays), once its record or error was used: after every encoder call. */
 void fe_enc_release(fe_enc_t *e);
 
 /* Encode a->argv (argv[0] is the name of command d) for connection c (its
@@ -71,6 +78,9 @@ void fe_enc_begin(fe_enc_t *e, cmd_id_t op, int needs_reply);
 void fe_enc_arg(fe_enc_t *e, const void *p, uint32_t len);
 void fe_enc_u32(fe_enc_t *e, uint32_t v);
 void fe_enc_i64(fe_enc_t *e, int64_t v);
+/* After fe_enc_begin and the fixed arguments: the user's arguments from
+ * a->argv[from] on, unchanged (HSET's field/value pairs). */
+void fe_enc_tail(fe_enc_t *e, const struct fe_args *a, int from);
 /* The user's arguments after the name, unchanged, as form op. */
 void fe_enc_plain(fe_enc_t *e, cmd_id_t op, int needs_reply, const struct fe_args *a);
 /* Refuse: e->err = "-" + printf text + CRLF (CR and LF in the text become

@@ -78,6 +78,7 @@
 
 #define EXEC_HDR_LEN    24
 #define EXEC_PER_KEY    1u /* header flag: each key carries its own watch point */
+#define EXEC_RESP3      2u /* header flag: the client speaks RESP3 (replies only) */
 #define EXEC_KEY_POINT  17 /* u8 db, u64 watch_lsn, i64 watch_time_ms */
 #define MAX_RECORD_ARGS 65535
 /* What a queued command may grow by when encoded (fixed-width integers). */
@@ -425,6 +426,7 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
     } else if (d->route == CMD_ROUTE_WRITE) {
         fe_encode_fn encode = fe_encoder(d->id);
         fe_enc_t e;
+        fe_enc_init(&e);
         if (!encode) {
             char msg[96];
             snprintf(msg, sizeof(msg), "ERR command '%s' is not implemented", d->name);
@@ -440,6 +442,7 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
             add_payload(m, e.op, *db, e.argc, e.argv, e.lens);
             m->needs_store = 1;
         }
+        fe_enc_release(&e);
     } else if (d->route == CMD_ROUTE_READ) {
         if (q->argc - 1 > MAX_RECORD_ARGS) {
             add_literal_str(m, *db, "-ERR too many arguments (at most 65535 keys per read)\r\n");
@@ -465,7 +468,7 @@ static void build_exec(fe_conn_t *c, struct fe_multi *m)
     cmd_put_i64(h, nwatch ? (int64_t)w->keys[0].lsn : 0);
     cmd_put_i64(h + 8, nwatch ? w->keys[0].time_ms : 0);
     cmd_put_u32(h + 16, nwatch);
-    cmd_put_u32(h + 20, per_key ? EXEC_PER_KEY : 0);
+    cmd_put_u32(h + 20, (per_key ? EXEC_PER_KEY : 0) | (c->proto >= 3 ? EXEC_RESP3 : 0));
     for (uint32_t i = 0; i < nwatch; i++) {
         const fe_wkey_t *k = &w->keys[i];
         size_t head = per_key ? EXEC_KEY_POINT : 1;

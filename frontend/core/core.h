@@ -173,6 +173,8 @@ typedef struct fe {
     int64_t maxclients, timeout_s;
     uint64_t qbuf_limit, obuf_hard, obuf_soft;
     int64_t obuf_soft_seconds;
+    /* hash-max-listpack-entries and -value, which hash writes carry. */
+    int64_t hash_max_entries, hash_max_value;
     /* This frontend's counters in shm (INFO stats, commandstats): the core
      * counts bytes, connections and commands; the admin layer the rest. */
     shm_fe_stats_t *stats;

@@ -25,6 +25,9 @@
  *                bytes held in RAM (what APPEND, SETRANGE, SETBIT and
  *                INCRBYFLOAT make; core/value.c explains the design and
  *                its RAM bound)
+ *     VK_OBJ     a pointer to a collection's st_obj_t (core/object.h): its
+ *                ops free it and say how much RAM it holds, so nothing
+ *                here knows any collection type
  * (vkind's low bits; its upper bits hold the string encoding that OBJECT
  * ENCODING reports: entry.h.)
  * RAM per key: 26 + klen + ilen + {0, 12, 8} bytes (plus, for VK_LIST, the
@@ -44,14 +47,19 @@
 #include "alloc.h"
 #include "entry.h"
 #include "index.h"
+#include "object.h"
 #include "pieces.h"
+#include "resp.h"
 
 /* ---- entries ---------------------------------------------------------- */
 
 static size_t tail_bytes(uint8_t vkind)
 {
     unsigned kind = vkind & VK_KIND_MASK; /* the encoding bits don't count */
-    return kind == VK_EXTENT ? EXT1_BYTES : kind == VK_LIST ? sizeof(st_pieces_t *) : 0;
+    return kind == VK_EXTENT ? EXT1_BYTES
+           : kind == VK_LIST ? sizeof(st_pieces_t *)
+           : kind == VK_OBJ  ? sizeof(st_obj_t *)
+                             : 0;
 }
 
 size_t st_entry_size(uint32_t klen, uint8_t ilen, uint8_t vkind)
@@ -111,6 +119,7 @@ static uint64_t ent_bytes(idx_entry_t *e)
 {
     uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind);
     if (st_ent_kind(e) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(e));
+    if (st_ent_kind(e) == VK_OBJ) n += st_ent_obj(e)->ops->mem_usage(st_ent_obj(e));
     return n;
 }
 
@@ -148,6 +157,7 @@ void st_ent_free(void *arg, idx_entry_t *e)
 {
     ent_uncount(arg, e);
     if (st_ent_kind(e) == VK_LIST) st_pieces_free(st_ent_pieces(e));
+    if (st_ent_kind(e) == VK_OBJ) st_ent_obj(e)->ops->free(st_ent_obj(e));
     free(e);
 }
 
@@ -177,6 +187,25 @@ idx_entry_t *st_ent_new(const rec_arg_t *key, const rec_arg_t *val, uint64_t val
     else
         st_ent_set_ext1(e, val_lsn, val->len);
     return e;
+}
+
+idx_entry_t *st_ent_new_obj(const rec_arg_t *key, st_obj_t *o, int64_t expire_at)
+{
+    idx_entry_t *e = st_xmalloc(st_entry_size(key->len, 0, VK_OBJ));
+    e->klen = key->len;
+    e->expire_at_ms = expire_at;
+    e->ilen = 0;
+    e->vkind = (uint8_t)(VK_OBJ | (o->ops->type << VK_TYPE_SHIFT));
+    memcpy(e->data, key->ptr, key->len);
+    memcpy(st_ent_tail(e), &o, sizeof(o));
+    return e;
+}
+
+int st_wrongtype(idx_entry_t **slot, unsigned t, buf_t *r)
+{
+    if (!slot || st_ent_type(*slot) == t) return 0;
+    if (r) resp_error(r, ST_ERR_WRONGTYPE);
+    return 1;
 }
 
 /* Put e into the index, in place of *slot's entry when slot is not NULL. */

@@ -29,15 +29,19 @@
 
 /*
  * Value representation (the design is in core/value.c's banner). An
- * entry's vkind byte holds two things:
+ * entry's vkind byte holds three things:
  *   bits 0-1  how the bytes after the inline prefix are kept:
  *             VK_INLINE (none), VK_EXTENT (one extent in the log, 12 bytes
- *             in the entry), VK_LIST (a pointer to an st_pieces_t)
+ *             in the entry), VK_LIST (a pointer to an st_pieces_t), or
+ *             VK_OBJ: a collection (hash, ...), the tail a pointer to its
+ *             st_obj_t (core/object.h), ilen 0
  *   bits 2-3  the string encoding OBJECT ENCODING reports (VENC_*)
- * Use st_ent_kind() / st_ent_enc(), never vkind directly: a raw or
- * float-made value has bits set above the kind.
+ *   bits 4-7  the type (enum st_type, core/object.h): 0 = string for
+ *             every kind but VK_OBJ, else the object's type
+ * Use st_ent_kind() / st_ent_enc() / st_ent_type(), never vkind directly:
+ * a raw or float-made value has bits set above the kind.
  */
-enum { VK_INLINE = 0, VK_EXTENT = 1, VK_LIST = 2 };
+enum { VK_INLINE = 0, VK_EXTENT = 1, VK_LIST = 2, VK_OBJ = 3 };
 #define VK_KIND_MASK 0x03u
 #define VK_ENC_SHIFT 2
 enum {
@@ -61,7 +65,7 @@ static inline unsigned st_ent_enc(const idx_entry_t *e)
 }
 static inline void st_ent_set_enc(idx_entry_t *e, unsigned enc)
 {
-    e->vkind = (uint8_t)((e->vkind & VK_KIND_MASK) | (enc << VK_ENC_SHIFT));
+    e->vkind = (uint8_t)((e->vkind & ~(3u << VK_ENC_SHIFT)) | (enc << VK_ENC_SHIFT));
 }
 
 /* One database: its index and counters. SWAPDB swaps the pointers in
@@ -131,6 +135,7 @@ typedef struct read_args {
     unsigned dbnum;
     st_db_t *db;
     int64_t now; /* wall clock live; the apply clock inside EXEC */
+    int proto;   /* the client's protocol: 3 for RESP3 maps and pairs */
 } read_args_t;
 
 /* The log position of argument i's bytes. */

@@ -66,6 +66,7 @@
 #include "alloc.h"
 #include "io.h"
 #include "log.h"
+#include "object.h"
 #include "pieces.h"
 #include "resp.h"
 #include "seg.h"
@@ -397,6 +398,10 @@ idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t
 idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key)
 {
     unsigned kind = st_ent_kind(e);
+    if (kind == VK_OBJ) {
+        st_obj_t *o = st_ent_obj(e);
+        return st_ent_new_obj(key, o->ops->dup(o), e->expire_at_ms);
+    }
     idx_entry_t *d = st_xmalloc(st_entry_size(key->len, e->ilen, e->vkind));
     d->klen = key->len;
     d->expire_at_ms = e->expire_at_ms;

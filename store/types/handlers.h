@@ -28,4 +28,10 @@ typedef st_read_t *st_read_fn;
 #define OP(ID, handler, ...) st_apply_t handler;
 #include "commands.def"
 
+/* Helpers the handlers share (keyspace.c). */
+
+/* A SCAN-style cursor as Redis parses it (strtoul's rules). Returns 0, or
+ * -1 when it is not one ("ERR invalid cursor"). */
+int st_parse_cursor(const rec_arg_t *x, uint64_t *out);
+
 #endif

@@ -32,6 +32,7 @@
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
 #include "store/core/index.h"
+#include "store/core/object.h"
 #include "store/core/value.h"
 #include "store/core/watch.h"
 #include "strutil.h"
@@ -327,7 +328,8 @@ void st_read_pexpiretime(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 void st_read_type(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     (void)ctx;
-    resp_simple(r, st_find_live(a->db, &a->argv[0], a->now, 0) ? "string" : "none");
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    resp_simple(r, slot ? st_type_name(*slot) : "none");
 }
 
 /* TOUCH: as EXISTS (AtticDB keeps no access time to update). */
@@ -436,7 +438,7 @@ void st_read_keys(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 /* Redis parses the cursor with strtoul and refuses leading space, trailing
  * bytes and overflow: so "+5", "-1" (ULONG_MAX) and "" (0) are cursors.
  * The argument ends at its first NUL, as a C string would. Returns 0 or -1. */
-static int parse_cursor(const rec_arg_t *x, uint64_t *out)
+int st_parse_cursor(const rec_arg_t *x, uint64_t *out)
 {
     const unsigned char *p = x->ptr, *end = memchr(p, 0, x->len);
     if (!end) end = p + x->len;
@@ -459,7 +461,8 @@ static int parse_cursor(const rec_arg_t *x, uint64_t *out)
     return 0;
 }
 
-enum { SCAN_TYPE_ANY, SCAN_TYPE_STRING, SCAN_TYPE_NONE, SCAN_TYPE_OTHER };
+/* SCAN's TYPE filter: a type number (enum st_type), or one of these. */
+enum { SCAN_TYPE_ANY = -1, SCAN_TYPE_NONE = -2, SCAN_TYPE_OTHER = -3 };
 
 typedef struct scan_arg {
     const read_args_t *a;
@@ -479,10 +482,10 @@ static int scan_visit(void *arg, idx_entry_t *e)
     /* Redis 7.0 judges TYPE by looking the key up, which finds an expired
      * key gone ("none") and deletes it, so its later expiry check passes:
      * TYPE none lists keys that expired but were not reclaimed yet. */
-    int keep = s->type == SCAN_TYPE_ANY      ? live
-               : s->type == SCAN_TYPE_STRING ? live
-               : s->type == SCAN_TYPE_NONE   ? !live
-                                             : 0;
+    int keep = s->type == SCAN_TYPE_ANY    ? live
+               : s->type == SCAN_TYPE_NONE ? !live
+               : s->type >= 0              ? live && (int)st_ent_type(e) == s->type
+                                           : 0;
     if (keep) {
         resp_bulk(&s->body, e->data, e->klen);
         s->n++;
@@ -503,7 +506,7 @@ static int scan_visit(void *arg, idx_entry_t *e)
 void st_read_scan(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     uint64_t cursor;
-    if (parse_cursor(&a->argv[0], &cursor)) {
+    if (st_parse_cursor(&a->argv[0], &cursor)) {
         resp_error(r, "ERR invalid cursor");
         return;
     }
@@ -526,9 +529,9 @@ void st_read_scan(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
             s.pat = p->len == 1 && p->ptr[0] == '*' ? NULL : p;
         } else if (arg_is(o, "type") && has_value) {
             const rec_arg_t *t = &a->argv[i + 1];
-            s.type = arg_is(t, "string") ? SCAN_TYPE_STRING
-                     : arg_is(t, "none") ? SCAN_TYPE_NONE
-                                         : SCAN_TYPE_OTHER;
+            s.type = arg_is(t, "none") ? SCAN_TYPE_NONE : SCAN_TYPE_OTHER;
+            for (unsigned k = 0; k < ST__NTYPES; k++)
+                if (arg_is(t, st_type_name_of(k))) s.type = (int)k;
         } else {
             resp_error(r, "ERR syntax error");
             return;

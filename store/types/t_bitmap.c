@@ -19,6 +19,7 @@
 #include "log.h"
 #include "resp.h"
 #include "store/core/entry.h"
+#include "store/core/object.h"
 #include "store/core/value.h"
 #include "store/core/watch.h"
 #include "strutil.h"
@@ -53,6 +54,7 @@ void st_apply_setbit(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     uint64_t byte = bitoff >> 3;
     unsigned shift = 7 - (unsigned)(bitoff & 7);
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     int created = 0;
     if (!slot) {
         rec_arg_t empty = {key->ptr, 0};
@@ -95,6 +97,7 @@ void st_read_getbit(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     uint64_t bitoff;
     if (bit_offset(ctx, &a->argv[1], &bitoff, r)) return;
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     uint64_t byte = bitoff >> 3;
     if (!slot || byte >= st_ent_vlen(*slot)) {
         resp_integer(r, 0);
@@ -213,6 +216,7 @@ static int count_chunk(void *arg, const unsigned char *p, size_t n)
 void st_read_bitcount(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     if (!slot) {
         resp_integer(r, 0);
         return;
@@ -315,6 +319,7 @@ void st_read_bitpos(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         return;
     }
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     if (!slot) {
         resp_integer(r, bit ? -1 : 0);
         return;

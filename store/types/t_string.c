@@ -23,6 +23,7 @@
 #include "log.h"
 #include "resp.h"
 #include "store/core/entry.h"
+#include "store/core/object.h"
 #include "store/core/value.h"
 #include "store/core/watch.h"
 #include "strutil.h"
@@ -35,6 +36,8 @@ void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     uint32_t flags = cmd_get_u32(a->argv[2].ptr);
     int64_t expire_at = cmd_get_i64(a->argv[3].ptr);
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    /* SET overwrites a key of any type, but SET GET reads it first. */
+    if ((flags & SETF_GET) && st_wrongtype(slot, ST_STRING, r)) return;
     /* Redis replies GET's old value first, whether or not NX/XX let the
      * SET happen. */
     if ((flags & SETF_GET) && r) {
@@ -79,6 +82,7 @@ void st_apply_incrby(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     const rec_arg_t *key = &a->argv[0];
     long long delta = cmd_get_i64(a->argv[1].ptr), value = 0;
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     if (slot) {
         idx_entry_t *e = *slot;
         /* A value longer than 24 bytes cannot be an integer (20 at most). */
@@ -116,6 +120,7 @@ void st_apply_append(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     const rec_arg_t *key = &a->argv[0], *val = &a->argv[1];
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     if (!slot) {
         st_ent_store(a->db, NULL, st_ent_new(key, val, st_arg_lsn(a, 1), 0));
         st_key_changed(ctx, a, a->dbnum, key);
@@ -144,6 +149,7 @@ void st_apply_setrange(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     const rec_arg_t *key = &a->argv[0], *val = &a->argv[2];
     uint64_t off = (uint64_t)cmd_get_i64(a->argv[1].ptr);
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     if (val->len == 0) { /* nothing to write: no key is made, none changes */
         if (r) resp_integer(r, slot ? (long long)st_ent_vlen(*slot) : 0);
         return;
@@ -184,6 +190,7 @@ void st_apply_incrbyfloat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     const rec_arg_t *key = &a->argv[0], *incr_arg = &a->argv[1];
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
     long double value = 0, incr;
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     if (slot) {
         uint64_t vlen = st_ent_vlen(*slot);
         char text[STR_LD_MAX];
@@ -222,6 +229,7 @@ void st_apply_incrbyfloat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 void st_apply_getdel(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     if (!slot) {
         if (r) resp_null(r);
         return;
@@ -240,6 +248,7 @@ void st_apply_getex(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     uint32_t flags = cmd_get_u32(a->argv[1].ptr);
     int64_t at = cmd_get_i64(a->argv[2].ptr);
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     if (!slot) {
         if (r) resp_null(r);
         return;
@@ -270,6 +279,7 @@ void st_apply_getex(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 void st_read_get(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     if (slot)
         st_reply_value(ctx, *slot, r);
     else
@@ -282,7 +292,7 @@ void st_read_mget(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     resp_array(r, a->argc);
     for (uint16_t i = 0; i < a->argc; i++) {
         idx_entry_t **slot = st_find_live(a->db, &a->argv[i], a->now, 0);
-        if (slot)
+        if (slot && st_ent_type(*slot) == ST_STRING) /* another type: null, as Redis */
             st_reply_value(ctx, *slot, r);
         else
             resp_null(r);
@@ -298,6 +308,7 @@ void st_read_strlen(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     (void)ctx;
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     resp_integer(r, slot ? (long long)st_ent_vlen(*slot) : 0);
 }
 
@@ -311,6 +322,7 @@ void st_read_getrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         return;
     }
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
     long long len = slot ? (long long)st_ent_vlen(*slot) : 0;
     if (!slot || (start < 0 && end < 0 && start > end)) {
         resp_bulk(r, "", 0);
@@ -356,9 +368,10 @@ static const char *const object_help[] = {
  * INT_MAX for those). */
 static const char *encoding_of(idx_entry_t *e, int *small_int)
 {
+    *small_int = 0;
+    if (st_ent_kind(e) == VK_OBJ) return st_ent_obj(e)->ops->encoding(st_ent_obj(e));
     uint64_t vlen = st_ent_vlen(e);
     long long v;
-    *small_int = 0;
     switch (st_ent_enc(e)) {
     case VENC_RAW:
         return "raw";

@@ -1,0 +1,503 @@
+/*
+ * hash.c - the hash type's data structure (hash.h) and its operations
+ * table: what entry.c, COPY, store_digest and checkpoints call for a hash.
+ *
+ * Store process only (and tests and tools); single-threaded. A crash loses
+ * nothing: hashes are rebuilt by replaying the log (or read from a
+ * checkpoint, ckpt_read).
+ *
+ * Design. Fields are idx_entry_t's laid out as string entries (hash.h), so
+ * a field's value is kept as a string's is: up to STORE_INLINE_MAX bytes
+ * inline, a longer value written by a record as one extent (lsn, length)
+ * into the log (never copied into RAM), a computed one (HINCRBYFLOAT's
+ * longest texts) as bytes held in RAM. Two encodings, as Redis' names:
+ *   listpack   an array of field pointers in insertion order, searched
+ *              linearly: small hashes (at most hash-max-listpack-entries
+ *              fields, none longer than hash-max-listpack-value), which
+ *              replies list in the order Redis' listpack does.
+ *   hashtable  the fields in an index of their own (core/index.c: chained,
+ *              incremental rehash, SCAN cursors that survive resizes).
+ * Which one a hash has is state (a hash that became a table stays one, as
+ * in Redis), decided by the type handlers from the limits the records
+ * carry (types/t_hash.c), so replay makes the same choice.
+ *
+ * RAM per field (hashtable): the field's entry, 26 + name + 12 bytes (a
+ * value in the log) or 26 + name + value (inline), rounded to the
+ * allocator's class, plus one 8-byte bucket per 1 to 2 fields.
+ *
+ * Invariant: h->bytes is the requested size of this struct, the array or
+ * the table's buckets, and every field entry with what it holds; the type
+ * handlers add its changes to ctx->entry_bytes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "command.h"
+#include "hash.h"
+#include "index.h"
+#include "log.h"
+#include "pieces.h"
+#include "value.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+struct st_hash {
+    st_obj_t obj;
+    uint32_t n;        /* fields */
+    uint32_t cap;      /* listpack: room in vec */
+    int table;         /* 1: hashtable encoding, fields in ix */
+    uint64_t seed;     /* ix's, kept for a conversion later */
+    uint64_t bytes;    /* RAM held (banner) */
+    idx_entry_t **vec; /* listpack: fields in insertion order */
+    idx_t ix;          /* hashtable */
+};
+
+/* ---- fields ---- */
+
+static uint64_t field_bytes(idx_entry_t *f)
+{
+    uint64_t n = st_entry_size(f->klen, f->ilen, f->vkind);
+    if (st_ent_kind(f) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(f));
+    return n;
+}
+
+static void field_free(st_hash_t *h, idx_entry_t *f)
+{
+    h->bytes -= field_bytes(f);
+    if (st_ent_kind(f) == VK_LIST) st_pieces_free(st_ent_pieces(f));
+    free(f);
+}
+
+/* The index's free callback (arg is the hash). */
+static void field_free_cb(void *arg, idx_entry_t *f)
+{
+    field_free(arg, f);
+}
+
+static idx_entry_t *field_new(const void *f, uint32_t n, const unsigned char *v, uint64_t vlen,
+                              uint64_t vlsn)
+{
+    rec_arg_t name = {f, n};
+    if (vlsn || vlen <= STORE_INLINE_MAX) {
+        rec_arg_t val = {v, (uint32_t)vlen};
+        return st_ent_new(&name, &val, vlsn, 0);
+    }
+    return st_ent_new_ram(&name, v, (size_t)vlen, 0);
+}
+
+/* A copy of field f: its value's extent shared, RAM bytes copied. */
+static idx_entry_t *field_dup(idx_entry_t *f)
+{
+    rec_arg_t name = {f->data, f->klen};
+    return st_ent_dup(f, &name);
+}
+
+static int field_is(const idx_entry_t *f, const void *name, uint32_t n)
+{
+    return f->klen == n && memcmp(f->data, name, n) == 0;
+}
+
+/* ---- the hash ---- */
+
+st_hash_t *st_hash_new(uint64_t seed)
+{
+    st_hash_t *h = st_xmalloc(sizeof(*h));
+    memset(h, 0, sizeof(*h));
+    h->obj.ops = &st_hash_ops;
+    h->seed = seed;
+    h->bytes = sizeof(*h);
+    return h;
+}
+
+uint32_t st_hash_len(const st_hash_t *h)
+{
+    return h->n;
+}
+
+int st_hash_is_table(const st_hash_t *h)
+{
+    return h->table;
+}
+
+uint64_t st_hash_bytes(const st_hash_t *h)
+{
+    return h->bytes;
+}
+
+static void table_bytes(st_hash_t *h, uint64_t before)
+{
+    h->bytes = h->bytes - before + idx_table_bytes(&h->ix);
+}
+
+void st_hash_convert(st_hash_t *h)
+{
+    if (h->table) return;
+    if (idx_init(&h->ix, h->seed, field_free_cb, h)) abort(); /* as alloc.h */
+    h->table = 1;
+    h->bytes += idx_table_bytes(&h->ix);
+    for (uint32_t i = 0; i < h->n; i++) {
+        uint64_t before = idx_table_bytes(&h->ix);
+        idx_insert(&h->ix, h->vec[i]);
+        table_bytes(h, before);
+    }
+    h->bytes -= (uint64_t)h->cap * sizeof(*h->vec);
+    free(h->vec);
+    h->vec = NULL;
+    h->cap = 0;
+}
+
+static int64_t vec_find(const st_hash_t *h, const void *f, uint32_t n)
+{
+    for (uint32_t i = 0; i < h->n; i++)
+        if (field_is(h->vec[i], f, n)) return i;
+    return -1;
+}
+
+idx_entry_t *st_hash_find(st_hash_t *h, const void *f, uint32_t n)
+{
+    if (h->table) {
+        idx_entry_t **slot = idx_find(&h->ix, f, n);
+        return slot ? *slot : NULL;
+    }
+    int64_t i = vec_find(h, f, n);
+    return i < 0 ? NULL : h->vec[i];
+}
+
+int st_hash_set(st_hash_t *h, const void *f, uint32_t n, const unsigned char *v, uint64_t vlen,
+                uint64_t vlsn)
+{
+    idx_entry_t *nf = field_new(f, n, v, vlen, vlsn);
+    h->bytes += field_bytes(nf);
+    if (h->table) {
+        idx_entry_t **slot = idx_find(&h->ix, f, n);
+        if (slot) {
+            idx_entry_t *old = *slot;
+            idx_relink(slot, old, nf);
+            field_free(h, old);
+            return 0;
+        }
+        uint64_t before = idx_table_bytes(&h->ix);
+        idx_insert(&h->ix, nf);
+        table_bytes(h, before);
+        h->n++;
+        return 1;
+    }
+    int64_t i = vec_find(h, f, n);
+    if (i >= 0) {
+        field_free(h, h->vec[i]);
+        h->vec[i] = nf;
+        return 0;
+    }
+    if (h->n == h->cap) {
+        uint32_t cap = h->cap ? h->cap * 2 : 4;
+        h->vec = st_xrealloc(h->vec, (size_t)cap * sizeof(*h->vec));
+        h->bytes += (uint64_t)(cap - h->cap) * sizeof(*h->vec);
+        h->cap = cap;
+    }
+    h->vec[h->n++] = nf;
+    return 1;
+}
+
+int st_hash_del(st_hash_t *h, const void *f, uint32_t n)
+{
+    if (h->table) {
+        idx_entry_t **slot = idx_find(&h->ix, f, n);
+        if (!slot) return 0;
+        idx_remove(&h->ix, slot); /* field_free_cb */
+        h->n--;
+        return 1;
+    }
+    int64_t i = vec_find(h, f, n);
+    if (i < 0) return 0;
+    field_free(h, h->vec[i]);
+    memmove(&h->vec[i], &h->vec[i + 1], (size_t)(h->n - (uint32_t)i - 1) * sizeof(*h->vec));
+    h->n--;
+    return 1;
+}
+
+int st_hash_foreach(st_hash_t *h, idx_visit_fn fn, void *arg)
+{
+    if (h->table) return idx_foreach(&h->ix, fn, arg);
+    for (uint32_t i = 0; i < h->n; i++) {
+        int rc = fn(arg, h->vec[i]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+typedef struct scan_wrap {
+    idx_visit_fn fn;
+    void *arg;
+} scan_wrap_t;
+
+static int scan_keep(void *arg, idx_entry_t *f)
+{
+    scan_wrap_t *w = arg;
+    w->fn(w->arg, f);
+    return 0; /* never remove */
+}
+
+uint64_t st_hash_scan(st_hash_t *h, uint64_t cursor, idx_visit_fn fn, void *arg)
+{
+    if (!h->table) {
+        for (uint32_t i = 0; i < h->n; i++)
+            fn(arg, h->vec[i]);
+        return 0;
+    }
+    scan_wrap_t w = {fn, arg};
+    uint64_t before = idx_table_bytes(&h->ix);
+    uint64_t next = idx_scan(&h->ix, cursor, scan_keep, &w);
+    table_bytes(h, before);
+    return next;
+}
+
+static uint64_t rand_next(uint64_t *s)
+{
+    uint64_t x = *s ? *s : 0x9E3779B97F4A7C15ull;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *s = x;
+}
+
+idx_entry_t *st_hash_random(st_hash_t *h, uint64_t *rng)
+{
+    if (!h->n) return NULL;
+    if (h->table) return idx_random(&h->ix, rng);
+    return h->vec[rand_next(rng) % h->n];
+}
+
+idx_entry_t *st_hash_at(st_hash_t *h, uint32_t i)
+{
+    return !h->table && i < h->n ? h->vec[i] : NULL;
+}
+
+/* ---- the operations table ---- */
+
+static void hash_free(st_obj_t *o)
+{
+    st_hash_t *h = (st_hash_t *)o;
+    if (h->table) {
+        idx_destroy(&h->ix);
+    } else {
+        for (uint32_t i = 0; i < h->n; i++)
+            field_free(h, h->vec[i]);
+        free(h->vec);
+    }
+    free(h);
+}
+
+static void add_field(st_hash_t *h, idx_entry_t *f)
+{
+    h->bytes += field_bytes(f);
+    if (h->table) {
+        uint64_t before = idx_table_bytes(&h->ix);
+        idx_insert(&h->ix, f);
+        table_bytes(h, before);
+    } else {
+        if (h->n == h->cap) {
+            uint32_t cap = h->cap ? h->cap * 2 : 4;
+            h->vec = st_xrealloc(h->vec, (size_t)cap * sizeof(*h->vec));
+            h->bytes += (uint64_t)(cap - h->cap) * sizeof(*h->vec);
+            h->cap = cap;
+        }
+        h->vec[h->n] = f;
+    }
+    h->n++;
+}
+
+static int dup_visit(void *arg, idx_entry_t *f)
+{
+    add_field(arg, field_dup(f));
+    return 0;
+}
+
+static st_obj_t *hash_dup(const st_obj_t *o)
+{
+    st_hash_t *h = (st_hash_t *)o;
+    st_hash_t *c = st_hash_new(h->seed);
+    if (h->table) st_hash_convert(c);
+    st_hash_foreach(h, dup_visit, c);
+    return &c->obj;
+}
+
+typedef struct digest_arg {
+    store_ctx_t *ctx;
+    uint64_t sum;
+    unsigned char *buf;
+    size_t cap;
+} digest_arg_t;
+
+static int digest_field(void *arg, idx_entry_t *f)
+{
+    digest_arg_t *d = arg;
+    uint64_t vlen = st_ent_vlen(f);
+    if (vlen > d->cap) {
+        d->buf = st_xrealloc(d->buf, (size_t)vlen);
+        d->cap = (size_t)vlen;
+    }
+    if (st_read_value(d->ctx, f, d->buf)) return -1;
+    XXH3_state_t st;
+    XXH3_64bits_reset(&st);
+    XXH3_64bits_update(&st, &f->klen, sizeof(f->klen));
+    XXH3_64bits_update(&st, f->data, f->klen);
+    XXH3_64bits_update(&st, &vlen, sizeof(vlen));
+    XXH3_64bits_update(&st, d->buf, (size_t)vlen);
+    d->sum += XXH3_64bits_digest(&st); /* a sum: independent of order */
+    return 0;
+}
+
+static int hash_digest(store_ctx_t *ctx, const st_obj_t *o, uint64_t *out)
+{
+    st_hash_t *h = (st_hash_t *)o;
+    digest_arg_t d = {ctx, 0, NULL, 0};
+    int rc = st_hash_foreach(h, digest_field, &d);
+    free(d.buf);
+    *out = d.sum ^ ((uint64_t)h->n * 0x9E3779B97F4A7C15ull);
+    return rc ? -1 : 0;
+}
+
+static uint64_t hash_mem(const st_obj_t *o)
+{
+    return ((const st_hash_t *)o)->bytes;
+}
+
+static const char *hash_encoding(const st_obj_t *o)
+{
+    return ((const st_hash_t *)o)->table ? "hashtable" : "listpack";
+}
+
+/*
+ * Checkpoint stream (all integers little-endian):
+ *   u8 version (1), u8 encoding (0 listpack, 1 hashtable), u64 seed,
+ *   u32 field count, then per field:
+ *     u32 name length, name bytes,
+ *     u8 0, u32 value length, value bytes     (inline or held in RAM)
+ *     u8 1, u64 lsn, u32 value length         (a log extent)
+ * in insertion order for a listpack hash (its replies' order).
+ */
+#define CKPT_VERSION 1
+
+static void put_u32(buf_t *b, uint32_t v)
+{
+    unsigned char p[4];
+    cmd_put_u32(p, v);
+    buf_append(b, p, 4);
+}
+
+static void put_u64(buf_t *b, uint64_t v)
+{
+    unsigned char p[8];
+    cmd_put_i64(p, (int64_t)v);
+    buf_append(b, p, 8);
+}
+
+typedef struct ckpt_arg {
+    buf_t *out;
+} ckpt_arg_t;
+
+static int ckpt_field(void *arg, idx_entry_t *f)
+{
+    buf_t *b = ((ckpt_arg_t *)arg)->out;
+    put_u32(b, f->klen);
+    buf_append(b, f->data, f->klen);
+    if (st_ent_kind(f) == VK_EXTENT) {
+        uint64_t lsn;
+        uint32_t len;
+        st_ent_get_ext1(f, &lsn, &len);
+        buf_append(b, "\1", 1);
+        put_u64(b, lsn);
+        put_u32(b, len);
+        return 0;
+    }
+    /* Inline, or bytes held in RAM (a piece list of RAM blocks only: fields
+     * are never APPENDed to), read without I/O. */
+    uint64_t vlen = st_ent_vlen(f);
+    unsigned char *tmp = st_xmalloc(vlen ? (size_t)vlen : 1);
+    if (st_read_value(NULL, f, tmp)) abort(); /* RAM only: cannot fail */
+    buf_append(b, "\0", 1);
+    put_u32(b, (uint32_t)vlen);
+    buf_append(b, tmp, (size_t)vlen);
+    free(tmp);
+    return 0;
+}
+
+static void hash_ckpt_write(const st_obj_t *o, buf_t *out)
+{
+    st_hash_t *h = (st_hash_t *)o;
+    unsigned char hdr[2] = {CKPT_VERSION, (unsigned char)h->table};
+    buf_append(out, hdr, 2);
+    put_u64(out, h->seed);
+    put_u32(out, h->n);
+    ckpt_arg_t a = {out};
+    st_hash_foreach(h, ckpt_field, &a);
+}
+
+static long hash_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
+{
+    size_t at = 0;
+#define NEED(k)                                                                                    \
+    do {                                                                                           \
+        if (len - at < (size_t)(k)) goto bad;                                                      \
+    } while (0)
+    if (len < 14) return -1;
+    if (p[0] != CKPT_VERSION || p[1] > 1) return -1;
+    st_hash_t *h = st_hash_new((uint64_t)cmd_get_i64(p + 2));
+    if (p[1]) st_hash_convert(h);
+    uint32_t n = cmd_get_u32(p + 10);
+    at = 14;
+    for (uint32_t i = 0; i < n; i++) {
+        NEED(4);
+        uint32_t flen = cmd_get_u32(p + at);
+        at += 4;
+        NEED((uint64_t)flen + 1);
+        const unsigned char *name = p + at;
+        at += flen;
+        unsigned kind = p[at++];
+        idx_entry_t *f;
+        if (kind == 1) {
+            NEED(12);
+            uint64_t lsn = (uint64_t)cmd_get_i64(p + at);
+            uint32_t vlen = cmd_get_u32(p + at + 8);
+            at += 12;
+            rec_arg_t nm = {name, flen}, val = {NULL, vlen};
+            if (vlen <= STORE_INLINE_MAX || lsn == 0) goto bad; /* never written so */
+            f = st_ent_new(&nm, &val, lsn, 0);
+        } else if (kind == 0) {
+            NEED(4);
+            uint32_t vlen = cmd_get_u32(p + at);
+            at += 4;
+            NEED(vlen);
+            f = field_new(name, flen, p + at, vlen, 0);
+            at += vlen;
+        } else {
+            goto bad;
+        }
+        if (st_hash_find(h, name, flen)) { /* a field twice: not ours */
+            free(f);
+            goto bad;
+        }
+        add_field(h, f);
+        continue;
+    bad:
+        hash_free(&h->obj);
+        return -1;
+    }
+#undef NEED
+    *out = &h->obj;
+    return (long)at;
+}
+
+const st_type_ops_t st_hash_ops = {
+    .type = ST_HASH,
+    .name = "hash",
+    .free = hash_free,
+    .dup = hash_dup,
+    .digest = hash_digest,
+    .mem_usage = hash_mem,
+    .encoding = hash_encoding,
+    .ckpt_write = hash_ckpt_write,
+    .ckpt_read = hash_ckpt_read,
+};
