@@ -25,11 +25,14 @@
  *   CMD_MSETNX     key, value, key, value, ...            reply :1 / :0
  *   CMD_DEL        key...                                 (DEL, UNLINK)
  *   CMD_INCRBY     key, i64 delta                         (INCR, DECR, INCRBY, DECRBY)
- *   CMD_INCRBYFLOAT key, increment as text (the frontend checked it parses
- *                  as a finite long double)
+ *   CMD_INCRBYFLOAT key, increment as text (the store parses it, after the
+ *                  key's type, as Redis does)
  *   CMD_APPEND     key, value, i64 proto-max-bulk-len when encoded (<= 0: no
  *                  limit; records without it use the store's setting)
- *   CMD_SETRANGE   key, u64 offset, value
+ *   CMD_SETRANGE   key, u64 offset, value[, i64 proto-max-bulk-len when
+ *                  encoded (<= 0: none; records without it, written before
+ *                  hashes existed, were checked by the frontend: the
+ *                  store's setting)]
  *   CMD_SETBIT     key, u64 bit offset, u32 bit (0 or 1)
  *   CMD_GETDEL     key
  *   CMD_GETEX      key, u32 getex_flags, i64 at_ms (GETEX; without an option

@@ -140,37 +140,32 @@ int fe_enc_msetnx(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, f
     return 0;
 }
 
-/* INCRBYFLOAT key increment. Redis parses the key's value before the
- * increment, but both failures have the same text, so refusing a bad
- * increment here answers exactly what Redis would (and saves a record). */
+/* INCRBYFLOAT key increment. Redis checks the key's type before it
+ * parses the increment (WRONGTYPE wins over a bad increment), so the store
+ * parses it (a record with a bad increment changes nothing). */
 int fe_enc_incrbyfloat(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
 {
     (void)c;
     (void)d;
-    long double incr;
-    if (str_to_ld(a->argv[2], a->lens[2], &incr))
-        return fe_enc_fail(e, "ERR value is not a valid float");
     fe_enc_plain(e, CMD_INCRBYFLOAT, 1, a);
     return 0;
 }
 
 /* SETRANGE key offset value. Redis checks the size limit only for a
- * non-empty value (an empty one changes nothing), the same whether the key
- * exists or not, so the check is made here. */
+ * non-empty value (an empty one changes nothing), and after the key's type
+ * (WRONGTYPE wins), so the record carries proto-max-bulk-len as it is now
+ * and the store checks (common/command.h). */
 int fe_enc_setrange(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
 {
     (void)d;
     long long off;
     if (str_to_ll(a->argv[2], a->lens[2], &off)) return fe_enc_fail(e, FE_ERR_NOT_INT);
     if (off < 0) return fe_enc_fail(e, "ERR offset is out of range");
-    uint64_t total = (uint64_t)off + a->lens[3]; /* no overflow: off < 2^63, len < 2^32 */
-    int64_t max = max_string(c);
-    if (a->lens[3] > 0 && (total > (uint64_t)LLONG_MAX || (max > 0 && total > (uint64_t)max)))
-        return fe_enc_fail(e, "ERR string exceeds maximum allowed size (proto-max-bulk-len)");
     fe_enc_begin(e, CMD_SETRANGE, 1);
     fe_enc_arg(e, a->argv[1], a->lens[1]);
     fe_enc_i64(e, off);
     fe_enc_arg(e, a->argv[3], a->lens[3]);
+    fe_enc_i64(e, max_string(c));
     return 0;
 }
 

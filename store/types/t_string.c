@@ -154,8 +154,17 @@ void st_apply_setrange(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (r) resp_integer(r, slot ? (long long)st_ent_vlen(*slot) : 0);
         return;
     }
-    if (off > ST_VALUE_MAX - val->len) { /* only a record no frontend writes */
-        too_long_for(ctx->max_bulk, UINT64_MAX, r);
+    /* After the type, as Redis' checkStringLength; the limit the record
+     * carries (APPEND's rule, above). */
+    int64_t limit = a->argc == 4 ? cmd_get_i64(a->argv[3].ptr) : ctx->max_bulk;
+    uint64_t total = off + val->len; /* off < 2^63: no overflow */
+    if (off > (uint64_t)LLONG_MAX || total > (uint64_t)LLONG_MAX) {
+        too_long_for(1, UINT64_MAX, r);
+        return;
+    }
+    if (too_long_for(limit, total, r)) return;
+    if (off > ST_VALUE_MAX - val->len) { /* past what pieces describe */
+        too_long_for(1, UINT64_MAX, r);
         return;
     }
     if (!slot) {
