@@ -512,6 +512,98 @@ static void g_object(dgen_t *g, dgen_cmd_t *c)
     }
 }
 
+/* ---- hashes ---- */
+
+/* Field names: a few short ones so that commands collide, now and then
+ * the empty name, a binary one or one past hash-max-listpack-value. */
+static void rfield(dgen_t *g, dgen_cmd_t *c)
+{
+    unsigned r = rn(g, 20);
+    if (r < 16) argf(c, "f%lld", rn(g, 6));
+    else if (r == 16) dgen_args(c, "");
+    else if (r == 17) dgen_arg(c, "f\0\r\nx", 5);
+    else letters(g, c, 60 + rn(g, 10)); /* 60-69: either side of 64 */
+}
+
+static void g_hset_like(dgen_t *g, dgen_cmd_t *c, const char *name)
+{
+    dgen_args(c, name), rkey(g, c);
+    int n = 1 + (int)rn(g, 4);
+    for (int i = 0; i < n; i++) rfield(g, c), rval(g, c);
+    if (rn(g, 25) == 0) rfield(g, c); /* a field without its value */
+}
+static void g_hset(dgen_t *g, dgen_cmd_t *c) { g_hset_like(g, c, "HSET"); }
+static void g_hmset(dgen_t *g, dgen_cmd_t *c) { g_hset_like(g, c, "HMSET"); }
+static void g_hsetnx(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HSETNX"), rkey(g, c), rfield(g, c), rval(g, c); }
+static void g_hget(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HGET"), rkey(g, c), rfield(g, c); }
+static void g_hexists(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HEXISTS"), rkey(g, c), rfield(g, c); }
+static void g_hstrlen(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HSTRLEN"), rkey(g, c), rfield(g, c); }
+static void g_hlen(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HLEN"), rkey(g, c); }
+
+static void g_fields_n(dgen_t *g, dgen_cmd_t *c, const char *name, int max)
+{
+    dgen_args(c, name), rkey(g, c);
+    int n = 1 + (int)rn(g, (unsigned)max);
+    for (int i = 0; i < n; i++) rfield(g, c);
+}
+static void g_hmget(dgen_t *g, dgen_cmd_t *c) { g_fields_n(g, c, "HMGET", 4); }
+static void g_hdel(dgen_t *g, dgen_cmd_t *c) { g_fields_n(g, c, "HDEL", 3); }
+
+static void g_hincrby(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HINCRBY"), rkey(g, c), rfield(g, c), rint_arg(g, c); }
+static void g_hincrbyfloat(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HINCRBYFLOAT"), rkey(g, c), rfield(g, c), rfloat_arg(g, c);
+}
+
+static void g_hkeys(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HKEYS"), rkey(g, c), c->check = DGEN_UNORDERED; }
+static void g_hvals(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HVALS"), rkey(g, c), c->check = DGEN_UNORDERED; }
+static void g_hgetall(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HGETALL"), rkey(g, c), c->check = DGEN_PAIRS; }
+
+static void g_hrandfield(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *odd[] = {"x", "", "-9223372036854775808", "9223372036854775807", "1.5"};
+    dgen_args(c, "HRANDFIELD"), rkey(g, c);
+    unsigned r = rn(g, 10);
+    if (r >= 3) {
+        if (rn(g, 10) == 0) dgen_args(c, PICK(g, odd));
+        else argf(c, "%lld", (long long)rn(g, 15) - 7);
+        if (rn(g, 2)) dgen_args(c, rn(g, 8) ? "WITHVALUES" : "withvalue");
+    }
+    c->check = DGEN_SHAPE;
+}
+
+static void g_hscan(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *cursors[] = {"x", "18446744073709551616", "1.5"};
+    static const char *fpat[] = {"*", "f*", "f[0-2]", "?", "*x*", "f\\*"};
+    dgen_args(c, "HSCAN"), rkey(g, c);
+    dgen_args(c, rn(g, 25) == 0 ? PICK(g, cursors) : "0");
+    if (rn(g, 2)) dgen_args(c, "MATCH"), dgen_args(c, PICK(g, fpat));
+    if (rn(g, 2)) {
+        dgen_args(c, "COUNT");
+        if (rn(g, 15) == 0) dgen_args(c, rn(g, 2) ? "0" : "x");
+        else argf(c, "%lld", 1 + (long long)rn(g, 5));
+    }
+    if (rn(g, 30) == 0) dgen_args(c, rn(g, 2) ? "FOO" : "TYPE");
+    c->check = DGEN_HSCAN;
+}
+
+static void g_hello(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HELLO"), dgen_args(c, rn(g, 2) ? "3" : "2");
+    c->check = DGEN_HELLO;
+}
+
+/* Low limits make hashes cross into the hashtable encoding in a few
+ * commands (OBJECT ENCODING tells); each server keeps what it converted. */
+static void g_config_hash(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *names[] = {"hash-max-listpack-entries", "hash-max-ziplist-entries",
+                                  "hash-max-listpack-value", "hash-max-ziplist-value"};
+    static const char *vals[] = {"0", "1", "2", "3", "8", "64", "512"};
+    dgen_args(c, "CONFIG"), dgen_args(c, "SET"), dgen_args(c, PICK(g, names)), dgen_args(c, PICK(g, vals));
+}
+
 static void g_watch(dgen_t *g, dgen_cmd_t *c) { g_keys_n(g, c, "WATCH", 3); }
 static void g_unwatch(dgen_t *g, dgen_cmd_t *c) { (void)g, dgen_args(c, "UNWATCH"); }
 static void g_exec(dgen_t *g, dgen_cmd_t *c) { (void)g, dgen_args(c, "EXEC"); }       /* outside MULTI */
@@ -583,6 +675,24 @@ static const gen_t gens[] = {
     {"UNWATCH", 2, 0, g_unwatch},
     {"EXEC", 1, G_NO_MULTI | G_NO_MUTATE, g_exec},
     {"DISCARD", 1, G_NO_MULTI | G_NO_MUTATE, g_discard},
+    {"HSET", 30, 0, g_hset},
+    {"HMSET", 6, 0, g_hmset},
+    {"HSETNX", 8, 0, g_hsetnx},
+    {"HGET", 20, 0, g_hget},
+    {"HMGET", 8, 0, g_hmget},
+    {"HDEL", 14, 0, g_hdel},
+    {"HEXISTS", 6, 0, g_hexists},
+    {"HLEN", 8, 0, g_hlen},
+    {"HSTRLEN", 6, 0, g_hstrlen},
+    {"HINCRBY", 12, 0, g_hincrby},
+    {"HINCRBYFLOAT", 10, 0, g_hincrbyfloat},
+    {"HKEYS", 5, G_NO_MULTI, g_hkeys},
+    {"HVALS", 5, G_NO_MULTI, g_hvals},
+    {"HGETALL", 10, G_NO_MULTI, g_hgetall},
+    {"HRANDFIELD", 6, G_NO_MULTI, g_hrandfield},
+    {"HSCAN", 5, G_NO_MULTI | G_NO_MUTATE, g_hscan},
+    {"HELLO", 2, G_NO_MULTI | G_NO_MUTATE, g_hello},
+    {"CONFIG", 2, G_NO_MULTI | G_NO_MUTATE, g_config_hash},
 };
 
 /* ------------------------------------------------------------------ */

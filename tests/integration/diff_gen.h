@@ -1,6 +1,9 @@
 /*
  * diff_gen.h - the seeded command generator of the differential test: every
  * string, keyspace, expiry, database and transaction command of issue 5,
+ * the hash commands of issue 13 (on the same keys, so WRONGTYPE comes both
+ * ways), HELLO 2/3 switching the protocol, CONFIG SET of the hash encoding
+ * limits,
  * over a small key space (so commands collide) in a few databases, with
  * random options, wrong arities, unknown names, bad numbers, binary and
  * empty strings, short and multi-kilobyte values. One seed gives one
@@ -26,6 +29,11 @@ typedef enum dgen_check {
     DGEN_KEYS,       /* KEYS: the same set of keys, in any order */
     DGEN_SCAN,       /* a whole SCAN iteration: argv[1] is the cursor to replace */
     DGEN_RANDOMKEY,  /* each side: a key that EXISTS there, or nil on an empty db */
+    DGEN_UNORDERED,  /* HKEYS, HVALS: the same elements in any order */
+    DGEN_PAIRS,      /* HGETALL: the same field/value pairs in any order */
+    DGEN_SHAPE,      /* HRANDFIELD: the same reply types and counts (values are random) */
+    DGEN_HSCAN,      /* a whole HSCAN iteration: argv[2] is the cursor; pairs in any order */
+    DGEN_HELLO,      /* HELLO 2|3: both a map/array (server facts differ), or the same error */
 } dgen_check_t;
 
 typedef struct dgen_cmd {

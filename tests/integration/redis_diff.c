@@ -374,6 +374,24 @@ int wire_keys_from_array(const wire_val_t *v, wire_keys_t *s)
     return 0;
 }
 
+int wire_pairs_from_array(const wire_val_t *v, wire_keys_t *s)
+{
+    if ((v->type != '*' && v->type != '%') || v->n < 0) return -1;
+    long long n = v->type == '%' ? v->n * 2 : v->n;
+    if (n % 2) return -1;
+    for (long long i = 0; i < n; i += 2) {
+        const wire_val_t *f = &v->elem[i], *x = &v->elem[i + 1];
+        if (f->type != '$' || !f->str || x->type != '$' || !x->str) return -1;
+        wire_buf_t b = {0};
+        wire_buf_printf(&b, "%zu:", f->len);
+        wire_buf_add(&b, f->str, f->len);
+        wire_buf_add(&b, x->str, x->len);
+        wire_keys_add(s, b.p, b.len);
+        wire_buf_free(&b);
+    }
+    return 0;
+}
+
 int wire_keys_of_reply(const char *p, size_t n, wire_keys_t *s)
 {
     wire_val_t v;
@@ -399,9 +417,15 @@ char *wire_keys_render(const wire_keys_t *s, size_t *len)
 int wire_scan_all(wire_conn_t *c, int argc, const char *const *argv, const size_t *lens,
                   wire_keys_t *keys, char **bad, size_t *bad_len)
 {
+    return wire_scan_all_at(c, argc, argv, lens, 1, 0, keys, bad, bad_len);
+}
+
+int wire_scan_all_at(wire_conn_t *c, int argc, const char *const *argv, const size_t *lens,
+                     int cursor_arg, int pairs, wire_keys_t *keys, char **bad, size_t *bad_len)
+{
     const char *args[64];
     size_t arg_lens[64];
-    if (argc < 2 || argc > 64) {
+    if (argc <= cursor_arg || argc > 64) {
         *bad = failure("<SCAN: bad argument count>", bad_len);
         return -1;
     }
@@ -417,7 +441,8 @@ int wire_scan_all(wire_conn_t *c, int argc, const char *const *argv, const size_
         wire_val_t v;
         int parsed = wire_parse(r, n, &v) == 0;
         if (!parsed || v.type != '*' || v.n != 2 || v.elem[0].type != '$' || !v.elem[0].str ||
-            wire_keys_from_array(&v.elem[1], keys) != 0) {
+            (pairs ? wire_pairs_from_array(&v.elem[1], keys)
+                   : wire_keys_from_array(&v.elem[1], keys)) != 0) {
             if (parsed) wire_val_free(&v);
             *bad = r;
             *bad_len = n;
@@ -427,8 +452,8 @@ int wire_scan_all(wire_conn_t *c, int argc, const char *const *argv, const size_
         free(cursor);
         cursor = strndup(v.elem[0].str, v.elem[0].len);
         if (!cursor) abort();
-        args[1] = cursor;
-        arg_lens[1] = v.elem[0].len;
+        args[cursor_arg] = cursor;
+        arg_lens[cursor_arg] = v.elem[0].len;
         wire_val_free(&v);
         free(r);
         if (strcmp(cursor, "0") == 0) break;

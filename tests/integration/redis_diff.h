@@ -145,6 +145,14 @@ char *wire_keys_render(const wire_keys_t *s, size_t *len);
  * proper SCAN reply (malloc'd, length in *bad_len). */
 int wire_scan_all(wire_conn_t *c, int argc, const char *const *argv, const size_t *lens,
                   wire_keys_t *keys, char **bad, size_t *bad_len);
+/* The same for a command whose cursor is argv[cursor_arg] (HSCAN: 2);
+ * with pairs set, each field/value pair is one element of *keys
+ * (wire_pairs_from_array). */
+int wire_scan_all_at(wire_conn_t *c, int argc, const char *const *argv, const size_t *lens,
+                     int cursor_arg, int pairs, wire_keys_t *keys, char **bad, size_t *bad_len);
+/* An array (or RESP3 map) of 2n bulks as n elements "<len>:name" + value,
+ * so pairs compare as a set. 0, or -1 when v is not such a reply. */
+int wire_pairs_from_array(const wire_val_t *v, wire_keys_t *s);
 
 /* ---- a redis-server of our own ------------------------------------------ */
 

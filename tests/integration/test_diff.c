@@ -10,7 +10,12 @@
  *                        *AT commands must be equal);
  *   KEYS, SCAN           the same set of keys (SCAN: a whole iteration);
  *   RANDOMKEY            on each side a key that EXISTS there, or nil when
- *                        that side's DBSIZE is 0.
+ *                        that side's DBSIZE is 0;
+ *   HKEYS, HVALS, HGETALL the same elements (HGETALL: pairs), any order
+ *                        (a hashtable-encoded hash lists in table order);
+ *   HSCAN                the same pairs over a whole iteration;
+ *   HRANDFIELD           the same reply shape (types, counts);
+ *   HELLO                a reply of the same kind (server facts differ).
  * Then compares the whole state: every key of the 16 databases, its value
  * and whether it has a TTL (and its expiry time, loosely as above).
  *
@@ -294,6 +299,100 @@ static void check_scan(long idx, const char *text, dgen_cmd_t *cmd)
     wire_keys_free(&s[1]);
 }
 
+/* HKEYS, HVALS (pairs 0) and HGETALL (pairs 1): a hashtable-encoded hash
+ * lists its fields in its table's order, which differs between servers;
+ * the same reply type and the same elements in any order is equal. */
+static void check_unordered(long idx, const char *text, reply_t r[2], int pairs)
+{
+    if (same(r)) return;
+    wire_val_t v[2];
+    wire_keys_t s[2] = {{0}, {0}};
+    int parsed[2], ok = 1;
+    for (int i = 0; i < 2; i++) {
+        parsed[i] = wire_parse(r[i].p, r[i].n, &v[i]) == 0;
+        ok &= parsed[i] && (pairs ? wire_pairs_from_array(&v[i], &s[i])
+                                  : wire_keys_from_array(&v[i], &s[i])) == 0;
+    }
+    if (ok && v[0].type == v[1].type) {
+        wire_keys_sort(&s[0]);
+        wire_keys_sort(&s[1]);
+        check_sets(idx, text, s, "different elements (shown sorted)");
+    } else {
+        report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, NULL);
+        wire_keys_free(&s[0]);
+        wire_keys_free(&s[1]);
+    }
+    for (int i = 0; i < 2; i++)
+        if (parsed[i]) wire_val_free(&v[i]);
+}
+
+/* A reply's shape: types and counts, bulk contents left out (HRANDFIELD
+ * picks at random); other values (errors, integers) in full. */
+static void shape_of(const wire_val_t *v, wire_buf_t *b)
+{
+    switch (v->type) {
+    case '$': wire_buf_add(b, v->str ? "$" : "$nil", v->str ? 1 : 4); break;
+    case '*': case '%': case '~': {
+        long long n = v->type == '%' ? v->n * 2 : v->n;
+        wire_buf_printf(b, "%c%lld[", v->type, v->n);
+        for (long long i = 0; i < n; i++) shape_of(&v->elem[i], b);
+        wire_buf_add(b, "]", 1);
+        break;
+    }
+    case ':': wire_buf_printf(b, ":%lld", v->integer); break;
+    default:
+        wire_buf_add(b, &v->type, 1);
+        if (v->str) wire_buf_add(b, v->str, v->len);
+        break;
+    }
+}
+
+static void check_shape(long idx, const char *text, reply_t r[2])
+{
+    if (same(r)) return;
+    wire_val_t v[2];
+    wire_buf_t b[2] = {{0}, {0}};
+    int ok = 1;
+    for (int i = 0; i < 2; i++) {
+        int p = wire_parse(r[i].p, r[i].n, &v[i]) == 0;
+        if (p) shape_of(&v[i], &b[i]), wire_val_free(&v[i]);
+        ok &= p;
+    }
+    if (!ok || b[0].len != b[1].len || memcmp(b[0].p, b[1].p, b[0].len) != 0)
+        report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "HRANDFIELD: different reply shapes");
+    wire_buf_free(&b[0]);
+    wire_buf_free(&b[1]);
+}
+
+static void check_hscan(long idx, const char *text, dgen_cmd_t *cmd)
+{
+    wire_keys_t s[2] = {{0}, {0}};
+    reply_t bad[2] = {{NULL, 0}, {NULL, 0}};
+    int rc[2];
+    for (int i = 0; i < 2; i++)
+        rc[i] = wire_scan_all_at(sides[i].c, cmd->argc, (const char *const *)cmd->argv, cmd->lens, 2, 1,
+                                 &s[i], &bad[i].p, &bad[i].n);
+    if (rc[0] == 0 && rc[1] == 0) {
+        check_sets(idx, text, s, "a whole HSCAN iteration: different pairs (shown sorted)");
+        return;
+    }
+    reply_t r[2];
+    for (int i = 0; i < 2; i++) r[i] = rc[i] != 0 ? bad[i] : keys_render(&s[i]);
+    if (!(rc[0] != 0 && rc[1] != 0 && same(r)))
+        report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "HSCAN: an error on one side or different errors");
+    free_pair(r);
+    wire_keys_free(&s[0]);
+    wire_keys_free(&s[1]);
+}
+
+/* HELLO: the servers describe themselves differently; both must answer
+ * with a map (RESP3) or an array (RESP2) of the same kind, or the same error. */
+static void check_hello(long idx, const char *text, reply_t r[2])
+{
+    if (r[0].n && r[1].n && r[0].p[0] == r[1].p[0] && r[0].p[0] != '-') return;
+    check_exact(idx, text, r);
+}
+
 /* RANDOMKEY: the same kind of reply; a key must exist on its side, nil
  * only on an empty database. */
 static void check_randomkey(long idx, const char *text, reply_t r[2])
@@ -372,8 +471,8 @@ static void compare_state(void)
         free_pair(r);
         for (size_t k = 0; ok && k < s[0].n && mismatches < max_mismatches; k++) {
             char *ek = wire_escape(s[0].k[k], s[0].len[k], 60);
-            static const char *const reads[] = {"GET", "PEXPIRETIME"};
-            for (int q = 0; q < 2; q++) {
+            static const char *const reads[] = {"GET", "PEXPIRETIME", "TYPE", "HGETALL"};
+            for (int q = 0; q < 4; q++) {
                 char *argv[] = {(char *)reads[q], s[0].k[k]};
                 size_t lens[] = {strlen(reads[q]), s[0].len[k]};
                 send_both(2, argv, lens, r);
@@ -383,7 +482,8 @@ static void compare_state(void)
                 strcat(label, ek);
                 dgen_cmd_t fake = {.argc = 2, .check = DGEN_TIME, .tolerance = 5000};
                 fake.argv[0] = (char *)reads[q];
-                if (q == 0) check_exact(idx, label, r);
+                if (q == 0 || q == 2) check_exact(idx, label, r);
+                else if (q == 3) check_unordered(idx, label, r, 1);
                 else if (!time_equal(&fake, r)) report(idx, label, r[0].p, r[0].n, r[1].p, r[1].n, "expiry");
                 free(label);
                 free_pair(r);
@@ -491,6 +591,9 @@ int main(void)
         if (cmd.check == DGEN_SCAN) {
             if (verbose) printf("#%ld %s (whole iteration)\n", i, text);
             check_scan(i, text, &cmd);
+        } else if (cmd.check == DGEN_HSCAN) {
+            if (verbose) printf("#%ld %s (whole iteration)\n", i, text);
+            check_hscan(i, text, &cmd);
         } else {
             reply_t r[2];
             send_both(cmd.argc, cmd.argv, cmd.lens, r);
@@ -504,6 +607,10 @@ int main(void)
                 break;
             case DGEN_KEYS: check_keys(i, text, r); break;
             case DGEN_RANDOMKEY: check_randomkey(i, text, r); break;
+            case DGEN_UNORDERED: check_unordered(i, text, r, 0); break;
+            case DGEN_PAIRS: check_unordered(i, text, r, 1); break;
+            case DGEN_SHAPE: check_shape(i, text, r); break;
+            case DGEN_HELLO: check_hello(i, text, r); break;
             default: check_exact(i, text, r); break;
             }
             free_pair(r);
