@@ -107,7 +107,8 @@ void resp_verbatim(buf_t *b, int proto, const char *fmt, const void *p, size_t n
 /*
  * Convert one complete RESP2 reply (as the store writes it) for a RESP3
  * client: every null bulk ($-1) and null array (*-1), at any depth inside
- * arrays, becomes the RESP3 null `_`. Returns 1 when something was converted
+ * arrays (and maps, which the store writes for RESP3 clients: HGETALL),
+ * becomes the RESP3 null `_`. Returns 1 when something was converted
  * (the result was appended to out), 0 when the reply needs no change (out
  * untouched: send the input as it is), -1 when in[0, n) is not exactly one
  * well-formed RESP2 value (out may hold partial output then). A reply that

@@ -6,9 +6,10 @@
  * connection's limits: a refused command changes nothing (contract 7).
  *
  * Each encoder makes Redis 7.0's argument checks in Redis' order, with its
- * texts. Checks that need the key's value (a value that is not a float,
- * GETEX's time, which Redis checks only once it found the key) are left
- * to the store: strings.c and bits.c.
+ * texts. Checks that Redis makes only after the key's type or value (a
+ * value that is not a float, INCRBYFLOAT's increment, SETRANGE's size
+ * limit, GETEX's time) are left to the store: store/types/t_string.c
+ * and t_bitmap.c.
  */
 #include <limits.h>
 #include <stdint.h>

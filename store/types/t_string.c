@@ -8,7 +8,7 @@
  * APPEND and SETRANGE leave in core/value.c.
  *
  * Errors that depend on the state (a key's value that is not a number)
- * are found here, in Redis' order; the frontend's encoder (encode-strings.c)
+ * are found here, in Redis' order; the frontend's encoder (frontend/cmd/t_string.c)
  * has already refused what the arguments alone make wrong.
  */
 #include <limits.h>
