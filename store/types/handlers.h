@@ -34,4 +34,32 @@ typedef st_read_t *st_read_fn;
  * -1 when it is not one ("ERR invalid cursor"). */
 int st_parse_cursor(const rec_arg_t *x, uint64_t *out);
 
+/* The SCAN family's options from argv[from] on: COUNT n (default 10; not
+ * an integer, or below 1, is an error) and MATCH p (*pat NULL for "*" or
+ * none), and TYPE t when type is not NULL (else TYPE is a syntax error).
+ * Returns 0, or -1 with the error replied. */
+int st_scan_options(const read_args_t *a, uint16_t from, long long *count, const rec_arg_t **pat,
+                    const rec_arg_t **type, buf_t *r);
+
+/* What a SCAN-family walk collected: the reply's elements, the items kept
+ * (each per_item elements: 1 for keys, 2 for field/value pairs) and the
+ * entries visited, kept or not. */
+typedef struct st_scan_out {
+    buf_t body;
+    uint64_t n, visited;
+    int per_item;
+} st_scan_out_t;
+
+/* One step of a walk: visit what is at cursor into the st_scan_out_t the
+ * caller gave, return the next cursor (0: done). */
+typedef uint64_t (*st_scan_step_fn)(void *arg, uint64_t cursor);
+
+/* Redis 7.0's SCAN loop and reply: steps until count entries were visited
+ * (before filtering), 10 * count steps were made or the cursor came back to
+ * 0; then [cursor, elements]. When the reply limit would be passed the
+ * reply stops at the last whole step and returns its cursor (an error if
+ * the first step alone passes it). */
+void st_scan_reply(store_ctx_t *ctx, uint64_t cursor, long long count, st_scan_step_fn step,
+                   void *arg, st_scan_out_t *out, buf_t *r);
+
 #endif

@@ -468,15 +468,13 @@ typedef struct scan_arg {
     const read_args_t *a;
     const rec_arg_t *pat; /* NULL: every key */
     int type;
-    buf_t body;
-    uint64_t visited; /* entries in the buckets scanned, kept or not */
-    uint64_t n;       /* keys in body */
+    st_scan_out_t out;
 } scan_arg_t;
 
 static int scan_visit(void *arg, idx_entry_t *e)
 {
     scan_arg_t *s = arg;
-    s->visited++;
+    s->out.visited++;
     if (s->pat && !key_matches(s->pat, e)) return 0;
     int live = live_at(e, s->a->now);
     /* Redis 7.0 judges TYPE by looking the key up, which finds an expired
@@ -487,10 +485,86 @@ static int scan_visit(void *arg, idx_entry_t *e)
                : s->type >= 0              ? live && (int)st_ent_type(e) == s->type
                                            : 0;
     if (keep) {
-        resp_bulk(&s->body, e->data, e->klen);
-        s->n++;
+        resp_bulk(&s->out.body, e->data, e->klen);
+        s->out.n++;
     }
     return 0;
+}
+
+int st_scan_options(const read_args_t *a, uint16_t from, long long *count, const rec_arg_t **pat,
+                    const rec_arg_t **type, buf_t *r)
+{
+    *count = 10;
+    *pat = NULL;
+    for (uint16_t i = from; i < a->argc; i += 2) {
+        const rec_arg_t *o = &a->argv[i];
+        int has_value = i + 1 < a->argc;
+        if (arg_is(o, "count") && has_value) {
+            if (str_to_ll((const char *)a->argv[i + 1].ptr, a->argv[i + 1].len, count)) {
+                resp_error(r, "ERR value is not an integer or out of range");
+                return -1;
+            }
+            if (*count < 1) {
+                resp_error(r, "ERR syntax error");
+                return -1;
+            }
+        } else if (arg_is(o, "match") && has_value) {
+            const rec_arg_t *p = &a->argv[i + 1];
+            *pat = p->len == 1 && p->ptr[0] == '*' ? NULL : p;
+        } else if (type && arg_is(o, "type") && has_value) {
+            *type = &a->argv[i + 1];
+        } else {
+            resp_error(r, "ERR syntax error");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void st_scan_reply(store_ctx_t *ctx, uint64_t cursor, long long count, st_scan_step_fn step,
+                   void *arg, st_scan_out_t *out, buf_t *r)
+{
+    buf_t *body = &out->body;
+    long long budget = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
+    int too_large = 0, steps = 0;
+    do {
+        uint64_t before = cursor;
+        size_t mark = body->len;
+        uint64_t n_before = out->n;
+        cursor = step(arg, cursor);
+        if (ctx->max_reply && body->len + 64 > ctx->max_reply) {
+            if (steps == 0) {
+                too_large = 1;
+            } else { /* give back this step: the next call starts there */
+                cursor = before;
+                body->len = mark;
+                out->n = n_before;
+            }
+            break;
+        }
+        steps++;
+    } while (cursor && budget-- && out->visited < (uint64_t)count);
+    if (too_large) {
+        resp_error(r, STORE_ERR_TOO_LARGE);
+        return;
+    }
+    char num[24];
+    int len = snprintf(num, sizeof(num), "%llu", (unsigned long long)cursor);
+    resp_array(r, 2);
+    resp_bulk(r, num, (size_t)len);
+    resp_array(r, (long long)out->n * out->per_item);
+    buf_append(r, body->data, body->len);
+}
+
+typedef struct db_scan {
+    idx_t *ix;
+    scan_arg_t *s;
+} db_scan_t;
+
+static uint64_t db_scan_step(void *arg, uint64_t cursor)
+{
+    db_scan_t *d = arg;
+    return idx_scan(d->ix, cursor, scan_visit, d->s);
 }
 
 /*
@@ -510,64 +584,19 @@ void st_read_scan(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         resp_error(r, "ERR invalid cursor");
         return;
     }
-    long long count = 10;
-    scan_arg_t s = {a, NULL, SCAN_TYPE_ANY, {0}, 0, 0};
-    for (uint16_t i = 1; i < a->argc; i += 2) {
-        const rec_arg_t *o = &a->argv[i];
-        int has_value = i + 1 < a->argc;
-        if (arg_is(o, "count") && has_value) {
-            if (str_to_ll((const char *)a->argv[i + 1].ptr, a->argv[i + 1].len, &count)) {
-                resp_error(r, "ERR value is not an integer or out of range");
-                return;
-            }
-            if (count < 1) {
-                resp_error(r, "ERR syntax error");
-                return;
-            }
-        } else if (arg_is(o, "match") && has_value) {
-            const rec_arg_t *p = &a->argv[i + 1];
-            s.pat = p->len == 1 && p->ptr[0] == '*' ? NULL : p;
-        } else if (arg_is(o, "type") && has_value) {
-            const rec_arg_t *t = &a->argv[i + 1];
-            s.type = arg_is(t, "none") ? SCAN_TYPE_NONE : SCAN_TYPE_OTHER;
-            for (unsigned k = 0; k < ST__NTYPES; k++)
-                if (arg_is(t, st_type_name_of(k))) s.type = (int)k;
-        } else {
-            resp_error(r, "ERR syntax error");
-            return;
-        }
+    long long count;
+    const rec_arg_t *type = NULL;
+    scan_arg_t s = {a, NULL, SCAN_TYPE_ANY, {{0}, 0, 0, 1}};
+    if (st_scan_options(a, 1, &count, &s.pat, &type, r)) return;
+    if (type) {
+        s.type = arg_is(type, "none") ? SCAN_TYPE_NONE : SCAN_TYPE_OTHER;
+        for (unsigned k = 0; k < ST__NTYPES; k++)
+            if (arg_is(type, st_type_name_of(k))) s.type = (int)k;
     }
-    buf_init(&s.body);
-    long long budget = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
-    int too_large = 0, steps = 0;
-    do {
-        uint64_t before = cursor;
-        size_t mark = s.body.len;
-        uint64_t n_before = s.n;
-        cursor = idx_scan(&a->db->ix, cursor, scan_visit, &s);
-        if (ctx->max_reply && s.body.len + 64 > ctx->max_reply) {
-            if (steps == 0) {
-                too_large = 1;
-            } else { /* give back this step: the next call starts there */
-                cursor = before;
-                s.body.len = mark;
-                s.n = n_before;
-            }
-            break;
-        }
-        steps++;
-    } while (cursor && budget-- && s.visited < (uint64_t)count);
-    if (too_large) {
-        resp_error(r, STORE_ERR_TOO_LARGE);
-    } else {
-        char num[24];
-        int len = snprintf(num, sizeof(num), "%llu", (unsigned long long)cursor);
-        resp_array(r, 2);
-        resp_bulk(r, num, (size_t)len);
-        resp_array(r, (long long)s.n);
-        buf_append(r, s.body.data, s.body.len);
-    }
-    buf_free(&s.body);
+    buf_init(&s.out.body);
+    db_scan_t d = {&a->db->ix, &s};
+    st_scan_reply(ctx, cursor, count, db_scan_step, &d, &s.out, r);
+    buf_free(&s.out.body);
 }
 
 /* ---- RANDOMKEY -------------------------------------------------------- */

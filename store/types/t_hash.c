@@ -497,27 +497,33 @@ void st_read_hrandfield(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 
 typedef struct hscan_arg {
     store_ctx_t *ctx;
+    st_hash_t *h;
     const rec_arg_t *pat; /* NULL: every field */
-    buf_t body;
-    uint64_t visited, n;
+    st_scan_out_t out;
 } hscan_arg_t;
 
 static int hscan_visit(void *arg, idx_entry_t *f)
 {
     hscan_arg_t *s = arg;
-    s->visited++;
+    s->out.visited++;
     if (s->pat &&
         !glob_match((const char *)s->pat->ptr, s->pat->len, (const char *)f->data, f->klen, 0))
         return 0;
-    resp_bulk(&s->body, f->data, f->klen);
-    st_reply_value(s->ctx, f, &s->body);
-    s->n++;
+    resp_bulk(&s->out.body, f->data, f->klen);
+    st_reply_value(s->ctx, f, &s->out.body);
+    s->out.n++;
     return 0;
 }
 
+static uint64_t hscan_step(void *arg, uint64_t cursor)
+{
+    hscan_arg_t *s = arg;
+    return st_hash_scan(s->h, cursor, hscan_visit, s);
+}
+
 /* HSCAN key cursor [MATCH pattern] [COUNT count]: Redis 7.0's order (the
- * cursor, then the key, then the options) and work bound (as SCAN:
- * keyspace.c). A listpack-encoded hash comes whole, cursor 0. */
+ * cursor, then the key, then the options) and SCAN's loop (keyspace.c). A
+ * listpack-encoded hash comes whole, cursor 0. */
 void st_read_hscan(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     uint64_t cursor;
@@ -534,57 +540,10 @@ void st_read_hscan(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         resp_array(r, 0);
         return;
     }
-    long long count = 10;
-    hscan_arg_t s = {ctx, NULL, {0}, 0, 0};
-    for (uint16_t i = 2; i < a->argc; i += 2) {
-        const rec_arg_t *o = &a->argv[i];
-        int has_value = i + 1 < a->argc;
-        if (arg_is(o, "count") && has_value) {
-            if (str_to_ll((const char *)a->argv[i + 1].ptr, a->argv[i + 1].len, &count)) {
-                resp_error(r, ERR_NOT_INT);
-                return;
-            }
-            if (count < 1) {
-                resp_error(r, "ERR syntax error");
-                return;
-            }
-        } else if (arg_is(o, "match") && has_value) {
-            const rec_arg_t *p = &a->argv[i + 1];
-            s.pat = p->len == 1 && p->ptr[0] == '*' ? NULL : p;
-        } else {
-            resp_error(r, "ERR syntax error");
-            return;
-        }
-    }
-    buf_init(&s.body);
-    long long budget = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
-    int over = 0, steps = 0;
-    do {
-        uint64_t before = cursor;
-        size_t mark = s.body.len;
-        uint64_t n_before = s.n;
-        cursor = st_hash_scan(h, cursor, hscan_visit, &s);
-        if (ctx->max_reply && s.body.len + 64 > ctx->max_reply) {
-            if (steps == 0 || !st_hash_is_table(h)) {
-                over = 1;
-            } else { /* give back this step: the next call starts there */
-                cursor = before;
-                s.body.len = mark;
-                s.n = n_before;
-            }
-            break;
-        }
-        steps++;
-    } while (cursor && budget-- && s.visited < (uint64_t)count);
-    if (over) {
-        resp_error(r, STORE_ERR_TOO_LARGE);
-    } else {
-        char num[24];
-        int len = snprintf(num, sizeof(num), "%llu", (unsigned long long)cursor);
-        resp_array(r, 2);
-        resp_bulk(r, num, (size_t)len);
-        resp_array(r, (long long)(s.n * 2));
-        buf_append(r, s.body.data, s.body.len);
-    }
-    buf_free(&s.body);
+    long long count;
+    hscan_arg_t s = {ctx, h, NULL, {{0}, 0, 0, 2}};
+    if (st_scan_options(a, 2, &count, &s.pat, NULL, r)) return;
+    buf_init(&s.out.body);
+    st_scan_reply(ctx, cursor, count, hscan_step, &s, &s.out, r);
+    buf_free(&s.out.body);
 }
