@@ -158,7 +158,7 @@ static const struct {
     {"set", 0},
     {"sortedset", 0},
     {"list", 0},
-    {"hash", 0},
+    {"hash", CAT_HASH},
     {"string", CAT_STRING},
     {"bitmap", CAT_BITMAP},
     {"hyperloglog", 0},
