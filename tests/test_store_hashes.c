@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "record.h"
 #include "store/core/entry.h"
 #include "store/core/hash.h"
 #include "store/core/index.h"
@@ -331,4 +332,41 @@ Test(hashes, ram_per_field_of_a_million_fields)
            "100-byte values in the log; raw bytes 116/field: %.0f%%)\n",
            bytes, total, per_field, 100.0 * per_field / 116.0);
     cr_assert_lt(per_field, 80.0);
+}
+
+/* A read in database 0 for a client speaking protocol proto. */
+static const char *rd_proto(int proto, uint16_t op, const char *key, const char *a1, const char *a2)
+{
+    static buf_t b;
+    static int init;
+    if (!init) buf_init(&b), init = 1;
+    buf_reset(&b);
+    const unsigned char *argv[3] = {(const unsigned char *)key, (const unsigned char *)a1,
+                                    (const unsigned char *)a2};
+    uint32_t lens[3] = {(uint32_t)strlen(key), a1 ? (uint32_t)strlen(a1) : 0,
+                        a2 ? (uint32_t)strlen(a2) : 0};
+    uint16_t argc = a2 ? 3 : a1 ? 2 : 1;
+    unsigned char p[512];
+    size_t n = rec_cmd_payload_size(argc, lens);
+    cr_assert_leq(n, sizeof(p));
+    rec_encode_payload(p, op, argc, argv, lens);
+    cr_assert_eq(store_read_proto(ctx, 0, proto, p, n, T0, &b), 0);
+    buf_append(&b, "", 1);
+    return b.data;
+}
+
+/* RESP3: HGETALL is a map, HRANDFIELD WITHVALUES pairs are arrays of 2;
+ * RESP2 the flat arrays. */
+Test(hashes, resp3_maps_and_pairs)
+{
+    wr(T0, CMD_HSET, "h", LIM, "#u32:0", "a", "1", NULL);
+    cr_assert_str_eq(rd_proto(3, CMD_HGETALL, "h", NULL, NULL), "%1\r\n$1\r\na\r\n$1\r\n1\r\n");
+    cr_assert_str_eq(rd_proto(2, CMD_HGETALL, "h", NULL, NULL), "*2\r\n$1\r\na\r\n$1\r\n1\r\n");
+    cr_assert_str_eq(rd_proto(3, CMD_HGETALL, "none", NULL, NULL), "%0\r\n");
+    cr_assert_str_eq(rd_proto(3, CMD_HRANDFIELD, "h", "-2", "WITHVALUES"),
+                     "*2\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n");
+    cr_assert_str_eq(rd_proto(2, CMD_HRANDFIELD, "h", "5", "withvalues"),
+                     "*2\r\n$1\r\na\r\n$1\r\n1\r\n");
+    cr_assert_str_eq(rd_proto(3, CMD_HRANDFIELD, "h", "5", "withvalues"),
+                     "*1\r\n*2\r\n$1\r\na\r\n$1\r\n1\r\n");
 }
