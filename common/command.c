@@ -33,6 +33,7 @@
 #define CONN CAT_CONNECTION
 #define TX CAT_TRANSACTION
 #define HSH CAT_HASH
+#define SETC CAT_SET
 #define CADM CAT_ADMIN
 
 static const cmd_desc_t cmd_descs[] = {
@@ -83,7 +84,7 @@ static const cmd_sub_t redis_subs[] = {
 
 static const char *const cat_names[CAT__COUNT] = {
     "keyspace", "read", "write", "string", "bitmap", "admin",
-    "fast", "slow", "dangerous", "connection", "transaction", "hash",
+    "fast", "slow", "dangerous", "connection", "transaction", "hash", "set",
 };
 
 const char *cmd_cat_name(int i)

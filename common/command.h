@@ -60,6 +60,16 @@
  *   CMD_HINCRBYFLOAT key, u64 limits, field, increment as text (the
  *                  frontend checked it parses as a finite long double); the
  *                  store computes and keeps the result's text
+ *   CMD_SADD       key, u64 set-max-intset-entries when encoded, member...
+ *   CMD_SREM       key, member...
+ *   CMD_SPOP       key, i64 count (-1: SPOP without a count), u32 resp3 (1:
+ *                  the client speaks RESP3: a count's reply is a set); the
+ *                  members popped are those whose XXH3 seeded with the
+ *                  record's LSN is smallest: the same on every replay,
+ *                  whatever order the set's table keeps them in
+ *   CMD_SMOVE      source, destination, member, u64 set-max-intset-entries
+ *   CMD_SINTERSTORE, CMD_SUNIONSTORE, CMD_SDIFFSTORE
+ *                  destination, u64 set-max-intset-entries, key...
  *   CMD_TICK       (no arguments) written by a frontend when the store asks
  *                  (shm tick_wanted): it only moves the apply clock, so keys
  *                  whose TTL ran out are reclaimed while no client writes,
@@ -158,7 +168,8 @@ enum cmd_cat {
     CAT_CONNECTION = 1u << 9,
     CAT_TRANSACTION = 1u << 10,
     CAT_HASH = 1u << 11,
-    CAT__COUNT = 12,
+    CAT_SET = 1u << 12,
+    CAT__COUNT = 13,
 };
 
 /* The name of category bit i ("keyspace"), or NULL past the last. */

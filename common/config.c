@@ -375,6 +375,7 @@ static const config_entry_t table[] = {
         hash_max_listpack_entries),
     NUM("hash-max-listpack-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, hash_max_listpack_value),
     NUM("hash-max-ziplist-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, hash_max_listpack_value),
+    NUM("set-max-intset-entries", CONFIG_INT, MUT, "512", 0, LLONG_MAX, set_max_intset_entries),
     IGNORED("save", CONFIG_WORDS, ""), /* no snapshots: as Redis with save "" */
     IGNORED("appendonly", 0, "no"),
     IGNORED("appendfsync", 0, "always"),

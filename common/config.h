@@ -72,6 +72,8 @@ typedef struct config {
      * hash writes carry both into the log (common/command.h, CMD_HSET). */
     int64_t hash_max_listpack_entries;
     int64_t hash_max_listpack_value;
+    /* A set of integers stays intset-encoded up to this many members. */
+    int64_t set_max_intset_entries;
 } config_t;
 
 /*

@@ -155,7 +155,7 @@ static const struct {
     {"keyspace", CAT_KEYSPACE},
     {"read", CAT_READ},
     {"write", CAT_WRITE},
-    {"set", 0},
+    {"set", CAT_SET},
     {"sortedset", 0},
     {"list", 0},
     {"hash", CAT_HASH},

@@ -1863,5 +1863,283 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
         "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         513},
+    {"sadd",
+        "*10\r\n$4\r\nsadd\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@set\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        310,
+        "%5\r\n$7\r\nsummary\r\n$45\r\nAdd members to a set; reply how many were new\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$25\r\nO(N) in the members given\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$6\r\nmember\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        320},
+    {"srem",
+        "*10\r\n$4\r\nsrem\r\n:-3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@set\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        300,
+        "%5\r\n$7\r\nsummary\r\n$52\r\nRemove members from a set; reply how many were there\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$25\r\nO(N) in the members given\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$6\r\nmember\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        327},
+    {"smembers",
+        "*10\r\n$8\r\nsmembers\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@set\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        334,
+        "%5\r\n$7\r\nsummary\r\n$21\r\nEvery member of a set\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\ncomplexity\r\n"
+        "$19\r\nO(N) in the members\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n",
+        216},
+    {"sismember",
+        "*10\r\n$9\r\nsismember\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@set\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$39\r\n1 when the member is in the set, else 0\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        266},
+    {"smismember",
+        "*10\r\n$10\r\nsmismember\r\n:-3\r\n~2\r\n+readonly\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n+@set\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        309,
+        "%5\r\n$7\r\nsummary\r\n$54\r\n1 or 0 for each member given: whether it is in the set\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$25\r\nO(N) in the members given\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$6\r\nmember\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        329},
+    {"scard",
+        "*10\r\n$5\r\nscard\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@set\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        293,
+        "%5\r\n$7\r\nsummary\r\n$30\r\nThe number of members of a set\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n",
+        209},
+    {"spop",
+        "*10\r\n$4\r\nspop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@set\r\n+@fast\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        339,
+        "%5\r\n$7\r\nsummary\r\n$72\r\nRemove and return random members of a set (chosen from the re"
+        "cord's LSN)\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\n"
+        "set\r\n$10\r\ncomplexity\r\n$28\r\nO(N) in the members returned\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\n"
+        "name\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nsince\r\n"
+        "$5\r\n3.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        372},
+    {"srandmember",
+        "*10\r\n$11\r\nsrandmember\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@set\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        333,
+        "%5\r\n$7\r\nsummary\r\n$40\r\nRandom members of a set, distinct or not\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$28\r\nO(N) in the members returned\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nsince\r\n$5\r\n2.6.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        340},
+    {"smove",
+        "*10\r\n$5\r\nsmove\r\n:4\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:2\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@set\r\n+@fast\r\n~0\r\n~2\r\n%3\r\n$5\r\n"
+        "flags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        518,
+        "%5\r\n$7\r\nsummary\r\n$37\r\nMove a member from one set to another\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\n"
+        "name\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:1\r\n%2\r\n$4\r\nname\r\n"
+        "$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        343},
+    {"sinter",
+        "*10\r\n$6\r\nsinter\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@set\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n"
+        ":1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        335,
+        "%5\r\n$7\r\nsummary\r\n$37\r\nThe members every one of the sets has\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$39\r\nO(N*M) in the smallest set and the sets\r\n"
+        "$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n"
+        "~1\r\n+multiple\r\n",
+        278},
+    {"sinterstore",
+        "*10\r\n$11\r\nsinterstore\r\n:-3\r\n~2\r\n+write\r\n+denyoom\r\n"
+        ":1\r\n:-1\r\n:1\r\n~3\r\n+@write\r\n+@set\r\n+@slow\r\n~0\r\n"
+        "~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        522,
+        "%5\r\n$7\r\nsummary\r\n$55\r\nStore the intersection of sets at a key; reply its size\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$39\r\nO(N*M) in the smallest set and the sets\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        372},
+    {"sunion",
+        "*10\r\n$6\r\nsunion\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@set\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n"
+        ":1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        335,
+        "%5\r\n$7\r\nsummary\r\n$31\r\nThe members any of the sets has\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$23\r\nO(N) in all the members\r\n$9\r\narguments\r\n"
+        "*1\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        256},
+    {"sunionstore",
+        "*10\r\n$11\r\nsunionstore\r\n:-3\r\n~2\r\n+write\r\n+denyoom\r\n"
+        ":1\r\n:-1\r\n:1\r\n~3\r\n+@write\r\n+@set\r\n+@slow\r\n~0\r\n"
+        "~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        522,
+        "%5\r\n$7\r\nsummary\r\n$48\r\nStore the union of sets at a key; reply its size\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$23\r\nO(N) in all the members\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        349},
+    {"sdiff",
+        "*10\r\n$5\r\nsdiff\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@set\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n"
+        ":1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        334,
+        "%5\r\n$7\r\nsummary\r\n$56\r\nThe members of the first set that none of the others has\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$23\r\nO(N) in all the members\r\n$9\r\narguments\r\n"
+        "*1\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        281},
+    {"sdiffstore",
+        "*10\r\n$10\r\nsdiffstore\r\n:-3\r\n~2\r\n+write\r\n+denyoom\r\n"
+        ":1\r\n:-1\r\n:1\r\n~3\r\n+@write\r\n+@set\r\n+@slow\r\n~0\r\n"
+        "~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        521,
+        "%5\r\n$7\r\nsummary\r\n$53\r\nStore the difference of sets at a key; reply its size\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$23\r\nO(N) in all the members\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        354},
+    {"sscan",
+        "*10\r\n$5\r\nsscan\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@read\r\n+@set\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        326,
+        "%5\r\n$7\r\nsummary\r\n$42\r\nIterate over a set's members with a cursor\r\n"
+        "$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
+        "complexity\r\n$40\r\nO(1) per call, O(N) for a full iteration\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$6\r\ncursor\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n"
+        "$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"
+        "$5\r\ntoken\r\n$5\r\nMATCH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        501},
 };
 const size_t fe_cmd_docs_count = sizeof(fe_cmd_docs) / sizeof(fe_cmd_docs[0]);

@@ -56,6 +56,7 @@ void fe_config_refresh(fe_t *fe)
                                                                      : (uint64_t)lat_ms * 1000000;
     fe->hash_max_entries = atomic_load(&sc->hash_max_listpack_entries);
     fe->hash_max_value = atomic_load(&sc->hash_max_listpack_value);
+    fe->set_max_intset = atomic_load(&sc->set_max_intset_entries);
     log_set_level((int)atomic_load(&sc->loglevel));
     fe->admin->cfg_version = v;
 }
@@ -82,6 +83,7 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->latency_monitor_threshold = atomic_load(&sc->latency_threshold_ms);
     c->hash_max_listpack_entries = atomic_load(&sc->hash_max_listpack_entries);
     c->hash_max_listpack_value = atomic_load(&sc->hash_max_listpack_value);
+    c->set_max_intset_entries = atomic_load(&sc->set_max_intset_entries);
 }
 
 void fe_config_store_live(const config_t *c, shm_config_t *sc)
@@ -100,6 +102,7 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->latency_threshold_ms, c->latency_monitor_threshold);
     atomic_store(&sc->hash_max_listpack_entries, c->hash_max_listpack_entries);
     atomic_store(&sc->hash_max_listpack_value, c->hash_max_listpack_value);
+    atomic_store(&sc->set_max_intset_entries, c->set_max_intset_entries);
 }
 
 _Static_assert(SHM_REQUIREPASS_MAX == CONFIG_REQUIREPASS_MAX,

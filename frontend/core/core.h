@@ -175,6 +175,7 @@ typedef struct fe {
     int64_t obuf_soft_seconds;
     /* hash-max-listpack-entries and -value, which hash writes carry. */
     int64_t hash_max_entries, hash_max_value;
+    int64_t set_max_intset; /* set-max-intset-entries, which set writes carry */
     /* This frontend's counters in shm (INFO stats, commandstats): the core
      * counts bytes, connections and commands; the admin layer the rest. */
     shm_fe_stats_t *stats;

@@ -38,6 +38,7 @@
 #include "index.h"
 #include "log.h"
 #include "pieces.h"
+#include "strutil.h"
 #include "value.h"
 
 #define XXH_INLINE_ALL
@@ -48,6 +49,7 @@ struct st_hash {
     uint32_t n;        /* fields */
     uint32_t cap;      /* listpack: room in vec */
     int table;         /* 1: hashtable encoding, fields in ix */
+    int sorted;        /* sets' intset: vec in integer order, members integers */
     uint64_t seed;     /* ix's, kept for a conversion later */
     uint64_t bytes;    /* RAM held (banner) */
     idx_entry_t **vec; /* listpack: fields in insertion order */
@@ -101,14 +103,39 @@ static int field_is(const idx_entry_t *f, const void *name, uint32_t n)
 
 /* ---- the hash ---- */
 
-st_hash_t *st_hash_new(uint64_t seed)
+static st_hash_t *new_of(const st_type_ops_t *ops, uint64_t seed)
 {
     st_hash_t *h = st_xmalloc(sizeof(*h));
     memset(h, 0, sizeof(*h));
-    h->obj.ops = &st_hash_ops;
+    h->obj.ops = ops;
     h->seed = seed;
     h->bytes = sizeof(*h);
     return h;
+}
+
+st_hash_t *st_hash_new(uint64_t seed)
+{
+    return new_of(&st_hash_ops, seed);
+}
+
+st_hash_t *st_set_new(uint64_t seed, int intset)
+{
+    st_hash_t *h = new_of(&st_set_ops, seed);
+    h->sorted = intset;
+    return h;
+}
+
+int st_hash_is_sorted(const st_hash_t *h)
+{
+    return h->sorted;
+}
+
+/* The integer a sorted (intset) member spells. */
+static long long member_int(const idx_entry_t *f)
+{
+    long long v = 0;
+    str_to_ll((const char *)f->data, f->klen, &v);
+    return v;
 }
 
 uint32_t st_hash_len(const st_hash_t *h)
@@ -136,6 +163,7 @@ void st_hash_convert(st_hash_t *h)
     if (h->table) return;
     if (idx_init(&h->ix, h->seed, field_free_cb, h)) abort(); /* as alloc.h */
     h->table = 1;
+    h->sorted = 0;
     h->bytes += idx_table_bytes(&h->ix);
     for (uint32_t i = 0; i < h->n; i++) {
         uint64_t before = idx_table_bytes(&h->ix);
@@ -196,7 +224,16 @@ int st_hash_set(st_hash_t *h, const void *f, uint32_t n, const unsigned char *v,
         h->bytes += (uint64_t)(cap - h->cap) * sizeof(*h->vec);
         h->cap = cap;
     }
-    h->vec[h->n++] = nf;
+    uint32_t at = h->n;
+    if (h->sorted) { /* intset: in integer order */
+        long long iv = member_int(nf);
+        at = 0;
+        while (at < h->n && member_int(h->vec[at]) < iv)
+            at++;
+        memmove(&h->vec[at + 1], &h->vec[at], (size_t)(h->n - at) * sizeof(*h->vec));
+    }
+    h->vec[at] = nf;
+    h->n++;
     return 1;
 }
 
@@ -317,7 +354,8 @@ static int dup_visit(void *arg, idx_entry_t *f)
 static st_obj_t *hash_dup(const st_obj_t *o)
 {
     st_hash_t *h = (st_hash_t *)o;
-    st_hash_t *c = st_hash_new(h->seed);
+    st_hash_t *c = new_of(h->obj.ops, h->seed);
+    c->sorted = h->sorted;
     if (h->table) st_hash_convert(c);
     st_hash_foreach(h, dup_visit, c);
     return &c->obj;
@@ -369,9 +407,14 @@ static const char *hash_encoding(const st_obj_t *o)
     return ((const st_hash_t *)o)->table ? "hashtable" : "listpack";
 }
 
+static const char *set_encoding(const st_obj_t *o)
+{
+    return ((const st_hash_t *)o)->table ? "hashtable" : "intset";
+}
+
 /*
  * Checkpoint stream (all integers little-endian):
- *   u8 version (1), u8 encoding (0 listpack, 1 hashtable), u64 seed,
+ *   u8 version (1), u8 encoding (0 listpack or intset, 1 hashtable), u64 seed,
  *   u32 field count, then per field:
  *     u32 name length, name bytes,
  *     u8 0, u32 value length, value bytes     (inline or held in RAM)
@@ -435,7 +478,8 @@ static void hash_ckpt_write(const st_obj_t *o, buf_t *out)
     st_hash_foreach(h, ckpt_field, &a);
 }
 
-static long hash_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
+static long ckpt_read_of(const st_type_ops_t *ops, const unsigned char *p, size_t len,
+                         st_obj_t **out)
 {
     size_t at = 0;
 #define NEED(k)                                                                                    \
@@ -444,7 +488,8 @@ static long hash_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
     } while (0)
     if (len < 14) return -1;
     if (p[0] != CKPT_VERSION || p[1] > 1) return -1;
-    st_hash_t *h = st_hash_new((uint64_t)cmd_get_i64(p + 2));
+    st_hash_t *h = new_of(ops, (uint64_t)cmd_get_i64(p + 2));
+    h->sorted = ops == &st_set_ops && !p[1];
     if (p[1]) st_hash_convert(h);
     uint32_t n = cmd_get_u32(p + 10);
     at = 14;
@@ -489,6 +534,28 @@ static long hash_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
     *out = &h->obj;
     return (long)at;
 }
+
+static long hash_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
+{
+    return ckpt_read_of(&st_hash_ops, p, len, out);
+}
+
+static long set_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
+{
+    return ckpt_read_of(&st_set_ops, p, len, out);
+}
+
+const st_type_ops_t st_set_ops = {
+    .type = ST_SET,
+    .name = "set",
+    .free = hash_free,
+    .dup = hash_dup,
+    .digest = hash_digest,
+    .mem_usage = hash_mem,
+    .encoding = set_encoding,
+    .ckpt_write = hash_ckpt_write,
+    .ckpt_read = set_ckpt_read,
+};
 
 const st_type_ops_t st_hash_ops = {
     .type = ST_HASH,

@@ -21,10 +21,18 @@
 typedef struct st_hash st_hash_t;
 
 extern const st_type_ops_t st_hash_ops;
+/* Sets are the same structure: members are fields with empty values, and
+ * the small encoding is Redis' intset (members that are integers, kept in
+ * integer order) instead of listpack. */
+extern const st_type_ops_t st_set_ops;
 
 /* A new, empty hash (listpack encoding); seed keys its field table once it
  * has one. */
 st_hash_t *st_hash_new(uint64_t seed);
+/* A new, empty set: intset-encoded when intset is set (its members must
+ * then be integers as str_to_ll reads them until st_hash_convert). */
+st_hash_t *st_set_new(uint64_t seed, int intset);
+int st_hash_is_sorted(const st_hash_t *h);
 
 static inline st_hash_t *st_ent_hash(idx_entry_t *e)
 {

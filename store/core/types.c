@@ -11,6 +11,7 @@
 
 static const st_type_ops_t *const types[ST__NTYPES] = {
     [ST_HASH] = &st_hash_ops,
+    [ST_SET] = &st_set_ops,
 };
 
 const st_type_ops_t *st_type_ops(unsigned t)

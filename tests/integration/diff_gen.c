@@ -604,6 +604,86 @@ static void g_config_hash(dgen_t *g, dgen_cmd_t *c)
     dgen_args(c, "CONFIG"), dgen_args(c, "SET"), dgen_args(c, PICK(g, names)), dgen_args(c, PICK(g, vals));
 }
 
+/* ---- sets ---- */
+
+/* Members: mostly small integers (intset), now and then a word, a
+ * non-canonical number or a binary member (hashtable). */
+static void rmember(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *odd[] = {"a", "b", "01", " 1", "-0", "x y", "", "9223372036854775808"};
+    unsigned r = rn(g, 10);
+    if (r < 7) argf(c, "%lld", (long long)rn(g, 12) - 2);
+    else if (r < 9) dgen_args(c, PICK(g, odd));
+    else dgen_arg(c, "m\0\r\n", 4);
+}
+
+static void g_members_n(dgen_t *g, dgen_cmd_t *c, const char *name, int max)
+{
+    dgen_args(c, name), rkey(g, c);
+    int n = 1 + (int)rn(g, (unsigned)max);
+    for (int i = 0; i < n; i++) rmember(g, c);
+}
+static void g_sadd(dgen_t *g, dgen_cmd_t *c) { g_members_n(g, c, "SADD", 4); }
+static void g_srem(dgen_t *g, dgen_cmd_t *c) { g_members_n(g, c, "SREM", 3); }
+static void g_smismember(dgen_t *g, dgen_cmd_t *c) { g_members_n(g, c, "SMISMEMBER", 3); }
+static void g_sismember(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SISMEMBER"), rkey(g, c), rmember(g, c); }
+static void g_scard(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SCARD"), rkey(g, c); }
+static void g_smembers(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SMEMBERS"), rkey(g, c), c->check = DGEN_UNORDERED; }
+static void g_smove(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SMOVE"), rkey(g, c), rkey(g, c), rmember(g, c); }
+
+/* SPOP only in the forms whose result is not random: a count of 0 or
+ * past any set's size (the whole set), or an error. */
+static void g_spop(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *counts[] = {"0", "1000", "-1", "x", "9223372036854775807"};
+    dgen_args(c, "SPOP"), rkey(g, c), dgen_args(c, PICK(g, counts));
+    if (rn(g, 20) == 0) dgen_args(c, "1");
+    c->check = DGEN_UNORDERED;
+}
+
+static void g_srandmember(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *odd[] = {"x", "", "-9223372036854775808", "9223372036854775807", "-0"};
+    dgen_args(c, "SRANDMEMBER"), rkey(g, c);
+    if (rn(g, 10) >= 3) {
+        if (rn(g, 10) == 0) dgen_args(c, PICK(g, odd));
+        else argf(c, "%lld", (long long)rn(g, 15) - 7);
+        if (rn(g, 15) == 0) dgen_args(c, "1");
+    }
+    c->check = DGEN_SHAPE;
+}
+
+static void g_setop(dgen_t *g, dgen_cmd_t *c, const char *name, int store)
+{
+    dgen_args(c, name);
+    if (store) rkey(g, c);
+    int n = 1 + (int)rn(g, 3);
+    for (int i = 0; i < n; i++) rkey(g, c);
+    if (!store) c->check = DGEN_UNORDERED;
+}
+static void g_sinter(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SINTER", 0); }
+static void g_sunion(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SUNION", 0); }
+static void g_sdiff(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SDIFF", 0); }
+static void g_sinterstore(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SINTERSTORE", 1); }
+static void g_sunionstore(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SUNIONSTORE", 1); }
+static void g_sdiffstore(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SDIFFSTORE", 1); }
+
+static void g_sscan(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *mpat[] = {"*", "1*", "[0-5]", "?", "*a*", "-*"};
+    dgen_args(c, "SSCAN"), rkey(g, c);
+    dgen_args(c, rn(g, 25) == 0 ? "x" : "0");
+    if (rn(g, 2)) dgen_args(c, "MATCH"), dgen_args(c, PICK(g, mpat));
+    if (rn(g, 2)) dgen_args(c, "COUNT"), argf(c, "%lld", (long long)rn(g, 5));
+    c->check = DGEN_SSCAN;
+}
+
+static void g_config_set(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *vals[] = {"0", "1", "2", "3", "8", "512"};
+    dgen_args(c, "CONFIG"), dgen_args(c, "SET"), dgen_args(c, "set-max-intset-entries"), dgen_args(c, PICK(g, vals));
+}
+
 static void g_watch(dgen_t *g, dgen_cmd_t *c) { g_keys_n(g, c, "WATCH", 3); }
 static void g_unwatch(dgen_t *g, dgen_cmd_t *c) { (void)g, dgen_args(c, "UNWATCH"); }
 static void g_exec(dgen_t *g, dgen_cmd_t *c) { (void)g, dgen_args(c, "EXEC"); }       /* outside MULTI */
@@ -693,6 +773,23 @@ static const gen_t gens[] = {
     {"HSCAN", 5, G_NO_MULTI | G_NO_MUTATE, g_hscan},
     {"HELLO", 2, G_NO_MULTI | G_NO_MUTATE, g_hello},
     {"CONFIG", 2, G_NO_MULTI | G_NO_MUTATE, g_config_hash},
+    {"SADD", 25, 0, g_sadd},
+    {"SREM", 10, 0, g_srem},
+    {"SISMEMBER", 6, 0, g_sismember},
+    {"SMISMEMBER", 5, 0, g_smismember},
+    {"SCARD", 6, 0, g_scard},
+    {"SMEMBERS", 8, G_NO_MULTI, g_smembers},
+    {"SMOVE", 6, 0, g_smove},
+    {"SPOP", 5, G_NO_MULTI, g_spop},
+    {"SRANDMEMBER", 5, G_NO_MULTI, g_srandmember},
+    {"SINTER", 5, G_NO_MULTI, g_sinter},
+    {"SUNION", 5, G_NO_MULTI, g_sunion},
+    {"SDIFF", 5, G_NO_MULTI, g_sdiff},
+    {"SINTERSTORE", 4, 0, g_sinterstore},
+    {"SUNIONSTORE", 4, 0, g_sunionstore},
+    {"SDIFFSTORE", 4, 0, g_sdiffstore},
+    {"SSCAN", 4, G_NO_MULTI | G_NO_MUTATE, g_sscan},
+    {"CONFIG SET", 1, G_NO_MULTI | G_NO_MUTATE, g_config_set},
 };
 
 /* ------------------------------------------------------------------ */

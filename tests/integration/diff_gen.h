@@ -33,6 +33,7 @@ typedef enum dgen_check {
     DGEN_PAIRS,      /* HGETALL: the same field/value pairs in any order */
     DGEN_SHAPE,      /* HRANDFIELD: the same reply types and counts (values are random) */
     DGEN_HSCAN,      /* a whole HSCAN iteration: argv[2] is the cursor; pairs in any order */
+    DGEN_SSCAN,      /* a whole SSCAN iteration: argv[2] is the cursor; members in any order */
     DGEN_HELLO,      /* HELLO 2|3: both a map/array (server facts differ), or the same error */
 } dgen_check_t;
 

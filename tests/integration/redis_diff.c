@@ -366,7 +366,7 @@ int wire_keys_equal(const wire_keys_t *a, const wire_keys_t *b)
 
 int wire_keys_from_array(const wire_val_t *v, wire_keys_t *s)
 {
-    if (v->type != '*' || v->n < 0) return -1;
+    if ((v->type != '*' && v->type != '~') || v->n < 0) return -1; /* an array or a RESP3 set */
     for (long long i = 0; i < v->n; i++) {
         if (v->elem[i].type != '$' || !v->elem[i].str) return -1;
         wire_keys_add(s, v->elem[i].str, v->elem[i].len);

@@ -364,13 +364,13 @@ static void check_shape(long idx, const char *text, reply_t r[2])
     wire_buf_free(&b[1]);
 }
 
-static void check_hscan(long idx, const char *text, dgen_cmd_t *cmd)
+static void check_hscan(long idx, const char *text, dgen_cmd_t *cmd, int pairs)
 {
     wire_keys_t s[2] = {{0}, {0}};
     reply_t bad[2] = {{NULL, 0}, {NULL, 0}};
     int rc[2];
     for (int i = 0; i < 2; i++)
-        rc[i] = wire_scan_all_at(sides[i].c, cmd->argc, (const char *const *)cmd->argv, cmd->lens, 2, 1,
+        rc[i] = wire_scan_all_at(sides[i].c, cmd->argc, (const char *const *)cmd->argv, cmd->lens, 2, pairs,
                                  &s[i], &bad[i].p, &bad[i].n);
     if (rc[0] == 0 && rc[1] == 0) {
         check_sets(idx, text, s, "a whole HSCAN iteration: different pairs (shown sorted)");
@@ -471,11 +471,16 @@ static void compare_state(void)
         free_pair(r);
         for (size_t k = 0; ok && k < s[0].n && mismatches < max_mismatches; k++) {
             char *ek = wire_escape(s[0].k[k], s[0].len[k], 60);
-            static const char *const reads[] = {"GET", "PEXPIRETIME", "TYPE", "HGETALL"};
-            for (int q = 0; q < 4; q++) {
-                char *argv[] = {(char *)reads[q], s[0].k[k]};
-                size_t lens[] = {strlen(reads[q]), s[0].len[k]};
-                send_both(2, argv, lens, r);
+            static const char *const reads[] = {"GET", "PEXPIRETIME", "TYPE", "HGETALL", "SMEMBERS",
+                                                "OBJECT"};
+            for (int q = 0; q < 6; q++) {
+                char *argv[] = {(char *)reads[q], s[0].k[k], NULL};
+                size_t lens[] = {strlen(reads[q]), s[0].len[k], 0};
+                if (q == 5) { /* OBJECT ENCODING key: the encodings agree too */
+                    argv[1] = "ENCODING", lens[1] = 8;
+                    argv[2] = s[0].k[k], lens[2] = s[0].len[k];
+                }
+                send_both(q == 5 ? 3 : 2, argv, lens, r);
                 snprintf(what, sizeof(what), "(final state) db %d: %s ", db, reads[q]);
                 char *label = malloc(strlen(what) + strlen(ek) + 1);
                 strcpy(label, what);
@@ -484,6 +489,8 @@ static void compare_state(void)
                 fake.argv[0] = (char *)reads[q];
                 if (q == 0 || q == 2) check_exact(idx, label, r);
                 else if (q == 3) check_unordered(idx, label, r, 1);
+                else if (q == 4) check_unordered(idx, label, r, 0);
+                else if (q == 5) check_exact(idx, label, r);
                 else if (!time_equal(&fake, r)) report(idx, label, r[0].p, r[0].n, r[1].p, r[1].n, "expiry");
                 free(label);
                 free_pair(r);
@@ -593,7 +600,10 @@ int main(void)
             check_scan(i, text, &cmd);
         } else if (cmd.check == DGEN_HSCAN) {
             if (verbose) printf("#%ld %s (whole iteration)\n", i, text);
-            check_hscan(i, text, &cmd);
+            check_hscan(i, text, &cmd, 1);
+        } else if (cmd.check == DGEN_SSCAN) {
+            if (verbose) printf("#%ld %s (whole iteration)\n", i, text);
+            check_hscan(i, text, &cmd, 0);
         } else {
             reply_t r[2];
             send_both(cmd.argc, cmd.argv, cmd.lens, r);

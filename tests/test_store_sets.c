@@ -1,0 +1,155 @@
+/*
+ * test_store_sets.c - the store's set type (store/types/t_set.c on
+ * core/hash.c's structure) through the store harness: encodings (intset,
+ * hashtable), SPOP's members chosen from the record's LSN so that replay
+ * removes the same ones (same digest, same replies), the STORE forms, and
+ * the checkpoint hooks for sets.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "command.h"
+#include "store/core/entry.h"
+#include "store/core/hash.h"
+#include "store/core/index.h"
+#include "store/core/object.h"
+#include "store/store-internal.h"
+#include "store_harness.h"
+
+#define T0 1000000
+
+#define wr(t, id, ...)   sh_wr((t), (id), __VA_ARGS__)
+#define rd(now, id, ...) sh_rd((now), 0, (id), __VA_ARGS__)
+#define MAX              "#i64:512"
+
+static void setup(void)
+{
+    sh_setup("sets", 0, 42);
+    sh_canonical_only = 1;
+}
+
+TestSuite(sets, .init = setup, .fini = sh_teardown, .timeout = 120);
+
+static const char *encoding(const char *key)
+{
+    return rd(T0, CMD_OBJECT, "encoding", key, NULL);
+}
+
+static void check_replay(void)
+{
+    buf_t again;
+    buf_init(&again);
+    store_ctx_t *quiet = sh_replay(store_ctx_create(&cfg, 7), NULL);
+    store_ctx_t *loud = sh_replay(store_ctx_create(&cfg, 9), &again);
+    uint64_t d0, d1, d2;
+    int64_t now = store_now(ctx);
+    cr_assert_eq(store_digest(ctx, now, &d0), 0);
+    cr_assert_eq(store_digest(quiet, now, &d1), 0);
+    cr_assert_eq(store_digest(loud, now, &d2), 0);
+    cr_assert_eq(d0, d1, "a silent replay rebuilds the same sets");
+    cr_assert_eq(d0, d2);
+    size_t k = 0;
+    while (k < again.len && k < live_replies.len && again.data[k] == live_replies.data[k])
+        k++;
+    if (k < live_replies.len)
+        fprintf(stderr, "differ at %zu: live '%.60s' replay '%.60s'\n", k,
+                live_replies.data + (k > 20 ? k - 20 : 0), again.data + (k > 20 ? k - 20 : 0));
+    cr_assert_eq(again.len, live_replies.len);
+    cr_assert(memcmp(again.data, live_replies.data, live_replies.len) == 0,
+              "replayed replies (SPOP's picks included) equal live ones");
+    store_ctx_destroy(quiet);
+    store_ctx_destroy(loud);
+    buf_free(&again);
+}
+
+Test(sets, encodings_and_order)
+{
+    cr_assert_str_eq(wr(T0, CMD_SADD, "i", MAX, "3", "-1", "2", "3", NULL), ":3\r\n");
+    cr_assert_str_eq(encoding("i"), "$6\r\nintset\r\n");
+    cr_assert_str_eq(rd(T0, CMD_SMEMBERS, "i", NULL), "*3\r\n$2\r\n-1\r\n$1\r\n2\r\n$1\r\n3\r\n",
+                     "an intset lists in integer order");
+    wr(T0, CMD_SADD, "i", MAX, "x", NULL);
+    cr_assert_str_eq(encoding("i"), "$9\r\nhashtable\r\n");
+    wr(T0, CMD_SADD, "w", MAX, "01", "1", NULL);
+    cr_assert_str_eq(encoding("w"), "$9\r\nhashtable\r\n", "01 is no integer: a table at once");
+    wr(T0, CMD_SADD, "few", "#i64:2", "1", "2", NULL);
+    cr_assert_str_eq(encoding("few"), "$6\r\nintset\r\n");
+    wr(T0, CMD_SADD, "few", "#i64:2", "3", NULL);
+    cr_assert_str_eq(encoding("few"), "$9\r\nhashtable\r\n");
+    cr_assert_str_eq(rd(T0, CMD_TYPE, "few", NULL), "+set\r\n");
+    cr_assert_str_eq(wr(T0, CMD_SREM, "few", "1", "2", "3", "4", NULL), ":3\r\n");
+    cr_assert_str_eq(rd(T0, CMD_EXISTS, "few", NULL), ":0\r\n");
+    check_replay();
+}
+
+Test(sets, random_sequence_with_spop_replays_alike)
+{
+    uint64_t s = 99;
+    for (int i = 0; i < 3000; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned r = (unsigned)(s >> 33);
+        char key[8], key2[8], m[16], cnt[32];
+        snprintf(key, sizeof(key), "s%u", r % 4);
+        snprintf(key2, sizeof(key2), "s%u", (r >> 3) % 4);
+        if ((r >> 6) % 5)
+            snprintf(m, sizeof(m), "%u", (r >> 9) % 50);
+        else
+            snprintf(m, sizeof(m), "m%u", (r >> 9) % 50);
+        snprintf(cnt, sizeof(cnt), "#i64:%d", (int)((r >> 16) % 6) - 1);
+        switch ((r >> 20) % 8) {
+        case 0:
+        case 1:
+        case 2:
+            wr(T0 + i, CMD_SADD, key, "#i64:20", m, NULL);
+            break;
+        case 3:
+            wr(T0 + i, CMD_SPOP, key, cnt, "#u32:0", NULL);
+            break;
+        case 4:
+            wr(T0 + i, CMD_SMOVE, key, key2, m, MAX, NULL);
+            break;
+        case 5:
+            wr(T0 + i, CMD_SINTERSTORE, "dst", MAX, key, key2, NULL);
+            break;
+        case 6:
+            wr(T0 + i, CMD_SUNIONSTORE, key2, MAX, key, key2, NULL);
+            break;
+        default:
+            wr(T0 + i, CMD_SDIFFSTORE, "dst", MAX, key, key2, NULL);
+            break;
+        }
+    }
+    check_replay();
+}
+
+Test(sets, checkpoint_round_trip)
+{
+    wr(T0, CMD_SADD, "i", MAX, "5", "1", "9", NULL);
+    wr(T0, CMD_SADD, "h", MAX, "a", "b", "1", NULL);
+    const char *keys[] = {"i", "h"};
+    for (int k = 0; k < 2; k++) {
+        idx_entry_t **slot = idx_find(&ctx->dbs[0]->ix, keys[k], 1);
+        cr_assert_not_null(slot);
+        st_obj_t *o = st_ent_obj(*slot);
+        const st_type_ops_t *ops = st_type_ops(ST_SET);
+        cr_assert_eq(o->ops, ops);
+        buf_t b1, b2;
+        buf_init(&b1);
+        buf_init(&b2);
+        ops->ckpt_write(o, &b1);
+        st_obj_t *copy = NULL;
+        cr_assert_eq(ops->ckpt_read((const unsigned char *)b1.data, b1.len, &copy), (long)b1.len);
+        ops->ckpt_write(copy, &b2);
+        cr_assert(b1.len == b2.len && memcmp(b1.data, b2.data, b1.len) == 0);
+        cr_assert_str_eq(ops->encoding(o), ops->encoding(copy));
+        uint64_t d1, d2;
+        ops->digest(ctx, o, &d1);
+        ops->digest(ctx, copy, &d2);
+        cr_assert_eq(d1, d2);
+        ops->free(copy);
+        buf_free(&b1);
+        buf_free(&b2);
+    }
+}
