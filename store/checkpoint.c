@@ -26,8 +26,8 @@
  * expiry cursor (when it runs never changes what later records see).
  *
  * The ENTRIES payload, one item per entry, host order (little-endian):
- *   u8 type        1 = string (hash, list, set, zset take the next tags:
- *                  each then has its own body after the key)
+ *   u8 type        1 = string; 1 + the collection's type number
+ *                  (core/object.h: hash 2, list 3, set 4, zset 5)
  *   u8 vkind       exactly as in the entry: kind bits and encoding bits
  *   u8 ilen, u8 0, u32 klen, i64 expire_at_ms (0 = none)
  *   key bytes, then the ilen inline bytes
@@ -35,6 +35,8 @@
  *   VK_LIST u32 pieces, u32 capacity, then per piece u64 end word (kind in
  *   the top bits, as st_piece_t) and: PIECE_LOG u64 lsn, PIECE_ZERO
  *   nothing, PIECE_RAM the piece's bytes.
+ *   collection body (vkind VK_OBJ, ilen 0): u64 length, then that many
+ *   bytes its type's ckpt_write wrote (its values' extents as LSNs too).
  * LOG pieces and extents stay LSNs: the log below X must stay readable
  * while a checkpoint refers to it. So a MINREF block comes first: the
  * lowest LSN any entry refers to (from the live-bytes table, core/live.c;
@@ -69,6 +71,7 @@
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
 #include "store/core/index.h"
+#include "store/core/object.h"
 #include "store/core/pieces.h"
 #include "store/core/watch.h"
 
@@ -95,11 +98,23 @@ static void put_u64(ckpt_writer_t *w, uint64_t v)
     ckpt_put(w, CKPT_BLK_ENTRIES, &v, 8);
 }
 
+/* A collection's body: its type's own stream, length first. */
+static void save_object(ckpt_writer_t *w, const st_obj_t *o)
+{
+    buf_t b;
+    buf_init(&b);
+    o->ops->ckpt_write(o, &b);
+    put_u64(w, b.len);
+    ckpt_put(w, CKPT_BLK_ENTRIES, b.data, b.len);
+    buf_free(&b);
+}
+
 static int save_entry(void *arg, idx_entry_t *e)
 {
     save_arg_t *a = arg;
     ckpt_writer_t *w = a->w;
-    unsigned char h[CKPT_ENTRY_HDR] = {CKPT_TYPE_STRING, e->vkind, e->ilen, 0};
+    unsigned char h[CKPT_ENTRY_HDR] = {(unsigned char)(CKPT_TYPE_STRING + st_ent_type(e)),
+                                       e->vkind, e->ilen, 0};
     memcpy(h + 4, &e->klen, 4);
     memcpy(h + 8, &e->expire_at_ms, 8);
     ckpt_put(w, CKPT_BLK_ENTRIES, h, sizeof(h));
@@ -131,6 +146,9 @@ static int save_entry(void *arg, idx_entry_t *e)
         }
         break;
     }
+    case VK_OBJ:
+        save_object(w, st_ent_obj(e));
+        break;
     default:
         break;
     }
@@ -360,6 +378,34 @@ bad:
     return NULL;
 }
 
+/* Read a collection entry (type tag h[0] > CKPT_TYPE_STRING) through its
+ * type's ckpt_read. NULL when malformed. */
+static idx_entry_t *load_object(cursor_t *c, const unsigned char *h)
+{
+    const st_type_ops_t *ops = st_type_ops((unsigned)h[0] - CKPT_TYPE_STRING);
+    uint8_t vkind = h[1];
+    uint32_t klen;
+    int64_t expire;
+    uint64_t len;
+    memcpy(&klen, h + 4, 4);
+    memcpy(&expire, h + 8, 8);
+    if (!ops || vkind != (uint8_t)(VK_OBJ | (ops->type << VK_TYPE_SHIFT)) || h[2] || h[3])
+        return NULL;
+    if ((size_t)(c->end - c->p) < klen) return NULL;
+    rec_arg_t key = {c->p, klen};
+    c->p += klen;
+    if (take(c, &len, 8) || len > (uint64_t)(c->end - c->p)) return NULL;
+    st_obj_t *o;
+    long used = ops->ckpt_read(c->p, (size_t)len, &o);
+    if (used < 0) return NULL;
+    if ((uint64_t)used != len) {
+        o->ops->free(o);
+        return NULL;
+    }
+    c->p += len;
+    return st_ent_new_obj(&key, o, expire);
+}
+
 static int load_entries(load_state_t *ls, const unsigned char *p, uint64_t n, uint32_t items)
 {
     if (!ls->db) return load_fail(ls, "entries before any database");
@@ -367,8 +413,11 @@ static int load_entries(load_state_t *ls, const unsigned char *p, uint64_t n, ui
     for (uint32_t i = 0; i < items; i++) {
         unsigned char h[CKPT_ENTRY_HDR];
         if (take(&c, h, sizeof(h))) return load_fail(ls, "a truncated entry");
-        if (h[0] != CKPT_TYPE_STRING) return load_fail(ls, "an entry of an unknown type");
-        idx_entry_t *e = load_string(&c, h, ls->lsn);
+        if (h[0] < CKPT_TYPE_STRING ||
+            (h[0] > CKPT_TYPE_STRING && !st_type_ops((unsigned)h[0] - CKPT_TYPE_STRING)))
+            return load_fail(ls, "an entry of an unknown type");
+        idx_entry_t *e =
+            h[0] == CKPT_TYPE_STRING ? load_string(&c, h, ls->lsn) : load_object(&c, h);
         if (!e) return load_fail(ls, "a malformed entry");
         /* No lookup first: the writer visits each entry once
          * (idx_foreach) and the file is trusted only whole (CRCs), and

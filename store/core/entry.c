@@ -123,20 +123,28 @@ static uint64_t ent_bytes(idx_entry_t *e)
     return n;
 }
 
-void st_ent_count_log(store_ctx_t *ctx, idx_entry_t *e, int sign)
+void st_ent_live_add(st_live_t *t, idx_entry_t *e, int sign)
 {
     if (st_ent_kind(e) == VK_EXTENT) {
         uint64_t lsn;
         uint32_t len;
         st_ent_get_ext1(e, &lsn, &len);
-        st_live_add(&ctx->live, lsn, len, sign);
+        st_live_add(t, lsn, len, sign);
     } else if (st_ent_kind(e) == VK_LIST) {
         const st_pieces_t *l = st_ent_pieces(e);
         for (uint32_t i = 0; i < l->n; i++)
             if (st_piece_kind(&l->p[i]) == PIECE_LOG)
-                st_live_add(&ctx->live, l->p[i].where,
-                            st_piece_end(&l->p[i]) - st_piece_start(l, i), sign);
+                st_live_add(t, l->p[i].where, st_piece_end(&l->p[i]) - st_piece_start(l, i),
+                            sign);
     }
+}
+
+void st_ent_count_log(store_ctx_t *ctx, idx_entry_t *e, int sign)
+{
+    if (st_ent_kind(e) == VK_OBJ)
+        st_ent_obj(e)->ops->count_log(st_ent_obj(e), &ctx->live, sign);
+    else
+        st_ent_live_add(&ctx->live, e, sign);
 }
 
 /* Take e's bytes, log references and TTL out of db's counters

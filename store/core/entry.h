@@ -178,8 +178,12 @@ void st_remove(st_db_t *db, idx_entry_t **slot);
 idx_entry_t *st_ent_take(st_db_t *db, idx_entry_t **slot);
 
 /* Count (sign > 0) or uncount (sign < 0) the log bytes e's value refers
- * to (its extent or LOG pieces) in ctx->live. */
+ * to (its extent or LOG pieces; a collection's, through its ops'
+ * count_log) in ctx->live. */
 void st_ent_count_log(store_ctx_t *ctx, idx_entry_t *e, int sign);
+/* The same for a string-shaped entry (a key's or a collection's field)
+ * into table t. */
+void st_ent_live_add(st_live_t *t, idx_entry_t *e, int sign);
 
 /* The index's free callback (idx_init's free_entry; arg is the st_db_t):
  * takes e out of the counters and frees it with its piece list. */

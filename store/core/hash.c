@@ -193,16 +193,18 @@ idx_entry_t *st_hash_find(st_hash_t *h, const void *f, uint32_t n)
     return i < 0 ? NULL : h->vec[i];
 }
 
-int st_hash_set(st_hash_t *h, const void *f, uint32_t n, const unsigned char *v, uint64_t vlen,
-                uint64_t vlsn)
+int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const unsigned char *v,
+                uint64_t vlen, uint64_t vlsn)
 {
     idx_entry_t *nf = field_new(f, n, v, vlen, vlsn);
     h->bytes += field_bytes(nf);
+    if (live) st_ent_live_add(live, nf, 1);
     if (h->table) {
         idx_entry_t **slot = idx_find(&h->ix, f, n);
         if (slot) {
             idx_entry_t *old = *slot;
             idx_relink(slot, old, nf);
+            if (live) st_ent_live_add(live, old, -1);
             field_free(h, old);
             return 0;
         }
@@ -214,6 +216,7 @@ int st_hash_set(st_hash_t *h, const void *f, uint32_t n, const unsigned char *v,
     }
     int64_t i = vec_find(h, f, n);
     if (i >= 0) {
+        if (live) st_ent_live_add(live, h->vec[i], -1);
         field_free(h, h->vec[i]);
         h->vec[i] = nf;
         return 0;
@@ -237,17 +240,19 @@ int st_hash_set(st_hash_t *h, const void *f, uint32_t n, const unsigned char *v,
     return 1;
 }
 
-int st_hash_del(st_hash_t *h, const void *f, uint32_t n)
+int st_hash_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n)
 {
     if (h->table) {
         idx_entry_t **slot = idx_find(&h->ix, f, n);
         if (!slot) return 0;
+        if (live) st_ent_live_add(live, *slot, -1);
         idx_remove(&h->ix, slot); /* field_free_cb */
         h->n--;
         return 1;
     }
     int64_t i = vec_find(h, f, n);
     if (i < 0) return 0;
+    if (live) st_ent_live_add(live, h->vec[i], -1);
     field_free(h, h->vec[i]);
     memmove(&h->vec[i], &h->vec[i + 1], (size_t)(h->n - (uint32_t)i - 1) * sizeof(*h->vec));
     h->n--;
@@ -402,6 +407,25 @@ static uint64_t hash_mem(const st_obj_t *o)
     return ((const st_hash_t *)o)->bytes;
 }
 
+typedef struct count_arg {
+    st_live_t *t;
+    int sign;
+} count_arg_t;
+
+static int count_field(void *arg, idx_entry_t *f)
+{
+    count_arg_t *a = arg;
+    st_ent_live_add(a->t, f, a->sign);
+    return 0;
+}
+
+/* Every field's extent (sets have none: members hold no values). */
+static void hash_count_log(const st_obj_t *o, st_live_t *t, int sign)
+{
+    count_arg_t a = {t, sign};
+    st_hash_foreach((st_hash_t *)o, count_field, &a);
+}
+
 static const char *hash_encoding(const st_obj_t *o)
 {
     return ((const st_hash_t *)o)->table ? "hashtable" : "listpack";
@@ -552,6 +576,7 @@ const st_type_ops_t st_set_ops = {
     .dup = hash_dup,
     .digest = hash_digest,
     .mem_usage = hash_mem,
+    .count_log = hash_count_log,
     .encoding = set_encoding,
     .ckpt_write = hash_ckpt_write,
     .ckpt_read = set_ckpt_read,
@@ -564,6 +589,7 @@ const st_type_ops_t st_hash_ops = {
     .dup = hash_dup,
     .digest = hash_digest,
     .mem_usage = hash_mem,
+    .count_log = hash_count_log,
     .encoding = hash_encoding,
     .ckpt_write = hash_ckpt_write,
     .ckpt_read = hash_ckpt_read,

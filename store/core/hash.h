@@ -55,10 +55,10 @@ idx_entry_t *st_hash_find(st_hash_t *h, const void *f, uint32_t n);
  * RAM). Returns 1 when the field is new, 0 when it was replaced. A
  * listpack-encoded hash keeps insertion order; a replaced field keeps its
  * place (as Redis' listpack). */
-int st_hash_set(st_hash_t *h, const void *f, uint32_t n, const unsigned char *v, uint64_t vlen,
-                uint64_t vlsn);
+int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const unsigned char *v,
+                uint64_t vlen, uint64_t vlsn);
 /* Remove field f. Returns 1 when it was there, 0 when not. */
-int st_hash_del(st_hash_t *h, const void *f, uint32_t n);
+int st_hash_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n);
 
 /* Visit every field once: insertion order (listpack), table order
  * (hashtable). fn returns nonzero to stop; that value is returned. */

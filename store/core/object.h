@@ -49,6 +49,12 @@ typedef struct st_type_ops {
     int (*digest)(store_ctx_t *ctx, const st_obj_t *o, uint64_t *out);
     /* RAM the object holds (requested bytes), for ctx->entry_bytes. */
     uint64_t (*mem_usage)(const st_obj_t *o);
+    /* Count (sign > 0) or uncount (sign < 0) in t the log bytes the
+     * object's values refer to (their extents): the live-bytes table
+     * (core/live.c) decides which log segments may be deleted. An object
+     * in an index is counted (st_ent_store counts it whole); its type's
+     * writes then count each value they add or drop themselves. */
+    void (*count_log)(const st_obj_t *o, st_live_t *t, int sign);
     /* OBJECT ENCODING's answer. */
     const char *(*encoding)(const st_obj_t *o);
     /* Checkpoints: append a self-describing byte stream of the contents

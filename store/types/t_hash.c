@@ -108,7 +108,7 @@ void st_apply_hset(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         convert_if_long(h, l, a->argv[i].len);
     long long created = 0;
     for (uint16_t i = 3; i + 1 < a->argc; i += 2)
-        created += st_hash_set(h, a->argv[i].ptr, a->argv[i].len, a->argv[i + 1].ptr,
+        created += st_hash_set(h, &ctx->live, a->argv[i].ptr, a->argv[i].len, a->argv[i + 1].ptr,
                                a->argv[i + 1].len, st_arg_lsn(a, i + 1));
     convert_if_many(h, l);
     account(ctx, h, before);
@@ -130,7 +130,7 @@ void st_apply_hdel(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         st_hash_t *h = st_ent_hash(*slot);
         uint64_t before = st_hash_bytes(h);
         for (uint16_t i = 1; i < a->argc && st_hash_len(h); i++)
-            deleted += st_hash_del(h, a->argv[i].ptr, a->argv[i].len);
+            deleted += st_hash_del(h, &ctx->live, a->argv[i].ptr, a->argv[i].len);
         account(ctx, h, before);
         if (deleted) st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
         if (!st_hash_len(h)) st_remove(a->db, slot); /* an empty hash does not exist */
@@ -148,7 +148,7 @@ static void set_computed(store_ctx_t *ctx, const apply_args_t *a, st_hash_t *h, 
     uint64_t before = st_hash_bytes(h);
     convert_if_long(h, l, a->argv[2].len);
     convert_if_long(h, l, n);
-    st_hash_set(h, a->argv[2].ptr, a->argv[2].len, (const unsigned char *)v, n, 0);
+    st_hash_set(h, &ctx->live, a->argv[2].ptr, a->argv[2].len, (const unsigned char *)v, n, 0);
     convert_if_many(h, l);
     account(ctx, h, before);
     st_key_changed(ctx, a, a->dbnum, &a->argv[0]);

@@ -66,12 +66,14 @@ static st_hash_t *set_for(const st_db_t *db, const void *m, uint32_t n)
     return s;
 }
 
-/* Redis' setTypeAdd: 1 when m was added. */
+/* Redis' setTypeAdd: 1 when m was added. Members hold no value, so no log
+ * bytes to count (st_hash_set's live NULL), whether or not s is in an
+ * index yet (the STORE forms build theirs first). */
 static int set_add(st_hash_t *s, uint64_t max_intset, const void *m, uint32_t n)
 {
     if (st_hash_is_sorted(s) && !is_int(m, n)) st_hash_convert(s);
     if (st_hash_find(s, m, n)) return 0;
-    st_hash_set(s, m, n, NULL, 0, 0);
+    st_hash_set(s, NULL, m, n, NULL, 0, 0);
     if (st_hash_is_sorted(s) && st_hash_len(s) > max_intset) st_hash_convert(s);
     return 1;
 }
@@ -111,7 +113,7 @@ void st_apply_srem(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         st_hash_t *s = st_ent_hash(*slot);
         uint64_t before = st_hash_bytes(s);
         for (uint16_t i = 1; i < a->argc && st_hash_len(s); i++)
-            removed += st_hash_del(s, a->argv[i].ptr, a->argv[i].len);
+            removed += st_hash_del(s, &ctx->live, a->argv[i].ptr, a->argv[i].len);
         account(ctx, s, before);
         if (removed) st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
         if (!st_hash_len(s)) st_remove(a->db, slot); /* an empty set does not exist */
@@ -193,7 +195,7 @@ void st_apply_spop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
     uint64_t before = st_hash_bytes(s);
     for (uint32_t i = 0; i < n; i++)
-        st_hash_del(s, p[i].m->data, p[i].m->klen); /* p[i].m is freed here: last use */
+        st_hash_del(s, &ctx->live, p[i].m->data, p[i].m->klen); /* p[i].m is freed here: last use */
     free(p);
     free(v);
     account(ctx, s, before);
@@ -221,7 +223,7 @@ void st_apply_smove(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         return;
     }
     uint64_t before = st_hash_bytes(s);
-    if (!st_hash_del(s, m->ptr, m->len)) {
+    if (!st_hash_del(s, &ctx->live, m->ptr, m->len)) {
         if (r) resp_integer(r, 0);
         return;
     }
