@@ -2004,14 +2004,14 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
         "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
         518,
-        "%5\r\n$7\r\nsummary\r\n$37\r\nMove a member from one set to another\r\n"
+        "%5\r\n$7\r\nsummary\r\n$50\r\nTake a member out of one set and add it to another\r\n"
         "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$3\r\nset\r\n$10\r\n"
         "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\n"
         "name\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
         ":0\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n"
         "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:1\r\n%2\r\n$4\r\nname\r\n"
         "$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
-        343},
+        356},
     {"sinter",
         "*10\r\n$6\r\nsinter\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n"
         ":1\r\n~3\r\n+@read\r\n+@set\r\n+@slow\r\n~1\r\n$29\r\nnondeterministic_output_order\r\n"
