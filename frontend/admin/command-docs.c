@@ -14,6 +14,7 @@
 
 #include "frontend/admin/command-docs.h"
 
+/* clang-format off */
 const fe_cmd_doc_t fe_cmd_docs[] = {
     {"ping",
         "*10\r\n$4\r\nping\r\n:-1\r\n~1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n"
@@ -2142,4 +2143,5 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         501},
 };
+/* clang-format on */
 const size_t fe_cmd_docs_count = sizeof(fe_cmd_docs) / sizeof(fe_cmd_docs[0]);
