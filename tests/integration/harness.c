@@ -39,12 +39,33 @@ static const char *server_path(void)
     return p ? p : "./atticdb-server";
 }
 
+/* The last lines of a server's log on stderr: why it did not start (the
+ * log itself is removed with the data directory when the test ends). */
+static void show_log_tail(const srv_t *s, const char *why)
+{
+    FILE *f = fopen(s->log, "r");
+    if (!f) return;
+    char lines[20][512];
+    int n = 0;
+    while (fgets(lines[n % 20], sizeof(lines[0]), f))
+        n++;
+    fclose(f);
+    fprintf(stderr, "server on port %d %s; the end of its log (%s):\n", s->port, why, s->log);
+    for (int i = n > 20 ? n - 20 : 0; i < n; i++)
+        fprintf(stderr, "  | %s", lines[i % 20]);
+}
+
 static int wait_ready(srv_t *s)
 {
-    for (int i = 0; i < 1000; i++) { /* up to 10 s */
+    /* Up to 30 s: a restart replays the log after the newest checkpoint,
+     * and a loaded machine (or a sanitizer build) can take a while. */
+    for (int i = 0; i < 3000; i++) {
         int status;
         if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
             s->pid = 0;
+            if (!srv_log_contains(s, "port in use", NULL) &&
+                !srv_log_contains(s, "Address already in use", NULL))
+                show_log_tail(s, "exited before it was ready");
             return -1;
         }
         redisContext *c = srv_connect(s);
@@ -57,6 +78,7 @@ static int wait_ready(srv_t *s)
         }
         usleep(10000);
     }
+    show_log_tail(s, "was not ready within 30 s");
     return -1;
 }
 
