@@ -62,4 +62,12 @@ typedef uint64_t (*st_scan_step_fn)(void *arg, uint64_t cursor);
 void st_scan_reply(store_ctx_t *ctx, uint64_t cursor, long long count, st_scan_step_fn step,
                    void *arg, st_scan_out_t *out, buf_t *r);
 
+/* The start every collection's scan shares (HSCAN, SSCAN, ZSCAN key cursor
+ * [MATCH pattern] [COUNT count], Redis 7.0's order): the cursor, the key
+ * (of type `type`), the options. Returns the key's entry, or NULL when the
+ * reply is already made: an error, WRONGTYPE, or an absent key's empty
+ * page. */
+idx_entry_t *st_scan_key_begin(const read_args_t *a, unsigned type, uint64_t *cursor,
+                               long long *count, const rec_arg_t **pat, buf_t *r);
+
 #endif

@@ -521,6 +521,25 @@ int st_scan_options(const read_args_t *a, uint16_t from, long long *count, const
     return 0;
 }
 
+idx_entry_t *st_scan_key_begin(const read_args_t *a, unsigned type, uint64_t *cursor,
+                               long long *count, const rec_arg_t **pat, buf_t *r)
+{
+    if (st_parse_cursor(&a->argv[1], cursor)) {
+        resp_error(r, "ERR invalid cursor");
+        return NULL;
+    }
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (st_wrongtype(slot, type, r)) return NULL;
+    if (!slot) {
+        resp_array(r, 2);
+        resp_bulk(r, "0", 1);
+        resp_array(r, 0);
+        return NULL;
+    }
+    *pat = NULL;
+    return st_scan_options(a, 2, count, pat, NULL, r) ? NULL : *slot;
+}
+
 void st_scan_reply(store_ctx_t *ctx, uint64_t cursor, long long count, st_scan_step_fn step,
                    void *arg, st_scan_out_t *out, buf_t *r)
 {

@@ -527,22 +527,11 @@ static uint64_t hscan_step(void *arg, uint64_t cursor)
 void st_read_hscan(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     uint64_t cursor;
-    if (st_parse_cursor(&a->argv[1], &cursor)) {
-        resp_error(r, "ERR invalid cursor");
-        return;
-    }
-    int wrong;
-    st_hash_t *h = lookup_read(a, r, &wrong);
-    if (wrong) return;
-    if (!h) {
-        resp_array(r, 2);
-        resp_bulk(r, "0", 1);
-        resp_array(r, 0);
-        return;
-    }
     long long count;
-    hscan_arg_t s = {ctx, h, NULL, {{0}, 0, 0, 2}};
-    if (st_scan_options(a, 2, &count, &s.pat, NULL, r)) return;
+    hscan_arg_t s = {ctx, NULL, NULL, {{0}, 0, 0, 2}};
+    idx_entry_t *e = st_scan_key_begin(a, ST_HASH, &cursor, &count, &s.pat, r);
+    if (!e) return;
+    s.h = st_ent_hash(e);
     buf_init(&s.out.body);
     st_scan_reply(ctx, cursor, count, hscan_step, &s, &s.out, r);
     buf_free(&s.out.body);

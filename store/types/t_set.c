@@ -551,22 +551,11 @@ static uint64_t sscan_step(void *arg, uint64_t cursor)
 void st_read_sscan(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     uint64_t cursor;
-    if (st_parse_cursor(&a->argv[1], &cursor)) {
-        resp_error(r, "ERR invalid cursor");
-        return;
-    }
-    int wrong;
-    st_hash_t *s = lookup_read(a, r, &wrong);
-    if (wrong) return;
-    if (!s) {
-        resp_array(r, 2);
-        resp_bulk(r, "0", 1);
-        resp_array(r, 0);
-        return;
-    }
     long long count;
-    sscan_arg_t x = {s, NULL, {{0}, 0, 0, 1}};
-    if (st_scan_options(a, 2, &count, &x.pat, NULL, r)) return;
+    sscan_arg_t x = {NULL, NULL, {{0}, 0, 0, 1}};
+    idx_entry_t *e = st_scan_key_begin(a, ST_SET, &cursor, &count, &x.pat, r);
+    if (!e) return;
+    x.s = st_ent_hash(e);
     buf_init(&x.out.body);
     st_scan_reply(ctx, cursor, count, sscan_step, &x, &x.out, r);
     buf_free(&x.out.body);
