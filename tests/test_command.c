@@ -101,6 +101,7 @@ static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
     enc_fe.limits.max_bulk_len = 512 * 1024 * 1024;
     enc_conn.fe = &enc_fe;
     for (int attempt = 0; attempt < 2; attempt++) {
+        fe_enc_init(e); /* as dispatch does before each encoder */
         argv[0] = d->name;
         lens[0] = (uint32_t)strlen(d->name);
         for (int i = 1; i < argc; i++) {

@@ -190,9 +190,9 @@ idx_entry_t *st_ent_new(const rec_arg_t *key, const rec_arg_t *val, uint64_t val
     e->ilen = ilen;
     e->vkind = vkind;
     memcpy(e->data, key->ptr, key->len);
-    if (small)
-        memcpy(st_ent_inline(e), val->ptr, val->len);
-    else
+    if (small) {
+        if (val->len) memcpy(st_ent_inline(e), val->ptr, val->len); /* a set member's NULL */
+    } else
         st_ent_set_ext1(e, val_lsn, val->len);
     return e;
 }
