@@ -7,6 +7,7 @@
  * at run time.
  */
 #include "command.h"
+#include "strutil.h"
 
 #include <string.h>
 #include <strings.h>
@@ -21,6 +22,7 @@
 #define AB CMDF_ALLOW_BUSY
 #define NM CMDF_NO_MULTI
 #define ADM CMDF_ADMIN
+#define MK CMDF_MOVABLE_KEYS
 
 #define KS CAT_KEYSPACE
 #define RD CAT_READ
@@ -34,6 +36,7 @@
 #define TX CAT_TRANSACTION
 #define HSH CAT_HASH
 #define SETC CAT_SET
+#define LST CAT_LIST
 #define CADM CAT_ADMIN
 
 static const cmd_desc_t cmd_descs[] = {
@@ -85,7 +88,29 @@ static const cmd_sub_t redis_subs[] = {
 static const char *const cat_names[CAT__COUNT] = {
     "keyspace", "read", "write", "string", "bitmap", "admin",
     "fast", "slow", "dangerous", "connection", "transaction", "hash", "set",
+    "list",
 };
+
+void cmd_key_range(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens,
+                   int *first, int *last, int *step)
+{
+    *first = *last = 0;
+    *step = 1;
+    if (d->flags & CMDF_MOVABLE_KEYS) {
+        /* numkeys at 1, the keys after it (LMPOP) */
+        long long n;
+        if (argc < 2 || str_to_ll(argv[1], lens[1], &n) || n <= 0 || n > argc - 2) return;
+        *first = 2;
+        *last = 1 + (int)n;
+        return;
+    }
+    if (d->first_key <= 0 || d->first_key >= argc) return;
+    int l = d->last_key < 0 ? argc + d->last_key : d->last_key;
+    if (l >= argc) l = argc - 1;
+    *first = d->first_key;
+    *last = l;
+    *step = d->key_step > 0 ? d->key_step : 1;
+}
 
 const char *cmd_cat_name(int i)
 {

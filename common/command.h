@@ -152,6 +152,7 @@ enum cmd_flags {
     CMDF_SKIP_SLOWLOG = 1u << 11,
     CMDF_NO_MULTI = 1u << 12,         /* not queued inside MULTI: runs at once */
     CMDF_REFUSED_IN_MULTI = 1u << 13, /* Redis' no_multi: an error inside MULTI */
+    CMDF_MOVABLE_KEYS = 1u << 14,     /* Redis' movablekeys: see cmd_key_range */
 };
 
 /* ACL categories (Redis' names, "@keyspace" ...). */
@@ -169,7 +170,8 @@ enum cmd_cat {
     CAT_TRANSACTION = 1u << 10,
     CAT_HASH = 1u << 11,
     CAT_SET = 1u << 12,
-    CAT__COUNT = 13,
+    CAT_LIST = 1u << 13,
+    CAT__COUNT = 14,
 };
 
 /* The name of category bit i ("keyspace"), or NULL past the last. */
@@ -250,6 +252,14 @@ typedef struct cmd_sub {
     uint32_t cats;                    /* enum cmd_cat */
     const char *summary, *complexity; /* NULL for a Redis-only one */
 } cmd_sub_t;
+
+/* The key positions of command d run with argv[0, argc) (argv[0] its
+ * name): keys at first, first + step, ... up to last included; first 0
+ * when it names no key. The registry's numbers, clamped to argc, or for a
+ * movablekeys command (LMPOP: numkeys then the keys) what its arguments
+ * say, as Redis' getkeys procedures. */
+void cmd_key_range(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens,
+                   int *first, int *last, int *step);
 
 /* 1 when id has subcommands (checked before the command runs). */
 int cmd_has_subs(cmd_id_t id);

@@ -171,9 +171,10 @@ static void acl_dryrun(fe_conn_t *c, int argc, const char **argv, const uint32_t
                        fe_cmd_index_name(idx));
     } else {
         /* The first key the user may not touch. */
-        int last = d->last_key < 0 ? n + d->last_key : d->last_key;
-        int step = d->key_step > 0 ? d->key_step : 1, bad = d->first_key;
-        for (int i = d->first_key; i <= last && i < n; i += step) {
+        int first, last, step;
+        cmd_key_range(d, n, args, alens, &first, &last, &step);
+        int bad = first;
+        for (int i = first; first && i <= last && i < n; i += step) {
             const char *one[2] = {args[0], args[i]};
             uint32_t ol[2] = {alens[0], alens[i]};
             cmd_desc_t probe = *d;

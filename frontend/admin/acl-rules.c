@@ -157,7 +157,7 @@ static const struct {
     {"write", CAT_WRITE},
     {"set", CAT_SET},
     {"sortedset", 0},
-    {"list", 0},
+    {"list", CAT_LIST},
     {"hash", CAT_HASH},
     {"string", CAT_STRING},
     {"bitmap", CAT_BITMAP},
@@ -786,11 +786,10 @@ int acl_check(const acl_user_t *u, const cmd_desc_t *d, unsigned idx, int argc,
 {
     if (u->unrestricted) return ACL_OK;
     if (!bit_get(u, idx) && !firstarg_allowed(u, d->id, argc, argv, lens)) return ACL_DENIED_CMD;
-    if (u->allkeys || d->first_key <= 0 || d->first_key >= argc) return ACL_OK;
-    int last = d->last_key < 0 ? argc + d->last_key : d->last_key;
-    if (last >= argc) last = argc - 1;
-    int step = d->key_step > 0 ? d->key_step : 1;
-    for (int i = d->first_key; i <= last; i += step)
+    if (u->allkeys) return ACL_OK;
+    int first, last, step;
+    cmd_key_range(d, argc, argv, lens, &first, &last, &step);
+    for (int i = first; first && i <= last; i += step)
         if (!key_allowed(u, argv[i], lens[i])) return ACL_DENIED_KEY;
     return ACL_OK;
 }

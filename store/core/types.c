@@ -7,10 +7,12 @@
 #include <stddef.h>
 
 #include "hash.h"
+#include "list.h"
 #include "object.h"
 
 static const st_type_ops_t *const types[ST__NTYPES] = {
     [ST_HASH] = &st_hash_ops,
+    [ST_LIST] = &st_list_ops,
     [ST_SET] = &st_set_ops,
 };
 
