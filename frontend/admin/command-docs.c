@@ -2142,6 +2142,323 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
         "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         501},
+    {"lpush",
+        "*10\r\n$5\r\nlpush\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@list\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%5\r\n$7\r\nsummary\r\n$52\r\nPut elements at the head of a list; reply its length\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$26\r\nO(N) in the elements given\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$7\r\nelement\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        330},
+    {"rpush",
+        "*10\r\n$5\r\nrpush\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@list\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%5\r\n$7\r\nsummary\r\n$52\r\nPut elements at the tail of a list; reply its length\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$26\r\nO(N) in the elements given\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$7\r\nelement\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        330},
+    {"lpushx",
+        "*10\r\n$6\r\nlpushx\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@list\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        313,
+        "%5\r\n$7\r\nsummary\r\n$58\r\nPut elements at the head of a list only if the list exists\r\n"
+        "$5\r\nsince\r\n$5\r\n2.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$26\r\nO(N) in the elements given\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$7\r\nelement\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        336},
+    {"rpushx",
+        "*10\r\n$6\r\nrpushx\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@list\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        313,
+        "%5\r\n$7\r\nsummary\r\n$58\r\nPut elements at the tail of a list only if the list exists\r\n"
+        "$5\r\nsince\r\n$5\r\n2.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$26\r\nO(N) in the elements given\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$7\r\nelement\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        336},
+    {"lpop",
+        "*10\r\n$4\r\nlpop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        310,
+        "%5\r\n$7\r\nsummary\r\n$50\r\nRemove and return elements from the head of a list\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$29\r\nO(N) in the elements returned\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        352},
+    {"rpop",
+        "*10\r\n$4\r\nrpop\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        310,
+        "%5\r\n$7\r\nsummary\r\n$50\r\nRemove and return elements from the tail of a list\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$29\r\nO(N) in the elements returned\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        352},
+    {"llen",
+        "*10\r\n$4\r\nllen\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@list\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        293,
+        "%5\r\n$7\r\nsummary\r\n$32\r\nThe number of elements of a list\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n",
+        212},
+    {"lindex",
+        "*10\r\n$6\r\nlindex\r\n:3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@read\r\n+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$59\r\nThe element at an index of a list (negative: from the tail)\r"
+        "\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nindex\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n",
+        287},
+    {"lset",
+        "*10\r\n$4\r\nlset\r\n:4\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@list\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        303,
+        "%5\r\n$7\r\nsummary\r\n$41\r\nReplace the element at an index of a list\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$5\r\nindex\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%2\r\n$4\r\nname\r\n$7\r\nelement\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n",
+        318},
+    {"lrange",
+        "*10\r\n$6\r\nlrange\r\n:4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@read\r\n+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$57\r\nThe elements of a list between two indexes, both included\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$29\r\nO(N) in the elements returned\r\n$9\r\narguments\r\n"
+        "*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$4\r\nstop\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n",
+        358},
+    {"ltrim",
+        "*10\r\n$5\r\nltrim\r\n:4\r\n~1\r\n+write\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@write\r\n+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        294,
+        "%5\r\n$7\r\nsummary\r\n$52\r\nKeep only the elements of a list between two indexes\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$28\r\nO(N) in the elements removed\r\n$9\r\narguments\r\n"
+        "*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$4\r\nstop\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n",
+        352},
+    {"lrem",
+        "*10\r\n$4\r\nlrem\r\n:4\r\n~1\r\n+write\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@write\r\n+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        293,
+        "%5\r\n$7\r\nsummary\r\n$60\r\nRemove elements equal to a value from a list; reply how many\r"
+        "\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n"
+        "$10\r\ncomplexity\r\n$25\r\nO(N) in the list's length\r\n$9\r\n"
+        "arguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n"
+        "$7\r\nelement\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        359},
+    {"linsert",
+        "*10\r\n$7\r\nlinsert\r\n:5\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@list\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        306,
+        "%5\r\n$7\r\nsummary\r\n$65\r\nPut an element before or after the first element equal to a p"
+        "ivot\r\n$5\r\nsince\r\n$5\r\n2.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n"
+        "$10\r\ncomplexity\r\n$37\r\nO(N) in the elements before the pivot\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$5\r\nwhere\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$6\r\nbefore\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$6\r\nBEFORE\r\n%3\r\n$4\r\nname\r\n"
+        "$5\r\nafter\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$5\r\nAFTER\r\n%2\r\n$4\r\nname\r\n$5\r\npivot\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$7\r\nelement\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n",
+        590},
+    {"lpos",
+        "*10\r\n$4\r\nlpos\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@read\r\n+@list\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        296,
+        "%5\r\n$7\r\nsummary\r\n$44\r\nThe indexes of the elements equal to a value\r\n"
+        "$5\r\nsince\r\n$5\r\n6.0.6\r\n$5\r\ngroup\r\n$4\r\nlist\r\n$10\r\n"
+        "complexity\r\n$25\r\nO(N) in the list's length\r\n$9\r\narguments\r\n"
+        "*5\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$7\r\nelement\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\nname\r\n$4\r\nrank\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$4\r\nRANK\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$11\r\nnum-matches\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$3\r\nlen\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$6\r\nMAXLEN\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        587},
+    {"lmove",
+        "*10\r\n$5\r\nlmove\r\n:5\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n"
+        ":2\r\n:1\r\n~3\r\n+@write\r\n+@list\r\n+@slow\r\n~0\r\n~2\r\n"
+        "%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n"
+        "+RW\r\n+insert\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        522,
+        "%5\r\n$7\r\nsummary\r\n$70\r\nTake an element from one end of a list and put it at an end o"
+        "f another\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$4\r\n"
+        "list\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n"
+        "*4\r\n%3\r\n$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$11\r\n"
+        "destination\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":1\r\n%3\r\n$4\r\nname\r\n$9\r\nwherefrom\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$4\r\nleft\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nLEFT\r\n"
+        "%3\r\n$4\r\nname\r\n$5\r\nright\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$5\r\nRIGHT\r\n%3\r\n$4\r\nname\r\n$7\r\nwhereto\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$4\r\nleft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$4\r\nLEFT\r\n%3\r\n$4\r\nname\r\n$5\r\nright\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nRIGHT\r\n",
+        757},
+    {"rpoplpush",
+        "*10\r\n$9\r\nrpoplpush\r\n:3\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n"
+        ":2\r\n:1\r\n~3\r\n+@write\r\n+@list\r\n+@slow\r\n~0\r\n~2\r\n"
+        "%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n"
+        "+RW\r\n+insert\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        526,
+        "%7\r\n$7\r\nsummary\r\n$65\r\nTake the tail element of a list and put it at the head of ano"
+        "ther\r\n$5\r\nsince\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$4\r\nlist\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n"
+        "$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$11\r\n"
+        "destination\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":1\r\n",
+        390},
+    {"lmpop",
+        "*10\r\n$5\r\nlmpop\r\n:-4\r\n~2\r\n+write\r\n+movablekeys\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@write\r\n+@list\r\n+@slow\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n"
+        ":0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        324,
+        "%5\r\n$7\r\nsummary\r\n$74\r\nRemove and return elements from the first non-empty list of t"
+        "he keys given\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n"
+        "$4\r\nlist\r\n$10\r\ncomplexity\r\n$50\r\nO(N+M) in the keys given and the elements returne"
+        "d\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\n"
+        "flags\r\n~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$5\r\nwhere\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$4\r\nleft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$4\r\nLEFT\r\n%3\r\n$4\r\nname\r\n$5\r\nright\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nRIGHT\r\n%4\r\n"
+        "$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\n"
+        "token\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        684},
 };
 /* clang-format on */
 const size_t fe_cmd_docs_count = sizeof(fe_cmd_docs) / sizeof(fe_cmd_docs[0]);
