@@ -87,10 +87,12 @@ static config_t enc_cfg;
 static fe_conn_t enc_conn;
 
 /* Encode command d with argc words: every argument "1", or, when that is
- * refused (COPY 1 1: the same key; SETBIT 1 1 2), "1", "2", "3" ... */
+ * refused (COPY 1 1: the same key; SETBIT 1 1 2), "1", "2", "3" ..., or
+ * "1", "BEFORE", "LEFT", "LEFT" (LINSERT, LMOVE, LMPOP's keywords). */
 static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
 {
     static const char *const words[] = {"1", "2", "3", "4", "5", "6", "7", "8"};
+    static const char *const keywords[] = {"1", "BEFORE", "LEFT", "LEFT", "5", "6", "7", "8"};
     /* Static: an encoder may point e->argv at the arguments it was given
      * (fe_enc_plain), and the caller reads e after this returns. */
     static const char *argv[8];
@@ -100,13 +102,13 @@ static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
     enc_fe.cfg = &enc_cfg;
     enc_fe.limits.max_bulk_len = 512 * 1024 * 1024;
     enc_conn.fe = &enc_fe;
-    for (int attempt = 0; attempt < 2; attempt++) {
+    for (int attempt = 0; attempt < 3; attempt++) {
         fe_enc_init(e); /* as dispatch does before each encoder */
         argv[0] = d->name;
         lens[0] = (uint32_t)strlen(d->name);
         for (int i = 1; i < argc; i++) {
-            argv[i] = attempt ? words[i - 1] : "1";
-            lens[i] = 1;
+            argv[i] = attempt == 2 ? keywords[i - 1] : attempt ? words[i - 1] : "1";
+            lens[i] = (uint32_t)strlen(argv[i]);
         }
         fe_args_t a = {argc, argv, lens};
         if (fe_encoder(d->id)(&enc_conn, d, &a, e) == 0) return 0;
@@ -254,6 +256,7 @@ static const struct {
     {"no_auth", CMDF_NO_AUTH},
     {"allow_busy", CMDF_ALLOW_BUSY},
     {"no_multi", CMDF_REFUSED_IN_MULTI},
+    {"movablekeys", CMDF_MOVABLE_KEYS},
 };
 
 static uint32_t flags_of(const rv_t *set, const char *who)
