@@ -604,6 +604,87 @@ static void g_config_hash(dgen_t *g, dgen_cmd_t *c)
     dgen_args(c, "CONFIG"), dgen_args(c, "SET"), dgen_args(c, PICK(g, names)), dgen_args(c, PICK(g, vals));
 }
 
+/* ---- lists ---- */
+
+/* Elements: a few short words (repeats, for LREM/LPOS/LINSERT), now and
+ * then one past STORE_INLINE_MAX (a log extent) or binary. */
+static void relem(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *w[] = {"a", "b", "c", "1", "", "a-long-element-past-the-inline-limit-xx"};
+    if (rn(g, 12) == 0) dgen_arg(c, "e\0\r\n", 4);
+    else dgen_args(c, PICK(g, w));
+}
+
+/* An index: mostly near either end, sometimes far out or not a number. */
+static void rindex_(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *odd[] = {"x", "9223372036854775807", "-9223372036854775808", "1.5", ""};
+    if (rn(g, 15) == 0) dgen_args(c, PICK(g, odd));
+    else argf(c, "%lld", (long long)rn(g, 24) - 12);
+}
+
+static void g_push(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *names[] = {"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "RPUSH", "LPUSH"};
+    dgen_args(c, PICK(g, names)), rkey(g, c);
+    int n = 1 + (int)rn(g, rn(g, 6) ? 4 : 40); /* now and then a long list */
+    for (int i = 0; i < n; i++) relem(g, c);
+}
+
+static void g_pop(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *counts[] = {"0", "1", "2", "5", "1000", "-1", "x"};
+    dgen_args(c, rn(g, 2) ? "LPOP" : "RPOP"), rkey(g, c);
+    if (rn(g, 2)) dgen_args(c, PICK(g, counts));
+    if (rn(g, 30) == 0) dgen_args(c, "1");
+}
+
+static void g_llen(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LLEN"), rkey(g, c); }
+static void g_lindex(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LINDEX"), rkey(g, c), rindex_(g, c); }
+static void g_lset(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LSET"), rkey(g, c), rindex_(g, c), relem(g, c); }
+static void g_lrange(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LRANGE"), rkey(g, c), rindex_(g, c), rindex_(g, c); }
+static void g_ltrim(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LTRIM"), rkey(g, c), rindex_(g, c), rindex_(g, c); }
+static void g_lrem(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LREM"), rkey(g, c), rindex_(g, c), relem(g, c); }
+
+static void g_linsert(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *wh[] = {"BEFORE", "AFTER", "after", "MIDDLE"};
+    dgen_args(c, "LINSERT"), rkey(g, c), dgen_args(c, PICK(g, wh)), relem(g, c), relem(g, c);
+}
+
+static void g_lpos(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *opts[] = {"RANK", "COUNT", "MAXLEN", "rank", "FOO"};
+    dgen_args(c, "LPOS"), rkey(g, c), relem(g, c);
+    for (int n = (int)rn(g, 4); n > 0; n--) {
+        dgen_args(c, PICK(g, opts));
+        if (rn(g, 12)) rindex_(g, c);
+    }
+}
+
+static void g_lmove(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *wh[] = {"LEFT", "RIGHT", "left", "UP"};
+    if (rn(g, 3) == 0) {
+        dgen_args(c, "RPOPLPUSH"), rkey(g, c), rkey(g, c);
+        return;
+    }
+    dgen_args(c, "LMOVE"), rkey(g, c), rkey(g, c), dgen_args(c, PICK(g, wh)), dgen_args(c, PICK(g, wh));
+}
+
+static void g_lmpop(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *wh[] = {"LEFT", "RIGHT", "right", "UP"};
+    static const char *counts[] = {"1", "2", "100", "0", "-1", "x"};
+    int n = 1 + (int)rn(g, 3);
+    dgen_args(c, "LMPOP");
+    if (rn(g, 20) == 0) dgen_args(c, rn(g, 2) ? "0" : "9");
+    else argf(c, "%d", n);
+    for (int i = 0; i < n; i++) rkey(g, c);
+    dgen_args(c, PICK(g, wh));
+    if (rn(g, 2)) dgen_args(c, "COUNT"), dgen_args(c, PICK(g, counts));
+}
+
 /* ---- sets ---- */
 
 /* Members: mostly small integers (intset), now and then a word, a
@@ -789,6 +870,18 @@ static const gen_t gens[] = {
     {"SUNIONSTORE", 4, 0, g_sunionstore},
     {"SDIFFSTORE", 4, 0, g_sdiffstore},
     {"SSCAN", 4, G_NO_MULTI | G_NO_MUTATE, g_sscan},
+    {"LPUSH", 25, 0, g_push},
+    {"LPOP", 12, 0, g_pop},
+    {"LLEN", 6, 0, g_llen},
+    {"LINDEX", 8, 0, g_lindex},
+    {"LSET", 6, 0, g_lset},
+    {"LRANGE", 10, 0, g_lrange},
+    {"LTRIM", 4, 0, g_ltrim},
+    {"LREM", 5, 0, g_lrem},
+    {"LINSERT", 5, 0, g_linsert},
+    {"LPOS", 6, 0, g_lpos},
+    {"LMOVE", 6, 0, g_lmove},
+    {"LMPOP", 5, 0, g_lmpop},
     {"CONFIG SET", 1, G_NO_MULTI | G_NO_MUTATE, g_config_set},
 };
 
