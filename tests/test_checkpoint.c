@@ -161,6 +161,11 @@ static void every_shape(void)
     wr(T0, CMD_HSET, 0, "httl", lim, "#u32:0", "f", big, NULL);
     sh_put_key(T0, REC_OP_DB(CMD_PEXPIREAT, 0), "httl", "iu", (int64_t)T0 + 700000, (uint32_t)0);
     wr(T0, CMD_SADD, 5, "s5", "#i64:512", "x", NULL);
+    /* Lists: short elements inline, long ones log extents, one emptied. */
+    wr(T0, CMD_LPUSH, 0, "lmix", "#u32:1", "a", big, "", "z", NULL);
+    wr(T0, CMD_LPUSH, 0, "lmix", "#u32:0", "head", NULL);
+    wr(T0, CMD_LPUSH, 3, "lgone", "#u32:1", "x", NULL);
+    wr(T0, CMD_LPOP, 3, "lgone", "#u32:0", "#u32:2", "#i64:-1", NULL);
 }
 
 /* ---- round trips ------------------------------------------------------- */

@@ -100,7 +100,7 @@ static void random_write(const unsigned char *src)
     for (size_t i = 0; i < n; i++)
         val[i] = (char)('a' + (unsigned char)val[i] % 26); /* a C string for wr */
     val[n] = 0;
-    switch (next() % 15) {
+    switch (next() % 17) {
     case 0:
     case 1:
         set(T0, db, key, s, n);
@@ -151,6 +151,16 @@ static void random_write(const unsigned char *src)
             wr(T0, CMD_SADD, db, key, "#i64:512", field, NULL);
         break;
     }
+    case 14:
+        /* List elements: long ones are extents of the pushing record. */
+        wr(T0, CMD_LPUSH, db, key, next() % 2 ? "#u32:1" : "#u32:0", val, "s", NULL);
+        break;
+    case 15:
+        if (next() % 2)
+            wr(T0, CMD_LPOP, db, key, "#u32:0", "#u32:2", "#i64:1", NULL);
+        else
+            wr(T0, CMD_LTRIM, db, key, "#i64:1", "#i64:-1", NULL);
+        break;
     default:
         if (next() % 20 == 0)
             wr(T0, CMD_FLUSHDB, db, NULL);
