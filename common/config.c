@@ -376,6 +376,11 @@ static const config_entry_t table[] = {
     NUM("hash-max-listpack-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, hash_max_listpack_value),
     NUM("hash-max-ziplist-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, hash_max_listpack_value),
     NUM("set-max-intset-entries", CONFIG_INT, MUT, "512", 0, LLONG_MAX, set_max_intset_entries),
+    /* Lists: Redis 7.0's ranges and defaults; accepted and reported only,
+     * since every list is a quicklist in 7.0 (docs/DECISIONS.md, D29). */
+    NUM("list-max-listpack-size", CONFIG_INT, MUT, "-2", INT_MIN, INT_MAX, list_max_listpack_size),
+    NUM("list-max-ziplist-size", CONFIG_INT, MUT, "-2", INT_MIN, INT_MAX, list_max_listpack_size),
+    NUM("list-compress-depth", CONFIG_INT, MUT, "0", 0, INT_MAX, list_compress_depth),
     IGNORED("save", CONFIG_WORDS, ""), /* no snapshots: as Redis with save "" */
     IGNORED("appendonly", 0, "no"),
     IGNORED("appendfsync", 0, "always"),

@@ -74,6 +74,9 @@ typedef struct config {
     int64_t hash_max_listpack_value;
     /* A set of integers stays intset-encoded up to this many members. */
     int64_t set_max_intset_entries;
+    /* Lists (accepted, no effect: every Redis 7.0 list is a quicklist). */
+    int64_t list_max_listpack_size;
+    int64_t list_compress_depth;
 } config_t;
 
 /*

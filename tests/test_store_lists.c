@@ -153,8 +153,7 @@ Test(lists, lrem_linsert_lpos)
     cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "COUNT", "0", NULL), "*3\r\n:0\r\n:2\r\n:4\r\n");
     cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "COUNT", "2", "RANK", "-1", NULL),
                      "*2\r\n:4\r\n:2\r\n");
-    cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "MAXLEN", "2", "COUNT", "0", NULL),
-                     "*1\r\n:0\r\n");
+    cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "MAXLEN", "2", "COUNT", "0", NULL), "*1\r\n:0\r\n");
     cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "z", NULL), "$-1\r\n");
     cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "z", "COUNT", "0", NULL), "*0\r\n");
     cr_assert_str_eq(rd(T0, CMD_LPOS, "nokey", "z", "COUNT", "0", NULL), "*0\r\n");
@@ -187,15 +186,13 @@ Test(lists, lmove_and_lmpop)
                      "$1\r\n3\r\n");
     cr_assert_null(entry("b"), "the emptied source is deleted");
     /* LMPOP numkeys right count proto keys... */
-    cr_assert_str_eq(wr(T0, CMD_LMPOP, "#u32:2", "#u32:1", "#i64:5", "#u32:2", "nokey", "a",
-                        NULL),
+    cr_assert_str_eq(wr(T0, CMD_LMPOP, "#u32:2", "#u32:1", "#i64:5", "#u32:2", "nokey", "a", NULL),
                      "*2\r\n$1\r\na\r\n*2\r\n$1\r\n1\r\n$1\r\n2\r\n");
     cr_assert_str_eq(wr(T0, CMD_LMPOP, "#u32:1", "#u32:0", "#i64:1", "#u32:2", "nokey", NULL),
                      "*-1\r\n");
     cr_assert_str_eq(wr(T0, CMD_LMPOP, "#u32:1", "#u32:0", "#i64:1", "#u32:3", "nokey", NULL),
                      "_\r\n");
-    cr_assert_str_eq(wr(T0, CMD_LMPOP, "#u32:2", "#u32:0", "#i64:1", "#u32:2", "s", "c", NULL),
-                     WT);
+    cr_assert_str_eq(wr(T0, CMD_LMPOP, "#u32:2", "#u32:0", "#i64:1", "#u32:2", "s", "c", NULL), WT);
     cr_assert_str_eq(wr(T0, CMD_LMPOP, "#u32:2", "#u32:0", "#i64:1", "#u32:2", "c", "s", NULL),
                      "*2\r\n$1\r\nc\r\n*1\r\n$1\r\n3\r\n");
     check_replay();

@@ -91,7 +91,7 @@ static st_list_t *create(st_db_t *db, const rec_arg_t *key)
 /* ---- writes ---- */
 
 #define PUSH_RIGHT 1u
-#define PUSH_X 2u
+#define PUSH_X     2u
 
 /* CMD_LPUSH key mode element...: mode's PUSH_RIGHT (RPUSH), PUSH_X (the X
  * forms: only onto an existing list). */
@@ -117,8 +117,8 @@ void st_apply_lpush(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 
 /* Pop n elements of the list at *slot from its head (or tail), replying
  * each as a bulk string when r is not NULL; an emptied list is deleted. */
-static void pop_n(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *key,
-                  idx_entry_t **slot, int right, uint32_t n, buf_t *r)
+static void pop_n(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *key, idx_entry_t **slot,
+                  int right, uint32_t n, buf_t *r)
 {
     st_list_t *l = st_ent_list(*slot);
     uint64_t before = st_list_bytes(l);
@@ -192,8 +192,7 @@ void st_apply_lset(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 
 /* Redis' range of [start, stop] over len elements: 0 when empty, else 1
  * with *from and *n set. */
-static int clamp_range(long long start, long long stop, long long len, uint32_t *from,
-                       uint32_t *n)
+static int clamp_range(long long start, long long stop, long long len, uint32_t *from, uint32_t *n)
 {
     if (start < 0) start += len;
     if (stop < 0) stop += len;
@@ -239,9 +238,11 @@ void st_apply_lrem(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     if (slot) {
         st_list_t *l = st_ent_list(*slot);
         uint64_t before = st_list_bytes(l);
-        unsigned long long want = count < 0 ? -(unsigned long long)count : (unsigned long long)count;
+        unsigned long long want =
+            count < 0 ? -(unsigned long long)count : (unsigned long long)count;
         if (count >= 0) {
-            for (uint32_t i = 0; i < st_list_len(l) && (!want || (unsigned long long)removed < want);) {
+            for (uint32_t i = 0;
+                 i < st_list_len(l) && (!want || (unsigned long long)removed < want);) {
                 if (elem_eq_apply(ctx, st_list_at(l, i), v->ptr, v->len)) {
                     st_list_elem_free(take_at(ctx, l, i));
                     removed++;
@@ -466,7 +467,8 @@ void st_read_lpos(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     }
     const rec_arg_t *v = &a->argv[1];
     uint32_t len = st_list_len(l);
-    unsigned long long skip = rank < 0 ? -(unsigned long long)(rank + 1) : (unsigned long long)(rank - 1);
+    unsigned long long skip =
+        rank < 0 ? -(unsigned long long)(rank + 1) : (unsigned long long)(rank - 1);
     buf_t body;
     buf_init(&body);
     long long found = 0;
