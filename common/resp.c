@@ -681,10 +681,18 @@ static const char *walk_resp2(convert_t *cv, const char *p, int depth)
     case '+':
     case '-':
     case ':':
+    /* RESP3 already, from a handler that knew the client's protocol (a
+     * list's `_` inside an EXEC reply): kept as it is. */
+    case '_':
+    case ',':
+    case '#':
+    case '(':
         return skip_line(p + 1, end);
     case '$':
+    case '=':
+    case '!':
         if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
-        if (v == -1) {
+        if (v == -1 && *p == '$') {
             convert_null(cv, p);
             return next;
         }
@@ -694,8 +702,9 @@ static const char *walk_resp2(convert_t *cv, const char *p, int depth)
         if (next[v] != '\r' || next[v + 1] != '\n') return NULL;
         return next + v + 2;
     case '*':
+    case '~': /* a set, as SMEMBERS writes for RESP3 */
         if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
-        if (v == -1) {
+        if (v == -1 && *p == '*') {
             convert_null(cv, p);
             return next;
         }

@@ -236,6 +236,11 @@ Test(resp3, nulls_of_store_replies_become_resp3_nulls)
      * like a null */
     UP("*3\r\n*2\r\n$-1\r\n$5\r\n$-1\r\n\r\n*-1\r\n+OK\r\n", 1,
        "*3\r\n*2\r\n_\r\n$5\r\n$-1\r\n\r\n_\r\n+OK\r\n");
+    /* EXEC: a list command's own RESP3 null and a set beside an MGET's
+     * RESP2 nulls (only the latter change) */
+    UP("*3\r\n_\r\n~1\r\n$1\r\nx\r\n*2\r\n$-1\r\n,1.5\r\n", 1,
+       "*3\r\n_\r\n~1\r\n$1\r\nx\r\n*2\r\n_\r\n,1.5\r\n");
+    UP("*2\r\n_\r\n#t\r\n", 0, "");
     /* malformed: truncated, trailing garbage, bad length, unknown type */
     UP("*2\r\n$1\r\na\r\n", -1, "");
     UP("*1\r\n$-1\r\nX", -1, "");
