@@ -305,6 +305,11 @@ static int parse_user(config_t *c, int argc, const char *const *argv, const size
 /* ---- the table ---- */
 
 static const char *const loglevel_names[] = {"debug", "verbose", "notice", "warning", NULL};
+/* Redis 7.0's order; AtticDB evicts under none of them yet (D32): every
+ * policy refuses denyoom writes over maxmemory as noeviction does. */
+static const char *const maxmemory_policy_names[] = {
+    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
+    "allkeys-lfu",  "allkeys-random", "noeviction", NULL};
 static const char *const log_sync_names[] = {"fdatasync", "odsync", "uring", "direct", NULL};
 
 #define FIELD(f) offsetof(config_t, f), sizeof(((config_t *)0)->f)
@@ -353,6 +358,11 @@ static const config_entry_t table[] = {
     STRING("logfile", NULL, logfile),
     ENUM("loglevel", MUT, "notice", loglevel, loglevel_names),
     NUM("maxclients", CONFIG_INT, MUT, "10000", 1, 4294967295ll, maxclients),
+    /* used_memory (the store's index and entries, D32) past which writes
+     * flagged denyoom get -OOM; 0 = no bound. */
+    NUM("maxmemory", CONFIG_MEMORY, MUT, "0", 0, LLONG_MAX, maxmemory),
+    ENUM("maxmemory-policy", MUT, "noeviction", maxmemory_policy, maxmemory_policy_names),
+    NUM("maxmemory-samples", CONFIG_INT, MUT, "5", 1, INT_MAX, maxmemory_samples),
     NUM("timeout", CONFIG_INT, MUT, "0", 0, INT_MAX, timeout),
     BOOL("protected-mode", MUT, "yes", protected_mode),
     SPECIAL("requirepass", MUT, NULL, parse_requirepass, format_requirepass),

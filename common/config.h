@@ -45,6 +45,9 @@ typedef struct config {
     size_t max_inline_len;
     uint64_t client_query_buffer_limit;
     int64_t maxclients;    /* 1..4294967295, as Redis */
+    uint64_t maxmemory;    /* bytes of used_memory past which denyoom writes are refused; 0 = none */
+    int maxmemory_policy;  /* index in the maxmemory-policy names (config.c) */
+    int64_t maxmemory_samples;
     int databases;         /* 1..256, default 16 */
     int timeout;           /* close clients idle this many seconds, 0 = never */
     uint64_t obuf_hard;    /* client-output-buffer-limit normal: hard bytes, 0 = none */

@@ -216,6 +216,15 @@ static uint64_t memory_peak(fe_t *fe, uint64_t used)
     return used > p ? used : p;
 }
 
+/* maxmemory-policy's name, from the settings table (common/config.c). */
+static const char *policy_name(int64_t v)
+{
+    const config_entry_t *e = config_find("maxmemory-policy", strlen("maxmemory-policy"));
+    for (int64_t i = 0; e && e->names && e->names[i]; i++)
+        if (i == v) return e->names[i];
+    return "noeviction";
+}
+
 static void info_memory(fe_t *fe, buf_t *b)
 {
     proc_usage_t u;
@@ -224,7 +233,11 @@ static void info_memory(fe_t *fe, buf_t *b)
     uint64_t peak = memory_peak(fe, used);
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     uint64_t total = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
-    char h_used[32], h_rss[32], h_total[32], h_peak[32];
+    char h_used[32], h_rss[32], h_total[32], h_peak[32], h_max[32];
+    shm_config_t *sc = &fe_shm(fe->shm)->config;
+    uint64_t maxmem = (uint64_t)atomic_load(&sc->maxmemory);
+    int64_t policy = atomic_load(&sc->maxmemory_policy);
+    human_bytes(h_max, sizeof(h_max), maxmem);
     human_bytes(h_used, sizeof(h_used), used);
     human_bytes(h_rss, sizeof(h_rss), u.rss);
     human_bytes(h_total, sizeof(h_total), total);
@@ -240,16 +253,17 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "used_memory_peak_perc:%.2f%%\r\n"
                 "total_system_memory:%" PRIu64 "\r\n"
                 "total_system_memory_human:%s\r\n"
-                "maxmemory:0\r\n"
-                "maxmemory_human:0B\r\n"
-                "maxmemory_policy:noeviction\r\n"
+                "maxmemory:%" PRIu64 "\r\n"
+                "maxmemory_human:%s\r\n"
+                "maxmemory_policy:%s\r\n"
                 "mem_fragmentation_ratio:%.2f\r\n"
                 "mem_fragmentation_bytes:%" PRId64 "\r\n"
                 "mem_allocator:mimalloc\r\n"
                 "lazyfree_pending_objects:0\r\n"
                 "atticdb_index_bytes:%" PRIu64 "\r\n",
                 used, h_used, u.rss, h_rss, peak, h_peak,
-                peak ? 100.0 * (double)used / (double)peak : 100.0, total, h_total,
+                peak ? 100.0 * (double)used / (double)peak : 100.0, total, h_total, maxmem,
+                h_max, policy_name(policy),
                 used ? (double)u.rss / (double)used : 0.0, (int64_t)u.rss - (int64_t)used, used);
 }
 

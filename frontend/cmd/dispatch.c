@@ -251,6 +251,17 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         reply_static(c, "-ERR Command not allowed inside a transaction\r\n");
         return 0;
     }
+    /* maxmemory (D32): the store publishes used_memory; a denyoom write
+     * over the bound is refused, as Redis' noeviction does (queued in
+     * MULTI: the transaction is flagged, EXEC answers EXECABORT). */
+    if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
+        atomic_load_explicit(&c->fe->shm->store_index_bytes, memory_order_relaxed) >
+            c->fe->maxmemory) {
+        buf_free(&out);
+        if (c->multi) fe_multi_flag_error(c);
+        reply_static(c, "-OOM command not allowed when used memory > 'maxmemory'.\r\n");
+        return 0;
+    }
     if (c->multi && !(d->flags & CMDF_NO_MULTI)) {
         buf_free(&out);
         return fe_multi_queue(c, d, &a);
