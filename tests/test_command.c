@@ -254,6 +254,7 @@ static const struct {
     {"no_auth", CMDF_NO_AUTH},
     {"allow_busy", CMDF_ALLOW_BUSY},
     {"no_multi", CMDF_REFUSED_IN_MULTI},
+    {"movablekeys", CMDF_MOVABLEKEYS},
 };
 
 static uint32_t flags_of(const rv_t *set, const char *who)
@@ -365,4 +366,24 @@ Test(registry, generated_entries_agree_with_the_registry)
         }
     }
     cr_expect_eq(seen_subs, nsubs, "every subcommand row has its generated entry");
+}
+
+/* cmd_key_next walks a row's fixed keys by its step (MSET: 1, 3, 5), and
+ * a command with no key positions has none to count. */
+Test(registry, key_positions_of_fixed_rows)
+{
+    const char *mset[] = {"mset", "a", "1", "b", "2", "c", "3"};
+    uint32_t ml[] = {4, 1, 1, 1, 1, 1, 1};
+    const cmd_desc_t *d = cmd_lookup("mset", 4);
+    cr_assert_not_null(d);
+    cr_expect_eq(cmd_key_count(d, 7, mset, ml), 3);
+    int want[] = {1, 3, 5}, k = 0;
+    for (int i = cmd_key_next(d, 7, mset, ml, 0); i; i = cmd_key_next(d, 7, mset, ml, i)) {
+        cr_assert_lt(k, 3);
+        cr_expect_eq(i, want[k++]);
+    }
+    cr_expect_eq(k, 3);
+    const cmd_desc_t *p = cmd_lookup("ping", 4);
+    cr_expect_eq(cmd_key_count(p, 1, mset, ml), -1);
+    cr_expect_eq(cmd_key_next(p, 1, mset, ml, 0), 0);
 }
