@@ -387,3 +387,24 @@ Test(registry, key_positions_of_fixed_rows)
     cr_expect_eq(cmd_key_count(p, 1, mset, ml), -1);
     cr_expect_eq(cmd_key_next(p, 1, mset, ml, 0), 0);
 }
+
+/* A movable-keys command (SINTERCARD, numkeys at 1): its keys are the
+ * numkeys words after it, and a numkeys that is no count, zero or more
+ * than the words left names none (-1, COMMAND GETKEYS' error). */
+Test(registry, key_positions_of_movable_rows)
+{
+    const cmd_desc_t *d = cmd_lookup("sintercard", 10);
+    cr_assert_not_null(d);
+    cr_expect(d->flags & CMDF_MOVABLEKEYS);
+    const char *ok[] = {"sintercard", "2", "a", "b", "LIMIT", "1"};
+    uint32_t ol[] = {10, 1, 1, 1, 5, 1};
+    cr_expect_eq(cmd_key_count(d, 6, ok, ol), 2);
+    cr_expect_eq(cmd_key_next(d, 6, ok, ol, 0), 2);
+    cr_expect_eq(cmd_key_next(d, 6, ok, ol, 2), 3);
+    cr_expect_eq(cmd_key_next(d, 6, ok, ol, 3), 0);
+    const char *bad[][3] = {{"sintercard", "0", "a"}, {"sintercard", "x", "a"},
+                            {"sintercard", "2", "a"}, {"sintercard", "-1", "a"}};
+    uint32_t bl[] = {10, 1, 1};
+    for (int i = 0; i < 4; i++)
+        cr_expect_eq(cmd_key_count(d, 3, bad[i], bl), -1, "numkeys %s", bad[i][1]);
+}
