@@ -402,8 +402,10 @@ Test(registry, key_positions_of_movable_rows)
     cr_expect_eq(cmd_key_next(d, 6, ok, ol, 0), 2);
     cr_expect_eq(cmd_key_next(d, 6, ok, ol, 2), 3);
     cr_expect_eq(cmd_key_next(d, 6, ok, ol, 3), 0);
-    const char *bad[][3] = {{"sintercard", "0", "a"}, {"sintercard", "x", "a"},
-                            {"sintercard", "2", "a"}, {"sintercard", "-1", "a"}};
+    const char *bad[][3] = {{"sintercard", "0", "a"},
+                            {"sintercard", "x", "a"},
+                            {"sintercard", "2", "a"},
+                            {"sintercard", "-1", "a"}};
     uint32_t bl[] = {10, 1, 1};
     for (int i = 0; i < 4; i++)
         cr_expect_eq(cmd_key_count(d, 3, bad[i], bl), -1, "numkeys %s", bad[i][1]);

@@ -166,8 +166,8 @@ Test(sets, sintercard)
     cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "1", "b", NULL), ":5\r\n");
     cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "LIMIT", "2", NULL), ":2\r\n");
     cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "limit", "0", NULL), ":3\r\n");
-    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "1", "a", "LIMIT", "1", "LIMIT", "9", NULL),
-                     ":4\r\n", "the last LIMIT counts");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "1", "a", "LIMIT", "1", "LIMIT", "9", NULL), ":4\r\n",
+                     "the last LIMIT counts");
     cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "nokey", NULL), ":0\r\n");
     cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "nokey", "s", NULL),
                      "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
@@ -178,8 +178,7 @@ Test(sets, sintercard)
                      "-ERR numkeys should be greater than 0\r\n");
     cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "3", "a", "b", NULL),
                      "-ERR Number of keys can't be greater than number of args\r\n");
-    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "LIMIT", NULL),
-                     "-ERR syntax error\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "LIMIT", NULL), "-ERR syntax error\r\n");
     cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "foo", "1", NULL),
                      "-ERR syntax error\r\n");
     cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "LIMIT", "-1", NULL),

@@ -79,7 +79,8 @@ Test(zset_core, random_against_sorted_array)
         double s = (double)(next() % 4) - 1 + ((next() % 3) == 0 ? 0.5 : 0);
         if (next() % 50 == 0) s = next() % 2 ? INFINITY : -INFINITY;
         uint32_t i;
-        for (i = 0; i < n && lex(v[i].m, v[i].n, m, len) != 0; i++) {}
+        for (i = 0; i < n && lex(v[i].m, v[i].n, m, len) != 0; i++) {
+        }
         int removed = next() % 3 == 0;
         if (removed) {
             cr_assert_eq(st_zset_del(z, m, len), i < n);

@@ -385,8 +385,7 @@ void st_read_sintercard(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
             resp_error(r, "ERR syntax error");
             return;
         }
-        if (str_to_ll((const char *)a->argv[j + 1].ptr, a->argv[j + 1].len, &limit) ||
-            limit < 0) {
+        if (str_to_ll((const char *)a->argv[j + 1].ptr, a->argv[j + 1].len, &limit) || limit < 0) {
             resp_error(r, "ERR LIMIT can't be negative");
             return;
         }
