@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "store/core/object.h"
 #include "store/core/zset.h"
 
 typedef struct {
@@ -119,4 +121,56 @@ Test(zset_core, equal_scores_and_lex_bounds)
     cr_expect_eq(st_zset_set(z, "a", 1, 0), 0, "an existing member");
     cr_expect_eq(st_zset_del(z, "zz", 2), 0);
     st_zset_free(z);
+}
+
+/* The operations table: a copy and a checkpoint read back have the same
+ * digest, members, scores (inf and -0 included) and encoding; a cut or
+ * damaged stream is refused. */
+Test(zset_core, ops_copy_and_checkpoint_round_trip)
+{
+    st_zset_t *z = st_zset_new(3);
+    char m[16];
+    for (int i = 0; i < 200; i++) {
+        uint32_t len = (uint32_t)snprintf(m, sizeof(m), "k%d", i);
+        st_zset_set(z, m, len, i % 7 == 0 ? INFINITY : i % 5 == 0 ? -0.0 : (double)(i % 13) / 3);
+    }
+    st_zset_set_skiplist(z, 1);
+    const st_type_ops_t *ops = ((st_obj_t *)z)->ops;
+    cr_assert_eq(ops, &st_zset_ops);
+    cr_expect_str_eq(ops->name, "zset");
+    cr_expect_str_eq(ops->encoding((st_obj_t *)z), "skiplist");
+    uint64_t d0, d1, d2;
+    cr_assert_eq(ops->digest(NULL, (st_obj_t *)z, &d0), 0);
+    st_obj_t *c = ops->dup((st_obj_t *)z);
+    cr_assert_eq(ops->digest(NULL, c, &d1), 0);
+    cr_expect_eq(d0, d1, "a copy digests alike");
+    buf_t b;
+    buf_init(&b);
+    ops->ckpt_write((st_obj_t *)z, &b);
+    st_obj_t *r = NULL;
+    cr_assert_eq(ops->ckpt_read((const unsigned char *)b.data, b.len, &r), (long)b.len);
+    cr_assert_eq(ops->digest(NULL, r, &d2), 0);
+    cr_expect_eq(d0, d2, "a checkpoint reads back alike");
+    cr_expect_str_eq(ops->encoding(r), "skiplist");
+    st_zset_t *rz = (st_zset_t *)r;
+    cr_assert_eq(st_zset_len(rz), 200);
+    for (uint32_t i = 0; i < 200; i++) {
+        uint32_t an, bn;
+        const st_znode_t *x = st_zset_at(z, i), *y = st_zset_at(rz, i);
+        const char *am = st_znode_member(x, &an), *bm = st_znode_member(y, &bn);
+        cr_assert(an == bn && !memcmp(am, bm, an));
+        cr_assert(!memcmp(&(double){st_znode_score(x)}, &(double){st_znode_score(y)}, 8));
+    }
+    st_obj_t *bad = NULL;
+    cr_expect_eq(ops->ckpt_read((const unsigned char *)b.data, b.len - 1, &bad), -1);
+    b.data[0] = 9;
+    cr_expect_eq(ops->ckpt_read((const unsigned char *)b.data, b.len, &bad), -1);
+    cr_expect(ops->mem_usage((st_obj_t *)z) > 200 * 8);
+    st_zset_t *e = st_zset_new(1);
+    cr_expect_str_eq(st_zset_ops.encoding((st_obj_t *)e), "listpack");
+    st_zset_free(e);
+    buf_free(&b);
+    ops->free(c);
+    ops->free(r);
+    ops->free((st_obj_t *)z);
 }

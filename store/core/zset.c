@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "object.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -35,6 +36,8 @@ struct st_znode {
 };
 
 struct st_zset {
+    st_obj_t obj;     /* first: the entry's object (st_zset_ops) */
+    int skiplist;     /* OBJECT ENCODING: 0 listpack, 1 skiplist */
     st_znode_t *head; /* ZMAXLEVEL links, no member */
     st_znode_t *tail;
     uint32_t len, level;
@@ -72,6 +75,7 @@ st_zset_t *st_zset_new(uint64_t seed)
 {
     st_zset_t *z = st_xmalloc(sizeof(*z));
     memset(z, 0, sizeof(*z));
+    z->obj.ops = &st_zset_ops;
     z->head = node_new(ZMAXLEVEL, NULL, 0, 0);
     z->level = 1;
     z->seed = seed ^ 0x5A5E7C0FFEE15EEDull;
@@ -95,6 +99,21 @@ void st_zset_free(st_zset_t *z)
     free(z->head);
     free(z->slots);
     free(z);
+}
+
+int st_zset_is_skiplist(const st_zset_t *z)
+{
+    return z->skiplist;
+}
+
+void st_zset_set_skiplist(st_zset_t *z, int on)
+{
+    z->skiplist = on;
+}
+
+uint64_t st_zset_seed(const st_zset_t *z)
+{
+    return z->seed ^ 0x5A5E7C0FFEE15EEDull;
 }
 
 uint32_t st_zset_len(const st_zset_t *z)

@@ -13,11 +13,30 @@
 
 #include <stdint.h>
 
+#include "entry.h"
+#include "object.h"
+
 typedef struct st_zset st_zset_t;
 typedef struct st_znode st_znode_t;
 
-/* A new, empty sorted set; seed keys its member table. */
+/* The type's operations (core/zobj.c): the object of an ST_ZSET entry is
+ * an st_zset_t. */
+extern const st_type_ops_t st_zset_ops;
+
+static inline st_zset_t *st_ent_zset(idx_entry_t *e)
+{
+    return (st_zset_t *)st_ent_obj(e);
+}
+
+/* A new, empty sorted set (listpack encoding); seed keys its member
+ * table (st_zset_seed gives it back, for a copy). */
 st_zset_t *st_zset_new(uint64_t seed);
+uint64_t st_zset_seed(const st_zset_t *z);
+/* OBJECT ENCODING: "skiplist" once set, else "listpack". The structure is
+ * the same; the encoding only follows Redis' thresholds (the writer decides
+ * from the limits its record carries). */
+int st_zset_is_skiplist(const st_zset_t *z);
+void st_zset_set_skiplist(st_zset_t *z, int on);
 void st_zset_free(st_zset_t *z);
 uint32_t st_zset_len(const st_zset_t *z);
 /* RAM held, requested bytes. */
