@@ -19,7 +19,7 @@
 typedef struct st_zset st_zset_t;
 typedef struct st_znode st_znode_t;
 
-/* The type's operations (core/zobj.c): the object of an ST_ZSET entry is
+/* The type's operations (end of core/zset.c): the object of an ST_ZSET entry is
  * an st_zset_t. */
 extern const st_type_ops_t st_zset_ops;
 
