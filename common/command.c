@@ -9,6 +9,8 @@
 #include "command.h"
 #include "strutil.h"
 
+#include "strutil.h"
+
 #include <string.h>
 #include <strings.h>
 
@@ -22,7 +24,7 @@
 #define AB CMDF_ALLOW_BUSY
 #define NM CMDF_NO_MULTI
 #define ADM CMDF_ADMIN
-#define MK CMDF_MOVABLE_KEYS
+#define MK  CMDF_MOVABLEKEYS
 
 #define KS CAT_KEYSPACE
 #define RD CAT_READ
@@ -79,6 +81,17 @@ static const cmd_sub_t sub_descs[] = {
 };
 #define NSUBS (sizeof(sub_descs) / sizeof(sub_descs[0]))
 
+/* KEYNUM rows: where a movable-keys command's numkeys is (0 = none). */
+static const uint8_t numkeys_at[CMD__COUNT] = {
+#define KEYNUM(ID, at) [CMD_##ID] = at,
+#include "commands.def"
+};
+
+/* A row with MK has a KEYNUM row, and a KEYNUM row's command MK (checked
+ * once, by test_command through cmd_key_count's answers; here: at > 0). */
+#define KEYNUM(ID, at) _Static_assert((at) > 0, #ID ": numkeys is an argument");
+#include "commands.def"
+
 static const cmd_sub_t redis_subs[] = {
 #define REDIS_SUB(P, full, arity)                                                                  \
     {CMD_##P, full + sizeof(#P), full, arity, 0, 0, 0, 0, 0, NULL, NULL},
@@ -90,27 +103,6 @@ static const char *const cat_names[CAT__COUNT] = {
     "fast", "slow", "dangerous", "connection", "transaction", "hash", "set",
     "list",
 };
-
-void cmd_key_range(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens,
-                   int *first, int *last, int *step)
-{
-    *first = *last = 0;
-    *step = 1;
-    if (d->flags & CMDF_MOVABLE_KEYS) {
-        /* numkeys at 1, the keys after it (LMPOP) */
-        long long n;
-        if (argc < 2 || str_to_ll(argv[1], lens[1], &n) || n <= 0 || n > argc - 2) return;
-        *first = 2;
-        *last = 1 + (int)n;
-        return;
-    }
-    if (d->first_key <= 0 || d->first_key >= argc) return;
-    int l = d->last_key < 0 ? argc + d->last_key : d->last_key;
-    if (l >= argc) l = argc - 1;
-    *first = d->first_key;
-    *last = l;
-    *step = d->key_step > 0 ? d->key_step : 1;
-}
 
 const char *cmd_cat_name(int i)
 {
@@ -232,4 +224,49 @@ const cmd_sub_t *cmd_lookup_sub(cmd_id_t parent, const char *name, size_t len)
         if (redis_subs[i].parent == parent && sub_name_is(&redis_subs[i], name, len))
             return &redis_subs[i];
     return NULL;
+}
+
+/* ---- key positions ---- */
+
+/* The fixed range's last position for a line of argc words (< argc), or 0. */
+static int fixed_last(const cmd_desc_t *d, int argc)
+{
+    if (d->first_key <= 0 || d->first_key >= argc) return 0;
+    int last = d->last_key < 0 ? argc + d->last_key : d->last_key;
+    return last >= argc ? argc - 1 : last;
+}
+
+/* The numkeys of a movable-keys line: > 0 and fitting, 0 when d has none,
+ * -1 when it is invalid. */
+static long long numkeys_of(const cmd_desc_t *d, int argc, const char *const *argv,
+                            const uint32_t *lens)
+{
+    int at = (unsigned)d->id < (unsigned)CMD__COUNT ? numkeys_at[d->id] : 0;
+    if (!at) return 0;
+    long long n;
+    if (at >= argc || str_to_ll(argv[at], lens[at], &n) != 0 || n < 1 || n > argc - 1 - at)
+        return -1;
+    return n;
+}
+
+int cmd_key_count(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens)
+{
+    long long n = numkeys_of(d, argc, argv, lens);
+    if (n < 0) return -1;
+    int step = d->key_step > 0 ? d->key_step : 1, last = fixed_last(d, argc), count = (int)n;
+    if (last) count += (last - d->first_key) / step + 1;
+    return count > 0 ? count : -1;
+}
+
+int cmd_key_next(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens,
+                 int prev)
+{
+    int step = d->key_step > 0 ? d->key_step : 1, last = fixed_last(d, argc);
+    if (last && prev < d->first_key) return d->first_key;
+    if (last && prev < last && prev + step <= last) return prev + step;
+    long long n = numkeys_of(d, argc, argv, lens);
+    if (n <= 0) return 0;
+    int at = numkeys_at[d->id];
+    if (prev <= at) return at + 1;
+    return prev < at + (int)n ? prev + 1 : 0;
 }

@@ -152,7 +152,7 @@ enum cmd_flags {
     CMDF_SKIP_SLOWLOG = 1u << 11,
     CMDF_NO_MULTI = 1u << 12,         /* not queued inside MULTI: runs at once */
     CMDF_REFUSED_IN_MULTI = 1u << 13, /* Redis' no_multi: an error inside MULTI */
-    CMDF_MOVABLE_KEYS = 1u << 14,     /* Redis' movablekeys: see cmd_key_range */
+    CMDF_MOVABLEKEYS = 1u << 14,      /* keys past first/last/step: a KEYNUM row */
 };
 
 /* ACL categories (Redis' names, "@keyspace" ...). */
@@ -205,6 +205,19 @@ static inline int cmd_arity_ok(int arity, int argc)
     return arity >= 0 ? argc == arity : argc >= -arity;
 }
 
+/* The keys of a command line (argv[0] its name, argc words): the row's
+ * fixed positions first_key..last_key by key_step, then, for a command
+ * with movable keys (KEYNUM row), the numkeys keys after its numkeys
+ * argument. cmd_key_count is how many there are, or -1 when the line names
+ * none it can be sure of (a numkeys that is not an integer, below 1 or
+ * more than the words after it; no keys at all: COMMAND GETKEYS' "Invalid
+ * arguments"). cmd_key_next is the position after prev (0 for the first),
+ * or 0 when none is left; it assumes cmd_key_count was not -1. Positions
+ * are ascending and below argc. */
+int cmd_key_count(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens);
+int cmd_key_next(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens,
+                 int prev);
+
 /* Flags of SET's canonical u32 argument. */
 enum set_flags {
     SETF_NX = 1u << 0,
@@ -252,14 +265,6 @@ typedef struct cmd_sub {
     uint32_t cats;                    /* enum cmd_cat */
     const char *summary, *complexity; /* NULL for a Redis-only one */
 } cmd_sub_t;
-
-/* The key positions of command d run with argv[0, argc) (argv[0] its
- * name): keys at first, first + step, ... up to last included; first 0
- * when it names no key. The registry's numbers, clamped to argc, or for a
- * movablekeys command (LMPOP: numkeys then the keys) what its arguments
- * say, as Redis' getkeys procedures. */
-void cmd_key_range(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens,
-                   int *first, int *last, int *step);
 
 /* 1 when id has subcommands (checked before the command runs). */
 int cmd_has_subs(cmd_id_t id);

@@ -256,7 +256,7 @@ static const struct {
     {"no_auth", CMDF_NO_AUTH},
     {"allow_busy", CMDF_ALLOW_BUSY},
     {"no_multi", CMDF_REFUSED_IN_MULTI},
-    {"movablekeys", CMDF_MOVABLE_KEYS},
+    {"movablekeys", CMDF_MOVABLEKEYS},
 };
 
 static uint32_t flags_of(const rv_t *set, const char *who)
@@ -368,4 +368,47 @@ Test(registry, generated_entries_agree_with_the_registry)
         }
     }
     cr_expect_eq(seen_subs, nsubs, "every subcommand row has its generated entry");
+}
+
+/* cmd_key_next walks a row's fixed keys by its step (MSET: 1, 3, 5), and
+ * a command with no key positions has none to count. */
+Test(registry, key_positions_of_fixed_rows)
+{
+    const char *mset[] = {"mset", "a", "1", "b", "2", "c", "3"};
+    uint32_t ml[] = {4, 1, 1, 1, 1, 1, 1};
+    const cmd_desc_t *d = cmd_lookup("mset", 4);
+    cr_assert_not_null(d);
+    cr_expect_eq(cmd_key_count(d, 7, mset, ml), 3);
+    int want[] = {1, 3, 5}, k = 0;
+    for (int i = cmd_key_next(d, 7, mset, ml, 0); i; i = cmd_key_next(d, 7, mset, ml, i)) {
+        cr_assert_lt(k, 3);
+        cr_expect_eq(i, want[k++]);
+    }
+    cr_expect_eq(k, 3);
+    const cmd_desc_t *p = cmd_lookup("ping", 4);
+    cr_expect_eq(cmd_key_count(p, 1, mset, ml), -1);
+    cr_expect_eq(cmd_key_next(p, 1, mset, ml, 0), 0);
+}
+
+/* A movable-keys command (SINTERCARD, numkeys at 1): its keys are the
+ * numkeys words after it, and a numkeys that is no count, zero or more
+ * than the words left names none (-1, COMMAND GETKEYS' error). */
+Test(registry, key_positions_of_movable_rows)
+{
+    const cmd_desc_t *d = cmd_lookup("sintercard", 10);
+    cr_assert_not_null(d);
+    cr_expect(d->flags & CMDF_MOVABLEKEYS);
+    const char *ok[] = {"sintercard", "2", "a", "b", "LIMIT", "1"};
+    uint32_t ol[] = {10, 1, 1, 1, 5, 1};
+    cr_expect_eq(cmd_key_count(d, 6, ok, ol), 2);
+    cr_expect_eq(cmd_key_next(d, 6, ok, ol, 0), 2);
+    cr_expect_eq(cmd_key_next(d, 6, ok, ol, 2), 3);
+    cr_expect_eq(cmd_key_next(d, 6, ok, ol, 3), 0);
+    const char *bad[][3] = {{"sintercard", "0", "a"},
+                            {"sintercard", "x", "a"},
+                            {"sintercard", "2", "a"},
+                            {"sintercard", "-1", "a"}};
+    uint32_t bl[] = {10, 1, 1};
+    for (int i = 0; i < 4; i++)
+        cr_expect_eq(cmd_key_count(d, 3, bad[i], bl), -1, "numkeys %s", bad[i][1]);
 }

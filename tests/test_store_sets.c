@@ -153,3 +153,36 @@ Test(sets, checkpoint_round_trip)
         buf_free(&b2);
     }
 }
+
+/* SINTERCARD numkeys key... [LIMIT n]: the count, stopped at LIMIT (0 =
+ * none), 0 when a key is missing; numkeys, option and type errors in
+ * Redis' order and words. */
+Test(sets, sintercard)
+{
+    wr(T0, CMD_SADD, "a", MAX, "1", "2", "3", "4", NULL);
+    wr(T0, CMD_SADD, "b", MAX, "2", "3", "4", "5", "x", NULL);
+    wr(T0, CMD_SET, "s", "v", "#u32:0", "#i64:0", NULL);
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", NULL), ":3\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "1", "b", NULL), ":5\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "LIMIT", "2", NULL), ":2\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "limit", "0", NULL), ":3\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "1", "a", "LIMIT", "1", "LIMIT", "9", NULL), ":4\r\n",
+                     "the last LIMIT counts");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "nokey", NULL), ":0\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "nokey", "s", NULL),
+                     "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n",
+                     "every key's type is checked, a missing one before it or not");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "0", "a", NULL),
+                     "-ERR numkeys should be greater than 0\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "x", "a", NULL),
+                     "-ERR numkeys should be greater than 0\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "3", "a", "b", NULL),
+                     "-ERR Number of keys can't be greater than number of args\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "LIMIT", NULL), "-ERR syntax error\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "foo", "1", NULL),
+                     "-ERR syntax error\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "2", "a", "b", "LIMIT", "-1", NULL),
+                     "-ERR LIMIT can't be negative\r\n");
+    cr_expect_str_eq(rd(T0, CMD_SINTERCARD, "1", "s", "LIMIT", "x", NULL),
+                     "-ERR LIMIT can't be negative\r\n", "options before types");
+}

@@ -170,21 +170,11 @@ static void acl_dryrun(fe_conn_t *c, int argc, const char **argv, const uint32_t
         len = snprintf(msg, sizeof(msg), "This user has no permissions to run the '%s' command",
                        fe_cmd_index_name(idx));
     } else {
-        /* The first key the user may not touch. */
-        int first, last, step;
-        cmd_key_range(d, n, args, alens, &first, &last, &step);
-        int bad = first;
-        for (int i = first; first && i <= last && i < n; i += step) {
-            const char *one[2] = {args[0], args[i]};
-            uint32_t ol[2] = {alens[0], alens[i]};
-            cmd_desc_t probe = *d;
-            probe.first_key = probe.last_key = 1;
-            probe.key_step = 1;
-            if (acl_check(u, &probe, idx, 2, one, ol) == ACL_DENIED_KEY) {
-                bad = i;
-                break;
-            }
-        }
+        /* The first key the user may not touch (acl_check found one). */
+        int bad = 0;
+        for (int i = cmd_key_next(d, n, args, alens, 0); i && !bad;
+             i = cmd_key_next(d, n, args, alens, i))
+            if (!acl_key_ok(u, args[i], alens[i])) bad = i;
         len = snprintf(msg, sizeof(msg), "This user has no permissions to access the '%.*s' key",
                        (int)(alens[bad] > 256 ? 256 : alens[bad]), args[bad]);
     }

@@ -766,6 +766,11 @@ static int key_allowed(const acl_user_t *u, const char *k, size_t n)
     return 0;
 }
 
+int acl_key_ok(const acl_user_t *u, const char *k, size_t n)
+{
+    return u->unrestricted || u->allkeys || key_allowed(u, k, n);
+}
+
 static int firstarg_allowed(const acl_user_t *u, cmd_id_t id, int argc, const char *const *argv,
                             const uint32_t *lens)
 {
@@ -786,10 +791,10 @@ int acl_check(const acl_user_t *u, const cmd_desc_t *d, unsigned idx, int argc,
 {
     if (u->unrestricted) return ACL_OK;
     if (!bit_get(u, idx) && !firstarg_allowed(u, d->id, argc, argv, lens)) return ACL_DENIED_CMD;
-    if (u->allkeys) return ACL_OK;
-    int first, last, step;
-    cmd_key_range(d, argc, argv, lens, &first, &last, &step);
-    for (int i = first; first && i <= last; i += step)
+    /* A line whose keys cannot be found (a bad numkeys) names none: the
+     * command itself then answers its error, as Redis does. */
+    if (u->allkeys || cmd_key_count(d, argc, argv, lens) < 0) return ACL_OK;
+    for (int i = cmd_key_next(d, argc, argv, lens, 0); i; i = cmd_key_next(d, argc, argv, lens, i))
         if (!key_allowed(u, argv[i], lens[i])) return ACL_DENIED_KEY;
     return ACL_OK;
 }

@@ -225,6 +225,8 @@ void acl_user_getuser(const acl_user_t *u, int proto, buf_t *out);
  * ACL_DENIED_KEY (its keys are found from d's key positions). */
 int acl_check(const acl_user_t *u, const cmd_desc_t *d, unsigned idx, int argc,
               const char *const *argv, const uint32_t *lens);
+/* 1 when u may touch key k (its key patterns, or allkeys). */
+int acl_key_ok(const acl_user_t *u, const char *k, size_t n);
 /* Serialise the table for shm (binary; acl_table_load reads it back). */
 void acl_table_save(const acl_table_t *t, buf_t *out);
 acl_table_t *acl_table_load(const char *p, size_t n);

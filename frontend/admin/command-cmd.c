@@ -80,7 +80,7 @@ static void command_getkeys(int argc, const char **argv, const uint32_t *lens, b
         resp_error(out, "ERR Invalid command specified");
         return;
     }
-    if (d->first_key <= 0 && !(d->flags & CMDF_MOVABLE_KEYS)) {
+    if (d->first_key <= 0 && !(d->flags & CMDF_MOVABLEKEYS)) {
         resp_error(out, "ERR The command has no key arguments");
         return;
     }
@@ -90,17 +90,13 @@ static void command_getkeys(int argc, const char **argv, const uint32_t *lens, b
     }
     const char *const *args = argv + 2;
     const uint32_t *alens = lens + 2;
-    int first, last, step;
-    cmd_key_range(d, n, args, alens, &first, &last, &step);
-    if (!first) {
+    int count = cmd_key_count(d, n, args, alens);
+    if (count < 0) {
         resp_error(out, "ERR Invalid arguments specified for command");
         return;
     }
-    int count = 0;
-    for (int i = first; i <= last; i += step)
-        count++;
     resp_array(out, count);
-    for (int i = first; i <= last; i += step)
+    for (int i = cmd_key_next(d, n, args, alens, 0); i; i = cmd_key_next(d, n, args, alens, i))
         resp_bulk(out, args[i], alens[i]);
 }
 

@@ -2029,6 +2029,25 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n"
         "~1\r\n+multiple\r\n",
         278},
+    {"sintercard",
+        "*10\r\n$10\r\nsintercard\r\n:-3\r\n~2\r\n+readonly\r\n+movablekeys\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@read\r\n+@set\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n"
+        "$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        322,
+        "%5\r\n$7\r\nsummary\r\n$76\r\nHow many members every one of the sets has, counting up to an"
+        " optional LIMIT\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n"
+        "$3\r\nset\r\n$10\r\ncomplexity\r\n$39\r\nO(N*M) in the smallest set and the sets\r\n"
+        "$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\n"
+        "flags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$5\r\nlimit\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        463},
     {"sinterstore",
         "*10\r\n$11\r\nsinterstore\r\n:-3\r\n~2\r\n+write\r\n+denyoom\r\n"
         ":1\r\n:-1\r\n:1\r\n~3\r\n+@write\r\n+@set\r\n+@slow\r\n~0\r\n"

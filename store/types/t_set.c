@@ -365,6 +365,53 @@ void st_read_sdiff(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     read_op(ctx, a, r, OP_DIFF);
 }
 
+/* SINTERCARD numkeys key... [LIMIT n]: Redis checks numkeys, then the
+ * options, then every key's type; the count stops at LIMIT (0: none). */
+void st_read_sintercard(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    (void)ctx;
+    long long nk, limit = 0;
+    if (str_to_ll((const char *)a->argv[0].ptr, a->argv[0].len, &nk) || nk < 1) {
+        resp_error(r, "ERR numkeys should be greater than 0");
+        return;
+    }
+    if (nk > (long long)a->argc - 1) {
+        resp_error(r, "ERR Number of keys can't be greater than number of args");
+        return;
+    }
+    for (uint32_t j = 1 + (uint32_t)nk; j < a->argc; j += 2) {
+        if (j + 1 >= a->argc ||
+            !(a->argv[j].len == 5 && strncasecmp((const char *)a->argv[j].ptr, "limit", 5) == 0)) {
+            resp_error(r, "ERR syntax error");
+            return;
+        }
+        if (str_to_ll((const char *)a->argv[j + 1].ptr, a->argv[j + 1].len, &limit) || limit < 0) {
+            resp_error(r, "ERR LIMIT can't be negative");
+            return;
+        }
+    }
+    sets_t s;
+    if (gather(a->db, a->now, 0, a->argv + 1, (uint16_t)nk, &s, r)) return;
+    long long count = 0;
+    int empty = 0;
+    for (uint16_t i = 0; i < s.n; i++)
+        empty |= !s.v[i];
+    if (!empty) {
+        qsort(s.v, s.n, sizeof(*s.v), by_size);
+        idx_entry_t **all = members(s.v[0]);
+        uint32_t n = st_hash_len(s.v[0]);
+        for (uint32_t k = 0; k < n && (!limit || count < limit); k++) {
+            int in_all = 1;
+            for (uint16_t i = 1; i < s.n && in_all; i++)
+                in_all = st_hash_find(s.v[i], all[k]->data, all[k]->klen) != NULL;
+            count += in_all;
+        }
+        free(all);
+    }
+    free(s.v);
+    resp_integer(r, count);
+}
+
 /* CMD_SINTERSTORE / SUNIONSTORE / SDIFFSTORE destination limit key...: the
  * destination is replaced whatever it held (its TTL goes), or removed when
  * the result is empty. */

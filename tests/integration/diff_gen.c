@@ -749,6 +749,21 @@ static void g_sinterstore(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SINTERSTORE
 static void g_sunionstore(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SUNIONSTORE", 1); }
 static void g_sdiffstore(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SDIFFSTORE", 1); }
 
+/* SINTERCARD numkeys key... [LIMIT n]: a numkeys that fits mostly, and
+ * now and then one that does not, an odd LIMIT or a stray word. */
+static void g_sintercard(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *odd[] = {"0", "x", "-1", "9"};
+    static const char *lim[] = {"0", "1", "2", "-1", "x", "100"};
+    int n = 1 + (int)rn(g, 3);
+    dgen_args(c, "SINTERCARD");
+    if (rn(g, 15) == 0) dgen_args(c, PICK(g, odd));
+    else argf(c, "%d", n);
+    for (int i = 0; i < n; i++) rkey(g, c);
+    if (rn(g, 3) == 0) dgen_args(c, "LIMIT"), dgen_args(c, PICK(g, lim));
+    if (rn(g, 20) == 0) dgen_args(c, rn(g, 2) ? "LIMIT" : "foo");
+}
+
 static void g_sscan(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *mpat[] = {"*", "1*", "[0-5]", "?", "*a*", "-*"};
@@ -869,6 +884,7 @@ static const gen_t gens[] = {
     {"SINTERSTORE", 4, 0, g_sinterstore},
     {"SUNIONSTORE", 4, 0, g_sunionstore},
     {"SDIFFSTORE", 4, 0, g_sdiffstore},
+    {"SINTERCARD", 4, 0, g_sintercard},
     {"SSCAN", 4, G_NO_MULTI | G_NO_MUTATE, g_sscan},
     {"LPUSH", 25, 0, g_push},
     {"LPOP", 12, 0, g_pop},
