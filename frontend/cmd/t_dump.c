@@ -34,12 +34,14 @@ int fe_enc_restore(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, 
         } else if (fe_word_eq(o, n, "absttl")) {
             abs = 1;
         } else if (fe_word_eq(o, n, "idletime") && more && !freq) {
-            if (str_to_ll(a->argv[j + 1], a->lens[j + 1], &v)) return fe_enc_fail(e, FE_ERR_NOT_INT);
+            if (str_to_ll(a->argv[j + 1], a->lens[j + 1], &v))
+                return fe_enc_fail(e, FE_ERR_NOT_INT);
             if (v < 0) return fe_enc_fail(e, "ERR Invalid IDLETIME value, must be >= 0");
             idle = 1;
             j++;
         } else if (fe_word_eq(o, n, "freq") && more && !idle) {
-            if (str_to_ll(a->argv[j + 1], a->lens[j + 1], &v)) return fe_enc_fail(e, FE_ERR_NOT_INT);
+            if (str_to_ll(a->argv[j + 1], a->lens[j + 1], &v))
+                return fe_enc_fail(e, FE_ERR_NOT_INT);
             if (v < 0 || v > 255)
                 return fe_enc_fail(e, "ERR Invalid FREQ value, must be >= 0 and <= 255");
             freq = 1;

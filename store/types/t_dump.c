@@ -39,7 +39,8 @@ static void crc_init(void)
     const uint64_t poly = UINT64_C(0x95ac9329ac4bc9b5);
     for (unsigned i = 0; i < 256; i++) {
         uint64_t c = i;
-        for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
         crc_table[i] = c;
     }
 }
@@ -47,7 +48,8 @@ static void crc_init(void)
 uint64_t st_crc64(uint64_t crc, const unsigned char *p, size_t n)
 {
     if (!crc_table[1]) crc_init();
-    for (size_t i = 0; i < n; i++) crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+    for (size_t i = 0; i < n; i++)
+        crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
     return crc;
 }
 
@@ -65,11 +67,13 @@ void st_rdb_len(buf_t *b, uint64_t len)
         buf_append(b, t, 2);
     } else if (len <= UINT32_MAX) {
         t[0] = 0x80;
-        for (int i = 0; i < 4; i++) t[1 + i] = (unsigned char)(len >> (24 - 8 * i));
+        for (int i = 0; i < 4; i++)
+            t[1 + i] = (unsigned char)(len >> (24 - 8 * i));
         buf_append(b, t, 5);
     } else {
         t[0] = 0x81;
-        for (int i = 0; i < 8; i++) t[1 + i] = (unsigned char)(len >> (56 - 8 * i));
+        for (int i = 0; i < 8; i++)
+            t[1 + i] = (unsigned char)(len >> (56 - 8 * i));
         buf_append(b, t, 9);
     }
 }
@@ -97,7 +101,8 @@ void st_rdb_string(buf_t *b, const unsigned char *p, size_t n)
                 w = 4;
             }
             uint32_t u = (uint32_t)(int32_t)v;
-            for (size_t i = 0; i < w; i++) t[1 + i] = (unsigned char)(u >> (8 * i));
+            for (size_t i = 0; i < w; i++)
+                t[1 + i] = (unsigned char)(u >> (8 * i));
             buf_append(b, t, 1 + w);
             return;
         }
@@ -157,8 +162,8 @@ void st_lp_entry(buf_t *b, const unsigned char *p, size_t n)
     size_t h = 0;
     long long v;
     char canon[24];
-    if (n > 0 && n <= 20 && !str_to_ll((const char *)p, n, &v) &&
-        str_from_ll(canon, v) == n && !memcmp(canon, p, n)) {
+    if (n > 0 && n <= 20 && !str_to_ll((const char *)p, n, &v) && str_from_ll(canon, v) == n &&
+        !memcmp(canon, p, n)) {
         uint64_t u = (uint64_t)v;
         size_t w;
         if (v >= 0 && v <= 127) {
@@ -182,7 +187,8 @@ void st_lp_entry(buf_t *b, const unsigned char *p, size_t n)
             t[h++] = 0xF4;
             w = 8;
         }
-        for (size_t i = 0; i < w; i++) t[h++] = (unsigned char)(u >> (8 * i));
+        for (size_t i = 0; i < w; i++)
+            t[h++] = (unsigned char)(u >> (8 * i));
         buf_append(b, t, h);
         lp_backlen(b, h);
         return;
@@ -194,7 +200,8 @@ void st_lp_entry(buf_t *b, const unsigned char *p, size_t n)
         t[h++] = (unsigned char)n;
     } else {
         t[h++] = 0xF0;
-        for (int i = 0; i < 4; i++) t[h++] = (unsigned char)(n >> (8 * i));
+        for (int i = 0; i < 4; i++)
+            t[h++] = (unsigned char)(n >> (8 * i));
     }
     buf_append(b, t, h);
     buf_append(b, p, n);
@@ -259,7 +266,8 @@ static int dump_listpack(store_ctx_t *ctx, st_hash_t *h, int with_value, buf_t *
     uint32_t total = (uint32_t)lp.len;
     uint64_t count = (uint64_t)st_hash_len(h) * (with_value ? 2 : 1);
     uint16_t n16 = count < 65535 ? (uint16_t)count : 65535;
-    for (int i = 0; i < 4; i++) lp.data[i] = (unsigned char)(total >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        lp.data[i] = (unsigned char)(total >> (8 * i));
     lp.data[4] = (unsigned char)n16;
     lp.data[5] = (unsigned char)(n16 >> 8);
     if (!w.err) {
@@ -297,7 +305,9 @@ static int walk_int_width(void *arg, idx_entry_t *e)
     intset_walk_t *w = arg;
     long long v = 0;
     (void)str_to_ll((const char *)e->data, e->klen, &v);
-    unsigned need = (v >= INT16_MIN && v <= INT16_MAX) ? 2 : (v >= INT32_MIN && v <= INT32_MAX) ? 4 : 8;
+    unsigned need = (v >= INT16_MIN && v <= INT16_MAX)   ? 2
+                    : (v >= INT32_MIN && v <= INT32_MAX) ? 4
+                                                         : 8;
     if (need > w->width) w->width = need;
     return 0;
 }
@@ -309,7 +319,8 @@ static int walk_int_put(void *arg, idx_entry_t *e)
     (void)str_to_ll((const char *)e->data, e->klen, &v);
     unsigned char t[8];
     uint64_t u = (uint64_t)v;
-    for (unsigned i = 0; i < w->width; i++) t[i] = (unsigned char)(u >> (8 * i));
+    for (unsigned i = 0; i < w->width; i++)
+        t[i] = (unsigned char)(u >> (8 * i));
     buf_append(w->out, t, w->width);
     return 0;
 }
@@ -327,8 +338,10 @@ static int dump_set(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
         st_hash_foreach(h, walk_int_width, &w);
         uint32_t n = st_hash_len(h);
         unsigned char hdr[8];
-        for (int i = 0; i < 4; i++) hdr[i] = (unsigned char)(w.width >> (8 * i));
-        for (int i = 0; i < 4; i++) hdr[4 + i] = (unsigned char)(n >> (8 * i));
+        for (int i = 0; i < 4; i++)
+            hdr[i] = (unsigned char)(w.width >> (8 * i));
+        for (int i = 0; i < 4; i++)
+            hdr[4 + i] = (unsigned char)(n >> (8 * i));
         buf_append(&is, hdr, 8);
         st_hash_foreach(h, walk_int_put, &w);
         st_rdb_len(out, is.len);
@@ -367,7 +380,8 @@ int st_dump_payload(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
     tail[1] = ST_RDB_VERSION >> 8;
     buf_append(out, tail, 2);
     uint64_t crc = st_crc64(0, (const unsigned char *)out->data + start, out->len - start);
-    for (int i = 0; i < 8; i++) tail[i] = (unsigned char)(crc >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        tail[i] = (unsigned char)(crc >> (8 * i));
     buf_append(out, tail, 8);
     return 0;
 }

@@ -39,7 +39,8 @@ int st_dump_verify(const unsigned char *p, size_t n)
     unsigned ver = p[n - 10] | (unsigned)p[n - 9] << 8;
     if (ver > ST_RDB_VERSION) return -1;
     uint64_t crc = 0;
-    for (int i = 0; i < 8; i++) crc |= (uint64_t)p[n - 8 + i] << (8 * i);
+    for (int i = 0; i < 8; i++)
+        crc |= (uint64_t)p[n - 8 + i] << (8 * i);
     return crc == st_crc64(0, p, n - 8) ? 0 : -1;
 }
 
@@ -51,18 +52,25 @@ static int rd_len(rd_t *r, uint64_t *len, int *enc)
     if (r->p >= r->end) return -1;
     unsigned b = *r->p++;
     switch (b >> 6) {
-    case 0: *len = b & 63; return 0;
+    case 0:
+        *len = b & 63;
+        return 0;
     case 1:
         if (r->p >= r->end) return -1;
         *len = (uint64_t)(b & 63) << 8 | *r->p++;
         return 0;
-    case 3: *enc = 1; *len = b & 63; return 0;
-    default: break;
+    case 3:
+        *enc = 1;
+        *len = b & 63;
+        return 0;
+    default:
+        break;
     }
     int w = b == 0x80 ? 4 : b == 0x81 ? 8 : 0;
     if (!w || r->end - r->p < w) return -1;
     uint64_t v = 0;
-    for (int i = 0; i < w; i++) v = v << 8 | *r->p++;
+    for (int i = 0; i < w; i++)
+        v = v << 8 | *r->p++;
     *len = v;
     return 0;
 }
@@ -90,7 +98,8 @@ static int lzf_unpack(const unsigned char *in, size_t in_len, unsigned char *out
             if (i >= in_len) return -1;
             size_t back = ((size_t)(ctrl & 31) << 8 | in[i++]) + 1;
             if (back > o || o + n > out_len) return -1;
-            for (size_t k = 0; k < n; k++, o++) out[o] = out[o - back];
+            for (size_t k = 0; k < n; k++, o++)
+                out[o] = out[o - back];
         }
     }
     return o == out_len ? 0 : -1;
@@ -108,7 +117,8 @@ static int rd_string(rd_t *r, unsigned char **out, size_t *n)
             size_t w = (size_t)1 << len;
             if ((size_t)(r->end - r->p) < w) return -1;
             uint32_t u = 0;
-            for (size_t i = 0; i < w; i++) u |= (uint32_t)r->p[i] << (8 * i);
+            for (size_t i = 0; i < w; i++)
+                u |= (uint32_t)r->p[i] << (8 * i);
             r->p += w;
             long long v = w == 1 ? (int8_t)u : w == 2 ? (int16_t)u : (int32_t)u;
             *out = malloc(24);
@@ -146,10 +156,27 @@ typedef struct {
     uint32_t hash_entries, hash_value;
     uint64_t intset_max;
     uint64_t seed;
+    const unsigned char *base; /* the payload argument, at log position base_lsn */
+    uint64_t base_lsn;
 } rst_t;
 
 static idx_entry_t *read_string(rd_t *r, const rst_t *x)
 {
+    /* A plain string's bytes stay in the log, inside the record's payload
+     * argument, as SET's value does (inline when short). */
+    rd_t peek = *r;
+    uint64_t len;
+    int enc;
+    if (!rd_len(&peek, &len, &enc) && !enc && len <= (uint64_t)(peek.end - peek.p)) {
+        rec_arg_t val = {0};
+        val.ptr = peek.p;
+        val.len = (uint32_t)len;
+        if (val.len == len) {
+            r->p = peek.p + len;
+            return st_ent_new(x->key, &val, x->base_lsn + (uint64_t)(peek.p - x->base),
+                              x->expire_at);
+        }
+    }
     unsigned char *v;
     size_t n;
     if (rd_string(r, &v, &n)) return NULL;
@@ -162,8 +189,8 @@ static int is_int(const unsigned char *m, size_t n)
 {
     long long v;
     char canon[24];
-    return n > 0 && n <= 20 && !str_to_ll((const char *)m, n, &v) &&
-           str_from_ll(canon, v) == n && !memcmp(canon, m, n);
+    return n > 0 && n <= 20 && !str_to_ll((const char *)m, n, &v) && str_from_ll(canon, v) == n &&
+           !memcmp(canon, m, n);
 }
 
 /* Add a member to a set being built, converting as set_add does. */
@@ -217,14 +244,17 @@ static idx_entry_t *read_intset(rd_t *r, const rst_t *x)
     int ok = n >= 8;
     uint32_t w = 0, cnt = 0;
     if (ok) {
-        for (int i = 0; i < 4; i++) w |= (uint32_t)b[i] << (8 * i);
-        for (int i = 0; i < 4; i++) cnt |= (uint32_t)b[4 + i] << (8 * i);
+        for (int i = 0; i < 4; i++)
+            w |= (uint32_t)b[i] << (8 * i);
+        for (int i = 0; i < 4; i++)
+            cnt |= (uint32_t)b[4 + i] << (8 * i);
         ok = (w == 2 || w == 4 || w == 8) && cnt && (uint64_t)cnt * w == n - 8;
     }
     long long prev = 0;
     for (uint32_t i = 0; ok && i < cnt; i++) {
         uint64_t u = 0;
-        for (uint32_t k = 0; k < w; k++) u |= (uint64_t)b[8 + i * w + k] << (8 * k);
+        for (uint32_t k = 0; k < w; k++)
+            u |= (uint64_t)b[8 + i * w + k] << (8 * k);
         long long v = w == 2 ? (int16_t)u : w == 4 ? (int32_t)u : (long long)u;
         if (i && v <= prev) ok = 0; /* an intset is sorted, no duplicates */
         prev = v;
@@ -291,7 +321,8 @@ static const unsigned char *lp_next(const unsigned char *p, const unsigned char 
         size_t w = b == 0xF1 ? 2 : b == 0xF2 ? 3 : b == 0xF3 ? 4 : 8;
         if ((size_t)(end - p) < 1 + w) return NULL;
         uint64_t u = 0;
-        for (size_t i = 0; i < w; i++) u |= (uint64_t)p[1 + i] << (8 * i);
+        for (size_t i = 0; i < w; i++)
+            u |= (uint64_t)p[1 + i] << (8 * i);
         if (w < 8 && (u >> (8 * w - 1)) & 1) u |= ~UINT64_C(0) << (8 * w);
         v = (long long)u, h = 1 + w;
     } else {
@@ -330,8 +361,7 @@ static idx_entry_t *read_hash_listpack(rd_t *r, const rst_t *x)
             ok = 0;
             break;
         }
-        if (!st_hash_is_table(h) && (fn > x->hash_value || vn > x->hash_value))
-            st_hash_convert(h);
+        if (!st_hash_is_table(h) && (fn > x->hash_value || vn > x->hash_value)) st_hash_convert(h);
         st_hash_set(h, NULL, f, (uint32_t)fn, v, vn, 0);
     }
     if (ok && !st_hash_is_table(h) && st_hash_len(h) > x->hash_entries) st_hash_convert(h);
@@ -358,8 +388,14 @@ void st_apply_restore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     size_t n = a->argv[1].len;
     uint32_t flags = cmd_get_u32(a->argv[2].ptr);
     uint64_t lim = (uint64_t)cmd_get_i64(a->argv[4].ptr);
-    rst_t x = {key, cmd_get_i64(a->argv[3].ptr), (uint32_t)lim, (uint32_t)(lim >> 32),
-               (uint64_t)cmd_get_i64(a->argv[5].ptr), a->db->ix.seed};
+    rst_t x = {key,
+               cmd_get_i64(a->argv[3].ptr),
+               (uint32_t)lim,
+               (uint32_t)(lim >> 32),
+               (uint64_t)cmd_get_i64(a->argv[5].ptr),
+               a->db->ix.seed,
+               p,
+               st_arg_lsn(a, 1)};
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
     if (slot && !(flags & ST_RESTORE_REPLACE)) {
         if (r) resp_error(r, "BUSYKEY Target key name already exists.");

@@ -65,10 +65,10 @@ Test(dump, values_move_both_ways)
     char big[3000];
     memset(big, 'z', sizeof big - 1);
     big[sizeof big - 1] = 0;
-    const char *fill[][4] = {{"SET", "s", "hello", NULL},      {"SET", "i", "-12345", NULL},
-                             {"SET", "big", big, NULL},        {"SADD", "is", "5", "-3"},
-                             {"SADD", "ss", "x", "y"},         {"HSET", "h", "f", "1"},
-                             {"HSET", "h", "g", "hello"},      {"SET", "e", "", NULL}};
+    const char *fill[][4] = {{"SET", "s", "hello", NULL}, {"SET", "i", "-12345", NULL},
+                             {"SET", "big", big, NULL},   {"SADD", "is", "5", "-3"},
+                             {"SADD", "ss", "x", "y"},    {"HSET", "h", "f", "1"},
+                             {"HSET", "h", "g", "hello"}, {"SET", "e", "", NULL}};
     for (size_t i = 0; i < sizeof fill / sizeof fill[0]; i++) {
         int n = fill[i][3] ? 4 : 3;
         freeReplyObject(redisCommandArgv(r, n, fill[i], NULL));
@@ -76,7 +76,8 @@ Test(dump, values_move_both_ways)
     }
     for (int i = 0; i < 300; i++) { /* a table set and hash */
         freeReplyObject(q(r, "SADD t m%d", i)), freeReplyObject(q(a, "SADD t m%d", i));
-        freeReplyObject(q(r, "HSET th f%d v%d", i, i)), freeReplyObject(q(a, "HSET th f%d v%d", i, i));
+        freeReplyObject(q(r, "HSET th f%d v%d", i, i)),
+            freeReplyObject(q(a, "HSET th f%d v%d", i, i));
     }
     freeReplyObject(q(r, "CONFIG SET set-max-intset-entries 512"));
     const char *keys[] = {"s", "i", "big", "is", "ss", "h", "e", "t", "th"};
@@ -96,14 +97,16 @@ Test(dump, values_move_both_ways)
         same2(a, k1, r, k2, "OBJECT ENCODING %s");
         redisReply *t = q(a, "TYPE %s", k1);
         const char *fmt = !strcmp(t->str, "string") ? "GET %s"
-                          : !strcmp(t->str, "set") ? "SCARD %s" : "HLEN %s";
+                          : !strcmp(t->str, "set")  ? "SCARD %s"
+                                                    : "HLEN %s";
         freeReplyObject(t);
         same2(a, k1, r, keys[i], fmt);
         same2(r, k2, a, keys[i], fmt);
     }
     /* Byte-equal payloads for the small values Redis does not compress. */
     const char *equal[] = {"s", "i", "is", "h", "e"};
-    for (size_t i = 0; i < sizeof equal / sizeof equal[0]; i++) same(a, r, "DUMP %s", equal[i]);
+    for (size_t i = 0; i < sizeof equal / sizeof equal[0]; i++)
+        same(a, r, "DUMP %s", equal[i]);
     same2(a, "from-redis-h", r, "h", "HGET %s g");
     same2(r, "from-attic-h", a, "h", "HGET %s g");
     redisFree(r);

@@ -583,15 +583,21 @@ Test(durability, restored_keys_survive_sigkill_of_everything, .timeout = 120)
         cr_assert_not_null(r);
         freeReplyObject(r);
     }
+    char longv[400];
+    memset(longv, 'q', sizeof(longv) - 1);
+    longv[sizeof(longv) - 1] = '\0';
+    redisReply *lr = redisCommand(c, "SET long %s", longv); /* DUMPed plain: an extent */
+    cr_assert_not_null(lr);
+    freeReplyObject(lr);
     const char *setup[] = {"SET str hello", "SET num 12345", "HSET h a 1 b two", "SADD ints 3 1 2"};
     for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++) {
         redisReply *r = redisCommand(c, setup[i]);
         cr_assert_not_null(r, "%s", setup[i]);
         freeReplyObject(r);
     }
-    const char *keys[] = {"str", "num", "h", "ints", "src"};
-    char *want[5];
-    for (int i = 0; i < 5; i++) {
+    const char *keys[] = {"str", "num", "h", "ints", "src", "long"};
+    char *want[6];
+    for (int i = 0; i < 6; i++) {
         redisReply *d = redisCommand(c, "DUMP %s", keys[i]);
         cr_assert(d && d->type == REDIS_REPLY_STRING, "DUMP %s", keys[i]);
         want[i] = calloc(1, d->len * 2 + 1);
@@ -607,7 +613,7 @@ Test(durability, restored_keys_survive_sigkill_of_everything, .timeout = 120)
     cr_assert_eq(srv_restart(&s), 0, "restart after SIGKILL");
     c = srv_connect(&s);
     cr_assert_not_null(c);
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         redisReply *d = redisCommand(c, "DUMP copy-%s", keys[i]);
         cr_assert(d && d->type == REDIS_REPLY_STRING, "copy-%s came back", keys[i]);
         char *got = malloc(d->len * 2 + 1);
