@@ -264,7 +264,8 @@ Test(dump, restore_long_plain_string_is_an_extent)
     p[n++] = 10;
     p[n++] = 0;
     uint64_t crc = st_crc64(0, p, n);
-    for (int i = 0; i < 8; i++) p[n++] = (unsigned char)(crc >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        p[n++] = (unsigned char)(crc >> (8 * i));
     cr_assert_str_eq(restore_bytes("long", p, n, 0, 0), "+OK\r\n");
     const char *r = rd(T0, CMD_GET, "long", NULL);
     cr_assert_eq(strncmp(r, "$200\r\nqqqq", 10), 0, "%.20s", r);
