@@ -748,6 +748,21 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n"
         "~1\r\n+multiple\r\n",
         309},
+    {"dump",
+        "*10\r\n$4\r\ndump\r\n:2\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@keyspace\r\n+@read\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        329,
+        "%5\r\n$7\r\nsummary\r\n$85\r\nA key's value in Redis' DUMP payload format (RDB version 10, "
+        "CRC64), nil when missing\r\n$5\r\nsince\r\n$5\r\n2.6.0\r\n$5\r\n"
+        "group\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$44\r\nO(1) to find the key, O(N*M) to seria"
+        "lize it\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        309},
     {"type",
         "*10\r\n$4\r\ntype\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
         ":1\r\n:1\r\n~3\r\n+@keyspace\r\n+@read\r\n+@fast\r\n~0\r\n~1\r\n"
@@ -1864,6 +1879,34 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
         "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         513},
+    {"restore",
+        "*10\r\n$7\r\nrestore\r\n:-4\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n"
+        ":1\r\n:1\r\n~4\r\n+@keyspace\r\n+@write\r\n+@slow\r\n+@dangerous\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        324,
+        "%5\r\n$7\r\nsummary\r\n$98\r\nCreate a key from a DUMP payload (Redis 7.0's format); the re"
+        "ply is sent once the write is durable\r\n$5\r\nsince\r\n$5\r\n"
+        "2.6.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n"
+        "$52\r\nO(1) to create the key, O(N*M) to decode the payload\r\n"
+        "$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$3\r\nttl\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\n"
+        "name\r\n$16\r\nserialized-value\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%5\r\n$4\r\nname\r\n$7\r\nreplace\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$7\r\nREPLACE\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$6\r\nabsttl\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nABSTTL\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%5\r\n$4\r\nname\r\n$7\r\nseconds\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$8\r\nIDLETIME\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$9\r\nfrequency\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$4\r\nFREQ\r\n$5\r\n"
+        "since\r\n$5\r\n5.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        929},
     {"sadd",
         "*10\r\n$4\r\nsadd\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
         ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@set\r\n+@fast\r\n~0\r\n~1\r\n"

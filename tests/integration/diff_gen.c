@@ -794,6 +794,41 @@ typedef struct gen {
     void (*fn)(dgen_t *g, dgen_cmd_t *c);
 } gen_t;
 
+/* ---- DUMP payloads (D34) ---- */
+
+/* RESTORE of payloads redis-server 7.0.15 DUMPed (a string, an integer,
+ * an intset, a listpack hash), one with its CRC damaged, one of another
+ * version, and TTLs and options that are errors. DUMP itself is not
+ * generated: its bytes differ from Redis' for values Redis LZF-compresses
+ * and for table-encoded sets and hashes (their order). */
+static void g_restore(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *const payloads[] = {
+        "000568656c6c6f0a006372df766534200a",
+        "00c00c0a003c2af8515c04bcd5",
+        "0b0e02000000030000000100020003000a00a5025ce26d6e4d1b",
+        "101616000000040081610201018162028568656c6c6f06ff0a00e8c5fe99ee07955d",
+        "00c00c0a003c2af8515c04bcd6",
+        "00c00c0b003c2af8515c04bcd5",
+    };
+    static const char *const ttls[] = {"0", "0", "0", "-1", "x"};
+    static const char *const opts[][2] = {{NULL, NULL},        {NULL, NULL},    {"REPLACE", NULL},
+                                          {"replace", "ABSTTL"}, {"IDLETIME", "5"}, {"FREQ", "300"},
+                                          {"BOGUS", NULL}};
+    const char *hex = PICK(g, payloads);
+    char bin[128];
+    size_t n = strlen(hex) / 2;
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        sscanf(hex + 2 * i, "%2x", &v);
+        bin[i] = (char)v;
+    }
+    dgen_args(c, "RESTORE"), rkey(g, c), dgen_args(c, PICK(g, ttls));
+    dgen_arg(c, bin, n);
+    unsigned k = rn(g, (unsigned)(sizeof(opts) / sizeof(opts[0])));
+    for (int i = 0; i < 2 && opts[k][i]; i++) dgen_args(c, opts[k][i]);
+}
+
 static const gen_t gens[] = {
     {"SET", 60, 0, g_set},
     {"SETNX", 6, 0, g_setnx},
@@ -852,6 +887,7 @@ static const gen_t gens[] = {
     {"EXEC", 1, G_NO_MULTI | G_NO_MUTATE, g_exec},
     {"DISCARD", 1, G_NO_MULTI | G_NO_MUTATE, g_discard},
     {"HSET", 30, 0, g_hset},
+    {"RESTORE", 6, 0, g_restore},
     {"HMSET", 6, 0, g_hmset},
     {"HSETNX", 8, 0, g_hsetnx},
     {"HGET", 20, 0, g_hget},

@@ -1,0 +1,76 @@
+/*
+ * t_dump.c - RESTORE's encoder (issue 13, D34): the options are checked
+ * here (Redis checks them first); the key's existence (BUSYKEY), the TTL's
+ * errors, the payload's version and checksum and its decoding are the
+ * store's, in Redis' order (store/types/t_restore.c), so the TTL's
+ * verdict travels in the flags. The record carries the absolute expiry
+ * and the encoding limits, so replay decodes the same value the same way.
+ * IDLETIME and FREQ are checked and then ignored (AtticDB keeps no LRU or
+ * LFU data).
+ */
+#include <limits.h>
+#include <stdint.h>
+
+#include "frontend/cmd/encode.h"
+#include "frontend/core/core.h"
+#include "store/dump.h"
+#include "strutil.h"
+
+#define RESTORE_TTL_NOT_INT  2u
+#define RESTORE_TTL_NEGATIVE 4u
+
+int fe_enc_restore(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    uint32_t flags = 0;
+    int abs = 0, idle = 0, freq = 0;
+    for (int j = 4; j < a->argc; j++) {
+        const char *o = a->argv[j];
+        size_t n = a->lens[j];
+        int more = j < a->argc - 1;
+        long long v;
+        if (fe_word_eq(o, n, "replace")) {
+            flags |= ST_RESTORE_REPLACE;
+        } else if (fe_word_eq(o, n, "absttl")) {
+            abs = 1;
+        } else if (fe_word_eq(o, n, "idletime") && more && !freq) {
+            if (str_to_ll(a->argv[j + 1], a->lens[j + 1], &v))
+                return fe_enc_fail(e, FE_ERR_NOT_INT);
+            if (v < 0) return fe_enc_fail(e, "ERR Invalid IDLETIME value, must be >= 0");
+            idle = 1;
+            j++;
+        } else if (fe_word_eq(o, n, "freq") && more && !idle) {
+            if (str_to_ll(a->argv[j + 1], a->lens[j + 1], &v))
+                return fe_enc_fail(e, FE_ERR_NOT_INT);
+            if (v < 0 || v > 255)
+                return fe_enc_fail(e, "ERR Invalid FREQ value, must be >= 0 and <= 255");
+            freq = 1;
+            j++;
+        } else {
+            return fe_enc_fail(e, FE_ERR_SYNTAX);
+        }
+    }
+    long long ttl = 0;
+    if (str_to_ll(a->argv[2], a->lens[2], &ttl)) {
+        flags |= RESTORE_TTL_NOT_INT;
+        ttl = 0;
+    } else if (ttl < 0) {
+        flags |= RESTORE_TTL_NEGATIVE;
+        ttl = 0;
+    }
+    if (ttl && !abs) {
+        long long now = shm_now_ms();
+        ttl = ttl > LLONG_MAX - now ? LLONG_MAX : ttl + now;
+    }
+    int64_t hn = c->fe->hash_max_entries, hv = c->fe->hash_max_value;
+    uint64_t lo = hn < 0 ? 0 : hn > UINT32_MAX ? UINT32_MAX : (uint64_t)hn;
+    uint64_t hi = hv < 0 ? 0 : hv > UINT32_MAX ? UINT32_MAX : (uint64_t)hv;
+    fe_enc_begin(e, CMD_RESTORE, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_arg(e, a->argv[3], a->lens[3]);
+    fe_enc_u32(e, flags);
+    fe_enc_i64(e, ttl);
+    fe_enc_i64(e, (int64_t)(lo | hi << 32));
+    fe_enc_i64(e, c->fe->set_max_intset < 0 ? 0 : c->fe->set_max_intset);
+    return 0;
+}

@@ -1,0 +1,38 @@
+/*
+ * dump.h - Redis 7.0's DUMP payload format (types/t_dump.c, D34): RDB
+ * type bytes, the version DUMP writes, CRC64 and the encoders other types'
+ * DUMP writers share.
+ */
+#ifndef ATTIC_STORE_DUMP_H
+#define ATTIC_STORE_DUMP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "store/core/entry.h"
+
+#define ST_RDB_VERSION 10
+enum {
+    ST_RDB_STRING = 0,
+    ST_RDB_SET = 2,
+    ST_RDB_HASH = 4,
+    ST_RDB_SET_INTSET = 11,
+    ST_RDB_HASH_LISTPACK = 16,
+};
+
+/* crc64-jones (reflected, no final xor); start with crc = 0. */
+uint64_t st_crc64(uint64_t crc, const unsigned char *p, size_t n);
+void st_rdb_len(buf_t *b, uint64_t len);
+void st_rdb_string(buf_t *b, const unsigned char *p, size_t n);
+void st_lp_entry(buf_t *b, const unsigned char *p, size_t n);
+/* 0 when p[0, n) ends in a known RDB version and a right CRC64. */
+int st_dump_verify(const unsigned char *p, size_t n);
+/* RESTORE's record flags. */
+#define ST_RESTORE_REPLACE 1u
+
+/* Append e's payload to out: 0, -1 on an I/O error, -2 for a type with no
+ * writer yet (out unchanged on error). */
+int st_dump_payload(store_ctx_t *ctx, idx_entry_t *e, buf_t *out);
+
+#endif

@@ -1,0 +1,407 @@
+/*
+ * t_dump.c - DUMP (issue 13, D34): a key's value in Redis 7.0's DUMP
+ * payload format, so a value taken from AtticDB RESTOREs into a real
+ * redis-server: one RDB object (type byte, encoded value), the RDB version
+ * (10) as 2 little-endian bytes, then the CRC64 (crc64-jones, reflected,
+ * no final xor) of everything before it, 8 little-endian bytes.
+ *
+ * Forms written: strings as RDB_TYPE_STRING (a canonical integer that fits
+ * 32 bits as Redis' integer encoding, anything else plain); hashes as
+ * RDB_TYPE_HASH_LISTPACK while listpack-encoded, RDB_TYPE_HASH once a
+ * table; sets as RDB_TYPE_SET_INTSET while intset-encoded, RDB_TYPE_SET
+ * otherwise. DUMP never LZF-compresses (Redis does for strings and blobs
+ * longer than 20 bytes when that saves bytes), so payloads are byte-equal
+ * to Redis' for values Redis does not compress.
+ *
+ * New types add one writer to dump_writers[] below (lists: quicklist2 of
+ * listpacks, type 18; sorted sets: zset listpack, type 17, or zset2,
+ * type 5), indexed by enum st_type.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handlers.h"
+#include "resp.h"
+#include "store/core/entry.h"
+#include "store/core/hash.h"
+#include "store/core/object.h"
+#include "store/core/value.h"
+#include "store/dump.h"
+#include "strutil.h"
+
+/* ---- CRC64 (Jones polynomial, reflected) ---- */
+
+static uint64_t crc_table[256];
+
+static void crc_init(void)
+{
+    const uint64_t poly = UINT64_C(0x95ac9329ac4bc9b5);
+    for (unsigned i = 0; i < 256; i++) {
+        uint64_t c = i;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
+        crc_table[i] = c;
+    }
+}
+
+uint64_t st_crc64(uint64_t crc, const unsigned char *p, size_t n)
+{
+    if (!crc_table[1]) crc_init();
+    for (size_t i = 0; i < n; i++)
+        crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+    return crc;
+}
+
+/* ---- RDB primitives ---- */
+
+void st_rdb_len(buf_t *b, uint64_t len)
+{
+    unsigned char t[9];
+    if (len < 64) {
+        t[0] = (unsigned char)len;
+        buf_append(b, t, 1);
+    } else if (len < 16384) {
+        t[0] = (unsigned char)(0x40 | (len >> 8));
+        t[1] = (unsigned char)len;
+        buf_append(b, t, 2);
+    } else if (len <= UINT32_MAX) {
+        t[0] = 0x80;
+        for (int i = 0; i < 4; i++)
+            t[1 + i] = (unsigned char)(len >> (24 - 8 * i));
+        buf_append(b, t, 5);
+    } else {
+        t[0] = 0x81;
+        for (int i = 0; i < 8; i++)
+            t[1 + i] = (unsigned char)(len >> (56 - 8 * i));
+        buf_append(b, t, 9);
+    }
+}
+
+/* A string as Redis' rdbSaveRawString writes it without compression: a
+ * canonical integer of at most 11 bytes that fits 32 bits in its integer
+ * encoding (0xC0 int8, 0xC1 int16, 0xC2 int32, little-endian). */
+void st_rdb_string(buf_t *b, const unsigned char *p, size_t n)
+{
+    long long v;
+    if (n > 0 && n <= 11 && !str_to_ll((const char *)p, n, &v)) {
+        char canon[24];
+        size_t cn = str_from_ll(canon, v);
+        if (cn == n && !memcmp(canon, p, n) && v >= INT32_MIN && v <= INT32_MAX) {
+            unsigned char t[5];
+            size_t w;
+            if (v >= INT8_MIN && v <= INT8_MAX) {
+                t[0] = 0xC0;
+                w = 1;
+            } else if (v >= INT16_MIN && v <= INT16_MAX) {
+                t[0] = 0xC1;
+                w = 2;
+            } else {
+                t[0] = 0xC2;
+                w = 4;
+            }
+            uint32_t u = (uint32_t)(int32_t)v;
+            for (size_t i = 0; i < w; i++)
+                t[1 + i] = (unsigned char)(u >> (8 * i));
+            buf_append(b, t, 1 + w);
+            return;
+        }
+    }
+    st_rdb_len(b, n);
+    buf_append(b, p, n);
+}
+
+/* The value of string entry (or hash field) e, read back from the log,
+ * written as an RDB string. Returns 0, -1 on an I/O error. */
+static int rdb_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
+{
+    uint64_t n = st_ent_vlen(e);
+    unsigned char *tmp = malloc(n ? n : 1);
+    if (!tmp) return -1;
+    int rc = st_read_value(ctx, e, tmp);
+    if (!rc) st_rdb_string(b, tmp, n);
+    free(tmp);
+    return rc;
+}
+
+/* ---- listpack (Redis 7.0's, for RDB_TYPE_HASH_LISTPACK) ---- */
+
+static void lp_backlen(buf_t *b, size_t l)
+{
+    unsigned char t[5];
+    size_t n = 0;
+    if (l <= 127) {
+        t[n++] = (unsigned char)l;
+    } else if (l < 16383) {
+        t[n++] = (unsigned char)(l >> 7);
+        t[n++] = (unsigned char)((l & 127) | 128);
+    } else if (l < 2097151) {
+        t[n++] = (unsigned char)(l >> 14);
+        t[n++] = (unsigned char)(((l >> 7) & 127) | 128);
+        t[n++] = (unsigned char)((l & 127) | 128);
+    } else if (l < 268435455) {
+        t[n++] = (unsigned char)(l >> 21);
+        t[n++] = (unsigned char)(((l >> 14) & 127) | 128);
+        t[n++] = (unsigned char)(((l >> 7) & 127) | 128);
+        t[n++] = (unsigned char)((l & 127) | 128);
+    } else {
+        t[n++] = (unsigned char)(l >> 28);
+        t[n++] = (unsigned char)(((l >> 21) & 127) | 128);
+        t[n++] = (unsigned char)(((l >> 14) & 127) | 128);
+        t[n++] = (unsigned char)(((l >> 7) & 127) | 128);
+        t[n++] = (unsigned char)((l & 127) | 128);
+    }
+    buf_append(b, t, n);
+}
+
+/* One listpack entry for p[0, n): an integer form when p is a canonical
+ * 64-bit integer of at most 20 bytes (as lpAppend), else a string form. */
+void st_lp_entry(buf_t *b, const unsigned char *p, size_t n)
+{
+    unsigned char t[9];
+    size_t h = 0;
+    long long v;
+    char canon[24];
+    if (n > 0 && n <= 20 && !str_to_ll((const char *)p, n, &v) && str_from_ll(canon, v) == n &&
+        !memcmp(canon, p, n)) {
+        uint64_t u = (uint64_t)v;
+        size_t w;
+        if (v >= 0 && v <= 127) {
+            t[h++] = (unsigned char)v;
+            w = 0;
+        } else if (v >= -4096 && v <= 4095) {
+            uint64_t x = u & 0x1fff;
+            t[h++] = (unsigned char)(0xC0 | (x >> 8));
+            t[h++] = (unsigned char)x;
+            w = 0;
+        } else if (v >= INT16_MIN && v <= INT16_MAX) {
+            t[h++] = 0xF1;
+            w = 2;
+        } else if (v >= -8388608 && v <= 8388607) {
+            t[h++] = 0xF2;
+            w = 3;
+        } else if (v >= INT32_MIN && v <= INT32_MAX) {
+            t[h++] = 0xF3;
+            w = 4;
+        } else {
+            t[h++] = 0xF4;
+            w = 8;
+        }
+        for (size_t i = 0; i < w; i++)
+            t[h++] = (unsigned char)(u >> (8 * i));
+        buf_append(b, t, h);
+        lp_backlen(b, h);
+        return;
+    }
+    if (n < 64) {
+        t[h++] = (unsigned char)(0x80 | n);
+    } else if (n < 4096) {
+        t[h++] = (unsigned char)(0xE0 | (n >> 8));
+        t[h++] = (unsigned char)n;
+    } else {
+        t[h++] = 0xF0;
+        for (int i = 0; i < 4; i++)
+            t[h++] = (unsigned char)(n >> (8 * i));
+    }
+    buf_append(b, t, h);
+    buf_append(b, p, n);
+    lp_backlen(b, h + n);
+}
+
+/* ---- per-type writers ---- */
+
+typedef struct {
+    store_ctx_t *ctx;
+    buf_t *out;
+    int err;
+    int with_value; /* hash: field then value */
+    int listpack;   /* write listpack entries, not RDB strings */
+} dump_walk_t;
+
+static int walk_field(void *arg, idx_entry_t *e)
+{
+    dump_walk_t *w = arg;
+    if (w->listpack)
+        st_lp_entry(w->out, e->data, e->klen);
+    else
+        st_rdb_string(w->out, e->data, e->klen);
+    if (!w->with_value) return 0;
+    if (w->listpack) {
+        uint64_t n = st_ent_vlen(e);
+        unsigned char *tmp = malloc(n ? n : 1);
+        if (!tmp || st_read_value(w->ctx, e, tmp)) {
+            free(tmp);
+            w->err = 1;
+            return 1;
+        }
+        st_lp_entry(w->out, tmp, n);
+        free(tmp);
+        return 0;
+    }
+    if (rdb_value(w->ctx, e, w->out)) {
+        w->err = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int dump_string(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
+{
+    unsigned char t = ST_RDB_STRING;
+    buf_append(out, &t, 1);
+    return rdb_value(ctx, e, out);
+}
+
+/* A listpack of the hash's fields (and values), as one RDB string. */
+static int dump_listpack(store_ctx_t *ctx, st_hash_t *h, int with_value, buf_t *out)
+{
+    buf_t lp;
+    buf_init(&lp);
+    unsigned char hdr[6] = {0};
+    buf_append(&lp, hdr, 6);
+    dump_walk_t w = {ctx, &lp, 0, with_value, 1};
+    st_hash_foreach(h, walk_field, &w);
+    unsigned char end = 0xFF;
+    buf_append(&lp, &end, 1);
+    uint32_t total = (uint32_t)lp.len;
+    uint64_t count = (uint64_t)st_hash_len(h) * (with_value ? 2 : 1);
+    uint16_t n16 = count < 65535 ? (uint16_t)count : 65535;
+    for (int i = 0; i < 4; i++)
+        lp.data[i] = (unsigned char)(total >> (8 * i));
+    lp.data[4] = (unsigned char)n16;
+    lp.data[5] = (unsigned char)(n16 >> 8);
+    if (!w.err) {
+        st_rdb_len(out, lp.len);
+        buf_append(out, lp.data, lp.len);
+    }
+    buf_free(&lp);
+    return w.err ? -1 : 0;
+}
+
+static int dump_hash(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
+{
+    st_hash_t *h = st_ent_hash(e);
+    unsigned char t;
+    if (!st_hash_is_table(h)) {
+        t = ST_RDB_HASH_LISTPACK;
+        buf_append(out, &t, 1);
+        return dump_listpack(ctx, h, 1, out);
+    }
+    t = ST_RDB_HASH;
+    buf_append(out, &t, 1);
+    st_rdb_len(out, st_hash_len(h));
+    dump_walk_t w = {ctx, out, 0, 1, 0};
+    st_hash_foreach(h, walk_field, &w);
+    return w.err ? -1 : 0;
+}
+
+typedef struct {
+    buf_t *out;
+    unsigned width;
+} intset_walk_t;
+
+static int walk_int_width(void *arg, idx_entry_t *e)
+{
+    intset_walk_t *w = arg;
+    long long v = 0;
+    (void)str_to_ll((const char *)e->data, e->klen, &v);
+    unsigned need = (v >= INT16_MIN && v <= INT16_MAX)   ? 2
+                    : (v >= INT32_MIN && v <= INT32_MAX) ? 4
+                                                         : 8;
+    if (need > w->width) w->width = need;
+    return 0;
+}
+
+static int walk_int_put(void *arg, idx_entry_t *e)
+{
+    intset_walk_t *w = arg;
+    long long v = 0;
+    (void)str_to_ll((const char *)e->data, e->klen, &v);
+    unsigned char t[8];
+    uint64_t u = (uint64_t)v;
+    for (unsigned i = 0; i < w->width; i++)
+        t[i] = (unsigned char)(u >> (8 * i));
+    buf_append(w->out, t, w->width);
+    return 0;
+}
+
+static int dump_set(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
+{
+    st_hash_t *h = st_ent_hash(e);
+    unsigned char t;
+    if (st_hash_is_sorted(h)) { /* intset: members in integer order */
+        t = ST_RDB_SET_INTSET;
+        buf_append(out, &t, 1);
+        buf_t is;
+        buf_init(&is);
+        intset_walk_t w = {&is, 2};
+        st_hash_foreach(h, walk_int_width, &w);
+        uint32_t n = st_hash_len(h);
+        unsigned char hdr[8];
+        for (int i = 0; i < 4; i++)
+            hdr[i] = (unsigned char)(w.width >> (8 * i));
+        for (int i = 0; i < 4; i++)
+            hdr[4 + i] = (unsigned char)(n >> (8 * i));
+        buf_append(&is, hdr, 8);
+        st_hash_foreach(h, walk_int_put, &w);
+        st_rdb_len(out, is.len);
+        buf_append(out, is.data, is.len);
+        buf_free(&is);
+        return 0;
+    }
+    t = ST_RDB_SET;
+    buf_append(out, &t, 1);
+    st_rdb_len(out, st_hash_len(h));
+    dump_walk_t w = {ctx, out, 0, 0, 0};
+    st_hash_foreach(h, walk_field, &w);
+    return w.err ? -1 : 0;
+}
+
+/* Indexed by enum st_type; NULL = not dumpable yet. ST_LIST and ST_ZSET
+ * add theirs here. */
+typedef int (*dump_fn)(store_ctx_t *ctx, idx_entry_t *e, buf_t *out);
+static const dump_fn dump_writers[ST__NTYPES] = {
+    [ST_STRING] = dump_string,
+    [ST_HASH] = dump_hash,
+    [ST_SET] = dump_set,
+};
+
+int st_dump_payload(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
+{
+    unsigned type = st_ent_type(e);
+    if (type >= ST__NTYPES || !dump_writers[type]) return -2;
+    size_t start = out->len;
+    if (dump_writers[type](ctx, e, out)) {
+        out->len = start;
+        return -1;
+    }
+    unsigned char tail[10];
+    tail[0] = ST_RDB_VERSION & 0xff;
+    tail[1] = ST_RDB_VERSION >> 8;
+    buf_append(out, tail, 2);
+    uint64_t crc = st_crc64(0, (const unsigned char *)out->data + start, out->len - start);
+    for (int i = 0; i < 8; i++)
+        tail[i] = (unsigned char)(crc >> (8 * i));
+    buf_append(out, tail, 8);
+    return 0;
+}
+
+/* DUMP key: the payload as a bulk string, nil when the key is missing. */
+void st_read_dump(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (!slot) {
+        resp_null(r);
+        return;
+    }
+    buf_t p;
+    buf_init(&p);
+    int rc = st_dump_payload(ctx, *slot, &p);
+    if (rc == -2)
+        resp_error(r, "ERR DUMP of this type is not supported yet");
+    else if (rc)
+        resp_error(r, "ERR I/O error reading the value");
+    else
+        resp_bulk(r, p.data, p.len);
+    buf_free(&p);
+}

@@ -1,0 +1,274 @@
+/*
+ * test_store_dump.c - DUMP (store/types/t_dump.c, D34) through the store
+ * harness: the CRC64 check value, and payloads byte-equal to the ones a
+ * real redis-server 7.0.15 gave for the same values (strings in both
+ * encodings, intsets of two widths, listpack hashes with every integer and
+ * string entry form used), the table forms' headers and checksums, nil for
+ * a missing key.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "command.h"
+#include "store/dump.h"
+#include "store_harness.h"
+
+#define T0 1000000
+
+#define wr(t, id, ...)   sh_wr((t), (id), __VA_ARGS__)
+#define rd(now, id, ...) sh_rd((now), 0, (id), __VA_ARGS__)
+#define MAX              "#i64:512"
+
+static void setup(void)
+{
+    sh_setup("dump", 0, 42);
+    sh_canonical_only = 1;
+}
+
+TestSuite(dump, .init = setup, .fini = sh_teardown, .timeout = 120);
+
+static const char *set(const char *key, const char *val)
+{
+    return sh_put_key(T0, CMD_SET, key, "bui", val, strlen(val), (uint32_t)0, (int64_t)0);
+}
+
+/* The payload of DUMP key as hex ("nil" for a null reply). */
+static const char *dump_hex(const char *key)
+{
+    static char out[8192];
+    const char *r = rd(T0, CMD_DUMP, key, NULL);
+    if (!strcmp(r, "$-1\r\n")) return "nil";
+    cr_assert_eq(r[0], '$', "reply %s", r);
+    char *end;
+    long n = strtol(r + 1, &end, 10);
+    const unsigned char *p = (const unsigned char *)end + 2;
+    cr_assert_lt((size_t)n * 2, sizeof out);
+    for (long i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", p[i]);
+    out[2 * n] = 0;
+    return out;
+}
+
+Test(dump, crc64_check_value)
+{
+    cr_assert_eq(st_crc64(0, (const unsigned char *)"123456789", 9), UINT64_C(0xe9c6d914c4b8d9ca));
+}
+
+Test(dump, strings_match_redis)
+{
+    set("s1", "hello");
+    set("s2", "12");
+    set("s3", "1000");
+    set("s4", "100000");
+    set("s5", "12345678901");
+    set("s6", "");
+    cr_assert_str_eq(dump_hex("s1"), "000568656c6c6f0a006372df766534200a");
+    cr_assert_str_eq(dump_hex("s2"), "00c00c0a003c2af8515c04bcd5");
+    cr_assert_str_eq(dump_hex("s3"), "00c1e8030a0089d1478ebac4b764");
+    cr_assert_str_eq(dump_hex("s4"), "00c2a08601000a00f12403506f2fa674");
+    cr_assert_str_eq(dump_hex("s5"), "000b31323334353637383930310a00304e52d727176510");
+    cr_assert_str_eq(dump_hex("s6"), "00000a005d9b5c400f7fa2da");
+    cr_assert_str_eq(dump_hex("missing"), "nil");
+}
+
+Test(dump, intsets_match_redis)
+{
+    wr(T0, CMD_SADD, "i1", MAX, "3", "1", "2", NULL);
+    wr(T0, CMD_SADD, "i2", MAX, "1", "70000", NULL);
+    cr_assert_str_eq(dump_hex("i1"), "0b0e02000000030000000100020003000a00a5025ce26d6e4d1b");
+    cr_assert_str_eq(dump_hex("i2"), "0b10040000000200000001000000701101000a002735436efd6656c4");
+}
+
+Test(dump, listpack_hashes_match_redis)
+{
+    wr(T0, CMD_HSET, "h1", "#i64:274877907456", "#u32:0", "a", "1", "b", "hello", NULL);
+    wr(T0, CMD_HSET, "h2", "#i64:274877907456", "#u32:0", "f", "300", "g", "-5000", NULL);
+    cr_assert_str_eq(dump_hex("h1"),
+                     "101616000000040081610201018162028568656c6c6f06ff0a00e8c5fe99ee07955d");
+    cr_assert_str_eq(dump_hex("h2"),
+                     "1014140000000400816602c12c02816702f178ec03ff0a00a74697eec828f683");
+}
+
+/* The payload's last 8 bytes are the CRC64 of the rest, little-endian. */
+static void check_crc(const char *hex)
+{
+    size_t n = strlen(hex) / 2;
+    unsigned char *p = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        sscanf(hex + 2 * i, "%2hhx", &p[i]);
+    cr_assert_geq(n, 10);
+    uint64_t crc = 0;
+    for (int i = 0; i < 8; i++)
+        crc |= (uint64_t)p[n - 8 + i] << (8 * i);
+    cr_assert_eq(crc, st_crc64(0, p, n - 8));
+    cr_assert_eq(p[n - 10], 10);
+    cr_assert_eq(p[n - 9], 0);
+    free(p);
+}
+
+Test(dump, table_forms)
+{
+    wr(T0, CMD_SADD, "s", MAX, "x", "y", NULL);
+    const char *h = dump_hex("s");
+    cr_assert_eq(strncmp(h, "0202", 4), 0, "%s", h); /* RDB_TYPE_SET, 2 members */
+    check_crc(h);
+    /* hash-max-listpack-entries 1: a table */
+    wr(T0, CMD_HSET, "t", "#i64:274877906945", "#u32:0", "a", "1", "b", "2", NULL);
+    h = dump_hex("t");
+    cr_assert_eq(strncmp(h, "0402", 4), 0, "%s", h); /* RDB_TYPE_HASH, 2 fields */
+    check_crc(h);
+    check_crc("00000a005d9b5c400f7fa2da"); /* Redis's DUMP of "" */
+}
+
+/* ---- RESTORE (store/types/t_restore.c) ---- */
+
+static size_t unhex(const char *hex, unsigned char *p)
+{
+    size_t n = strlen(hex) / 2;
+    for (size_t i = 0; i < n; i++)
+        sscanf(hex + 2 * i, "%2hhx", &p[i]);
+    return n;
+}
+
+#define LIMITS ((int64_t)(512 | (uint64_t)64 << 32))
+
+static const char *restore_bytes(const char *key, const unsigned char *p, size_t n, uint32_t flags,
+                                 int64_t at)
+{
+    return sh_put_key(T0, CMD_RESTORE, key, "buiii", p, n, flags, at, LIMITS, (int64_t)512);
+}
+
+static const char *restore(const char *key, const char *hex, uint32_t flags)
+{
+    unsigned char p[4096];
+    size_t n = unhex(hex, p);
+    return restore_bytes(key, p, n, flags, 0);
+}
+
+static const char *encoding(const char *key)
+{
+    return rd(T0, CMD_OBJECT, "encoding", key, NULL);
+}
+
+Test(dump, restore_round_trips_redis_payloads)
+{
+    static const char *const hex[] = {
+        "000568656c6c6f0a006372df766534200a",
+        "00c00c0a003c2af8515c04bcd5",
+        "00c1e8030a0089d1478ebac4b764",
+        "00c2a08601000a00f12403506f2fa674",
+        "000b31323334353637383930310a00304e52d727176510",
+        "00000a005d9b5c400f7fa2da",
+        "0b0e02000000030000000100020003000a00a5025ce26d6e4d1b",
+        "0b10040000000200000001000000701101000a002735436efd6656c4",
+        "101616000000040081610201018162028568656c6c6f06ff0a00e8c5fe99ee07955d",
+        "1014140000000400816602c12c02816702f178ec03ff0a00a74697eec828f683",
+    };
+    for (size_t i = 0; i < sizeof hex / sizeof hex[0]; i++) {
+        char key[8];
+        snprintf(key, sizeof key, "k%zu", i);
+        cr_assert_str_eq(restore(key, hex[i], 0), "+OK\r\n", "payload %zu", i);
+        cr_assert_str_eq(dump_hex(key), hex[i], "payload %zu", i);
+    }
+    cr_assert_str_eq(encoding("k6"), "$6\r\nintset\r\n");
+    cr_assert_str_eq(encoding("k8"), "$8\r\nlistpack\r\n");
+    cr_assert_str_eq(rd(T0, CMD_HGET, "k9", "g", NULL), "$5\r\n-5000\r\n");
+}
+
+Test(dump, restore_lzf_string)
+{
+    /* redis-server's DUMP of "abcabcabc" x 20: LZF-compressed */
+    cr_assert_str_eq(restore("lz", "00c30b40b40361626361e0a5020162630a002b5b6bac6c26c36d", 0),
+                     "+OK\r\n");
+    char want[200];
+    for (int i = 0; i < 20; i++)
+        memcpy(want + 9 * i, "abcabcabc", 9);
+    const char *r = rd(T0, CMD_GET, "lz", NULL);
+    cr_assert_eq(strncmp(r, "$180\r\n", 6), 0);
+    cr_assert_eq(memcmp(r + 6, want, 180), 0);
+}
+
+Test(dump, restore_table_forms_and_thresholds)
+{
+    /* A large set and a table hash dumped here restore to the same. */
+    for (int i = 0; i < 600; i++) {
+        char m[16];
+        snprintf(m, sizeof m, "m%d", i);
+        wr(T0, CMD_SADD, "s", MAX, m, NULL);
+    }
+    wr(T0, CMD_HSET, "h", "#i64:274877906945", "#u32:0", "a", "1", "b", "2", NULL);
+    char s[8192], h[1024];
+    snprintf(s, sizeof s, "%s", dump_hex("s"));
+    snprintf(h, sizeof h, "%s", dump_hex("h"));
+    cr_assert_str_eq(restore("s2", s, 0), "+OK\r\n");
+    cr_assert_str_eq(rd(T0, CMD_SCARD, "s2", NULL), ":600\r\n");
+    cr_assert_str_eq(encoding("s2"), "$9\r\nhashtable\r\n");
+    /* two fields under limit 512: the restored hash is a listpack again */
+    cr_assert_str_eq(restore("h2", h, 0), "+OK\r\n");
+    cr_assert_str_eq(encoding("h2"), "$8\r\nlistpack\r\n");
+    cr_assert_str_eq(rd(T0, CMD_HGET, "h2", "b", NULL), "$1\r\n2\r\n");
+}
+
+Test(dump, restore_errors)
+{
+    const char *ok = "00c00c0a003c2af8515c04bcd5"; /* 12 */
+    cr_assert_str_eq(restore("k", ok, 0), "+OK\r\n");
+    cr_assert_str_eq(restore("k", ok, 0), "-BUSYKEY Target key name already exists.\r\n");
+    /* BUSYKEY comes before the TTL's and the payload's errors, as Redis */
+    cr_assert_str_eq(restore("k", "00", 4), "-BUSYKEY Target key name already exists.\r\n");
+    cr_assert_str_eq(restore("n", ok, 4), "-ERR Invalid TTL value, must be >= 0\r\n");
+    cr_assert_str_eq(restore("n", ok, 2), "-ERR value is not an integer or out of range\r\n");
+    const char *bad = "-ERR DUMP payload version or checksum are wrong\r\n";
+    cr_assert_str_eq(restore("n", "00c00c0a003c2af8515c04bcd6", 0), bad); /* CRC damaged */
+    cr_assert_str_eq(restore("n", "00c00d0a003c2af8515c04bcd5", 0), bad); /* value damaged */
+    cr_assert_str_eq(restore("n", "00c00c0b003c2af8515c04bcd5", 0), bad); /* version 11 */
+    cr_assert_str_eq(restore("n", "00c00c0a003c2af8515c04", 0), bad);     /* truncated */
+    cr_assert_str_eq(restore("n", "", 0), bad);
+    /* a right checksum over garbage: build one */
+    unsigned char p[32] = {0x63, 0x01, 0x02};
+    size_t n = 3;
+    p[n++] = 10;
+    p[n++] = 0;
+    uint64_t crc = st_crc64(0, p, n);
+    for (int i = 0; i < 8; i++)
+        p[n++] = (unsigned char)(crc >> (8 * i));
+    cr_assert_str_eq(restore_bytes("n", p, n, 0, 0), "-ERR Bad data format\r\n");
+    /* a string shorter than its length says */
+    n = 0;
+    p[n++] = 0, p[n++] = 5, p[n++] = 'a', p[n++] = 10, p[n++] = 0;
+    crc = st_crc64(0, p, n);
+    for (int i = 0; i < 8; i++)
+        p[n++] = (unsigned char)(crc >> (8 * i));
+    cr_assert_str_eq(restore_bytes("n", p, n, 0, 0), "-ERR Bad data format\r\n");
+    cr_assert_str_eq(rd(T0, CMD_EXISTS, "n", NULL), ":0\r\n");
+    /* REPLACE overwrites; an already-expired TTL deletes the key */
+    cr_assert_str_eq(restore("k", "000568656c6c6f0a006372df766534200a", 1), "+OK\r\n");
+    cr_assert_str_eq(rd(T0, CMD_GET, "k", NULL), "$5\r\nhello\r\n");
+    unsigned char q[64];
+    size_t qn = unhex(ok, q);
+    cr_assert_str_eq(restore_bytes("k", q, qn, 1, 5), "+OK\r\n");
+    cr_assert_str_eq(rd(T0, CMD_EXISTS, "k", NULL), ":0\r\n");
+    cr_assert_str_eq(restore_bytes("k", q, qn, 0, T0 + 5000), "+OK\r\n");
+    cr_assert_str_eq(rd(T0, CMD_PTTL, "k", NULL), ":5000\r\n");
+}
+
+/* A plain string longer than an inline value is kept as a log extent
+ * inside the payload argument: it reads back, and a replay agrees. */
+Test(dump, restore_long_plain_string_is_an_extent)
+{
+    unsigned char p[400] = {0x00, 0x40, 200};
+    memset(p + 3, 'q', 200);
+    size_t n = 203;
+    p[n++] = 10;
+    p[n++] = 0;
+    uint64_t crc = st_crc64(0, p, n);
+    for (int i = 0; i < 8; i++)
+        p[n++] = (unsigned char)(crc >> (8 * i));
+    cr_assert_str_eq(restore_bytes("long", p, n, 0, 0), "+OK\r\n");
+    const char *r = rd(T0, CMD_GET, "long", NULL);
+    cr_assert_eq(strncmp(r, "$200\r\nqqqq", 10), 0, "%.20s", r);
+    cr_assert_eq(r[6 + 199], 'q');
+    cr_assert_str_eq(rd(T0, CMD_STRLEN, "long", NULL), ":200\r\n");
+}
