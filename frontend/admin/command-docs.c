@@ -448,6 +448,27 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$5\r\ntoken\r\n$5\r\nABORT\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
         "flags\r\n~1\r\n+optional\r\n",
         868},
+    {"role",
+        "*10\r\n$4\r\nrole\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        "+fast\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@fast\r\n+@dangerous\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        117,
+        "%4\r\n$7\r\nsummary\r\n$84\r\nThis server's part in replication: a leader, its log position"
+        " (LSN) and its replicas\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        181},
+    {"wait",
+        "*10\r\n$4\r\nwait\r\n:3\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@slow\r\n+@connection\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n"
+        "$23\r\nresponse_policy:agg_min\r\n~0\r\n~0\r\n",
+        146,
+        "%5\r\n$7\r\nsummary\r\n$137\r\nWait until this connection's writes are durable on a number "
+        "of replicas, or the timeout passes; the answer is how many replicas have them\r\n"
+        "$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n%2\r\n"
+        "$4\r\nname\r\n$11\r\nnumreplicas\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        359},
     {"slowlog",
         "*10\r\n$7\r\nslowlog\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
         "+@slow\r\n~0\r\n~0\r\n*4\r\n*10\r\n$13\r\nslowlog|reset\r\n:2\r\n"
