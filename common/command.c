@@ -21,6 +21,7 @@
 #define AB CMDF_ALLOW_BUSY
 #define NM CMDF_NO_MULTI
 #define ADM CMDF_ADMIN
+#define NAL CMDF_NO_ASYNC_LOADING
 
 #define KS CAT_KEYSPACE
 #define RD CAT_READ

@@ -152,6 +152,7 @@ enum cmd_flags {
     CMDF_SKIP_SLOWLOG = 1u << 11,
     CMDF_NO_MULTI = 1u << 12,         /* not queued inside MULTI: runs at once */
     CMDF_REFUSED_IN_MULTI = 1u << 13, /* Redis' no_multi: an error inside MULTI */
+    CMDF_NO_ASYNC_LOADING = 1u << 14, /* Redis' no_async_loading (REPLICAOF): reported only */
 };
 
 /* ACL categories (Redis' names, "@keyspace" ...). */

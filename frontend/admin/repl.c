@@ -10,6 +10,7 @@
  * acknowledged write is durable here, on no replica.
  */
 #include <stdint.h>
+#include <strings.h>
 
 #include "frontend/admin/admin.h"
 #include "frontend/core/core.h"
@@ -54,4 +55,25 @@ void fe_cmd_wait(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens
      * until the timeout when numreplicas > 0; with no replica to wait for
      * the answer cannot change, so it comes at once (docs/OPERATIONS.md). */
     resp_integer(out, 0);
+}
+
+/* REPLICAOF host port | NO ONE (and SLAVEOF). NO ONE on a leader is a
+ * no-op, as in Redis. A port is checked as Redis does (0-65535, one error
+ * for both a non-number and out of range); following a leader is not
+ * there yet (D33), so it is refused with a clear error and nothing changes. */
+void fe_cmd_replicaof(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    (void)c, (void)argc;
+    if (lens[1] == 2 && !strncasecmp(argv[1], "no", 2) && lens[2] == 3 &&
+        !strncasecmp(argv[2], "one", 3)) {
+        resp_simple(out, "OK");
+        return;
+    }
+    long long port;
+    if (str_to_ll(argv[2], lens[2], &port) != 0 || port < 0 || port > 65535) {
+        resp_error(out, "ERR Invalid master port");
+        return;
+    }
+    resp_error(out, "ERR AtticDB can't replicate yet: this server stays a leader "
+                    "(docs/DECISIONS.md D33)");
 }

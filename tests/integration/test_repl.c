@@ -1,9 +1,8 @@
 /*
  * test_repl.c - the replication commands of D33 that exist so far: ROLE's
- * and INFO replication's shapes (Redis 7.0's, offsets = durable LSNs) and
- * WAIT's parsing and count, on a real server with hiredis. The byte-exact
- * replies were taken from redis-server 7.0.15 for a master without
- * replicas.
+ * and INFO replication's shapes (Redis 7.0's, offsets = durable LSNs),
+ * WAIT's parsing and count, REPLICAOF NO ONE and its port checks, on a real server with hiredis.
+ * The byte-exact replies were taken from redis-server 7.0.15 for a master without replicas.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -99,5 +98,31 @@ Test(repl, wait_parses_like_redis_and_counts_no_replicas)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
         cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), cases[i][0]), cases[i][1], "%s",
                          cases[i][0]);
+    redisFree(c);
+}
+
+Test(repl, replicaof_no_one_and_bad_ports_as_redis)
+{
+    /* Each pair: a command, redis-server 7.0.15's reply on a master,
+     * but for REPLICAOF host port: AtticDB's refusal (no replication yet, D33). */
+    static const char *const cases[][2] = {
+        {"REPLICAOF no one", "+OK\r\n"},
+        {"REPLICAOF NO ONE", "+OK\r\n"},
+        {"SLAVEOF No One", "+OK\r\n"},
+        {"REPLICAOF localhost x", "-ERR Invalid master port\r\n"},
+        {"REPLICAOF localhost 70000", "-ERR Invalid master port\r\n"},
+        {"REPLICAOF localhost -1", "-ERR Invalid master port\r\n"},
+        {"REPLICAOF a", "-ERR wrong number of arguments for 'replicaof' command\r\n"},
+        {"REPLICAOF 127.0.0.1 6379",
+         "-ERR AtticDB can't replicate yet: this server stays a leader (docs/DECISIONS.md "
+         "D33)\r\n"},
+        {"SET still writable", "+OK\r\n"},
+    };
+    redisContext *c = up();
+    char buf[512];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), cases[i][0]), cases[i][1], "%s",
+                         cases[i][0]);
+    cr_expect_eq(role_offset(c) > 0, 1, "still a leader, with its write");
     redisFree(c);
 }
