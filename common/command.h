@@ -153,6 +153,7 @@ enum cmd_flags {
     CMDF_NO_MULTI = 1u << 12,         /* not queued inside MULTI: runs at once */
     CMDF_REFUSED_IN_MULTI = 1u << 13, /* Redis' no_multi: an error inside MULTI */
     CMDF_MOVABLEKEYS = 1u << 14,      /* keys past first/last/step: a KEYNUM row */
+    CMDF_NO_ASYNC_LOADING = 1u << 15, /* Redis' no_async_loading (REPLICAOF): reported only */
 };
 
 /* ACL categories (Redis' names, "@keyspace" ...). */

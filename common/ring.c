@@ -149,6 +149,31 @@ int ring_claim(ring_t *r, ring_claimer_t *c, uint32_t space, uint64_t *pos)
     return 0;
 }
 
+int ring_claim_at(ring_t *r, ring_claimer_t *c, uint32_t space, uint64_t pos)
+{
+    if (space < REC_HDR_SIZE || space % REC_ALIGN || pos % REC_ALIGN) return -EINVAL;
+    if (space > ring_max_record(r) || space > UINT32_MAX / 2) return -EMSGSIZE;
+    if ((pos & r->mask) + space > r->size) return -ERANGE;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    if (head != pos) return -ESPIPE;
+    /* Acquire: as in ring_claim, the consumer is done with what we reuse. */
+    if (head + space - atomic_load_explicit(&r->tail, memory_order_acquire) > r->size)
+        return -EAGAIN;
+    /* Announced before the CAS, as ring_claim does, so a death after it
+     * leaves a claim the logger can pad (contract 5). */
+    atomic_store_explicit(&c->pos, pos, memory_order_seq_cst);
+    atomic_store_explicit(&c->len, space, memory_order_seq_cst);
+    atomic_store_explicit(&c->skip, 0, memory_order_seq_cst);
+    atomic_store_explicit(&c->state, RING_CLAIMING, memory_order_seq_cst);
+    if (!atomic_compare_exchange_strong_explicit(&r->head, &head, pos + space, memory_order_seq_cst,
+                                                 memory_order_relaxed)) {
+        atomic_store_explicit(&c->state, RING_IDLE, memory_order_seq_cst);
+        return -ESPIPE; /* another claimer got there first */
+    }
+    atomic_store_explicit(&c->state, RING_CLAIMED, memory_order_seq_cst);
+    return 0;
+}
+
 void ring_commit(ring_t *r, ring_claimer_t *c, uint64_t pos)
 {
     /* The record first, then the slot: a producer dying between the two

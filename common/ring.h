@@ -76,6 +76,18 @@ uint64_t ring_max_record(const ring_t *r);
  */
 int ring_claim(ring_t *r, ring_claimer_t *c, uint32_t space, uint64_t *pos);
 
+/*
+ * Claim `space` bytes exactly at `pos`, never padding: a replica's receiver
+ * puts each of its leader's records (pads included) at the leader's LSN
+ * (docs/DECISIONS.md D33). Returns 0 when the claim is made (write, then
+ * ring_commit at pos); -EAGAIN when the ring lacks space (retry later);
+ * -ESPIPE when head is not pos (someone else claimed there, or the
+ * receiver's position is wrong: the LSN spaces differ); -ERANGE when the
+ * record would cross the ring's end (this ring is smaller than the one the
+ * record was laid out in); -EMSGSIZE and -EINVAL as ring_claim.
+ */
+int ring_claim_at(ring_t *r, ring_claimer_t *c, uint32_t space, uint64_t pos);
+
 /* Address of position pos in the data area. */
 static inline void *ring_ptr(const ring_t *r, uint64_t pos)
 {

@@ -257,6 +257,7 @@ static const struct {
     {"allow_busy", CMDF_ALLOW_BUSY},
     {"no_multi", CMDF_REFUSED_IN_MULTI},
     {"movablekeys", CMDF_MOVABLEKEYS},
+    {"no_async_loading", CMDF_NO_ASYNC_LOADING},
 };
 
 static uint32_t flags_of(const rv_t *set, const char *who)

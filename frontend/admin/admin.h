@@ -315,6 +315,12 @@ void fe_stat_rejected(struct fe *fe, unsigned idx);
 void fe_cmd_info(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 void fe_info(struct fe *fe, const char *section, buf_t *out);
 
+/* ---- repl.c: replication commands (D33) ---- */
+void fe_cmd_role(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
+void fe_cmd_wait(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
+void fe_cmd_replicaof(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                      buf_t *out);
+
 /* ---- latency.c ---- */
 /* A finished command of index idx took nsec: a sample of "command" or
  * "fast-command" when at or above latency-monitor-threshold. */

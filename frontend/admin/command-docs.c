@@ -448,6 +448,65 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$5\r\ntoken\r\n$5\r\nABORT\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
         "flags\r\n~1\r\n+optional\r\n",
         868},
+    {"role",
+        "*10\r\n$4\r\nrole\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n"
+        "+fast\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@fast\r\n+@dangerous\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        117,
+        "%4\r\n$7\r\nsummary\r\n$84\r\nThis server's part in replication: a leader, its log position"
+        " (LSN) and its replicas\r\n$5\r\nsince\r\n$6\r\n2.8.12\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        181},
+    {"wait",
+        "*10\r\n$4\r\nwait\r\n:3\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@slow\r\n+@connection\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n"
+        "$23\r\nresponse_policy:agg_min\r\n~0\r\n~0\r\n",
+        146,
+        "%5\r\n$7\r\nsummary\r\n$137\r\nWait until this connection's writes are durable on a number "
+        "of replicas, or the timeout passes; the answer is how many replicas have them\r\n"
+        "$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n%2\r\n"
+        "$4\r\nname\r\n$11\r\nnumreplicas\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        359},
+    {"replicaof",
+        "*10\r\n$9\r\nreplicaof\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n"
+        "+stale\r\n+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n"
+        "+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        132,
+        "%5\r\n$7\r\nsummary\r\n$121\r\nMake this server a replica of another, or (NO ONE) a leader:"
+        " only NO ONE is there yet, and this server is always a leader\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
+        "$4\r\nname\r\n$4\r\nargs\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$9\r\nhost-port\r\n$4\r\n"
+        "type\r\n$5\r\nblock\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
+        "$4\r\nhost\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n"
+        "$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%3\r\n$4\r\nname\r\n"
+        "$6\r\nno-one\r\n$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$2\r\nNO\r\n%3\r\n$4\r\nname\r\n$3\r\none\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nONE\r\n",
+        667},
+    {"slaveof",
+        "*10\r\n$7\r\nslaveof\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n+stale\r\n"
+        "+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
+        "+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        130,
+        "%7\r\n$7\r\nsummary\r\n$25\r\nThe old name of REPLICAOF\r\n$5\r\n"
+        "since\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n"
+        "$16\r\ndeprecated_since\r\n$5\r\n5.0.0\r\n$9\r\narguments\r\n"
+        "*1\r\n%3\r\n$4\r\nname\r\n$4\r\nargs\r\n$4\r\ntype\r\n$5\r\noneof\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$9\r\nhost-port\r\n"
+        "$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\n"
+        "name\r\n$4\r\nhost\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%3\r\n$4\r\n"
+        "name\r\n$6\r\nno-one\r\n$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$2\r\nNO\r\n%3\r\n$4\r\nname\r\n$3\r\none\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nONE\r\n",
+        636},
     {"slowlog",
         "*10\r\n$7\r\nslowlog\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
         "+@slow\r\n~0\r\n~0\r\n*4\r\n*10\r\n$13\r\nslowlog|reset\r\n:2\r\n"

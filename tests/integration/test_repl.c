@@ -1,0 +1,128 @@
+/*
+ * test_repl.c - the replication commands of D33 that exist so far: ROLE's
+ * and INFO replication's shapes (Redis 7.0's, offsets = durable LSNs),
+ * WAIT's parsing and count, REPLICAOF NO ONE and its port checks, on a real server with hiredis.
+ * The byte-exact replies were taken from redis-server 7.0.15 for a master without replicas.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+TestSuite(repl, .fini = srv_cleanup_all, .timeout = 120);
+
+static srv_t S;
+
+static redisContext *up(void)
+{
+    cr_assert(srv_start(&S, NULL) == 0, "server did not start");
+    redisContext *c = srv_connect(&S);
+    cr_assert(c, "connect");
+    return c;
+}
+
+/* The value of field in INFO replication, as a number (-1 when missing). */
+static long long info_repl(redisContext *c, const char *field)
+{
+    redisReply *r = redisCommand(c, "INFO replication");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO replication");
+    char key[128];
+    snprintf(key, sizeof(key), "\r\n%s:", field);
+    const char *p = strstr(r->str, key);
+    long long v = p ? strtoll(p + strlen(key), NULL, 10) : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+/* ROLE's offset, checking the master shape: ["master", offset, []]. */
+static long long role_offset(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "ROLE");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3, "ROLE is a 3-array");
+    cr_assert(r->element[0]->type == REDIS_REPLY_STRING && !strcmp(r->element[0]->str, "master"));
+    cr_assert(r->element[1]->type == REDIS_REPLY_INTEGER);
+    cr_assert(r->element[2]->type == REDIS_REPLY_ARRAY && r->element[2]->elements == 0,
+              "no replicas listed");
+    long long off = r->element[1]->integer;
+    freeReplyObject(r);
+    return off;
+}
+
+Test(repl, role_and_info_offsets_are_the_durable_lsn)
+{
+    redisContext *c = up();
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "ROLE x"),
+                     "-ERR wrong number of arguments for 'role' command\r\n");
+    long long before = role_offset(c);
+    cr_expect_eq(info_repl(c, "master_repl_offset"), before);
+    cr_expect_eq(info_repl(c, "connected_slaves"), 0);
+    /* An acked write is durable: the offset has passed its record at once. */
+    for (int i = 0; i < 5; i++) {
+        redisReply *r = redisCommand(c, "SET k%d v", i);
+        cr_assert(r && r->type == REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+        long long now = role_offset(c);
+        cr_expect_gt(now, before, "offset moves with each acked write");
+        cr_expect_eq(now % 32, 0, "an LSN is record aligned");
+        before = now;
+    }
+    cr_expect_eq(info_repl(c, "master_repl_offset"), before, "INFO and ROLE agree");
+    /* It survives a restart: the log's end is the same LSN. */
+    redisFree(c);
+    cr_assert(srv_restart(&S) == 0);
+    c = srv_connect(&S);
+    cr_assert(c);
+    cr_expect_eq(role_offset(c), before, "same offset after a restart");
+    redisFree(c);
+}
+
+Test(repl, wait_parses_like_redis_and_counts_no_replicas)
+{
+    /* Each pair: a command, redis-server 7.0.15's reply to it (no replicas). */
+    static const char *const cases[][2] = {
+        {"WAIT 0 0", ":0\r\n"},
+        {"WAIT -3 0", ":0\r\n"},
+        {"WAIT 5 10", ":0\r\n"},
+        {"WAIT x -1", "-ERR value is not an integer or out of range\r\n"},
+        {"WAIT 99999999999999999999 0", "-ERR value is not an integer or out of range\r\n"},
+        {"WAIT 0 -1", "-ERR timeout is negative\r\n"},
+        {"WAIT 0 x", "-ERR timeout is not an integer or out of range\r\n"},
+        {"WAIT 1 99999999999999999999", "-ERR timeout is not an integer or out of range\r\n"},
+        {"WAIT 1", "-ERR wrong number of arguments for 'wait' command\r\n"},
+    };
+    redisContext *c = up();
+    char buf[512];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), cases[i][0]), cases[i][1], "%s",
+                         cases[i][0]);
+    redisFree(c);
+}
+
+Test(repl, replicaof_no_one_and_bad_ports_as_redis)
+{
+    /* Each pair: a command, redis-server 7.0.15's reply on a master,
+     * but for REPLICAOF host port: AtticDB's refusal (no replication yet, D33). */
+    static const char *const cases[][2] = {
+        {"REPLICAOF no one", "+OK\r\n"},
+        {"REPLICAOF NO ONE", "+OK\r\n"},
+        {"SLAVEOF No One", "+OK\r\n"},
+        {"REPLICAOF localhost x", "-ERR Invalid master port\r\n"},
+        {"REPLICAOF localhost 70000", "-ERR Invalid master port\r\n"},
+        {"REPLICAOF localhost -1", "-ERR Invalid master port\r\n"},
+        {"REPLICAOF a", "-ERR wrong number of arguments for 'replicaof' command\r\n"},
+        {"REPLICAOF 127.0.0.1 6379",
+         "-ERR AtticDB can't replicate yet: this server stays a leader (docs/DECISIONS.md "
+         "D33)\r\n"},
+        {"SET still writable", "+OK\r\n"},
+    };
+    redisContext *c = up();
+    char buf[512];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), cases[i][0]), cases[i][1], "%s",
+                         cases[i][0]);
+    cr_expect_eq(role_offset(c) > 0, 1, "still a leader, with its write");
+    redisFree(c);
+}
