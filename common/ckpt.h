@@ -51,9 +51,10 @@ enum {
 };
 
 /* Header flags. */
-#define CKPT_F_WATCH  1u /* the WATCH table exists (its blocks follow the databases) */
-#define CKPT_F_MINREF 2u /* a CKPT_BLK_MINREF block comes first (files without it:
-                          * the checkpoint may need any segment) */
+#define CKPT_F_WATCH 1u /* the WATCH table exists (its blocks follow the databases) */
+#define CKPT_F_MINREF                                                                              \
+    2u /* a CKPT_BLK_MINREF block comes first (files without it:                                   \
+        * the checkpoint may need any segment) */
 
 typedef struct ckpt_info {
     uint32_t version;

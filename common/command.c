@@ -14,32 +14,32 @@
 #include <string.h>
 #include <strings.h>
 
-#define W CMDF_WRITE
-#define R CMDF_READONLY
+#define W   CMDF_WRITE
+#define R   CMDF_READONLY
 #define F   CMDF_FAST
 #define OOM CMDF_DENYOOM
-#define LS (CMDF_LOADING | CMDF_STALE)
-#define NS CMDF_NOSCRIPT
-#define NA CMDF_NO_AUTH
-#define AB CMDF_ALLOW_BUSY
-#define NM CMDF_NO_MULTI
+#define LS  (CMDF_LOADING | CMDF_STALE)
+#define NS  CMDF_NOSCRIPT
+#define NA  CMDF_NO_AUTH
+#define AB  CMDF_ALLOW_BUSY
+#define NM  CMDF_NO_MULTI
 #define ADM CMDF_ADMIN
 #define MK  CMDF_MOVABLEKEYS
 #define NAL CMDF_NO_ASYNC_LOADING
 
-#define KS CAT_KEYSPACE
-#define RD CAT_READ
-#define WR CAT_WRITE
-#define STR CAT_STRING
-#define BM CAT_BITMAP
-#define CF CAT_FAST
-#define CS CAT_SLOW
-#define DNG CAT_DANGEROUS
+#define KS   CAT_KEYSPACE
+#define RD   CAT_READ
+#define WR   CAT_WRITE
+#define STR  CAT_STRING
+#define BM   CAT_BITMAP
+#define CF   CAT_FAST
+#define CS   CAT_SLOW
+#define DNG  CAT_DANGEROUS
 #define CONN CAT_CONNECTION
-#define TX CAT_TRANSACTION
-#define HSH CAT_HASH
+#define TX   CAT_TRANSACTION
+#define HSH  CAT_HASH
 #define SETC CAT_SET
-#define LST CAT_LIST
+#define LST  CAT_LIST
 #define CADM CAT_ADMIN
 
 static const cmd_desc_t cmd_descs[] = {
@@ -100,9 +100,8 @@ static const cmd_sub_t redis_subs[] = {
 };
 
 static const char *const cat_names[CAT__COUNT] = {
-    "keyspace", "read", "write", "string", "bitmap", "admin",
-    "fast", "slow", "dangerous", "connection", "transaction", "hash", "set",
-    "list",
+    "keyspace", "read",      "write",      "string",      "bitmap", "admin", "fast",
+    "slow",     "dangerous", "connection", "transaction", "hash",   "set",   "list",
 };
 
 const char *cmd_cat_name(int i)

@@ -135,8 +135,8 @@ _Static_assert(CMD__COUNT <= 256, "an operation id is one byte of the record pay
 /* A record payload's first u16: operation in the low byte, database in the
  * high byte (databases are at most 256). */
 #define REC_OP_DB(op, db) ((uint16_t)((unsigned)(op) | ((unsigned)(db) << 8)))
-#define REC_OP(v) ((cmd_id_t)((v) & 0xffu))
-#define REC_DB(v) ((unsigned)((v) >> 8))
+#define REC_OP(v)         ((cmd_id_t)((v)&0xffu))
+#define REC_DB(v)         ((unsigned)((v) >> 8))
 
 enum cmd_flags {
     CMDF_WRITE = 1u << 0,    /* changes data: goes through the ring and the log */
@@ -302,22 +302,26 @@ const cmd_desc_t *cmd_table(size_t *n);
 static inline void cmd_put_i64(unsigned char *p, int64_t v)
 {
     uint64_t u = (uint64_t)v;
-    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(u >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(u >> (8 * i));
 }
 static inline int64_t cmd_get_i64(const unsigned char *p)
 {
     uint64_t u = 0;
-    for (int i = 0; i < 8; i++) u |= (uint64_t)p[i] << (8 * i);
+    for (int i = 0; i < 8; i++)
+        u |= (uint64_t)p[i] << (8 * i);
     return (int64_t)u;
 }
 static inline void cmd_put_u32(unsigned char *p, uint32_t v)
 {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
 }
 static inline uint32_t cmd_get_u32(const unsigned char *p)
 {
     uint32_t u = 0;
-    for (int i = 0; i < 4; i++) u |= (uint32_t)p[i] << (8 * i);
+    for (int i = 0; i < 4; i++)
+        u |= (uint32_t)p[i] << (8 * i);
     return u;
 }
 

@@ -308,8 +308,9 @@ static const char *const loglevel_names[] = {"debug", "verbose", "notice", "warn
 /* Redis 7.0's order; AtticDB evicts under none of them yet (D32): every
  * policy refuses denyoom writes over maxmemory as noeviction does. */
 static const char *const maxmemory_policy_names[] = {
-    "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "allkeys-lru",
-    "allkeys-lfu",  "allkeys-random", "noeviction", NULL};
+    "volatile-lru",   "volatile-lfu", "volatile-random",
+    "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
+    "allkeys-random", "noeviction",   NULL};
 static const char *const log_sync_names[] = {"fdatasync", "odsync", "uring", "direct", NULL};
 
 #define FIELD(f) offsetof(config_t, f), sizeof(((config_t *)0)->f)

@@ -44,9 +44,9 @@ typedef struct config {
     int64_t max_args;
     size_t max_inline_len;
     uint64_t client_query_buffer_limit;
-    int64_t maxclients;    /* 1..4294967295, as Redis */
-    uint64_t maxmemory;    /* bytes of used_memory past which denyoom writes are refused; 0 = none */
-    int maxmemory_policy;  /* index in the maxmemory-policy names (config.c) */
+    int64_t maxclients;   /* 1..4294967295, as Redis */
+    uint64_t maxmemory;   /* bytes of used_memory past which denyoom writes are refused; 0 = none */
+    int maxmemory_policy; /* index in the maxmemory-policy names (config.c) */
     int64_t maxmemory_samples;
     int databases;         /* 1..256, default 16 */
     int timeout;           /* close clients idle this many seconds, 0 = never */
@@ -69,7 +69,7 @@ typedef struct config {
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
     char *config_file;                 /* absolute path of the file given at start, NULL = none
                                         * (INFO server, CONFIG REWRITE) */
-    double space_amp_target;           /* relocate while the log spans more than this x live; 0 = off */
+    double space_amp_target; /* relocate while the log spans more than this x live; 0 = off */
     /* A hash is listpack-encoded (OBJECT ENCODING) while it has at most
      * this many fields, none longer than this many bytes (names and values);
      * hash writes carry both into the log (common/command.h, CMD_HSET). */

@@ -17,14 +17,16 @@ static void crc_table_init(void)
 {
     for (uint32_t i = 0; i < 256; i++) {
         uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+        for (int k = 0; k < 8; k++)
+            c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
         crc_table[i] = c;
     }
 }
 
 static uint32_t crc32c_sw(uint32_t crc, const unsigned char *p, size_t n)
 {
-    while (n--) crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
+    while (n--)
+        crc = crc_table[(crc ^ *p++) & 0xff] ^ (crc >> 8);
     return crc;
 }
 
@@ -41,7 +43,8 @@ __attribute__((target("sse4.2"))) static uint32_t crc32c_hw(uint32_t crc, const 
         n -= 8;
     }
     uint32_t c32 = (uint32_t)c;
-    while (n--) c32 = __builtin_ia32_crc32qi(c32, *p++);
+    while (n--)
+        c32 = __builtin_ia32_crc32qi(c32, *p++);
     return c32;
 }
 #endif

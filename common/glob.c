@@ -62,7 +62,8 @@ int glob_match(const char *pat, size_t plen, const char *str, size_t slen, int n
     if (slen == 0) return plen == 0;
     for (;;) {
         if (p < pend && *p == '*') {
-            while (p < pend && *p == '*') p++;
+            while (p < pend && *p == '*')
+                p++;
             if (p == pend) return 1;
             star_p = p;
             star_s = s;

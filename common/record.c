@@ -35,7 +35,8 @@ static uint32_t rec_crc(const unsigned char *rec, uint32_t space)
 size_t rec_cmd_payload_size(uint16_t argc, const uint32_t *arg_lens)
 {
     size_t n = 4;
-    for (uint16_t i = 0; i < argc; i++) n += 4 + (size_t)arg_lens[i];
+    for (uint16_t i = 0; i < argc; i++)
+        n += 4 + (size_t)arg_lens[i];
     return n;
 }
 
@@ -46,7 +47,8 @@ static void put16(unsigned char *p, uint16_t v)
 }
 static void put32(unsigned char *p, uint32_t v)
 {
-    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
 }
 static uint16_t get16(const unsigned char *p)
 {
@@ -54,8 +56,7 @@ static uint16_t get16(const unsigned char *p)
 }
 static uint32_t get32(const unsigned char *p)
 {
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
 }
 
 size_t rec_encode_payload(unsigned char *dst, uint16_t cmd_id, uint16_t argc,
@@ -99,8 +100,13 @@ void rec_encode_cmd_durable(void *dst, uint64_t lsn, uint64_t durable, uint16_t 
 
     uint32_t gap = REC_GAP_UNKNOWN;
     if (durable <= lsn && lsn - durable < REC_GAP_UNKNOWN) gap = (uint32_t)(lsn - durable);
-    rec_hdr_t h = {.lsn = lsn, .len = len, .crc = 0, .type = REC_CMD, .origin = origin,
-                   .durable_gap = gap, .time_ms = time_ms};
+    rec_hdr_t h = {.lsn = lsn,
+                   .len = len,
+                   .crc = 0,
+                   .type = REC_CMD,
+                   .origin = origin,
+                   .durable_gap = gap,
+                   .time_ms = time_ms};
     h.crc = rec_crc_parts(&h, d + REC_HDR_SIZE, space - REC_HDR_SIZE);
     /* The lsn word is the ring's commit marker: write everything after it
      * now, and let rec_publish() store it last. The CRC already covers it. */
@@ -110,8 +116,8 @@ void rec_encode_cmd_durable(void *dst, uint64_t lsn, uint64_t durable, uint16_t 
 void rec_write_pad(void *dst, uint64_t lsn, uint32_t space)
 {
     unsigned char *d = dst;
-    rec_hdr_t h = {.lsn = lsn, .len = space, .crc = 0, .type = REC_PAD,
-                   .durable_gap = REC_GAP_UNKNOWN};
+    rec_hdr_t h = {
+        .lsn = lsn, .len = space, .crc = 0, .type = REC_PAD, .durable_gap = REC_GAP_UNKNOWN};
     memset(d + REC_HDR_SIZE, 0, space - REC_HDR_SIZE);
     h.crc = rec_crc_parts(&h, d + REC_HDR_SIZE, space - REC_HDR_SIZE);
     memcpy(d + 8, (const unsigned char *)&h + 8, REC_HDR_SIZE - 8);

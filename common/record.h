@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define REC_ALIGN 32u
+#define REC_ALIGN    32u
 #define REC_HDR_SIZE 32u
 #define REC_MAX_ARGS 65535u
 
@@ -34,13 +34,13 @@ enum rec_type {
 };
 
 typedef struct rec_hdr {
-    uint64_t lsn;     /* position in the log; written last (commit marker) */
-    uint32_t len;     /* header + payload, unpadded */
-    uint32_t crc;     /* CRC32C of the padded record with this field zero */
-    uint16_t type;    /* enum rec_type */
-    uint16_t origin;  /* frontend slot + 1 that waits for a reply, 0 = none */
+    uint64_t lsn;         /* position in the log; written last (commit marker) */
+    uint32_t len;         /* header + payload, unpadded */
+    uint32_t crc;         /* CRC32C of the padded record with this field zero */
+    uint16_t type;        /* enum rec_type */
+    uint16_t origin;      /* frontend slot + 1 that waits for a reply, 0 = none */
     uint32_t durable_gap; /* lsn - durable_lsn when encoded, REC_GAP_UNKNOWN if not known */
-    int64_t time_ms;  /* wall clock when encoded: the "now" of replay */
+    int64_t time_ms;      /* wall clock when encoded: the "now" of replay */
 } rec_hdr_t;
 
 /*
@@ -103,7 +103,7 @@ uint64_t rec_load_lsn(const void *src);
  *   REC_TORN    lsn matches but length or CRC is wrong, or it runs past avail
  */
 #define REC_EMPTY (-1)
-#define REC_TORN (-2)
+#define REC_TORN  (-2)
 int64_t rec_check(const void *src, uint64_t lsn, uint64_t avail);
 
 /*

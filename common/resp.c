@@ -713,8 +713,7 @@ static const char *walk_resp2(convert_t *cv, const char *p, int depth)
             next = walk_resp2(cv, next, depth + 1);
         return next;
     case '%': /* a map the store wrote for a RESP3 client (HGETALL) */
-        if (read_line_number(p + 1, end, &v, &next) != 0 || v < 0 || v > LLONG_MAX / 2)
-            return NULL;
+        if (read_line_number(p + 1, end, &v, &next) != 0 || v < 0 || v > LLONG_MAX / 2) return NULL;
         for (long long i = 0; i < 2 * v && next; i++)
             next = walk_resp2(cv, next, depth + 1);
         return next;
@@ -827,7 +826,8 @@ int resp3_to_resp2(const char *in, size_t n, buf_t *out)
 size_t resp_error_clean(char *s)
 {
     size_t n = strlen(s);
-    while (n > 0 && (s[n - 1] == '\r' || s[n - 1] == '\n')) s[--n] = '\0';
+    while (n > 0 && (s[n - 1] == '\r' || s[n - 1] == '\n'))
+        s[--n] = '\0';
     for (size_t i = 0; i < n; i++)
         if (s[i] == '\r' || s[i] == '\n') s[i] = ' ';
     return n;

@@ -20,13 +20,16 @@
 #include "buf.h"
 
 typedef struct resp_limits {
-    int64_t max_bulk_len;   /* proto-max-bulk-len (Redis default 512 MiB) */
-    int64_t max_args;       /* most arguments in one multibulk (Redis: 1024*1024) */
-    size_t max_inline_len;  /* longest inline request line (Redis: 64 KiB) */
+    int64_t max_bulk_len;  /* proto-max-bulk-len (Redis default 512 MiB) */
+    int64_t max_args;      /* most arguments in one multibulk (Redis: 1024*1024) */
+    size_t max_inline_len; /* longest inline request line (Redis: 64 KiB) */
 } resp_limits_t;
 
 /* Redis' defaults. */
-#define RESP_LIMITS_DEFAULT {512ll * 1024 * 1024, 1024 * 1024, 64 * 1024}
+#define RESP_LIMITS_DEFAULT                                                                        \
+    {                                                                                              \
+        512ll * 1024 * 1024, 1024 * 1024, 64 * 1024                                                \
+    }
 
 typedef struct resp_arg {
     size_t off; /* offset of the argument's first byte in the parsed buffer */
@@ -56,7 +59,7 @@ void resp_cmd_free(resp_cmd_t *cmd);
 const char *resp_arg_ptr(const resp_cmd_t *cmd, const char *buf, int i);
 
 #define RESP_NEED_MORE 0
-#define RESP_ERROR (-1)
+#define RESP_ERROR     (-1)
 
 /*
  * Parse one command at the start of buf[0, len).
@@ -80,24 +83,24 @@ int64_t resp_parse(const resp_limits_t *lim, const char *buf, size_t len, resp_c
  * others become spaces. Returns the new length. */
 size_t resp_error_clean(char *s);
 
-void resp_simple(buf_t *b, const char *s);                 /* +s\r\n */
-void resp_error(buf_t *b, const char *s);                  /* -s\r\n */
-void resp_integer(buf_t *b, long long v);                  /* :v\r\n */
-void resp_bulk(buf_t *b, const void *p, size_t n);         /* $n\r\n...\r\n */
+void resp_simple(buf_t *b, const char *s);         /* +s\r\n */
+void resp_error(buf_t *b, const char *s);          /* -s\r\n */
+void resp_integer(buf_t *b, long long v);          /* :v\r\n */
+void resp_bulk(buf_t *b, const void *p, size_t n); /* $n\r\n...\r\n */
 void resp_bulk_cstr(buf_t *b, const char *s);
-void resp_null(buf_t *b);                                  /* $-1\r\n */
-void resp_null_array(buf_t *b);                            /* *-1\r\n */
-void resp_array(buf_t *b, long long n);                    /* *n\r\n */
-void resp_bulk_header(buf_t *b, size_t n);                 /* $n\r\n (body and CRLF follow) */
+void resp_null(buf_t *b);                  /* $-1\r\n */
+void resp_null_array(buf_t *b);            /* *-1\r\n */
+void resp_array(buf_t *b, long long n);    /* *n\r\n */
+void resp_bulk_header(buf_t *b, size_t n); /* $n\r\n (body and CRLF follow) */
 
 /* RESP3 writers. `proto` is the connection's protocol (2 or 3); with 2 each
  * writes the RESP2 form Redis 7 sends to a RESP2 client. */
-void resp_map(buf_t *b, int proto, long long npairs);      /* %n, or *2n */
-void resp_set(buf_t *b, int proto, long long n);           /* ~n, or *n */
-void resp_push(buf_t *b, int proto, long long n);          /* >n, or *n */
-void resp_null3(buf_t *b, int proto);                      /* _, or $-1 */
-void resp_null_array3(buf_t *b, int proto);                /* _, or *-1 */
-void resp_bool(buf_t *b, int proto, int v);                /* #t/#f, or :1/:0 */
+void resp_map(buf_t *b, int proto, long long npairs); /* %n, or *2n */
+void resp_set(buf_t *b, int proto, long long n);      /* ~n, or *n */
+void resp_push(buf_t *b, int proto, long long n);     /* >n, or *n */
+void resp_null3(buf_t *b, int proto);                 /* _, or $-1 */
+void resp_null_array3(buf_t *b, int proto);           /* _, or *-1 */
+void resp_bool(buf_t *b, int proto, int v);           /* #t/#f, or :1/:0 */
 /* ,<%.17g> (inf, -inf, nan spelled so), or the same text as a bulk string */
 void resp_double(buf_t *b, int proto, double d);
 /* =<n+4>\r\n<fmt>:<text>, or a bulk string of the text alone; fmt is three

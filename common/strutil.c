@@ -55,7 +55,8 @@ size_t str_from_ll(char *out, long long v)
     } while (u);
     size_t len = 0;
     if (v < 0) out[len++] = '-';
-    while (n) out[len++] = tmp[--n];
+    while (n)
+        out[len++] = tmp[--n];
     out[len] = '\0';
     return len;
 }
@@ -94,7 +95,8 @@ size_t str_from_ld(char *out, size_t cap, long double v)
         return 0;
     }
     if (strchr(out, '.')) {
-        while (out[l - 1] == '0') l--;
+        while (out[l - 1] == '0')
+            l--;
         if (out[l - 1] == '.') l--;
     }
     if (l == 2 && out[0] == '-' && out[1] == '0') {

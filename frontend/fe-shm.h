@@ -55,7 +55,7 @@ typedef struct shm_config {
     _Atomic int64_t slowlog_slower_than; /* us; < 0 disables, 0 logs everything */
     _Atomic int64_t slowlog_max_len;
     _Atomic int64_t loglevel;
-    _Atomic int64_t latency_threshold_ms;  /* latency-monitor-threshold; 0 = off */
+    _Atomic int64_t latency_threshold_ms; /* latency-monitor-threshold; 0 = off */
     _Atomic int64_t hash_max_listpack_entries, hash_max_listpack_value;
     _Atomic int64_t set_max_intset_entries;
     _Atomic int64_t maxmemory, maxmemory_policy, maxmemory_samples; /* D32 */

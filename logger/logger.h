@@ -15,8 +15,8 @@
  * record, cuts a torn tail, and starts the ring there. A respawned logger
  * continues at durable_lsn: everything above it is still in the ring; one
  * that finds LOGGER_FAILED writes nothing and returns EXIT_IOFAIL at once.
- * Either first fsyncs the data directory. Then: group commit until shutdown. Returns the exit status: 0, EXIT_FATAL
- * (the log cannot be recovered) or EXIT_IOFAIL (a write or fdatasync failed;
+ * Either first fsyncs the data directory. Then: group commit until shutdown. Returns the exit
+ * status: 0, EXIT_FATAL (the log cannot be recovered) or EXIT_IOFAIL (a write or fdatasync failed;
  * never retried: contract 6).
  */
 int logger_main(shm_t *shm, const config_t *cfg);

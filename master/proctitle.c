@@ -25,7 +25,8 @@ void master_proctitle_init(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (argv[i] == end + 1) end = argv[i] + strlen(argv[i]);
     size_t nenv = 0;
-    while (environ[nenv]) nenv++;
+    while (environ[nenv])
+        nenv++;
     char **newenv = malloc((nenv + 1) * sizeof(char *));
     if (!newenv) return;
     for (size_t i = 0; i < nenv; i++) {
@@ -35,7 +36,8 @@ void master_proctitle_init(int argc, char **argv)
     newenv[nenv] = NULL;
     environ = newenv;
     /* The caller keeps reading argv: point it at copies. */
-    for (int i = 0; i < argc; i++) argv[i] = strdup(argv[i]);
+    for (int i = 0; i < argc; i++)
+        argv[i] = strdup(argv[i]);
     title_area = start;
     title_cap = (size_t)(end - start);
 }

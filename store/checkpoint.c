@@ -113,8 +113,8 @@ static int save_entry(void *arg, idx_entry_t *e)
 {
     save_arg_t *a = arg;
     ckpt_writer_t *w = a->w;
-    unsigned char h[CKPT_ENTRY_HDR] = {(unsigned char)(CKPT_TYPE_STRING + st_ent_type(e)),
-                                       e->vkind, e->ilen, 0};
+    unsigned char h[CKPT_ENTRY_HDR] = {(unsigned char)(CKPT_TYPE_STRING + st_ent_type(e)), e->vkind,
+                                       e->ilen, 0};
     memcpy(h + 4, &e->klen, 4);
     memcpy(h + 8, &e->expire_at_ms, 8);
     ckpt_put(w, CKPT_BLK_ENTRIES, h, sizeof(h));

@@ -87,8 +87,10 @@ const char *sh_put(int64_t t, uint16_t opdb, uint16_t argc, const unsigned char 
     buf_t b;
     buf_init(&b);
     int rc = store_apply(ctx, rec, &b);
-    if (sh_canonical_only) cr_assert_eq(rc, 0);
-    else cr_assert_geq(rc, 0);
+    if (sh_canonical_only)
+        cr_assert_eq(rc, 0);
+    else
+        cr_assert_geq(rc, 0);
     /* Poison the record: values must come back from the segment file. */
     memset(rec, 0xAA, space);
     free(rec);
@@ -122,8 +124,10 @@ const char *sh_read(int64_t now, unsigned db, uint16_t op, uint16_t argc,
     buf_t b;
     buf_init(&b);
     /* store_read_at is store_read_db in database 0 */
-    if (db == 0) cr_assert_eq(store_read_at(ctx, p, n, now, &b), 0);
-    else cr_assert_eq(store_read_db(ctx, db, p, n, now, &b), 0);
+    if (db == 0)
+        cr_assert_eq(store_read_at(ctx, p, n, now, &b), 0);
+    else
+        cr_assert_eq(store_read_db(ctx, db, p, n, now, &b), 0);
     keep_reply(&b);
     buf_free(&b);
     return reply;

@@ -198,8 +198,11 @@ Test(checkpoint, every_value_shape_round_trips)
     const struct {
         uint16_t op;
         const char *key;
-    } colls[] = {{CMD_HGETALL, "hsmall"}, {CMD_HGETALL, "hbig"},   {CMD_HGETALL, "httl"},
-                 {CMD_SMEMBERS, "sint"},  {CMD_SMEMBERS, "swords"}};
+    } colls[] = {{CMD_HGETALL, "hsmall"},
+                 {CMD_HGETALL, "hbig"},
+                 {CMD_HGETALL, "httl"},
+                 {CMD_SMEMBERS, "sint"},
+                 {CMD_SMEMBERS, "swords"}};
     for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++) {
         char want[8192];
         sh_rd(T0, 0, colls[i].op, colls[i].key, NULL);

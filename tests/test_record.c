@@ -49,7 +49,8 @@ Test(record, round_trip)
     cr_assert_eq(args[1].len, 5);
     cr_assert(memcmp(args[1].ptr, "value", 5) == 0);
     /* Padding after the payload is zeroed (it is part of the CRC). */
-    for (size_t i = h.len; i < space; i++) cr_assert_eq(buf[i], 0);
+    for (size_t i = h.len; i < space; i++)
+        cr_assert_eq(buf[i], 0);
 }
 
 Test(record, empty_arguments_and_binary)
@@ -143,5 +144,6 @@ Test(command, lookup_is_exact_and_case_insensitive)
     cr_assert_null(cmd_lookup("GET\0DEL", 7));
     size_t n;
     const cmd_desc_t *t = cmd_table(&n);
-    for (size_t i = 0; i < n; i++) cr_assert_eq(cmd_lookup(t[i].name, strlen(t[i].name)), &t[i]);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(cmd_lookup(t[i].name, strlen(t[i].name)), &t[i]);
 }

@@ -307,7 +307,8 @@ Test(resp3, random_bytes_never_crash_the_converters)
     for (int iter = 0; iter < 20000; iter++) {
         size_t n = (size_t)(rand() % 40);
         char *p = malloc(n ? n : 1);
-        for (size_t i = 0; i < n; i++) p[i] = alphabet[rand() % (int)(sizeof(alphabet) - 1)];
+        for (size_t i = 0; i < n; i++)
+            p[i] = alphabet[rand() % (int)(sizeof(alphabet) - 1)];
         buf_reset(&b);
         int rc = resp3_from_resp2(p, n, &b);
         cr_assert(rc >= -1 && rc <= 1);

@@ -796,8 +796,8 @@ Test(ring, releaser_killed_before_invalidating, .timeout = 20)
  * id, so the check is: per id, sequence numbers 0, 1, 2, ... with no gap
  * and no duplicate; only the record a victim held can be missing, at the end.
  */
-#define KILL_SLOTS 4
-#define KILL_IDS   4096
+#define KILL_SLOTS  4
+#define KILL_IDS    4096
 #define KILL_TARGET 200 /* kills a run makes before it stops */
 
 typedef struct kill_ctl {

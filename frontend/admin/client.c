@@ -138,7 +138,8 @@ static client_ref_t *all_clients(fe_t *fe, size_t *n)
     }
     shm_client_t tmp;
     for (uint32_t i = 0; i < SHM_CLIENT_SLOTS; i++) {
-        if (!atomic_load_explicit(&fe_shm(fe->shm)->clients[i].owner, memory_order_relaxed)) continue;
+        if (!atomic_load_explicit(&fe_shm(fe->shm)->clients[i].owner, memory_order_relaxed))
+            continue;
         if (!entry_read(fe, i, &tmp)) continue;
         if (len == cap) {
             cap *= 2;

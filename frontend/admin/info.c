@@ -262,9 +262,9 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "lazyfree_pending_objects:0\r\n"
                 "atticdb_index_bytes:%" PRIu64 "\r\n",
                 used, h_used, u.rss, h_rss, peak, h_peak,
-                peak ? 100.0 * (double)used / (double)peak : 100.0, total, h_total, maxmem,
-                h_max, policy_name(policy),
-                used ? (double)u.rss / (double)used : 0.0, (int64_t)u.rss - (int64_t)used, used);
+                peak ? 100.0 * (double)used / (double)peak : 100.0, total, h_total, maxmem, h_max,
+                policy_name(policy), used ? (double)u.rss / (double)used : 0.0,
+                (int64_t)u.rss - (int64_t)used, used);
 }
 
 /* The latency below which a fraction q of the recorded fsyncs fell, in

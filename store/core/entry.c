@@ -134,8 +134,7 @@ void st_ent_live_add(st_live_t *t, idx_entry_t *e, int sign)
         const st_pieces_t *l = st_ent_pieces(e);
         for (uint32_t i = 0; i < l->n; i++)
             if (st_piece_kind(&l->p[i]) == PIECE_LOG)
-                st_live_add(t, l->p[i].where, st_piece_end(&l->p[i]) - st_piece_start(l, i),
-                            sign);
+                st_live_add(t, l->p[i].where, st_piece_end(&l->p[i]) - st_piece_start(l, i), sign);
     }
 }
 

@@ -56,7 +56,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     seg_reader_t r;
     if (seg_reader_open(&r, dir, SEG, start) != 0) abort();
     const void *rec;
-    while (r.lsn < end && seg_reader_next(&r, &rec) > 0) store_apply(ctx, rec, NULL);
+    while (r.lsn < end && seg_reader_next(&r, &rec) > 0)
+        store_apply(ctx, rec, NULL);
     seg_reader_close(&r);
     store_ctx_destroy(ctx);
     free(cfg.dir);

@@ -34,7 +34,8 @@ static size_t parse_all(const char *buf, size_t len, resp_cmd_t *cmd, uint64_t *
             int inside = p >= buf + off && p + n <= buf + off + (size_t)used;
             int unescaped = cmd->flags && (cmd->flags[i] & RESP_ARG_UNESCAPED);
             if (!inside && !unescaped) abort();
-            for (size_t k = 0; k < n; k++) *digest = *digest * 131 + (unsigned char)p[k];
+            for (size_t k = 0; k < n; k++)
+                *digest = *digest * 131 + (unsigned char)p[k];
         }
         *digest = *digest * 31 + (uint64_t)cmd->argc;
         off += (size_t)used;

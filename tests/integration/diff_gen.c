@@ -76,14 +76,16 @@ static void argf(dgen_cmd_t *c, const char *fmt, long long v)
 
 void dgen_cmd_free(dgen_cmd_t *c)
 {
-    for (int i = 0; i < c->argc; i++) free(c->argv[i]);
+    for (int i = 0; i < c->argc; i++)
+        free(c->argv[i]);
     memset(c, 0, sizeof(*c));
 }
 
 static void put(char **out, size_t *len, size_t *cap, const char *s, size_t n)
 {
     if (*len + n + 1 > *cap) {
-        while (*len + n + 1 > *cap) *cap *= 2;
+        while (*len + n + 1 > *cap)
+            *cap *= 2;
         *out = realloc(*out, *cap);
         if (!*out) abort();
     }
@@ -106,9 +108,12 @@ char *dgen_cmd_text(const dgen_cmd_t *c)
         for (size_t j = 0; j < c->lens[i] && j < max; j++) {
             unsigned char ch = (unsigned char)c->argv[i][j];
             char tmp[8];
-            if (ch == '\r') put(&out, &len, &cap, "\\r", 2);
-            else if (ch == '\n') put(&out, &len, &cap, "\\n", 2);
-            else if (ch == '\\') put(&out, &len, &cap, "\\\\", 2);
+            if (ch == '\r')
+                put(&out, &len, &cap, "\\r", 2);
+            else if (ch == '\n')
+                put(&out, &len, &cap, "\\n", 2);
+            else if (ch == '\\')
+                put(&out, &len, &cap, "\\\\", 2);
             else if (ch <= 32 || ch >= 127) {
                 snprintf(tmp, sizeof(tmp), "\\x%02x", ch);
                 put(&out, &len, &cap, tmp, 4);
@@ -149,16 +154,31 @@ static void letters(dgen_t *g, dgen_cmd_t *c, size_t n)
 {
     char *buf = malloc(n + 1);
     if (!buf) abort();
-    for (size_t i = 0; i < n; i++) buf[i] = (char)('a' + rn(g, 26));
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (char)('a' + rn(g, 26));
     dgen_arg(c, buf, n);
     free(buf);
 }
 
 static void rval(dgen_t *g, dgen_cmd_t *c)
 {
-    static const char *numeric[] = {"1.5",  "-0.25", "1e3", "3.0e-5", " 12",  "012", "+7",
-                                    "-0",   "0x10",  "inf", "nan",    "10.5", "0.1", "1.7976931348623157e308",
-                                    "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+    static const char *numeric[] = {"1.5",
+                                    "-0.25",
+                                    "1e3",
+                                    "3.0e-5",
+                                    " 12",
+                                    "012",
+                                    "+7",
+                                    "-0",
+                                    "0x10",
+                                    "inf",
+                                    "nan",
+                                    "10.5",
+                                    "0.1",
+                                    "1.7976931348623157e308",
+                                    "9223372036854775807",
+                                    "-9223372036854775808",
+                                    "9223372036854775808",
                                     "18446744073709551615"};
     unsigned r = rn(g, 100);
     if (r < 4) { /* thousands of bytes: a value AtticDB keeps in the log */
@@ -176,7 +196,8 @@ static void rval(dgen_t *g, dgen_cmd_t *c)
     } else if (r < 58) {
         size_t n = rn(g, 24);
         char buf[24];
-        for (size_t i = 0; i < n; i++) buf[i] = (char)rn(g, 256);
+        for (size_t i = 0; i < n; i++)
+            buf[i] = (char)rn(g, 256);
         dgen_arg(c, buf, n);
     } else if (r < 64) { /* the 24/25 and 44/45 byte boundaries */
         static const unsigned sizes[] = {24, 25, 44, 45};
@@ -188,32 +209,49 @@ static void rval(dgen_t *g, dgen_cmd_t *c)
 
 static void rint_arg(dgen_t *g, dgen_cmd_t *c)
 {
-    static const char *odd[] = {"9223372036854775807", "-9223372036854775808", "x", "", "1.5",
-                                "99999999999999999999", " 5", "+5", "007", "-0"};
-    if (rn(g, 5) == 0) dgen_args(c, PICK(g, odd));
-    else argf(c, "%lld", (long long)rn(g, 201) - 100);
+    static const char *odd[] = {"9223372036854775807",
+                                "-9223372036854775808",
+                                "x",
+                                "",
+                                "1.5",
+                                "99999999999999999999",
+                                " 5",
+                                "+5",
+                                "007",
+                                "-0"};
+    if (rn(g, 5) == 0)
+        dgen_args(c, PICK(g, odd));
+    else
+        argf(c, "%lld", (long long)rn(g, 201) - 100);
 }
 
 static void rfloat_arg(dgen_t *g, dgen_cmd_t *c)
 {
-    static const char *f[] = {"1.5", "-0.1", "1e3", "3.0e-5", "0", "-0", "inf", "-inf", "nan", "x", "",
-                              "1e308", "0.1", "10.5", "5.0e3", "-1.25", "100", "0x10", " 1", "1.0000000000000000001"};
+    static const char *f[] = {"1.5",   "-0.1",  "1e3",  "3.0e-5", "0",
+                              "-0",    "inf",   "-inf", "nan",    "x",
+                              "",      "1e308", "0.1",  "10.5",   "5.0e3",
+                              "-1.25", "100",   "0x10", " 1",     "1.0000000000000000001"};
     dgen_args(c, PICK(g, f));
 }
 
 /* relative seconds / milliseconds: far enough never to pass in a run */
 static void rel_s(dgen_t *g, dgen_cmd_t *c)
 {
-    static const char *odd[] = {"0", "-1", "-100", "x", "", "9223372036854775807", "1.5", "9223372036854775"};
-    if (rn(g, 8) == 0) dgen_args(c, PICK(g, odd));
-    else argf(c, "%lld", 100000 + (long long)rn(g, 100000));
+    static const char *odd[] = {
+        "0", "-1", "-100", "x", "", "9223372036854775807", "1.5", "9223372036854775"};
+    if (rn(g, 8) == 0)
+        dgen_args(c, PICK(g, odd));
+    else
+        argf(c, "%lld", 100000 + (long long)rn(g, 100000));
 }
 
 static void rel_ms(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *odd[] = {"0", "-5", "x", "9223372036854775807", "1e5"};
-    if (rn(g, 8) == 0) dgen_args(c, PICK(g, odd));
-    else argf(c, "%lld", (100000 + (long long)rn(g, 100000)) * 1000 + (long long)rn(g, 1000));
+    if (rn(g, 8) == 0)
+        dgen_args(c, PICK(g, odd));
+    else
+        argf(c, "%lld", (100000 + (long long)rn(g, 100000)) * 1000 + (long long)rn(g, 1000));
 }
 
 /* absolute: past (deletes) allowed only where Redis deletes at once */
@@ -222,9 +260,12 @@ static void abs_s(dgen_t *g, dgen_cmd_t *c, int past_ok)
     static const char *past[] = {"1", "1000000000", "0", "-1"};
     static const char *odd[] = {"x", "9223372036854775807"};
     unsigned r = rn(g, 10);
-    if (r == 0 && past_ok) dgen_args(c, PICK(g, past));
-    else if (r == 1) dgen_args(c, PICK(g, odd));
-    else argf(c, "%lld", DGEN_ABS_EPOCH_S + (long long)rn(g, 10000000));
+    if (r == 0 && past_ok)
+        dgen_args(c, PICK(g, past));
+    else if (r == 1)
+        dgen_args(c, PICK(g, odd));
+    else
+        argf(c, "%lld", DGEN_ABS_EPOCH_S + (long long)rn(g, 10000000));
 }
 
 static void abs_ms(dgen_t *g, dgen_cmd_t *c, int past_ok)
@@ -232,29 +273,41 @@ static void abs_ms(dgen_t *g, dgen_cmd_t *c, int past_ok)
     static const char *past[] = {"1", "1000000000000", "0", "-1"};
     static const char *odd[] = {"x", "9223372036854775807"};
     unsigned r = rn(g, 10);
-    if (r == 0 && past_ok) dgen_args(c, PICK(g, past));
-    else if (r == 1) dgen_args(c, PICK(g, odd));
-    else argf(c, "%lld", (DGEN_ABS_EPOCH_S + (long long)rn(g, 10000000)) * 1000 + (long long)rn(g, 1000));
+    if (r == 0 && past_ok)
+        dgen_args(c, PICK(g, past));
+    else if (r == 1)
+        dgen_args(c, PICK(g, odd));
+    else
+        argf(c, "%lld",
+             (DGEN_ABS_EPOCH_S + (long long)rn(g, 10000000)) * 1000 + (long long)rn(g, 1000));
 }
 
 static void rdb(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *odd[] = {"16", "-1", "x", "99999999999", ""};
     unsigned r = rn(g, 100);
-    if (r < 40) dgen_args(c, "0");
-    else if (r < 85) argf(c, "%lld", 1 + (long long)rn(g, 3));
-    else if (r < 95) argf(c, "%lld", 4 + (long long)rn(g, 12));
-    else dgen_args(c, PICK(g, odd));
+    if (r < 40)
+        dgen_args(c, "0");
+    else if (r < 85)
+        argf(c, "%lld", 1 + (long long)rn(g, 3));
+    else if (r < 95)
+        argf(c, "%lld", 4 + (long long)rn(g, 12));
+    else
+        dgen_args(c, PICK(g, odd));
 }
 
 /* string offsets for GETRANGE and friends */
 static void roff(dgen_t *g, dgen_cmd_t *c)
 {
-    static const char *odd[] = {"9223372036854775807", "-9223372036854775808", "x", "", "4294967296"};
+    static const char *odd[] = {"9223372036854775807", "-9223372036854775808", "x", "",
+                                "4294967296"};
     unsigned r = rn(g, 20);
-    if (r == 0) dgen_args(c, PICK(g, odd));
-    else if (r < 3) argf(c, "%lld", (long long)rn(g, 6000));
-    else argf(c, "%lld", (long long)rn(g, 61) - 20);
+    if (r == 0)
+        dgen_args(c, PICK(g, odd));
+    else if (r < 3)
+        argf(c, "%lld", (long long)rn(g, 6000));
+    else
+        argf(c, "%lld", (long long)rn(g, 61) - 20);
 }
 
 /* ------------------------------------------------------------------ */
@@ -266,33 +319,104 @@ static void g_set(dgen_t *g, dgen_cmd_t *c)
     int n = (int)rn(g, 4);
     for (int i = 0; i < n; i++) {
         switch (rn(g, 24)) {
-        case 0: case 1: dgen_args(c, rn(g, 4) ? "NX" : "nx"); break;
-        case 2: case 3: dgen_args(c, "XX"); break;
-        case 4: case 5: case 6: case 7: dgen_args(c, "GET"); break;
-        case 8: case 9: dgen_args(c, "KEEPTTL"); break;
-        case 10: case 11: case 12: case 13: dgen_args(c, rn(g, 4) ? "EX" : "ex"), rel_s(g, c); break;
-        case 14: case 15: dgen_args(c, "PX"), rel_ms(g, c); break;
-        case 16: case 17: dgen_args(c, "EXAT"), abs_s(g, c, 0); break;
-        case 18: case 19: dgen_args(c, "PXAT"), abs_ms(g, c, 0); break;
-        case 20: dgen_args(c, "EX"); break; /* missing its value */
-        default: dgen_args(c, "FOO"); break;
+        case 0:
+        case 1:
+            dgen_args(c, rn(g, 4) ? "NX" : "nx");
+            break;
+        case 2:
+        case 3:
+            dgen_args(c, "XX");
+            break;
+        case 4:
+        case 5:
+        case 6:
+        case 7:
+            dgen_args(c, "GET");
+            break;
+        case 8:
+        case 9:
+            dgen_args(c, "KEEPTTL");
+            break;
+        case 10:
+        case 11:
+        case 12:
+        case 13:
+            dgen_args(c, rn(g, 4) ? "EX" : "ex"), rel_s(g, c);
+            break;
+        case 14:
+        case 15:
+            dgen_args(c, "PX"), rel_ms(g, c);
+            break;
+        case 16:
+        case 17:
+            dgen_args(c, "EXAT"), abs_s(g, c, 0);
+            break;
+        case 18:
+        case 19:
+            dgen_args(c, "PXAT"), abs_ms(g, c, 0);
+            break;
+        case 20:
+            dgen_args(c, "EX");
+            break; /* missing its value */
+        default:
+            dgen_args(c, "FOO");
+            break;
         }
     }
 }
 
-static void g_setnx(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SETNX"), rkey(g, c), rval(g, c); }
-static void g_setex(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SETEX"), rkey(g, c), rel_s(g, c), rval(g, c); }
-static void g_psetex(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "PSETEX"), rkey(g, c), rel_ms(g, c), rval(g, c); }
-static void g_getset(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "GETSET"), rkey(g, c), rval(g, c); }
-static void g_get(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "GET"), rkey(g, c); }
-static void g_getdel(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "GETDEL"), rkey(g, c); }
-static void g_strlen(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "STRLEN"), rkey(g, c); }
-static void g_append(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "APPEND"), rkey(g, c), rval(g, c); }
-static void g_incr(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "INCR"), rkey(g, c); }
-static void g_decr(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "DECR"), rkey(g, c); }
-static void g_incrby(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "INCRBY"), rkey(g, c), rint_arg(g, c); }
-static void g_decrby(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "DECRBY"), rkey(g, c), rint_arg(g, c); }
-static void g_incrbyfloat(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "INCRBYFLOAT"), rkey(g, c), rfloat_arg(g, c); }
+static void g_setnx(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "SETNX"), rkey(g, c), rval(g, c);
+}
+static void g_setex(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "SETEX"), rkey(g, c), rel_s(g, c), rval(g, c);
+}
+static void g_psetex(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "PSETEX"), rkey(g, c), rel_ms(g, c), rval(g, c);
+}
+static void g_getset(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "GETSET"), rkey(g, c), rval(g, c);
+}
+static void g_get(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "GET"), rkey(g, c);
+}
+static void g_getdel(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "GETDEL"), rkey(g, c);
+}
+static void g_strlen(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "STRLEN"), rkey(g, c);
+}
+static void g_append(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "APPEND"), rkey(g, c), rval(g, c);
+}
+static void g_incr(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "INCR"), rkey(g, c);
+}
+static void g_decr(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "DECR"), rkey(g, c);
+}
+static void g_incrby(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "INCRBY"), rkey(g, c), rint_arg(g, c);
+}
+static void g_decrby(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "DECRBY"), rkey(g, c), rint_arg(g, c);
+}
+static void g_incrbyfloat(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "INCRBYFLOAT"), rkey(g, c), rfloat_arg(g, c);
+}
 
 static void g_getex(dgen_t *g, dgen_cmd_t *c)
 {
@@ -300,12 +424,25 @@ static void g_getex(dgen_t *g, dgen_cmd_t *c)
     int n = rn(g, 3) == 0 ? 0 : 1 + (rn(g, 6) == 0);
     for (int i = 0; i < n; i++) {
         switch (rn(g, 7)) {
-        case 0: dgen_args(c, "EX"), rel_s(g, c); break;
-        case 1: dgen_args(c, "PX"), rel_ms(g, c); break;
-        case 2: dgen_args(c, "EXAT"), abs_s(g, c, 1); break;
-        case 3: dgen_args(c, "PXAT"), abs_ms(g, c, 1); break;
-        case 4: case 5: dgen_args(c, rn(g, 3) ? "PERSIST" : "persist"); break;
-        default: dgen_args(c, "FOO"); break;
+        case 0:
+            dgen_args(c, "EX"), rel_s(g, c);
+            break;
+        case 1:
+            dgen_args(c, "PX"), rel_ms(g, c);
+            break;
+        case 2:
+            dgen_args(c, "EXAT"), abs_s(g, c, 1);
+            break;
+        case 3:
+            dgen_args(c, "PXAT"), abs_ms(g, c, 1);
+            break;
+        case 4:
+        case 5:
+            dgen_args(c, rn(g, 3) ? "PERSIST" : "persist");
+            break;
+        default:
+            dgen_args(c, "FOO");
+            break;
         }
     }
 }
@@ -314,26 +451,58 @@ static void g_mset_like(dgen_t *g, dgen_cmd_t *c, const char *name)
 {
     dgen_args(c, name);
     int n = 1 + (int)rn(g, 4);
-    for (int i = 0; i < n; i++) rkey(g, c), rval(g, c);
+    for (int i = 0; i < n; i++)
+        rkey(g, c), rval(g, c);
 }
-static void g_mset(dgen_t *g, dgen_cmd_t *c) { g_mset_like(g, c, "MSET"); }
-static void g_msetnx(dgen_t *g, dgen_cmd_t *c) { g_mset_like(g, c, "MSETNX"); }
+static void g_mset(dgen_t *g, dgen_cmd_t *c)
+{
+    g_mset_like(g, c, "MSET");
+}
+static void g_msetnx(dgen_t *g, dgen_cmd_t *c)
+{
+    g_mset_like(g, c, "MSETNX");
+}
 
 static void g_keys_n(dgen_t *g, dgen_cmd_t *c, const char *name, int max)
 {
     dgen_args(c, name);
     int n = 1 + (int)rn(g, (unsigned)max);
-    for (int i = 0; i < n; i++) rkey(g, c);
+    for (int i = 0; i < n; i++)
+        rkey(g, c);
 }
-static void g_mget(dgen_t *g, dgen_cmd_t *c) { g_keys_n(g, c, "MGET", 5); }
-static void g_del(dgen_t *g, dgen_cmd_t *c) { g_keys_n(g, c, "DEL", 3); }
-static void g_unlink(dgen_t *g, dgen_cmd_t *c) { g_keys_n(g, c, "UNLINK", 3); }
-static void g_exists(dgen_t *g, dgen_cmd_t *c) { g_keys_n(g, c, "EXISTS", 4); }
-static void g_touch(dgen_t *g, dgen_cmd_t *c) { g_keys_n(g, c, "TOUCH", 3); }
-static void g_type(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "TYPE"), rkey(g, c); }
+static void g_mget(dgen_t *g, dgen_cmd_t *c)
+{
+    g_keys_n(g, c, "MGET", 5);
+}
+static void g_del(dgen_t *g, dgen_cmd_t *c)
+{
+    g_keys_n(g, c, "DEL", 3);
+}
+static void g_unlink(dgen_t *g, dgen_cmd_t *c)
+{
+    g_keys_n(g, c, "UNLINK", 3);
+}
+static void g_exists(dgen_t *g, dgen_cmd_t *c)
+{
+    g_keys_n(g, c, "EXISTS", 4);
+}
+static void g_touch(dgen_t *g, dgen_cmd_t *c)
+{
+    g_keys_n(g, c, "TOUCH", 3);
+}
+static void g_type(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "TYPE"), rkey(g, c);
+}
 
-static void g_getrange(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "GETRANGE"), rkey(g, c), roff(g, c), roff(g, c); }
-static void g_substr(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SUBSTR"), rkey(g, c), roff(g, c), roff(g, c); }
+static void g_getrange(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "GETRANGE"), rkey(g, c), roff(g, c), roff(g, c);
+}
+static void g_substr(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "SUBSTR"), rkey(g, c), roff(g, c), roff(g, c);
+}
 
 static void g_setrange(dgen_t *g, dgen_cmd_t *c)
 {
@@ -341,12 +510,18 @@ static void g_setrange(dgen_t *g, dgen_cmd_t *c)
     static const char *bad[] = {"-1", "x", "", "-9223372036854775808"};
     dgen_args(c, "SETRANGE"), rkey(g, c);
     unsigned r = rn(g, 100);
-    if (r < 70) argf(c, "%lld", (long long)rn(g, 101));
-    else if (r < 85) argf(c, "%lld", 1000 + (long long)rn(g, 3001));
-    else if (r < 93) dgen_args(c, PICK(g, huge)); /* errors, or 0/len with "" */
-    else dgen_args(c, PICK(g, bad));
-    if (rn(g, 8) == 0) dgen_args(c, "");
-    else rval(g, c);
+    if (r < 70)
+        argf(c, "%lld", (long long)rn(g, 101));
+    else if (r < 85)
+        argf(c, "%lld", 1000 + (long long)rn(g, 3001));
+    else if (r < 93)
+        dgen_args(c, PICK(g, huge)); /* errors, or 0/len with "" */
+    else
+        dgen_args(c, PICK(g, bad));
+    if (rn(g, 8) == 0)
+        dgen_args(c, "");
+    else
+        rval(g, c);
 }
 
 static void g_setbit(dgen_t *g, dgen_cmd_t *c)
@@ -355,19 +530,26 @@ static void g_setbit(dgen_t *g, dgen_cmd_t *c)
     static const char *badbit[] = {"2", "-1", "x", "", "01"};
     dgen_args(c, "SETBIT"), rkey(g, c);
     unsigned r = rn(g, 100);
-    if (r < 65) argf(c, "%lld", (long long)rn(g, 201));
-    else if (r < 90) argf(c, "%lld", (long long)rn(g, 80001));
-    else dgen_args(c, PICK(g, bad));
-    if (rn(g, 12) == 0) dgen_args(c, PICK(g, badbit));
-    else dgen_args(c, rn(g, 2) ? "1" : "0");
+    if (r < 65)
+        argf(c, "%lld", (long long)rn(g, 201));
+    else if (r < 90)
+        argf(c, "%lld", (long long)rn(g, 80001));
+    else
+        dgen_args(c, PICK(g, bad));
+    if (rn(g, 12) == 0)
+        dgen_args(c, PICK(g, badbit));
+    else
+        dgen_args(c, rn(g, 2) ? "1" : "0");
 }
 
 static void g_getbit(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *odd[] = {"4294967295", "4294967296", "-1", "x", "100000"};
     dgen_args(c, "GETBIT"), rkey(g, c);
-    if (rn(g, 8) == 0) dgen_args(c, PICK(g, odd));
-    else argf(c, "%lld", (long long)rn(g, 300));
+    if (rn(g, 8) == 0)
+        dgen_args(c, PICK(g, odd));
+    else
+        argf(c, "%lld", (long long)rn(g, 300));
 }
 
 static void range_mode(dgen_t *g, dgen_cmd_t *c)
@@ -380,10 +562,18 @@ static void g_bitcount(dgen_t *g, dgen_cmd_t *c)
 {
     dgen_args(c, "BITCOUNT"), rkey(g, c);
     switch (rn(g, 6)) {
-    case 0: break;
-    case 1: roff(g, c); break; /* start only: a syntax error */
-    case 2: case 3: roff(g, c), roff(g, c); break;
-    default: roff(g, c), roff(g, c), range_mode(g, c); break;
+    case 0:
+        break;
+    case 1:
+        roff(g, c);
+        break; /* start only: a syntax error */
+    case 2:
+    case 3:
+        roff(g, c), roff(g, c);
+        break;
+    default:
+        roff(g, c), roff(g, c), range_mode(g, c);
+        break;
     }
 }
 
@@ -391,18 +581,33 @@ static void g_bitpos(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *badbit[] = {"2", "-1", "x"};
     dgen_args(c, "BITPOS"), rkey(g, c);
-    if (rn(g, 12) == 0) dgen_args(c, PICK(g, badbit));
-    else dgen_args(c, rn(g, 2) ? "1" : "0");
+    if (rn(g, 12) == 0)
+        dgen_args(c, PICK(g, badbit));
+    else
+        dgen_args(c, rn(g, 2) ? "1" : "0");
     switch (rn(g, 5)) {
-    case 0: break;
-    case 1: roff(g, c); break;
-    case 2: roff(g, c), roff(g, c); break;
-    default: roff(g, c), roff(g, c), range_mode(g, c); break;
+    case 0:
+        break;
+    case 1:
+        roff(g, c);
+        break;
+    case 2:
+        roff(g, c), roff(g, c);
+        break;
+    default:
+        roff(g, c), roff(g, c), range_mode(g, c);
+        break;
     }
 }
 
-static void g_rename(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "RENAME"), rkey(g, c), rkey(g, c); }
-static void g_renamenx(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "RENAMENX"), rkey(g, c), rkey(g, c); }
+static void g_rename(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "RENAME"), rkey(g, c), rkey(g, c);
+}
+static void g_renamenx(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "RENAMENX"), rkey(g, c), rkey(g, c);
+}
 
 static void g_copy(dgen_t *g, dgen_cmd_t *c)
 {
@@ -412,10 +617,22 @@ static void g_copy(dgen_t *g, dgen_cmd_t *c)
     if (rn(g, 15) == 0) dgen_args(c, rn(g, 2) ? "FOO" : "DB");
 }
 
-static void g_move(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "MOVE"), rkey(g, c), rdb(g, c); }
-static void g_swapdb(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SWAPDB"), rdb(g, c), rdb(g, c); }
-static void g_select(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SELECT"), rdb(g, c); }
-static void g_dbsize(dgen_t *g, dgen_cmd_t *c) { (void)g, dgen_args(c, "DBSIZE"); }
+static void g_move(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "MOVE"), rkey(g, c), rdb(g, c);
+}
+static void g_swapdb(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "SWAPDB"), rdb(g, c), rdb(g, c);
+}
+static void g_select(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "SELECT"), rdb(g, c);
+}
+static void g_dbsize(dgen_t *g, dgen_cmd_t *c)
+{
+    (void)g, dgen_args(c, "DBSIZE");
+}
 
 static void g_flushdb(dgen_t *g, dgen_cmd_t *c)
 {
@@ -435,17 +652,30 @@ static void expire_opts(dgen_t *g, dgen_cmd_t *c)
     static const char *opts[] = {"NX", "XX", "GT", "LT", "nx", "gt", "FOO"};
     unsigned r = rn(g, 10);
     int n = r < 4 ? 0 : r < 9 ? 1 : 2;
-    for (int i = 0; i < n; i++) dgen_args(c, PICK(g, opts));
+    for (int i = 0; i < n; i++)
+        dgen_args(c, PICK(g, opts));
 }
 
-static void g_expire(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "EXPIRE"), rkey(g, c), rel_s(g, c), expire_opts(g, c); }
-static void g_pexpire(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "PEXPIRE"), rkey(g, c), rel_ms(g, c), expire_opts(g, c); }
-static void g_expireat(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "EXPIREAT"), rkey(g, c), abs_s(g, c, 1), expire_opts(g, c); }
+static void g_expire(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "EXPIRE"), rkey(g, c), rel_s(g, c), expire_opts(g, c);
+}
+static void g_pexpire(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "PEXPIRE"), rkey(g, c), rel_ms(g, c), expire_opts(g, c);
+}
+static void g_expireat(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "EXPIREAT"), rkey(g, c), abs_s(g, c, 1), expire_opts(g, c);
+}
 static void g_pexpireat(dgen_t *g, dgen_cmd_t *c)
 {
     dgen_args(c, "PEXPIREAT"), rkey(g, c), abs_ms(g, c, 1), expire_opts(g, c);
 }
-static void g_persist(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "PERSIST"), rkey(g, c); }
+static void g_persist(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "PERSIST"), rkey(g, c);
+}
 
 static void g_time_read(dgen_t *g, dgen_cmd_t *c, const char *name, long long tol)
 {
@@ -453,20 +683,35 @@ static void g_time_read(dgen_t *g, dgen_cmd_t *c, const char *name, long long to
     c->check = DGEN_TIME;
     c->tolerance = tol;
 }
-static void g_ttl(dgen_t *g, dgen_cmd_t *c) { g_time_read(g, c, "TTL", 5); }
-static void g_pttl(dgen_t *g, dgen_cmd_t *c) { g_time_read(g, c, "PTTL", 5000); }
-static void g_expiretime(dgen_t *g, dgen_cmd_t *c) { g_time_read(g, c, "EXPIRETIME", 5); }
-static void g_pexpiretime(dgen_t *g, dgen_cmd_t *c) { g_time_read(g, c, "PEXPIRETIME", 5000); }
+static void g_ttl(dgen_t *g, dgen_cmd_t *c)
+{
+    g_time_read(g, c, "TTL", 5);
+}
+static void g_pttl(dgen_t *g, dgen_cmd_t *c)
+{
+    g_time_read(g, c, "PTTL", 5000);
+}
+static void g_expiretime(dgen_t *g, dgen_cmd_t *c)
+{
+    g_time_read(g, c, "EXPIRETIME", 5);
+}
+static void g_pexpiretime(dgen_t *g, dgen_cmd_t *c)
+{
+    g_time_read(g, c, "PEXPIRETIME", 5000);
+}
 
 static const char *const patterns[] = {
-    "*", "k*", "k?", "k[0-2]", "k[^0-2]", "k[2-0]", "*k*", "?", "", "\\k0", "k[", "[", "*[", "k[1-]",
-    "k[-1]", "a-key*", "bin*", "*\r\n*", "b?n*", "k**", "*****0", "K*", "k[a-z0-9]", "[!k]*", "k\\*", "\\*",
+    "*",    "k*",  "k?",     "k[0-2]", "k[^0-2]",   "k[2-0]", "*k*",    "?",    "",
+    "\\k0", "k[",  "[",      "*[",     "k[1-]",     "k[-1]",  "a-key*", "bin*", "*\r\n*",
+    "b?n*", "k**", "*****0", "K*",     "k[a-z0-9]", "[!k]*",  "k\\*",   "\\*",
 };
 
 static void pattern(dgen_t *g, dgen_cmd_t *c)
 {
-    if (rn(g, 20) == 0) dgen_arg(c, "bin\0*", 5);
-    else dgen_args(c, PICK(g, patterns));
+    if (rn(g, 20) == 0)
+        dgen_arg(c, "bin\0*", 5);
+    else
+        dgen_args(c, PICK(g, patterns));
 }
 
 static void g_keys(dgen_t *g, dgen_cmd_t *c)
@@ -486,8 +731,10 @@ static void g_scan(dgen_t *g, dgen_cmd_t *c)
     if (rn(g, 2)) dgen_args(c, "MATCH"), pattern(g, c);
     if (rn(g, 2)) {
         dgen_args(c, "COUNT");
-        if (rn(g, 15) == 0) dgen_args(c, PICK(g, counts));
-        else argf(c, "%lld", 1 + (long long)rn(g, 20));
+        if (rn(g, 15) == 0)
+            dgen_args(c, PICK(g, counts));
+        else
+            argf(c, "%lld", 1 + (long long)rn(g, 20));
     }
     if (rn(g, 4) == 0) dgen_args(c, "TYPE"), dgen_args(c, PICK(g, types));
     if (rn(g, 30) == 0) dgen_args(c, "FOO");
@@ -505,10 +752,18 @@ static void g_object(dgen_t *g, dgen_cmd_t *c)
 {
     dgen_args(c, "OBJECT");
     switch (rn(g, 10)) {
-    case 0: dgen_args(c, "FREQ"), rkey(g, c); break; /* an error without an LFU policy */
-    case 1: dgen_args(c, "FOO"), rkey(g, c); break;
-    case 2: dgen_args(c, "ENCODING"); break;
-    default: dgen_args(c, rn(g, 4) ? "ENCODING" : "encoding"), rkey(g, c); break;
+    case 0:
+        dgen_args(c, "FREQ"), rkey(g, c);
+        break; /* an error without an LFU policy */
+    case 1:
+        dgen_args(c, "FOO"), rkey(g, c);
+        break;
+    case 2:
+        dgen_args(c, "ENCODING");
+        break;
+    default:
+        dgen_args(c, rn(g, 4) ? "ENCODING" : "encoding"), rkey(g, c);
+        break;
     }
 }
 
@@ -519,45 +774,90 @@ static void g_object(dgen_t *g, dgen_cmd_t *c)
 static void rfield(dgen_t *g, dgen_cmd_t *c)
 {
     unsigned r = rn(g, 20);
-    if (r < 16) argf(c, "f%lld", rn(g, 6));
-    else if (r == 16) dgen_args(c, "");
-    else if (r == 17) dgen_arg(c, "f\0\r\nx", 5);
-    else letters(g, c, 60 + rn(g, 10)); /* 60-69: either side of 64 */
+    if (r < 16)
+        argf(c, "f%lld", rn(g, 6));
+    else if (r == 16)
+        dgen_args(c, "");
+    else if (r == 17)
+        dgen_arg(c, "f\0\r\nx", 5);
+    else
+        letters(g, c, 60 + rn(g, 10)); /* 60-69: either side of 64 */
 }
 
 static void g_hset_like(dgen_t *g, dgen_cmd_t *c, const char *name)
 {
     dgen_args(c, name), rkey(g, c);
     int n = 1 + (int)rn(g, 4);
-    for (int i = 0; i < n; i++) rfield(g, c), rval(g, c);
+    for (int i = 0; i < n; i++)
+        rfield(g, c), rval(g, c);
     if (rn(g, 25) == 0) rfield(g, c); /* a field without its value */
 }
-static void g_hset(dgen_t *g, dgen_cmd_t *c) { g_hset_like(g, c, "HSET"); }
-static void g_hmset(dgen_t *g, dgen_cmd_t *c) { g_hset_like(g, c, "HMSET"); }
-static void g_hsetnx(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HSETNX"), rkey(g, c), rfield(g, c), rval(g, c); }
-static void g_hget(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HGET"), rkey(g, c), rfield(g, c); }
-static void g_hexists(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HEXISTS"), rkey(g, c), rfield(g, c); }
-static void g_hstrlen(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HSTRLEN"), rkey(g, c), rfield(g, c); }
-static void g_hlen(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HLEN"), rkey(g, c); }
+static void g_hset(dgen_t *g, dgen_cmd_t *c)
+{
+    g_hset_like(g, c, "HSET");
+}
+static void g_hmset(dgen_t *g, dgen_cmd_t *c)
+{
+    g_hset_like(g, c, "HMSET");
+}
+static void g_hsetnx(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HSETNX"), rkey(g, c), rfield(g, c), rval(g, c);
+}
+static void g_hget(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HGET"), rkey(g, c), rfield(g, c);
+}
+static void g_hexists(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HEXISTS"), rkey(g, c), rfield(g, c);
+}
+static void g_hstrlen(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HSTRLEN"), rkey(g, c), rfield(g, c);
+}
+static void g_hlen(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HLEN"), rkey(g, c);
+}
 
 static void g_fields_n(dgen_t *g, dgen_cmd_t *c, const char *name, int max)
 {
     dgen_args(c, name), rkey(g, c);
     int n = 1 + (int)rn(g, (unsigned)max);
-    for (int i = 0; i < n; i++) rfield(g, c);
+    for (int i = 0; i < n; i++)
+        rfield(g, c);
 }
-static void g_hmget(dgen_t *g, dgen_cmd_t *c) { g_fields_n(g, c, "HMGET", 4); }
-static void g_hdel(dgen_t *g, dgen_cmd_t *c) { g_fields_n(g, c, "HDEL", 3); }
+static void g_hmget(dgen_t *g, dgen_cmd_t *c)
+{
+    g_fields_n(g, c, "HMGET", 4);
+}
+static void g_hdel(dgen_t *g, dgen_cmd_t *c)
+{
+    g_fields_n(g, c, "HDEL", 3);
+}
 
-static void g_hincrby(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HINCRBY"), rkey(g, c), rfield(g, c), rint_arg(g, c); }
+static void g_hincrby(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HINCRBY"), rkey(g, c), rfield(g, c), rint_arg(g, c);
+}
 static void g_hincrbyfloat(dgen_t *g, dgen_cmd_t *c)
 {
     dgen_args(c, "HINCRBYFLOAT"), rkey(g, c), rfield(g, c), rfloat_arg(g, c);
 }
 
-static void g_hkeys(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HKEYS"), rkey(g, c), c->check = DGEN_UNORDERED; }
-static void g_hvals(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HVALS"), rkey(g, c), c->check = DGEN_UNORDERED; }
-static void g_hgetall(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "HGETALL"), rkey(g, c), c->check = DGEN_PAIRS; }
+static void g_hkeys(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HKEYS"), rkey(g, c), c->check = DGEN_UNORDERED;
+}
+static void g_hvals(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HVALS"), rkey(g, c), c->check = DGEN_UNORDERED;
+}
+static void g_hgetall(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "HGETALL"), rkey(g, c), c->check = DGEN_PAIRS;
+}
 
 static void g_hrandfield(dgen_t *g, dgen_cmd_t *c)
 {
@@ -565,8 +865,10 @@ static void g_hrandfield(dgen_t *g, dgen_cmd_t *c)
     dgen_args(c, "HRANDFIELD"), rkey(g, c);
     unsigned r = rn(g, 10);
     if (r >= 3) {
-        if (rn(g, 10) == 0) dgen_args(c, PICK(g, odd));
-        else argf(c, "%lld", (long long)rn(g, 15) - 7);
+        if (rn(g, 10) == 0)
+            dgen_args(c, PICK(g, odd));
+        else
+            argf(c, "%lld", (long long)rn(g, 15) - 7);
         if (rn(g, 2)) dgen_args(c, rn(g, 8) ? "WITHVALUES" : "withvalue");
     }
     c->check = DGEN_SHAPE;
@@ -581,8 +883,10 @@ static void g_hscan(dgen_t *g, dgen_cmd_t *c)
     if (rn(g, 2)) dgen_args(c, "MATCH"), dgen_args(c, PICK(g, fpat));
     if (rn(g, 2)) {
         dgen_args(c, "COUNT");
-        if (rn(g, 15) == 0) dgen_args(c, rn(g, 2) ? "0" : "x");
-        else argf(c, "%lld", 1 + (long long)rn(g, 5));
+        if (rn(g, 15) == 0)
+            dgen_args(c, rn(g, 2) ? "0" : "x");
+        else
+            argf(c, "%lld", 1 + (long long)rn(g, 5));
     }
     if (rn(g, 30) == 0) dgen_args(c, rn(g, 2) ? "FOO" : "TYPE");
     c->check = DGEN_HSCAN;
@@ -601,7 +905,8 @@ static void g_config_hash(dgen_t *g, dgen_cmd_t *c)
     static const char *names[] = {"hash-max-listpack-entries", "hash-max-ziplist-entries",
                                   "hash-max-listpack-value", "hash-max-ziplist-value"};
     static const char *vals[] = {"0", "1", "2", "3", "8", "64", "512"};
-    dgen_args(c, "CONFIG"), dgen_args(c, "SET"), dgen_args(c, PICK(g, names)), dgen_args(c, PICK(g, vals));
+    dgen_args(c, "CONFIG"), dgen_args(c, "SET"), dgen_args(c, PICK(g, names)),
+        dgen_args(c, PICK(g, vals));
 }
 
 /* ---- lists ---- */
@@ -611,16 +916,20 @@ static void g_config_hash(dgen_t *g, dgen_cmd_t *c)
 static void relem(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *w[] = {"a", "b", "c", "1", "", "a-long-element-past-the-inline-limit-xx"};
-    if (rn(g, 12) == 0) dgen_arg(c, "e\0\r\n", 4);
-    else dgen_args(c, PICK(g, w));
+    if (rn(g, 12) == 0)
+        dgen_arg(c, "e\0\r\n", 4);
+    else
+        dgen_args(c, PICK(g, w));
 }
 
 /* An index: mostly near either end, sometimes far out or not a number. */
 static void rindex_(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *odd[] = {"x", "9223372036854775807", "-9223372036854775808", "1.5", ""};
-    if (rn(g, 15) == 0) dgen_args(c, PICK(g, odd));
-    else argf(c, "%lld", (long long)rn(g, 24) - 12);
+    if (rn(g, 15) == 0)
+        dgen_args(c, PICK(g, odd));
+    else
+        argf(c, "%lld", (long long)rn(g, 24) - 12);
 }
 
 static void g_push(dgen_t *g, dgen_cmd_t *c)
@@ -628,7 +937,8 @@ static void g_push(dgen_t *g, dgen_cmd_t *c)
     static const char *names[] = {"LPUSH", "RPUSH", "LPUSHX", "RPUSHX", "RPUSH", "LPUSH"};
     dgen_args(c, PICK(g, names)), rkey(g, c);
     int n = 1 + (int)rn(g, rn(g, 6) ? 4 : 40); /* now and then a long list */
-    for (int i = 0; i < n; i++) relem(g, c);
+    for (int i = 0; i < n; i++)
+        relem(g, c);
 }
 
 static void g_pop(dgen_t *g, dgen_cmd_t *c)
@@ -639,12 +949,30 @@ static void g_pop(dgen_t *g, dgen_cmd_t *c)
     if (rn(g, 30) == 0) dgen_args(c, "1");
 }
 
-static void g_llen(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LLEN"), rkey(g, c); }
-static void g_lindex(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LINDEX"), rkey(g, c), rindex_(g, c); }
-static void g_lset(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LSET"), rkey(g, c), rindex_(g, c), relem(g, c); }
-static void g_lrange(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LRANGE"), rkey(g, c), rindex_(g, c), rindex_(g, c); }
-static void g_ltrim(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LTRIM"), rkey(g, c), rindex_(g, c), rindex_(g, c); }
-static void g_lrem(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "LREM"), rkey(g, c), rindex_(g, c), relem(g, c); }
+static void g_llen(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "LLEN"), rkey(g, c);
+}
+static void g_lindex(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "LINDEX"), rkey(g, c), rindex_(g, c);
+}
+static void g_lset(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "LSET"), rkey(g, c), rindex_(g, c), relem(g, c);
+}
+static void g_lrange(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "LRANGE"), rkey(g, c), rindex_(g, c), rindex_(g, c);
+}
+static void g_ltrim(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "LTRIM"), rkey(g, c), rindex_(g, c), rindex_(g, c);
+}
+static void g_lrem(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "LREM"), rkey(g, c), rindex_(g, c), relem(g, c);
+}
 
 static void g_linsert(dgen_t *g, dgen_cmd_t *c)
 {
@@ -669,7 +997,8 @@ static void g_lmove(dgen_t *g, dgen_cmd_t *c)
         dgen_args(c, "RPOPLPUSH"), rkey(g, c), rkey(g, c);
         return;
     }
-    dgen_args(c, "LMOVE"), rkey(g, c), rkey(g, c), dgen_args(c, PICK(g, wh)), dgen_args(c, PICK(g, wh));
+    dgen_args(c, "LMOVE"), rkey(g, c), rkey(g, c), dgen_args(c, PICK(g, wh)),
+        dgen_args(c, PICK(g, wh));
 }
 
 static void g_lmpop(dgen_t *g, dgen_cmd_t *c)
@@ -678,9 +1007,12 @@ static void g_lmpop(dgen_t *g, dgen_cmd_t *c)
     static const char *counts[] = {"1", "2", "100", "0", "-1", "x"};
     int n = 1 + (int)rn(g, 3);
     dgen_args(c, "LMPOP");
-    if (rn(g, 20) == 0) dgen_args(c, rn(g, 2) ? "0" : "9");
-    else argf(c, "%d", n);
-    for (int i = 0; i < n; i++) rkey(g, c);
+    if (rn(g, 20) == 0)
+        dgen_args(c, rn(g, 2) ? "0" : "9");
+    else
+        argf(c, "%d", n);
+    for (int i = 0; i < n; i++)
+        rkey(g, c);
     dgen_args(c, PICK(g, wh));
     if (rn(g, 2)) dgen_args(c, "COUNT"), dgen_args(c, PICK(g, counts));
 }
@@ -693,24 +1025,49 @@ static void rmember(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *odd[] = {"a", "b", "01", " 1", "-0", "x y", "", "9223372036854775808"};
     unsigned r = rn(g, 10);
-    if (r < 7) argf(c, "%lld", (long long)rn(g, 12) - 2);
-    else if (r < 9) dgen_args(c, PICK(g, odd));
-    else dgen_arg(c, "m\0\r\n", 4);
+    if (r < 7)
+        argf(c, "%lld", (long long)rn(g, 12) - 2);
+    else if (r < 9)
+        dgen_args(c, PICK(g, odd));
+    else
+        dgen_arg(c, "m\0\r\n", 4);
 }
 
 static void g_members_n(dgen_t *g, dgen_cmd_t *c, const char *name, int max)
 {
     dgen_args(c, name), rkey(g, c);
     int n = 1 + (int)rn(g, (unsigned)max);
-    for (int i = 0; i < n; i++) rmember(g, c);
+    for (int i = 0; i < n; i++)
+        rmember(g, c);
 }
-static void g_sadd(dgen_t *g, dgen_cmd_t *c) { g_members_n(g, c, "SADD", 4); }
-static void g_srem(dgen_t *g, dgen_cmd_t *c) { g_members_n(g, c, "SREM", 3); }
-static void g_smismember(dgen_t *g, dgen_cmd_t *c) { g_members_n(g, c, "SMISMEMBER", 3); }
-static void g_sismember(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SISMEMBER"), rkey(g, c), rmember(g, c); }
-static void g_scard(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SCARD"), rkey(g, c); }
-static void g_smembers(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SMEMBERS"), rkey(g, c), c->check = DGEN_UNORDERED; }
-static void g_smove(dgen_t *g, dgen_cmd_t *c) { dgen_args(c, "SMOVE"), rkey(g, c), rkey(g, c), rmember(g, c); }
+static void g_sadd(dgen_t *g, dgen_cmd_t *c)
+{
+    g_members_n(g, c, "SADD", 4);
+}
+static void g_srem(dgen_t *g, dgen_cmd_t *c)
+{
+    g_members_n(g, c, "SREM", 3);
+}
+static void g_smismember(dgen_t *g, dgen_cmd_t *c)
+{
+    g_members_n(g, c, "SMISMEMBER", 3);
+}
+static void g_sismember(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "SISMEMBER"), rkey(g, c), rmember(g, c);
+}
+static void g_scard(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "SCARD"), rkey(g, c);
+}
+static void g_smembers(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "SMEMBERS"), rkey(g, c), c->check = DGEN_UNORDERED;
+}
+static void g_smove(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "SMOVE"), rkey(g, c), rkey(g, c), rmember(g, c);
+}
 
 /* SPOP only in the forms whose result is not random: a count of 0 or
  * past any set's size (the whole set), or an error. */
@@ -727,8 +1084,10 @@ static void g_srandmember(dgen_t *g, dgen_cmd_t *c)
     static const char *odd[] = {"x", "", "-9223372036854775808", "9223372036854775807", "-0"};
     dgen_args(c, "SRANDMEMBER"), rkey(g, c);
     if (rn(g, 10) >= 3) {
-        if (rn(g, 10) == 0) dgen_args(c, PICK(g, odd));
-        else argf(c, "%lld", (long long)rn(g, 15) - 7);
+        if (rn(g, 10) == 0)
+            dgen_args(c, PICK(g, odd));
+        else
+            argf(c, "%lld", (long long)rn(g, 15) - 7);
         if (rn(g, 15) == 0) dgen_args(c, "1");
     }
     c->check = DGEN_SHAPE;
@@ -739,15 +1098,34 @@ static void g_setop(dgen_t *g, dgen_cmd_t *c, const char *name, int store)
     dgen_args(c, name);
     if (store) rkey(g, c);
     int n = 1 + (int)rn(g, 3);
-    for (int i = 0; i < n; i++) rkey(g, c);
+    for (int i = 0; i < n; i++)
+        rkey(g, c);
     if (!store) c->check = DGEN_UNORDERED;
 }
-static void g_sinter(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SINTER", 0); }
-static void g_sunion(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SUNION", 0); }
-static void g_sdiff(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SDIFF", 0); }
-static void g_sinterstore(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SINTERSTORE", 1); }
-static void g_sunionstore(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SUNIONSTORE", 1); }
-static void g_sdiffstore(dgen_t *g, dgen_cmd_t *c) { g_setop(g, c, "SDIFFSTORE", 1); }
+static void g_sinter(dgen_t *g, dgen_cmd_t *c)
+{
+    g_setop(g, c, "SINTER", 0);
+}
+static void g_sunion(dgen_t *g, dgen_cmd_t *c)
+{
+    g_setop(g, c, "SUNION", 0);
+}
+static void g_sdiff(dgen_t *g, dgen_cmd_t *c)
+{
+    g_setop(g, c, "SDIFF", 0);
+}
+static void g_sinterstore(dgen_t *g, dgen_cmd_t *c)
+{
+    g_setop(g, c, "SINTERSTORE", 1);
+}
+static void g_sunionstore(dgen_t *g, dgen_cmd_t *c)
+{
+    g_setop(g, c, "SUNIONSTORE", 1);
+}
+static void g_sdiffstore(dgen_t *g, dgen_cmd_t *c)
+{
+    g_setop(g, c, "SDIFFSTORE", 1);
+}
 
 /* SINTERCARD numkeys key... [LIMIT n]: a numkeys that fits mostly, and
  * now and then one that does not, an odd LIMIT or a stray word. */
@@ -757,9 +1135,12 @@ static void g_sintercard(dgen_t *g, dgen_cmd_t *c)
     static const char *lim[] = {"0", "1", "2", "-1", "x", "100"};
     int n = 1 + (int)rn(g, 3);
     dgen_args(c, "SINTERCARD");
-    if (rn(g, 15) == 0) dgen_args(c, PICK(g, odd));
-    else argf(c, "%d", n);
-    for (int i = 0; i < n; i++) rkey(g, c);
+    if (rn(g, 15) == 0)
+        dgen_args(c, PICK(g, odd));
+    else
+        argf(c, "%d", n);
+    for (int i = 0; i < n; i++)
+        rkey(g, c);
     if (rn(g, 3) == 0) dgen_args(c, "LIMIT"), dgen_args(c, PICK(g, lim));
     if (rn(g, 20) == 0) dgen_args(c, rn(g, 2) ? "LIMIT" : "foo");
 }
@@ -777,13 +1158,26 @@ static void g_sscan(dgen_t *g, dgen_cmd_t *c)
 static void g_config_set(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *vals[] = {"0", "1", "2", "3", "8", "512"};
-    dgen_args(c, "CONFIG"), dgen_args(c, "SET"), dgen_args(c, "set-max-intset-entries"), dgen_args(c, PICK(g, vals));
+    dgen_args(c, "CONFIG"), dgen_args(c, "SET"), dgen_args(c, "set-max-intset-entries"),
+        dgen_args(c, PICK(g, vals));
 }
 
-static void g_watch(dgen_t *g, dgen_cmd_t *c) { g_keys_n(g, c, "WATCH", 3); }
-static void g_unwatch(dgen_t *g, dgen_cmd_t *c) { (void)g, dgen_args(c, "UNWATCH"); }
-static void g_exec(dgen_t *g, dgen_cmd_t *c) { (void)g, dgen_args(c, "EXEC"); }       /* outside MULTI */
-static void g_discard(dgen_t *g, dgen_cmd_t *c) { (void)g, dgen_args(c, "DISCARD"); } /* outside MULTI */
+static void g_watch(dgen_t *g, dgen_cmd_t *c)
+{
+    g_keys_n(g, c, "WATCH", 3);
+}
+static void g_unwatch(dgen_t *g, dgen_cmd_t *c)
+{
+    (void)g, dgen_args(c, "UNWATCH");
+}
+static void g_exec(dgen_t *g, dgen_cmd_t *c)
+{
+    (void)g, dgen_args(c, "EXEC");
+} /* outside MULTI */
+static void g_discard(dgen_t *g, dgen_cmd_t *c)
+{
+    (void)g, dgen_args(c, "DISCARD");
+} /* outside MULTI */
 
 enum { G_NO_MULTI = 1, G_NO_MUTATE = 2 };
 
@@ -812,9 +1206,9 @@ static void g_restore(dgen_t *g, dgen_cmd_t *c)
         "00c00c0b003c2af8515c04bcd5",
     };
     static const char *const ttls[] = {"0", "0", "0", "-1", "x"};
-    static const char *const opts[][2] = {{NULL, NULL},        {NULL, NULL},    {"REPLACE", NULL},
-                                          {"replace", "ABSTTL"}, {"IDLETIME", "5"}, {"FREQ", "300"},
-                                          {"BOGUS", NULL}};
+    static const char *const opts[][2] = {
+        {NULL, NULL},      {NULL, NULL},    {"REPLACE", NULL}, {"replace", "ABSTTL"},
+        {"IDLETIME", "5"}, {"FREQ", "300"}, {"BOGUS", NULL}};
     const char *hex = PICK(g, payloads);
     char bin[128];
     size_t n = strlen(hex) / 2;
@@ -826,7 +1220,8 @@ static void g_restore(dgen_t *g, dgen_cmd_t *c)
     dgen_args(c, "RESTORE"), rkey(g, c), dgen_args(c, PICK(g, ttls));
     dgen_arg(c, bin, n);
     unsigned k = rn(g, (unsigned)(sizeof(opts) / sizeof(opts[0])));
-    for (int i = 0; i < 2 && opts[k][i]; i++) dgen_args(c, opts[k][i]);
+    for (int i = 0; i < 2 && opts[k][i]; i++)
+        dgen_args(c, opts[k][i]);
 }
 
 static const gen_t gens[] = {
@@ -947,7 +1342,8 @@ static char *name_list(const char *s)
     char *out = malloc(n + 3);
     if (!out) abort();
     out[0] = ',';
-    for (size_t i = 0; i < n; i++) out[i + 1] = (char)toupper((unsigned char)s[i]);
+    for (size_t i = 0; i < n; i++)
+        out[i + 1] = (char)toupper((unsigned char)s[i]);
     out[n + 1] = ',';
     out[n + 2] = '\0';
     return out;
@@ -1029,7 +1425,8 @@ void dgen_next(dgen_t *g, dgen_cmd_t *c)
     }
     int total = 0;
     for (size_t i = 0; i < sizeof(gens) / sizeof(gens[0]); i++)
-        if (allowed(g, gens[i].name) && !(g->in_multi && (gens[i].flags & G_NO_MULTI))) total += gens[i].weight;
+        if (allowed(g, gens[i].name) && !(g->in_multi && (gens[i].flags & G_NO_MULTI)))
+            total += gens[i].weight;
     if (total == 0) {
         dgen_args(c, "PING");
         return;

@@ -24,17 +24,17 @@
 
 /* How the runner must compare the replies to a command. */
 typedef enum dgen_check {
-    DGEN_EXACT = 0,  /* byte for byte */
-    DGEN_TIME,       /* TTL/PTTL/EXPIRETIME/PEXPIRETIME: see dgen_cmd_t.tolerance */
-    DGEN_KEYS,       /* KEYS: the same set of keys, in any order */
-    DGEN_SCAN,       /* a whole SCAN iteration: argv[1] is the cursor to replace */
-    DGEN_RANDOMKEY,  /* each side: a key that EXISTS there, or nil on an empty db */
-    DGEN_UNORDERED,  /* HKEYS, HVALS: the same elements in any order */
-    DGEN_PAIRS,      /* HGETALL: the same field/value pairs in any order */
-    DGEN_SHAPE,      /* HRANDFIELD: the same reply types and counts (values are random) */
-    DGEN_HSCAN,      /* a whole HSCAN iteration: argv[2] is the cursor; pairs in any order */
-    DGEN_SSCAN,      /* a whole SSCAN iteration: argv[2] is the cursor; members in any order */
-    DGEN_HELLO,      /* HELLO 2|3: both a map/array (server facts differ), or the same error */
+    DGEN_EXACT = 0, /* byte for byte */
+    DGEN_TIME,      /* TTL/PTTL/EXPIRETIME/PEXPIRETIME: see dgen_cmd_t.tolerance */
+    DGEN_KEYS,      /* KEYS: the same set of keys, in any order */
+    DGEN_SCAN,      /* a whole SCAN iteration: argv[1] is the cursor to replace */
+    DGEN_RANDOMKEY, /* each side: a key that EXISTS there, or nil on an empty db */
+    DGEN_UNORDERED, /* HKEYS, HVALS: the same elements in any order */
+    DGEN_PAIRS,     /* HGETALL: the same field/value pairs in any order */
+    DGEN_SHAPE,     /* HRANDFIELD: the same reply types and counts (values are random) */
+    DGEN_HSCAN,     /* a whole HSCAN iteration: argv[2] is the cursor; pairs in any order */
+    DGEN_SSCAN,     /* a whole SSCAN iteration: argv[2] is the cursor; members in any order */
+    DGEN_HELLO,     /* HELLO 2|3: both a map/array (server facts differ), or the same error */
 } dgen_check_t;
 
 typedef struct dgen_cmd {

@@ -32,7 +32,8 @@ static void buf_reserve(wire_buf_t *b, size_t more)
 {
     if (b->len + more + 1 <= b->cap) return;
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + more + 1) cap *= 2;
+    while (cap < b->len + more + 1)
+        cap *= 2;
     b->p = realloc(b->p, cap);
     if (!b->p) abort();
     b->cap = cap;
@@ -68,11 +69,16 @@ char *wire_escape(const char *p, size_t n, size_t max)
     wire_buf_add(&b, "\"", 1);
     for (size_t i = 0; i < n && i < max; i++) {
         unsigned char ch = (unsigned char)p[i];
-        if (ch == '\r') wire_buf_add(&b, "\\r", 2);
-        else if (ch == '\n') wire_buf_add(&b, "\\n", 2);
-        else if (ch == '"' || ch == '\\') wire_buf_printf(&b, "\\%c", ch);
-        else if (ch < 32 || ch >= 127) wire_buf_printf(&b, "\\x%02x", ch);
-        else wire_buf_add(&b, &p[i], 1);
+        if (ch == '\r')
+            wire_buf_add(&b, "\\r", 2);
+        else if (ch == '\n')
+            wire_buf_add(&b, "\\n", 2);
+        else if (ch == '"' || ch == '\\')
+            wire_buf_printf(&b, "\\%c", ch);
+        else if (ch < 32 || ch >= 127)
+            wire_buf_printf(&b, "\\x%02x", ch);
+        else
+            wire_buf_add(&b, &p[i], 1);
     }
     wire_buf_add(&b, "\"", 1);
     if (n > max) wire_buf_printf(&b, "...(%zu bytes in all)", n);
@@ -113,7 +119,8 @@ wire_conn_t *wire_open(int port, int timeout_s)
     struct timeval tv = {timeout_s, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
         close(fd);
@@ -166,15 +173,26 @@ static long resp_span(const char *b, size_t n, size_t off, int depth)
     if (!eol) return 0;
     size_t after = (size_t)(eol - b) + 2;
     switch (b[off]) {
-    case '+': case '-': case ':': case '_': case ',': case '#': case '(':
+    case '+':
+    case '-':
+    case ':':
+    case '_':
+    case ',':
+    case '#':
+    case '(':
         return (long)(after - off);
-    case '$': case '=': case '!': {
+    case '$':
+    case '=':
+    case '!': {
         long long l = strtoll(b + off + 1, NULL, 10);
         if (l < 0) return (long)(after - off);
         if (n < after + (size_t)l + 2) return 0;
         return (long)(after + (size_t)l + 2 - off);
     }
-    case '*': case '~': case '>': case '%': {
+    case '*':
+    case '~':
+    case '>':
+    case '%': {
         long long cnt = strtoll(b + off + 1, NULL, 10);
         if (b[off] == '%') cnt *= 2;
         size_t p = after;
@@ -260,11 +278,17 @@ static long parse_at(const char *p, size_t n, size_t off, wire_val_t *v, int dep
     case ':':
         v->integer = strtoll(p + off + 1, NULL, 10);
         break;
-    case '+': case '-': case ',': case '#': case '(':
+    case '+':
+    case '-':
+    case ',':
+    case '#':
+    case '(':
         v->str = p + off + 1;
         v->len = (size_t)(eol - (p + off + 1));
         break;
-    case '$': case '=': case '!': {
+    case '$':
+    case '=':
+    case '!': {
         long long l = strtoll(p + off + 1, NULL, 10);
         if (l >= 0) {
             v->str = p + body;
@@ -272,7 +296,10 @@ static long parse_at(const char *p, size_t n, size_t off, wire_val_t *v, int dep
         }
         break;
     }
-    case '*': case '~': case '>': case '%': {
+    case '*':
+    case '~':
+    case '>':
+    case '%': {
         long long cnt = strtoll(p + off + 1, NULL, 10);
         v->n = cnt;
         if (v->type == '%') cnt *= 2;
@@ -303,7 +330,8 @@ void wire_val_free(wire_val_t *v)
 {
     if (v->elem) {
         long long cnt = v->type == '%' ? v->n * 2 : v->n;
-        for (long long i = 0; i < cnt; i++) wire_val_free(&v->elem[i]);
+        for (long long i = 0; i < cnt; i++)
+            wire_val_free(&v->elem[i]);
         free(v->elem);
     }
     memset(v, 0, sizeof(*v));
@@ -327,7 +355,8 @@ void wire_keys_add(wire_keys_t *s, const char *p, size_t n)
 
 void wire_keys_free(wire_keys_t *s)
 {
-    for (size_t i = 0; i < s->n; i++) free(s->k[i]);
+    for (size_t i = 0; i < s->n; i++)
+        free(s->k[i]);
     free(s->k);
     free(s->len);
     memset(s, 0, sizeof(*s));
@@ -346,7 +375,8 @@ void wire_keys_sort(wire_keys_t *s)
 {
     wire_val_t *v = calloc(s->n ? s->n : 1, sizeof(*v));
     if (!v) abort();
-    for (size_t i = 0; i < s->n; i++) v[i].str = s->k[i], v[i].len = s->len[i];
+    for (size_t i = 0; i < s->n; i++)
+        v[i].str = s->k[i], v[i].len = s->len[i];
     qsort(v, s->n, sizeof(*v), cmp_bulk);
     wire_keys_t out = {0};
     for (size_t i = 0; i < s->n; i++)
@@ -525,8 +555,8 @@ int wire_redis_start(wire_redis_t *r, const char *extra)
         snprintf(port, sizeof(port), "%d", r->port);
         char args[512];
         snprintf(args, sizeof(args), "%s", extra ? extra : "");
-        const char *argv[40] = {path,   "--port",       port, "--bind", "127.0.0.1", "--save", "",
-                                "--appendonly", "no", "--dir",  r->dir};
+        const char *argv[40] = {path, "--port",       port, "--bind", "127.0.0.1", "--save",
+                                "",   "--appendonly", "no", "--dir",  r->dir};
         int argc = 11;
         for (char *save = NULL, *t = strtok_r(args, " ", &save); t && argc < 39;
              t = strtok_r(NULL, " ", &save))
@@ -660,8 +690,10 @@ int rdiff_compare(diff_t *d, int line, const char *what, const char *rr, size_t 
     wire_buf_add(&msg, er, strlen(er));
     wire_buf_add(&msg, "\n    atticdb: ", 14);
     wire_buf_add(&msg, ea, strlen(ea));
-    if (d->fail) d->fail(msg.p);
-    else fprintf(stderr, "%s\n", msg.p);
+    if (d->fail)
+        d->fail(msg.p);
+    else
+        fprintf(stderr, "%s\n", msg.p);
     wire_buf_free(&msg);
     free(er);
     free(ea);
@@ -728,7 +760,8 @@ static char *scan_side(wire_conn_t *c, int argc, const char *const *argv, size_t
 int rdiff_scan(diff_t *d, int line, int nopt, const char *const *opts)
 {
     const char *argv[16] = {"SCAN", "0"};
-    for (int i = 0; i < nopt && i < 14; i++) argv[2 + i] = opts[i];
+    for (int i = 0; i < nopt && i < 14; i++)
+        argv[2 + i] = opts[i];
     size_t rn, an;
     char *rr = scan_side(d->r[0], 2 + nopt, argv, &rn);
     char *ar = scan_side(d->a[0], 2 + nopt, argv, &an);

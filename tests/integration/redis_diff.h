@@ -105,11 +105,11 @@ static inline int wire_is_failure(const char *reply)
 
 /* A parsed reply; strings point into the bytes parsed (keep them). */
 typedef struct wire_val {
-    char type;          /* '+', '-', ':', '$', '*', '_' (RESP3 null) ... */
-    long long integer;  /* ':' */
-    const char *str;    /* '+', '-', '$' (NULL for a null bulk) */
+    char type;         /* '+', '-', ':', '$', '*', '_' (RESP3 null) ... */
+    long long integer; /* ':' */
+    const char *str;   /* '+', '-', '$' (NULL for a null bulk) */
     size_t len;
-    long long n;        /* '*': element count, -1 for a null array */
+    long long n; /* '*': element count, -1 for a null array */
     struct wire_val *elem;
 } wire_val_t;
 
@@ -189,10 +189,10 @@ unsigned rdiff_below(uint64_t *state, unsigned n);
 
 typedef struct diff {
     wire_conn_t *r[RDIFF_CONNS], *a[RDIFF_CONNS]; /* redis, atticdb: connection i of each */
-    int nconn;                                     /* connections open on each side */
+    int nconn;                                    /* connections open on each side */
     int step, mismatches;
-    const char *label; /* when set: the prefix of each difference reported */
-    uint64_t seed;     /* when set: ", ATTIC_SEED=<seed>" in each difference */
+    const char *label;             /* when set: the prefix of each difference reported */
+    uint64_t seed;                 /* when set: ", ATTIC_SEED=<seed>" in each difference */
     void (*fail)(const char *msg); /* reports a difference (default: stderr) */
 } diff_t;
 
@@ -247,17 +247,16 @@ const char *rdiff_one(wire_conn_t *c, int argc, const char *const *argv);
 #define NARGS(...) ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)))
 #define RDIFF_(d, ci, how, ...)                                                                    \
     rdiff_cmd((d), __LINE__, (ci), (how), NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__}, NULL)
-#define D(d, ...)          RDIFF_(d, 0, RDIFF_EXACT, __VA_ARGS__)
-#define DC(d, ci, ...)     RDIFF_(d, ci, RDIFF_EXACT, __VA_ARGS__)
-#define DT(d, ...)         RDIFF_(d, 0, RDIFF_POSITIVE, __VA_ARGS__)
-#define DI(d, ...)         RDIFF_(d, 0, RDIFF_ANY_INT, __VA_ARGS__)
-#define DS(d, ...)         RDIFF_(d, 0, RDIFF_SORTED, __VA_ARGS__)
+#define D(d, ...)                 RDIFF_(d, 0, RDIFF_EXACT, __VA_ARGS__)
+#define DC(d, ci, ...)            RDIFF_(d, ci, RDIFF_EXACT, __VA_ARGS__)
+#define DT(d, ...)                RDIFF_(d, 0, RDIFF_POSITIVE, __VA_ARGS__)
+#define DI(d, ...)                RDIFF_(d, 0, RDIFF_ANY_INT, __VA_ARGS__)
+#define DS(d, ...)                RDIFF_(d, 0, RDIFF_SORTED, __VA_ARGS__)
 #define DLEN(d, argc, argv, lens) rdiff_cmd((d), __LINE__, 0, RDIFF_EXACT, (argc), (argv), (lens))
-#define DSCAN(d, ...)                                                                              \
-    rdiff_scan((d), __LINE__, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__})
-#define DSCAN0(d)          rdiff_scan((d), __LINE__, 0, NULL)
-#define DRAW(d, ci, bytes, n) rdiff_pipeline((d), __LINE__, (ci), (bytes), strlen(bytes), (n), NULL)
-#define ONE(c, ...)        rdiff_one((c), NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__})
+#define DSCAN(d, ...)             rdiff_scan((d), __LINE__, NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__})
+#define DSCAN0(d)                 rdiff_scan((d), __LINE__, 0, NULL)
+#define DRAW(d, ci, bytes, n)     rdiff_pipeline((d), __LINE__, (ci), (bytes), strlen(bytes), (n), NULL)
+#define ONE(c, ...)               rdiff_one((c), NARGS(__VA_ARGS__), (const char *[]){__VA_ARGS__})
 
 /* ---- Criterion glue (only where criterion.h was included first) --------- */
 #ifdef CRITERION_H_

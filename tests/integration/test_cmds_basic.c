@@ -66,7 +66,8 @@ Test(cmds, quit_after_pipelined_commands)
                       "*1\r\n$4\r\nQUIT\r\n*1\r\n$4\r\nPING\r\n";
     rdiff_pipeline(&d, __LINE__, 0, req, strlen(req), 3, "pipelined SET q 1; INCR q; QUIT; PING");
     cr_expect(wire_closed_within(d.r[0], 2000), "redis closes after QUIT");
-    cr_expect(wire_closed_within(d.a[0], 2000), "atticdb closes after QUIT (and ignores the PING after it)");
+    cr_expect(wire_closed_within(d.a[0], 2000),
+              "atticdb closes after QUIT (and ignores the PING after it)");
     rdiff_end_both(&d);
 }
 
@@ -98,7 +99,8 @@ Test(cmds, literal_redis7_replies)
         {"-ERR wrong number of arguments for 'mset' command\r\n", "MSET", "a"},
         {"-ERR invalid expire time in 'set' command\r\n", "SET", "k", "v", "EX", "0"},
         {"-ERR invalid expire time in 'set' command\r\n", "SET", "k", "v", "PX", "-1"},
-        {"-ERR invalid expire time in 'set' command\r\n", "SET", "k", "v", "EX", "9223372036854775807"},
+        {"-ERR invalid expire time in 'set' command\r\n", "SET", "k", "v", "EX",
+         "9223372036854775807"},
         {"-ERR syntax error\r\n", "SET", "k", "v", "NX", "XX"},
         {"-ERR value is not an integer or out of range\r\n", "SET", "k", "v", "EX", "x"},
         {"-ERR decrement would overflow\r\n", "DECRBY", "n", "-9223372036854775808"},
@@ -106,11 +108,14 @@ Test(cmds, literal_redis7_replies)
         {"-ERR increment or decrement would overflow\r\n", "INCR", "n"},
         {"-ERR value is not an integer or out of range\r\n", "INCRBY", "n", "1x"},
         {"+OK\r\n", "SET", "k", "v"},
-        {"-ERR NX and XX, GT or LT options at the same time are not compatible\r\n", "EXPIRE", "k", "10", "NX", "XX"},
-        {"-ERR GT and LT options at the same time are not compatible\r\n", "EXPIRE", "k", "10", "GT", "LT"},
+        {"-ERR NX and XX, GT or LT options at the same time are not compatible\r\n", "EXPIRE", "k",
+         "10", "NX", "XX"},
+        {"-ERR GT and LT options at the same time are not compatible\r\n", "EXPIRE", "k", "10",
+         "GT", "LT"},
         {"-ERR Unsupported option FOO\r\n", "EXPIRE", "k", "10", "FOO"},
         {"-ERR invalid expire time in 'expire' command\r\n", "EXPIRE", "k", "9223372036854775807"},
-        {"-ERR invalid expire time in 'expireat' command\r\n", "EXPIREAT", "k", "9223372036854775807"},
+        {"-ERR invalid expire time in 'expireat' command\r\n", "EXPIREAT", "k",
+         "9223372036854775807"},
         {"-ERR syntax error\r\n", "FLUSHALL", "bad"},
         {":2\r\n", "EXISTS", "k", "k"},
         {"*2\r\n$1\r\nv\r\n$-1\r\n", "MGET", "k", "nokey"},
@@ -123,12 +128,14 @@ Test(cmds, literal_redis7_replies)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         int argc = 0;
-        while (argc < 7 && cases[i][argc + 1]) argc++;
+        while (argc < 7 && cases[i][argc + 1])
+            argc++;
         size_t n;
         char *r = wire_cmd(c, argc, &cases[i][1], NULL, &n);
         char *what = wire_cmd_text(argc, &cases[i][1], NULL);
         char *er = wire_escape(r, n, 300), *ew = wire_escape(cases[i][0], strlen(cases[i][0]), 300);
-        cr_expect(strcmp(r, cases[i][0]) == 0, "%s\n    want:    %s\n    atticdb: %s", what, ew, er);
+        cr_expect(strcmp(r, cases[i][0]) == 0, "%s\n    want:    %s\n    atticdb: %s", what, ew,
+                  er);
         free(what);
         free(er);
         free(ew);
@@ -366,9 +373,24 @@ Test(cmds, incr_decr)
     D(&d, "INCRBY", "n", "0");
     D(&d, "GET", "n");
     /* values that are and are not integers */
-    const char *vals[] = {"10", "-10", "0", "007", "-0", "+5", " 5", "5 ", "1.5", "abc", "", "1e3",
-                          "9223372036854775807", "-9223372036854775808", "9223372036854775808",
-                          "-9223372036854775809", "0x10", "12345678901234567890123456789"};
+    const char *vals[] = {"10",
+                          "-10",
+                          "0",
+                          "007",
+                          "-0",
+                          "+5",
+                          " 5",
+                          "5 ",
+                          "1.5",
+                          "abc",
+                          "",
+                          "1e3",
+                          "9223372036854775807",
+                          "-9223372036854775808",
+                          "9223372036854775808",
+                          "-9223372036854775809",
+                          "0x10",
+                          "12345678901234567890123456789"};
     for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
         D(&d, "SET", "v", vals[i]);
         D(&d, "INCR", "v");
@@ -446,7 +468,8 @@ Test(cmds, append)
     D(&d, "APPEND", "a", ", and this part makes it longer than 24 bytes");
     D(&d, "GET", "a");
     D(&d, "STRLEN", "a");
-    for (int i = 0; i < 20; i++) D(&d, "APPEND", "a", "0123456789abcdefghijklmnopqrstuvwxyz");
+    for (int i = 0; i < 20; i++)
+        D(&d, "APPEND", "a", "0123456789abcdefghijklmnopqrstuvwxyz");
     D(&d, "GET", "a");
     D(&d, "STRLEN", "a");
     /* on an integer created by INCR */
@@ -484,8 +507,9 @@ Test(cmds, unknown_and_arity)
     D(&d, "foo", "a", "b");
     D(&d, "FOO", "a");
     D(&d, "nosuchcommand", "with", "many", "args", "here");
-    D(&d, "foo", "a long argument that redis cuts somewhere, maybe at one hundred and twenty-eight bytes "
-                 "or so, let us see if it does it the same way xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+    D(&d, "foo",
+      "a long argument that redis cuts somewhere, maybe at one hundred and twenty-eight bytes "
+      "or so, let us see if it does it the same way xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
     D(&d, "foo", "");
     D(&d, "foo", "a b", "c'd");
     D(&d, "");
@@ -543,10 +567,10 @@ Test(cmds, unknown_and_arity)
 /* ------------------------------------------------------------------ */
 /* empty, binary and large values                                      */
 
-#define DBIN(d, n, ...)                                                                              \
-    do {                                                                                             \
-        const char *a_[] = {__VA_ARGS__};                                                            \
-        rdiff_cmd((d), __LINE__, 0, RDIFF_EXACT, (int)(sizeof(a_) / sizeof(a_[0])), a_, lens_);          \
+#define DBIN(d, n, ...)                                                                            \
+    do {                                                                                           \
+        const char *a_[] = {__VA_ARGS__};                                                          \
+        rdiff_cmd((d), __LINE__, 0, RDIFF_EXACT, (int)(sizeof(a_) / sizeof(a_[0])), a_, lens_);    \
     } while (0)
 
 Test(cmds, empty_and_binary)
@@ -570,7 +594,8 @@ Test(cmds, empty_and_binary)
     const size_t binlen = sizeof(bin) - 1;
     static const char key[] = "k\0\r\ney";
     const size_t keylen = sizeof(key) - 1;
-    static const char longbin[] = "\0\0\0\r\n\r\n\r\n this binary value is longer than 24 bytes \0\r\n\xff end";
+    static const char longbin[] =
+        "\0\0\0\r\n\r\n\r\n this binary value is longer than 24 bytes \0\r\n\xff end";
     const size_t longlen = sizeof(longbin) - 1;
     {
         const size_t lens_[] = {3, keylen, binlen};
@@ -626,7 +651,9 @@ Test(cmds, empty_and_binary)
     }
     {
         const size_t lens_[] = {6, 1, 3};
-        DBIN(&d, 3, "INCRBY", "m", "1\0" "2");
+        DBIN(&d, 3, "INCRBY", "m",
+             "1\0"
+             "2");
     }
     {
         const size_t lens_[] = {3, 1, 1, 2, 3};
@@ -667,7 +694,8 @@ Test(cmds, values_larger_than_the_reply_channel, .timeout = 120)
      * a 3 MB SET, then APPENDs up to 9 MB. */
     size_t n = 3 * 1024 * 1024 + 7;
     char *v = malloc(n);
-    for (size_t i = 0; i < n; i++) v[i] = (char)(i * 2654435761u >> 24);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (char)(i * 2654435761u >> 24);
     {
         const size_t lens[] = {3, 3, n};
         rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"SET", "big", v}, lens);
@@ -713,8 +741,10 @@ Test(cmds, large_values, .timeout = 60)
     rdiff_start_both(&d);
     size_t n100k = 100 * 1024, n1m = 1024 * 1024;
     char *v100k = malloc(n100k), *v1m = malloc(n1m);
-    for (size_t i = 0; i < n100k; i++) v100k[i] = (char)('a' + i % 26);
-    for (size_t i = 0; i < n1m; i++) v1m[i] = (char)(i * 2654435761u >> 24); /* all byte values */
+    for (size_t i = 0; i < n100k; i++)
+        v100k[i] = (char)('a' + i % 26);
+    for (size_t i = 0; i < n1m; i++)
+        v1m[i] = (char)(i * 2654435761u >> 24); /* all byte values */
     {
         const size_t lens[] = {3, 4, n100k};
         rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"SET", "k100", v100k}, lens);
@@ -742,7 +772,8 @@ Test(cmds, large_values, .timeout = 60)
     }
     {
         const size_t lens[] = {3, 2, n100k, 3};
-        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 4, (const char *[]){"SET", "k1", v100k, "GET"}, lens);
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 4, (const char *[]){"SET", "k1", v100k, "GET"},
+                  lens);
     }
     D(&d, "GETDEL", "k1");
     D(&d, "GET", "k1");

@@ -233,8 +233,8 @@ Test(cmds, keys_expire)
     D(&d, "EXISTS", "k3");
     D(&d, "TTL", "k1");
     D(&d, "PTTL", "k2");
-    D(&d, "INCR", "k4");     /* starts again from 0 */
-    D(&d, "TTL", "k4");      /* no TTL any more */
+    D(&d, "INCR", "k4"); /* starts again from 0 */
+    D(&d, "TTL", "k4");  /* no TTL any more */
     D(&d, "APPEND", "k1", "new");
     D(&d, "GET", "k1");
     D(&d, "SET", "k3", "v", "XX"); /* an expired key does not exist */

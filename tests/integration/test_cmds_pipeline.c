@@ -54,7 +54,8 @@ static void radds(rcmd_t *c, const char *s)
 
 static void rfree(rcmd_t *c)
 {
-    for (int i = 0; i < c->argc; i++) free(c->argv[i]);
+    for (int i = 0; i < c->argc; i++)
+        free(c->argv[i]);
     c->argc = 0;
 }
 
@@ -69,24 +70,40 @@ static void rval(rcmd_t *c)
 {
     char buf[512];
     switch (rn(10)) {
-    case 0: radds(c, ""); break;
-    case 1: snprintf(buf, sizeof(buf), "%d", (int)rn(2000) - 1000); radds(c, buf); break;
-    case 2: radds(c, rn(2) ? "9223372036854775800" : "-9223372036854775800"); break;
-    case 3: radds(c, rn(2) ? "abc" : "1.5"); break;
+    case 0:
+        radds(c, "");
+        break;
+    case 1:
+        snprintf(buf, sizeof(buf), "%d", (int)rn(2000) - 1000);
+        radds(c, buf);
+        break;
+    case 2:
+        radds(c, rn(2) ? "9223372036854775800" : "-9223372036854775800");
+        break;
+    case 3:
+        radds(c, rn(2) ? "abc" : "1.5");
+        break;
     case 4: {
         size_t n = 25 + rn(300); /* lives on disk */
-        for (size_t i = 0; i < n; i++) buf[i] = (char)('a' + rn(26));
+        for (size_t i = 0; i < n; i++)
+            buf[i] = (char)('a' + rn(26));
         radd(c, buf, n);
         break;
     }
-    case 5: radd(c, "b\0i\r\nn", 6); break;
+    case 5:
+        radd(c, "b\0i\r\nn", 6);
+        break;
     case 6: {
         size_t n = rn(24);
-        for (size_t i = 0; i < n; i++) buf[i] = (char)rn(256);
+        for (size_t i = 0; i < n; i++)
+            buf[i] = (char)rn(256);
         radd(c, buf, n);
         break;
     }
-    default: snprintf(buf, sizeof(buf), "v%u", rn(100)); radds(c, buf); break;
+    default:
+        snprintf(buf, sizeof(buf), "v%u", rn(100));
+        radds(c, buf);
+        break;
     }
 }
 
@@ -94,10 +111,19 @@ static void rnd_int_arg(rcmd_t *c)
 {
     char buf[32];
     switch (rn(8)) {
-    case 0: radds(c, "9223372036854775807"); break;
-    case 1: radds(c, "-9223372036854775808"); break;
-    case 2: radds(c, "x"); break;
-    default: snprintf(buf, sizeof(buf), "%d", (int)rn(200) - 100); radds(c, buf); break;
+    case 0:
+        radds(c, "9223372036854775807");
+        break;
+    case 1:
+        radds(c, "-9223372036854775808");
+        break;
+    case 2:
+        radds(c, "x");
+        break;
+    default:
+        snprintf(buf, sizeof(buf), "%d", (int)rn(200) - 100);
+        radds(c, buf);
+        break;
     }
 }
 
@@ -113,47 +139,86 @@ static void rgen(rcmd_t *c)
     static const char *opts_set[] = {"NX", "XX", "GET", "KEEPTTL", "EX", "PX"};
     static const char *opts_exp[] = {"NX", "XX", "GT", "LT"};
     switch (rn(22)) {
-    case 0: case 1: case 2: {
+    case 0:
+    case 1:
+    case 2: {
         radds(c, "SET"), rkey(c), rval(c);
         int nopt = (int)rn(3);
         for (int i = 0; i < nopt; i++) {
             const char *o = opts_set[rn(6)];
             radds(c, o);
-            if (strcmp(o, "EX") == 0) rttl(c, 0);
-            else if (strcmp(o, "PX") == 0) rttl(c, 1);
+            if (strcmp(o, "EX") == 0)
+                rttl(c, 0);
+            else if (strcmp(o, "PX") == 0)
+                rttl(c, 1);
         }
         break;
     }
-    case 3: case 4: radds(c, "GET"), rkey(c); break;
-    case 5: radds(c, "DEL"), rkey(c); if (rn(2)) rkey(c); break;
-    case 6: radds(c, "EXISTS"), rkey(c), rkey(c), rkey(c); break;
-    case 7: radds(c, "INCR"), rkey(c); break;
-    case 8: radds(c, "INCRBY"), rkey(c), rnd_int_arg(c); break;
-    case 9: radds(c, "DECRBY"), rkey(c), rnd_int_arg(c); break;
-    case 10: radds(c, "DECR"), rkey(c); break;
-    case 11: radds(c, "APPEND"), rkey(c), rval(c); break;
-    case 12: radds(c, "STRLEN"), rkey(c); break;
-    case 13: radds(c, "GETDEL"), rkey(c); break;
+    case 3:
+    case 4:
+        radds(c, "GET"), rkey(c);
+        break;
+    case 5:
+        radds(c, "DEL"), rkey(c);
+        if (rn(2)) rkey(c);
+        break;
+    case 6:
+        radds(c, "EXISTS"), rkey(c), rkey(c), rkey(c);
+        break;
+    case 7:
+        radds(c, "INCR"), rkey(c);
+        break;
+    case 8:
+        radds(c, "INCRBY"), rkey(c), rnd_int_arg(c);
+        break;
+    case 9:
+        radds(c, "DECRBY"), rkey(c), rnd_int_arg(c);
+        break;
+    case 10:
+        radds(c, "DECR"), rkey(c);
+        break;
+    case 11:
+        radds(c, "APPEND"), rkey(c), rval(c);
+        break;
+    case 12:
+        radds(c, "STRLEN"), rkey(c);
+        break;
+    case 13:
+        radds(c, "GETDEL"), rkey(c);
+        break;
     case 14: {
         radds(c, "MSET");
         int n = 1 + (int)rn(3);
-        for (int i = 0; i < n; i++) rkey(c), rval(c);
+        for (int i = 0; i < n; i++)
+            rkey(c), rval(c);
         break;
     }
-    case 15: radds(c, "MGET"), rkey(c), rkey(c), rkey(c); break;
-    case 16: radds(c, "PERSIST"), rkey(c); break;
+    case 15:
+        radds(c, "MGET"), rkey(c), rkey(c), rkey(c);
+        break;
+    case 16:
+        radds(c, "PERSIST"), rkey(c);
+        break;
     case 17: {
         int ms = (int)rn(2);
         radds(c, ms ? "PEXPIRE" : "EXPIRE"), rkey(c), rttl(c, ms);
         if (rn(2)) radds(c, opts_exp[rn(4)]);
         break;
     }
-    case 18: radds(c, "DBSIZE"); break;
-    case 19: radds(c, rn(2) ? "TTL" : "PTTL"), rkey(c); break;
-    case 20: radds(c, "EXPIRE"), rkey(c), radds(c, rn(2) ? "-1" : "0"); break; /* deletes */
+    case 18:
+        radds(c, "DBSIZE");
+        break;
+    case 19:
+        radds(c, rn(2) ? "TTL" : "PTTL"), rkey(c);
+        break;
+    case 20:
+        radds(c, "EXPIRE"), rkey(c), radds(c, rn(2) ? "-1" : "0");
+        break; /* deletes */
     default:
-        if (rn(20) == 0) radds(c, "FLUSHALL");
-        else radds(c, "GET"), rkey(c);
+        if (rn(20) == 0)
+            radds(c, "FLUSHALL");
+        else
+            radds(c, "GET"), rkey(c);
         break;
     }
 }
@@ -182,13 +247,15 @@ static void run_random(int batch_size, const char *name)
             size_t rn_, an;
             char *rr = wire_reply(d.r[0], &rn_), *ar = wire_reply(d.a[0], &an);
             const char *cmd0 = batch[i].argv[0];
-            int norm = strcmp(cmd0, "TTL") == 0 || strcmp(cmd0, "PTTL") == 0 ? RDIFF_POSITIVE : RDIFF_EXACT;
+            int norm = strcmp(cmd0, "TTL") == 0 || strcmp(cmd0, "PTTL") == 0 ? RDIFF_POSITIVE
+                                                                             : RDIFF_EXACT;
             rdiff_normalize(&rr, &rn_, norm);
             rdiff_normalize(&ar, &an, norm);
-            char *what = wire_cmd_text(batch[i].argc, (const char *const *)batch[i].argv, batch[i].lens);
+            char *what =
+                wire_cmd_text(batch[i].argc, (const char *const *)batch[i].argv, batch[i].lens);
             char label[700];
-            snprintf(label, sizeof(label), "[%s, ATTIC_SEED=%" PRIu64 ", command %d] %s", name, seed,
-                     done + i + 1, what);
+            snprintf(label, sizeof(label), "[%s, ATTIC_SEED=%" PRIu64 ", command %d] %s", name,
+                     seed, done + i + 1, what);
             rdiff_compare(&d, __LINE__, label, rr, rn_, ar, an);
             free(what);
             free(rr);
@@ -201,7 +268,8 @@ static void run_random(int batch_size, const char *name)
     D(&d, "DBSIZE");
     D(&d, "MGET", "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "");
     if (d.mismatches)
-        fprintf(stderr, "%s: seed %" PRIu64 " (rerun with ATTIC_SEED=%" PRIu64 ")\n", name, seed, seed);
+        fprintf(stderr, "%s: seed %" PRIu64 " (rerun with ATTIC_SEED=%" PRIu64 ")\n", name, seed,
+                seed);
     rdiff_end_both(&d);
 }
 
@@ -232,18 +300,36 @@ Test(cmds, pipeline_1000_in_one_write)
         snprintf(k, sizeof(k), "p:%d", i % 37);
         snprintf(v, sizeof(v), "value-%d", i);
         switch (i % 9) {
-        case 0: wire_encode(&req, 3, (const char *[]){"SET", k, v}, NULL); break;
-        case 1: wire_encode(&req, 2, (const char *[]){"GET", k}, NULL); break;
-        case 2: wire_encode(&req, 2, (const char *[]){"INCR", "counter"}, NULL); break;
-        case 3: wire_encode(&req, 3, (const char *[]){"APPEND", k, "+"}, NULL); break;
-        case 4: wire_encode(&req, 1, (const char *[]){"DBSIZE"}, NULL); break;
-        case 5: /* errors the frontend can answer at once, between writes */
-            if (i % 2) wire_encode(&req, 5, (const char *[]){"SET", k, v, "EX", "0"}, NULL);
-            else wire_encode(&req, 2, (const char *[]){"nosuchcmd", k}, NULL);
+        case 0:
+            wire_encode(&req, 3, (const char *[]){"SET", k, v}, NULL);
             break;
-        case 6: wire_encode(&req, 2, (const char *[]){"PING", v}, NULL); break;
-        case 7: wire_encode(&req, 2, (const char *[]){"GETDEL", k}, NULL); break;
-        default: wire_encode(&req, 2, (const char *[]){"STRLEN", k}, NULL); break;
+        case 1:
+            wire_encode(&req, 2, (const char *[]){"GET", k}, NULL);
+            break;
+        case 2:
+            wire_encode(&req, 2, (const char *[]){"INCR", "counter"}, NULL);
+            break;
+        case 3:
+            wire_encode(&req, 3, (const char *[]){"APPEND", k, "+"}, NULL);
+            break;
+        case 4:
+            wire_encode(&req, 1, (const char *[]){"DBSIZE"}, NULL);
+            break;
+        case 5: /* errors the frontend can answer at once, between writes */
+            if (i % 2)
+                wire_encode(&req, 5, (const char *[]){"SET", k, v, "EX", "0"}, NULL);
+            else
+                wire_encode(&req, 2, (const char *[]){"nosuchcmd", k}, NULL);
+            break;
+        case 6:
+            wire_encode(&req, 2, (const char *[]){"PING", v}, NULL);
+            break;
+        case 7:
+            wire_encode(&req, 2, (const char *[]){"GETDEL", k}, NULL);
+            break;
+        default:
+            wire_encode(&req, 2, (const char *[]){"STRLEN", k}, NULL);
+            break;
         }
     }
     cr_assert_eq(wire_write(d.r[0], req.p, req.len), 0);
@@ -287,7 +373,8 @@ Test(cmds, pipeline_read_your_writes)
         free(x);
     }
     cr_expect_str_eq(rr.p, want, "(test check) redis");
-    rdiff_compare(&d, __LINE__, "pipelined in one write: SET p 1; GET p; SET p 2; GET p; SET p 3", rr.p, rr.len, ar.p, ar.len);
+    rdiff_compare(&d, __LINE__, "pipelined in one write: SET p 1; GET p; SET p 2; GET p; SET p 3",
+                  rr.p, rr.len, ar.p, ar.len);
     wire_buf_free(&rr);
     wire_buf_free(&ar);
     rdiff_end_both(&d);
@@ -300,7 +387,8 @@ Test(cmds, other_connections_see_acked_writes)
     rdiff_start_atticdb();
     enum { CONNS = 8, ROUNDS = 400 };
     wire_conn_t *c[CONNS];
-    for (int i = 0; i < CONNS; i++) cr_assert_not_null(c[i] = wire_open(rdiff_atticdb.port, 10));
+    for (int i = 0; i < CONNS; i++)
+        cr_assert_not_null(c[i] = wire_open(rdiff_atticdb.port, 10));
     char v[32], want[64];
     int bad = 0;
     for (int i = 0; i < ROUNDS && bad < 5; i++) {
@@ -311,17 +399,20 @@ Test(cmds, other_connections_see_acked_writes)
         snprintf(want, sizeof(want), "$%zu\r\n%s\r\n", strlen(v), v);
         if (strcmp(r, want) != 0) {
             bad++;
-            cr_expect_fail("round %d: SET shared %s on connection %d, then GET on connection %d gave %s", i, v,
-                           i % CONNS, (i + 3) % CONNS, r);
+            cr_expect_fail(
+                "round %d: SET shared %s on connection %d, then GET on connection %d gave %s", i, v,
+                i % CONNS, (i + 3) % CONNS, r);
         }
         r = ONE(c[(i + 5) % CONNS], "INCR", "ctr");
         snprintf(want, sizeof(want), ":%d\r\n", i + 1);
         if (strcmp(r, want) != 0) {
             bad++;
-            cr_expect_fail("round %d: INCR ctr on connection %d gave %s, want %d", i, (i + 5) % CONNS, r, i + 1);
+            cr_expect_fail("round %d: INCR ctr on connection %d gave %s, want %d", i,
+                           (i + 5) % CONNS, r, i + 1);
         }
     }
-    for (int i = 0; i < CONNS; i++) wire_close(c[i]);
+    for (int i = 0; i < CONNS; i++)
+        wire_close(c[i]);
 }
 
 /* Inline commands (as telnet or nc send them). */
@@ -330,6 +421,7 @@ Test(cmds, inline_commands)
     diff_t d;
     rdiff_start_both(&d);
     const char *req = "PING\r\nset inl 5\r\nincr inl\r\nget inl\nECHO hi\r\n";
-    rdiff_pipeline(&d, __LINE__, 0, req, strlen(req), 5, "inline: PING; set inl 5; incr inl; get inl; ECHO hi");
+    rdiff_pipeline(&d, __LINE__, 0, req, strlen(req), 5,
+                   "inline: PING; set inl 5; incr inl; get inl; ECHO hi");
     rdiff_end_both(&d);
 }

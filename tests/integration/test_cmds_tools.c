@@ -37,7 +37,8 @@ static char *run_capture(const char *cmd, int *status)
     wire_buf_t b = {0};
     char tmp[4096];
     size_t n;
-    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) wire_buf_add(&b, tmp, n);
+    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0)
+        wire_buf_add(&b, tmp, n);
     *status = pclose(f);
     return b.p ? b.p : strdup("");
 }
@@ -56,7 +57,8 @@ Test(cmds, redis_cli)
         {"redis-cli -p %d mget a nope", "b\n\n"},
         {"redis-cli -p %d del a a", "1\n"},
         {"printf 'set x 1\\nincr x\\nget x\\n' | redis-cli -p %d", "OK\n2\n2\n"},
-        {"printf 'set y \"hello world\"\\nappend y !\\nget y\\nstrlen y\\nexists y x nope\\n' | redis-cli -p %d",
+        {"printf 'set y \"hello world\"\\nappend y !\\nget y\\nstrlen y\\nexists y x nope\\n' | "
+         "redis-cli -p %d",
          "OK\n12\nhello world!\n12\n2\n"},
         {"printf 'ping\\necho hi\\nselect 0\\ndbsize\\n' | redis-cli -p %d", "PONG\nhi\nOK\n2\n"},
         {"redis-cli -p %d --no-raw ttl x", "(integer) -1\n"},
@@ -87,13 +89,15 @@ Test(cmds, redis_benchmark, .timeout = 90)
     if (!tool_exists("redis-benchmark")) cr_skip_test("redis-benchmark not installed");
     rdiff_start_atticdb();
     char cmd[256];
-    snprintf(cmd, sizeof(cmd),
-             "timeout 60 redis-benchmark -h 127.0.0.1 -p %d -t set,get -n 20000 -c 16 -d 256 -q 2>&1",
-             rdiff_atticdb.port);
+    snprintf(
+        cmd, sizeof(cmd),
+        "timeout 60 redis-benchmark -h 127.0.0.1 -p %d -t set,get -n 20000 -c 16 -d 256 -q 2>&1",
+        rdiff_atticdb.port);
     int st;
     char *out = run_capture(cmd, &st);
     char *e = wire_escape(out, strlen(out), 2000);
-    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "redis-benchmark exit status %d; output %s", st, e);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "redis-benchmark exit status %d; output %s",
+              st, e);
     cr_expect(strstr(out, "SET: ") != NULL, "no SET line in %s", e);
     cr_expect(strstr(out, "GET: ") != NULL, "no GET line in %s", e);
     cr_expect(strstr(out, "rror") == NULL && strstr(out, "ERR") == NULL, "errors in %s", e);
@@ -102,7 +106,8 @@ Test(cmds, redis_benchmark, .timeout = 90)
     /* the server is still fine */
     wire_conn_t *c = wire_open(rdiff_atticdb.port, 10);
     cr_assert_not_null(c);
-    cr_expect_str_eq(ONE(c, "DBSIZE"), ":1\r\n", "redis-benchmark -t set,get uses the one key key:__rand_int__");
+    cr_expect_str_eq(ONE(c, "DBSIZE"), ":1\r\n",
+                     "redis-benchmark -t set,get uses the one key key:__rand_int__");
     cr_expect_eq(reply_int(ONE(c, "STRLEN", "key:__rand_int__")), 256);
     wire_close(c);
 }
@@ -148,7 +153,8 @@ Test(cmds, info_persistence)
         usleep(10000);
         rec1 = info_field(c, "persistence", "atticdb_records");
     }
-    cr_expect(rec1 >= rec0 + 11, "atticdb_records %lld -> %lld after 11 acknowledged writes", rec0, rec1);
+    cr_expect(rec1 >= rec0 + 11, "atticdb_records %lld -> %lld after 11 acknowledged writes", rec0,
+              rec1);
     /* reads log nothing */
     cr_assert_str_eq(ONE(c, "GET", "k1"), "$1\r\nv\r\n");
     usleep(50000);
@@ -171,18 +177,20 @@ Test(cmds, command_count_and_config)
     redisReply *all = redisCommand(c, "COMMAND");
     cr_assert_not_null(all);
     cr_assert_eq(all->type, REDIS_REPLY_ARRAY, "COMMAND type %d", all->type);
-    cr_expect_eq((long long)all->elements, cnt->integer, "COMMAND has %zu entries, COMMAND COUNT says %lld",
-                 all->elements, cnt->integer);
+    cr_expect_eq((long long)all->elements, cnt->integer,
+                 "COMMAND has %zu entries, COMMAND COUNT says %lld", all->elements, cnt->integer);
     /* every command the README lists is there, with a name */
-    const char *want[] = {"ping", "echo", "quit", "select", "dbsize", "set", "get", "del", "exists", "mset",
-                          "mget", "incr", "incrby", "decr", "decrby", "append", "strlen", "getdel", "ttl",
-                          "pttl", "expire", "pexpire", "expireat", "pexpireat", "persist", "flushall",
-                          "command", "info", "config"};
+    const char *want[] = {"ping",    "echo",     "quit",    "select",  "dbsize",   "set",
+                          "get",     "del",      "exists",  "mset",    "mget",     "incr",
+                          "incrby",  "decr",     "decrby",  "append",  "strlen",   "getdel",
+                          "ttl",     "pttl",     "expire",  "pexpire", "expireat", "pexpireat",
+                          "persist", "flushall", "command", "info",    "config"};
     for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
         int found = 0;
         for (size_t i = 0; i < all->elements; i++) {
             redisReply *e = all->element[i];
-            if (e->type == REDIS_REPLY_ARRAY && e->elements > 0 && e->element[0]->type == REDIS_REPLY_STRING &&
+            if (e->type == REDIS_REPLY_ARRAY && e->elements > 0 &&
+                e->element[0]->type == REDIS_REPLY_STRING &&
                 strcasecmp(e->element[0]->str, want[w]) == 0)
                 found = 1;
         }
@@ -236,7 +244,8 @@ Test(cmds, keys_read_back_after_restart)
     cr_expect_str_eq(ONE(c, "EXISTS", "gone"), ":0\r\n");
     cr_expect_str_eq(ONE(c, "STRLEN", "big"), ":2999\r\n");
     const char *r = ONE(c, "GET", "big");
-    cr_expect(strncmp(r, "$2999\r\n", 7) == 0 && strncmp(r + 7, big, 2999) == 0, "GET big after restart");
+    cr_expect(strncmp(r, "$2999\r\n", 7) == 0 && strncmp(r + 7, big, 2999) == 0,
+              "GET big after restart");
     long long t = reply_int(ONE(c, "TTL", "t"));
     cr_expect(t > 990 && t <= 1000, "TTL after restart: %lld", t);
     wire_close(c);

@@ -93,7 +93,8 @@ static void on_alarm(int sig)
 {
     (void)sig;
     char msg[200];
-    int n = snprintf(msg, sizeof(msg), "\ndiff: hard timeout (ATTIC_DIFF_TIMEOUT); ATTIC_SEED=%" PRIu64 "\n", seed);
+    int n = snprintf(msg, sizeof(msg),
+                     "\ndiff: hard timeout (ATTIC_DIFF_TIMEOUT); ATTIC_SEED=%" PRIu64 "\n", seed);
     if (write(2, msg, (size_t)n) < 0) _exit(1);
     /* Only async-signal-safe calls: kill the groups, remove the
      * directories with a child rm, exit. */
@@ -104,8 +105,8 @@ static void on_alarm(int sig)
     if (rm == 0) {
         execl("/bin/rm", "rm", "-rf", ref_redis.dir[0] ? ref_redis.dir : "/nonexistent-attic",
               second_redis.dir[0] ? second_redis.dir : "/nonexistent-attic",
-              atticdb.dir[0] ? atticdb.dir : "/nonexistent-attic", atticdb.log[0] ? atticdb.log : "/nonexistent-attic",
-              (char *)NULL);
+              atticdb.dir[0] ? atticdb.dir : "/nonexistent-attic",
+              atticdb.log[0] ? atticdb.log : "/nonexistent-attic", (char *)NULL);
         _exit(1);
     }
     if (rm > 0) waitpid(rm, NULL, 0);
@@ -128,11 +129,12 @@ static void report(long idx, const char *what, const char *r0, size_t n0, const 
     mismatches++;
     char *e0 = wire_escape(r0, n0, 600), *e1 = wire_escape(r1, n1, 600);
     if (idx > total_cmds)
-        printf("\nMISMATCH %d in the final state, after all %ld commands (ATTIC_SEED=%" PRIu64 "): %s\n",
+        printf("\nMISMATCH %d in the final state, after all %ld commands (ATTIC_SEED=%" PRIu64
+               "): %s\n",
                mismatches, total_cmds, seed, what);
     else
-        printf("\nMISMATCH %d at command %ld of %ld (ATTIC_SEED=%" PRIu64 "): %s\n", mismatches, idx, total_cmds,
-               seed, what);
+        printf("\nMISMATCH %d at command %ld of %ld (ATTIC_SEED=%" PRIu64 "): %s\n", mismatches,
+               idx, total_cmds, seed, what);
     printf("  %-8s %s\n  %-8s %s\n", sides[0].name, e0, sides[1].name, e1);
     if (note) printf("  (%s)\n", note);
     if (mismatches == 1 && history_at > 1) {
@@ -176,7 +178,8 @@ static reply_t send_one(side_t *s, int argc, char *const *argv, const size_t *le
 static void send_both(int argc, char *const *argv, const size_t *lens, reply_t out[2])
 {
     int sent[2];
-    for (int i = 0; i < 2; i++) sent[i] = wire_send(sides[i].c, argc, (const char *const *)argv, lens);
+    for (int i = 0; i < 2; i++)
+        sent[i] = wire_send(sides[i].c, argc, (const char *const *)argv, lens);
     for (int i = 0; i < 2; i++) {
         if (sent[i] != 0) {
             out[i].p = strdup("<write failed>");
@@ -190,7 +193,8 @@ static void send_both(int argc, char *const *argv, const size_t *lens, reply_t o
 static reply_t send_words(side_t *s, int argc, const char **words)
 {
     size_t lens[8];
-    for (int i = 0; i < argc; i++) lens[i] = strlen(words[i]);
+    for (int i = 0; i < argc; i++)
+        lens[i] = strlen(words[i]);
     return send_one(s, argc, (char *const *)words, lens);
 }
 
@@ -220,11 +224,12 @@ static int time_equal(const dgen_cmd_t *cmd, const reply_t r[2])
     if (same(r)) return 1;
     wire_val_t a, b;
     int ok = 0;
-    if (wire_parse(r[0].p, r[0].n, &a) == 0 && wire_parse(r[1].p, r[1].n, &b) == 0 && a.type == ':' &&
-        b.type == ':' && a.integer >= 0 && b.integer >= 0) {
+    if (wire_parse(r[0].p, r[0].n, &a) == 0 && wire_parse(r[1].p, r[1].n, &b) == 0 &&
+        a.type == ':' && b.type == ':' && a.integer >= 0 && b.integer >= 0) {
         long long abs_from = DGEN_ABS_EPOCH_S;
         if (strcasecmp(cmd->argv[0], "PEXPIRETIME") == 0) abs_from *= 1000;
-        int absolute = (strcasecmp(cmd->argv[0], "EXPIRETIME") == 0 || strcasecmp(cmd->argv[0], "PEXPIRETIME") == 0) &&
+        int absolute = (strcasecmp(cmd->argv[0], "EXPIRETIME") == 0 ||
+                        strcasecmp(cmd->argv[0], "PEXPIRETIME") == 0) &&
                        (a.integer >= abs_from || b.integer >= abs_from);
         long long d = a.integer > b.integer ? a.integer - b.integer : b.integer - a.integer;
         ok = !absolute && d <= cmd->tolerance;
@@ -247,7 +252,8 @@ static reply_t keys_render(const wire_keys_t *s)
 static int keys_of_pair(const reply_t r[2], wire_keys_t s[2])
 {
     int ok = 1;
-    for (int i = 0; i < 2; i++) ok &= wire_keys_of_reply(r[i].p, r[i].n, &s[i]) == 0;
+    for (int i = 0; i < 2; i++)
+        ok &= wire_keys_of_reply(r[i].p, r[i].n, &s[i]) == 0;
     return ok;
 }
 
@@ -283,17 +289,19 @@ static void check_scan(long idx, const char *text, dgen_cmd_t *cmd)
     reply_t bad[2] = {{NULL, 0}, {NULL, 0}};
     int rc[2];
     for (int i = 0; i < 2; i++)
-        rc[i] = wire_scan_all(sides[i].c, cmd->argc, (const char *const *)cmd->argv, cmd->lens, &s[i],
-                              &bad[i].p, &bad[i].n);
+        rc[i] = wire_scan_all(sides[i].c, cmd->argc, (const char *const *)cmd->argv, cmd->lens,
+                              &s[i], &bad[i].p, &bad[i].n);
     if (rc[0] == 0 && rc[1] == 0) {
         check_sets(idx, text, s, "a whole SCAN iteration: different sets of keys (shown sorted)");
         return;
     }
     /* an error (a bad option): it must be the same error */
     reply_t r[2];
-    for (int i = 0; i < 2; i++) r[i] = rc[i] != 0 ? bad[i] : keys_render(&s[i]);
+    for (int i = 0; i < 2; i++)
+        r[i] = rc[i] != 0 ? bad[i] : keys_render(&s[i]);
     if (!(rc[0] != 0 && rc[1] != 0 && same(r)))
-        report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "SCAN: an error on one side or different errors");
+        report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n,
+               "SCAN: an error on one side or different errors");
     free_pair(r);
     wire_keys_free(&s[0]);
     wire_keys_free(&s[1]);
@@ -331,15 +339,22 @@ static void check_unordered(long idx, const char *text, reply_t r[2], int pairs)
 static void shape_of(const wire_val_t *v, wire_buf_t *b)
 {
     switch (v->type) {
-    case '$': wire_buf_add(b, v->str ? "$" : "$nil", v->str ? 1 : 4); break;
-    case '*': case '%': case '~': {
+    case '$':
+        wire_buf_add(b, v->str ? "$" : "$nil", v->str ? 1 : 4);
+        break;
+    case '*':
+    case '%':
+    case '~': {
         long long n = v->type == '%' ? v->n * 2 : v->n;
         wire_buf_printf(b, "%c%lld[", v->type, v->n);
-        for (long long i = 0; i < n; i++) shape_of(&v->elem[i], b);
+        for (long long i = 0; i < n; i++)
+            shape_of(&v->elem[i], b);
         wire_buf_add(b, "]", 1);
         break;
     }
-    case ':': wire_buf_printf(b, ":%lld", v->integer); break;
+    case ':':
+        wire_buf_printf(b, ":%lld", v->integer);
+        break;
     default:
         wire_buf_add(b, &v->type, 1);
         if (v->str) wire_buf_add(b, v->str, v->len);
@@ -370,16 +385,18 @@ static void check_hscan(long idx, const char *text, dgen_cmd_t *cmd, int pairs)
     reply_t bad[2] = {{NULL, 0}, {NULL, 0}};
     int rc[2];
     for (int i = 0; i < 2; i++)
-        rc[i] = wire_scan_all_at(sides[i].c, cmd->argc, (const char *const *)cmd->argv, cmd->lens, 2, pairs,
-                                 &s[i], &bad[i].p, &bad[i].n);
+        rc[i] = wire_scan_all_at(sides[i].c, cmd->argc, (const char *const *)cmd->argv, cmd->lens,
+                                 2, pairs, &s[i], &bad[i].p, &bad[i].n);
     if (rc[0] == 0 && rc[1] == 0) {
         check_sets(idx, text, s, "a whole HSCAN iteration: different pairs (shown sorted)");
         return;
     }
     reply_t r[2];
-    for (int i = 0; i < 2; i++) r[i] = rc[i] != 0 ? bad[i] : keys_render(&s[i]);
+    for (int i = 0; i < 2; i++)
+        r[i] = rc[i] != 0 ? bad[i] : keys_render(&s[i]);
     if (!(rc[0] != 0 && rc[1] != 0 && same(r)))
-        report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "HSCAN: an error on one side or different errors");
+        report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n,
+               "HSCAN: an error on one side or different errors");
     free_pair(r);
     wire_keys_free(&s[0]);
     wire_keys_free(&s[1]);
@@ -415,7 +432,8 @@ static void check_randomkey(long idx, const char *text, reply_t r[2])
         } else {
             wire_val_t v;
             if (wire_parse(r[i].p, r[i].n, &v) != 0) {
-                report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n, "RANDOMKEY: reply does not parse");
+                report(idx, text, r[0].p, r[0].n, r[1].p, r[1].n,
+                       "RANDOMKEY: reply does not parse");
                 return;
             }
             char *argv[] = {"EXISTS", (char *)v.str};
@@ -471,8 +489,8 @@ static void compare_state(void)
         free_pair(r);
         for (size_t k = 0; ok && k < s[0].n && mismatches < max_mismatches; k++) {
             char *ek = wire_escape(s[0].k[k], s[0].len[k], 60);
-            static const char *const reads[] = {"GET", "PEXPIRETIME", "TYPE", "HGETALL", "SMEMBERS",
-                                                "OBJECT"};
+            static const char *const reads[] = {"GET",     "PEXPIRETIME", "TYPE",
+                                                "HGETALL", "SMEMBERS",    "OBJECT"};
             for (int q = 0; q < 6; q++) {
                 char *argv[] = {(char *)reads[q], s[0].k[k], NULL};
                 size_t lens[] = {strlen(reads[q]), s[0].len[k], 0};
@@ -487,11 +505,16 @@ static void compare_state(void)
                 strcat(label, ek);
                 dgen_cmd_t fake = {.argc = 2, .check = DGEN_TIME, .tolerance = 5000};
                 fake.argv[0] = (char *)reads[q];
-                if (q == 0 || q == 2) check_exact(idx, label, r);
-                else if (q == 3) check_unordered(idx, label, r, 1);
-                else if (q == 4) check_unordered(idx, label, r, 0);
-                else if (q == 5) check_exact(idx, label, r);
-                else if (!time_equal(&fake, r)) report(idx, label, r[0].p, r[0].n, r[1].p, r[1].n, "expiry");
+                if (q == 0 || q == 2)
+                    check_exact(idx, label, r);
+                else if (q == 3)
+                    check_unordered(idx, label, r, 1);
+                else if (q == 4)
+                    check_unordered(idx, label, r, 0);
+                else if (q == 5)
+                    check_exact(idx, label, r);
+                else if (!time_equal(&fake, r))
+                    report(idx, label, r[0].p, r[0].n, r[1].p, r[1].n, "expiry");
                 free(label);
                 free_pair(r);
             }
@@ -535,7 +558,8 @@ int main(void)
     } else {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        seed = ((uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid()) % 1000000000000ull;
+        seed = ((uint64_t)ts.tv_sec * 1000003u ^ (uint64_t)ts.tv_nsec ^ (uint64_t)getpid()) %
+               1000000000000ull;
     }
     total_cmds = env_long("ATTIC_DIFF_N", 20000);
     max_mismatches = (int)env_long("ATTIC_DIFF_MAX_MISMATCHES", 10);
@@ -545,7 +569,8 @@ int main(void)
            both_redis ? " ATTIC_DIFF_BOTH_REDIS=1" : "");
 
     if (!wire_redis_path()) {
-        printf("SKIP: redis-server not found (PATH or REDIS_SERVER): the differential test needs Redis 7\n");
+        printf("SKIP: redis-server not found (PATH or REDIS_SERVER): the differential test needs "
+               "Redis 7\n");
         return 77;
     }
     signal(SIGALRM, on_alarm);
@@ -583,7 +608,8 @@ int main(void)
             return 99;
         }
     }
-    printf("diff: %s on port %d vs %s on port %d\n", sides[0].name, sides[0].port, sides[1].name, sides[1].port);
+    printf("diff: %s on port %d vs %s on port %d\n", sides[0].name, sides[0].port, sides[1].name,
+           sides[1].port);
 
     dgen_t gen;
     dgen_init(&gen, seed, getenv("ATTIC_DIFF_SKIP"), getenv("ATTIC_DIFF_ONLY"));
@@ -613,15 +639,31 @@ int main(void)
             }
             switch (cmd.check) {
             case DGEN_TIME:
-                if (!time_equal(&cmd, r)) report(i, text, r[0].p, r[0].n, r[1].p, r[1].n, "times differ beyond the tolerance");
+                if (!time_equal(&cmd, r))
+                    report(i, text, r[0].p, r[0].n, r[1].p, r[1].n,
+                           "times differ beyond the tolerance");
                 break;
-            case DGEN_KEYS: check_keys(i, text, r); break;
-            case DGEN_RANDOMKEY: check_randomkey(i, text, r); break;
-            case DGEN_UNORDERED: check_unordered(i, text, r, 0); break;
-            case DGEN_PAIRS: check_unordered(i, text, r, 1); break;
-            case DGEN_SHAPE: check_shape(i, text, r); break;
-            case DGEN_HELLO: check_hello(i, text, r); break;
-            default: check_exact(i, text, r); break;
+            case DGEN_KEYS:
+                check_keys(i, text, r);
+                break;
+            case DGEN_RANDOMKEY:
+                check_randomkey(i, text, r);
+                break;
+            case DGEN_UNORDERED:
+                check_unordered(i, text, r, 0);
+                break;
+            case DGEN_PAIRS:
+                check_unordered(i, text, r, 1);
+                break;
+            case DGEN_SHAPE:
+                check_shape(i, text, r);
+                break;
+            case DGEN_HELLO:
+                check_hello(i, text, r);
+                break;
+            default:
+                check_exact(i, text, r);
+                break;
             }
             free_pair(r);
         }
@@ -662,17 +704,22 @@ int main(void)
     if (mismatches || lost || alive_rc) {
         if (!both_redis) {
             char tail[3000];
-            printf("---- atticdb log (last lines)\n%s\n", srv_log_tail(&atticdb, tail, sizeof(tail)));
+            printf("---- atticdb log (last lines)\n%s\n",
+                   srv_log_tail(&atticdb, tail, sizeof(tail)));
         }
-        printf("diff: FAILED: %d mismatch%s in %ld of %ld commands (%.1f s); rerun with ATTIC_SEED=%" PRIu64 "\n",
+        printf("diff: FAILED: %d mismatch%s in %ld of %ld commands (%.1f s); rerun with "
+               "ATTIC_SEED=%" PRIu64 "\n",
                mismatches, mismatches == 1 ? "" : "es", done, total_cmds, secs, seed);
         stop_servers();
-        for (int i = 0; i < HISTORY; i++) free(history[i]);
+        for (int i = 0; i < HISTORY; i++)
+            free(history[i]);
         return 1;
     }
-    printf("diff: %ld commands, seed %" PRIu64 ", all replies identical (%s vs %s, %.1f s; final state of 16 dbs equal)\n",
+    printf("diff: %ld commands, seed %" PRIu64
+           ", all replies identical (%s vs %s, %.1f s; final state of 16 dbs equal)\n",
            total_cmds, seed, sides[0].name, sides[1].name, secs);
     stop_servers();
-    for (int i = 0; i < HISTORY; i++) free(history[i]);
+    for (int i = 0; i < HISTORY; i++)
+        free(history[i]);
     return 0;
 }

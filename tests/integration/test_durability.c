@@ -33,9 +33,11 @@ Test(durability, pipelined_writes_survive_restart, .timeout = 120)
     cr_assert_eq(srv_start(&s, "--frontends 2"), 0, "server did not start");
     enum { CLIENTS = 16, PER = 2000 };
     redisContext *cs[CLIENTS];
-    for (int i = 0; i < CLIENTS; i++) cr_assert_not_null(cs[i] = srv_connect(&s));
     for (int i = 0; i < CLIENTS; i++)
-        for (int j = 0; j < PER; j++) redisAppendCommand(cs[i], "SET k:%d:%d v:%d:%d", i, j, i, j);
+        cr_assert_not_null(cs[i] = srv_connect(&s));
+    for (int i = 0; i < CLIENTS; i++)
+        for (int j = 0; j < PER; j++)
+            redisAppendCommand(cs[i], "SET k:%d:%d v:%d:%d", i, j, i, j);
     for (int i = 0; i < CLIENTS; i++) {
         for (int j = 0; j < PER; j++) {
             redisReply *r;
@@ -71,8 +73,8 @@ enum { WRITERS = 8, MAX_WRITES = 200000 };
 typedef struct writer {
     int port;
     int id;
-    int acked;       /* writes 0 .. acked-1 got their reply */
-    long counter_ok; /* last acked INCR result */
+    int acked;            /* writes 0 .. acked-1 got their reply */
+    long counter_ok;      /* last acked INCR result */
     volatile int stopped; /* the writer saw an error (or finished) */
 } writer_t;
 
@@ -148,9 +150,11 @@ Test(durability, acked_writes_survive_sigkill_of_everything, .timeout = 120)
     }
     usleep(1500 * 1000);
     srv_kill_all(&s); /* power cut, as far as the processes know */
-    for (int i = 0; i < WRITERS; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < WRITERS; i++)
+        pthread_join(th[i], NULL);
     int total = 0;
-    for (int i = 0; i < WRITERS; i++) total += ws[i].acked;
+    for (int i = 0; i < WRITERS; i++)
+        total += ws[i].acked;
     cr_assert_gt(total, 0, "some writes were acked before the kill");
 
     cr_assert_eq(srv_restart(&s), 0, "restart after SIGKILL");
@@ -163,7 +167,6 @@ Test(durability, acked_writes_survive_sigkill_of_everything, .timeout = 120)
 }
 
 /* ---- one frontend killed ---- */
-
 
 static int frontend_of(redisContext *c)
 {
@@ -214,8 +217,10 @@ Test(durability, killed_frontend_is_respawned_others_unaffected, .timeout = 60)
     /* The master respawned frontend 0. */
     pid_t now = 0;
     for (int i = 0; i < 200 && !now; i++) {
-        if (srv_find_children(&s, title, pids, 4) == 1 && pids[0] != old) now = pids[0];
-        else usleep(10000);
+        if (srv_find_children(&s, title, pids, 4) == 1 && pids[0] != old)
+            now = pids[0];
+        else
+            usleep(10000);
     }
     cr_assert_neq(now, 0, "frontend 0 was not respawned");
     /* The master said which child died, its pid, and how. */
@@ -228,7 +233,8 @@ Test(durability, killed_frontend_is_respawned_others_unaffected, .timeout = 60)
         redisReply *r = redisCommand(cs[i], "PING");
         cr_assert_null(r, "a client of the killed frontend still answered");
     }
-    for (int i = 0; i < N; i++) redisFree(cs[i]);
+    for (int i = 0; i < N; i++)
+        redisFree(cs[i]);
     /* New connections work, whichever frontend takes them. */
     for (int i = 0; i < 8; i++) {
         redisContext *c = srv_connect(&s);
@@ -336,7 +342,8 @@ Test(durability, full_ring_is_back_pressure_not_loss, .timeout = 60)
     char val[1024];
     memset(val, 'b', sizeof(val) - 1);
     val[sizeof(val) - 1] = '\0';
-    for (int i = 0; i < N; i++) redisAppendCommand(c, "SET bp:%d %s", i, val); /* ~650 KB: 10 rings */
+    for (int i = 0; i < N; i++)
+        redisAppendCommand(c, "SET bp:%d %s", i, val); /* ~650 KB: 10 rings */
     /* Send what the socket takes, and see that not everything is acked. */
     redisSetTimeout(c, (struct timeval){0, 500 * 1000});
     int got = 0;
@@ -419,10 +426,12 @@ Test(durability, logger_and_store_killed_under_load_lose_nothing, .timeout = 120
     int acked_before_stop = 0;
     for (int i = 0; i < WRITERS; i++) {
         acked_before_stop += ws[i].acked;
-        cr_assert_eq(ws[i].stopped, 0, "writer %d saw an error while logger and store were killed", i);
+        cr_assert_eq(ws[i].stopped, 0, "writer %d saw an error while logger and store were killed",
+                     i);
     }
     cr_assert_eq(srv_stop(&s), 0);
-    for (int i = 0; i < WRITERS; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < WRITERS; i++)
+        pthread_join(th[i], NULL);
     cr_assert_gt(acked_before_stop, 0);
     cr_assert(srv_log_contains(&s, "logger (pid", NULL), "the master logged the logger's death");
     cr_assert(srv_log_contains(&s, "store (pid", NULL), "the master logged the store's death");
@@ -441,7 +450,8 @@ Test(durability, killed_master_leaves_no_orphans_and_restart_recovers, .timeout 
     srv_t s;
     cr_assert_eq(srv_start(&s, "--frontends 2"), 0);
     redisContext *c = srv_connect(&s);
-    for (int i = 0; i < 100; i++) freeReplyObject(redisCommand(c, "SET m:%d %d", i, i));
+    for (int i = 0; i < 100; i++)
+        freeReplyObject(redisCommand(c, "SET m:%d %d", i, i));
     redisFree(c);
     pid_t kids[8];
     int n = srv_wait_children(&s, "atticdb-server: ", kids, 8, 4);
@@ -452,7 +462,8 @@ Test(durability, killed_master_leaves_no_orphans_and_restart_recovers, .timeout 
     int alive = 4;
     for (int t = 0; t < 300 && alive; t++) {
         alive = 0;
-        for (int i = 0; i < 4; i++) alive += kill(kids[i], 0) == 0;
+        for (int i = 0; i < 4; i++)
+            alive += kill(kids[i], 0) == 0;
         if (alive) usleep(10000);
     }
     cr_assert_eq(alive, 0, "%d children outlived the master", alive);
@@ -529,8 +540,9 @@ Test(durability, hashes_survive_sigkill_of_everything, .timeout = 120)
     char big[200];
     memset(big, 'b', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
-    const char *setup[] = {"HSET small a 1 b 2 c 3", "HINCRBY small a 41", "HINCRBYFLOAT small f 1.25",
-                           "HDEL small b", "HSET gone x 1", "HDEL gone x", "HSETNX small c 99"};
+    const char *setup[] = {
+        "HSET small a 1 b 2 c 3", "HINCRBY small a 41", "HINCRBYFLOAT small f 1.25", "HDEL small b",
+        "HSET gone x 1",          "HDEL gone x",        "HSETNX small c 99"};
     for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++) {
         redisReply *r = redisCommand(c, setup[i]);
         cr_assert_not_null(r, "%s", setup[i]);
@@ -557,7 +569,8 @@ Test(durability, hashes_survive_sigkill_of_everything, .timeout = 120)
     char *small2 = hash_text(c, "small"), *large2 = hash_text(c, "large");
     cr_assert_str_eq(small2, small);
     cr_assert(strcmp(large2, large) == 0, "the 600-field hash came back whole");
-    char *e1 = reply_str(c, "OBJECT ENCODING %s", "small"), *e2 = reply_str(c, "OBJECT ENCODING %s", "large");
+    char *e1 = reply_str(c, "OBJECT ENCODING %s", "small"),
+         *e2 = reply_str(c, "OBJECT ENCODING %s", "large");
     cr_assert_str_eq(e1, "listpack");
     cr_assert_str_eq(e2, "hashtable");
     char *t = reply_str(c, "TYPE %s", "gone");
@@ -603,8 +616,14 @@ Test(durability, lists_survive_sigkill_of_everything, .timeout = 120)
     char big[200];
     memset(big, 'l', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
-    const char *setup[] = {"RPUSH small a b c d", "LPUSH small z", "LSET small 1 A", "LREM small 1 c",
-                           "LINSERT small AFTER A ins", "RPUSH gone x", "LPOP gone", "LMOVE small other RIGHT LEFT"};
+    const char *setup[] = {"RPUSH small a b c d",
+                           "LPUSH small z",
+                           "LSET small 1 A",
+                           "LREM small 1 c",
+                           "LINSERT small AFTER A ins",
+                           "RPUSH gone x",
+                           "LPOP gone",
+                           "LMOVE small other RIGHT LEFT"};
     for (size_t i = 0; i < sizeof(setup) / sizeof(setup[0]); i++) {
         redisReply *r = redisCommand(c, setup[i]);
         cr_assert_not_null(r, "%s", setup[i]);
@@ -612,11 +631,13 @@ Test(durability, lists_survive_sigkill_of_everything, .timeout = 120)
         freeReplyObject(r);
     }
     for (int i = 0; i < 600; i++) { /* long elements are extents in the log */
-        redisReply *r = redisCommand(c, i % 2 ? "RPUSH large %s%d" : "LPUSH large %s%d", i % 3 ? big : "v", i);
+        redisReply *r =
+            redisCommand(c, i % 2 ? "RPUSH large %s%d" : "LPUSH large %s%d", i % 3 ? big : "v", i);
         cr_assert_not_null(r);
         freeReplyObject(r);
     }
-    char *small = list_text(c, "small"), *large = list_text(c, "large"), *other = list_text(c, "other");
+    char *small = list_text(c, "small"), *large = list_text(c, "large"),
+         *other = list_text(c, "other");
     cr_assert_str_eq(small, "z\nA\nins\nb\n");
     cr_assert_str_eq(other, "d\n");
     redisFree(c);
@@ -625,7 +646,8 @@ Test(durability, lists_survive_sigkill_of_everything, .timeout = 120)
     cr_assert_eq(srv_restart(&s), 0, "restart after SIGKILL");
     c = srv_connect(&s);
     cr_assert_not_null(c);
-    char *small2 = list_text(c, "small"), *large2 = list_text(c, "large"), *other2 = list_text(c, "other");
+    char *small2 = list_text(c, "small"), *large2 = list_text(c, "large"),
+         *other2 = list_text(c, "other");
     cr_assert_str_eq(small2, small);
     cr_assert_str_eq(other2, other);
     cr_assert(strcmp(large2, large) == 0, "the 600-element list came back whole, in order");
@@ -669,7 +691,8 @@ Test(durability, restored_keys_survive_sigkill_of_everything, .timeout = 120)
         redisReply *d = redisCommand(c, "DUMP %s", keys[i]);
         cr_assert(d && d->type == REDIS_REPLY_STRING, "DUMP %s", keys[i]);
         want[i] = calloc(1, d->len * 2 + 1);
-        for (size_t k = 0; k < d->len; k++) sprintf(want[i] + 2 * k, "%02x", (unsigned char)d->str[k]);
+        for (size_t k = 0; k < d->len; k++)
+            sprintf(want[i] + 2 * k, "%02x", (unsigned char)d->str[k]);
         redisReply *r = redisCommand(c, "RESTORE copy-%s 0 %b", keys[i], d->str, d->len);
         cr_assert(r && r->type == REDIS_REPLY_STATUS, "RESTORE copy-%s", keys[i]);
         freeReplyObject(r);
@@ -685,7 +708,8 @@ Test(durability, restored_keys_survive_sigkill_of_everything, .timeout = 120)
         redisReply *d = redisCommand(c, "DUMP copy-%s", keys[i]);
         cr_assert(d && d->type == REDIS_REPLY_STRING, "copy-%s came back", keys[i]);
         char *got = malloc(d->len * 2 + 1);
-        for (size_t k = 0; k < d->len; k++) sprintf(got + 2 * k, "%02x", (unsigned char)d->str[k]);
+        for (size_t k = 0; k < d->len; k++)
+            sprintf(got + 2 * k, "%02x", (unsigned char)d->str[k]);
         got[d->len * 2] = 0;
         if (strcmp(keys[i], "src")) cr_assert_str_eq(got, want[i], "copy-%s", keys[i]);
         free(got), free(want[i]);
