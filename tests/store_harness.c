@@ -16,6 +16,7 @@
 #include "command.h"
 #include "record.h"
 #include "seg.h"
+#include "store/digest.h"
 
 char dir[256];
 config_t cfg;
@@ -113,6 +114,33 @@ store_ctx_t *sh_replay(store_ctx_t *c, buf_t *all)
         off += rec_space(h.len - REC_HDR_SIZE);
     }
     return c;
+}
+
+void sh_check_replay(const char *what)
+{
+    buf_t again;
+    buf_init(&again);
+    store_ctx_t *quiet = sh_replay(store_ctx_create(&cfg, 7), NULL);
+    store_ctx_t *loud = sh_replay(store_ctx_create(&cfg, 9), &again);
+    uint64_t d0, d1, d2;
+    int64_t now = store_now(ctx);
+    cr_assert_eq(store_digest(ctx, now, &d0), 0);
+    cr_assert_eq(store_digest(quiet, now, &d1), 0);
+    cr_assert_eq(store_digest(loud, now, &d2), 0);
+    cr_assert_eq(d0, d1, "a silent replay rebuilds the same %s", what);
+    cr_assert_eq(d0, d2, "a replay with replies rebuilds the same %s", what);
+    size_t k = 0;
+    while (k < again.len && k < live_replies.len && again.data[k] == live_replies.data[k])
+        k++;
+    if (k < live_replies.len || k < again.len)
+        fprintf(stderr, "replies differ at byte %zu: live '%.60s' replay '%.60s'\n", k,
+                live_replies.data + (k > 20 ? k - 20 : 0), again.data + (k > 20 ? k - 20 : 0));
+    cr_assert_eq(again.len, live_replies.len, "%s: replayed replies as long as live ones", what);
+    cr_assert(memcmp(again.data, live_replies.data, live_replies.len) == 0,
+              "%s: replayed replies equal live ones", what);
+    store_ctx_destroy(quiet);
+    store_ctx_destroy(loud);
+    buf_free(&again);
 }
 
 const char *sh_read(int64_t now, unsigned db, uint16_t op, uint16_t argc,

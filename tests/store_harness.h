@@ -61,6 +61,11 @@ void sh_write_log(const unsigned char *rec, uint32_t space);
 /* Apply log_copy, record by record, to c (replies into *all when not
  * NULL); returns c. */
 store_ctx_t *sh_replay(store_ctx_t *c, buf_t *all);
+/* Replay: log_copy applied to two fresh stores (index seeds 7 and 9, one
+ * keeping its replies) must reach ctx's digest, and the replies must equal
+ * live_replies byte for byte (the first difference is printed); what
+ * names the state in the messages ("hashes"). */
+void sh_check_replay(const char *what);
 
 /* ---- records ------------------------------------------------------------- */
 

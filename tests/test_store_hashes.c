@@ -61,27 +61,6 @@ static const char *encoding(const char *key)
     return rd(T0, CMD_OBJECT, "encoding", key, NULL);
 }
 
-static void check_replay(void)
-{
-    buf_t again;
-    buf_init(&again);
-    store_ctx_t *quiet = sh_replay(store_ctx_create(&cfg, 7), NULL);
-    store_ctx_t *loud = sh_replay(store_ctx_create(&cfg, 9), &again);
-    uint64_t d0, d1, d2;
-    int64_t now = store_now(ctx);
-    cr_assert_eq(store_digest(ctx, now, &d0), 0);
-    cr_assert_eq(store_digest(quiet, now, &d1), 0);
-    cr_assert_eq(store_digest(loud, now, &d2), 0);
-    cr_assert_eq(d0, d1, "a silent replay rebuilds the same hashes");
-    cr_assert_eq(d0, d2);
-    cr_assert_eq(again.len, live_replies.len);
-    cr_assert(memcmp(again.data, live_replies.data, live_replies.len) == 0,
-              "replayed replies equal live ones");
-    store_ctx_destroy(quiet);
-    store_ctx_destroy(loud);
-    buf_free(&again);
-}
-
 Test(hashes, replies)
 {
     cr_assert_str_eq(wr(T0, CMD_HSET, "h", LIM, "#u32:0", "a", "1", "b", "2", NULL), ":2\r\n");
@@ -109,7 +88,7 @@ Test(hashes, replies)
     cr_assert_str_eq(wr(T0, CMD_HINCRBYFLOAT, "h", LIM, "s", "1", NULL),
                      "-ERR hash value is not a float\r\n");
     cr_assert_str_eq(wr(T0, CMD_HDEL, "h", "a", "a", "zz", NULL), ":1\r\n");
-    check_replay();
+    sh_check_replay("hashes");
 }
 
 Test(hashes, wrongtype_both_ways_and_empty_hash_deleted)
@@ -131,7 +110,7 @@ Test(hashes, wrongtype_both_ways_and_empty_hash_deleted)
     hset("h2", "f", "v");
     cr_assert_str_eq(wr(T0, CMD_SET, "h2", "str", "#u32:0", "#i64:0", NULL), "+OK\r\n");
     cr_assert_str_eq(rd(T0, CMD_TYPE, "h2", NULL), "+string\r\n");
-    check_replay();
+    sh_check_replay("hashes");
 }
 
 Test(hashes, encodings_follow_the_limits_the_records_carry)
@@ -150,7 +129,7 @@ Test(hashes, encodings_follow_the_limits_the_records_carry)
     cr_assert_str_eq(encoding("c"), "$8\r\nlistpack\r\n");
     wr(T0, CMD_HINCRBY, "c", limits(512, 4), "a-long-field", "#i64:1", NULL);
     cr_assert_str_eq(encoding("c"), "$9\r\nhashtable\r\n");
-    check_replay();
+    sh_check_replay("hashes");
 }
 
 /* A mixed random sequence over a few keys and fields: replay (silent and
@@ -199,7 +178,7 @@ Test(hashes, random_sequence_replays_alike)
             break;
         }
     }
-    check_replay();
+    sh_check_replay("hashes");
 }
 
 static uint64_t entry_bytes(void)

@@ -44,27 +44,6 @@ static idx_entry_t *entry(const char *key)
     return slot ? *slot : NULL;
 }
 
-static void check_replay(void)
-{
-    buf_t again;
-    buf_init(&again);
-    store_ctx_t *quiet = sh_replay(store_ctx_create(&cfg, 7), NULL);
-    store_ctx_t *loud = sh_replay(store_ctx_create(&cfg, 9), &again);
-    uint64_t d0, d1, d2;
-    int64_t now = store_now(ctx);
-    cr_assert_eq(store_digest(ctx, now, &d0), 0);
-    cr_assert_eq(store_digest(quiet, now, &d1), 0);
-    cr_assert_eq(store_digest(loud, now, &d2), 0);
-    cr_assert_eq(d0, d1, "a silent replay rebuilds the same lists");
-    cr_assert_eq(d0, d2);
-    cr_assert_eq(again.len, live_replies.len);
-    cr_assert(memcmp(again.data, live_replies.data, live_replies.len) == 0,
-              "replayed replies equal live ones");
-    store_ctx_destroy(quiet);
-    store_ctx_destroy(loud);
-    buf_free(&again);
-}
-
 /* mode: 1 RPUSH, 2 the X forms */
 #define push(key, mode, ...) wr(T0, CMD_LPUSH, key, "#u32:" #mode, __VA_ARGS__, NULL)
 #define range(key, a, b)     rd(T0, CMD_LRANGE, key, a, b, NULL)
@@ -95,7 +74,7 @@ Test(lists, push_pop_and_lengths)
                      "*2\r\n$1\r\nx\r\n$1\r\na\r\n");
     cr_assert_null(entry("l"), "a list whose last element went does not exist");
     cr_assert_eq(ctx->entry_bytes, 0, "RAM accounting back to zero");
-    check_replay();
+    sh_check_replay("lists");
 }
 
 Test(lists, indexes_and_ranges)
@@ -129,7 +108,7 @@ Test(lists, indexes_and_ranges)
     cr_assert_str_eq(wr(T0, CMD_LTRIM, "nokey", "#i64:0", "#i64:1", NULL), "+OK\r\n");
     cr_assert_str_eq(wr(T0, CMD_LTRIM, "l", "#i64:5", "#i64:10", NULL), "+OK\r\n");
     cr_assert_null(entry("l"), "trimmed to nothing: deleted");
-    check_replay();
+    sh_check_replay("lists");
 }
 
 Test(lists, lrem_linsert_lpos)
@@ -165,7 +144,7 @@ Test(lists, lrem_linsert_lpos)
     cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "MAXLEN", "x", NULL),
                      "-ERR MAXLEN can't be negative\r\n");
     cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "RANK", NULL), "-ERR syntax error\r\n");
-    check_replay();
+    sh_check_replay("lists");
 }
 
 Test(lists, lmove_and_lmpop)
@@ -195,7 +174,7 @@ Test(lists, lmove_and_lmpop)
     cr_assert_str_eq(wr(T0, CMD_LMPOP, "#u32:2", "#u32:0", "#i64:1", "#u32:2", "s", "c", NULL), WT);
     cr_assert_str_eq(wr(T0, CMD_LMPOP, "#u32:2", "#u32:0", "#i64:1", "#u32:2", "c", "s", NULL),
                      "*2\r\n$1\r\nc\r\n*1\r\n$1\r\n3\r\n");
-    check_replay();
+    sh_check_replay("lists");
 }
 
 Test(lists, wrongtype_both_ways)
@@ -220,7 +199,7 @@ Test(lists, wrongtype_both_ways)
     cr_assert_str_eq(rd(T0, CMD_HGET, "l", "f", NULL), WT);
     cr_assert_str_eq(wr(T0, CMD_SET, "l", "str", "#u32:0", "#i64:0", NULL), "+OK\r\n");
     cr_assert_str_eq(rd(T0, CMD_TYPE, "l", NULL), "+string\r\n");
-    check_replay();
+    sh_check_replay("lists");
 }
 
 /* Elements longer than STORE_INLINE_MAX stay in the log (extents); COPY,
@@ -262,7 +241,7 @@ Test(lists, long_elements_and_checkpoint_round_trip)
     cr_assert_str_eq(rd(T0, CMD_LINDEX, "c", "1", NULL), want);
     cr_assert_str_eq(wr(T0, CMD_LREM, "l", "#i64:0", big, NULL), ":1\r\n");
     cr_assert_str_eq(wr(T0, CMD_LSET, "l", "0", big, NULL), "+OK\r\n");
-    check_replay();
+    sh_check_replay("lists");
 }
 
 /* A ring that wraps and grows, driven from both ends against a model. */
@@ -312,5 +291,5 @@ Test(lists, both_ends_against_a_model)
         snprintf(n, sizeof(n), ":%d\r\n", tail - head);
         cr_assert_str_eq(rd(T0, CMD_LLEN, "m", NULL), n);
     }
-    check_replay();
+    sh_check_replay("lists");
 }

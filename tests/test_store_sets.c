@@ -37,33 +37,6 @@ static const char *encoding(const char *key)
     return rd(T0, CMD_OBJECT, "encoding", key, NULL);
 }
 
-static void check_replay(void)
-{
-    buf_t again;
-    buf_init(&again);
-    store_ctx_t *quiet = sh_replay(store_ctx_create(&cfg, 7), NULL);
-    store_ctx_t *loud = sh_replay(store_ctx_create(&cfg, 9), &again);
-    uint64_t d0, d1, d2;
-    int64_t now = store_now(ctx);
-    cr_assert_eq(store_digest(ctx, now, &d0), 0);
-    cr_assert_eq(store_digest(quiet, now, &d1), 0);
-    cr_assert_eq(store_digest(loud, now, &d2), 0);
-    cr_assert_eq(d0, d1, "a silent replay rebuilds the same sets");
-    cr_assert_eq(d0, d2);
-    size_t k = 0;
-    while (k < again.len && k < live_replies.len && again.data[k] == live_replies.data[k])
-        k++;
-    if (k < live_replies.len)
-        fprintf(stderr, "differ at %zu: live '%.60s' replay '%.60s'\n", k,
-                live_replies.data + (k > 20 ? k - 20 : 0), again.data + (k > 20 ? k - 20 : 0));
-    cr_assert_eq(again.len, live_replies.len);
-    cr_assert(memcmp(again.data, live_replies.data, live_replies.len) == 0,
-              "replayed replies (SPOP's picks included) equal live ones");
-    store_ctx_destroy(quiet);
-    store_ctx_destroy(loud);
-    buf_free(&again);
-}
-
 Test(sets, encodings_and_order)
 {
     cr_assert_str_eq(wr(T0, CMD_SADD, "i", MAX, "3", "-1", "2", "3", NULL), ":3\r\n");
@@ -81,7 +54,7 @@ Test(sets, encodings_and_order)
     cr_assert_str_eq(rd(T0, CMD_TYPE, "few", NULL), "+set\r\n");
     cr_assert_str_eq(wr(T0, CMD_SREM, "few", "1", "2", "3", "4", NULL), ":3\r\n");
     cr_assert_str_eq(rd(T0, CMD_EXISTS, "few", NULL), ":0\r\n");
-    check_replay();
+    sh_check_replay("sets");
 }
 
 Test(sets, random_sequence_with_spop_replays_alike)
@@ -121,7 +94,7 @@ Test(sets, random_sequence_with_spop_replays_alike)
             break;
         }
     }
-    check_replay();
+    sh_check_replay("sets");
 }
 
 Test(sets, checkpoint_round_trip)
