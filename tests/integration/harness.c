@@ -259,9 +259,13 @@ int srv_stop(srv_t *s)
 
 void srv_kill_all(srv_t *s)
 {
-    if (s->pid <= 0) return;
-    kill(-s->pid, SIGKILL);
-    waitpid(s->pid, NULL, 0);
+    /* pid 0: the master is already reaped (it died starting, perhaps by a
+     * simulated power cut that killed the group); its children may still
+     * be exiting, so the wait for the lock below still runs. */
+    if (s->pid > 0) {
+        kill(-s->pid, SIGKILL);
+        waitpid(s->pid, NULL, 0);
+    }
     /* The children were in the same group. They are gone for our purpose
      * once none holds the data directory's lock any more (a zombie waiting
      * for init to reap it holds no file). */
