@@ -7,7 +7,6 @@
  * at run time.
  */
 #include "command.h"
-#include "strutil.h"
 
 #include "strutil.h"
 
