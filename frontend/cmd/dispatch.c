@@ -253,7 +253,14 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     }
     /* maxmemory (D32): the store publishes used_memory; a denyoom write
      * over the bound is refused, as Redis' noeviction does (queued in
-     * MULTI: the transaction is flagged, EXEC answers EXECABORT). */
+     * MULTI: the transaction is flagged, EXEC answers EXECABORT). The
+     * store applies what nobody waits for only when the log idles (D25):
+     * with a bound set, one that is behind is woken, so the figure lags
+     * by about one batch. */
+    if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
+        atomic_load_explicit(&c->fe->shm->store_counts_lsn, memory_order_relaxed) <
+            atomic_load_explicit(&c->fe->shm->durable_lsn, memory_order_relaxed))
+        fe_wake_store(c->fe);
     if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
         atomic_load_explicit(&c->fe->shm->store_index_bytes, memory_order_relaxed) >
             c->fe->maxmemory) {
