@@ -450,7 +450,7 @@ static void info_commandstats(fe_t *fe, buf_t *b)
 
 static void info_cluster(fe_t *fe, buf_t *b)
 {
-    buf_appendf(b, "# Cluster\r\ncluster_enabled:0\r\n");
+    buf_appendf(b, "# Cluster\r\ncluster_enabled:%d\r\n", fe->cluster != NULL);
 }
 
 static void info_keyspace(fe_t *fe, buf_t *b)
