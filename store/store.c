@@ -44,6 +44,7 @@
 #include "log.h"
 #include "record.h"
 #include "ring.h"
+#include "save.h"
 #include "seg.h"
 #include "shm.h"
 #include "store-internal.h"
@@ -73,6 +74,7 @@ typedef struct store_proc {
     uint64_t held_mask;
     store_ckpt_sched_t ckpt;   /* checkpoints (store/checkpoint.c) */
     store_compact_t compact;   /* deleting log segments (store/compact.c) */
+    store_backup_t backup;     /* SAVE and BGSAVE (store/save.c) */
     uint64_t reloc_tokens;     /* value bytes relocation may write now */
     uint64_t reloc_space_seen; /* compact.space_written when last looked */
 } store_proc_t;
@@ -239,6 +241,7 @@ static int apply_ring(store_proc_t *s)
         if (h.type == REC_CMD && h.origin != 0) {
             buf_reset(&s->out);
             rc = store_apply(s->ctx, rec, &s->out);
+            s->backup.records++; /* a client's write: rdb_changes_since_last_save */
             if (rc >= 0 && h.origin <= s->nfe &&
                 send_reply(s, h.origin - 1, h.lsn, STORE_REPLY_WRITE, &s->out))
                 return -1;
@@ -426,6 +429,7 @@ static int run(store_proc_t *s)
         /* [checkpoint hook] Between batches, busy or not: reap a finished
          * checkpoint child, fork the next when one is due. */
         store_ckpt_poll(&s->ckpt, s->ctx);
+        store_backup_poll(&s->backup, s->ctx); /* a BGSAVE waiting for the child's turn */
         /* [compaction hook] A new checkpoint may free the log's start. */
         if (s->ckpt.written != s->compact.seen_written) compact(s);
         int served = serve_requests(s);
@@ -496,6 +500,7 @@ int store_main(shm_t *shm, const config_t *cfg)
     s.compact.target = cfg->checkpoint_bytes ? cfg->space_amp_target
                                              : 0; /* nothing to delete without checkpoints */
     store_compact_restored(&s.compact, s.ctx, from);
+    store_backup_init(&s.backup, cfg, &s.ckpt, shm, s.ctx);
     int rc = replay(&s, cfg, from, released);
     if (rc == 0) ring_release(s.ring, released);
     if (rc == 0) compact(&s); /* finishes what a predecessor began */

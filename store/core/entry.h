@@ -116,6 +116,9 @@ struct store_ctx {
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
     st_live_t live; /* live.c: bytes of each log segment entries refer to */
+    /* SAVE and BGSAVE's schedule (store/save.c), set by the store process;
+     * NULL where tests and tools drive the state machine alone. */
+    struct store_backup *backup;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
