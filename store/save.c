@@ -7,8 +7,9 @@
  * checkpoint child's kind (store/checkpoint.c: niced, dies with the
  * store, one child at a time): from its copy-on-write view of the state at
  * LSN X it writes a checkpoint into a new directory, copies beside it the
- * log segments the checkpoint refers to, the last one only up to X, then
- * writes the MANIFEST (common/backup.h) and renames the directory. While it
+ * log segments the checkpoint refers to, the last one only up to X,
+ * renames the directory to its final name and writes the MANIFEST into it
+ * (common/backup.h), last. While it
  * runs, segment deletion keeps every segment from its first one on
  * (store_ckpt_start_job's min_ref, D27), so nothing it copies goes away.
  *
@@ -20,9 +21,11 @@
  * directory recovers the log up to X and loads the checkpoint at X.
  *
  * A crash of the child, of the store or of the machine at any step leaves
- * at worst a backup-<X>.tmp directory, which has no MANIFEST until every
- * other file in it is synced (restore refuses it) and which the next backup
- * of the same LSN removes. The server's own data directory is not touched.
+ * at worst a backup-<X>.tmp directory, or a backup-<X> without MANIFEST:
+ * the MANIFEST is written only once every other file is synced under the
+ * final name, and a directory without one is never a backup (restore and
+ * verify refuse it; the next backup of the same LSN removes it). The
+ * server's own data directory is not touched.
  */
 #include "save.h"
 
@@ -121,14 +124,17 @@ int store_backup_write(store_ctx_t *ctx, const char *dir, uint64_t first, int64_
         }
     }
     if (io->mkdir(dir, 0755) && errno != EEXIST) return fail("cannot make", dir, m.lsn);
-    if (backup_remove_dir(tmp) || io->mkdir(tmp, 0755)) return fail("cannot make", tmp, m.lsn);
+    /* Leftovers of an interrupted one at this LSN: never a backup. */
+    if (backup_remove_dir(tmp) || backup_remove_dir(final) || io->mkdir(tmp, 0755))
+        return fail("cannot make", tmp, m.lsn);
     int rc = write_files(ctx, tmp, first, &m);
     if (!rc && io_fault_point(IO_FAULT_BACKUP_COPIED) == IO_FAULT_KILL) raise(SIGKILL);
-    if (!rc && backup_manifest_write(tmp, &m))
-        rc = fail("cannot write the manifest in", tmp, m.lsn);
-    if (!rc && io_fault_point(IO_FAULT_BACKUP_DONE) == IO_FAULT_KILL) raise(SIGKILL);
     if (!rc && io->rename(tmp, final)) rc = fail("cannot rename", tmp, m.lsn);
     if (!rc && io_fsync_dir(dir)) rc = fail("cannot fsync", dir, m.lsn);
+    if (!rc && io_fault_point(IO_FAULT_BACKUP_RENAMED) == IO_FAULT_KILL) raise(SIGKILL);
+    /* Last: from here on it is a backup. */
+    if (!rc && backup_manifest_write(final, &m))
+        rc = fail("cannot write the manifest in", final, m.lsn);
     size_t nfiles = m.nfiles;
     backup_manifest_free(&m);
     if (rc) return -1;

@@ -41,11 +41,11 @@ void store_backup_poll(store_backup_t *b, store_ctx_t *ctx);
 
 /*
  * Write a backup of ctx at store_applied(ctx) into dir: a new
- * dir/backup-<LSN>.tmp holding a checkpoint, the segments from the one
+ * dir/backup-<LSN>.tmp holding a checkpoint and the segments from the one
  * starting at `first` to the one holding the LSN's last record (the last
- * copied only up to the LSN), then the MANIFEST, then renamed to
- * dir/backup-<LSN>. Runs in the child (or a test). Returns 0, or -1
- * (logged; a .tmp directory may be left, which the next one removes).
+ * copied only up to the LSN), renamed to dir/backup-<LSN> once synced,
+ * then its MANIFEST. Runs in the child (or a test). Returns 0, or -1
+ * (logged; what is left has no MANIFEST, and the next one removes it).
  */
 int store_backup_write(store_ctx_t *ctx, const char *dir, uint64_t first, int64_t asked_ms);
 

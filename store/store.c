@@ -40,6 +40,7 @@
 #include "buf.h"
 #include "chan.h"
 #include "checkpoint.h"
+#include "command.h"
 #include "compact.h"
 #include "log.h"
 #include "record.h"
@@ -222,6 +223,15 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
     return rc;
 }
 
+/* A client's write (not the server's own ticks and relocations):
+ * rdb_changes_since_last_save (store/save.c). */
+static void count_change(store_proc_t *s, const unsigned char *rec)
+{
+    uint16_t opdb;
+    memcpy(&opdb, rec + REC_HDR_SIZE, sizeof(opdb));
+    if (REC_OP(opdb) != CMD_TICK && REC_OP(opdb) != CMD_RELOCATE) s->backup.records++;
+}
+
 /* Apply up to STORE_APPLY_BATCH durable records from the ring, sending the
  * replies their frontends wait for. Returns records applied, or -1 (fatal:
  * logged, or the master is gone). */
@@ -241,7 +251,6 @@ static int apply_ring(store_proc_t *s)
         if (h.type == REC_CMD && h.origin != 0) {
             buf_reset(&s->out);
             rc = store_apply(s->ctx, rec, &s->out);
-            s->backup.records++; /* a client's write: rdb_changes_since_last_save */
             if (rc >= 0 && h.origin <= s->nfe &&
                 send_reply(s, h.origin - 1, h.lsn, STORE_REPLY_WRITE, &s->out))
                 return -1;
@@ -252,6 +261,7 @@ static int apply_ring(store_proc_t *s)
             log_warn("store: bad record at LSN %" PRIu64, s->applied);
             return -1;
         }
+        if (h.type == REC_CMD) count_change(s, rec);
         s->applied = store_applied(s->ctx);
         n++;
     }
