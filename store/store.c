@@ -439,11 +439,13 @@ static int run(store_proc_t *s)
         /* [checkpoint hook] Between batches, busy or not: reap a finished
          * checkpoint child, fork the next when one is due. */
         store_ckpt_poll(&s->ckpt, s->ctx);
-        store_backup_poll(&s->backup, s->ctx); /* a BGSAVE waiting for the child's turn */
         /* [compaction hook] A new checkpoint may free the log's start. */
         if (s->ckpt.written != s->compact.seen_written) compact(s);
         int served = serve_requests(s);
         if (served < 0) return 0;
+        /* [backup hook] A BGSAVE just served, or one that waited for a
+         * checkpoint child: forked before another record is applied. */
+        store_backup_poll(&s->backup, s->ctx);
         work += served;
         /* [compaction hook] Move live values out of old segments. */
         if (!atomic_load(&s->shm->shutdown) && relocate(s, applied_before, work == 0)) work++;
