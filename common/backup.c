@@ -461,8 +461,13 @@ static int datadir_state(const char *datadir)
     return empty ? 0 : -1;
 }
 
-int backup_restore(const char *dir, const char *datadir, char *err, size_t errlen)
+int backup_restore(const char *dir, const char *target, char *err, size_t errlen)
 {
+    /* "d/" would put d.restore inside d: the name without its slashes. */
+    char datadir[4096];
+    snprintf(datadir, sizeof(datadir), "%s", target);
+    for (size_t n = strlen(datadir); n > 1 && datadir[n - 1] == '/'; n--)
+        datadir[n - 1] = '\0';
     int state = datadir_state(datadir);
     if (state < 0)
         return str_fail(err, errlen,

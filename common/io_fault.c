@@ -48,19 +48,19 @@ enum {
     F_SEG_DELETED,
     F_RELOCATED,
     F_BACKUP_COPIED,
+    F_BACKUP_RENAMED,
     F_BACKUP_MANIFEST,
-    F_BACKUP_DONE,
     F_RESTORE_COPIED,
     F_NOPS
 };
 
 static const char *const op_names[F_NOPS] = {
-    "open",        "pwrite",       "pread",           "fdatasync",  "fsync",
-    "fallocate",   "ftruncate",    "rename",          "unlink",     "mkdir",
-    "flock",       "stat",         "sync_file_range", "opendir",    "readdir",
-    "claim",       "start",        "release",         "releasing",  "failed",
-    "ckptwritten", "ckptrenamed",  "ckptdelete",      "segdelete",  "segdeleted",
-    "relocated",   "backupcopied", "backupmanifest",  "backupdone", "restorecopied"};
+    "open",        "pwrite",       "pread",           "fdatasync",      "fsync",
+    "fallocate",   "ftruncate",    "rename",          "unlink",         "mkdir",
+    "flock",       "stat",         "sync_file_range", "opendir",        "readdir",
+    "claim",       "start",        "release",         "releasing",      "failed",
+    "ckptwritten", "ckptrenamed",  "ckptdelete",      "segdelete",      "segdeleted",
+    "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -304,8 +304,8 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_SEG_DELETED] = F_SEG_DELETED,
                               [IO_FAULT_RELOCATED] = F_RELOCATED,
                               [IO_FAULT_BACKUP_COPIED] = F_BACKUP_COPIED,
+                              [IO_FAULT_BACKUP_RENAMED] = F_BACKUP_RENAMED,
                               [IO_FAULT_BACKUP_MANIFEST] = F_BACKUP_MANIFEST,
-                              [IO_FAULT_BACKUP_DONE] = F_BACKUP_DONE,
                               [IO_FAULT_RESTORE_COPIED] = F_RESTORE_COPIED};
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
     return hit(ops[point]);

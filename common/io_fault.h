@@ -91,9 +91,9 @@ enum io_fault_point {
     IO_FAULT_SEG_DELETED = 9, /* "segdeleted": unlinked, directory not yet fsynced */
     IO_FAULT_RELOCATED = 10,  /* "relocated": a CMD_RELOCATE just moved a value */
     /* Backups (common/backup.c, store/backup.c; D38): */
-    IO_FAULT_BACKUP_COPIED = 11,   /* "backupcopied": every file copied and synced, no MANIFEST */
-    IO_FAULT_BACKUP_MANIFEST = 12, /* "backupmanifest": MANIFEST.tmp synced, not renamed */
-    IO_FAULT_BACKUP_DONE = 13,     /* "backupdone": MANIFEST in place, the .tmp dir not renamed */
+    IO_FAULT_BACKUP_COPIED = 11,   /* "backupcopied": files synced in the .tmp dir, not renamed */
+    IO_FAULT_BACKUP_RENAMED = 12,  /* "backuprenamed": the dir renamed, no MANIFEST yet */
+    IO_FAULT_BACKUP_MANIFEST = 13, /* "backupmanifest": MANIFEST.tmp synced, not renamed */
     IO_FAULT_RESTORE_COPIED = 14,  /* "restorecopied": restore's copy synced, not renamed */
 };
 

@@ -113,9 +113,10 @@ int store_backup_write(store_ctx_t *ctx, const char *dir, uint64_t first, int64_
     char tmp[4096], final[4096], err[512];
     backup_dir_path(tmp, sizeof(tmp), dir, m.lsn, 1);
     backup_dir_path(final, sizeof(final), dir, m.lsn, 0);
-    /* The same LSN twice (no write in between): the first one is it. */
+    /* The same LSN twice (no write in between): the first one is it, if
+     * it still verifies; else it is made again. */
     backup_manifest_t old;
-    if (backup_manifest_read(final, &old, err, sizeof(err)) == 0) {
+    if (backup_verify(final, &old, err, sizeof(err)) == 0) {
         int same = old.lsn == m.lsn;
         backup_manifest_free(&old);
         if (same) {
