@@ -105,6 +105,19 @@ static int write_files(store_ctx_t *ctx, const char *tmp, uint64_t first, backup
     return 0;
 }
 
+/* mkdir -p: backup-dir and the directories above it. */
+static int make_dirs(const char *dir)
+{
+    char p[4096];
+    snprintf(p, sizeof(p), "%s", dir);
+    for (char *slash = strchr(p + 1, '/');; slash = strchr(slash + 1, '/')) {
+        if (slash) *slash = '\0';
+        if (io->mkdir(p, 0755) && errno != EEXIST) return -1;
+        if (!slash) return 0;
+        *slash = '/';
+    }
+}
+
 int store_backup_write(store_ctx_t *ctx, const char *dir, uint64_t first, int64_t asked_ms)
 {
     uint64_t t0 = shm_mono_ns();
@@ -124,7 +137,7 @@ int store_backup_write(store_ctx_t *ctx, const char *dir, uint64_t first, int64_
             return 0;
         }
     }
-    if (io->mkdir(dir, 0755) && errno != EEXIST) return fail("cannot make", dir, m.lsn);
+    if (make_dirs(dir)) return fail("cannot make", dir, m.lsn);
     /* Leftovers of an interrupted one at this LSN: never a backup. */
     if (backup_remove_dir(tmp) || backup_remove_dir(final) || io->mkdir(tmp, 0755))
         return fail("cannot make", tmp, m.lsn);
