@@ -536,3 +536,32 @@ Test(backup, a_restore_killed_before_its_rename_leaves_no_data_directory)
     cr_assert_eq(system(cmd), 0);
     srv_cleanup(&s);
 }
+
+/* ---- the take tool ---------------------------------------------------------- */
+
+/* take says so when the backup fails (exit 1, nothing printed on stdout
+ * to mistake for a path), authenticates with -a, and works the next time. */
+Test(backup, take_reports_a_failed_backup_and_authenticates)
+{
+    srv_t s;
+    /* The third rename of the store's: the MANIFEST's (the checkpoint's in
+     * the .tmp directory, then the directory's). */
+    cr_assert_eq(srv_start_faults(&s, "store.rename:3:EIO", ARGS " --checkpoint-bytes 0"), 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    cr_assert_str_eq(raw(c, "CONFIG SET requirepass sesame"), "+OK\r\n");
+    redisFree(c);
+    char args[256], out[4096];
+    snprintf(args, sizeof(args), "take -p %d", s.port);
+    cr_assert_eq(tool(args, out, sizeof(out)), 1, "no password: %s", out);
+    cr_assert(strstr(out, "NOAUTH") || strstr(out, "Authentication"), "%s", out);
+    snprintf(args, sizeof(args), "take -p %d -a sesame", s.port);
+    cr_assert_eq(tool(args, out, sizeof(out)), 1, "the MANIFEST's rename failed: %s", out);
+    cr_assert(strstr(out, "the backup failed (rdb_last_bgsave_status:err)"), "%s", out);
+    cr_assert(out[0] != '/' && !strstr(out, "\n/"), "no path printed: %s", out);
+    cr_assert_eq(expect_no_backup_accepted(&s, "manifest not renamed"), 1);
+    snprintf(args, sizeof(args), "take -p %d -a sesame", s.port);
+    cr_assert_eq(tool(args, out, sizeof(out)), 0, "then it works: %s", out);
+    cr_assert(strstr(out, "/backups/backup-"), "%s", out);
+    srv_cleanup(&s);
+}
