@@ -410,6 +410,9 @@ static const config_entry_t table[] = {
     /* The store writes a checkpoint each time this much log was applied
      * since the last one, and at a clean shutdown; 0 = never (D23). */
     NUM("checkpoint-bytes", CONFIG_MEMORY, 0, "256mb", 0, LLONG_MAX, checkpoint_bytes),
+    /* SAVE and BGSAVE write a backup (a checkpoint and the log it needs)
+     * into a new directory under this one; relative to dir (D38). */
+    STRING("backup-dir", "backups", backup_dir),
     /* The store relocates live values out of the log's oldest segments
      * while the log they span is more than this many times their bytes;
      * 0 = never (D27). */
@@ -524,6 +527,7 @@ void config_free(config_t *c)
     free(c->logfile);
     free(c->cluster_config_file);
     free(c->cluster_announce_ip);
+    free(c->backup_dir);
     free(c->requirepass);
     for (int i = 0; i < c->nusers; i++) {
         for (int j = 0; j < c->users[i].nwords; j++)

@@ -67,6 +67,7 @@ typedef struct config {
     int respawn_limit;                 /* deaths in a row at start before giving up */
     int log_sync;                      /* CONFIG_SYNC_* */
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
+    char *backup_dir;                  /* where SAVE/BGSAVE put backups; relative: to dir (D38) */
     char *config_file;                 /* absolute path of the file given at start, NULL = none
                                         * (INFO server, CONFIG REWRITE) */
     double space_amp_target; /* relocate while the log spans more than this x live; 0 = off */

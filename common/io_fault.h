@@ -90,6 +90,11 @@ enum io_fault_point {
     IO_FAULT_SEG_DELETE = 8,  /* "segdelete": before unlinking a segment */
     IO_FAULT_SEG_DELETED = 9, /* "segdeleted": unlinked, directory not yet fsynced */
     IO_FAULT_RELOCATED = 10,  /* "relocated": a CMD_RELOCATE just moved a value */
+    /* Backups (common/backup.c, store/backup.c; D38): */
+    IO_FAULT_BACKUP_COPIED = 11,   /* "backupcopied": files synced in the .tmp dir, not renamed */
+    IO_FAULT_BACKUP_RENAMED = 12,  /* "backuprenamed": the dir renamed, no MANIFEST yet */
+    IO_FAULT_BACKUP_MANIFEST = 13, /* "backupmanifest": MANIFEST.tmp synced, not renamed */
+    IO_FAULT_RESTORE_COPIED = 14,  /* "restorecopied": restore's copy synced, not renamed */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -172,6 +172,16 @@ typedef struct shm {
     /* Bumped by the master after it reopened the log file on SIGHUP; every
      * process reopens it before its next line (common/log.c). */
     _Atomic uint32_t log_generation;
+    /* Backups (SAVE, BGSAVE: store/backup.c, D38), published by the store
+     * for LASTSAVE and INFO persistence. */
+    _Atomic uint32_t backup_in_progress; /* one is asked for or being written */
+    _Atomic uint32_t backup_last_failed; /* the last one to end failed */
+    _Atomic int64_t backup_last_ms;      /* when the last good one ended (0: none yet) */
+    _Atomic int64_t backup_started_ms;   /* when the one in progress was asked for */
+    _Atomic int64_t backup_last_secs;    /* how long the last one took (-1: none) */
+    _Atomic uint64_t backup_last_lsn;    /* the LSN of the last good one */
+    _Atomic uint64_t backup_saves;       /* good ones since the server started */
+    _Atomic uint64_t backup_changes;     /* client writes applied since the last good one began */
 
     _Alignas(64) shm_waiter_t logger_wake; /* records committed to the ring */
     _Alignas(64) shm_waiter_t store_wake;  /* durable LSN advanced / request */

@@ -164,9 +164,6 @@ typedef struct shm_admin {
     /* INFO used_memory_peak: the largest store_index_bytes seen, sampled by
      * frontend 0 every tick (10 ms) and by every INFO. */
     _Atomic uint64_t used_memory_peak;
-    /* INFO rdb_last_save_time after a log failure: the last time frontend
-     * 0 saw the log running (wall clock, ms). */
-    _Atomic int64_t log_running_seen_ms;
     /* One per frontend: shm->nfrontends entries (fe_shm_size). */
     _Alignas(64) shm_fe_stats_t fe_stats[];
 } shm_admin_t;

@@ -40,10 +40,12 @@
 #include "buf.h"
 #include "chan.h"
 #include "checkpoint.h"
+#include "command.h"
 #include "compact.h"
 #include "log.h"
 #include "record.h"
 #include "ring.h"
+#include "save.h"
 #include "seg.h"
 #include "shm.h"
 #include "store-internal.h"
@@ -73,6 +75,7 @@ typedef struct store_proc {
     uint64_t held_mask;
     store_ckpt_sched_t ckpt;   /* checkpoints (store/checkpoint.c) */
     store_compact_t compact;   /* deleting log segments (store/compact.c) */
+    store_backup_t backup;     /* SAVE and BGSAVE (store/save.c) */
     uint64_t reloc_tokens;     /* value bytes relocation may write now */
     uint64_t reloc_space_seen; /* compact.space_written when last looked */
 } store_proc_t;
@@ -221,6 +224,15 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
     return rc;
 }
 
+/* A client's write (not the server's own ticks and relocations):
+ * rdb_changes_since_last_save (store/save.c). */
+static void count_change(store_proc_t *s, const unsigned char *rec)
+{
+    uint16_t opdb;
+    memcpy(&opdb, rec + REC_HDR_SIZE, sizeof(opdb));
+    if (REC_OP(opdb) != CMD_TICK && REC_OP(opdb) != CMD_RELOCATE) s->backup.records++;
+}
+
 /* Apply up to STORE_APPLY_BATCH durable records from the ring, sending the
  * replies their frontends wait for. Returns records applied, or -1 (fatal:
  * logged, or the master is gone). */
@@ -250,6 +262,7 @@ static int apply_ring(store_proc_t *s)
             log_warn("store: bad record at LSN %" PRIu64, s->applied);
             return -1;
         }
+        if (h.type == REC_CMD) count_change(s, rec);
         s->applied = store_applied(s->ctx);
         n++;
     }
@@ -431,6 +444,9 @@ static int run(store_proc_t *s)
         if (s->ckpt.written != s->compact.seen_written) compact(s);
         int served = serve_requests(s);
         if (served < 0) return 0;
+        /* [backup hook] A BGSAVE just served, or one that waited for a
+         * checkpoint child: forked before another record is applied. */
+        store_backup_poll(&s->backup, s->ctx);
         work += served;
         /* [compaction hook] Move live values out of old segments. */
         if (!atomic_load(&s->shm->shutdown) && relocate(s, applied_before, work == 0)) work++;
@@ -497,6 +513,7 @@ int store_main(shm_t *shm, const config_t *cfg)
     s.compact.target = cfg->checkpoint_bytes ? cfg->space_amp_target
                                              : 0; /* nothing to delete without checkpoints */
     store_compact_restored(&s.compact, s.ctx, from);
+    store_backup_init(&s.backup, cfg, &s.ckpt, shm, s.ctx);
     int rc = replay(&s, cfg, from, released);
     if (rc == 0) ring_release(s.ring, released);
     if (rc == 0) compact(&s); /* finishes what a predecessor began */

@@ -45,6 +45,7 @@ static const config_case_t cases[] = {
     {"tcp-backlog", "2147483647", NULL},
     {"tcp-backlog", "-1", RANGE("0", "2147483647")},
     {"logfile", "/tmp/attic.log", NULL},
+    {"backup-dir", "/var/backups/atticdb", NULL},
     {"loglevel", "warning", NULL},
     {"loglevel", "loud",
      "argument(s) must be one of the following: debug, verbose, notice, warning"},

@@ -314,6 +314,8 @@ void fe_stat_done(struct fe *fe, unsigned idx, uint64_t nsec, int failed);
 void fe_stat_rejected(struct fe *fe, unsigned idx);
 void fe_cmd_info(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 void fe_info(struct fe *fe, const char *section, buf_t *out);
+void fe_cmd_lastsave(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                     buf_t *out);
 
 /* ---- repl.c: replication commands (D33) ---- */
 void fe_cmd_role(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);

@@ -119,6 +119,9 @@ struct store_ctx {
     /* The static cluster topology (CLUSTER's replies, store/cluster.c),
      * NULL unless cluster-enabled. */
     struct cluster *cluster;
+    /* SAVE and BGSAVE's schedule (store/save.c), set by the store process;
+     * NULL where tests and tools drive the state machine alone. */
+    struct store_backup *backup;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
