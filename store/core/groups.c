@@ -1,0 +1,115 @@
+/*
+ * groups.c - the pending value groups table (groups.h, D31): chunk records
+ * of a large value are kept as PIECE_LOG pieces keyed by group until a
+ * final record takes them (made visible as a whole) or they are abandoned
+ * (the frontend died, the client left, replay ended without a final).
+ *
+ * Store process only (and tests); single-threaded. Pending groups are few
+ * (one per client streaming a large value), so the table is an unordered
+ * array searched linearly. Invariant: every log byte a pending group refers
+ * to is counted once in t->live, and uncounted when the group is taken or
+ * dropped. A crash loses nothing: the table is rebuilt by replay.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "groups.h"
+
+void st_groups_init(st_groups_t *t, st_live_t *live)
+{
+    memset(t, 0, sizeof(*t));
+    t->live = live;
+}
+
+static void uncount(st_groups_t *t, const st_pieces_t *l)
+{
+    if (!t->live) return;
+    for (uint32_t i = 0; i < l->n; i++)
+        st_live_add(t->live, l->p[i].where, st_piece_end(&l->p[i]) - st_piece_start(l, i), -1);
+}
+
+static int find(const st_groups_t *t, uint64_t id)
+{
+    for (uint32_t i = 0; i < t->n; i++)
+        if (t->g[i].id == id) return (int)i;
+    return -1;
+}
+
+static void remove_at(st_groups_t *t, uint32_t i)
+{
+    t->g[i] = t->g[--t->n];
+}
+
+void st_groups_free(st_groups_t *t)
+{
+    for (uint32_t i = 0; i < t->n; i++) {
+        uncount(t, t->g[i].l);
+        st_pieces_free(t->g[i].l);
+    }
+    free(t->g);
+    memset(t, 0, sizeof(*t));
+}
+
+int st_groups_chunk(st_groups_t *t, uint64_t id, uint32_t seq, uint64_t lsn, uint32_t len)
+{
+    if (!len) return -1;
+    int i = find(t, id);
+    if (seq == 0) {
+        if (i >= 0) return -1;
+        if (t->n == t->cap) {
+            t->cap = t->cap ? t->cap * 2 : 4;
+            t->g = st_xrealloc(t->g, (size_t)t->cap * sizeof(*t->g));
+        }
+        i = (int)t->n++;
+        t->g[i] = (st_group_t){id, 0, st_pieces_new(4)};
+    } else if (i < 0 || t->g[i].next_seq != seq) {
+        return -1;
+    }
+    st_group_t *g = &t->g[i];
+    uint64_t end = st_pieces_len(g->l);
+    g->l = st_pieces_splice(g->l, end, end, PIECE_LOG, lsn, len);
+    g->next_seq = seq + 1;
+    if (t->live) st_live_add(t->live, lsn, len, +1);
+    return 0;
+}
+
+st_pieces_t *st_groups_take(st_groups_t *t, uint64_t id)
+{
+    int i = find(t, id);
+    if (i < 0) return NULL;
+    st_pieces_t *l = t->g[i].l;
+    uncount(t, l);
+    remove_at(t, (uint32_t)i);
+    return l;
+}
+
+void st_groups_drop(st_groups_t *t, uint64_t id)
+{
+    st_pieces_t *l = st_groups_take(t, id);
+    if (l) st_pieces_free(l);
+}
+
+uint32_t st_groups_drop_slot(st_groups_t *t, uint32_t slot, uint32_t inc)
+{
+    uint32_t dropped = 0;
+    for (uint32_t i = 0; i < t->n;) {
+        uint64_t id = t->g[i].id;
+        uint32_t s = (uint32_t)(id >> 48), n = (uint32_t)(id >> 32) & 0xffff;
+        if (s == (slot & 0xffff) && (inc == UINT32_MAX || n < inc)) {
+            uncount(t, t->g[i].l);
+            st_pieces_free(t->g[i].l);
+            remove_at(t, i);
+            dropped++;
+        } else {
+            i++;
+        }
+    }
+    return dropped;
+}
+
+uint64_t st_groups_len(const st_groups_t *t, uint64_t id)
+{
+    int i = find(t, id);
+    return i < 0 ? 0 : st_pieces_len(t->g[i].l);
+}
