@@ -2,7 +2,8 @@
  * groups.c - the pending value groups table (groups.h, D31): chunk records
  * of a large value are kept as PIECE_LOG pieces keyed by group until a
  * final record takes them (made visible as a whole) or they are abandoned
- * (the frontend died, the client left, replay ended without a final).
+ * (the client left, or the writing frontend died: an explicit CMD_BIGABORT
+ * record, so replay drops it at the same point).
  *
  * Store process only (and tests); single-threaded. Pending groups are few
  * (one per client streaming a large value), so the table is an unordered
@@ -22,11 +23,22 @@ void st_groups_init(st_groups_t *t, st_live_t *live)
     t->live = live;
 }
 
+static void count(st_live_t *live, const st_pieces_t *l, int sign)
+{
+    if (!live) return;
+    for (uint32_t i = 0; i < l->n; i++)
+        st_live_add(live, l->p[i].where, st_piece_end(&l->p[i]) - st_piece_start(l, i), sign);
+}
+
 static void uncount(st_groups_t *t, const st_pieces_t *l)
 {
-    if (!t->live) return;
-    for (uint32_t i = 0; i < l->n; i++)
-        st_live_add(t->live, l->p[i].where, st_piece_end(&l->p[i]) - st_piece_start(l, i), -1);
+    count(t->live, l, -1);
+}
+
+void st_groups_count(const st_groups_t *t, st_live_t *live)
+{
+    for (uint32_t i = 0; i < t->n; i++)
+        count(live, t->g[i].l, +1);
 }
 
 static int find(const st_groups_t *t, uint64_t id)
@@ -51,7 +63,8 @@ void st_groups_free(st_groups_t *t)
     memset(t, 0, sizeof(*t));
 }
 
-int st_groups_chunk(st_groups_t *t, uint64_t id, uint32_t seq, uint64_t lsn, uint32_t len)
+int st_groups_chunk(st_groups_t *t, uint64_t id, uint64_t owner, uint32_t seq, uint64_t lsn,
+                    uint32_t len)
 {
     if (!len) return -1;
     int i = find(t, id);
@@ -62,8 +75,8 @@ int st_groups_chunk(st_groups_t *t, uint64_t id, uint32_t seq, uint64_t lsn, uin
             t->g = st_xrealloc(t->g, (size_t)t->cap * sizeof(*t->g));
         }
         i = (int)t->n++;
-        t->g[i] = (st_group_t){id, 0, st_pieces_new(4)};
-    } else if (i < 0 || t->g[i].next_seq != seq) {
+        t->g[i] = (st_group_t){id, owner, 0, 0, st_pieces_new(4)};
+    } else if (i < 0 || t->g[i].next_seq != seq || t->g[i].owner != owner) {
         return -1;
     }
     st_group_t *g = &t->g[i];
@@ -88,24 +101,6 @@ void st_groups_drop(st_groups_t *t, uint64_t id)
 {
     st_pieces_t *l = st_groups_take(t, id);
     if (l) st_pieces_free(l);
-}
-
-uint32_t st_groups_drop_slot(st_groups_t *t, uint32_t slot, uint32_t inc)
-{
-    uint32_t dropped = 0;
-    for (uint32_t i = 0; i < t->n;) {
-        uint64_t id = t->g[i].id;
-        uint32_t s = (uint32_t)(id >> 48), n = (uint32_t)(id >> 32) & 0xffff;
-        if (s == (slot & 0xffff) && (inc == UINT32_MAX || n < inc)) {
-            uncount(t, t->g[i].l);
-            st_pieces_free(t->g[i].l);
-            remove_at(t, i);
-            dropped++;
-        } else {
-            i++;
-        }
-    }
-    return dropped;
 }
 
 uint64_t st_groups_len(const st_groups_t *t, uint64_t id)
