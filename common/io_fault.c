@@ -47,6 +47,9 @@ enum {
     F_SEG_DELETE,
     F_SEG_DELETED,
     F_RELOCATED,
+    F_BIG_CHUNK,
+    F_BIG_FINAL,
+    F_BIG_APPLY,
     F_NOPS
 };
 
@@ -56,7 +59,7 @@ static const char *const op_names[F_NOPS] = {
     "flock",       "stat",        "sync_file_range", "opendir",   "readdir",
     "claim",       "start",       "release",         "releasing", "failed",
     "ckptwritten", "ckptrenamed", "ckptdelete",      "segdelete", "segdeleted",
-    "relocated"};
+    "relocated",   "bigchunk",    "bigfinal",        "bigapply"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -298,7 +301,10 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_CKPT_DELETE] = F_CKPT_DELETE,
                               [IO_FAULT_SEG_DELETE] = F_SEG_DELETE,
                               [IO_FAULT_SEG_DELETED] = F_SEG_DELETED,
-                              [IO_FAULT_RELOCATED] = F_RELOCATED};
+                              [IO_FAULT_RELOCATED] = F_RELOCATED,
+                              [IO_FAULT_BIG_CHUNK] = F_BIG_CHUNK,
+                              [IO_FAULT_BIG_FINAL] = F_BIG_FINAL,
+                              [IO_FAULT_BIG_APPLY] = F_BIG_APPLY};
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
     return hit(ops[point]);
 }

@@ -433,6 +433,9 @@ static int run(store_proc_t *s)
         work += served;
         /* [compaction hook] Move live values out of old segments. */
         if (!atomic_load(&s->shm->shutdown) && relocate(s, applied_before, work == 0)) work++;
+        /* Parts of large values whose writer died (D31): dropped by a
+         * record of the store's, so replay drops them at the same point. */
+        store_abort_orphans(&s->compact, s->ctx, s->shm);
         wake_frontends(s);
         if (work) {
             idle_in_shutdown = 0;

@@ -267,6 +267,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 static void conn_free(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
+    fe_big_abandon(c); /* a large value left without its final (D31) */
     fe_wlist_del(c);
     for (fe_reply_t *r = c->head, *next; r; r = next) {
         next = r->next;
@@ -495,7 +496,15 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     fe_conn_t *c = arg;
     fe_t *fe = c->fe;
-    buf_reserve(&c->in, READ_CHUNK);
+    /* A bulk the parser knows the length of is read into room made for it
+     * at once: a 100 MB value costs 100 MB, not the next power of two and
+     * the copies of each doubling (the need is at most proto-max-bulk-len
+     * past the command's start, and the query buffer limit still holds). */
+    size_t have = c->in.len - c->in_off;
+    if (c->need > have + READ_CHUNK && c->need <= fe->qbuf_limit)
+        buf_reserve(&c->in, c->need - have);
+    else
+        buf_reserve(&c->in, READ_CHUNK);
     ssize_t n = recv(fd, c->in.data + c->in.len, c->in.cap - c->in.len, 0);
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
@@ -675,6 +684,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         fe_check_completions(fe); /* belt and braces for a lost wake-up */
     if (atomic_load(&fe->shm->tick_wanted) && atomic_exchange(&fe->shm->tick_wanted, 0))
         fe_submit_tick(fe);
+    if (fe->nbig_owed) fe_big_flush_owed(fe);
     fe->hooks->on_timer(fe); /* settings, ACL sweep, CLIENT KILL, INFO's sampling */
     int64_t now = shm_now_ms();
     if (fe->timeout_s > 0) {

@@ -380,17 +380,22 @@ idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t
         rec_arg_t val = {p, (uint32_t)len};
         return st_ent_new(key, &val, 0, expire_at);
     }
+    st_pieces_t *l = st_pieces_new(1);
+    unsigned char *buf = st_xmalloc(len);
+    memcpy(buf, p, len);
+    l->ram_bytes = len;
+    l->p[l->n++] = st_piece_make(PIECE_RAM, (uintptr_t)buf, len);
+    return st_ent_new_pieces(key, l, expire_at);
+}
+
+idx_entry_t *st_ent_new_pieces(const rec_arg_t *key, st_pieces_t *l, int64_t expire_at)
+{
     idx_entry_t *e = st_xmalloc(st_entry_size(key->len, 0, VK_LIST));
     e->klen = key->len;
     e->expire_at_ms = expire_at;
     e->ilen = 0;
     e->vkind = VK_LIST;
     memcpy(e->data, key->ptr, key->len);
-    st_pieces_t *l = st_pieces_new(1);
-    unsigned char *buf = st_xmalloc(len);
-    memcpy(buf, p, len);
-    l->ram_bytes = len;
-    l->p[l->n++] = st_piece_make(PIECE_RAM, (uintptr_t)buf, len);
     st_ent_set_pieces(e, l);
     return e;
 }

@@ -50,6 +50,10 @@ unsigned char *st_val_byte(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, ui
  * held in RAM: INCRBYFLOAT's results), not yet in any index. */
 idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t len,
                             int64_t expire_at);
+/* A new entry whose value is the piece list l (taken: the entry owns it;
+ * its log bytes are counted when the entry is stored), not yet in any
+ * index. For values longer than STORE_INLINE_MAX (D31's parts). */
+idx_entry_t *st_ent_new_pieces(const rec_arg_t *key, st_pieces_t *l, int64_t expire_at);
 /* A new entry named key with a deep copy of e's value, encoding and expiry
  * (COPY), not yet in any index. */
 idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key);

@@ -56,7 +56,7 @@ void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         return;
     }
     if (!expire_at && (flags & SETF_KEEPTTL) && slot) expire_at = (*slot)->expire_at_ms;
-    st_ent_store(a->db, slot, st_ent_new(key, &a->argv[1], st_arg_lsn(a, 1), expire_at));
+    st_ent_store(a->db, slot, st_ent_new_arg(ctx, a, 1, key, expire_at));
     st_key_changed(ctx, a, a->dbnum, key);
     if (!(flags & SETF_GET) && r) {
         if (flags & SETF_REPLY_INT)
@@ -118,16 +118,17 @@ static int too_long_for(int64_t limit, uint64_t total, buf_t *r)
 
 void st_apply_append(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
-    const rec_arg_t *key = &a->argv[0], *val = &a->argv[1];
+    const rec_arg_t *key = &a->argv[0];
+    uint64_t len = st_arg_vlen(ctx, a, 1); /* a large value's parts (D31) */
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
     if (st_wrongtype(slot, ST_STRING, r)) return;
     if (!slot) {
-        st_ent_store(a->db, NULL, st_ent_new(key, val, st_arg_lsn(a, 1), 0));
+        st_ent_store(a->db, NULL, st_ent_new_arg(ctx, a, 1, key, 0));
         st_key_changed(ctx, a, a->dbnum, key);
-        if (r) resp_integer(r, val->len);
+        if (r) resp_integer(r, (long long)len);
         return;
     }
-    uint64_t old_len = st_ent_vlen(*slot), total = old_len + val->len;
+    uint64_t old_len = st_ent_vlen(*slot), total = old_len + len;
     /* The limit is part of the state machine. Records carry the one the
      * frontend had (so CONFIG SET applies at once, and replay refuses the
      * same APPENDs whatever the configuration then); records written before
@@ -138,7 +139,7 @@ void st_apply_append(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
      * encoding raw, as Redis' dbUnshareStringValue does. */
     st_key_changed(ctx, a, a->dbnum, key);
     st_ent_set_enc(*slot, VENC_RAW);
-    st_val_write(ctx, a->db, slot, old_len, val->ptr, st_arg_lsn(a, 1), val->len);
+    st_val_write_arg(ctx, a, 1, slot, old_len);
     if (r) resp_integer(r, (long long)total);
 }
 
