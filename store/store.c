@@ -220,6 +220,10 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
     return rc;
 }
 
+#define STORE_OUT_KEEP (4u << 20)
+
+static void out_shrink(struct store_proc *s);
+
 /* Apply up to STORE_APPLY_BATCH durable records from the ring, sending the
  * replies their frontends wait for. Returns records applied, or -1 (fatal:
  * logged, or the master is gone). */
@@ -242,6 +246,7 @@ static int apply_ring(store_proc_t *s)
             if (rc >= 0 && h.origin <= s->nfe &&
                 send_reply(s, h.origin - 1, h.lsn, STORE_REPLY_WRITE, &s->out))
                 return -1;
+            out_shrink(s);
         } else {
             rc = store_apply(s->ctx, rec, NULL);
         }
@@ -260,12 +265,24 @@ static int apply_ring(store_proc_t *s)
     return n;
 }
 
+/* After a reply: a buffer a large value's reply grew (D31) is given back
+ * rather than kept for ever. */
+static void out_shrink(store_proc_t *s)
+{
+    if (s->out.cap > STORE_OUT_KEEP) {
+        buf_free(&s->out);
+        buf_init(&s->out);
+    }
+}
+
 static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
 {
     buf_reset(&s->out);
     store_read_proto(s->ctx, req->db, (int)req->proto, payload, req->payload_len, shm_now_ms(),
                      &s->out);
-    return send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+    int rc = send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+    out_shrink(s);
+    return rc;
 }
 
 /* Once the log has failed, nothing more becomes durable: a read waiting

@@ -188,7 +188,15 @@ static uint64_t fe_collect_store(fe_t *fe)
             if (r && h.len <= len - sizeof(h) && fe_reply_part(r, &h, &body, &blen)) {
                 fe_map_take(fe, kind, h.id);
                 uint32_t clen;
-                char *copy = store_reply_copy(r->conn, body, blen, &clen);
+                char *copy;
+                if (r->parts && (!r->conn || r->conn->proto < 3)) {
+                    /* The parts are the reply already: taken, not copied. */
+                    copy = r->parts->data;
+                    clen = (uint32_t)r->parts->len;
+                    buf_init(r->parts);
+                } else {
+                    copy = store_reply_copy(r->conn, body, blen, &clen);
+                }
                 if (r->parts) {
                     buf_free(r->parts);
                     free(r->parts);
@@ -485,6 +493,10 @@ static void conn_process_input(fe_conn_t *c)
     if (c->in_off == c->in.len) {
         buf_reset(&c->in);
         c->in_off = 0;
+        if (c->in.cap > 1024 * 1024) { /* a large value's (D31): given back */
+            buf_free(&c->in);
+            buf_init(&c->in);
+        }
     } else if (c->in_off > 64 * 1024 && c->in_off > c->in.len / 2) {
         memmove(c->in.data, c->in.data + c->in_off, c->in.len - c->in_off);
         c->in.len -= c->in_off;
