@@ -74,8 +74,9 @@ idx_entry_t *st_val_write_arg(store_ctx_t *ctx, const apply_args_t *a, int i, id
                               uint64_t off)
 {
     st_pieces_t *l = st_big_take(ctx, i);
-    if (!l) return st_val_write(ctx, a->db, slot, off, a->argv[i].ptr, st_arg_lsn(a, i),
-                                a->argv[i].len);
+    if (!l)
+        return st_val_write(ctx, a->db, slot, off, a->argv[i].ptr, st_arg_lsn(a, i),
+                            a->argv[i].len);
     /* Piece by piece, each a run of the log: the bytes are never read. */
     idx_entry_t *e = *slot;
     for (uint32_t j = 0; j < l->n; j++) {
