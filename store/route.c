@@ -342,10 +342,13 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 
 /* ---- CMD_BIGFINAL (D31) ---- */
 
-/* The writes a large value may be the argument of, and which argument. */
+/* The writes a large value may be the argument of, and which argument
+ * (frontend/cmd/dispatch.c's big_value_arg chooses the same). */
 static int big_form_ok(cmd_id_t op, uint32_t which)
 {
-    return (op == CMD_SET || op == CMD_APPEND) && which == 1;
+    if (op == CMD_SET || op == CMD_APPEND) return which == 1;
+    if (op == CMD_SETRANGE) return which == 2;
+    return (op == CMD_MSET || op == CMD_MSETNX) && which % 2 == 1;
 }
 
 void st_apply_bigfinal(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)

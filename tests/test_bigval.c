@@ -47,35 +47,50 @@ static uint64_t chunk(uint64_t group, uint32_t seq, const char *bytes, size_t n)
     return group;
 }
 
-/* The final of group for the write op on key (SET: flags; APPEND: no
- * limit), its value argument empty; returns the reply. */
-static const char * final(uint64_t group, cmd_id_t op, const char *key, uint32_t flags)
+/* The final of group nesting op with these arguments, argument `which`
+ * the parts (its own bytes must be empty); returns the reply. */
+static const char *final_of(uint64_t group, uint32_t which, cmd_id_t op, uint16_t argc,
+                            const unsigned char *const *nargv, const uint32_t *nlens)
 {
-    unsigned char f[4], at[8], limit[8];
-    cmd_put_u32(f, flags);
-    cmd_put_i64(at, 0);
-    cmd_put_i64(limit, 0);
-    const unsigned char *set_argv[4] = {(const unsigned char *)key, (const unsigned char *)"", f,
-                                        at};
-    uint32_t set_lens[4] = {(uint32_t)strlen(key), 0, 4, 8};
-    const unsigned char *app_argv[3] = {(const unsigned char *)key, (const unsigned char *)"",
-                                        limit};
-    uint32_t app_lens[3] = {(uint32_t)strlen(key), 0, 8};
-    int set = op == CMD_SET;
-    uint16_t argc = set ? 4 : 3;
-    size_t n = rec_cmd_payload_size(argc, set ? set_lens : app_lens);
+    size_t n = rec_cmd_payload_size(argc, nlens);
     unsigned char *nested = malloc(n);
     cr_assert_not_null(nested);
-    rec_encode_payload(nested, (uint16_t)op, argc, set ? set_argv : app_argv,
-                       set ? set_lens : app_lens);
+    rec_encode_payload(nested, (uint16_t)op, argc, nargv, nlens);
     unsigned char g[8], w[4];
     cmd_put_i64(g, (int64_t)group);
-    cmd_put_u32(w, 1);
+    cmd_put_u32(w, which);
     const unsigned char *argv[3] = {g, w, nested};
     uint32_t lens[3] = {8, 4, (uint32_t)n};
     const char *r = sh_put(T0, CMD_BIGFINAL, 3, argv, lens);
     free(nested);
     return r;
+}
+
+/* The final of group for the write op on key (SET: flags; APPEND and
+ * SETRANGE: no limit; SETRANGE at offset flags), its value argument
+ * empty; returns the reply. */
+static const char * final(uint64_t group, cmd_id_t op, const char *key, uint32_t flags)
+{
+    unsigned char f[4], at[8], limit[8], off[8];
+    cmd_put_u32(f, flags);
+    cmd_put_i64(at, 0);
+    cmd_put_i64(limit, 0);
+    cmd_put_i64(off, flags);
+    const unsigned char *k = (const unsigned char *)key, *e = (const unsigned char *)"";
+    uint32_t kl = (uint32_t)strlen(key);
+    if (op == CMD_SET) {
+        const unsigned char *argv[4] = {k, e, f, at};
+        uint32_t lens[4] = {kl, 0, 4, 8};
+        return final_of(group, 1, op, 4, argv, lens);
+    }
+    if (op == CMD_SETRANGE) {
+        const unsigned char *argv[4] = {k, off, e, limit};
+        uint32_t lens[4] = {kl, 8, 0, 8};
+        return final_of(group, 2, op, 4, argv, lens);
+    }
+    const unsigned char *argv[3] = {k, e, limit};
+    uint32_t lens[3] = {kl, 0, 8};
+    return final_of(group, 1, op, 3, argv, lens);
 }
 
 static const char *get(const char *key)
@@ -218,4 +233,63 @@ Test(bigval, chunks_that_do_not_follow_are_ignored_and_groups_interleave)
     free(w2);
     free(a);
     free(b);
+}
+
+Test(bigval, setrange_writes_the_parts_over_inline_and_ram_bytes)
+{
+    char *a = bytes('a', 1000), *b = bytes('b', 5);
+    /* Over an inline value from offset 2: its prefix bytes come from the
+     * log (only the log holds the parts). */
+    sh_put_key(T0, CMD_SET, "k", "bui", "0123456789", (size_t)10, 0u, (int64_t)0);
+    uint64_t g = chunk(0, 0, a, 1000);
+    cr_assert_str_eq(final(g, CMD_SETRANGE, "k", 2), ":1002\r\n");
+    char *want = bulk("01", a, "");
+    cr_assert_str_eq(get("k"), want);
+    free(want);
+    /* Into a RAM block SETBIT made: a short last part lands inside it. */
+    sh_put_key(T0, CMD_SETBIT, "bits", "iu", (int64_t)800, 1u); /* 101 bytes, past inline */
+    g = chunk(0, 0, b, 5);
+    cr_assert_str_eq(final(g, CMD_SETRANGE, "bits", 30), ":101\r\n");
+    sh_rd(T0, 0, CMD_GETRANGE, "bits", "29", "35", NULL);
+    cr_assert(reply_len == 13 && memcmp(reply, "$7\r\n\0bbbbb\0\r\n", 13) == 0, "%s", reply);
+    cr_assert(store_live_verify(ctx));
+    sh_check_replay("a large SETRANGE");
+    free(a);
+    free(b);
+}
+
+Test(bigval, mset_and_msetnx_take_the_parts_as_one_value)
+{
+    char *a = bytes('a', 1200);
+    const unsigned char *argv[4] = {(const unsigned char *)"x", (const unsigned char *)"1",
+                                    (const unsigned char *)"y", (const unsigned char *)""};
+    uint32_t lens[4] = {1, 1, 1, 0};
+    uint64_t g = chunk(0, 0, a, 1200);
+    cr_assert_str_eq(final_of(g, 3, CMD_MSET, 4, argv, lens), "+OK\r\n");
+    char *want = bulk(a, "", "");
+    cr_assert_str_eq(get("y"), want);
+    cr_assert_str_eq(get("x"), "$1\r\n1\r\n");
+    /* MSETNX with a key present: nothing set, the parts dropped. */
+    uint64_t live0 = store_live_total(ctx);
+    g = chunk(0, 0, a, 1200);
+    cr_assert_str_eq(final_of(g, 3, CMD_MSETNX, 4, argv, lens), ":0\r\n");
+    cr_assert_eq(store_live_total(ctx), live0);
+    argv[0] = (const unsigned char *)"z";
+    argv[2] = (const unsigned char *)"w";
+    g = chunk(0, 0, a, 1200);
+    cr_assert_str_eq(final_of(g, 3, CMD_MSETNX, 4, argv, lens), ":1\r\n");
+    cr_assert_str_eq(get("w"), want);
+    /* The parts as a key (an even argument) are refused. */
+    sh_canonical_only = 0;
+    g = chunk(0, 0, a, 1200);
+    argv[2] = (const unsigned char *)"";
+    lens[2] = 0;
+    lens[3] = 1;
+    argv[3] = (const unsigned char *)"v";
+    cr_assert_str_eq(final_of(g, 2, CMD_MSET, 4, argv, lens),
+                     "-ERR the store cannot apply this record\r\n");
+    cr_assert_eq(store_live_total(ctx), live0 + 1200, "w's value only");
+    sh_check_replay("large MSET and MSETNX");
+    free(want);
+    free(a);
 }

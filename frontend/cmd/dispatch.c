@@ -38,12 +38,19 @@ static void reply_static(fe_conn_t *c, const char *s)
 
 /* ---- writes ---- */
 
-/* The value argument of the canonical writes that may carry a value
- * larger than one record (D31: SET and the commands sharing its form,
- * APPEND), or -1. The store's st_apply_bigfinal accepts the same. */
-static int big_value_arg(cmd_id_t id)
+/* The value argument of a canonical write that may carry a value larger
+ * than one record (D31): SET (and the commands sharing its form), APPEND,
+ * SETRANGE, and the largest value of MSET / MSETNX (one per record); -1
+ * for other writes. The store's big_form_ok (route.c) accepts the same. */
+static int big_value_arg(cmd_id_t id, int argc, const uint32_t *lens)
 {
-    return id == CMD_SET || id == CMD_APPEND ? 1 : -1;
+    if (id == CMD_SET || id == CMD_APPEND) return 1;
+    if (id == CMD_SETRANGE) return 2;
+    if (id != CMD_MSET && id != CMD_MSETNX) return -1;
+    int best = 1;
+    for (int i = 3; i < argc; i += 2)
+        if (lens[i] > lens[best]) best = i;
+    return best;
 }
 
 /* Submit one canonical write in the connection's database; a record too
@@ -55,7 +62,7 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
         reply_static(c, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
         return 0;
     }
-    int which = big_value_arg(id), rc;
+    int which = big_value_arg(id, argc, lens), rc;
     if (which >= 0 && (c->big.active ||
                        rec_cmd_payload_size((uint16_t)argc, lens) > fe_record_max_payload(c->fe)))
         rc = fe_submit_big(c, REC_OP_DB(id, c->db), argc, argv, lens, which);

@@ -39,7 +39,9 @@ int st_scan_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, 
 /* Apply path (reads of the log failing there are fatal). Overwrite value
  * bytes [off, off + len) of *slot's entry with src, which are the log's
  * bytes at src_lsn (a record's argument), zero-filling from the old end to
- * off; the entry may move (*slot follows). len == 0 changes nothing. */
+ * off; the entry may move (*slot follows). len == 0 changes nothing.
+ * src may be NULL: the bytes are then read from the log where RAM must
+ * hold them (a large value's parts, D31). */
 idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uint64_t off,
                           const unsigned char *src, uint64_t src_lsn, uint64_t len);
 /* Apply path: the RAM address of value byte `byte` of *slot's entry, to

@@ -315,6 +315,49 @@ Test(bigvalues, append_across_the_record_limit)
     finish(&s);
 }
 
+Test(bigvalues, setrange_and_mset_with_large_values)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    size_t n = 5 * MB + 1;
+    char *v = pattern(n, 11), *want = calloc(1, n + 1000);
+    cr_assert_not_null(want);
+    /* SETRANGE past the end of a short value: zeros between. */
+    expect_status(c, redisCommand(c, "SET r hello"), "OK", "SET r");
+    memcpy(want, "hello", 5);
+    cr_assert_eq(integer(c, "SETRANGE", "SETRANGE r 1000 %b", v, n), (long long)(n + 1000));
+    memcpy(want + 1000, v, n);
+    expect_value(c, "r", want, n + 1000, "SETRANGE past the end");
+    /* Over the middle of itself, crossing its parts. */
+    cr_assert_eq(integer(c, "SETRANGE", "SETRANGE r 3 %b", v + 7, (size_t)(2 * MB)),
+                 (long long)(n + 1000));
+    memcpy(want + 3, v + 7, 2 * MB);
+    expect_value(c, "r", want, n + 1000, "SETRANGE over itself");
+    /* MSET with one large value among short ones; MSETNX all or none. */
+    expect_status(c, redisCommand(c, "MSET a 1 b %b c 3", v, n), "OK", "MSET");
+    expect_value(c, "b", v, n, "MSET's large value");
+    expect_value(c, "c", "3", 1, "MSET's short value after it");
+    cr_assert_eq(integer(c, "MSETNX", "MSETNX fresh %b a x", v, n), 0);
+    cr_assert_eq(integer(c, "EXISTS", "EXISTS fresh"), 0);
+    cr_assert_eq(integer(c, "MSETNX", "MSETNX fresh %b new x", v, n), 1);
+    expect_value(c, "fresh", v, n, "MSETNX");
+    /* Two large values in one MSET: one record cannot hold the other. */
+    redisReply *r = redisCommand(c, "MSET d %b e %b", v, n, v, n);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR, "MSET of two large values");
+    cr_assert(strstr(r->str, "request too large") != NULL, "%s", r->str);
+    freeReplyObject(r);
+    cr_assert_eq(integer(c, "EXISTS", "EXISTS d e"), 0);
+    redisFree(c);
+    restarts_keep(&s, "SETRANGE and MSET");
+    c = conn(&s);
+    expect_value(c, "r", want, n + 1000, "SETRANGE after restarts");
+    expect_value(c, "b", v, n, "MSET after restarts");
+    redisFree(c);
+    free(v);
+    free(want);
+    finish(&s);
+}
+
 /* Wait (up to 60 s) until the live total is back to `want`: the parts of
  * an abandoned write dropped. */
 static void live_back_to(const srv_t *s, long long want, const char *what)
