@@ -197,7 +197,6 @@ static int cut(const char *dir, uint64_t seg_size, const uint64_t *segs, size_t 
     return 0;
 }
 
-
 /* Large values' groups (D31) opened by a chunk and not yet closed by a
  * final or an abort, as the log is read. */
 typedef struct open_groups {
