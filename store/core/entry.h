@@ -124,6 +124,9 @@ struct store_ctx {
     st_groups_t groups;
     st_pieces_t *big;
     int big_arg;
+    /* The static cluster topology (CLUSTER's replies, store/cluster.c),
+     * NULL unless cluster-enabled. */
+    struct cluster *cluster;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
