@@ -51,6 +51,9 @@ enum {
     F_BACKUP_RENAMED,
     F_BACKUP_MANIFEST,
     F_RESTORE_COPIED,
+    F_BIG_CHUNK,
+    F_BIG_FINAL,
+    F_BIG_APPLY,
     F_NOPS
 };
 
@@ -60,7 +63,8 @@ static const char *const op_names[F_NOPS] = {
     "flock",       "stat",         "sync_file_range", "opendir",        "readdir",
     "claim",       "start",        "release",         "releasing",      "failed",
     "ckptwritten", "ckptrenamed",  "ckptdelete",      "segdelete",      "segdeleted",
-    "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied"};
+    "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied",
+    "bigchunk",    "bigfinal",     "bigapply"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -306,7 +310,10 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_BACKUP_COPIED] = F_BACKUP_COPIED,
                               [IO_FAULT_BACKUP_RENAMED] = F_BACKUP_RENAMED,
                               [IO_FAULT_BACKUP_MANIFEST] = F_BACKUP_MANIFEST,
-                              [IO_FAULT_RESTORE_COPIED] = F_RESTORE_COPIED};
+                              [IO_FAULT_RESTORE_COPIED] = F_RESTORE_COPIED,
+                              [IO_FAULT_BIG_CHUNK] = F_BIG_CHUNK,
+                              [IO_FAULT_BIG_FINAL] = F_BIG_FINAL,
+                              [IO_FAULT_BIG_APPLY] = F_BIG_APPLY};
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
     return hit(ops[point]);
 }

@@ -721,6 +721,10 @@ void store_ckpt_poll(store_ckpt_sched_t *s, store_ctx_t *ctx)
     if (!s->every) return;
     uint64_t applied = store_applied(ctx);
     if (applied < s->next_lsn || applied == s->last_lsn) return;
+    /* Never while a large value's parts are pending (D31): a restart from
+     * here would replay the final record without the chunks before it.
+     * Tried again at every turn until none is. */
+    if (ctx->groups.n) return;
     /* The next one after another `every` bytes, whether this one works or
      * not: a failing disk is not hammered, and a failure is retried. */
     s->next_lsn = applied + s->every;
@@ -756,7 +760,7 @@ void store_ckpt_finish(store_ckpt_sched_t *s, store_ctx_t *ctx, int clean)
     }
     while (s->child && !reap_child(s, 1)) {
     }
-    if (!clean || !s->every || store_applied(ctx) == s->last_lsn) return;
+    if (!clean || !s->every || store_applied(ctx) == s->last_lsn || ctx->groups.n) return;
     if (start_child(s, ctx) == 0) {
         while (s->child && !reap_child(s, 1)) {
         }

@@ -88,4 +88,11 @@ uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, struct shm
 /* Free what c holds. */
 void store_compact_free(store_compact_t *c);
 
+/* Values larger than one record (D31): write a CMD_BIGABORT for every
+ * pending group whose writing frontend is gone (its slot has another pid
+ * or none), through the store's ring claimer; applying it, live and on
+ * replay, drops the parts and their live bytes. Returns how many were
+ * written (0 when the ring is full or the log stopped: tried again). */
+int store_abort_orphans(store_compact_t *c, store_ctx_t *ctx, struct shm *shm);
+
 #endif

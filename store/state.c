@@ -41,6 +41,7 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
     ctx->segment_size = cfg->segment_size;
     ctx->max_bulk = cfg->proto_max_bulk_len;
     st_live_init(&ctx->live, ctx->segment_size);
+    st_groups_init(&ctx->groups, &ctx->live);
     ctx->args_cap = 16;
     ctx->args = malloc(ctx->args_cap * sizeof(rec_arg_t));
     for (unsigned i = 0; i < STORE_FD_CACHE; i++)
@@ -89,6 +90,7 @@ void store_ctx_destroy(store_ctx_t *ctx)
         free(ctx->dbs[i]);
     }
     free(ctx->dbs);
+    st_groups_free(&ctx->groups);
     st_watch_free(ctx);
     free(ctx->exec.outer);
     free(ctx->exec.nested);

@@ -230,8 +230,15 @@ static void count_change(store_proc_t *s, const unsigned char *rec)
 {
     uint16_t opdb;
     memcpy(&opdb, rec + REC_HDR_SIZE, sizeof(opdb));
-    if (REC_OP(opdb) != CMD_TICK && REC_OP(opdb) != CMD_RELOCATE) s->backup.records++;
+    cmd_id_t op = REC_OP(opdb);
+    /* A large value counts once, by its final record (D31). */
+    if (op != CMD_TICK && op != CMD_RELOCATE && op != CMD_CHUNK && op != CMD_BIGABORT)
+        s->backup.records++;
 }
+
+#define STORE_OUT_KEEP (4u << 20)
+
+static void out_shrink(struct store_proc *s);
 
 /* Apply up to STORE_APPLY_BATCH durable records from the ring, sending the
  * replies their frontends wait for. Returns records applied, or -1 (fatal:
@@ -255,6 +262,7 @@ static int apply_ring(store_proc_t *s)
             if (rc >= 0 && h.origin <= s->nfe &&
                 send_reply(s, h.origin - 1, h.lsn, STORE_REPLY_WRITE, &s->out))
                 return -1;
+            out_shrink(s);
         } else {
             rc = store_apply(s->ctx, rec, NULL);
         }
@@ -274,12 +282,24 @@ static int apply_ring(store_proc_t *s)
     return n;
 }
 
+/* After a reply: a buffer a large value's reply grew (D31) is given back
+ * rather than kept for ever. */
+static void out_shrink(store_proc_t *s)
+{
+    if (s->out.cap > STORE_OUT_KEEP) {
+        buf_free(&s->out);
+        buf_init(&s->out);
+    }
+}
+
 static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
 {
     buf_reset(&s->out);
     store_read_proto(s->ctx, req->db, (int)req->proto, payload, req->payload_len, shm_now_ms(),
                      &s->out);
-    return send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+    int rc = send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+    out_shrink(s);
+    return rc;
 }
 
 /* Once the log has failed, nothing more becomes durable: a read waiting
@@ -450,6 +470,9 @@ static int run(store_proc_t *s)
         work += served;
         /* [compaction hook] Move live values out of old segments. */
         if (!atomic_load(&s->shm->shutdown) && relocate(s, applied_before, work == 0)) work++;
+        /* Parts of large values whose writer died (D31): dropped by a
+         * record of the store's, so replay drops them at the same point. */
+        store_abort_orphans(&s->compact, s->ctx, s->shm);
         wake_frontends(s);
         if (work) {
             idle_in_shutdown = 0;

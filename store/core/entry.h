@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "groups.h"
 #include "index.h"
 #include "live.h"
 #include "record.h"
@@ -116,6 +117,13 @@ struct store_ctx {
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
     st_live_t live; /* live.c: bytes of each log segment entries refer to */
+    /* Values larger than one record (D31): the parts logged and not yet
+     * made visible (groups.c), and, while a CMD_BIGFINAL's nested write is
+     * applied, the parts that stand for its argument big_arg (taken by the
+     * handler with st_big_take; NULL once taken). */
+    st_groups_t groups;
+    st_pieces_t *big;
+    int big_arg;
     /* The static cluster topology (CLUSTER's replies, store/cluster.c),
      * NULL unless cluster-enabled. */
     struct cluster *cluster;
