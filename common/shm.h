@@ -158,6 +158,17 @@ typedef struct shm {
     _Atomic uint64_t store_keys; /* keys in the store, all databases */
     _Atomic uint64_t store_expires;
     _Atomic uint64_t store_index_bytes; /* RAM of the key index (INFO memory) */
+    /* maxmemory and what eviction reads of its settings (D32), for the
+     * store: written by the master at start and by CONFIG SET
+     * (frontend/admin/config-cmd.c), each change bumping mem_version (0 =
+     * never written: the store keeps its config_t's). */
+    _Atomic uint64_t mem_version;
+    _Atomic int64_t mem_maxmemory, mem_policy, mem_samples, mem_lfu_log_factor, mem_lfu_decay_time;
+    /* The store's: keys it evicted since it started (INFO evicted_keys),
+     * and 1 while used memory is over maxmemory and the policy finds no
+     * key to evict (the frontends then refuse denyoom writes with -OOM). */
+    _Atomic uint64_t evicted_keys;
+    _Atomic uint32_t evict_stuck;
     /* Per database, published by the store for INFO keyspace. */
     _Atomic uint64_t db_keys[256];
     _Atomic uint64_t db_expires[256];

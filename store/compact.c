@@ -285,15 +285,19 @@ static int reloc_one(store_compact_t *c, store_ctx_t *ctx, shm_t *shm, int db, i
     return 1;
 }
 
+int store_compact_claimer_ready(store_compact_t *c, shm_t *shm)
+{
+    if (atomic_load(&shm->logger_state) != LOGGER_RUNNING) return 0;
+    if (!c->adopted)
+        c->adopted = ring_claimer_adopt(
+            shm_store_claimer(shm), atomic_load_explicit(&shm->durable_lsn, memory_order_acquire));
+    return c->adopted;
+}
+
 uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, shm_t *shm, uint64_t budget)
 {
     if (c->target <= 0 || ctx->live.broken) return 0;
-    if (atomic_load(&shm->logger_state) != LOGGER_RUNNING) return 0;
-    if (!c->adopted) {
-        c->adopted = ring_claimer_adopt(
-            shm_store_claimer(shm), atomic_load_explicit(&shm->durable_lsn, memory_order_acquire));
-        if (!c->adopted) return 0;
-    }
+    if (!store_compact_claimer_ready(c, shm)) return 0;
     if (!c->pass) {
         if (!reloc_due(c, ctx)) return 0;
         c->pass = 1;

@@ -41,6 +41,7 @@
 #include "chan.h"
 #include "checkpoint.h"
 #include "compact.h"
+#include "evict.h"
 #include "log.h"
 #include "record.h"
 #include "ring.h"
@@ -75,6 +76,8 @@ typedef struct store_proc {
     store_compact_t compact;   /* deleting log segments (store/compact.c) */
     uint64_t reloc_tokens;     /* value bytes relocation may write now */
     uint64_t reloc_space_seen; /* compact.space_written when last looked */
+    store_evict_t evict;       /* eviction under maxmemory (store/evict.c) */
+    uint64_t evicted_at_start; /* evictions the replay applied (not this run's) */
 } store_proc_t;
 
 /* The shared memory of this process, for master_gone(). */
@@ -143,6 +146,8 @@ static void publish_counts(store_proc_t *s)
     atomic_store_explicit(&s->shm->store_keys, store_key_count(s->ctx), memory_order_relaxed);
     atomic_store_explicit(&s->shm->store_expires, store_expire_count(s->ctx), memory_order_relaxed);
     atomic_store_explicit(&s->shm->store_index_bytes, store_index_bytes(s->ctx),
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->shm->evicted_keys, store_evicted(s->ctx) - s->evicted_at_start,
                           memory_order_relaxed);
     int ndb = store_db_count(s->ctx);
     for (int i = 0; i < ndb && i < 256; i++) {
@@ -433,6 +438,11 @@ static int run(store_proc_t *s)
         work += served;
         /* [compaction hook] Move live values out of old segments. */
         if (!atomic_load(&s->shm->shutdown) && relocate(s, applied_before, work == 0)) work++;
+        /* [eviction hook] Over maxmemory: write CMD_EVICT for victims. */
+        store_evict_settings(&s->evict, s->ctx, s->shm);
+        if (!atomic_load(&s->shm->shutdown) &&
+            store_evict_round(&s->evict, s->ctx, &s->compact, s->shm) > 0)
+            work++;
         wake_frontends(s);
         if (work) {
             idle_in_shutdown = 0;
@@ -500,6 +510,7 @@ int store_main(shm_t *shm, const config_t *cfg)
     if (rc == 0) ring_release(s.ring, released);
     if (rc == 0) compact(&s); /* finishes what a predecessor began */
     if (rc == 0 && !master_gone()) {
+        s.evicted_at_start = store_evicted(s.ctx);
         publish_counts(&s);
         atomic_store(&shm->store_ready, 1);
         rc = run(&s);

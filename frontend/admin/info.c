@@ -378,14 +378,15 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "instantaneous_output_kbps:%.2f\r\n"
                 "rejected_connections:%" PRIu64 "\r\n"
                 "expired_keys:0\r\n"
-                "evicted_keys:0\r\n"
+                "evicted_keys:%" PRIu64 "\r\n"
                 "keyspace_hits:0\r\n"
                 "keyspace_misses:0\r\n"
                 "pubsub_channels:0\r\n"
                 "pubsub_patterns:0\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
                 conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
-                rejected, errors);
+                rejected, atomic_load_explicit(&fe->shm->evicted_keys, memory_order_relaxed),
+                errors);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)

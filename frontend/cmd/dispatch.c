@@ -253,10 +253,14 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     }
     /* maxmemory (D32): the store publishes used_memory; a denyoom write
      * over the bound is refused, as Redis' noeviction does (queued in
-     * MULTI: the transaction is flagged, EXEC answers EXECABORT). */
+     * MULTI: the transaction is flagged, EXEC answers EXECABORT). Under an
+     * evicting policy the store evicts instead, and writes are refused
+     * only while it finds nothing to evict (volatile-* without TTLs). */
     if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
         atomic_load_explicit(&c->fe->shm->store_index_bytes, memory_order_relaxed) >
-            c->fe->maxmemory) {
+            c->fe->maxmemory &&
+        (!c->fe->maxmemory_evicts ||
+         atomic_load_explicit(&c->fe->shm->evict_stuck, memory_order_relaxed))) {
         buf_free(&out);
         if (c->multi) fe_multi_flag_error(c);
         reply_static(c, "-OOM command not allowed when used memory > 'maxmemory'.\r\n");

@@ -177,6 +177,7 @@ typedef struct fe {
     int64_t hash_max_entries, hash_max_value;
     int64_t set_max_intset; /* set-max-intset-entries, which set writes carry */
     uint64_t maxmemory;     /* denyoom writes refused while used_memory exceeds it; 0 = none */
+    int maxmemory_evicts;   /* maxmemory-policy is not noeviction: the store evicts */
     /* This frontend's counters in shm (INFO stats, commandstats): the core
      * counts bytes, connections and commands; the admin layer the rest. */
     shm_fe_stats_t *stats;

@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evict.h"
 #include "index.h"
 #include "live.h"
 #include "record.h"
@@ -115,7 +116,9 @@ struct store_ctx {
     int expire_pass_done;
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
-    st_live_t live; /* live.c: bytes of each log segment entries refer to */
+    st_live_t live;     /* live.c: bytes of each log segment entries refer to */
+    st_access_t access; /* evict.c: the policy, access data's meaning, the victim pool */
+    uint64_t evicted;   /* keys CMD_EVICT removed (INFO evicted_keys) */
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
@@ -169,8 +172,14 @@ void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e);
 idx_entry_t *st_ent_resize(st_db_t *db, idx_entry_t **slot, uint8_t ilen, uint8_t vkind);
 void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at);
 /* The slot of a key live at `now` in db, or NULL; with reap set, a key
- * found expired is removed (apply path only: now is the apply clock). */
+ * found expired is removed (apply path only: now is the apply clock). A
+ * key found counts as used at `now` (its access data, core/evict.c), as
+ * Redis' lookupKey; st_find_peek does not touch it (OBJECT, TYPE, TTL,
+ * MEMORY USAGE, DEBUG DIGEST-VALUE and WATCH look without using). */
 idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int reap);
+idx_entry_t **st_find_peek(st_db_t *db, const rec_arg_t *key, int64_t now);
+/* RAM e holds (requested bytes: the entry, its piece list or object). */
+uint64_t st_ent_bytes(idx_entry_t *e);
 /* Remove the entry *slot points at from db. */
 void st_remove(st_db_t *db, idx_entry_t **slot);
 /* Unlink *slot's entry from db without freeing it, its bytes and TTL taken

@@ -2,8 +2,8 @@
  * test_maxmemory.c - the memory bound (issue 15 part 1, D32) on a real
  * server: maxmemory and its companions through CONFIG GET/SET and INFO,
  * and noeviction's refusal of denyoom writes while used_memory is over the
- * bound, with reads and deletes still served. Eviction itself is not built
- * yet (D32), so every policy refuses the same way.
+ * bound, with reads and deletes still served. The evicting policies are
+ * tests/integration/test_evict.c's.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -137,9 +137,21 @@ Test(maxmemory, noeviction_refuses_growing_writes_and_serves_reads_and_deletes)
     expect_error(c, "SET d 4", OOM_TEXT);
     expect_error(c, "EXEC", "EXECABORT Transaction discarded because of previous errors.");
 
-    /* Every policy refuses alike until eviction exists (D32). */
-    expect_status(c, "CONFIG SET maxmemory-policy allkeys-random", "OK");
-    expect_error(c, "SET c 3", OOM_TEXT);
+    /* A volatile policy evicts the one key with a TTL (a), then has no
+     * victim left and refuses as noeviction (tests/integration/test_evict
+     * has the policies' choices). */
+    expect_status(c, "CONFIG SET maxmemory-policy volatile-ttl", "OK");
+    for (i = 0; i < 3000; i++) {
+        r = cmdv(c, "SET c 3");
+        int refused = r->type == REDIS_REPLY_ERROR && !strcmp(r->str, OOM_TEXT);
+        freeReplyObject(r);
+        if (refused) break;
+        usleep(10000);
+    }
+    cr_expect_lt(i, 3000, "refused once nothing is left to evict");
+    r = cmdv(c, "EXISTS a");
+    cr_expect(r->type == REDIS_REPLY_INTEGER && r->integer == 0, "the key with a TTL was evicted");
+    freeReplyObject(r);
 
     expect_status(c, "CONFIG SET maxmemory 0", "OK");
     expect_status(c, "SET c 3", "OK");
