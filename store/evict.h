@@ -36,7 +36,6 @@ void store_evict_settings(store_evict_t *ev, store_ctx_t *ctx, struct shm *shm);
  * shm->evict_stuck (over the bound with no victim to give). Never waits:
  * a full ring ends the round. Returns the records written.
  */
-int store_evict_round(store_evict_t *ev, store_ctx_t *ctx, store_compact_t *claim,
-                      struct shm *shm);
+int store_evict_round(store_evict_t *ev, store_ctx_t *ctx, store_compact_t *claim, struct shm *shm);
 
 #endif

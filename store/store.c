@@ -426,6 +426,9 @@ static int run(store_proc_t *s)
     int idle_in_shutdown = 0;
     for (;;) {
         uint64_t applied_before = s->applied;
+        /* [eviction hook] The policy as CONFIG SET left it, before any
+         * read of this turn (OBJECT FREQ answers by it). */
+        store_evict_settings(&s->evict, s->ctx, s->shm);
         int work = apply_ring(s);
         if (work < 0) return EXIT_FATAL;
         /* [checkpoint hook] Between batches, busy or not: reap a finished
@@ -439,7 +442,6 @@ static int run(store_proc_t *s)
         /* [compaction hook] Move live values out of old segments. */
         if (!atomic_load(&s->shm->shutdown) && relocate(s, applied_before, work == 0)) work++;
         /* [eviction hook] Over maxmemory: write CMD_EVICT for victims. */
-        store_evict_settings(&s->evict, s->ctx, s->shm);
         if (!atomic_load(&s->shm->shutdown) &&
             store_evict_round(&s->evict, s->ctx, &s->compact, s->shm) > 0)
             work++;

@@ -307,6 +307,8 @@ int main(int argc, char **argv)
             printf("  %-10s %" PRIu64 "\n", "(tick)", counts[i]);
         else if (i == CMD_RELOCATE)
             printf("  %-10s %" PRIu64 "\n", "(relocate)", counts[i]);
+        else if (i == CMD_EVICT)
+            printf("  %-10s %" PRIu64 "\n", "(evict)", counts[i]);
         else
             printf("  op %-7d %" PRIu64 "\n", i, counts[i]);
     }

@@ -38,12 +38,12 @@ typedef struct st_evcand {
 
 /* How the store tracks access, and its choice state (in store_ctx). */
 typedef struct st_access {
-    int policy;         /* maxmemory-policy (CONFIG_POLICY_*) */
-    int samples;        /* maxmemory-samples */
-    int lfu_log_factor; /* lfu-log-factor */
-    int lfu_decay_time; /* lfu-decay-time, minutes per counter step down */
-    uint64_t rng;       /* splitmix64 state: LFU increments, random picks */
-    uint64_t *cursor;   /* per database: where sampling goes on */
+    int policy;                       /* maxmemory-policy (CONFIG_POLICY_*) */
+    int samples;                      /* maxmemory-samples */
+    int lfu_log_factor;               /* lfu-log-factor */
+    int lfu_decay_time;               /* lfu-decay-time, minutes per counter step down */
+    uint64_t rng;                     /* splitmix64 state: LFU increments, random picks */
+    uint64_t *cursor;                 /* per database: where sampling goes on */
     st_evcand_t pool[ST_EVPOOL_SIZE]; /* ascending score */
 } st_access_t;
 
