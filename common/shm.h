@@ -82,7 +82,13 @@ typedef struct shm_frontend {
     shm_waiter_t wake;                /* durable LSN advanced / store replied */
     uint64_t to_store_off;            /* chan_t: requests, frontend -> store */
     uint64_t from_store_off;          /* chan_t: replies, store -> frontend */
+    /* Bytes of replies this frontend's clients have not read yet, summed
+     * every FE_OBUF_SUM_MS (frontend/core/conn.c): INFO mem_clients_normal
+     * and part of used_memory (shm_used_memory). */
+    _Atomic uint64_t obuf_bytes;
 } shm_frontend_t;
+
+#define FE_OBUF_SUM_MS 100
 
 /* ---- issue 5 (frontend admin helper): a log-linear histogram ----
  * Eight buckets per power of two (each within 12.5% of its neighbour), from
@@ -191,6 +197,22 @@ typedef struct shm {
      * shm_nclaimers() of them are in use. */
     ring_claimer_t claimers[SHM_MAX_FRONTENDS + 1];
 } shm_t;
+
+/* The clients' unsent replies, every frontend (shm_frontend_t.obuf_bytes). */
+static inline uint64_t shm_clients_bytes(const shm_t *s)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < s->nfrontends && i < SHM_MAX_FRONTENDS; i++)
+        n += atomic_load_explicit(&s->fe[i].obuf_bytes, memory_order_relaxed);
+    return n;
+}
+
+/* used_memory, what maxmemory bounds (D32): the store's index and entries
+ * plus the clients' unsent replies. */
+static inline uint64_t shm_used_memory(const shm_t *s)
+{
+    return atomic_load_explicit(&s->store_index_bytes, memory_order_relaxed) + shm_clients_bytes(s);
+}
 
 /* Claimers in use: one per frontend, then the store's. */
 static inline int shm_nclaimers(const shm_t *s)

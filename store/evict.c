@@ -82,7 +82,9 @@ static int write_evict(store_ctx_t *ctx, shm_t *shm, const st_victim_t *v, uint6
 
 int store_evict_round(store_evict_t *ev, store_ctx_t *ctx, store_compact_t *claim, shm_t *shm)
 {
-    uint64_t used = store_index_bytes(ctx);
+    /* What the frontends check (shm_used_memory), with the index figure
+     * fresh: the clients' unsent replies count too, as in Redis. */
+    uint64_t used = store_index_bytes(ctx) + shm_clients_bytes(shm);
     if (!ev->maxmemory || used <= ev->maxmemory || ctx->access.policy == CONFIG_POLICY_NOEVICTION) {
         set_stuck(shm, 0);
         return 0;

@@ -229,7 +229,10 @@ static void info_memory(fe_t *fe, buf_t *b)
 {
     proc_usage_t u;
     server_usage(fe, &u);
-    uint64_t used = atomic_load(&fe->shm->store_index_bytes);
+    /* used_memory is what maxmemory bounds (D32): the store's index and
+     * entries (the dataset) plus the clients' unsent replies (overhead). */
+    uint64_t dataset = atomic_load(&fe->shm->store_index_bytes);
+    uint64_t clients = shm_clients_bytes(fe->shm), used = dataset + clients;
     uint64_t peak = memory_peak(fe, used);
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     uint64_t total = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
@@ -251,6 +254,9 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "used_memory_peak:%" PRIu64 "\r\n"
                 "used_memory_peak_human:%s\r\n"
                 "used_memory_peak_perc:%.2f%%\r\n"
+                "used_memory_overhead:%" PRIu64 "\r\n"
+                "used_memory_dataset:%" PRIu64 "\r\n"
+                "used_memory_dataset_perc:%.2f%%\r\n"
                 "total_system_memory:%" PRIu64 "\r\n"
                 "total_system_memory_human:%s\r\n"
                 "maxmemory:%" PRIu64 "\r\n"
@@ -258,13 +264,16 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "maxmemory_policy:%s\r\n"
                 "mem_fragmentation_ratio:%.2f\r\n"
                 "mem_fragmentation_bytes:%" PRId64 "\r\n"
+                "mem_clients_slaves:0\r\n"
+                "mem_clients_normal:%" PRIu64 "\r\n"
                 "mem_allocator:mimalloc\r\n"
                 "lazyfree_pending_objects:0\r\n"
                 "atticdb_index_bytes:%" PRIu64 "\r\n",
                 used, h_used, u.rss, h_rss, peak, h_peak,
-                peak ? 100.0 * (double)used / (double)peak : 100.0, total, h_total, maxmem, h_max,
+                peak ? 100.0 * (double)used / (double)peak : 100.0, clients, dataset,
+                used ? 100.0 * (double)dataset / (double)used : 0.0, total, h_total, maxmem, h_max,
                 policy_name(policy), used ? (double)u.rss / (double)used : 0.0,
-                (int64_t)u.rss - (int64_t)used, used);
+                (int64_t)u.rss - (int64_t)used, clients, dataset);
 }
 
 /* The latency below which a fraction q of the recorded fsyncs fell, in

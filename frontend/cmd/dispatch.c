@@ -251,14 +251,14 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         reply_static(c, "-ERR Command not allowed inside a transaction\r\n");
         return 0;
     }
-    /* maxmemory (D32): the store publishes used_memory; a denyoom write
+    /* maxmemory (D32): the store publishes its part of used_memory, the
+     * frontends their clients' unsent replies (shm_used_memory); a denyoom write
      * over the bound is refused, as Redis' noeviction does (queued in
      * MULTI: the transaction is flagged, EXEC answers EXECABORT). Under an
      * evicting policy the store evicts instead, and writes are refused
      * only while it finds nothing to evict (volatile-* without TTLs). */
     if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
-        atomic_load_explicit(&c->fe->shm->store_index_bytes, memory_order_relaxed) >
-            c->fe->maxmemory &&
+        shm_used_memory(c->fe->shm) > c->fe->maxmemory &&
         (!c->fe->maxmemory_evicts ||
          atomic_load_explicit(&c->fe->shm->evict_stuck, memory_order_relaxed))) {
         buf_free(&out);

@@ -436,11 +436,62 @@ Test(maxmemory, object_freq_and_idletime_answer_as_redis)
     D(&d, "OBJECT", "FREQ", "n");
     D(&d, "GET", "n");
     D(&d, "OBJECT", "FREQ", "n");
-    D(&d, "CONFIG", "GET", "lfu-*");
+    DS(&d, "CONFIG", "GET", "lfu-*"); /* Redis: in its hash order */
     D(&d, "CONFIG", "SET", "lfu-log-factor", "-1");
     D(&d, "CONFIG", "SET", "lfu-decay-time", "x");
     D(&d, "CONFIG", "SET", "maxmemory-policy", "volatile-lru");
     DI(&d, "OBJECT", "IDLETIME", "n");
     D(&d, "OBJECT", "FREQ", "n");
     rdiff_end_both(&d);
+}
+
+Test(maxmemory, clients_unsent_replies_count_in_used_memory_and_against_the_bound)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--frontends 1");
+    size_t vlen = 1 << 20;
+    char *val = malloc(vlen);
+    cr_assert(val);
+    memset(val, 'x', vlen);
+    redisReply *r = redisCommand(c, "SET big %b", val, vlen);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    free(val);
+    cmd_int(c, "DBSIZE");
+    long long base = info_num(c, "used_memory");
+    cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
+
+    /* A client that asks for 40 MB of replies and reads none of them. */
+    redisContext *slow = srv_connect(&s);
+    cr_assert(slow);
+    for (int i = 0; i < 40; i++)
+        redisAppendCommand(slow, "GET big");
+    int done = 0;
+    while (!done)
+        cr_assert_eq(redisBufferWrite(slow, &done), REDIS_OK);
+    int i = 0;
+    while (info_num(c, "mem_clients_normal") < 8 << 20 && i++ < 3000)
+        usleep(10000);
+    long long held = info_num(c, "mem_clients_normal");
+    cr_expect_geq(held, 8 << 20, "the unsent replies are counted (%lld bytes)", held);
+    cr_expect_geq(info_num(c, "used_memory"), base + (8 << 20), "and are part of used_memory");
+
+    /* noeviction: the clients' buffers alone put it over the bound. */
+    ok(c, "CONFIG SET maxmemory %lld", base + (4 << 20));
+    r = cmd(c, "SET k v");
+    cr_expect(r->type == REDIS_REPLY_ERROR && !strcmp(r->str, OOM_TEXT), "%s", r->str);
+    freeReplyObject(r);
+
+    /* The slow client goes: its buffers with it, and writes are served. */
+    redisFree(slow);
+    for (i = 0; i < 3000; i++) {
+        r = cmd(c, "SET k v");
+        int served = r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+        if (served) break;
+        usleep(10000);
+    }
+    cr_expect_lt(i, 3000, "served again once the buffers are gone");
+    cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
+    finish(&s, c);
 }
