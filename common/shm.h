@@ -193,8 +193,8 @@ typedef struct shm {
     shm_frontend_t fe[SHM_MAX_FRONTENDS];
     /* Frontend i claims ring space through claimers[i] (one array, so the
      * logger can search it for the owner of an abandoned claim), and the
-     * store through claimers[nfrontends] (its relocation records, D27):
-     * shm_nclaimers() of them are in use. */
+     * store through claimers[nfrontends] (its relocation and eviction
+     * records, D27 and D32): shm_nclaimers() of them are in use. */
     ring_claimer_t claimers[SHM_MAX_FRONTENDS + 1];
 } shm_t;
 
@@ -220,7 +220,8 @@ static inline int shm_nclaimers(const shm_t *s)
     return (int)s->nfrontends + 1;
 }
 
-/* The store's ring claimer (relocation records, store/compact.c). */
+/* The store's ring claimer (relocation and eviction records:
+ * store/compact.c, store/evict.c). */
 static inline ring_claimer_t *shm_store_claimer(shm_t *s)
 {
     return &s->claimers[s->nfrontends];

@@ -5,7 +5,7 @@
  * database's index (core/entry.c), and the arguments a handler is given.
  *
  * The layers, bottom up (docs/ARCHITECTURE.md, "The store"):
- *   core/     alloc.c, index.c, pieces.c, entry.c, value.c, watch.c
+ *   core/     alloc.c, index.c, pieces.c, entry.c, evict.c, value.c, watch.c
  *   types/    the command handlers, one file per type (t_string.c,
  *             t_bitmap.c, keyspace.c)
  *   store/    route.c (records and requests to handlers, EXEC),
