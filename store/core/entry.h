@@ -5,7 +5,8 @@
  * database's index (core/entry.c), and the arguments a handler is given.
  *
  * The layers, bottom up (docs/ARCHITECTURE.md, "The store"):
- *   core/     alloc.c, index.c, pieces.c, entry.c, evict.c, value.c, watch.c
+ *   core/     alloc.c, index.c, pieces.c, access.c, entry.c, evict.c,
+ *             value.c, watch.c
  *   types/    the command handlers, one file per type (t_string.c,
  *             t_bitmap.c, keyspace.c)
  *   store/    route.c (records and requests to handlers, EXEC),
@@ -22,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "evict.h"
+#include "access.h"
 #include "index.h"
 #include "live.h"
 #include "record.h"
@@ -117,7 +118,7 @@ struct store_ctx {
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
     st_live_t live;     /* live.c: bytes of each log segment entries refer to */
-    st_access_t access; /* evict.c: the policy, access data's meaning, the victim pool */
+    st_access_t access; /* access.c: the policy, access data's meaning, evict.c's pool */
     uint64_t evicted;   /* keys CMD_EVICT removed (INFO evicted_keys) */
 };
 
@@ -173,7 +174,7 @@ idx_entry_t *st_ent_resize(st_db_t *db, idx_entry_t **slot, uint8_t ilen, uint8_
 void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at);
 /* The slot of a key live at `now` in db, or NULL; with reap set, a key
  * found expired is removed (apply path only: now is the apply clock). A
- * key found counts as used at `now` (its access data, core/evict.c), as
+ * key found counts as used at `now` (its access data, core/access.c), as
  * Redis' lookupKey; st_find_peek does not touch it (OBJECT, TYPE, TTL,
  * MEMORY USAGE, DEBUG DIGEST-VALUE and WATCH look without using). */
 idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int reap);

@@ -12,7 +12,7 @@
  * `meta` is two things in one word: its low 8 bits (IDX_TAG_MASK) are a tag
  * of the key's hash (its top 8 bits), so a chain walk skips other keys
  * without a memcmp; its upper 24 bits (idx_access) are the owner's, the
- * access time or LFU counter eviction reads (store/core/evict.c). The full
+ * access time or LFU counter eviction reads (store/core/access.c). The full
  * hash is not kept: a rehash recomputes it from the key (XXH3 of a short
  * key costs a few ns, against the 8 bytes per key a second word would
  * cost; D32).
