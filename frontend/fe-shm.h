@@ -168,6 +168,9 @@ typedef struct shm_admin {
     /* INFO rdb_last_save_time after a log failure: the last time frontend
      * 0 saw the log running (wall clock, ms). */
     _Atomic int64_t log_running_seen_ms;
+    /* INFO evicted_keys at the last CONFIG RESETSTAT (the store's count,
+     * shm_t.evicted_keys, never goes back; INFO shows what it gained since). */
+    _Atomic uint64_t evicted_base;
     /* One per frontend: shm->nfrontends entries (fe_shm_size). */
     _Alignas(64) shm_fe_stats_t fe_stats[];
 } shm_admin_t;

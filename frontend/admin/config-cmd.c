@@ -341,6 +341,7 @@ void fe_cmd_config(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
     } else if (fe_word_eq(sub, sl, "set")) {
         config_set_cmd(c, argc, argv, lens, out);
     } else if (fe_word_eq(sub, sl, "resetstat")) {
+        atomic_store(&fe_shm(c->fe->shm)->evicted_base, atomic_load(&c->fe->shm->evicted_keys));
         atomic_fetch_add(&fe_shm(c->fe->shm)->stat_epoch, 1);
         fe_stats_sync_epoch(c->fe);
         resp_simple(out, "OK");

@@ -371,6 +371,11 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t in = SUM_STAT(fe, s_->net_in), out = SUM_STAT(fe, s_->net_out);
     uint64_t errors = SUM_STAT(fe, s_->error_replies);
     uint64_t ops = 0, in_bps = 0, out_bps = 0;
+    /* Since RESETSTAT; a respawned store counts from 0 again (then below
+     * the base): since its start. */
+    uint64_t evicted = atomic_load(&fe->shm->evicted_keys),
+             evicted_base = atomic_load(&fe_shm(fe->shm)->evicted_base);
+    if (evicted >= evicted_base) evicted -= evicted_base;
     for (uint32_t i = 0; i < fe->shm->nfrontends; i++) {
         ops += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_ops);
         in_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_in_bps);
@@ -394,8 +399,7 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "pubsub_patterns:0\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
                 conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
-                rejected, atomic_load_explicit(&fe->shm->evicted_keys, memory_order_relaxed),
-                errors);
+                rejected, evicted, errors);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)

@@ -380,6 +380,8 @@ Test(maxmemory, volatile_policy_with_no_key_with_ttl_refuses_with_oom_and_evicts
     cr_expect_eq(cmd_int(c, "EXISTS t"), 0, "the key with a TTL was evicted");
     cr_expect_eq(count_present(c, "p", 200), 200);
     cr_expect_eq(info_num(c, "evicted_keys"), 1);
+    ok(c, "CONFIG RESETSTAT");
+    cr_expect_eq(info_num(c, "evicted_keys"), 0, "RESETSTAT starts the count again");
     finish(&s, c);
 }
 
