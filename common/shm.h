@@ -164,6 +164,9 @@ typedef struct shm {
     _Atomic uint64_t store_keys; /* keys in the store, all databases */
     _Atomic uint64_t store_expires;
     _Atomic uint64_t store_index_bytes; /* RAM of the key index (INFO memory) */
+    /* The applied LSN the figures above are of, stored (release) after
+     * them: INFO waits for it to reach durable_lsn (D25). */
+    _Atomic uint64_t store_counts_lsn;
     /* maxmemory and what eviction reads of its settings (D32), for the
      * store: written by the master at start and by CONFIG SET
      * (frontend/admin/config-cmd.c), each change bumping mem_version (0 =

@@ -120,6 +120,9 @@ struct store_ctx {
     st_live_t live;     /* live.c: bytes of each log segment entries refer to */
     st_access_t access; /* access.c: the policy, access data's meaning, evict.c's pool */
     uint64_t evicted;   /* keys CMD_EVICT removed (INFO evicted_keys) */
+    /* The static cluster topology (CLUSTER's replies, store/cluster.c),
+     * NULL unless cluster-enabled. */
+    struct cluster *cluster;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
