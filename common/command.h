@@ -91,6 +91,12 @@
  *                  the nested write's.
  *   CMD_BIGABORT   u64 group: the group's parts are dropped (the client
  *                  left, or the store saw its writer dead); no reply.
+ *   CMD_EVICT      key: written by the store (never a client) when used
+ *                  memory is over maxmemory and the policy chose the key
+ *                  (store/evict.c): the key (in the record's db) is
+ *                  removed if present, as DEL removes it (WATCH sees it),
+ *                  and counted in INFO evicted_keys. No reply; the apply
+ *                  clock unchanged (its time is the store's).
  *   CMD_EXEC       a transaction (MULTI ... EXEC), applied atomically:
  *                  arg 0: 24 bytes: u64 watch_lsn, i64 watch_time_ms,
  *                         u32 nwatch, u32 flags (0, or 1: see below)

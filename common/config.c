@@ -305,8 +305,7 @@ static int parse_user(config_t *c, int argc, const char *const *argv, const size
 /* ---- the table ---- */
 
 static const char *const loglevel_names[] = {"debug", "verbose", "notice", "warning", NULL};
-/* Redis 7.0's order; AtticDB evicts under none of them yet (D32): every
- * policy refuses denyoom writes over maxmemory as noeviction does. */
+/* Redis 7.0's order (store/core/evict.h numbers them; D32). */
 static const char *const maxmemory_policy_names[] = {
     "volatile-lru",   "volatile-lfu", "volatile-random",
     "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
@@ -364,6 +363,8 @@ static const config_entry_t table[] = {
     NUM("maxmemory", CONFIG_MEMORY, MUT, "0", 0, LLONG_MAX, maxmemory),
     ENUM("maxmemory-policy", MUT, "noeviction", maxmemory_policy, maxmemory_policy_names),
     NUM("maxmemory-samples", CONFIG_INT, MUT, "5", 1, INT_MAX, maxmemory_samples),
+    NUM("lfu-log-factor", CONFIG_INT, MUT, "10", 0, INT_MAX, lfu_log_factor),
+    NUM("lfu-decay-time", CONFIG_INT, MUT, "1", 0, INT_MAX, lfu_decay_time),
     NUM("timeout", CONFIG_INT, MUT, "0", 0, INT_MAX, timeout),
     BOOL("protected-mode", MUT, "yes", protected_mode),
     SPECIAL("requirepass", MUT, NULL, parse_requirepass, format_requirepass),

@@ -287,9 +287,7 @@ static int reloc_one(store_compact_t *c, store_ctx_t *ctx, shm_t *shm, int db, i
     return 1;
 }
 
-/* May the store write into the ring now? Its claimer is adopted first: a
- * predecessor may have died holding a claim. */
-static int ring_writable(store_compact_t *c, shm_t *shm)
+int store_compact_claimer_ready(store_compact_t *c, shm_t *shm)
 {
     if (atomic_load(&shm->logger_state) != LOGGER_RUNNING) return 0;
     if (!c->adopted)
@@ -301,7 +299,7 @@ static int ring_writable(store_compact_t *c, shm_t *shm)
 uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, shm_t *shm, uint64_t budget)
 {
     if (c->target <= 0 || ctx->live.broken) return 0;
-    if (!ring_writable(c, shm)) return 0;
+    if (!store_compact_claimer_ready(c, shm)) return 0;
     if (!c->pass) {
         if (!reloc_due(c, ctx)) return 0;
         c->pass = 1;
@@ -351,7 +349,7 @@ int store_abort_orphans(store_compact_t *c, store_ctx_t *ctx, shm_t *shm)
     for (uint32_t i = 0; i < ctx->groups.n; i++) {
         st_group_t *g = &ctx->groups.g[i];
         if (g->aborting || owner_alive(shm, g->owner)) continue;
-        if (!ring_writable(c, shm)) break;
+        if (!store_compact_claimer_ready(c, shm)) break;
         ring_t *ring = shm_ring(shm);
         unsigned char id[8];
         cmd_put_i64(id, (int64_t)g->id);

@@ -83,6 +83,10 @@ int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_
  * At most about `budget` value bytes per call. Returns the bytes relocated.
  */
 struct shm;
+/* 1 when the store's ring claimer may claim now: the logger runs and the
+ * claimer was adopted from a dead predecessor (ring_claimer_adopt).
+ * Relocation and eviction (store/evict.c) write through it. */
+int store_compact_claimer_ready(store_compact_t *c, struct shm *shm);
 uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, struct shm *shm,
                                 uint64_t budget);
 /* Free what c holds. */

@@ -42,6 +42,7 @@
 #include "checkpoint.h"
 #include "command.h"
 #include "compact.h"
+#include "evict.h"
 #include "log.h"
 #include "record.h"
 #include "ring.h"
@@ -78,6 +79,8 @@ typedef struct store_proc {
     store_backup_t backup;     /* SAVE and BGSAVE (store/save.c) */
     uint64_t reloc_tokens;     /* value bytes relocation may write now */
     uint64_t reloc_space_seen; /* compact.space_written when last looked */
+    store_evict_t evict;       /* eviction under maxmemory (store/evict.c) */
+    uint64_t evicted_at_start; /* evictions the replay applied (not this run's) */
 } store_proc_t;
 
 /* The shared memory of this process, for master_gone(). */
@@ -146,6 +149,8 @@ static void publish_counts(store_proc_t *s)
     atomic_store_explicit(&s->shm->store_keys, store_key_count(s->ctx), memory_order_relaxed);
     atomic_store_explicit(&s->shm->store_expires, store_expire_count(s->ctx), memory_order_relaxed);
     atomic_store_explicit(&s->shm->store_index_bytes, store_index_bytes(s->ctx),
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->shm->evicted_keys, store_evicted(s->ctx) - s->evicted_at_start,
                           memory_order_relaxed);
     int ndb = store_db_count(s->ctx);
     for (int i = 0; i < ndb && i < 256; i++) {
@@ -231,8 +236,10 @@ static void count_change(store_proc_t *s, const unsigned char *rec)
     uint16_t opdb;
     memcpy(&opdb, rec + REC_HDR_SIZE, sizeof(opdb));
     cmd_id_t op = REC_OP(opdb);
-    /* A large value counts once, by its final record (D31). */
-    if (op != CMD_TICK && op != CMD_RELOCATE && op != CMD_CHUNK && op != CMD_BIGABORT)
+    /* A large value counts once, by its final record (D31); evictions are
+     * the server's own. */
+    if (op != CMD_TICK && op != CMD_RELOCATE && op != CMD_CHUNK && op != CMD_BIGABORT &&
+        op != CMD_EVICT)
         s->backup.records++;
 }
 
@@ -455,6 +462,9 @@ static int run(store_proc_t *s)
     int idle_in_shutdown = 0;
     for (;;) {
         uint64_t applied_before = s->applied;
+        /* [eviction hook] The policy as CONFIG SET left it, before any
+         * read of this turn (OBJECT FREQ answers by it). */
+        store_evict_settings(&s->evict, s->ctx, s->shm);
         int work = apply_ring(s);
         if (work < 0) return EXIT_FATAL;
         /* [checkpoint hook] Between batches, busy or not: reap a finished
@@ -473,6 +483,10 @@ static int run(store_proc_t *s)
         /* Parts of large values whose writer died (D31): dropped by a
          * record of the store's, so replay drops them at the same point. */
         store_abort_orphans(&s->compact, s->ctx, s->shm);
+        /* [eviction hook] Over maxmemory: write CMD_EVICT for victims. */
+        if (!atomic_load(&s->shm->shutdown) &&
+            store_evict_round(&s->evict, s->ctx, &s->compact, s->shm) > 0)
+            work++;
         wake_frontends(s);
         if (work) {
             idle_in_shutdown = 0;
@@ -541,6 +555,7 @@ int store_main(shm_t *shm, const config_t *cfg)
     if (rc == 0) ring_release(s.ring, released);
     if (rc == 0) compact(&s); /* finishes what a predecessor began */
     if (rc == 0 && !master_gone()) {
+        s.evicted_at_start = store_evicted(s.ctx);
         publish_counts(&s);
         atomic_store(&shm->store_ready, 1);
         rc = run(&s);

@@ -344,6 +344,8 @@ int main(int argc, char **argv)
                    : i == CMD_BIGFINAL ? "(bigfinal)"
                                        : "(bigabort)",
                    counts[i]);
+        else if (i == CMD_EVICT)
+            printf("  %-10s %" PRIu64 "\n", "(evict)", counts[i]);
         else
             printf("  op %-7d %" PRIu64 "\n", i, counts[i]);
     }

@@ -170,7 +170,7 @@ void fe_admin_on_timer(fe_t *fe)
     if (fe->slot == 0) {
         /* INFO used_memory_peak (frontend/fe-shm.h). */
         shm_admin_t *a = fe_shm(fe->shm);
-        uint64_t used = atomic_load_explicit(&fe->shm->store_index_bytes, memory_order_relaxed);
+        uint64_t used = shm_used_memory(fe->shm);
         uint64_t peak = atomic_load_explicit(&a->used_memory_peak, memory_order_relaxed);
         while (used > peak && !atomic_compare_exchange_weak(&a->used_memory_peak, &peak, used)) {
         } /* INFO raises it too, from any frontend */

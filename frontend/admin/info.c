@@ -230,7 +230,10 @@ static void info_memory(fe_t *fe, buf_t *b)
 {
     proc_usage_t u;
     server_usage(fe, &u);
-    uint64_t used = atomic_load(&fe->shm->store_index_bytes);
+    /* used_memory is what maxmemory bounds (D32): the store's index and
+     * entries (the dataset) plus the clients' unsent replies (overhead). */
+    uint64_t dataset = atomic_load(&fe->shm->store_index_bytes);
+    uint64_t clients = shm_clients_bytes(fe->shm), used = dataset + clients;
     uint64_t peak = memory_peak(fe, used);
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     uint64_t total = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
@@ -252,6 +255,9 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "used_memory_peak:%" PRIu64 "\r\n"
                 "used_memory_peak_human:%s\r\n"
                 "used_memory_peak_perc:%.2f%%\r\n"
+                "used_memory_overhead:%" PRIu64 "\r\n"
+                "used_memory_dataset:%" PRIu64 "\r\n"
+                "used_memory_dataset_perc:%.2f%%\r\n"
                 "total_system_memory:%" PRIu64 "\r\n"
                 "total_system_memory_human:%s\r\n"
                 "maxmemory:%" PRIu64 "\r\n"
@@ -259,13 +265,16 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "maxmemory_policy:%s\r\n"
                 "mem_fragmentation_ratio:%.2f\r\n"
                 "mem_fragmentation_bytes:%" PRId64 "\r\n"
+                "mem_clients_slaves:0\r\n"
+                "mem_clients_normal:%" PRIu64 "\r\n"
                 "mem_allocator:mimalloc\r\n"
                 "lazyfree_pending_objects:0\r\n"
                 "atticdb_index_bytes:%" PRIu64 "\r\n",
                 used, h_used, u.rss, h_rss, peak, h_peak,
-                peak ? 100.0 * (double)used / (double)peak : 100.0, total, h_total, maxmem, h_max,
+                peak ? 100.0 * (double)used / (double)peak : 100.0, clients, dataset,
+                used ? 100.0 * (double)dataset / (double)used : 0.0, total, h_total, maxmem, h_max,
                 policy_name(policy), used ? (double)u.rss / (double)used : 0.0,
-                (int64_t)u.rss - (int64_t)used, used);
+                (int64_t)u.rss - (int64_t)used, clients, dataset);
 }
 
 /* The latency below which a fraction q of the recorded fsyncs fell, in
@@ -400,6 +409,11 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t in = SUM_STAT(fe, s_->net_in), out = SUM_STAT(fe, s_->net_out);
     uint64_t errors = SUM_STAT(fe, s_->error_replies);
     uint64_t ops = 0, in_bps = 0, out_bps = 0;
+    /* Since RESETSTAT; a respawned store counts from 0 again (then below
+     * the base): since its start. */
+    uint64_t evicted = atomic_load(&fe->shm->evicted_keys),
+             evicted_base = atomic_load(&fe_shm(fe->shm)->evicted_base);
+    if (evicted >= evicted_base) evicted -= evicted_base;
     for (uint32_t i = 0; i < fe->shm->nfrontends; i++) {
         ops += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_ops);
         in_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_in_bps);
@@ -416,14 +430,14 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "instantaneous_output_kbps:%.2f\r\n"
                 "rejected_connections:%" PRIu64 "\r\n"
                 "expired_keys:0\r\n"
-                "evicted_keys:0\r\n"
+                "evicted_keys:%" PRIu64 "\r\n"
                 "keyspace_hits:0\r\n"
                 "keyspace_misses:0\r\n"
                 "pubsub_channels:0\r\n"
                 "pubsub_patterns:0\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
                 conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
-                rejected, errors);
+                rejected, evicted, errors);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)

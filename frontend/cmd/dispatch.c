@@ -296,9 +296,12 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
             return 0;
         }
     }
-    /* maxmemory (D32): the store publishes used_memory; a denyoom write
-     * over the bound is refused, as Redis' noeviction does (queued in
-     * MULTI: the transaction is flagged, EXEC answers EXECABORT). The
+    /* maxmemory (D32): the store publishes its part of used_memory, the
+     * frontends their clients' unsent replies (shm_used_memory); a denyoom
+     * write over the bound is refused, as Redis' noeviction does (queued
+     * in MULTI: the transaction is flagged, EXEC answers EXECABORT). Under
+     * an evicting policy the store evicts instead, and writes are refused
+     * only while it finds nothing to evict (volatile-* without TTLs). The
      * store applies what nobody waits for only when the log idles (D25):
      * with a bound set, one that is behind is woken, so the figure lags
      * by about one batch. */
@@ -307,8 +310,9 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
             atomic_load_explicit(&c->fe->shm->durable_lsn, memory_order_relaxed))
         fe_wake_store(c->fe);
     if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
-        atomic_load_explicit(&c->fe->shm->store_index_bytes, memory_order_relaxed) >
-            c->fe->maxmemory) {
+        shm_used_memory(c->fe->shm) > c->fe->maxmemory &&
+        (!c->fe->maxmemory_evicts ||
+         atomic_load_explicit(&c->fe->shm->evict_stuck, memory_order_relaxed))) {
         buf_free(&out);
         if (c->multi) fe_multi_flag_error(c);
         reply_static(c, "-OOM command not allowed when used memory > 'maxmemory'.\r\n");

@@ -397,12 +397,11 @@ static const char *encoding_of(idx_entry_t *e, int *small_int)
 
 /* OBJECT ENCODING|FREQ|IDLETIME|REFCOUNT key, OBJECT HELP. Arity and
  * unknown subcommands get the errors Redis 7 gives for its OBJECT|...
- * subcommands. AtticDB keeps no access times: IDLETIME says 0 (the answer
- * Redis gives for a key used within the last second), and FREQ gives the
- * error Redis gives under the default maxmemory-policy. */
+ * subcommands. FREQ and IDLETIME read the key's access data
+ * (core/evict.c) without touching it, each only under the policies that
+ * keep its kind (Redis' errors otherwise). */
 void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
-    (void)ctx;
     static const char *const subs[] = {"help", "encoding", "freq", "idletime", "refcount"};
     const char *sub = (const char *)a->argv[0].ptr;
     size_t sublen = a->argv[0].len;
@@ -435,11 +434,12 @@ void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
             resp_simple(r, object_help[i]);
         return;
     }
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[1], a->now, 0);
+    idx_entry_t **slot = st_find_peek(a->db, &a->argv[1], a->now);
     if (!slot) {
         resp_null(r);
         return;
     }
+    int lfu = st_policy_lfu(ctx->access.policy);
     int small_int;
     const char *enc = encoding_of(*slot, &small_int);
     switch (which) {
@@ -447,12 +447,20 @@ void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         resp_bulk_cstr(r, enc);
         break;
     case 2:
-        resp_error(r, "ERR An LFU maxmemory policy is not selected, access frequency not "
-                      "tracked. Please note that when switching between policies at runtime "
-                      "LRU and LFU data will take some time to adjust.");
+        if (lfu)
+            resp_integer(r, st_access_freq(&ctx->access, *slot, a->now));
+        else
+            resp_error(r, "ERR An LFU maxmemory policy is not selected, access frequency not "
+                          "tracked. Please note that when switching between policies at runtime "
+                          "LRU and LFU data will take some time to adjust.");
         break;
     case 3:
-        resp_integer(r, 0);
+        if (lfu)
+            resp_error(r, "ERR An LFU maxmemory policy is selected, idle time not tracked. "
+                          "Please note that when switching between policies at runtime LRU and "
+                          "LFU data will take some time to adjust.");
+        else
+            resp_integer(r, (long long)(st_access_idle_ms(*slot, a->now) / 1000));
         break;
     default:
         resp_integer(r, small_int ? INT_MAX : 1);
