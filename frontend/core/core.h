@@ -175,8 +175,9 @@ typedef struct fe {
     int64_t obuf_soft_seconds;
     /* hash-max-listpack-entries and -value, which hash writes carry. */
     int64_t hash_max_entries, hash_max_value;
-    int64_t set_max_intset; /* set-max-intset-entries, which set writes carry */
-    uint64_t maxmemory;     /* denyoom writes refused while used_memory exceeds it; 0 = none */
+    int64_t set_max_intset;                   /* set-max-intset-entries, which set writes carry */
+    int64_t zset_max_entries, zset_max_value; /* zset-max-listpack-*, carried by zset writes */
+    uint64_t maxmemory; /* denyoom writes refused while used_memory exceeds it; 0 = none */
     /* This frontend's counters in shm (INFO stats, commandstats): the core
      * counts bytes, connections and commands; the admin layer the rest. */
     shm_fe_stats_t *stats;
