@@ -590,8 +590,10 @@ st_zset_t *zs_setop(st_db_t *db, int64_t now, int reap, const rec_arg_t *argv, u
     *count = 0;
     st_zset_t *out = NULL;
     uint64_t maxlen = 0;
+    /* Redis walks the inputs smallest first (the difference keeps its
+     * first): with MIN, MAX and infinite sums the order shows */
+    if (o->op != ZS_DIFF) qsort(src, (size_t)nk, sizeof(*src), by_len);
     if (o->op == ZS_INTER) {
-        qsort(src, (size_t)nk, sizeof(*src), by_len);
         if (src_len(&src[0])) {
             walk_t w;
             src_members(&src[0], &w);
