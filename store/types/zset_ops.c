@@ -88,6 +88,17 @@ st_zset_t *zs_new_result(const st_db_t *db, zs_limits_t l, uint64_t count, uint6
     return z;
 }
 
+void zs_choose_encoding(st_zset_t *z, zs_limits_t l, uint64_t maxlen)
+{
+    st_zset_set_skiplist(z, st_zset_len(z) > l.entries || maxlen > l.value);
+    for (st_znode_t *x = st_zset_at(z, 0); x; x = st_znode_next(x))
+        if (st_znode_score(x) == 0) { /* -0 becomes 0 in place: the order holds */
+            uint32_t n;
+            const char *m = st_znode_member(x, &n);
+            zs_put(z, m, n, 0.0);
+        }
+}
+
 /* ---- ranges ---- */
 
 static int parse_score_bound(const rec_arg_t *x, double *v, int *ex)
@@ -642,14 +653,6 @@ st_zset_t *zs_setop(st_db_t *db, int64_t now, int reap, const rec_arg_t *argv, u
         if (out) *count = st_zset_len(out);
     }
     free(src);
-    if (out && !card) {
-        st_zset_set_skiplist(out, *count > l.entries || maxlen > l.value);
-        for (st_znode_t *x = st_zset_at(out, 0); x; x = st_znode_next(x))
-            if (st_znode_score(x) == 0) { /* -0 becomes 0 in place: the order holds */
-                uint32_t n;
-                const char *m = st_znode_member(x, &n);
-                zs_put(out, m, n, 0.0);
-            }
-    }
+    if (out && !card) zs_choose_encoding(out, l, maxlen);
     return out;
 }

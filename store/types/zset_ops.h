@@ -42,6 +42,11 @@ int zs_add(st_zset_t *z, zs_limits_t l, const void *m, uint32_t n, double s);
 st_zset_t *zs_new_result(const st_db_t *db, zs_limits_t l, uint64_t count, uint64_t maxlen);
 st_zset_t *zs_new(const st_db_t *db);
 
+/* A whole new zset's encoding (a STORE form's result, a RESTOREd one):
+ * listpack when its size and longest member (maxlen bytes) are within
+ * the limits, then its -0 scores kept as 0, as in Redis' listpack. */
+void zs_choose_encoding(st_zset_t *z, zs_limits_t l, uint64_t maxlen);
+
 /* A range of ranks [start, end) picked by ZRANGE's words, or by
  * ZCOUNT/ZLEXCOUNT/ZREMRANGEBY*'s min and max. */
 typedef enum { ZS_BY_RANK, ZS_BY_SCORE, ZS_BY_LEX } zs_by_t;
