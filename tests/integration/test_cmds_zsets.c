@@ -204,6 +204,74 @@ static void commands(diff_t *d)
     D(d, "exists", "d");
 }
 
+/* Option combinations and edge ranges: repeated options, empty and
+ * inverted ranges, extreme ranks, a destination that is also a source. */
+static void edges(diff_t *d)
+{
+    D(d, "FLUSHALL");
+    D(d, "zadd", "z", "1", "a", "2", "b", "3", "c");
+    D(d, "zintercard", "5", "z");
+    D(d, "zunion", "5", "z");
+    D(d, "zinter", "0", "z");
+    D(d, "zdiff", "2", "z");
+    D(d, "zunion", "1", "z", "withscores", "withscores");
+    D(d, "zinterstore", "d", "1", "z", "withscores");
+    D(d, "zintercard", "1", "z", "limit", "1", "limit", "2");
+    D(d, "zunion", "1", "z", "weights", "1", "weights", "2");
+    D(d, "zdiff", "1", "z", "weights", "1");
+    D(d, "zdiff", "1", "z", "aggregate", "sum");
+    D(d, "zrangebyscore", "z", "0", "1", "limit", "0");
+    D(d, "zrangebyscore", "z", "0", "1", "withscores", "limit", "0", "1", "withscores");
+    D(d, "zrange", "z", "0", "1", "rev", "rev");
+    D(d, "zrange", "z", "0", "1", "byscore", "bylex");
+    D(d, "zrevrange", "z", "0", "1", "rev");
+    D(d, "zrangestore", "d", "z", "0", "1", "rev", "limit", "0", "1");
+    D(d, "zadd", "z", "INCR", "1");
+    D(d, "zadd", "z", "gt", "nx", "1", "a");
+    D(d, "zrandmember", "z", "0");
+    D(d, "zrandmember", "nokey", "5");
+    D(d, "zscan", "z", "0", "count", "1", "match");
+    D(d, "zpopmin", "nokey", "0");
+    D(d, "zmpop", "1", "z", "min", "count", "1", "count", "2");
+    D(d, "zmpop", "1", "z", "MIN", "COUNT");
+    D(d, "zrange", "z", "0", "-1", "byscore");
+    D(d, "zrange", "z", "(1", "(1", "byscore");
+    D(d, "zrange", "z", "[a", "[a", "bylex");
+    D(d, "zrange", "z", "(a", "[a", "bylex");
+    D(d, "zrange", "z", "+", "-", "bylex");
+    D(d, "zrange", "z", "+", "+", "bylex");
+    D(d, "zrange", "z", "-", "-", "bylex");
+    D(d, "zrevrangebylex", "z", "-", "+");
+    D(d, "zrevrangebylex", "z", "+", "-");
+    D(d, "zlexcount", "z", "+", "-");
+    D(d, "zrangebyscore", "z", "-inf", "+inf", "limit", "0", "0");
+    D(d, "zrangebyscore", "z", "-inf", "+inf", "limit", "2", "100");
+    D(d, "zrangebyscore", "z", "-inf", "+inf", "limit", "3", "1");
+    D(d, "zrevrangebyscore", "z", "+inf", "-inf", "limit", "2", "5");
+    D(d, "zremrangebyrank", "z", "-100", "100");
+    D(d, "exists", "z");
+    D(d, "zadd", "z", "1", "a");
+    D(d, "zremrangebyrank", "z", "1", "0");
+    D(d, "zremrangebyscore", "z", "(1", "1");
+    D(d, "zremrangebylex", "z", "+", "-");
+    D(d, "zcard", "z");
+    D(d, "zadd", "z", "1", "a", "1", "b", "1", "c");
+    D(d, "zrange", "z", "-1000000000000", "1000000000000");
+    D(d, "zrange", "z", "9223372036854775807", "-9223372036854775808");
+    D(d, "zrange", "z", "-9223372036854775808", "9223372036854775807");
+    D(d, "zrange", "z", "0", "0", "withscores", "limit", "0", "-1");
+    D(d, "zrangestore", "d", "z", "0", "-1", "byscore");
+    D(d, "zrangestore", "d", "z", "0", "-1", "bylex");
+    D(d, "zrangestore", "d", "z", "-", "+", "bylex", "limit", "1", "1");
+    D(d, "zrange", "d", "0", "-1", "withscores");
+    D(d, "zinterstore", "d", "1", "z", "aggregate", "max", "weights", "2");
+    D(d, "zrange", "d", "0", "-1", "withscores");
+    D(d, "zunionstore", "z", "2", "z", "z");
+    D(d, "zrange", "z", "0", "-1", "withscores");
+    D(d, "zrangestore", "z", "z", "0", "0");
+    D(d, "zrange", "z", "0", "-1", "withscores");
+}
+
 static void keyspace(diff_t *d)
 {
     D(d, "zadd", "z", "1", "a", "2", "b");
@@ -288,6 +356,23 @@ Test(zsets, commands_resp3)
     rdiff_start_both(&d);
     hello3(&d);
     commands(&d);
+    rdiff_end_both(&d);
+}
+
+Test(zsets, edges_resp2)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    edges(&d);
+    rdiff_end_both(&d);
+}
+
+Test(zsets, edges_resp3)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    hello3(&d);
+    edges(&d);
     rdiff_end_both(&d);
 }
 
