@@ -345,14 +345,20 @@ static const unsigned char *lp_next(const unsigned char *p, const unsigned char 
     return p + elen + bl;
 }
 
+/* A listpack's header says its length and its end byte is there. */
+static int lp_frame_ok(const unsigned char *b, size_t n)
+{
+    return n >= 7 && b[n - 1] == 0xFF &&
+           (b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24) == n;
+}
+
 static idx_entry_t *read_hash_listpack(rd_t *r, const rst_t *x)
 {
     unsigned char *b;
     size_t n;
     if (rd_string(r, &b, &n)) return NULL;
     st_hash_t *h = st_hash_new(x->seed ^ 0x5851F42D4C957F2Dull);
-    int ok = n >= 7 && b[n - 1] == 0xFF &&
-             (b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24) == n;
+    int ok = lp_frame_ok(b, n);
     const unsigned char *p = b + 6, *end = b + n - 1;
     while (ok && p < end) {
         const unsigned char *f, *v;
@@ -398,8 +404,7 @@ static idx_entry_t *read_zset_listpack(rd_t *r, const rst_t *x)
     size_t n;
     if (rd_string(r, &b, &n)) return NULL;
     st_zset_t *z = st_zset_new(x->seed ^ 0x2D358DCCAA6C78A5ull);
-    int ok = n >= 7 && b[n - 1] == 0xFF &&
-             (b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24) == n;
+    int ok = lp_frame_ok(b, n);
     const unsigned char *p = b + 6, *end = b + n - 1;
     while (ok && p < end) {
         const unsigned char *m, *sc;

@@ -1001,20 +1001,27 @@ static void g_lmove(dgen_t *g, dgen_cmd_t *c)
         dgen_args(c, PICK(g, wh));
 }
 
-static void g_lmpop(dgen_t *g, dgen_cmd_t *c)
+/* LMPOP and ZMPOP: numkeys (now and then a bad one), keys, one of the
+ * four words wh, an optional COUNT. */
+static void g_mpop(dgen_t *g, dgen_cmd_t *c, const char *name, const char *const wh[4])
 {
-    static const char *wh[] = {"LEFT", "RIGHT", "right", "UP"};
     static const char *counts[] = {"1", "2", "100", "0", "-1", "x"};
     int n = 1 + (int)rn(g, 3);
-    dgen_args(c, "LMPOP");
+    dgen_args(c, name);
     if (rn(g, 20) == 0)
         dgen_args(c, rn(g, 2) ? "0" : "9");
     else
         argf(c, "%d", n);
     for (int i = 0; i < n; i++)
         rkey(g, c);
-    dgen_args(c, PICK(g, wh));
+    dgen_args(c, wh[rn(g, 4)]);
     if (rn(g, 2)) dgen_args(c, "COUNT"), dgen_args(c, PICK(g, counts));
+}
+
+static void g_lmpop(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *const wh[4] = {"LEFT", "RIGHT", "right", "UP"};
+    g_mpop(g, c, "LMPOP", wh);
 }
 
 /* ---- sets ---- */
@@ -1305,18 +1312,8 @@ static void g_zpop(dgen_t *g, dgen_cmd_t *c)
 
 static void g_zmpop(dgen_t *g, dgen_cmd_t *c)
 {
-    static const char *wh[] = {"MIN", "MAX", "max", "UP"};
-    static const char *counts[] = {"1", "2", "100", "0", "-1", "x"};
-    int n = 1 + (int)rn(g, 3);
-    dgen_args(c, "ZMPOP");
-    if (rn(g, 20) == 0)
-        dgen_args(c, rn(g, 2) ? "0" : "9");
-    else
-        argf(c, "%d", n);
-    for (int i = 0; i < n; i++)
-        rkey(g, c);
-    dgen_args(c, PICK(g, wh));
-    if (rn(g, 2)) dgen_args(c, "COUNT"), dgen_args(c, PICK(g, counts));
+    static const char *const wh[4] = {"MIN", "MAX", "max", "UP"};
+    g_mpop(g, c, "ZMPOP", wh);
 }
 
 /* ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD over zsets and
