@@ -733,6 +733,70 @@ Test(durability, zsets_survive_sigkill_of_everything, .timeout = 120)
     srv_cleanup(&s);
 }
 
+/* A sorted set of a million members (issue 13's big collections; not
+ * timed): built by pipelined ZADDs of 1000 members each, its rank, score
+ * and range answers, the same after a SIGKILL of every process and the
+ * replay of its 1000 records. */
+Test(durability, million_member_zset_survives_sigkill, .timeout = 600)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    enum { BATCH = 1000, BATCHES = 1000 };
+    static const char *argv[2 + 2 * BATCH];
+    static size_t lens[2 + 2 * BATCH];
+    static char text[2 * BATCH][24];
+    argv[0] = "ZADD", lens[0] = 4;
+    argv[1] = "big", lens[1] = 3;
+    for (int b = 0; b < BATCHES; b++) {
+        for (int i = 0; i < BATCH; i++) {
+            int m = b * BATCH + i; /* score m % 1000, so ties order by member */
+            lens[2 + 2 * i] = (size_t)snprintf(text[2 * i], 24, "%d", m % 1000);
+            lens[3 + 2 * i] = (size_t)snprintf(text[2 * i + 1], 24, "m%07d", m);
+            argv[2 + 2 * i] = text[2 * i];
+            argv[3 + 2 * i] = text[2 * i + 1];
+        }
+        cr_assert_eq(redisAppendCommandArgv(c, 2 + 2 * BATCH, argv, lens), REDIS_OK);
+        if (b % 16 == 15 || b == BATCHES - 1) /* a window of replies at a time */
+            for (int k = b - b % 16; k <= b; k++) {
+                redisReply *r = NULL;
+                cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK, "ZADD batch %d", k);
+                cr_assert_eq(r->type, REDIS_REPLY_INTEGER);
+                cr_assert_eq(r->integer, BATCH);
+                freeReplyObject(r);
+            }
+    }
+    const char *checks[] = {"ZCARD big",           "ZRANK big m0000999", "ZREVRANK big m0000000",
+                            "ZSCORE big m0999999", "ZCOUNT big 10 (20",  "OBJECT ENCODING big"};
+    const char *want[] = {"1000000", "999000", "999999", "999", "10000", "skiplist"};
+    for (int round = 0; round < 2; round++) {
+        for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
+            redisReply *r = redisCommand(c, checks[i]);
+            cr_assert_not_null(r, "%s", checks[i]);
+            char got[32];
+            if (r->type == REDIS_REPLY_INTEGER)
+                snprintf(got, sizeof got, "%lld", r->integer);
+            else
+                snprintf(got, sizeof got, "%s", r->str ? r->str : "(nil)");
+            cr_assert_str_eq(got, want[i], "%s (round %d)", checks[i], round);
+            freeReplyObject(r);
+        }
+        char *range = array_text(c, "ZRANGEBYSCORE %s 500 500 LIMIT 2 3", "big");
+        cr_assert_str_eq(range, "m0002500\nm0003500\nm0004500\n", "round %d", round);
+        free(range);
+        if (round) break;
+        redisFree(c);
+        srv_kill_all(&s);
+        cr_assert_eq(srv_restart(&s), 0, "restart after SIGKILL");
+        c = srv_connect(&s);
+        cr_assert_not_null(c);
+    }
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
+
 /* RESTORE (D34): keys restored from DUMP payloads and acked come back after
  * a SIGKILL of every process, decoded again from the log on replay, with
  * the same contents, encodings and payloads. */
