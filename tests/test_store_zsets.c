@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "command.h"
@@ -189,6 +190,22 @@ Test(zsets, random_sequence_replays_alike)
         }
     }
     sh_check_replay("zsets");
+}
+
+/* MEMORY USAGE counts the zset's members (the object's RAM), not only
+ * its key's entry. */
+Test(zsets, memory_usage_counts_the_members)
+{
+    wr(T0, CMD_ZADD, "one", LIM, P2, "1", "a", NULL);
+    long long small = atoll(rd(T0, CMD_MEMORY, "usage", "one", NULL) + 1);
+    for (int i = 0; i < 100; i++) {
+        char m[16];
+        snprintf(m, sizeof m, "member-%d", i);
+        wr(T0, CMD_ZADD, "many", LIM, P2, "1", m, NULL);
+    }
+    long long large = atoll(rd(T0, CMD_MEMORY, "usage", "many", NULL) + 1);
+    cr_assert_gt(small, 40);
+    cr_assert_gt(large, small + 100 * 40, "%lld vs %lld", large, small);
 }
 
 Test(zsets, checkpoint_round_trip)
