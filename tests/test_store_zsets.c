@@ -208,6 +208,72 @@ Test(zsets, memory_usage_counts_the_members)
     cr_assert_gt(large, small + 100 * 40, "%lld vs %lld", large, small);
 }
 
+/* The number of times member m (a bulk string) appears in text. */
+static int count_in(const char *text, const char *m)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "\r\n%s\r\n", m);
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, pat)); p += 2)
+        n++;
+    return n;
+}
+
+/* ZRANDMEMBER: a positive count picks distinct members (all of them when
+ * it passes the size), a negative one |count| members that exist. */
+Test(zsets, zrandmember_counts)
+{
+    wr(T0, CMD_ZADD, "z", LIM, P2, "1", "m1", "2", "m2", "3", "m3", "4", "m4", "5", "m5", NULL);
+    for (int round = 0; round < 20; round++) {
+        const char *r = rd(T0, CMD_ZRANDMEMBER, "z", "3", NULL);
+        cr_assert_eq(strncmp(r, "*3\r\n", 4), 0, "%s", r);
+        int total = 0;
+        for (int i = 1; i <= 5; i++) {
+            char m[8];
+            snprintf(m, sizeof m, "m%d", i);
+            int n = count_in(r, m);
+            cr_assert_leq(n, 1, "distinct: %s", r);
+            total += n;
+        }
+        cr_assert_eq(total, 3);
+    }
+    static char all[256];
+    rd(T0, CMD_ZRANGE, "z", "0", "-1", NULL);
+    memcpy(all, reply, reply_len + 1);
+    cr_assert_str_eq(rd(T0, CMD_ZRANDMEMBER, "z", "9", NULL), all, "the whole set, in order");
+    const char *r = rd(T0, CMD_ZRANDMEMBER, "z", "-12", "WITHSCORES", NULL);
+    cr_assert_eq(strncmp(r, "*24\r\n", 5), 0, "%s", r);
+}
+
+/* ZSCAN of a skiplist: a whole walk, however small COUNT is, returns
+ * every member once, with its score. */
+Test(zsets, zscan_skiplist_walk)
+{
+    for (int i = 0; i < 300; i++) {
+        char m[16], sc[16];
+        snprintf(m, sizeof m, "m%03d", i);
+        snprintf(sc, sizeof sc, "%d", i % 7);
+        wr(T0, CMD_ZADD, "z", LIM, P2, sc, m, NULL);
+    }
+    cr_assert_str_eq(encoding("z"), "$8\r\nskiplist\r\n");
+    static int seen[300];
+    char cursor[32] = "0";
+    int calls = 0;
+    do {
+        const char *r = rd(T0, CMD_ZSCAN, "z", cursor, "COUNT", "7", NULL);
+        cr_assert_eq(strncmp(r, "*2\r\n$", 5), 0);
+        const char *p = strchr(r + 5, '\n') + 1; /* the cursor's text */
+        size_t n = strcspn(p, "\r");
+        memcpy(cursor, p, n);
+        cursor[n] = 0;
+        for (const char *q = r; (q = strstr(q, "\r\nm")); q += 3)
+            seen[atoi(q + 3)]++;
+        cr_assert_lt(++calls, 1000);
+    } while (strcmp(cursor, "0"));
+    for (int i = 0; i < 300; i++)
+        cr_assert_eq(seen[i], 1, "m%03d seen %d times", i, seen[i]);
+}
+
 Test(zsets, checkpoint_round_trip)
 {
     wr(T0, CMD_ZADD, "z", LIM3, P2, "1", "a", "2.5", "b", "-inf", "c", "7", "d", NULL);
