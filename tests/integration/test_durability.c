@@ -743,6 +743,9 @@ Test(durability, million_member_zset_survives_sigkill, .timeout = 600)
     cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
     redisContext *c = srv_connect(&s);
     cr_assert_not_null(c);
+    /* a generous wait for replies: a loaded machine replays a million
+     * members slowly (a wait, not a timed assertion) */
+    redisSetTimeout(c, (struct timeval){300, 0});
     enum { BATCH = 1000, BATCHES = 1000 };
     static const char *argv[2 + 2 * BATCH];
     static size_t lens[2 + 2 * BATCH];
@@ -791,6 +794,7 @@ Test(durability, million_member_zset_survives_sigkill, .timeout = 600)
         cr_assert_eq(srv_restart(&s), 0, "restart after SIGKILL");
         c = srv_connect(&s);
         cr_assert_not_null(c);
+        redisSetTimeout(c, (struct timeval){300, 0});
     }
     redisFree(c);
     srv_stop(&s);
