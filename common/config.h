@@ -82,6 +82,12 @@ typedef struct config {
      * (common/command.h, CMD_ZADD). */
     int64_t zset_max_listpack_entries;
     int64_t zset_max_listpack_value;
+    /* Cluster protocol (D35, common/cluster.h): the topology file names
+     * this server's node by cluster_announce_ip (or a bind address) and
+     * port when no line is flagged myself. */
+    int cluster_enabled;
+    char *cluster_config_file; /* relative to dir unless absolute */
+    char *cluster_announce_ip; /* NULL = none */
     /* Lists (accepted, no effect: every Redis 7.0 list is a quicklist). */
     int64_t list_max_listpack_size;
     int64_t list_compress_depth;

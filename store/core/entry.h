@@ -117,6 +117,9 @@ struct store_ctx {
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
     st_live_t live; /* live.c: bytes of each log segment entries refer to */
+    /* The static cluster topology (CLUSTER's replies, store/cluster.c),
+     * NULL unless cluster-enabled. */
+    struct cluster *cluster;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
