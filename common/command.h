@@ -70,6 +70,25 @@
  *   CMD_SMOVE      source, destination, member, u64 set-max-intset-entries
  *   CMD_SINTERSTORE, CMD_SUNIONSTORE, CMD_SDIFFSTORE
  *                  destination, u64 set-max-intset-entries, key...
+ *   CMD_ZADD       key, u64 limits, u32 mode, then the user's words after
+ *                  the key (ZADD: options, score member ...; ZINCRBY:
+ *                  increment member). limits: zset-max-listpack-entries
+ *                  (low half) and -value (high half) when encoded; mode:
+ *                  the client's protocol in the low byte, 0x100 for
+ *                  ZINCRBY. The store parses the words (Redis' checks in
+ *                  its order, before the key's type), so a refused ZADD is
+ *                  a record that changes nothing.
+ *   CMD_ZREM       key, member...
+ *   CMD_ZREMRANGEBYRANK key, u32 kind (0 rank, 1 score, 2 lex), min, max
+ *                  (ZREMRANGEBY* as the user wrote them)
+ *   CMD_ZPOPMIN    key, u32 max (0 ZPOPMIN, 1 ZPOPMAX), i64 count (-1:
+ *                  none given), u32 protocol
+ *   CMD_ZMPOP      u32 numkeys, u32 max, i64 count, u32 protocol, key...
+ *   CMD_ZRANGESTORE destination, u64 limits, source, the user's words
+ *                  after the source (min max [BYSCORE|BYLEX] [REV] [LIMIT])
+ *   CMD_ZUNIONSTORE destination, u64 limits, u32 op (0 ZUNIONSTORE, 1
+ *                  ZINTERSTORE, 2 ZDIFFSTORE), the user's words from
+ *                  numkeys on
  *   CMD_TICK       (no arguments) written by a frontend when the store asks
  *                  (shm tick_wanted): it only moves the apply clock, so keys
  *                  whose TTL ran out are reclaimed while no client writes,
@@ -189,7 +208,8 @@ enum cmd_cat {
     CAT_HASH = 1u << 11,
     CAT_SET = 1u << 12,
     CAT_LIST = 1u << 13,
-    CAT__COUNT = 14,
+    CAT_SORTEDSET = 1u << 14,
+    CAT__COUNT = 15,
 };
 
 /* The name of category bit i ("keyspace"), or NULL past the last. */

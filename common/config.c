@@ -388,6 +388,12 @@ static const config_entry_t table[] = {
     NUM("hash-max-listpack-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, hash_max_listpack_value),
     NUM("hash-max-ziplist-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, hash_max_listpack_value),
     NUM("set-max-intset-entries", CONFIG_INT, MUT, "512", 0, LLONG_MAX, set_max_intset_entries),
+    NUM("zset-max-listpack-entries", CONFIG_INT, MUT, "128", 0, LLONG_MAX,
+        zset_max_listpack_entries),
+    NUM("zset-max-ziplist-entries", CONFIG_INT, MUT, "128", 0, LLONG_MAX,
+        zset_max_listpack_entries),
+    NUM("zset-max-listpack-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, zset_max_listpack_value),
+    NUM("zset-max-ziplist-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, zset_max_listpack_value),
     /* Lists: Redis 7.0's ranges and defaults; accepted and reported only,
      * since every list is a quicklist in 7.0 (docs/DECISIONS.md, D29). */
     NUM("list-max-listpack-size", CONFIG_INT, MUT, "-2", INT_MIN, INT_MAX, list_max_listpack_size),

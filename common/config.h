@@ -92,6 +92,11 @@ typedef struct config {
     int64_t hash_max_listpack_value;
     /* A set of integers stays intset-encoded up to this many members. */
     int64_t set_max_intset_entries;
+    /* A sorted set is listpack-encoded while it has at most this many
+     * members, none longer than this many bytes; zset writes carry both
+     * (common/command.h, CMD_ZADD). */
+    int64_t zset_max_listpack_entries;
+    int64_t zset_max_listpack_value;
     /* Cluster protocol (D35, common/cluster.h): the topology file names
      * this server's node by cluster_announce_ip (or a bind address) and
      * port when no line is flagged myself. */

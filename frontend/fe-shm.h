@@ -58,6 +58,7 @@ typedef struct shm_config {
     _Atomic int64_t latency_threshold_ms; /* latency-monitor-threshold; 0 = off */
     _Atomic int64_t hash_max_listpack_entries, hash_max_listpack_value;
     _Atomic int64_t set_max_intset_entries;
+    _Atomic int64_t zset_max_listpack_entries, zset_max_listpack_value;
     _Atomic int64_t maxmemory, maxmemory_policy, maxmemory_samples; /* D32 */
     _Atomic int64_t lfu_log_factor, lfu_decay_time;
     char requirepass[SHM_REQUIREPASS_MAX]; /* CONFIG GET requirepass; under lock */

@@ -192,7 +192,7 @@ int store_read_proto(store_ctx_t *ctx, unsigned dbnum, int proto, const unsigned
         st_reply_arity(b, REC_OP(opdb));
         return 0;
     }
-    read_args_t a = {ctx->args, argc, dbnum, db, now, proto >= 3 ? 3 : 2};
+    read_args_t a = {ctx->args, argc, dbnum, db, now, proto >= 3 ? 3 : 2, REC_OP(opdb)};
     read(ctx, &a, b);
     return 0;
 }

@@ -57,6 +57,8 @@ void fe_config_refresh(fe_t *fe)
     fe->hash_max_entries = atomic_load(&sc->hash_max_listpack_entries);
     fe->hash_max_value = atomic_load(&sc->hash_max_listpack_value);
     fe->set_max_intset = atomic_load(&sc->set_max_intset_entries);
+    fe->zset_max_entries = atomic_load(&sc->zset_max_listpack_entries);
+    fe->zset_max_value = atomic_load(&sc->zset_max_listpack_value);
     fe->maxmemory = (uint64_t)atomic_load(&sc->maxmemory);
     fe->maxmemory_evicts = atomic_load(&sc->maxmemory_policy) != CONFIG_POLICY_NOEVICTION;
     log_set_level((int)atomic_load(&sc->loglevel));
@@ -86,6 +88,8 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->hash_max_listpack_entries = atomic_load(&sc->hash_max_listpack_entries);
     c->hash_max_listpack_value = atomic_load(&sc->hash_max_listpack_value);
     c->set_max_intset_entries = atomic_load(&sc->set_max_intset_entries);
+    c->zset_max_listpack_entries = atomic_load(&sc->zset_max_listpack_entries);
+    c->zset_max_listpack_value = atomic_load(&sc->zset_max_listpack_value);
     c->maxmemory = (uint64_t)atomic_load(&sc->maxmemory);
     c->maxmemory_policy = (int)atomic_load(&sc->maxmemory_policy);
     c->maxmemory_samples = atomic_load(&sc->maxmemory_samples);
@@ -110,6 +114,8 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->hash_max_listpack_entries, c->hash_max_listpack_entries);
     atomic_store(&sc->hash_max_listpack_value, c->hash_max_listpack_value);
     atomic_store(&sc->set_max_intset_entries, c->set_max_intset_entries);
+    atomic_store(&sc->zset_max_listpack_entries, c->zset_max_listpack_entries);
+    atomic_store(&sc->zset_max_listpack_value, c->zset_max_listpack_value);
     atomic_store(&sc->maxmemory, (int64_t)c->maxmemory);
     atomic_store(&sc->maxmemory_policy, c->maxmemory_policy);
     atomic_store(&sc->maxmemory_samples, c->maxmemory_samples);

@@ -742,6 +742,8 @@ fe_t *fe_core_new(shm_t *shm, const config_t *cfg, int slot, const fe_hooks_t *h
     fe->hash_max_entries = cfg->hash_max_listpack_entries;
     fe->hash_max_value = cfg->hash_max_listpack_value;
     fe->set_max_intset = cfg->set_max_intset_entries;
+    fe->zset_max_entries = cfg->zset_max_listpack_entries;
+    fe->zset_max_value = cfg->zset_max_listpack_value;
     fe->limits.max_args = cfg->max_args;
     fe->limits.max_inline_len = cfg->max_inline_len;
     uint32_t inc = atomic_load(&shm->fe[slot].incarnation);

@@ -198,7 +198,8 @@ typedef struct fe {
     int64_t obuf_soft_seconds;
     /* hash-max-listpack-entries and -value, which hash writes carry. */
     int64_t hash_max_entries, hash_max_value;
-    int64_t set_max_intset;   /* set-max-intset-entries, which set writes carry */
+    int64_t set_max_intset;                   /* set-max-intset-entries, which set writes carry */
+    int64_t zset_max_entries, zset_max_value; /* zset-max-listpack-*, carried by zset writes */
     uint64_t maxmemory;       /* denyoom writes refused while used_memory exceeds it; 0 = none */
     int maxmemory_evicts;     /* maxmemory-policy is not noeviction: the store evicts */
     int64_t last_obuf_sum_ms; /* shm fe[slot].obuf_bytes last computed (on_timer) */

@@ -23,8 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "groups.h"
 #include "access.h"
+#include "command.h"
+#include "groups.h"
 #include "index.h"
 #include "live.h"
 #include "record.h"
@@ -152,8 +153,9 @@ typedef struct read_args {
     uint16_t argc;
     unsigned dbnum;
     st_db_t *db;
-    int64_t now; /* wall clock live; the apply clock inside EXEC */
-    int proto;   /* the client's protocol: 3 for RESP3 maps and pairs */
+    int64_t now;  /* wall clock live; the apply clock inside EXEC */
+    int proto;    /* the client's protocol: 3 for RESP3 maps and pairs */
+    cmd_id_t cmd; /* the command: one handler may serve several (ZRANGE's family) */
 } read_args_t;
 
 /* The log position of argument i's bytes. */
