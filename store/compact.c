@@ -289,6 +289,8 @@ uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, shm_t *shm
 {
     if (c->target <= 0 || ctx->live.broken) return 0;
     if (atomic_load(&shm->logger_state) != LOGGER_RUNNING) return 0;
+    /* A replica's log is its leader's, relocations included (D33). */
+    if (atomic_load(&shm->repl.is_replica)) return 0;
     if (!c->adopted) {
         c->adopted = ring_claimer_adopt(
             shm_store_claimer(shm), atomic_load_explicit(&shm->durable_lsn, memory_order_acquire));

@@ -318,6 +318,10 @@ void fe_info(struct fe *fe, const char *section, buf_t *out);
 /* ---- repl.c: replication commands (D33) ---- */
 void fe_cmd_role(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 void fe_cmd_wait(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
+void fe_cmd_replconf(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                     buf_t *out);
+/* INFO's # Replication section (repl.c), with Redis' master_replid. */
+void fe_info_replication(struct fe *fe, buf_t *b, const char *replid);
 void fe_cmd_replicaof(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
                       buf_t *out);
 
