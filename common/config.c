@@ -7,6 +7,7 @@
  * validator wherever it comes from.
  */
 #include "config.h"
+#include "repl-shm.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -423,6 +424,9 @@ static const config_entry_t table[] = {
     /* The store writes a checkpoint each time this much log was applied
      * since the last one, and at a clean shutdown; 0 = never (D23). */
     NUM("checkpoint-bytes", CONFIG_MEMORY, 0, "256mb", 0, LLONG_MAX, checkpoint_bytes),
+    /* Every write's ack waits until this many replicas made it durable
+     * too; 0 = local durability only (D33). */
+    NUM("min-replicas-acked", CONFIG_INT, 0, "0", 0, REPL_MAX_REPLICAS, min_replicas_acked),
     /* The store relocates live values out of the log's oldest segments
      * while the log they span is more than this many times their bytes;
      * 0 = never (D27). */

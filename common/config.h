@@ -67,6 +67,7 @@ typedef struct config {
     int respawn_limit;                 /* deaths in a row at start before giving up */
     int log_sync;                      /* CONFIG_SYNC_* */
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
+    int min_replicas_acked;            /* a write's ack waits for this many replicas (D33) */
     char *replicaof_host; /* `replicaof host port`: the leader to follow, NULL = none */
     int replicaof_port;
     char *config_file;       /* absolute path of the file given at start, NULL = none

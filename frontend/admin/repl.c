@@ -14,9 +14,12 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+
+#include <event2/event.h>
 
 #include "frontend/admin/admin.h"
 #include "frontend/core/core.h"
@@ -104,6 +107,48 @@ static int replicas_at(const shm_t *shm, uint64_t lsn)
     return n;
 }
 
+/* A WAIT whose reply is held (FE_KIND_HELD) until `n` replicas acked
+ * `lsn` or its timer fires; in the frontend's list fe->admin->waits. */
+typedef struct fe_repl_wait {
+    struct fe_repl_wait *next;
+    fe_t *fe;
+    fe_reply_t *r;
+    uint64_t lsn;
+    long long n;
+    struct event *timer; /* NULL: no timeout (WAIT n 0 waits for ever) */
+} fe_repl_wait_t;
+
+/* Answer w with the count now and forget it. */
+static void wait_answer(fe_repl_wait_t *w)
+{
+    fe_t *fe = w->fe;
+    for (fe_repl_wait_t **pp = &fe->admin->waits; *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
+    char reply[32];
+    int len = snprintf(reply, sizeof(reply), ":%d\r\n", replicas_at(fe->shm, w->lsn));
+    fe_reply_complete(fe, w->r, reply, (size_t)len);
+    if (w->timer) event_free(w->timer);
+    free(w);
+}
+
+static void on_wait_timeout(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    wait_answer(arg);
+}
+
+void fe_repl_waits_check(fe_t *fe)
+{
+    for (fe_repl_wait_t *w = fe->admin->waits, *next; w; w = next) {
+        next = w->next;
+        /* A client that left is answered too: that frees its entry. */
+        if (!w->r->conn || replicas_at(fe->shm, w->lsn) >= w->n) wait_answer(w);
+    }
+}
+
 /* WAIT numreplicas timeout: Redis parses the count first, then the
  * timeout (milliseconds, 0 = no limit). */
 void fe_cmd_wait(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
@@ -128,10 +173,31 @@ void fe_cmd_wait(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens
                         "the default) writes to replicas are just local and are not propagated.");
         return;
     }
-    /* The replicas that have this connection's last write durable now.
-     * Not done yet (D33): holding the reply until numreplicas have it or
-     * the timeout passes; the count is answered at once. */
-    resp_integer(out, replicas_at(c->fe->shm, c->last_write_end));
+    /* Replicas count once their acked (durable) LSN passed this
+     * connection's last write. Enough already, or inside MULTI (as
+     * Redis): the count now. Else the reply waits in the connection's
+     * order, answered by fe_repl_waits_check or the timer. */
+    fe_t *fe = c->fe;
+    int have = replicas_at(fe->shm, c->last_write_end);
+    if (have >= numreplicas || c->multi) {
+        resp_integer(out, have);
+        return;
+    }
+    fe_repl_wait_t *w = calloc(1, sizeof(*w));
+    if (!w) abort();
+    w->fe = fe;
+    w->lsn = c->last_write_end;
+    w->n = numreplicas;
+    w->r = fe_reply_push(c);
+    fe_wait_store(fe, w->r, FE_KIND_HELD, fe->next_read_id++);
+    if (timeout > 0) {
+        w->timer = evtimer_new(fe->base, on_wait_timeout, w);
+        struct timeval tv = {.tv_sec = (time_t)(timeout / 1000),
+                             .tv_usec = (suseconds_t)(timeout % 1000) * 1000};
+        evtimer_add(w->timer, &tv);
+    }
+    w->next = fe->admin->waits;
+    fe->admin->waits = w;
 }
 
 /* REPLICAOF host port | NO ONE (and SLAVEOF). A port is checked as Redis
