@@ -95,6 +95,18 @@ static const char *logger_failed_reply(fe_t *fe, size_t *n)
     return msg;
 }
 
+/* r is ready with a copy of data[0, len). */
+static void set_ready_copy(fe_reply_t *r, const char *data, size_t len)
+{
+    char *copy = malloc(len ? len : 1);
+    if (!copy) abort();
+    memcpy(copy, data, len);
+    r->data = copy;
+    r->len = (uint32_t)len;
+    r->owns_data = 1;
+    r->state = FE_READY;
+}
+
 uint64_t fe_ack_lsn(fe_t *fe)
 {
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
@@ -124,13 +136,7 @@ void fe_reply_complete(fe_t *fe, fe_reply_t *r, const char *data, size_t len)
         fe_reply_free(fe, r);
         return;
     }
-    char *copy = malloc(len ? len : 1);
-    if (!copy) abort();
-    memcpy(copy, data, len);
-    r->data = copy;
-    r->len = (uint32_t)len;
-    r->owns_data = 1;
-    r->state = FE_READY;
+    set_ready_copy(r, data, len);
     uint64_t now = 0;
     fe->hooks->reply_ready(fe, r, &now);
     fe_conn_collect(r->conn);
@@ -177,13 +183,7 @@ static uint64_t fe_collect_durable(fe_t *fe)
                     if (r->state == FE_WAIT_STORE) fe_map_take(fe, r->kind, r->id);
                     size_t n;
                     const char *m = logger_failed_reply(fe, &n);
-                    char *copy = malloc(n);
-                    if (!copy) abort();
-                    memcpy(copy, m, n);
-                    r->data = copy;
-                    r->len = (uint32_t)n;
-                    r->owns_data = 1;
-                    r->state = FE_READY;
+                    set_ready_copy(r, m, n);
                     fe->nwaiting--;
                     done++;
                     fe->hooks->reply_ready(fe, r, &now);

@@ -303,3 +303,74 @@ Test(repl_stream, bad_input_gets_clear_errors_and_loses_nothing)
     cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "INCR counter"), ":201\r\n");
     redisFree(lc);
 }
+
+Test(repl_stream, wait_counts_replicas_that_acked_the_last_write)
+{
+    redisContext *lc, *rc;
+    start_pair(&lc, &rc);
+    expect_caught_up(lc, rc); /* linked */
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET w 1"), "+OK\r\n");
+    /* Waits (no timeout) until the one replica has it durable. */
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "WAIT 1 0"), ":1\r\n");
+    /* Two are asked, one exists: the count once the timeout passed. */
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "WAIT 2 200"), ":1\r\n");
+    /* Replies stay in request order around a held WAIT. */
+    redisAppendCommand(lc, "SET w 2");
+    redisAppendCommand(lc, "WAIT 2 100");
+    redisAppendCommand(lc, "GET w");
+    const char *want[] = {"OK", NULL, "2"};
+    for (int i = 0; i < 3; i++) {
+        redisReply *r;
+        cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+        if (want[i])
+            cr_expect_str_eq(r->str, want[i]);
+        else
+            cr_expect_eq(r->integer, 1);
+        freeReplyObject(r);
+    }
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "WAIT 0 0"),
+                     "-ERR WAIT cannot be used with replica instances. Please also note that "
+                     "since Redis 4.0 if a replica is configured to be writable (which is not the "
+                     "default) writes to replicas are just local and are not propagated.\r\n");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+Test(repl_stream, with_min_replicas_acked_every_acked_write_survives_the_leader)
+{
+    cr_assert(srv_start(&L, SMALL " --min-replicas-acked 1") == 0, "leader did not start");
+    char extra[256];
+    snprintf(extra, sizeof(extra), SMALL " --replicaof 127.0.0.1 %d", L.port);
+    cr_assert(srv_start(&R, extra) == 0, "replica did not start");
+    redisContext *lc = srv_connect(&L), *rc = srv_connect(&R);
+    cr_assert(lc && rc);
+    /* Batches of 100 pipelined writes; in the last one, SIGKILL the whole
+     * leader after half the replies: every write acked so far must be
+     * on the replica. */
+    int acked = 0;
+    for (int batch = 0; batch < 20; batch++) {
+        for (int i = 0; i < 100; i++)
+            redisAppendCommand(lc, "SET acked:%d %d", batch * 100 + i, batch * 100 + i);
+        int n = batch == 19 ? 50 : 100;
+        for (int i = 0; i < n; i++) {
+            redisReply *r;
+            cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+            cr_assert_str_eq(r->str, "OK");
+            freeReplyObject(r);
+            acked++;
+        }
+    }
+    srv_kill_all(&L);
+    redisFree(lc);
+    for (int i = 0; i < acked; i++) {
+        redisReply *r = redisCommand(rc, "GET acked:%d", i);
+        cr_assert(r && r->type == REDIS_REPLY_STRING, "acked write %d is on the replica", i);
+        cr_expect_eq(atoi(r->str), i);
+        freeReplyObject(r);
+    }
+    char buf[64];
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "REPLICAOF NO ONE"), "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "SET after-failover 1"), "+OK\r\n");
+    redisFree(rc);
+}
