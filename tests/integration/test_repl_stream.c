@@ -374,3 +374,29 @@ Test(repl_stream, with_min_replicas_acked_every_acked_write_survives_the_leader)
     cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "SET after-failover 1"), "+OK\r\n");
     redisFree(rc);
 }
+
+/* The replication process of `s`, SIGKILLed; the master respawns it. */
+static void kill_repl_process(const srv_t *s)
+{
+    pid_t pid;
+    cr_assert_eq(srv_wait_children(s, "atticdb-server: replication", &pid, 1, 1), 1);
+    cr_assert(kill(pid, SIGKILL) == 0);
+}
+
+Test(repl_stream, killed_replication_processes_are_respawned_and_resume)
+{
+    redisContext *lc, *rc;
+    start_pair(&lc, &rc);
+    write_some(lc, 0, 500);
+    kill_repl_process(&R); /* the receiver, maybe holding a claim */
+    write_some(lc, 500, 500);
+    expect_caught_up(lc, rc);
+    kill_repl_process(&L); /* the sender */
+    write_some(lc, 1000, 500);
+    expect_caught_up(lc, rc);
+    char buf[64];
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "GET counter"), "$4\r\n1500\r\n");
+    cr_expect(srv_log_contains(&R, "respawned replication", NULL), "the replica's log says so");
+    redisFree(lc);
+    redisFree(rc);
+}
