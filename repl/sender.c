@@ -101,15 +101,16 @@ static void start_peer(repl_proc_t *p, int fd, uint64_t lsn, uint32_t crc, unsig
                lsn, durable);
         return;
     }
-    if (lsn < start || (lsn == start && lsn > 0) ||
-        repl_tail_crc(p->cfg->dir, p->cfg->segment_size, lsn, &mine) != 0) {
+    if (lsn < start || (lsn == start && lsn > 0)) {
         refuse(fd,
                "-ERR the leader no longer has its log at the replica's LSN %" PRIu64
                " (it starts at %" PRIu64 "); a full copy is not implemented yet",
                lsn, start);
         return;
     }
-    if (mine != crc) {
+    /* No record ends at lsn here, or one with another CRC: the replica's
+     * log is not a prefix of this one. */
+    if (repl_tail_crc(p->cfg->dir, p->cfg->segment_size, lsn, &mine) != 0 || mine != crc) {
         refuse(fd,
                "-ERR the replica's log differs from the leader's at LSN %" PRIu64
                ": the logs diverged; a full copy is not implemented yet",

@@ -400,3 +400,35 @@ Test(repl_stream, killed_replication_processes_are_respawned_and_resume)
     redisFree(lc);
     redisFree(rc);
 }
+
+Test(repl_stream, a_server_with_writes_of_its_own_is_refused_and_keeps_them)
+{
+    redisContext *lc, *sc;
+    srv_t *S = &R; /* a second leader, made a replica at run time */
+    cr_assert(srv_start(&L, SMALL) == 0);
+    cr_assert(srv_start(S, SMALL) == 0);
+    lc = srv_connect(&L);
+    sc = srv_connect(S);
+    cr_assert(lc && sc);
+    write_some(lc, 0, 300);
+    write_some(sc, 5000, 100); /* its own log: not a prefix of the leader's */
+    char before[64], buf[512], cmd[64];
+    digest(sc, before);
+    snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
+    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), cmd), "+OK\r\n");
+    int seen = 0;
+    for (int i = 0; i < 600 && !seen; i++) {
+        seen = strstr(info_field(sc, "atticdb_link_error", buf, sizeof(buf)), "diverged") != NULL;
+        if (!seen) usleep(50000);
+    }
+    cr_expect(seen, "the link error says the logs diverged: %s", buf);
+    cr_expect_eq(info_num(sc, "atticdb_partial_syncs"), 0);
+    cr_expect_eq(info_num(lc, "connected_slaves"), 0);
+    char after[64];
+    digest(sc, after);
+    cr_expect_str_eq(before, after, "its own data is untouched");
+    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), "REPLICAOF NO ONE"), "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), "GET counter"), "$3\r\n100\r\n");
+    redisFree(lc);
+    redisFree(sc);
+}
