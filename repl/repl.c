@@ -54,6 +54,7 @@ int repl_main(shm_t *shm, const config_t *cfg)
     sender_init(&p);
     receiver_init(&p);
     atomic_store(&shm->repl_ready, 1);
+    uint64_t seen = UINT64_MAX; /* durable LSN the last steps worked from */
     while (shm_master_alive(shm) && atomic_load(&shm->shutdown) < 2) {
         struct pollfd fds[REPL_MAX_REPLICAS + 3];
         int owner[REPL_MAX_REPLICAS + 3];
@@ -66,6 +67,9 @@ int repl_main(shm_t *shm, const config_t *cfg)
         if (receiver_pollfd(&p, &fds[n])) owner[n++] = -3;
         shm_waiter_arm(&shm->repl_wake);
         int timeout = receiver_wants_retry(&p) ? 1 : 100;
+        /* The re-check after arming (shm.h): a durable LSN that moved
+         * while the steps ran woke nobody, so it is work now. */
+        if (atomic_load(&shm->durable_lsn) != seen) timeout = 0;
         int rc = poll(fds, (nfds_t)n, timeout);
         shm_waiter_disarm(&shm->repl_wake);
         if (rc < 0 && errno != EINTR) {
@@ -82,6 +86,7 @@ int repl_main(shm_t *shm, const config_t *cfg)
             else if (owner[i] >= 0)
                 sender_event(&p, owner[i], fds[i].revents);
         }
+        seen = atomic_load(&shm->durable_lsn);
         receiver_step(&p);
         sender_ship(&p);
     }
