@@ -7,6 +7,7 @@
  * validator wherever it comes from.
  */
 #include "config.h"
+#include "repl-shm.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -302,6 +303,24 @@ static int parse_user(config_t *c, int argc, const char *const *argv, const size
     return 0;
 }
 
+/* `replicaof host port` (or `slaveof`), as Redis reads it from its file:
+ * the leader this server follows from its start (D33); `no one` = none. */
+static int parse_replicaof(config_t *c, int argc, const char *const *argv, const size_t *lens,
+                           char *err, size_t errlen)
+{
+    if (argc != 2) return str_fail(err, errlen, "wrong number of arguments");
+    free(c->replicaof_host);
+    c->replicaof_host = NULL;
+    if (word_eq(argv[0], lens[0], "no") && word_eq(argv[1], lens[1], "one")) return 0;
+    long long port;
+    if (str_to_ll(argv[1], lens[1], &port) != 0 || port < 0 || port > 65535)
+        return str_fail(err, errlen, "Invalid master port");
+    if (lens[0] == 0 || lens[0] >= 256) return str_fail(err, errlen, "Invalid master host");
+    c->replicaof_host = strndup(argv[0], lens[0]);
+    c->replicaof_port = (int)port;
+    return 0;
+}
+
 /* ---- the table ---- */
 
 static const char *const loglevel_names[] = {"debug", "verbose", "notice", "warning", NULL};
@@ -420,11 +439,18 @@ static const config_entry_t table[] = {
     /* SAVE and BGSAVE write a backup (a checkpoint and the log it needs)
      * into a new directory under this one; relative to dir (D38). */
     STRING("backup-dir", "backups", backup_dir),
+    /* Every write's ack waits until this many replicas made it durable
+     * too; 0 = local durability only (D33). */
+    NUM("min-replicas-acked", CONFIG_INT, 0, "0", 0, REPL_MAX_REPLICAS, min_replicas_acked),
     /* The store relocates live values out of the log's oldest segments
      * while the log they span is more than this many times their bytes;
      * 0 = never (D27). */
     SPECIAL("space-amplification-target", 0, "1.5", parse_space_amp, format_space_amp),
     SPECIAL("user", CONFIG_FILE_ONLY | CONFIG_WORDS, NULL, parse_user, NULL),
+    /* The leader to follow at start (D33); REPLICAOF changes it at run
+     * time. Redis keeps it out of CONFIG GET too. */
+    SPECIAL("replicaof", CONFIG_FILE_ONLY | CONFIG_WORDS, NULL, parse_replicaof, NULL),
+    SPECIAL("slaveof", CONFIG_FILE_ONLY | CONFIG_WORDS, NULL, parse_replicaof, NULL),
     /* Directives Redis users keep in their files that mean nothing here:
      * accepted so an existing redis.conf loads. */
     IGNORED("tcp-keepalive", CONFIG_FILE_ONLY, NULL),
@@ -535,6 +561,7 @@ void config_free(config_t *c)
     free(c->cluster_config_file);
     free(c->cluster_announce_ip);
     free(c->backup_dir);
+    free(c->replicaof_host);
     free(c->requirepass);
     for (int i = 0; i < c->nusers; i++) {
         for (int j = 0; j < c->users[i].nwords; j++)

@@ -82,8 +82,11 @@ typedef struct config {
     int log_sync;                      /* CONFIG_SYNC_* */
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
     char *backup_dir;                  /* where SAVE/BGSAVE put backups; relative: to dir (D38) */
-    char *config_file;                 /* absolute path of the file given at start, NULL = none
-                                        * (INFO server, CONFIG REWRITE) */
+    int min_replicas_acked;            /* a write's ack waits for this many replicas (D33) */
+    char *replicaof_host; /* `replicaof host port`: the leader to follow, NULL = none */
+    int replicaof_port;
+    char *config_file;       /* absolute path of the file given at start, NULL = none
+                              * (INFO server, CONFIG REWRITE) */
     double space_amp_target; /* relocate while the log spans more than this x live; 0 = off */
     /* A hash is listpack-encoded (OBJECT ENCODING) while it has at most
      * this many fields, none longer than this many bytes (names and values);

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "chan.h"
+#include "repl-shm.h"
 #include "ring.h"
 
 #define SHM_MAX_FRONTENDS 64
@@ -153,6 +154,7 @@ typedef struct shm {
      * fe[i].ready); the master clears it before each fork, so it speaks for
      * the newest process of the slot only. */
     _Atomic uint32_t logger_ready; /* this logger took over the log and commits */
+    _Atomic uint32_t repl_ready;   /* the replication process runs (repl/) */
     /* The LSN of the record the store is replaying (UINT64_MAX before its
      * replay starts), so that the master can name it if the store dies there. */
     _Atomic uint64_t store_replay_lsn;
@@ -202,13 +204,23 @@ typedef struct shm {
 
     _Alignas(64) shm_waiter_t logger_wake; /* records committed to the ring */
     _Alignas(64) shm_waiter_t store_wake;  /* durable LSN advanced / request */
+    /* The replication process (repl/, D33): woken when the durable LSN
+     * moves or REPLICAOF changes what to follow; frontends hand it a
+     * replica's connection over a datagram socketpair the master made
+     * (SCM_RIGHTS): they send on handoff_fd, it receives on the other end. */
+    _Alignas(64) shm_waiter_t repl_wake;
+    int32_t repl_handoff_fd;
+    int32_t repl_handoff_rfd;
+    repl_shm_t repl;
     shm_stats_t stats;
     shm_frontend_t fe[SHM_MAX_FRONTENDS];
     /* Frontend i claims ring space through claimers[i] (one array, so the
      * logger can search it for the owner of an abandoned claim), and the
-     * store through claimers[nfrontends] (its relocation and eviction
-     * records, D27 and D32): shm_nclaimers() of them are in use. */
-    ring_claimer_t claimers[SHM_MAX_FRONTENDS + 1];
+     * store through claimers[nfrontends] (its relocation, eviction and
+     * abort records, D27, D32, D31), a replica's receiver through
+     * claimers[nfrontends + 1] (the leader's records, D33): shm_nclaimers()
+     * of them are in use. */
+    ring_claimer_t claimers[SHM_MAX_FRONTENDS + 2];
 } shm_t;
 
 /* The clients' unsent replies, every frontend (shm_frontend_t.obuf_bytes). */
@@ -227,10 +239,16 @@ static inline uint64_t shm_used_memory(const shm_t *s)
     return atomic_load_explicit(&s->store_index_bytes, memory_order_relaxed) + shm_clients_bytes(s);
 }
 
-/* Claimers in use: one per frontend, then the store's. */
+/* Claimers in use: one per frontend, then the store's, then the receiver's. */
 static inline int shm_nclaimers(const shm_t *s)
 {
-    return (int)s->nfrontends + 1;
+    return (int)s->nfrontends + 2;
+}
+
+/* The receiver's ring claimer (a replica's copy of its leader's log). */
+static inline ring_claimer_t *shm_repl_claimer(shm_t *s)
+{
+    return &s->claimers[s->nfrontends + 1];
 }
 
 /* The store's ring claimer (relocation and eviction records:

@@ -354,6 +354,7 @@ static void publish_durable(logger_t *lg, uint64_t end, int wants_store)
     if (store_must_know(lg, wants_store)) shm_wake(&lg->shm->store_wake);
     for (uint32_t i = 0; i < lg->shm->nfrontends; i++)
         shm_wake(&lg->shm->fe[i].wake);
+    shm_wake(&lg->shm->repl_wake); /* the sender ships, the receiver acks (D33) */
 }
 
 static void on_sync_done(void *arg, uint64_t tag, int res)

@@ -52,6 +52,7 @@
 #include "logger/logger.h"
 #include "master/master.h"
 #include "shm.h"
+#include "repl/repl.h"
 #include "store/store.h"
 
 /* Deaths sooner than this after a start are "in a row": the second waits
@@ -64,7 +65,7 @@
 #define BACKOFF_FIRST_MS 25
 #define BACKOFF_MAX_MS   1000
 
-enum role { ROLE_LOGGER, ROLE_STORE, ROLE_FRONTEND };
+enum role { ROLE_LOGGER, ROLE_STORE, ROLE_FRONTEND, ROLE_REPL };
 
 typedef struct child {
     enum role role;
@@ -91,7 +92,7 @@ typedef struct master {
     int ntcp;
     int unix_fd;
     int port_lock_fd;
-    child_t logger, store;
+    child_t logger, store, repl;
     child_t fe[SHM_MAX_FRONTENDS];
     int stopping;
     int exit_status;
@@ -237,10 +238,45 @@ static int listen_unix(master_t *m)
     return 0;
 }
 
+/* Replication's shared state (D33): a run id, the socketpair over which
+ * frontends hand replica connections to the replication process, and the
+ * leader to follow when the config file names one (`replicaof`). */
+static int repl_setup(master_t *m)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) != 0) {
+        log_warn("Can't create the replication socketpair: %s", strerror(errno));
+        return -1;
+    }
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    fcntl(sv[1], F_SETFL, O_NONBLOCK);
+    m->shm->repl_handoff_fd = sv[0];
+    m->shm->repl_handoff_rfd = sv[1];
+    repl_shm_t *r = &m->shm->repl;
+    unsigned char rnd[20];
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || read(fd, rnd, sizeof(rnd)) != (ssize_t)sizeof(rnd)) {
+        uint64_t t = shm_mono_ns() ^ ((uint64_t)getpid() << 32);
+        for (size_t i = 0; i < sizeof(rnd); i++)
+            rnd[i] = (unsigned char)(t >> ((i % 8) * 8)) ^ (unsigned char)i;
+    }
+    if (fd >= 0) close(fd);
+    for (size_t i = 0; i < sizeof(rnd); i++)
+        snprintf(r->run_id + 2 * i, 3, "%02x", rnd[i]);
+    if (m->cfg.replicaof_host) {
+        snprintf(r->master_host, sizeof(r->master_host), "%s", m->cfg.replicaof_host);
+        atomic_store(&r->master_port, (uint32_t)m->cfg.replicaof_port);
+        atomic_store(&r->is_replica, 1);
+        atomic_store(&r->gen, 1);
+    }
+    return 0;
+}
+
 static const char *role_name(const child_t *c, char *buf, size_t n)
 {
     if (c->role == ROLE_LOGGER) return "logger";
     if (c->role == ROLE_STORE) return "store";
+    if (c->role == ROLE_REPL) return "replication";
     snprintf(buf, n, "frontend %d", c->slot);
     return buf;
 }
@@ -267,7 +303,7 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
      * so a fault that kills does not turn into a crash loop by accident. */
     const char *faults = getenv("ATTICDB_TEST_FAULTS");
     if (faults) {
-        static const char *const roles[] = {"logger", "store", "frontend"};
+        static const char *const roles[] = {"logger", "store", "frontend", "repl"};
         if (io_fault_install(faults, roles[c->role], c->spawns == 1) < 0) {
             log_warn("FATAL: malformed ATTICDB_TEST_FAULTS: %s", faults);
             _exit(EXIT_FATAL);
@@ -285,6 +321,10 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
     case ROLE_STORE:
         log_set_role('S');
         rc = store_main(m->shm, &m->cfg);
+        break;
+    case ROLE_REPL:
+        log_set_role('R');
+        rc = repl_main(m->shm, &m->cfg);
         break;
     default: {
         log_set_role('F');
@@ -305,6 +345,7 @@ static _Atomic uint32_t *ready_flag(master_t *m, const child_t *c)
 {
     if (c->role == ROLE_LOGGER) return &m->shm->logger_ready;
     if (c->role == ROLE_STORE) return &m->shm->store_ready;
+    if (c->role == ROLE_REPL) return &m->shm->repl_ready;
     return &m->shm->fe[c->slot].ready;
 }
 
@@ -331,15 +372,16 @@ static int spawn(master_t *m, child_t *c)
     return 0;
 }
 
-/* Every child slot, by index: the logger, the store, then the frontends. */
+/* Every child slot, by index: the logger, the store, the replication
+ * process, then the frontends. */
 static int nchildren(const master_t *m)
 {
-    return 2 + m->cfg.frontends;
+    return 3 + m->cfg.frontends;
 }
 
 static child_t *child_at(master_t *m, int i)
 {
-    return i == 0 ? &m->logger : i == 1 ? &m->store : &m->fe[i - 2];
+    return i == 0 ? &m->logger : i == 1 ? &m->store : i == 2 ? &m->repl : &m->fe[i - 3];
 }
 
 static child_t *find_child(master_t *m, pid_t pid)
@@ -520,6 +562,11 @@ static void reap(master_t *m)
             atomic_store(&shm_store_claimer(m->shm)->owner_dead, 1);
             shm_wake(&m->shm->logger_wake);
         }
+        if (c->role == ROLE_REPL) {
+            /* And a replica's receiver (the leader's records, D33). */
+            atomic_store(&shm_repl_claimer(m->shm)->owner_dead, 1);
+            shm_wake(&m->shm->logger_wake);
+        }
         if (m->stopping) {
             if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
                 char namebuf[32], how[96];
@@ -573,6 +620,11 @@ static int logger_alive(master_t *m)
 static int store_alive(master_t *m)
 {
     return m->store.pid != 0;
+}
+
+static int repl_alive(master_t *m)
+{
+    return m->repl.pid != 0;
 }
 
 /* Every child serves: the logger committed, the store replayed, every
@@ -645,6 +697,10 @@ static void shutdown_all(master_t *m)
         shm_wake(&shm->fe[i].wake);
     wait_phase(m, frontends_alive, 10000, "frontends");
     atomic_store(&shm->shutdown, 2);
+    /* The replication process stops before the logger: a receiver that
+     * claims no more lets the logger's last sync cover everything. */
+    shm_wake(&shm->repl_wake);
+    wait_phase(m, repl_alive, 10000, "replication");
     shm_wake(&shm->logger_wake);
     wait_phase(m, logger_alive, 10000, "logger");
     atomic_store(&shm->shutdown, 3);
@@ -729,6 +785,7 @@ int master_run(int argc, char **argv)
             if (listen_tcp(&m, m.cfg.bind[i]) != 0) return 1;
     }
     if (m.cfg.unixsocket && listen_unix(&m) != 0) return 1;
+    if (repl_setup(&m) != 0) return 1;
 
     sigset_t block, old;
     sigemptyset(&block);
@@ -766,6 +823,8 @@ int master_run(int argc, char **argv)
         }
     }
     if (spawn(&m, &m.store) != 0) return 1;
+    m.repl.role = ROLE_REPL;
+    if (spawn(&m, &m.repl) != 0) return 1;
     for (int i = 0; i < m.cfg.frontends; i++) {
         m.fe[i].role = ROLE_FRONTEND;
         m.fe[i].slot = i;

@@ -290,6 +290,9 @@ static int reloc_one(store_compact_t *c, store_ctx_t *ctx, shm_t *shm, int db, i
 int store_compact_claimer_ready(store_compact_t *c, shm_t *shm)
 {
     if (atomic_load(&shm->logger_state) != LOGGER_RUNNING) return 0;
+    /* A replica's log is its leader's: relocations, evictions and aborts
+     * of large values included (D33). */
+    if (atomic_load(&shm->repl.is_replica)) return 0;
     if (!c->adopted)
         c->adopted = ring_claimer_adopt(
             shm_store_claimer(shm), atomic_load_explicit(&shm->durable_lsn, memory_order_acquire));

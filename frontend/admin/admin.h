@@ -73,6 +73,7 @@ typedef struct fe_admin {
     /* latency.c, frontend 0 only: the fsync histogram as last seen, so the
      * slowest fsync since then can be found (the "fsync" event). */
     uint64_t *fsync_seen;
+    struct fe_repl_wait *waits; /* WAITs not answered yet (repl.c) */
 } fe_admin_t;
 
 /* What the layer keeps per connection (c->admin, allocated by the core
@@ -148,6 +149,7 @@ void fe_admin_on_connect(struct fe_conn *c);
 void fe_admin_on_close(struct fe_conn *c);
 void fe_admin_on_input(struct fe_conn *c);
 void fe_admin_on_timer(struct fe *fe);
+void fe_admin_on_wake(struct fe *fe);
 
 /* ---- shm-lock.c ---- */
 
@@ -322,6 +324,13 @@ void fe_cmd_lastsave(struct fe_conn *c, int argc, const char **argv, const uint3
 /* ---- repl.c: replication commands (D33) ---- */
 void fe_cmd_role(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 void fe_cmd_wait(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
+void fe_cmd_replconf(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                     buf_t *out);
+/* Answer the WAITs whose replicas acked or whose timeout passed (repl.c):
+ * at each wake-up and tick. */
+void fe_repl_waits_check(struct fe *fe);
+/* INFO's # Replication section (repl.c), with Redis' master_replid. */
+void fe_info_replication(struct fe *fe, buf_t *b, const char *replid);
 void fe_cmd_replicaof(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
                       buf_t *out);
 

@@ -616,20 +616,20 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "+stale\r\n+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n"
         "+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
         132,
-        "%5\r\n$7\r\nsummary\r\n$121\r\nMake this server a replica of another, or (NO ONE) a leader:"
-        " only NO ONE is there yet, and this server is always a leader\r\n"
-        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
-        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
-        "$4\r\nname\r\n$4\r\nargs\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\n"
-        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$9\r\nhost-port\r\n$4\r\n"
-        "type\r\n$5\r\nblock\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
-        "$4\r\nhost\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n"
-        "$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%3\r\n$4\r\nname\r\n"
-        "$6\r\nno-one\r\n$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n"
-        "*2\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
-        "$5\r\ntoken\r\n$2\r\nNO\r\n%3\r\n$4\r\nname\r\n$3\r\none\r\n$4\r\n"
-        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nONE\r\n",
-        667},
+        "%5\r\n$7\r\nsummary\r\n$95\r\nMake this server a replica of another (it follows the leader'"
+        "s log), or (NO ONE) a leader again\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n"
+        "$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$4\r\nargs\r\n$4\r\n"
+        "type\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n"
+        "$9\r\nhost-port\r\n$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n"
+        "*2\r\n%2\r\n$4\r\nname\r\n$4\r\nhost\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$4\r\nport\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%3\r\n$4\r\nname\r\n$6\r\nno-one\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\nno\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNO\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\none\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nONE\r\n",
+        640},
     {"slaveof",
         "*10\r\n$7\r\nslaveof\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n+stale\r\n"
         "+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n"
@@ -649,6 +649,16 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$5\r\ntoken\r\n$2\r\nNO\r\n%3\r\n$4\r\nname\r\n$3\r\none\r\n$4\r\n"
         "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nONE\r\n",
         636},
+    {"replconf",
+        "*10\r\n$8\r\nreplconf\r\n:-1\r\n~5\r\n+admin\r\n+noscript\r\n"
+        "+loading\r\n+stale\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n~3\r\n"
+        "+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n~0\r\n~0\r\n",
+        136,
+        "%5\r\n$7\r\nsummary\r\n$88\r\nReplication's own command: a replica's handshake (ask for the"
+        " log from its LSN) and acks\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n"
+        "$5\r\ngroup\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n",
+        212},
     {"slowlog",
         "*10\r\n$7\r\nslowlog\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
         "+@slow\r\n~0\r\n~0\r\n*4\r\n*10\r\n$13\r\nslowlog|reset\r\n:2\r\n"

@@ -160,8 +160,15 @@ void fe_admin_on_input(fe_conn_t *c)
                               memory_order_relaxed);
 }
 
+void fe_admin_on_wake(fe_t *fe)
+{
+    fe_clients_kill_pending(fe); /* CLIENT KILL from another frontend */
+    fe_repl_waits_check(fe);     /* a replica acked (WAIT) */
+}
+
 void fe_admin_on_timer(fe_t *fe)
 {
+    fe_repl_waits_check(fe); /* in case a wake-up was lost */
     fe_config_refresh(fe);
     fe_acl_sweep(fe);            /* clients of users deleted on any frontend */
     fe_clients_kill_pending(fe); /* in case a wake-up was lost */

@@ -444,23 +444,7 @@ static void info_replication(fe_t *fe, buf_t *b)
 {
     char rid[41];
     run_id(fe, "replid", rid);
-    /* Offsets are LSNs (D33): the leader's is its durable LSN, the log it
-     * would ship; ROLE reports the same number. */
-    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
-    buf_appendf(b,
-                "# Replication\r\n"
-                "role:master\r\n"
-                "connected_slaves:0\r\n"
-                "master_failover_state:no-failover\r\n"
-                "master_replid:%s\r\n"
-                "master_replid2:0000000000000000000000000000000000000000\r\n"
-                "master_repl_offset:%" PRIu64 "\r\n"
-                "second_repl_offset:-1\r\n"
-                "repl_backlog_active:0\r\n"
-                "repl_backlog_size:1048576\r\n"
-                "repl_backlog_first_byte_offset:0\r\n"
-                "repl_backlog_histlen:0\r\n",
-                rid, durable);
+    fe_info_replication(fe, b, rid); /* frontend/admin/repl.c */
 }
 
 static void info_cpu(fe_t *fe, buf_t *b)

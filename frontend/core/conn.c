@@ -95,10 +95,77 @@ static const char *logger_failed_reply(fe_t *fe, size_t *n)
     return msg;
 }
 
+/* r is ready with a copy of data[0, len). */
+static void set_ready_copy(fe_reply_t *r, const char *data, size_t len)
+{
+    char *copy = malloc(len ? len : 1);
+    if (!copy) abort();
+    memcpy(copy, data, len);
+    r->data = copy;
+    r->len = (uint32_t)len;
+    r->owns_data = 1;
+    r->state = FE_READY;
+}
+
+uint64_t fe_ack_lsn(fe_t *fe)
+{
+    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
+    int k = fe->cfg->min_replicas_acked;
+    if (k <= 0) return durable;
+    /* The k-th largest acked LSN of the online replicas (0 with fewer). */
+    uint64_t top[REPL_MAX_REPLICAS] = {0};
+    for (int i = 0; i < REPL_MAX_REPLICAS; i++) {
+        const repl_replica_t *r = &fe->shm->repl.replicas[i];
+        if (!atomic_load(&r->online)) continue;
+        uint64_t v = atomic_load(&r->acked_lsn);
+        for (int j = 0; j < k; j++)
+            if (v > top[j]) {
+                uint64_t t = top[j];
+                top[j] = v;
+                v = t;
+            }
+    }
+    return top[k - 1] < durable ? top[k - 1] : durable;
+}
+
+void fe_reply_complete(fe_t *fe, fe_reply_t *r, const char *data, size_t len)
+{
+    fe_map_take(fe, r->kind, r->id);
+    fe->nwaiting--;
+    if (!r->conn) {
+        fe_reply_free(fe, r);
+        return;
+    }
+    set_ready_copy(r, data, len);
+    uint64_t now = 0;
+    fe->hooks->reply_ready(fe, r, &now);
+    fe_conn_collect(r->conn);
+    conn_flush(r->conn);
+}
+
+/* A write the store answered, while min-replicas-acked holds its ack:
+ * it waits as a fixed reply does, with the store's reply as its data. */
+static void hold_for_replicas(fe_reply_t *r)
+{
+    fe_conn_t *c = r->conn;
+    r->state = FE_WAIT_DURABLE;
+    /* The cursor is the oldest waiting entry: r, unless one before it. */
+    fe_reply_t *w = c->wait_durable;
+    if (w) {
+        for (fe_reply_t *e = c->head; e && e != w; e = e->next)
+            if (e == r) {
+                w = NULL;
+                break;
+            }
+    }
+    if (!w) c->wait_durable = r;
+}
+
 /* Resolve entries whose condition holds; returns how many became ready. */
 static uint64_t fe_collect_durable(fe_t *fe)
 {
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
+    uint64_t ack = fe_ack_lsn(fe);
     int failed = atomic_load(&fe->shm->logger_state) == LOGGER_FAILED;
     uint64_t done = 0, now = 0;
     for (fe_conn_t *c = fe->wlist, *next; c; c = next) {
@@ -116,13 +183,7 @@ static uint64_t fe_collect_durable(fe_t *fe)
                     if (r->state == FE_WAIT_STORE) fe_map_take(fe, r->kind, r->id);
                     size_t n;
                     const char *m = logger_failed_reply(fe, &n);
-                    char *copy = malloc(n);
-                    if (!copy) abort();
-                    memcpy(copy, m, n);
-                    r->data = copy;
-                    r->len = (uint32_t)n;
-                    r->owns_data = 1;
-                    r->state = FE_READY;
+                    set_ready_copy(r, m, n);
                     fe->nwaiting--;
                     done++;
                     fe->hooks->reply_ready(fe, r, &now);
@@ -131,7 +192,7 @@ static uint64_t fe_collect_durable(fe_t *fe)
             c->wait_durable = NULL;
         } else {
             fe_reply_t *r = c->wait_durable;
-            while (r && r->lsn_end <= durable) {
+            while (r && r->lsn_end <= ack) {
                 r->state = FE_READY;
                 fe->nwaiting--;
                 done++;
@@ -202,8 +263,8 @@ static uint64_t fe_collect_store(fe_t *fe)
                     free(r->parts);
                     r->parts = NULL;
                 }
-                fe->nwaiting--;
-                done++;
+                int held = kind == STORE_REPLY_WRITE && r->conn && r->lsn_end > fe_ack_lsn(fe);
+                if (!held) fe->nwaiting--, done++;
                 if (!r->conn) {
                     /* The client left; the entry was only kept for this. */
                     free(copy);
@@ -213,7 +274,10 @@ static uint64_t fe_collect_store(fe_t *fe)
                     r->len = clen;
                     r->owns_data = 1;
                     r->state = FE_READY;
-                    fe->hooks->reply_ready(fe, r, &now);
+                    if (held)
+                        hold_for_replicas(r); /* min-replicas-acked (D33) */
+                    else
+                        fe->hooks->reply_ready(fe, r, &now);
                     fe_conn_t *c = r->conn;
                     if (kind == STORE_REPLY_READ && --c->reads_outstanding == 0 && c->blocked)
                         event_active(fe->ev_retry, EV_TIMEOUT, 0); /* a write waits for it */
@@ -237,8 +301,9 @@ static int fe_has_completion(fe_t *fe)
      * answer, so reporting a completion here would spin forever. */
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
     if (fe->read_wait_lsn && durable >= fe->read_wait_lsn) return 1;
+    uint64_t ack = fe_ack_lsn(fe);
     for (fe_conn_t *c = fe->wlist; c; c = c->wnext)
-        if (c->wait_durable && c->wait_durable->lsn_end <= durable) return 1;
+        if (c->wait_durable && c->wait_durable->lsn_end <= ack) return 1;
     return 0;
 }
 

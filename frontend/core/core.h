@@ -311,7 +311,18 @@ int fe_read_must_wait(fe_conn_t *c);
  * (fe->ev_retry), 0 when none waits or none may go yet. */
 int fe_reads_release(fe_t *fe);
 
+/* Entries a layer above holds in FE_WAIT_STORE under this kind (WAIT,
+ * frontend/admin/repl.c), with ids from fe->next_read_id; it resolves them
+ * with fe_reply_complete. */
+#define FE_KIND_HELD 3
+
 /* ---- conn.c: connections, completions, the event loop ---- */
+/* The LSN below which writes may be acknowledged: durable_lsn, and with
+ * min-replicas-acked k, also acked by k replicas (D33). */
+uint64_t fe_ack_lsn(fe_t *fe);
+/* Resolve an entry held under FE_KIND_HELD with this reply (copied), and
+ * send what is ready; an entry whose client left is freed. */
+void fe_reply_complete(fe_t *fe, fe_reply_t *r, const char *data, size_t len);
 /* Close c at once (CLIENT KILL, deleted ACL user). Never frees it here: c
  * stops reading and is closed right after the current event. */
 void fe_conn_kill(fe_conn_t *c);

@@ -33,6 +33,12 @@
 
 int fe_write_refused(fe_conn_t *c)
 {
+    if (atomic_load(&c->fe->shm->repl.is_replica)) {
+        /* A replica's log is its leader's (D33): nothing else may claim. */
+        static const char msg[] = "-READONLY You can't write against a read only replica.\r\n";
+        fe_reply_ready_static(c, msg, sizeof(msg) - 1);
+        return 1;
+    }
     if (atomic_load(&c->fe->shm->logger_state) == LOGGER_FAILED) {
         fe_reply_errorf(c,
                         "ERR AtticDB's log is stopped after an I/O error (%s): writes are "
@@ -243,6 +249,8 @@ int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *co
 void fe_submit_tick(fe_t *fe)
 {
     if (atomic_load(&fe->shm->logger_state) != LOGGER_RUNNING || !claimer_adopted(fe)) return;
+    /* On a replica the apply clock moves with the leader's records (D33). */
+    if (atomic_load(&fe->shm->repl.is_replica)) return;
     uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(0, NULL));
     uint64_t pos;
     if (ring_claim(fe->ring, fe->claimer, space, &pos) != 0) return;

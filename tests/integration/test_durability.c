@@ -266,8 +266,8 @@ Test(durability, clean_stop_leaves_no_process, .timeout = 30)
     srv_t s;
     cr_assert_eq(srv_start(&s, "--frontends 3"), 0);
     pid_t pids[8];
-    int n = srv_wait_children(&s, "atticdb-server: ", pids, 8, 5);
-    cr_assert_eq(n, 5, "logger, store, 3 frontends");
+    int n = srv_wait_children(&s, "atticdb-server: ", pids, 8, 6);
+    cr_assert_eq(n, 6, "logger, store, replication, 3 frontends");
     pid_t group = s.pid;
     cr_assert_eq(srv_stop(&s), 0);
     /* Children that exited with the master may stay zombies until init
@@ -463,8 +463,8 @@ Test(durability, killed_master_leaves_no_orphans_and_restart_recovers, .timeout 
         freeReplyObject(redisCommand(c, "SET m:%d %d", i, i));
     redisFree(c);
     pid_t kids[8];
-    int n = srv_wait_children(&s, "atticdb-server: ", kids, 8, 4);
-    cr_assert_eq(n, 4);
+    int n = srv_wait_children(&s, "atticdb-server: ", kids, 8, 5);
+    cr_assert_eq(n, 5, "logger, store, replication, 2 frontends");
     kill(s.pid, SIGKILL); /* the master only */
     waitpid(s.pid, NULL, 0);
     /* Every child goes with it (PR_SET_PDEATHSIG), none is left behind. */

@@ -104,7 +104,7 @@ Test(repl, wait_parses_like_redis_and_counts_no_replicas)
 Test(repl, replicaof_no_one_and_bad_ports_as_redis)
 {
     /* Each pair: a command, redis-server 7.0.15's reply on a master,
-     * but for REPLICAOF host port: AtticDB's refusal (no replication yet, D33). */
+     * and on a replica whose leader is not there. */
     static const char *const cases[][2] = {
         {"REPLICAOF no one", "+OK\r\n"},
         {"REPLICAOF NO ONE", "+OK\r\n"},
@@ -113,10 +113,13 @@ Test(repl, replicaof_no_one_and_bad_ports_as_redis)
         {"REPLICAOF localhost 70000", "-ERR Invalid master port\r\n"},
         {"REPLICAOF localhost -1", "-ERR Invalid master port\r\n"},
         {"REPLICAOF a", "-ERR wrong number of arguments for 'replicaof' command\r\n"},
-        {"REPLICAOF 127.0.0.1 6379",
-         "-ERR AtticDB can't replicate yet: this server stays a leader (docs/DECISIONS.md "
-         "D33)\r\n"},
         {"SET still writable", "+OK\r\n"},
+        /* Nothing listens on port 1: a replica whose link stays down. */
+        {"REPLICAOF 127.0.0.1 1", "+OK\r\n"},
+        {"REPLICAOF 127.0.0.1 1", "+OK Already connected to specified master\r\n"},
+        {"SET now refused", "-READONLY You can't write against a read only replica.\r\n"},
+        {"REPLICAOF NO ONE", "+OK\r\n"},
+        {"SET writable again", "+OK\r\n"},
     };
     redisContext *c = up();
     char buf[512];

@@ -1,0 +1,64 @@
+/*
+ * repl-shm.h - the replication part of the shared memory (docs/DECISIONS.md
+ * D33): what the frontends (REPLICAOF, INFO, ROLE, WAIT, -READONLY), the
+ * store (no relocation on a replica), the logger (one wake-up) and the
+ * replication process (repl/) share.
+ *
+ * Writers: REPLICAOF (a frontend) and the master at start write the leader
+ * to follow and bump `gen`; the replication process alone writes the link
+ * state, the counters and the replica table. Readers take what they see:
+ * every field is one atomic word or a text guarded by a generation, so a
+ * torn host name is re-read, never acted on.
+ */
+#ifndef ATTIC_REPL_SHM_H
+#define ATTIC_REPL_SHM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define REPL_MAX_REPLICAS 16
+#define REPL_HOST_MAX     256
+
+enum repl_link {
+    REPL_LINK_DOWN = 0,       /* not connected (or not a replica) */
+    REPL_LINK_CONNECTING = 1, /* handshake in progress */
+    REPL_LINK_UP = 2,         /* streaming */
+};
+
+/* One replica connected to this leader (the sender's table). */
+typedef struct repl_replica {
+    _Atomic uint32_t online; /* 0 = free slot */
+    uint32_t port;           /* the port the replica listens on (its handshake) */
+    char ip[64];
+    _Atomic uint64_t acked_lsn;   /* the replica's durable LSN, as it last acked */
+    _Atomic uint64_t sent_lsn;    /* shipped up to here */
+    _Atomic int64_t last_ack_ms;  /* wall clock of its last ack */
+    _Atomic int64_t behind_since; /* ms since which acked < durable, 0 = caught up */
+} repl_replica_t;
+
+typedef struct repl_shm {
+    /* What to follow: is_replica, then host and port under gen (a frontend
+     * or the master writes, the replication process reads). */
+    _Atomic uint32_t is_replica;
+    _Atomic uint32_t gen;
+    _Atomic uint32_t master_port;
+    char master_host[REPL_HOST_MAX];
+    /* This server's replication id, random at each start (the handshake
+     * refuses a replica with the leader's own id: a replica of itself). */
+    char run_id[41];
+    /* The receiver's state (replica side). */
+    _Atomic uint32_t link;
+    _Atomic int64_t last_io_ms;        /* last bytes from the leader */
+    _Atomic int64_t link_down_since;   /* when the link went down, 0 = never up */
+    _Atomic uint64_t leader_durable;   /* the leader's durable LSN, as last heard */
+    _Atomic int64_t leader_durable_ms; /* when the leader said so */
+    char link_error[160];              /* why the last attempt failed, "" = none */
+    _Atomic uint64_t partial_syncs;    /* handshakes that resumed from the LSN */
+    _Atomic uint64_t full_syncs;       /* full copies (not done yet: always 0) */
+    _Atomic uint64_t sync_errors;      /* handshakes the leader refused */
+    /* The sender's table (leader side). */
+    _Atomic uint32_t nreplicas;
+    repl_replica_t replicas[REPL_MAX_REPLICAS];
+} repl_shm_t;
+
+#endif

@@ -1,0 +1,434 @@
+/*
+ * test_repl_stream.c - replication by log shipping (D33) between two real
+ * servers on loopback: a leader and a replica started with `--replicaof`,
+ * each on a free port and a temporary directory. Writes on the leader
+ * reach the replica (same DEBUG DIGEST once writes stop), the replica
+ * refuses writes with Redis' -READONLY, resumes from its own LSN after a
+ * SIGKILL (INFO's atticdb_partial_syncs / atticdb_full_syncs tell a
+ * resume from a copy), rides out a stopped leader (SIGSTOP, SIGCONT), and
+ * bad input (a replica of itself, a wrong handshake, garbage on the
+ * replication connection) gets a clear error and loses nothing. Waits
+ * have generous deadlines; nothing asserts a duration.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TestSuite(repl_stream, .fini = srv_cleanup_all, .timeout = 300);
+
+#define SMALL "--frontends 2 --ring-size 256kb --segment-size 1mb"
+
+static srv_t L, R;
+
+/* INFO replication's field as text ("" when missing). */
+static const char *info_field(redisContext *c, const char *field, char *out, size_t n)
+{
+    out[0] = 0;
+    redisReply *r = redisCommand(c, "INFO replication");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO replication");
+    char key[128];
+    snprintf(key, sizeof(key), "\r\n%s:", field);
+    const char *p = strstr(r->str, key);
+    if (p) {
+        p += strlen(key);
+        size_t len = strcspn(p, "\r");
+        if (len >= n) len = n - 1;
+        memcpy(out, p, len);
+        out[len] = 0;
+    }
+    freeReplyObject(r);
+    return out;
+}
+
+static long long info_num(redisContext *c, const char *field)
+{
+    char v[256];
+    info_field(c, field, v, sizeof(v));
+    return v[0] ? strtoll(v, NULL, 10) : -1;
+}
+
+static void digest(redisContext *c, char out[64])
+{
+    redisReply *r = redisCommand(c, "DEBUG DIGEST");
+    cr_assert(r && (r->type == REDIS_REPLY_STATUS || r->type == REDIS_REPLY_STRING), "DIGEST");
+    snprintf(out, 64, "%s", r->str);
+    freeReplyObject(r);
+}
+
+/* Wait (up to 120 s) until the replica has made durable everything the
+ * leader has, then compare the two states. */
+static void expect_caught_up(redisContext *lc, redisContext *rc)
+{
+    long long want = -1, got = -2;
+    for (int i = 0; i < 2400; i++) {
+        want = info_num(lc, "master_repl_offset");
+        got = info_num(rc, "slave_repl_offset");
+        if (want > 0 && got == want) break;
+        usleep(50000);
+    }
+    cr_assert_eq(got, want, "the replica reached the leader's LSN");
+    char a[64], b[64];
+    digest(lc, a);
+    digest(rc, b);
+    cr_expect_str_eq(a, b, "same data on both");
+}
+
+static void start_pair(redisContext **lc, redisContext **rc)
+{
+    cr_assert(srv_start(&L, SMALL) == 0, "leader did not start");
+    char extra[256];
+    snprintf(extra, sizeof(extra), SMALL " --replicaof 127.0.0.1 %d", L.port);
+    cr_assert(srv_start(&R, extra) == 0, "replica did not start");
+    *lc = srv_connect(&L);
+    *rc = srv_connect(&R);
+    cr_assert(*lc && *rc, "connect");
+}
+
+/* n writes of several types, pipelined. */
+static void write_some(redisContext *c, int from, int n)
+{
+    for (int i = from; i < from + n; i++) {
+        redisAppendCommand(c, "SET key:%d value-%d-%0300d", i % 500, i, i);
+        redisAppendCommand(c, "RPUSH list:%d %d", i % 7, i);
+        redisAppendCommand(c, "HSET hash:%d f%d %d", i % 11, i % 50, i);
+        redisAppendCommand(c, "INCR counter");
+    }
+    for (int i = 0; i < 4 * n; i++) {
+        redisReply *r;
+        cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK && r, "reply");
+        cr_assert(r->type != REDIS_REPLY_ERROR, "write failed: %s", r->str);
+        freeReplyObject(r);
+    }
+}
+
+Test(repl_stream, writes_reach_the_replica_which_refuses_writes)
+{
+    redisContext *lc, *rc;
+    start_pair(&lc, &rc);
+    write_some(lc, 0, 3000); /* several segments and ring laps of 256 KiB */
+    expect_caught_up(lc, rc);
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "GET counter"), "$4\r\n3000\r\n");
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "SET x 1"),
+                     "-READONLY You can't write against a read only replica.\r\n");
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "INCR counter"),
+                     "-READONLY You can't write against a read only replica.\r\n");
+    cr_expect_str_eq(info_field(rc, "role", buf, sizeof(buf)), "slave");
+    cr_expect_str_eq(info_field(rc, "master_link_status", buf, sizeof(buf)), "up");
+    cr_expect_eq(info_num(rc, "master_port"), L.port);
+    cr_expect_eq(info_num(rc, "slave_read_only"), 1);
+    cr_expect_eq(info_num(rc, "master_sync_in_progress"), 0);
+    cr_expect_eq(info_num(rc, "atticdb_partial_syncs"), 1);
+    cr_expect_eq(info_num(rc, "atticdb_full_syncs"), 0);
+    cr_expect_str_eq(info_field(lc, "role", buf, sizeof(buf)), "master");
+    cr_expect_eq(info_num(lc, "connected_slaves"), 1);
+    char want[128];
+    snprintf(want, sizeof(want), "ip=127.0.0.1,port=%d,state=online,offset=", R.port);
+    cr_expect(!strncmp(info_field(lc, "slave0", buf, sizeof(buf)), want, strlen(want)), "%s", buf);
+    /* ROLE on the replica: ["slave", host, port, "connected", offset]. */
+    redisReply *r = redisCommand(rc, "ROLE");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 5);
+    cr_expect_str_eq(r->element[0]->str, "slave");
+    cr_expect_str_eq(r->element[1]->str, "127.0.0.1");
+    cr_expect_eq(r->element[2]->integer, L.port);
+    cr_expect_str_eq(r->element[3]->str, "connected");
+    freeReplyObject(r);
+    /* The leader's ROLE lists it: [ip, port, offset], strings. */
+    r = redisCommand(lc, "ROLE");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 3);
+    cr_assert(r->element[2]->type == REDIS_REPLY_ARRAY && r->element[2]->elements == 1);
+    cr_expect_str_eq(r->element[2]->element[0]->element[0]->str, "127.0.0.1");
+    freeReplyObject(r);
+    /* REPLICAOF NO ONE: the replica is a leader with all it had. */
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "REPLICAOF NO ONE"), "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "INCR counter"), ":3001\r\n");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+Test(repl_stream, a_killed_replica_resumes_from_its_lsn)
+{
+    redisContext *lc, *rc;
+    start_pair(&lc, &rc);
+    write_some(lc, 0, 1000);
+    expect_caught_up(lc, rc);
+    redisFree(rc);
+    srv_kill_all(&R); /* SIGKILL of every process of the replica */
+    write_some(lc, 1000, 1000);
+    cr_assert(srv_restart(&R) == 0, "replica restarts");
+    rc = srv_connect(&R);
+    cr_assert(rc);
+    write_some(lc, 2000, 500);
+    expect_caught_up(lc, rc);
+    /* A fresh replica process: one handshake, a resume, no copy. */
+    cr_expect_eq(info_num(rc, "atticdb_partial_syncs"), 1);
+    cr_expect_eq(info_num(rc, "atticdb_full_syncs"), 0);
+    char buf[64];
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "GET counter"), "$4\r\n2500\r\n");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+Test(repl_stream, a_stopped_leader_heals_after_sigcont)
+{
+    redisContext *lc, *rc;
+    start_pair(&lc, &rc);
+    write_some(lc, 0, 500);
+    expect_caught_up(lc, rc);
+    cr_assert(kill(-L.pid, SIGSTOP) == 0); /* the whole leader: a network cut */
+    char buf[64];
+    for (int i = 0; i < 20; i++) /* reads go on, from what is durable here */
+        cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "GET counter"), "$3\r\n500\r\n");
+    sleep(2);
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "GET counter"), "$3\r\n500\r\n");
+    cr_assert(kill(-L.pid, SIGCONT) == 0);
+    write_some(lc, 500, 500);
+    expect_caught_up(lc, rc);
+    cr_expect_str_eq(info_field(rc, "master_link_status", buf, sizeof(buf)), "up");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+/* A raw TCP connection to s (the replication handshake by hand). */
+static int raw_connect(const srv_t *s)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    cr_assert(fd >= 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    cr_assert(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+    struct timeval tv = {.tv_sec = 30};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return fd;
+}
+
+/* Send text, read the first answer line (or "" at EOF). */
+static const char *raw_ask(int fd, const char *text, char *out, size_t n)
+{
+    cr_assert(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+    size_t len = 0;
+    while (len + 1 < n) {
+        ssize_t r = read(fd, out + len, 1);
+        if (r <= 0) break;
+        len++;
+        if (out[len - 1] == '\n') break;
+    }
+    out[len] = 0;
+    return out;
+}
+
+static const char *handshake(const char *lsn, const char *crc, const char *seg, const char *ring)
+{
+    static char cmd[512];
+    snprintf(cmd, sizeof(cmd),
+             "*8\r\n$8\r\nREPLCONF\r\n$10\r\nATTIC-SYNC\r\n$40\r\n"
+             "0123456789012345678901234567890123456789\r\n$%zu\r\n%s\r\n$%zu\r\n%s\r\n$%zu\r\n%s"
+             "\r\n$%zu\r\n%s\r\n$4\r\n9999\r\n",
+             strlen(lsn), lsn, strlen(crc), crc, strlen(seg), seg, strlen(ring), ring);
+    return cmd;
+}
+
+Test(repl_stream, bad_input_gets_clear_errors_and_loses_nothing)
+{
+    cr_assert(srv_start(&L, SMALL) == 0);
+    redisContext *lc = srv_connect(&L);
+    cr_assert(lc);
+    write_some(lc, 0, 200);
+    char before[64], buf[512];
+    digest(lc, before);
+    /* Handshakes the leader refuses, each with its reason. */
+    int fd = raw_connect(&L);
+    cr_expect(strstr(raw_ask(fd, handshake("0", "0", "2097152", "262144"), buf, sizeof(buf)),
+                     "segment-size"),
+              "%s", buf);
+    cr_expect(
+        strstr(raw_ask(fd, handshake("0", "0", "1048576", "65536"), buf, sizeof(buf)), "ring-size"),
+        "%s", buf);
+    cr_expect(strstr(raw_ask(fd, handshake("x", "0", "1048576", "262144"), buf, sizeof(buf)),
+                     "malformed"),
+              "%s", buf);
+    close(fd);
+    char end[32];
+    snprintf(end, sizeof(end), "%lld", info_num(lc, "master_repl_offset"));
+    fd = raw_connect(&L); /* a record ends there, with another CRC */
+    cr_expect(strstr(raw_ask(fd, handshake(end, "12345", "1048576", "262144"), buf, sizeof(buf)),
+                     "diverged"),
+              "%s", buf);
+    close(fd);
+    fd = raw_connect(&L);
+    cr_expect(
+        strstr(raw_ask(fd, handshake("999999936", "1", "1048576", "262144"), buf, sizeof(buf)),
+               "ahead"),
+        "%s", buf);
+    close(fd);
+    /* A good handshake, then garbage instead of acks: dropped. */
+    fd = raw_connect(&L);
+    cr_expect_str_eq(raw_ask(fd, handshake("0", "0", "1048576", "262144"), buf, sizeof(buf)),
+                     "+CONTINUE 0\r\n");
+    cr_assert(write(fd, "\x01\x02garbage\r\n*1\r\n$3\r\nfoo\r\n", 24) == 24);
+    char sink[65536];
+    ssize_t r;
+    while ((r = read(fd, sink, sizeof(sink))) > 0) {
+    }
+    cr_expect_eq(r, 0, "the leader closed the connection");
+    close(fd);
+    /* A replica of itself: a clear link error, then a leader again. */
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), cmd), "+OK\r\n");
+    int seen = 0;
+    for (int i = 0; i < 600 && !seen; i++) {
+        seen = strstr(info_field(lc, "atticdb_link_error", buf, sizeof(buf)), "itself") != NULL;
+        if (!seen) usleep(50000);
+    }
+    cr_expect(seen, "the link error names the cause: %s", buf);
+    cr_expect_str_eq(info_field(lc, "master_link_status", buf, sizeof(buf)), "down");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET x 1"),
+                     "-READONLY You can't write against a read only replica.\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "REPLICAOF localhost 65536"),
+                     "-ERR Invalid master port\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "REPLICAOF NO ONE"), "+OK\r\n");
+    char after[64];
+    digest(lc, after);
+    cr_expect_str_eq(before, after, "nothing lost or changed");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "INCR counter"), ":201\r\n");
+    redisFree(lc);
+}
+
+Test(repl_stream, wait_counts_replicas_that_acked_the_last_write)
+{
+    redisContext *lc, *rc;
+    start_pair(&lc, &rc);
+    expect_caught_up(lc, rc); /* linked */
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET w 1"), "+OK\r\n");
+    /* Waits (no timeout) until the one replica has it durable. */
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "WAIT 1 0"), ":1\r\n");
+    /* Two are asked, one exists: the count once the timeout passed. */
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "WAIT 2 200"), ":1\r\n");
+    /* Replies stay in request order around a held WAIT. */
+    redisAppendCommand(lc, "SET w 2");
+    redisAppendCommand(lc, "WAIT 2 100");
+    redisAppendCommand(lc, "GET w");
+    const char *want[] = {"OK", NULL, "2"};
+    for (int i = 0; i < 3; i++) {
+        redisReply *r;
+        cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+        if (want[i])
+            cr_expect_str_eq(r->str, want[i]);
+        else
+            cr_expect_eq(r->integer, 1);
+        freeReplyObject(r);
+    }
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "WAIT 0 0"),
+                     "-ERR WAIT cannot be used with replica instances. Please also note that "
+                     "since Redis 4.0 if a replica is configured to be writable (which is not the "
+                     "default) writes to replicas are just local and are not propagated.\r\n");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+Test(repl_stream, with_min_replicas_acked_every_acked_write_survives_the_leader)
+{
+    cr_assert(srv_start(&L, SMALL " --min-replicas-acked 1") == 0, "leader did not start");
+    char extra[256];
+    snprintf(extra, sizeof(extra), SMALL " --replicaof 127.0.0.1 %d", L.port);
+    cr_assert(srv_start(&R, extra) == 0, "replica did not start");
+    redisContext *lc = srv_connect(&L), *rc = srv_connect(&R);
+    cr_assert(lc && rc);
+    /* Batches of 100 pipelined writes; in the last one, SIGKILL the whole
+     * leader after half the replies: every write acked so far must be
+     * on the replica. */
+    int acked = 0;
+    for (int batch = 0; batch < 20; batch++) {
+        for (int i = 0; i < 100; i++)
+            redisAppendCommand(lc, "SET acked:%d %d", batch * 100 + i, batch * 100 + i);
+        int n = batch == 19 ? 50 : 100;
+        for (int i = 0; i < n; i++) {
+            redisReply *r;
+            cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+            cr_assert_str_eq(r->str, "OK");
+            freeReplyObject(r);
+            acked++;
+        }
+    }
+    srv_kill_all(&L);
+    redisFree(lc);
+    for (int i = 0; i < acked; i++) {
+        redisReply *r = redisCommand(rc, "GET acked:%d", i);
+        cr_assert(r && r->type == REDIS_REPLY_STRING, "acked write %d is on the replica", i);
+        cr_expect_eq(atoi(r->str), i);
+        freeReplyObject(r);
+    }
+    char buf[64];
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "REPLICAOF NO ONE"), "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "SET after-failover 1"), "+OK\r\n");
+    redisFree(rc);
+}
+
+/* The replication process of `s`, SIGKILLed; the master respawns it. */
+static void kill_repl_process(const srv_t *s)
+{
+    pid_t pid;
+    cr_assert_eq(srv_wait_children(s, "atticdb-server: replication", &pid, 1, 1), 1);
+    cr_assert(kill(pid, SIGKILL) == 0);
+}
+
+Test(repl_stream, killed_replication_processes_are_respawned_and_resume)
+{
+    redisContext *lc, *rc;
+    start_pair(&lc, &rc);
+    write_some(lc, 0, 500);
+    kill_repl_process(&R); /* the receiver, maybe holding a claim */
+    write_some(lc, 500, 500);
+    expect_caught_up(lc, rc);
+    kill_repl_process(&L); /* the sender */
+    write_some(lc, 1000, 500);
+    expect_caught_up(lc, rc);
+    char buf[64];
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "GET counter"), "$4\r\n1500\r\n");
+    cr_expect(srv_log_contains(&R, "respawned replication", NULL), "the replica's log says so");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+Test(repl_stream, a_server_with_writes_of_its_own_is_refused_and_keeps_them)
+{
+    redisContext *lc, *sc;
+    srv_t *S = &R; /* a second leader, made a replica at run time */
+    cr_assert(srv_start(&L, SMALL) == 0);
+    cr_assert(srv_start(S, SMALL) == 0);
+    lc = srv_connect(&L);
+    sc = srv_connect(S);
+    cr_assert(lc && sc);
+    write_some(lc, 0, 300);
+    write_some(sc, 5000, 100); /* its own log: not a prefix of the leader's */
+    char before[64], buf[512], cmd[64];
+    digest(sc, before);
+    snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
+    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), cmd), "+OK\r\n");
+    int seen = 0;
+    for (int i = 0; i < 600 && !seen; i++) {
+        seen = strstr(info_field(sc, "atticdb_link_error", buf, sizeof(buf)), "diverged") != NULL;
+        if (!seen) usleep(50000);
+    }
+    cr_expect(seen, "the link error says the logs diverged: %s", buf);
+    cr_expect_eq(info_num(sc, "atticdb_partial_syncs"), 0);
+    cr_expect_eq(info_num(lc, "connected_slaves"), 0);
+    char after[64];
+    digest(sc, after);
+    cr_expect_str_eq(before, after, "its own data is untouched");
+    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), "REPLICAOF NO ONE"), "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), "GET counter"), "$3\r\n100\r\n");
+    redisFree(lc);
+    redisFree(sc);
+}
