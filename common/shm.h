@@ -179,6 +179,10 @@ typedef struct shm {
      * and 1 while used memory is over maxmemory and the policy finds no
      * key to evict (the frontends then refuse denyoom writes with -OOM). */
     _Atomic uint64_t evicted_keys;
+    /* The store's, since it started: keys removed by expiry, and read
+     * lookups that found their key or not (INFO expired_keys,
+     * keyspace_hits, keyspace_misses). */
+    _Atomic uint64_t expired_keys, keyspace_hits, keyspace_misses;
     _Atomic uint32_t evict_stuck;
     /* Per database, published by the store for INFO keyspace. */
     _Atomic uint64_t db_keys[256];

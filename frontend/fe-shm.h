@@ -169,6 +169,8 @@ typedef struct shm_admin {
     /* INFO evicted_keys at the last CONFIG RESETSTAT (the store's count,
      * shm_t.evicted_keys, never goes back; INFO shows what it gained since). */
     _Atomic uint64_t evicted_base;
+    /* The same for expired_keys, keyspace_hits and keyspace_misses. */
+    _Atomic uint64_t expired_base, hits_base, misses_base;
     /* One per frontend: shm->nfrontends entries (fe_shm_size). */
     _Alignas(64) shm_fe_stats_t fe_stats[];
 } shm_admin_t;

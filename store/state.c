@@ -167,11 +167,21 @@ uint64_t store_evicted(const store_ctx_t *ctx)
     return ctx->evicted;
 }
 
+void store_stat_counts(const store_ctx_t *ctx, uint64_t *expired, uint64_t *hits, uint64_t *misses)
+{
+    *expired = ctx->stat_expired;
+    *hits = ctx->stat_hits;
+    *misses = ctx->stat_misses;
+}
+
 static int expired_by_apply_clock(void *arg, idx_entry_t *e)
 {
     st_db_t *db = arg;
     if (!e->expire_at_ms) return 0;
-    if (e->expire_at_ms <= db->ctx->now) return 1;
+    if (e->expire_at_ms <= db->ctx->now) {
+        db->ctx->stat_expired++; /* INFO expired_keys */
+        return 1;
+    }
     if (e->expire_at_ms < db->pass_min) db->pass_min = e->expire_at_ms;
     return 0;
 }

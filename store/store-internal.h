@@ -110,5 +110,8 @@ int store_digest(store_ctx_t *ctx, int64_t now_ms, uint64_t *out);
 uint64_t store_index_bytes(const store_ctx_t *ctx);
 /* Keys CMD_EVICT records removed since ctx was created (INFO evicted_keys). */
 uint64_t store_evicted(const store_ctx_t *ctx);
+/* Keys removed by expiry, lazy or active, and read lookups that found
+ * their key or not (INFO expired_keys, keyspace_hits, keyspace_misses). */
+void store_stat_counts(const store_ctx_t *ctx, uint64_t *expired, uint64_t *hits, uint64_t *misses);
 
 #endif

@@ -81,6 +81,7 @@ typedef struct store_proc {
     uint64_t reloc_space_seen; /* compact.space_written when last looked */
     store_evict_t evict;       /* eviction under maxmemory (store/evict.c) */
     uint64_t evicted_at_start; /* evictions the replay applied (not this run's) */
+    uint64_t expired_at_start; /* keys the replay expired (not this run's) */
 } store_proc_t;
 
 /* The shared memory of this process, for master_gone(). */
@@ -144,6 +145,17 @@ static void wake_frontends(store_proc_t *s)
     }
 }
 
+/* INFO expired_keys (this run's), keyspace_hits and keyspace_misses. */
+static void publish_stats(store_proc_t *s)
+{
+    uint64_t expired, hits, misses;
+    store_stat_counts(s->ctx, &expired, &hits, &misses);
+    atomic_store_explicit(&s->shm->expired_keys, expired - s->expired_at_start,
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->shm->keyspace_hits, hits, memory_order_relaxed);
+    atomic_store_explicit(&s->shm->keyspace_misses, misses, memory_order_relaxed);
+}
+
 static void publish_counts(store_proc_t *s)
 {
     atomic_store_explicit(&s->shm->store_keys, store_key_count(s->ctx), memory_order_relaxed);
@@ -152,6 +164,7 @@ static void publish_counts(store_proc_t *s)
                           memory_order_relaxed);
     atomic_store_explicit(&s->shm->evicted_keys, store_evicted(s->ctx) - s->evicted_at_start,
                           memory_order_relaxed);
+    publish_stats(s);
     int ndb = store_db_count(s->ctx);
     for (int i = 0; i < ndb && i < 256; i++) {
         uint64_t keys, expires;
@@ -304,6 +317,7 @@ static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigne
     buf_reset(&s->out);
     store_read_proto(s->ctx, req->db, (int)req->proto, payload, req->payload_len, shm_now_ms(),
                      &s->out);
+    publish_stats(s); /* before the reply: an INFO after it counts this read */
     int rc = send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
     out_shrink(s);
     return rc;
@@ -556,6 +570,8 @@ int store_main(shm_t *shm, const config_t *cfg)
     if (rc == 0) compact(&s); /* finishes what a predecessor began */
     if (rc == 0 && !master_gone()) {
         s.evicted_at_start = store_evicted(s.ctx);
+        uint64_t hits, misses;
+        store_stat_counts(s.ctx, &s.expired_at_start, &hits, &misses);
         publish_counts(&s);
         atomic_store(&shm->store_ready, 1);
         rc = run(&s);

@@ -347,7 +347,11 @@ void fe_cmd_config(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
     } else if (fe_word_eq(sub, sl, "set")) {
         config_set_cmd(c, argc, argv, lens, out);
     } else if (fe_word_eq(sub, sl, "resetstat")) {
-        atomic_store(&fe_shm(c->fe->shm)->evicted_base, atomic_load(&c->fe->shm->evicted_keys));
+        shm_admin_t *adm = fe_shm(c->fe->shm);
+        atomic_store(&adm->evicted_base, atomic_load(&c->fe->shm->evicted_keys));
+        atomic_store(&adm->expired_base, atomic_load(&c->fe->shm->expired_keys));
+        atomic_store(&adm->hits_base, atomic_load(&c->fe->shm->keyspace_hits));
+        atomic_store(&adm->misses_base, atomic_load(&c->fe->shm->keyspace_misses));
         atomic_fetch_add(&fe_shm(c->fe->shm)->stat_epoch, 1);
         fe_stats_sync_epoch(c->fe);
         resp_simple(out, "OK");

@@ -401,6 +401,14 @@ static void info_persistence(fe_t *fe, buf_t *b)
     info_backup_path(fe, b);
 }
 
+/* A store counter since the last RESETSTAT (its base); a respawned store
+ * counts from 0 again, below the base: then since its start. */
+static uint64_t since_base(_Atomic uint64_t *count, _Atomic uint64_t *base)
+{
+    uint64_t n = atomic_load(count), b = atomic_load(base);
+    return n >= b ? n - b : n;
+}
+
 static void info_stats(fe_t *fe, buf_t *b)
 {
     /* Commands and connections since the last RESETSTAT, every frontend. */
@@ -409,11 +417,11 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t in = SUM_STAT(fe, s_->net_in), out = SUM_STAT(fe, s_->net_out);
     uint64_t errors = SUM_STAT(fe, s_->error_replies);
     uint64_t ops = 0, in_bps = 0, out_bps = 0;
-    /* Since RESETSTAT; a respawned store counts from 0 again (then below
-     * the base): since its start. */
-    uint64_t evicted = atomic_load(&fe->shm->evicted_keys),
-             evicted_base = atomic_load(&fe_shm(fe->shm)->evicted_base);
-    if (evicted >= evicted_base) evicted -= evicted_base;
+    shm_admin_t *adm = fe_shm(fe->shm);
+    uint64_t evicted = since_base(&fe->shm->evicted_keys, &adm->evicted_base);
+    uint64_t expired = since_base(&fe->shm->expired_keys, &adm->expired_base);
+    uint64_t hits = since_base(&fe->shm->keyspace_hits, &adm->hits_base);
+    uint64_t misses = since_base(&fe->shm->keyspace_misses, &adm->misses_base);
     for (uint32_t i = 0; i < fe->shm->nfrontends; i++) {
         ops += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_ops);
         in_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_in_bps);
@@ -429,15 +437,15 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "instantaneous_input_kbps:%.2f\r\n"
                 "instantaneous_output_kbps:%.2f\r\n"
                 "rejected_connections:%" PRIu64 "\r\n"
-                "expired_keys:0\r\n"
+                "expired_keys:%" PRIu64 "\r\n"
                 "evicted_keys:%" PRIu64 "\r\n"
-                "keyspace_hits:0\r\n"
-                "keyspace_misses:0\r\n"
+                "keyspace_hits:%" PRIu64 "\r\n"
+                "keyspace_misses:%" PRIu64 "\r\n"
                 "pubsub_channels:0\r\n"
                 "pubsub_patterns:0\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
                 conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
-                rejected, evicted, errors);
+                rejected, expired, evicted, hits, misses, errors);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)

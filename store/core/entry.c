@@ -282,25 +282,41 @@ void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at)
  * found expired is removed (only on the apply path, where now is the apply
  * clock: Redis' lazy expiry, done where replay does it too).
  */
+/* A read's lookup found the key live (hit) or not (miss): INFO's
+ * keyspace_hits and keyspace_misses. */
+static idx_entry_t **count_lookup(st_db_t *db, idx_entry_t **slot)
+{
+    if (db->ctx->reading) {
+        if (slot)
+            db->ctx->stat_hits++;
+        else
+            db->ctx->stat_misses++;
+    }
+    return slot;
+}
+
 idx_entry_t **st_find_peek(st_db_t *db, const rec_arg_t *key, int64_t now)
 {
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
-    if (!slot) return NULL;
+    if (!slot) return count_lookup(db, NULL);
     int64_t at = (*slot)->expire_at_ms;
-    return at && at <= now ? NULL : slot;
+    return count_lookup(db, at && at <= now ? NULL : slot);
 }
 
 idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int reap)
 {
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
-    if (!slot) return NULL;
+    if (!slot) return count_lookup(db, NULL);
     int64_t at = (*slot)->expire_at_ms;
     if (at && at <= now) {
-        if (reap) idx_remove(&db->ix, slot);
-        return NULL;
+        if (reap) {
+            idx_remove(&db->ix, slot);
+            db->ctx->stat_expired++;
+        }
+        return count_lookup(db, NULL);
     }
     st_access_touch(&db->ctx->access, *slot, now);
-    return slot;
+    return count_lookup(db, slot);
 }
 
 void st_remove(st_db_t *db, idx_entry_t **slot)

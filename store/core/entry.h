@@ -129,6 +129,11 @@ struct store_ctx {
     st_live_t live;     /* live.c: bytes of each log segment entries refer to */
     st_access_t access; /* access.c: the policy, access data's meaning, evict.c's pool */
     uint64_t evicted;   /* keys CMD_EVICT removed (INFO evicted_keys) */
+    /* INFO expired_keys (removed by lazy or active expiry), keyspace_hits
+     * and keyspace_misses (lookups of read commands: `reading` is set
+     * while one runs, store_read_proto). */
+    uint64_t stat_expired, stat_hits, stat_misses;
+    int reading;
     /* The static cluster topology (CLUSTER's replies, store/cluster.c),
      * NULL unless cluster-enabled. */
     struct cluster *cluster;
