@@ -82,6 +82,11 @@ typedef struct shm_frontend {
     shm_waiter_t wake;                /* durable LSN advanced / store replied */
     uint64_t to_store_off;            /* chan_t: requests, frontend -> store */
     uint64_t from_store_off;          /* chan_t: replies, store -> frontend */
+    /* Blocked clients (D36): set by an incarnation before its first
+     * blocking record, cleared by the next once its CMD_BLOCKDROP is in
+     * the ring; and the store's count of this slot's waiters (applied). */
+    _Atomic uint32_t block_used;
+    _Atomic uint32_t store_waiters;
 } shm_frontend_t;
 
 /* ---- issue 5 (frontend admin helper): a log-linear histogram ----

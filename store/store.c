@@ -47,6 +47,7 @@
 #include "seg.h"
 #include "shm.h"
 #include "store-internal.h"
+#include "store/core/block.h"
 #include "store.h"
 
 #define STORE_APPLY_BATCH     1024 /* records between serving request channels */
@@ -144,6 +145,11 @@ static void publish_counts(store_proc_t *s)
     atomic_store_explicit(&s->shm->store_expires, store_expire_count(s->ctx), memory_order_relaxed);
     atomic_store_explicit(&s->shm->store_index_bytes, store_index_bytes(s->ctx),
                           memory_order_relaxed);
+    for (int i = 0; i < s->nfe; i++) {
+        uint32_t n = st_block_count(s->ctx) ? st_block_count_origin(s->ctx, (uint16_t)(i + 1)) : 0;
+        if (atomic_load_explicit(&s->shm->fe[i].store_waiters, memory_order_relaxed) != n)
+            atomic_store(&s->shm->fe[i].store_waiters, n);
+    }
     int ndb = store_db_count(s->ctx);
     for (int i = 0; i < ndb && i < 256; i++) {
         uint64_t keys, expires;
@@ -220,6 +226,23 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
     return rc;
 }
 
+/* The replies of blocked clients a record served or unblocked
+ * (core/block.c), to their own frontends, with their blocking records'
+ * LSNs as ids; before the record's ring space is released, like its own
+ * reply. */
+typedef struct block_send {
+    store_proc_t *s;
+    int failed;
+} block_send_t;
+
+static void send_block_reply(void *arg, uint16_t origin, uint64_t id, const buf_t *body)
+{
+    block_send_t *b = arg;
+    if (!b->failed && origin >= 1 && origin <= b->s->nfe &&
+        send_reply(b->s, origin - 1, id, STORE_REPLY_WRITE, body))
+        b->failed = 1;
+}
+
 /* Apply up to STORE_APPLY_BATCH durable records from the ring, sending the
  * replies their frontends wait for. Returns records applied, or -1 (fatal:
  * logged, or the master is gone). */
@@ -239,12 +262,17 @@ static int apply_ring(store_proc_t *s)
         if (h.type == REC_CMD && h.origin != 0) {
             buf_reset(&s->out);
             rc = store_apply(s->ctx, rec, &s->out);
-            if (rc >= 0 && h.origin <= s->nfe &&
+            /* A blocking record that queued its client has no reply yet. */
+            int deferred = st_block_take_deferred(s->ctx);
+            if (rc >= 0 && h.origin <= s->nfe && !deferred &&
                 send_reply(s, h.origin - 1, h.lsn, STORE_REPLY_WRITE, &s->out))
                 return -1;
         } else {
             rc = store_apply(s->ctx, rec, NULL);
         }
+        block_send_t bs = {s, 0};
+        st_block_take_replies(s->ctx, send_block_reply, &bs);
+        if (bs.failed) return -1;
         if (rc < 0) {
             log_warn("store: bad record at LSN %" PRIu64, s->applied);
             return -1;
@@ -497,6 +525,10 @@ int store_main(shm_t *shm, const config_t *cfg)
                                              : 0; /* nothing to delete without checkpoints */
     store_compact_restored(&s.compact, s.ctx, from);
     int rc = replay(&s, cfg, from, released);
+    st_block_take_deferred(s.ctx);
+    /* From here on, blocked clients served or unblocked get replies (the
+     * replayed ones were answered by a predecessor: see the banner). */
+    st_block_set_live(s.ctx, 1);
     if (rc == 0) ring_release(s.ring, released);
     if (rc == 0) compact(&s); /* finishes what a predecessor began */
     if (rc == 0 && !master_gone()) {

@@ -95,21 +95,29 @@ int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int arg
     return 0;
 }
 
+int fe_submit_bare(fe_t *fe, uint16_t opdb, int argc, const unsigned char *const *argv,
+                   const uint32_t *lens)
+{
+    if (atomic_load(&fe->shm->logger_state) != LOGGER_RUNNING || !claimer_adopted(fe))
+        return -EAGAIN;
+    uint32_t space = rec_space((uint32_t)rec_cmd_payload_size((uint16_t)argc, lens));
+    uint64_t pos;
+    if (ring_claim(fe->ring, fe->claimer, space, &pos) != 0) return -EAGAIN;
+    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
+    rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, 0, shm_now_ms(), opdb,
+                           (uint16_t)argc, argv, lens);
+    ring_commit(fe->ring, fe->claimer, pos);
+    fe_wake_logger(fe);
+    return 0;
+}
+
 /* A CMD_TICK record, asked for by the store (shm tick_wanted): it carries
  * only the time, which moves the apply clock so expired keys are reclaimed
  * at a point of the log replay will meet too. Nobody waits for it; when the
  * ring is full, records are flowing anyway and the store asks again. */
 void fe_submit_tick(fe_t *fe)
 {
-    if (atomic_load(&fe->shm->logger_state) != LOGGER_RUNNING || !claimer_adopted(fe)) return;
-    uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(0, NULL));
-    uint64_t pos;
-    if (ring_claim(fe->ring, fe->claimer, space, &pos) != 0) return;
-    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
-    rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, 0, shm_now_ms(),
-                           REC_OP_DB(CMD_TICK, 0), 0, NULL, NULL);
-    ring_commit(fe->ring, fe->claimer, pos);
-    fe_wake_logger(fe);
+    (void)fe_submit_bare(fe, REC_OP_DB(CMD_TICK, 0), 0, NULL, NULL);
 }
 
 /* A read goes to the store only once its connection's writes are durable

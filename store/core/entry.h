@@ -115,7 +115,9 @@ struct store_ctx {
     int expire_pass_done;
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
-    st_live_t live; /* live.c: bytes of each log segment entries refer to */
+    st_live_t live;         /* live.c: bytes of each log segment entries refer to */
+    struct st_block *block; /* block.c: clients blocked on keys, NULL = none yet */
+    int in_exec;            /* applying CMD_EXEC's nested commands (blocking ones don't block) */
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
