@@ -171,6 +171,11 @@ typedef struct shm {
      * pass their expiry and no write moves it; a frontend that sees it
      * clears it and writes a CMD_TICK record. */
     _Atomic uint32_t tick_wanted;
+    /* Set by the first store of this shared memory once the waiters the
+     * log left from a previous run of the server are dropped (its
+     * CMD_BLOCKDROP is in the ring, or there were none); frontends write no
+     * client record before (D36). */
+    _Atomic uint32_t block_reset;
     /* Bumped by the master after it reopened the log file on SIGHUP; every
      * process reopens it before its next line (common/log.c). */
     _Atomic uint32_t log_generation;

@@ -39,6 +39,7 @@
 
 #include "buf.h"
 #include "chan.h"
+#include "command.h"
 #include "checkpoint.h"
 #include "compact.h"
 #include "log.h"
@@ -497,6 +498,41 @@ static int run(store_proc_t *s)
     return 0;
 }
 
+/* The first store of a server run (shm->block_reset still 0): the
+ * waiters the log left are clients of a previous run, all gone. A
+ * CMD_BLOCKDROP 0 through the store's own claimer drops them, before any
+ * frontend writes (they wait for block_reset, submit.c), so no push of
+ * this run can serve one of them (D36). Returns 0, or -1 when the master
+ * is gone. */
+static int reset_waiters(store_proc_t *s)
+{
+    shm_t *shm = s->shm;
+    if (atomic_load(&shm->block_reset)) return 0;
+    while (st_block_count(s->ctx) && atomic_load(&shm->logger_state) == LOGGER_RUNNING) {
+        ring_claimer_t *cl = shm_store_claimer(shm);
+        unsigned char all[4];
+        cmd_put_u32(all, 0);
+        const unsigned char *argv[1] = {all};
+        uint32_t lens[1] = {4};
+        uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(1, lens));
+        uint64_t pos;
+        if (ring_claimer_adopt(cl, atomic_load(&shm->durable_lsn)) &&
+            ring_claim(s->ring, cl, space, &pos) == 0) {
+            uint64_t durable = atomic_load_explicit(&shm->durable_lsn, memory_order_acquire);
+            rec_encode_cmd_durable(ring_ptr(s->ring, pos), pos, durable, 0, store_now(s->ctx),
+                                   REC_OP_DB(CMD_BLOCKDROP, 0), 1, argv, lens);
+            ring_commit(s->ring, cl, pos);
+            shm_wake(&shm->logger_wake);
+            break;
+        }
+        if (master_gone()) return -1;
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    atomic_store(&shm->block_reset, 1);
+    return 0;
+}
+
 int store_main(shm_t *shm, const config_t *cfg)
 {
     store_shm = shm;
@@ -530,7 +566,8 @@ int store_main(shm_t *shm, const config_t *cfg)
      * replayed ones were answered by a predecessor: see the banner). */
     st_block_set_live(s.ctx, 1);
     if (rc == 0) ring_release(s.ring, released);
-    if (rc == 0) compact(&s); /* finishes what a predecessor began */
+    if (rc == 0) compact(&s);             /* finishes what a predecessor began */
+    if (rc == 0) (void)reset_waiters(&s); /* -1: the master is gone, seen below */
     if (rc == 0 && !master_gone()) {
         publish_counts(&s);
         atomic_store(&shm->store_ready, 1);

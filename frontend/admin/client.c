@@ -413,7 +413,7 @@ static const char *const client_help[] = {
 static int client_blocked(fe_t *fe, uint64_t id)
 {
     for (fe_conn_t *o = fe->conns; o; o = o->next)
-        if (o->id == id) return o->block_id != 0 && !o->doomed;
+        if (o->id == id) return o->blocking && !o->doomed;
     shm_client_t tmp;
     for (uint32_t i = 0; i < SHM_CLIENT_SLOTS; i++) {
         if (!atomic_load_explicit(&fe_shm(fe->shm)->clients[i].owner, memory_order_relaxed))

@@ -5,7 +5,7 @@
  * The store holds the waiter queues, as log state (store/core/block.c).
  * A frontend writes the records that change them and keeps only what
  * belongs to its connections: which one waits for which record's reply
- * (c->block_id, the core's) and when it times out. The records nobody
+ * (c->blocking and c->block_id, the core's) and when it times out. The records nobody
  * waits for are written from here:
  *   - CMD_UNBLOCK client TIMEOUT when a blocked connection's deadline
  *     passes (this frontend's clock, every timer tick), and client DROP
@@ -101,7 +101,7 @@ void fe_block_note_use(fe_t *fe)
 
 void fe_block_closed(fe_conn_t *c)
 {
-    if (c->block_id) queue_unblock(c->fe, c->id, UNBLOCK_DROP);
+    if (c->blocking) queue_unblock(c->fe, c->id, UNBLOCK_DROP);
 }
 
 int fe_block_unblock(fe_conn_t *c, uint64_t client_id, int error)
@@ -118,8 +118,7 @@ void fe_block_tick(fe_t *fe)
 {
     if (!drop_done) fe_block_ready(fe);
     uint32_t done = 0;
-    while (done < npending &&
-           submit_unblock(fe, pending[done].client_id, pending[done].mode) == 0)
+    while (done < npending && submit_unblock(fe, pending[done].client_id, pending[done].mode) == 0)
         done++;
     if (done) {
         for (uint32_t i = done; i < npending; i++)
@@ -129,7 +128,7 @@ void fe_block_tick(fe_t *fe)
     if (!fe->nblocked_clients) return;
     int64_t now = shm_now_ms();
     for (fe_conn_t *c = fe->conns; c; c = c->next) {
-        if (!c->block_id || !c->block_deadline_ms || c->block_timeout_sent) continue;
+        if (!c->blocking || !c->block_deadline_ms || c->block_timeout_sent) continue;
         if (now < c->block_deadline_ms) continue;
         if (submit_unblock(fe, c->id, UNBLOCK_TIMEOUT) == 0) c->block_timeout_sent = 1;
     }

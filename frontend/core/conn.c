@@ -176,7 +176,7 @@ static char *store_reply_copy(fe_conn_t *c, const char *p, uint32_t n, uint32_t 
 static void block_ended(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
-    c->block_id = 0;
+    c->blocking = 0;
     c->block_deadline_ms = 0;
     c->block_timeout_sent = 0;
     fe->nblocked_clients--;
@@ -190,6 +190,7 @@ static void block_ended(fe_conn_t *c)
 
 void fe_conn_block(fe_conn_t *c, uint64_t lsn, int64_t deadline_ms)
 {
+    c->blocking = 1;
     c->block_id = lsn;
     c->block_deadline_ms = deadline_ms;
     c->block_timeout_sent = 0;
@@ -232,7 +233,8 @@ static uint64_t fe_collect_store(fe_t *fe)
                     r->owns_data = 1;
                     r->state = FE_READY;
                     fe_conn_t *c = r->conn;
-                    if (kind == STORE_REPLY_WRITE && c->block_id == h.id) block_ended(c);
+                    if (kind == STORE_REPLY_WRITE && c->blocking && c->block_id == h.id)
+                        block_ended(c);
                     fe->hooks->reply_ready(fe, r, &now);
                     if (kind == STORE_REPLY_READ && --c->reads_outstanding == 0 && c->blocked)
                         event_active(fe->ev_retry, EV_TIMEOUT, 0); /* a write waits for it */
@@ -305,7 +307,7 @@ static void conn_free(fe_conn_t *c)
         }
     }
     if (c->blocked) fe->nblocked--;
-    if (c->block_id) {
+    if (c->blocking) {
         fe->nblocked_clients--;
         atomic_fetch_sub(&fe->stats->blocked, 1);
     }
@@ -463,7 +465,7 @@ static void conn_process_input(fe_conn_t *c)
     fe_t *fe = c->fe;
     fe_stats_sync_epoch(fe); /* before anything is counted */
     while (!c->closing && c->in.len > c->in_off) {
-        if (c->block_id) break; /* a blocking command waits: the rest later */
+        if (c->blocking) break; /* a blocking command waits: the rest later */
         if (c->npending >= MAX_PENDING_PER_CONN) {
             /* A client pipelining without reading: stop taking its input
              * until replies drain (the retry timer looks again). */
@@ -687,7 +689,7 @@ static void fe_drain(fe_t *fe)
         next = c->next;
         /* A client blocked with every earlier reply sent is closed, as
          * Redis closes it at shutdown: its wait would hold the drain. */
-        if (c->block_id && c->head && c->head->id == c->block_id && c->out.len == c->out_off &&
+        if (c->blocking && c->head && c->head->id == c->block_id && c->out.len == c->out_off &&
             !c->head->next)
             conn_close(c);
         else if (c->head || c->out.len > c->out_off)

@@ -86,9 +86,11 @@ typedef struct fe_conn {
      * submitted early could show up in the reply of a read sent before it. */
     uint32_t reads_outstanding;
     int blocked; /* input paused: ring or channel full */
-    /* A blocking command (BLPOP ...) waits for its reply: the LSN of its
-     * record (the reply's id), 0 = none. Nothing more of this connection's
-     * input runs meanwhile (its socket is still read, so a close is seen). */
+    /* A blocking command (BLPOP ...) waits for its reply (blocking set),
+     * the reply to its record at LSN block_id. Nothing more of this
+     * connection's input runs meanwhile (its socket is still read, so a
+     * close is seen). */
+    uint8_t blocking;
     uint64_t block_id;
     int64_t block_deadline_ms;  /* the wall clock it times out at, 0 = never */
     uint8_t block_timeout_sent; /* its CMD_UNBLOCK for the timeout is in the ring */
@@ -171,7 +173,7 @@ typedef struct fe {
     int nblocked;
     int draining;
     uint32_t nconns;
-    uint32_t nblocked_clients; /* connections with block_id set */
+    uint32_t nblocked_clients; /* connections with blocking set */
     int64_t last_idle_scan_ms;
     /* The lowest LSN a read held by fe_read_waits waits to see durable,
      * 0 = none; fe_reads_release retries the connections then. */

@@ -63,6 +63,10 @@ int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int arg
     fe_t *fe = c->fe;
     if (argc > FE_MAX_RECORD_ARGS) return -EMSGSIZE;
     if (!claimer_adopted(fe)) return -EAGAIN; /* retried soon, like a full ring */
+    /* After a restart of the server, the store first drops the blocked
+     * clients of the previous run (D36): a push before that would serve a
+     * client that is gone. */
+    if (!atomic_load_explicit(&fe->shm->block_reset, memory_order_acquire)) return -EAGAIN;
     size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
     if (payload > UINT32_MAX - 2 * REC_ALIGN) return -EMSGSIZE;
     uint32_t space = rec_space((uint32_t)payload);

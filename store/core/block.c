@@ -148,7 +148,8 @@ int st_block_add(store_ctx_t *ctx, const st_waiter_spec_t *sp)
     for (uint32_t i = 0; i < sp->nkeys; i++)
         bytes += sp->keys[i].len;
     /* One allocation: the waiter, its nodes, its keys' descriptors and bytes. */
-    size_t size = sizeof(st_waiter_t) + sp->nkeys * (sizeof(st_wnode_t) + sizeof(rec_arg_t)) + bytes;
+    size_t size =
+        sizeof(st_waiter_t) + sp->nkeys * (sizeof(st_wnode_t) + sizeof(rec_arg_t)) + bytes;
     st_waiter_t *w = xcalloc(1, size);
     st_wnode_t *nodes = (st_wnode_t *)(w + 1);
     rec_arg_t *keys = (rec_arg_t *)(nodes + sp->nkeys);
@@ -252,10 +253,10 @@ static void reply_unblocked(struct st_block *b, const st_waiter_t *w, int mode)
 {
     if (!b->live || mode == ST_UNBLOCK_DROP) return;
     buf_t *r = reply_for(b, w);
+    /* Redis 7.0 times every list waiter out with a null array, BLMOVE's
+     * too (its non-blocking form answers a null string). */
     if (mode == ST_UNBLOCK_ERROR)
         resp_error(r, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
-    else if (w->kind == ST_BLOCK_LIST_MOVE)
-        resp_null3(r, w->proto);
     else
         resp_null_array3(r, w->proto);
 }
@@ -278,7 +279,7 @@ uint32_t st_block_drop_origin(store_ctx_t *ctx, uint16_t origin)
     uint32_t n = 0;
     for (st_waiter_t *w = b ? b->head : NULL, *next; w; w = next) {
         next = w->next;
-        if (w->origin != origin) continue;
+        if (origin && w->origin != origin) continue;
         remove_waiter(b, w);
         n++;
     }

@@ -50,7 +50,7 @@ typedef struct st_waiter {
     int64_t count;  /* BLMPOP's COUNT */
     uint32_t nkeys; /* keys[0..nkeys) waited on */
     rec_arg_t *keys;
-    rec_arg_t dst; /* BLMOVE's destination (len 0 otherwise) */
+    rec_arg_t dst;                 /* BLMOVE's destination (len 0 otherwise) */
     struct st_waiter *prev, *next; /* all waiters, in registration order */
     struct st_wnode *nodes;        /* one per key, in that key's queue */
 } st_waiter_t;
@@ -86,8 +86,8 @@ int st_block_add(store_ctx_t *ctx, const st_waiter_spec_t *spec);
  * with mode TIMEOUT or ERROR its reply goes out (live apply). Returns 1
  * when there was one, 0 when not. */
 int st_block_unblock(store_ctx_t *ctx, uint64_t client_id, int mode);
-/* Remove every waiter of frontend slot + 1 == origin, no replies.
- * Returns how many. */
+/* Remove every waiter of frontend slot + 1 == origin (0: of every
+ * frontend), no replies. Returns how many. */
 uint32_t st_block_drop_origin(store_ctx_t *ctx, uint16_t origin);
 /* A key changed (watch.c's st_key_changed calls this): when somebody
  * waits on it, it is served after the record (st_block_serve_ready). */

@@ -26,7 +26,8 @@ void st_apply_unblock(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 
 /* CMD_BLOCKDROP origin: written by a frontend's new incarnation before
  * its first blocking record, for its predecessors' waiters (their
- * connections are gone). No reply. */
+ * connections are gone); origin 0, by the first store after a restart of
+ * the server, for every waiter of the previous run. No reply. */
 void st_apply_blockdrop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     (void)r;
