@@ -410,7 +410,7 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "libver\r\n$14\r\nclient|unblock\r\n%5\r\n$7\r\nsummary\r\n$102\r\n"
         "End the wait of a client blocked in BLPOP and the like, on any frontend, as a timeout or wi"
         "th an error\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\n"
-        "connection\r\n$10\r\ncomplexity\r\n$41\r\nO(log N) in the number of blocked clients\r\n"
+        "connection\r\n$10\r\ncomplexity\r\n$37\r\nO(N) in the number of blocked clients\r\n"
         "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nclient-id\r\n"
         "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n"
         "$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
@@ -418,7 +418,7 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n"
         "%3\r\n$4\r\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
         "$5\r\ntoken\r\n$5\r\nERROR\r\n",
-        5654},
+        5650},
     {"reset",
         "*10\r\n$5\r\nreset\r\n:1\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n"
         "+fast\r\n+no_auth\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n"
