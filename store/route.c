@@ -159,7 +159,7 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
     fn(ctx, &a, reply);
     /* Clients blocked on keys this record filled are served inside its
      * apply: one durable step, the same on replay (core/block.c, D36). */
-    if (ctx->block) st_block_serve_ready(ctx, &a);
+    if (ctx->block) st_block_serve_ready(ctx, &a, st_block_serve_table);
     return 0;
 }
 

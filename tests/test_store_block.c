@@ -43,8 +43,8 @@ static void take_one(void *arg, uint16_t origin, uint64_t id, const buf_t *body)
     (void)arg;
     cr_assert_eq(origin, 1, "replies go to the waiter's frontend");
     size_t n = strlen(served);
-    snprintf(served + n, sizeof served - n, "%llu:%.*s|", (unsigned long long)id,
-             (int)body->len, body->data);
+    snprintf(served + n, sizeof served - n, "%llu:%.*s|", (unsigned long long)id, (int)body->len,
+             body->data);
 }
 static const char *take(void)
 {

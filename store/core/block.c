@@ -2,7 +2,7 @@
  * block.c - the store's waiter queues (block.h): which clients wait on
  * which keys, oldest first, for the blocking pops (docs/DECISIONS.md,
  * D36). Store process only (and tests); single-threaded, below the type
- * handlers (it calls them back only through the serve table).
+ * handlers (route.c hands it their serve table, types/t_block.c).
  *
  * Invariants:
  *   - The queues are a function of the applied records: a waiter comes in
@@ -56,12 +56,6 @@ struct st_block {
     int live, deferred;
     st_block_reply_t *replies;
     uint32_t nreplies, replies_cap;
-};
-
-static const st_block_serve_fn serve_fns[ST_BLOCK_KINDS] = {
-    [ST_BLOCK_LIST_POP] = st_list_serve,
-    [ST_BLOCK_LIST_MPOP] = st_list_serve,
-    [ST_BLOCK_LIST_MOVE] = st_list_serve,
 };
 
 static void *xcalloc(size_t n, size_t size)
@@ -319,7 +313,7 @@ void st_block_db_touched(store_ctx_t *ctx, unsigned x, unsigned y)
                 if (w->nodes[i].k) make_ready(b, w->nodes[i].k);
 }
 
-void st_block_serve_ready(store_ctx_t *ctx, const apply_args_t *a)
+void st_block_serve_ready(store_ctx_t *ctx, const apply_args_t *a, const st_block_serve_fn *serve)
 {
     struct st_block *b = ctx->block;
     if (!b) return;
@@ -337,7 +331,7 @@ void st_block_serve_ready(store_ctx_t *ctx, const apply_args_t *a)
             apply_args_t wa = {NULL, 0, a->rec, a->lsn, w->dbnum, db};
             buf_t tmp;
             buf_init(&tmp);
-            int rc = serve_fns[w->kind](ctx, &wa, w, &key, b->live ? &tmp : NULL);
+            int rc = serve[w->kind](ctx, &wa, w, &key, b->live ? &tmp : NULL);
             if (rc == ST_NOT_SERVED) {
                 buf_free(&tmp);
                 break;

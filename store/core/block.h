@@ -22,8 +22,8 @@
 #include "entry.h"
 
 /* How a waiter is served: one serve function per kind (st_block_serve_fn,
- * the table in block.c). A new blocking command of another type adds a
- * kind and its function. */
+ * the table in types/t_block.c). A new blocking command of another type
+ * adds a kind and its function. */
 enum st_block_kind {
     ST_BLOCK_LIST_POP = 1,  /* BLPOP BRPOP: [key, element] */
     ST_BLOCK_LIST_MPOP = 2, /* BLMPOP: [key, [elements]] */
@@ -97,8 +97,9 @@ void st_block_db_touched(store_ctx_t *ctx, unsigned a, unsigned b);
 /* After a record's handler: serve the waiters of the keys it touched, in
  * the order the keys were touched, each key's waiters oldest first, as
  * long as the key has what they wait for (a serve that touches another
- * key, BLMOVE's destination, queues that key too). a is the record's. */
-void st_block_serve_ready(store_ctx_t *ctx, const apply_args_t *a);
+ * key, BLMOVE's destination, queues that key too). a is the record's;
+ * serve[kind] serves a waiter of that kind (st_block_serve_table). */
+void st_block_serve_ready(store_ctx_t *ctx, const apply_args_t *a, const st_block_serve_fn *serve);
 
 /* Live apply (store.c after its replay) builds the replies of waiters
  * served or unblocked; replay does not (they were sent already). */
@@ -126,9 +127,5 @@ size_t st_block_state_size(const store_ctx_t *ctx);
 void st_block_state_save(const store_ctx_t *ctx, unsigned char *out);
 int st_block_state_load(store_ctx_t *ctx, const unsigned char *p, size_t n);
 void st_block_free(store_ctx_t *ctx);
-
-/* The list kinds' serve function (types/t_list.c). */
-int st_list_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const rec_arg_t *key,
-                  buf_t *r);
 
 #endif

@@ -12,6 +12,14 @@
 #include "resp.h"
 #include "store/core/block.h"
 
+/* How each kind of waiter is served (core/block.c calls it through
+ * route.c): the lists' three kinds; sorted sets add theirs here. */
+const st_block_serve_fn st_block_serve_table[ST_BLOCK_KINDS] = {
+    [ST_BLOCK_LIST_POP] = st_list_serve,
+    [ST_BLOCK_LIST_MPOP] = st_list_serve,
+    [ST_BLOCK_LIST_MOVE] = st_list_serve,
+};
+
 /* CMD_UNBLOCK client_id mode (enum st_unblock_mode): the waiter's reply
  * (null, or -UNBLOCKED) goes to its own frontend; this record's reply is
  * CLIENT UNBLOCK's: 1 when the client was waiting, else 0. */

@@ -188,6 +188,15 @@ Test(blocking, served_by_a_push_matches_redis)
     both_reply1(&d, __LINE__, "BLMOVE served");
     D(&d, "LRANGE", "dst", "0", "-1");
     D(&d, "EXISTS", "src");
+    /* Its destination a string when it is served: WRONGTYPE to the
+     * waiter, the element stays in the source. */
+    D(&d, "SET", "wt", "x");
+    BLOCK1(&d, "BLMOVE", "ws", "wt", "LEFT", "LEFT", "0");
+    both_blocked(&d, 1);
+    D(&d, "RPUSH", "ws", "e");
+    both_reply1(&d, __LINE__, "BLMOVE served into a string");
+    D(&d, "LRANGE", "ws", "0", "-1");
+    both_blocked(&d, 0);
     /* Served by an LMOVE into the key and by a transaction. */
     BLOCK1(&d, "BRPOPLPUSH", "dst", "back", "0");
     both_blocked(&d, 0); /* dst had an element: served at once */
