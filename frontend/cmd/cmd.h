@@ -75,6 +75,11 @@ void fe_block_begin(fe_conn_t *c, int64_t block_ms);
 void fe_block_closed(fe_conn_t *c);
 void fe_block_tick(fe_t *fe);
 int fe_block_unblock(fe_conn_t *c, uint64_t client_id, int error);
+/* cluster.c (cluster mode, D35): may c run d here? 0 = yes; -1 = no, the
+ * error (MOVED, CROSSSLOT, CLUSTERDOWN) appended to err; -2 = EXEC of a
+ * transaction whose commands named different slots: the error is in err
+ * and the transaction is to be discarded. */
+int fe_cluster_route(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err);
 
 /* local.c: SELECT's argument: the database, with +OK appended to out, or
  * -1 with Redis' error appended. Does not change c. */

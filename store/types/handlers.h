@@ -7,6 +7,9 @@
 #ifndef ATTIC_STORE_HANDLERS_H
 #define ATTIC_STORE_HANDLERS_H
 
+#include <string.h>
+#include <strings.h>
+
 #include "buf.h"
 #include "command.h"
 #include "store/core/entry.h"
@@ -36,6 +39,17 @@ int st_list_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const
                   buf_t *r);
 
 /* Helpers the handlers share (keyspace.c). */
+
+/* Whether argument x is word, in any case (options, subcommands). */
+static inline int st_arg_is(const rec_arg_t *x, const char *word)
+{
+    size_t n = strlen(word);
+    return x->len == n && strncasecmp((const char *)x->ptr, word, n) == 0;
+}
+
+/* An array of n elements whose bytes are in body, or STORE_ERR_TOO_LARGE
+ * when the whole would pass the reply limit (channel-size). */
+void st_reply_array_of(store_ctx_t *ctx, buf_t *r, uint64_t n, const buf_t *body);
 
 /* A SCAN-style cursor as Redis parses it (strtoul's rules). Returns 0, or
  * -1 when it is not one ("ERR invalid cursor"). */
@@ -76,5 +90,21 @@ void st_scan_reply(store_ctx_t *ctx, uint64_t cursor, long long count, st_scan_s
  * page. */
 idx_entry_t *st_scan_key_begin(const read_args_t *a, unsigned type, uint64_t *cursor,
                                long long *count, const rec_arg_t **pat, buf_t *r);
+
+/* Value arguments that may be a large value's parts (t_bigval.c, D31):
+ * inside a CMD_BIGFINAL, argument ctx->big_arg of the nested write stands
+ * for the parts in ctx->big. A handler that takes values this way uses
+ * these instead of argv[i] directly; elsewhere they are the plain
+ * argument. */
+/* The parts standing for argument i (the caller owns them), or NULL. */
+st_pieces_t *st_big_take(store_ctx_t *ctx, int i);
+/* Argument i's length, the parts' when it stands for them. */
+uint64_t st_arg_vlen(const store_ctx_t *ctx, const apply_args_t *a, int i);
+/* st_ent_new with argument i as the value. */
+idx_entry_t *st_ent_new_arg(store_ctx_t *ctx, const apply_args_t *a, int i, const rec_arg_t *key,
+                            int64_t expire_at);
+/* st_val_write of argument i's bytes at off into *slot's entry. */
+idx_entry_t *st_val_write_arg(store_ctx_t *ctx, const apply_args_t *a, int i, idx_entry_t **slot,
+                              uint64_t off);
 
 #endif

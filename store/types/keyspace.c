@@ -273,7 +273,7 @@ void st_read_exists(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     (void)ctx;
     long long n = 0; /* duplicates count, as in Redis */
     for (uint16_t i = 0; i < a->argc; i++)
-        n += st_find_live(a->db, &a->argv[i], a->now, 0) != NULL;
+        n += st_find_peek(a->db, &a->argv[i], a->now) != NULL;
     resp_integer(r, n);
 }
 
@@ -283,7 +283,7 @@ enum { TTL_REL_S, TTL_REL_MS, TTL_ABS_S, TTL_ABS_MS };
 
 static void reply_ttl(const read_args_t *a, buf_t *r, int mode)
 {
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    idx_entry_t **slot = st_find_peek(a->db, &a->argv[0], a->now);
     if (!slot) {
         resp_integer(r, -2);
         return;
@@ -328,7 +328,7 @@ void st_read_pexpiretime(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 void st_read_type(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     (void)ctx;
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    idx_entry_t **slot = st_find_peek(a->db, &a->argv[0], a->now);
     resp_simple(r, slot ? st_type_name(*slot) : "none");
 }
 
@@ -387,9 +387,7 @@ static int arg_is(const rec_arg_t *x, const char *word)
     return x->len == n && strncasecmp((const char *)x->ptr, word, n) == 0;
 }
 
-/* An array of n elements whose bytes are in body, or STORE_ERR_TOO_LARGE
- * when the whole would pass the reply limit. */
-static void reply_array_of(store_ctx_t *ctx, buf_t *r, uint64_t n, const buf_t *body)
+void st_reply_array_of(store_ctx_t *ctx, buf_t *r, uint64_t n, const buf_t *body)
 {
     if (ctx->max_reply && body->len + 32 > ctx->max_reply) {
         resp_error(r, STORE_ERR_TOO_LARGE);
@@ -429,7 +427,7 @@ void st_read_keys(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         a, &a->argv[0], a->argv[0].len == 1 && a->argv[0].ptr[0] == '*', ctx->max_reply, {0}, 0};
     buf_init(&k.body);
     idx_foreach(&a->db->ix, keys_visit, &k);
-    reply_array_of(ctx, r, k.n, &k.body);
+    st_reply_array_of(ctx, r, k.n, &k.body);
     buf_free(&k.body);
 }
 
