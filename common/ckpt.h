@@ -48,6 +48,8 @@ enum {
     CKPT_BLK_MINREF = 4,  /* first, when CKPT_F_MINREF: u64 the lowest LSN any entry
                            * refers to (UINT64_MAX: none), so the store knows which
                            * log segments this checkpoint still needs (D27) */
+    CKPT_BLK_BLOCKED = 5, /* the blocked clients' queues (store/core/block.c), in pieces,
+                           * concatenated; after the WATCH blocks, only when some wait */
 };
 
 /* Header flags. */

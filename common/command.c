@@ -25,6 +25,7 @@
 #define ADM CMDF_ADMIN
 #define MK  CMDF_MOVABLEKEYS
 #define NAL CMDF_NO_ASYNC_LOADING
+#define BLK CMDF_BLOCKING
 
 #define KS   CAT_KEYSPACE
 #define RD   CAT_READ
@@ -40,6 +41,7 @@
 #define SETC CAT_SET
 #define LST  CAT_LIST
 #define ZST  CAT_SORTEDSET
+#define CBLK CAT_BLOCKING
 #define CADM CAT_ADMIN
 
 static const cmd_desc_t cmd_descs[] = {
@@ -100,8 +102,9 @@ static const cmd_sub_t redis_subs[] = {
 };
 
 static const char *const cat_names[CAT__COUNT] = {
-    "keyspace",  "read",       "write",       "string", "bitmap", "admin", "fast",      "slow",
-    "dangerous", "connection", "transaction", "hash",   "set",    "list",  "sortedset",
+    "keyspace", "read", "write",     "string",     "bitmap",      "admin",
+    "fast",     "slow", "dangerous", "connection", "transaction", "hash",
+    "set",      "list", "sortedset", "stream",     "blocking",
 };
 
 const char *cmd_cat_name(int i)

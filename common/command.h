@@ -190,6 +190,7 @@ enum cmd_flags {
     CMDF_REFUSED_IN_MULTI = 1u << 13, /* Redis' no_multi: an error inside MULTI */
     CMDF_MOVABLEKEYS = 1u << 14,      /* keys past first/last/step: a KEYNUM row */
     CMDF_NO_ASYNC_LOADING = 1u << 15, /* Redis' no_async_loading (REPLICAOF): reported only */
+    CMDF_BLOCKING = 1u << 16,         /* may block the client (BLPOP ...): reported only */
 };
 
 /* ACL categories (Redis' names, "@keyspace" ...). */
@@ -209,7 +210,9 @@ enum cmd_cat {
     CAT_SET = 1u << 12,
     CAT_LIST = 1u << 13,
     CAT_SORTEDSET = 1u << 14,
-    CAT__COUNT = 15,
+    CAT_STREAM = 1u << 15,
+    CAT_BLOCKING = 1u << 16,
+    CAT__COUNT = 17,
 };
 
 /* The name of category bit i ("keyspace"), or NULL past the last. */

@@ -83,6 +83,11 @@ typedef struct shm_frontend {
     shm_waiter_t wake;                /* durable LSN advanced / store replied */
     uint64_t to_store_off;            /* chan_t: requests, frontend -> store */
     uint64_t from_store_off;          /* chan_t: replies, store -> frontend */
+    /* Blocked clients (D36): set by an incarnation before its first
+     * blocking record, cleared by the next once its CMD_BLOCKDROP is in
+     * the ring; and the store's count of this slot's waiters (applied). */
+    _Atomic uint32_t block_used;
+    _Atomic uint32_t store_waiters;
     /* Bytes of replies this frontend's clients have not read yet, summed
      * every FE_OBUF_SUM_MS (frontend/core/conn.c): INFO mem_clients_normal
      * and part of used_memory (shm_used_memory). */
@@ -192,6 +197,11 @@ typedef struct shm {
      * pass their expiry and no write moves it; a frontend that sees it
      * clears it and writes a CMD_TICK record. */
     _Atomic uint32_t tick_wanted;
+    /* Set by the first store of this shared memory once the waiters the
+     * log left from a previous run of the server are dropped (its
+     * CMD_BLOCKDROP is in the ring, or there were none); frontends write no
+     * client record before (D36). */
+    _Atomic uint32_t block_reset;
     /* Bumped by the master after it reopened the log file on SIGHUP; every
      * process reopens it before its next line (common/log.c). */
     _Atomic uint32_t log_generation;

@@ -88,7 +88,11 @@ typedef struct shm_client {
     char name[128]; /* longer names are cut here (local view is whole) */
     char lib_name[64], lib_ver[32];
 } shm_client_t;
-enum { SHM_CLIENT_F_UNIX = 1u << 0, SHM_CLIENT_F_NO_EVICT = 1u << 1 };
+enum {
+    SHM_CLIENT_F_UNIX = 1u << 0,
+    SHM_CLIENT_F_NO_EVICT = 1u << 1,
+    SHM_CLIENT_F_BLOCKED = 1u << 2
+};
 
 /* The slow log (frontend/admin/slowlog.c): a ring of the newest entries, under
  * its lock. Arguments are stored already cut to Redis' limits (32 args,
@@ -117,7 +121,7 @@ typedef struct shm_slowlog {
  * subcommands (frontend/admin/command-index.c). CONFIG RESETSTAT bumps
  * stat_epoch; a frontend zeroes its own table when it sees the new epoch,
  * and INFO counts only tables whose epoch_seen is current. */
-#define SHM_STAT_SLOTS 320
+#define SHM_STAT_SLOTS 384
 typedef struct shm_cmdstat {
     _Atomic uint64_t calls, nsec, rejected, failed; /* INFO shows nsec / 1000 as usec */
 } shm_cmdstat_t;
@@ -130,6 +134,7 @@ typedef struct shm_fe_stats {
     _Atomic uint64_t inst_ops;                  /* commands per second, sampled (not reset) */
     _Atomic uint64_t inst_in_bps, inst_out_bps; /* network bytes per second, the same way */
     _Atomic uint64_t clients; /* connected now: not reset; zeroed at the frontend's start */
+    _Atomic uint64_t blocked; /* of those, blocked (BLPOP ...): the same */
     shm_cmdstat_t cmd[SHM_STAT_SLOTS];
 } shm_fe_stats_t;
 

@@ -67,8 +67,15 @@ static int run_command(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
 
 static void conn_closing(fe_conn_t *c)
 {
+    fe_block_closed(c);
     fe_multi_clear(c);
     fe_admin_on_close(c);
+}
+
+static void on_timer(fe_t *fe)
+{
+    fe_block_tick(fe);
+    fe_admin_on_timer(fe);
 }
 
 /* The core places c->admin right after the fe_conn_t (conn.c, conn_new). */
@@ -87,7 +94,7 @@ static const fe_hooks_t hooks = {
     .on_close = conn_closing,
     .on_input = fe_admin_on_input,
     .on_wake = fe_admin_on_wake,
-    .on_timer = fe_admin_on_timer,
+    .on_timer = on_timer,
 };
 
 static const fe_cmd_hooks_t cmd_hooks = {

@@ -20,7 +20,9 @@
  *     are (how APPEND and SETRANGE cut and compact later depends on them);
  *   - the apply clock, X, and each database's WATCH identity;
  *   - the WATCH table (exec.c): an EXEC after X whose watch point is before
- *     X must be judged as it was when it was acknowledged.
+ *     X must be judged as it was when it was acknowledged;
+ *   - the clients blocked on keys (core/block.c, D36), in registration
+ *     order: a push after X serves the waiter a replay from the start would.
  * Not in it: the index's layout and seed (random per process anyway), the
  * counters derivable from the entries (rebuilt while loading), the active
  * expiry cursor (when it runs never changes what later records see).
@@ -63,6 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "ckpt.h"
 #include "io.h"
 #include "io_fault.h"
@@ -73,6 +76,7 @@
 #include "store/core/index.h"
 #include "store/core/object.h"
 #include "store/core/pieces.h"
+#include "store/core/block.h"
 #include "store/core/watch.h"
 
 #define CKPT_TYPE_STRING 1
@@ -156,20 +160,22 @@ static int save_entry(void *arg, idx_entry_t *e)
     return ckpt_item_done(w) ? 1 : 0;
 }
 
-static int save_watch(store_ctx_t *ctx, ckpt_writer_t *w)
+/* A state kept as bytes (the WATCH table, the blocked clients): n bytes
+ * from save, in blocks of the given type of at most CKPT_WATCH_CHUNK. */
+static int save_blob(store_ctx_t *ctx, ckpt_writer_t *w, uint32_t type, size_t n,
+                     void (*save)(const store_ctx_t *, unsigned char *))
 {
-    size_t n = st_watch_state_size(ctx);
     if (!n) return 0;
     unsigned char *b = malloc(n);
     if (!b) {
         errno = ENOMEM;
         return -1;
     }
-    st_watch_state_save(ctx, b);
+    save(ctx, b);
     int rc = 0;
     for (size_t off = 0; off < n && !rc; off += CKPT_WATCH_CHUNK) {
         size_t k = n - off < CKPT_WATCH_CHUNK ? n - off : CKPT_WATCH_CHUNK;
-        ckpt_put(w, CKPT_BLK_WATCH, b + off, k);
+        ckpt_put(w, type, b + off, k);
         rc = ckpt_item_done(w);
         if (!rc) rc = ckpt_flush_block(w);
     }
@@ -221,7 +227,9 @@ int store_ckpt_save(store_ctx_t *ctx, const char *dir)
         if (!rc) rc = ckpt_flush_block(&w); /* one database per DB block */
         if (!rc && keys) rc = idx_foreach(&db->ix, save_entry, &a) ? -1 : 0;
     }
-    if (!rc) rc = save_watch(ctx, &w);
+    if (!rc) rc = save_blob(ctx, &w, CKPT_BLK_WATCH, st_watch_state_size(ctx), st_watch_state_save);
+    if (!rc)
+        rc = save_blob(ctx, &w, CKPT_BLK_BLOCKED, st_block_state_size(ctx), st_block_state_save);
     uint64_t bytes = w.off;
     if (rc) {
         int e = errno;
@@ -280,6 +288,7 @@ typedef struct load_state {
     uint64_t min_ref;
     unsigned char *watch; /* WATCH blocks, concatenated */
     size_t watch_len, watch_cap;
+    buf_t blocked; /* BLOCKED blocks, concatenated */
     char *err;
     size_t errlen;
 } load_state_t;
@@ -470,6 +479,9 @@ static int load_block(load_state_t *ls, uint32_t type, uint32_t items, const uns
         memcpy(ls->watch + ls->watch_len, p, (size_t)n);
         ls->watch_len += (size_t)n;
         return 0;
+    case CKPT_BLK_BLOCKED:
+        buf_append(&ls->blocked, p, (size_t)n);
+        return 0;
     default:
         return load_fail(ls, "a block of an unknown type");
     }
@@ -479,6 +491,7 @@ int store_ckpt_load(store_ctx_t *ctx, const char *path, char *err, size_t errlen
 {
     ckpt_reader_t r;
     load_state_t ls = {.ctx = ctx, .err = err, .errlen = errlen};
+    buf_init(&ls.blocked);
     int rc = -1;
     if (ckpt_reader_open(&r, path, ctx->segment_size)) {
         snprintf(err, errlen, "%s", r.err);
@@ -511,6 +524,11 @@ int store_ckpt_load(store_ctx_t *ctx, const char *path, char *err, size_t errlen
         load_fail(&ls, "a malformed WATCH table");
         goto out;
     }
+    if (ls.blocked.len &&
+        st_block_state_load(ctx, (const unsigned char *)ls.blocked.data, ls.blocked.len)) {
+        load_fail(&ls, "malformed blocked clients");
+        goto out;
+    }
     if (!!(r.info.flags & CKPT_F_MINREF) != ls.has_min_ref ||
         (ls.has_min_ref && st_live_lowest(&ctx->live) != ls.min_ref)) {
         /* The segments deleted were chosen by this number (D27): a file
@@ -523,6 +541,7 @@ int store_ckpt_load(store_ctx_t *ctx, const char *path, char *err, size_t errlen
     rc = 0;
 out:
     free(ls.watch);
+    buf_free(&ls.blocked);
     ckpt_reader_close(&r);
     return rc;
 }

@@ -58,6 +58,7 @@
 #include "shm.h"
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
+#include "store/core/block.h"
 #include "store/core/watch.h"
 #include "store/route.h"
 
@@ -161,6 +162,9 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
     }
     apply_args_t a = {ctx->args, argc, rec, h.lsn, REC_DB(opdb), db};
     fn(ctx, &a, reply);
+    /* Clients blocked on keys this record filled are served inside its
+     * apply: one durable step, the same on replay (core/block.c, D36). */
+    if (ctx->block) st_block_serve_ready(ctx, &a, st_block_serve_table);
     return 0;
 }
 
@@ -317,6 +321,7 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
     size_t mark = r ? r->len : 0;
     if (r) resp_array(r, (long long)(argc - 1 - h.nwatch));
+    ctx->in_exec = 1; /* a blocking command acts as its non-blocking form */
     for (uint32_t i = 1 + h.nwatch; i < argc; i++) {
         const rec_arg_t *pl = &x->outer[i];
         uint16_t opdb, n;
@@ -339,6 +344,7 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
             break;
         }
     }
+    ctx->in_exec = 0;
     if (r && ctx->max_reply && r->len - mark > ctx->max_reply) {
         r->len = mark;
         resp_error(r, "ERR the transaction was applied, but its reply is larger than the store "

@@ -25,6 +25,7 @@
 #include "store/core/index.h"
 #include "store/core/object.h"
 #include "store/core/value.h"
+#include "store/core/block.h"
 #include "store/core/watch.h"
 #include "store/store-internal.h"
 
@@ -98,6 +99,7 @@ void store_ctx_destroy(store_ctx_t *ctx)
     st_groups_free(&ctx->groups);
     st_access_free(&ctx->access);
     st_watch_free(ctx);
+    st_block_free(ctx);
     free(ctx->exec.outer);
     free(ctx->exec.nested);
     for (unsigned i = 0; i < STORE_FD_CACHE; i++)

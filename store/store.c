@@ -39,6 +39,7 @@
 
 #include "buf.h"
 #include "chan.h"
+#include "command.h"
 #include "checkpoint.h"
 #include "command.h"
 #include "compact.h"
@@ -50,6 +51,7 @@
 #include "seg.h"
 #include "shm.h"
 #include "store-internal.h"
+#include "store/core/block.h"
 #include "store.h"
 
 #define STORE_APPLY_BATCH     1024 /* records between serving request channels */
@@ -162,6 +164,11 @@ static void publish_counts(store_proc_t *s)
     atomic_store_explicit(&s->shm->store_expires, store_expire_count(s->ctx), memory_order_relaxed);
     atomic_store_explicit(&s->shm->store_index_bytes, store_index_bytes(s->ctx),
                           memory_order_relaxed);
+    for (int i = 0; i < s->nfe; i++) {
+        uint32_t n = st_block_count(s->ctx) ? st_block_count_origin(s->ctx, (uint16_t)(i + 1)) : 0;
+        if (atomic_load_explicit(&s->shm->fe[i].store_waiters, memory_order_relaxed) != n)
+            atomic_store(&s->shm->fe[i].store_waiters, n);
+    }
     atomic_store_explicit(&s->shm->evicted_keys, store_evicted(s->ctx) - s->evicted_at_start,
                           memory_order_relaxed);
     publish_stats(s);
@@ -242,6 +249,23 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
     return rc;
 }
 
+/* The replies of blocked clients a record served or unblocked
+ * (core/block.c), to their own frontends, with their blocking records'
+ * LSNs as ids; before the record's ring space is released, like its own
+ * reply. */
+typedef struct block_send {
+    store_proc_t *s;
+    int failed;
+} block_send_t;
+
+static void send_block_reply(void *arg, uint16_t origin, uint64_t id, const buf_t *body)
+{
+    block_send_t *b = arg;
+    if (!b->failed && origin >= 1 && origin <= b->s->nfe &&
+        send_reply(b->s, origin - 1, id, STORE_REPLY_WRITE, body))
+        b->failed = 1;
+}
+
 /* A client's write (not the server's own ticks and relocations):
  * rdb_changes_since_last_save (store/save.c). */
 static void count_change(store_proc_t *s, const unsigned char *rec)
@@ -279,13 +303,18 @@ static int apply_ring(store_proc_t *s)
         if (h.type == REC_CMD && h.origin != 0) {
             buf_reset(&s->out);
             rc = store_apply(s->ctx, rec, &s->out);
-            if (rc >= 0 && h.origin <= s->nfe &&
+            /* A blocking record that queued its client has no reply yet. */
+            int deferred = st_block_take_deferred(s->ctx);
+            if (rc >= 0 && h.origin <= s->nfe && !deferred &&
                 send_reply(s, h.origin - 1, h.lsn, STORE_REPLY_WRITE, &s->out))
                 return -1;
             out_shrink(s);
         } else {
             rc = store_apply(s->ctx, rec, NULL);
         }
+        block_send_t bs = {s, 0};
+        st_block_take_replies(s->ctx, send_block_reply, &bs);
+        if (bs.failed) return -1;
         if (rc < 0) {
             log_warn("store: bad record at LSN %" PRIu64, s->applied);
             return -1;
@@ -471,6 +500,45 @@ static int relocate(store_proc_t *s, uint64_t applied_before, int idle)
     return done > 0;
 }
 
+/* The first store of a server run (shm->block_reset still 0), or a
+ * replica just promoted (REPLICAOF NO ONE sets it to 0 again): the
+ * waiters the log left are clients of a previous run or of the leader,
+ * none of them here. On a replica nothing is written: its log is its
+ * leader's (D33), and its frontends write nothing. A
+ * CMD_BLOCKDROP 0 through the store's own claimer drops them, before any
+ * frontend writes (they wait for block_reset, submit.c), so no push of
+ * this run can serve one of them (D36). Returns 0, or -1 when the master
+ * is gone. */
+static int reset_waiters(store_proc_t *s, int wait)
+{
+    shm_t *shm = s->shm;
+    if (atomic_load(&shm->block_reset) || atomic_load(&shm->repl.is_replica)) return 0;
+    while (st_block_count(s->ctx) && atomic_load(&shm->logger_state) == LOGGER_RUNNING) {
+        ring_claimer_t *cl = shm_store_claimer(shm);
+        unsigned char all[4];
+        cmd_put_u32(all, 0);
+        const unsigned char *argv[1] = {all};
+        uint32_t lens[1] = {4};
+        uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(1, lens));
+        uint64_t pos;
+        if (ring_claimer_adopt(cl, atomic_load(&shm->durable_lsn)) &&
+            ring_claim(s->ring, cl, space, &pos) == 0) {
+            uint64_t durable = atomic_load_explicit(&shm->durable_lsn, memory_order_acquire);
+            rec_encode_cmd_durable(ring_ptr(s->ring, pos), pos, durable, 0, store_now(s->ctx),
+                                   REC_OP_DB(CMD_BLOCKDROP, 0), 1, argv, lens);
+            ring_commit(s->ring, cl, pos);
+            shm_wake(&shm->logger_wake);
+            break;
+        }
+        if (!wait) return 0; /* in the loop: the ring drains as we apply; next turn */
+        if (master_gone()) return -1;
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    atomic_store(&shm->block_reset, 1);
+    return 0;
+}
+
 static int run(store_proc_t *s)
 {
     int idle_in_shutdown = 0;
@@ -497,6 +565,7 @@ static int run(store_proc_t *s)
         /* Parts of large values whose writer died (D31): dropped by a
          * record of the store's, so replay drops them at the same point. */
         store_abort_orphans(&s->compact, s->ctx, s->shm);
+        (void)reset_waiters(s, 0); /* a promoted replica's (D36) */
         /* [eviction hook] Over maxmemory: write CMD_EVICT for victims. */
         if (!atomic_load(&s->shm->shutdown) &&
             store_evict_round(&s->evict, s->ctx, &s->compact, s->shm) > 0)
@@ -566,8 +635,13 @@ int store_main(shm_t *shm, const config_t *cfg)
     store_compact_restored(&s.compact, s.ctx, from);
     store_backup_init(&s.backup, cfg, &s.ckpt, shm, s.ctx);
     int rc = replay(&s, cfg, from, released);
+    st_block_take_deferred(s.ctx);
+    /* From here on, blocked clients served or unblocked get replies (the
+     * replayed ones were answered by a predecessor: see the banner). */
+    st_block_set_live(s.ctx, 1);
     if (rc == 0) ring_release(s.ring, released);
-    if (rc == 0) compact(&s); /* finishes what a predecessor began */
+    if (rc == 0) compact(&s);                /* finishes what a predecessor began */
+    if (rc == 0) (void)reset_waiters(&s, 1); /* -1: the master is gone, seen below */
     if (rc == 0 && !master_gone()) {
         s.evicted_at_start = store_evicted(s.ctx);
         uint64_t hits, misses;

@@ -284,6 +284,8 @@ void fe_client_sync(struct fe_conn *c);            /* name, user, db, flags chan
 void fe_clients_reclaim(struct fe *fe);            /* at start: free a predecessor's entries */
 void fe_clients_kill_pending(struct fe *fe);       /* close clients other frontends killed */
 uint32_t fe_client_flags(const struct fe_conn *c); /* the entry's SHM_CLIENT_F_* flags */
+/* Rewrite c's registry entry when its flags changed (blocked or not). */
+void fe_client_flags_sync(struct fe_conn *c);
 
 /* ---- client.c ---- */
 void fe_client_info_line(struct fe_conn *c, buf_t *out);

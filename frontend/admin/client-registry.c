@@ -36,7 +36,15 @@ static void copy_field(char *dst, size_t cap, const char *src)
 
 uint32_t fe_client_flags(const fe_conn_t *c)
 {
-    return (c->is_unix ? SHM_CLIENT_F_UNIX : 0) | (c->admin->no_evict ? SHM_CLIENT_F_NO_EVICT : 0);
+    return (c->is_unix ? SHM_CLIENT_F_UNIX : 0) | (c->admin->no_evict ? SHM_CLIENT_F_NO_EVICT : 0) |
+           (c->blocking ? SHM_CLIENT_F_BLOCKED : 0);
+}
+
+void fe_client_flags_sync(fe_conn_t *c)
+{
+    shm_client_t *e = c->admin->reg;
+    if (e && atomic_load_explicit(&e->flags, memory_order_relaxed) != fe_client_flags(c))
+        fe_client_sync(c);
 }
 
 void fe_client_sync(fe_conn_t *c)

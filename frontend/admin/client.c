@@ -9,6 +9,7 @@
  * fields, then lib-name= lib-ver= as Redis 7.2 adds them (SETINFO is 7.2's).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -52,6 +53,7 @@ static void flags_text(char *out, int multi, int closing, uint32_t flags)
 {
     char *p = out;
     if (multi >= 0) *p++ = 'x';
+    if (flags & SHM_CLIENT_F_BLOCKED) *p++ = 'b';
     if (closing) *p++ = 'c';
     if (flags & SHM_CLIENT_F_UNIX) *p++ = 'U';
     if (flags & SHM_CLIENT_F_NO_EVICT) *p++ = 'e';
@@ -407,6 +409,53 @@ static const char *const client_help[] = {
     NULL,
 };
 
+/* Is client id blocked (BLPOP ...), on this frontend or another? */
+static int client_blocked(fe_t *fe, uint64_t id)
+{
+    for (fe_conn_t *o = fe->conns; o; o = o->next)
+        if (o->id == id) return o->blocking && !o->doomed;
+    shm_client_t tmp;
+    for (uint32_t i = 0; i < SHM_CLIENT_SLOTS; i++) {
+        if (!atomic_load_explicit(&fe_shm(fe->shm)->clients[i].owner, memory_order_relaxed))
+            continue;
+        if (entry_read(fe, i, &tmp) && atomic_load(&tmp.id) == id)
+            return (atomic_load(&tmp.flags) & SHM_CLIENT_F_BLOCKED) != 0;
+    }
+    return 0;
+}
+
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR]: a client not blocked is 0 at once;
+ * a blocked one is unblocked by a record (D36), whose store reply says
+ * whether it still waited when the record applied (it may have been
+ * served just before). */
+static void client_unblock(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
+                           buf_t *out)
+{
+    long long id;
+    if (str_to_ll(argv[2], lens[2], &id)) {
+        resp_error(out, "ERR value is not an integer or out of range");
+        return;
+    }
+    int error = 0;
+    if (argc == 4 && fe_word_eq(argv[3], lens[3], "error"))
+        error = 1;
+    else if (argc != 3 && !(argc == 4 && fe_word_eq(argv[3], lens[3], "timeout"))) {
+        resp_error(out, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+        return;
+    }
+    if (!client_blocked(c->fe, (uint64_t)id)) {
+        resp_integer(out, 0);
+        return;
+    }
+    int rc = fe_block_unblock(c, (uint64_t)id, error);
+    if (rc == -EAGAIN)
+        c->local_again = 1;
+    else if (rc == 0)
+        c->local_submitted = 1;
+    else
+        resp_error(out, "ERR CLIENT UNBLOCK could not be written to the log");
+}
+
 void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
     if (fe_subcmd_arity_check(cmd_by_id(CMD_CLIENT), argc, argv, lens, out) != 0) return;
@@ -451,6 +500,8 @@ void fe_cmd_client(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
         buf_free(&line);
     } else if (fe_word_eq(sub, sl, "kill")) {
         client_kill(c, argc, argv, lens, out);
+    } else if (fe_word_eq(sub, sl, "unblock")) {
+        client_unblock(c, argc, argv, lens, out);
     } else if (fe_word_eq(sub, sl, "reply")) {
         if (fe_word_eq(argv[2], lens[2], "on")) {
             c->admin->reply_off = c->admin->reply_skip = 0;

@@ -281,7 +281,7 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         2720},
     {"client",
         "*10\r\n$6\r\nclient\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
-        "~0\r\n~0\r\n*10\r\n*10\r\n$14\r\nclient|setname\r\n:3\r\n~3\r\n"
+        "~0\r\n~0\r\n*11\r\n*10\r\n$14\r\nclient|setname\r\n:3\r\n~3\r\n"
         "+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"
         "+@connection\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\nclient|help\r\n"
         ":2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"
@@ -306,12 +306,15 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "~0\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|setinfo\r\n:4\r\n~3\r\n"
         "+noscript\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@slow\r\n"
         "+@connection\r\n*2\r\n$24\r\nrequest_policy:all_nodes\r\n$29\r\n"
-        "response_policy:all_succeeded\r\n~0\r\n~0\r\n",
-        1382,
+        "response_policy:all_succeeded\r\n~0\r\n~0\r\n*10\r\n$14\r\nclient|unblock\r\n"
+        ":-3\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n+stale\r\n:0\r\n"
+        ":0\r\n:0\r\n~4\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n+@connection\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        1526,
         "%5\r\n$7\r\nsummary\r\n$61\r\nParent of the subcommands that inspect and manage connections"
         "\r\n$5\r\nsince\r\n$5\r\n2.4.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n"
         "$10\r\ncomplexity\r\n$19\r\nSee the subcommands\r\n$11\r\nsubcommands\r\n"
-        "%10\r\n$14\r\nclient|setname\r\n%5\r\n$7\r\nsummary\r\n$48\r\n"
+        "%11\r\n$14\r\nclient|setname\r\n%5\r\n$7\r\nsummary\r\n$48\r\n"
         "Name this connection; CLIENT LIST shows the name\r\n$5\r\nsince\r\n"
         "$5\r\n2.6.9\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n$10\r\ncomplexity\r\n"
         "$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$15\r\n"
@@ -404,8 +407,18 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "token\r\n$8\r\nLIB-NAME\r\n$12\r\ndisplay_text\r\n$7\r\nlibname\r\n"
         "%4\r\n$4\r\nname\r\n$6\r\nlibver\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
         "$5\r\ntoken\r\n$7\r\nLIB-VER\r\n$12\r\ndisplay_text\r\n$6\r\n"
-        "libver\r\n",
-        5068},
+        "libver\r\n$14\r\nclient|unblock\r\n%5\r\n$7\r\nsummary\r\n$102\r\n"
+        "End the wait of a client blocked in BLPOP and the like, on any frontend, as a timeout or wi"
+        "th an error\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\n"
+        "connection\r\n$10\r\ncomplexity\r\n$37\r\nO(N) in the number of blocked clients\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$9\r\nclient-id\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$13\r\ntimeout_error\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\ntimeout\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$7\r\nTIMEOUT\r\n"
+        "%3\r\n$4\r\nname\r\n$5\r\nerror\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$5\r\nERROR\r\n",
+        5650},
     {"reset",
         "*10\r\n$5\r\nreset\r\n:1\r\n~6\r\n+noscript\r\n+loading\r\n+stale\r\n"
         "+fast\r\n+no_auth\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n"
@@ -3433,6 +3446,119 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
         "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         425},
+    {"blpop",
+        "*10\r\n$5\r\nblpop\r\n:-3\r\n~3\r\n+write\r\n+noscript\r\n+blocking\r\n"
+        ":1\r\n:-2\r\n:1\r\n~4\r\n+@write\r\n+@list\r\n+@slow\r\n+@blocking\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-2\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        340,
+        "%5\r\n$7\r\nsummary\r\n$83\r\nPop the head element of the first non-empty list of the keys "
+        "given, or wait for one\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\n"
+        "group\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$22\r\nO(N) in the keys given\r\n"
+        "$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n"
+        "~1\r\n+multiple\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\n"
+        "type\r\n$6\r\ndouble\r\n",
+        357},
+    {"brpop",
+        "*10\r\n$5\r\nbrpop\r\n:-3\r\n~3\r\n+write\r\n+noscript\r\n+blocking\r\n"
+        ":1\r\n:-2\r\n:1\r\n~4\r\n+@write\r\n+@list\r\n+@slow\r\n+@blocking\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-2\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        340,
+        "%5\r\n$7\r\nsummary\r\n$83\r\nPop the tail element of the first non-empty list of the keys "
+        "given, or wait for one\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\n"
+        "group\r\n$4\r\nlist\r\n$10\r\ncomplexity\r\n$22\r\nO(N) in the keys given\r\n"
+        "$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n"
+        "~1\r\n+multiple\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\n"
+        "type\r\n$6\r\ndouble\r\n",
+        357},
+    {"blmove",
+        "*10\r\n$6\r\nblmove\r\n:6\r\n~4\r\n+write\r\n+denyoom\r\n+noscript\r\n"
+        "+blocking\r\n:1\r\n:2\r\n:1\r\n~4\r\n+@write\r\n+@list\r\n+@slow\r\n"
+        "+@blocking\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n"
+        "+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\nbegin_search\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        557,
+        "%5\r\n$7\r\nsummary\r\n$76\r\nMove an element from one end of a list to an end of another, "
+        "or wait for one\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n"
+        "$4\r\nlist\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n"
+        "*5\r\n%3\r\n$4\r\nname\r\n$6\r\nsource\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n$11\r\n"
+        "destination\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":1\r\n%3\r\n$4\r\nname\r\n$9\r\nwherefrom\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$4\r\nleft\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$4\r\nLEFT\r\n"
+        "%3\r\n$4\r\nname\r\n$5\r\nright\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$5\r\nRIGHT\r\n%3\r\n$4\r\nname\r\n$7\r\nwhereto\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$4\r\nleft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$4\r\nLEFT\r\n%3\r\n$4\r\nname\r\n$5\r\nright\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nRIGHT\r\n%2\r\n"
+        "$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$6\r\ndouble\r\n",
+        812},
+    {"brpoplpush",
+        "*10\r\n$10\r\nbrpoplpush\r\n:4\r\n~4\r\n+write\r\n+denyoom\r\n"
+        "+noscript\r\n+blocking\r\n:1\r\n:2\r\n:1\r\n~4\r\n+@write\r\n"
+        "+@list\r\n+@slow\r\n+@blocking\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n"
+        "~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        562,
+        "%7\r\n$7\r\nsummary\r\n$71\r\nMove the tail element of a list to the head of another, or wa"
+        "it for one\r\n$5\r\nsince\r\n$5\r\n2.2.0\r\n$5\r\ngroup\r\n$4\r\n"
+        "list\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\ndoc_flags\r\n"
+        "~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n$5\r\n6.2.0\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$6\r\nsource\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n"
+        "$4\r\nname\r\n$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:1\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n"
+        "$4\r\ntype\r\n$6\r\ndouble\r\n",
+        445},
+    {"blmpop",
+        "*10\r\n$6\r\nblmpop\r\n:-5\r\n~3\r\n+write\r\n+blocking\r\n+movablekeys\r\n"
+        ":0\r\n:0\r\n:0\r\n~4\r\n+@write\r\n+@list\r\n+@slow\r\n+@blocking\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n"
+        ":0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        348,
+        "%5\r\n$7\r\nsummary\r\n$77\r\nPop elements from the first non-empty list of the keys given,"
+        " or wait for one\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n"
+        "$4\r\nlist\r\n$10\r\ncomplexity\r\n$50\r\nO(N+M) in the keys given and the elements returne"
+        "d\r\n$9\r\narguments\r\n*5\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n"
+        "$4\r\ntype\r\n$6\r\ndouble\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\n"
+        "flags\r\n~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$5\r\nwhere\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$4\r\nleft\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$4\r\nLEFT\r\n%3\r\n$4\r\nname\r\n$5\r\nright\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nRIGHT\r\n%4\r\n"
+        "$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\n"
+        "token\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        736},
 };
 /* clang-format on */
 const size_t fe_cmd_docs_count = sizeof(fe_cmd_docs) / sizeof(fe_cmd_docs[0]);

@@ -82,6 +82,7 @@ void fe_admin_command_done(fe_conn_t *c, const char *buf, const fe_admin_mark_t 
     }
     if (c->admin->reg) {
         if (c->db != c->admin->reg_db) fe_client_sync(c);
+        fe_client_flags_sync(c); /* blocked (CLIENT LIST's b, CLIENT UNBLOCK) */
         int m = fe_multi_count(c);
         if (m != c->admin->reg_multi) {
             c->admin->reg_multi = m;
@@ -119,6 +120,7 @@ void fe_admin_input_done(fe_conn_t *c)
  * log). *now is read once per batch of completions. */
 void fe_admin_reply_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
 {
+    if (r->conn && r->conn->admin->reg) fe_client_flags_sync(r->conn); /* unblocked */
     unsigned idx1 = fe_note_idx(r->note);
     if (!idx1) return;
     if (!*now) *now = shm_mono_ns();

@@ -191,6 +191,15 @@ static uint64_t total_clients(fe_t *fe)
     return n;
 }
 
+/* Clients blocked in BLPOP and the like, every frontend's (D36). */
+static uint64_t blocked_clients(fe_t *fe)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < fe->shm->nfrontends; i++)
+        n += atomic_load(&fe_shm(fe->shm)->fe_stats[i].blocked);
+    return n;
+}
+
 static void info_clients(fe_t *fe, buf_t *b)
 {
     buf_appendf(b,
@@ -200,10 +209,11 @@ static void info_clients(fe_t *fe, buf_t *b)
                 "maxclients:%" PRId64 "\r\n"
                 "client_recent_max_input_buffer:0\r\n"
                 "client_recent_max_output_buffer:0\r\n"
-                "blocked_clients:0\r\n"
+                "blocked_clients:%" PRIu64 "\r\n"
                 "tracking_clients:0\r\n"
                 "clients_in_timeout_table:0\r\n",
-                total_clients(fe), atomic_load(&fe_shm(fe->shm)->config.maxclients));
+                total_clients(fe), atomic_load(&fe_shm(fe->shm)->config.maxclients),
+                blocked_clients(fe));
 }
 
 /* used_memory_peak: frontend 0 samples it every tick (hooks.c); INFO takes

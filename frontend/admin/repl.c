@@ -211,7 +211,11 @@ void fe_cmd_replicaof(fe_conn_t *c, int argc, const char **argv, const uint32_t 
     if (lens[1] == 2 && !strncasecmp(argv[1], "no", 2) && lens[2] == 3 &&
         !strncasecmp(argv[2], "one", 3)) {
         if (is_replica(shm)) {
+            /* Waiters in the log are the leader's clients: writes wait
+             * until the store drops them (store.c, reset_waiters; D36). */
+            atomic_store(&shm->block_reset, 0);
             atomic_store(&r->is_replica, 0);
+            shm_wake(&shm->store_wake);
             atomic_fetch_add(&r->gen, 1);
             shm_wake(&shm->repl_wake);
             log_info("REPLICAOF NO ONE: this server is a leader again");

@@ -60,6 +60,21 @@ int fe_multi_exec_waiting(fe_conn_t *c);
  * write_reply hook, for every write reply; cheap when it is not c's EXEC). */
 void fe_multi_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len);
 
+/* block.c: blocked clients (D36). fe_block_ready: 1 once this frontend
+ * may write blocking records (its CMD_BLOCKDROP for a predecessor's
+ * waiters, if one is needed, is in the ring), else 0 (try again: -EAGAIN).
+ * fe_block_note_use: before a blocking record. fe_block_begin: c's
+ * blocking record was just submitted (c->tail); it waits block_ms ms at
+ * most (0 = forever). fe_block_closed: c closes (on_close). fe_block_tick:
+ * every timer tick (timeouts, records that found the ring full).
+ * fe_block_unblock: CLIENT UNBLOCK client_id [TIMEOUT|ERROR] as a record
+ * whose store reply (1 or 0) is c's; returns as fe_submit_record. */
+int fe_block_ready(fe_t *fe);
+void fe_block_note_use(fe_t *fe);
+void fe_block_begin(fe_conn_t *c, int64_t block_ms);
+void fe_block_closed(fe_conn_t *c);
+void fe_block_tick(fe_t *fe);
+int fe_block_unblock(fe_conn_t *c, uint64_t client_id, int error);
 /* cluster.c (cluster mode, D35): may c run d here? 0 = yes; -1 = no, the
  * error (MOVED, CROSSSLOT, CLUSTERDOWN) appended to err; -2 = EXEC of a
  * transaction whose commands named different slots: the error is in err

@@ -110,6 +110,8 @@ static int dispatch_write_once(fe_conn_t *c, const cmd_desc_t *d, const fe_args_
         fe_reply_errorf(c, "ERR command '%s' is not implemented", d->name);
         return 0;
     }
+    /* A blocking record waits for this frontend's CMD_BLOCKDROP (block.c). */
+    if ((d->flags & CMDF_BLOCKING) && !fe_block_ready(c->fe)) return -EAGAIN;
     fe_enc_t e;
     fe_enc_init(&e);
     if (encode(c, d, a, &e) != 0) {
@@ -121,7 +123,10 @@ static int dispatch_write_once(fe_conn_t *c, const cmd_desc_t *d, const fe_args_
         buf_free(&b);
         return 0;
     }
+    if (e.blocks) fe_block_note_use(c->fe);
+    fe_reply_t *tail0 = c->tail;
     int rc = submit_write(c, e.op, e.needs_reply, e.argc, e.argv, e.lens);
+    if (rc == 0 && e.blocks && c->tail != tail0 && c->tail->is_write) fe_block_begin(c, e.block_ms);
     fe_enc_release(&e);
     return rc;
 }
@@ -335,8 +340,14 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         buf_free(&out);
         return fe_multi_command(c, d, &a);
     case CMD_ROUTE_LOCAL:
+        c->local_submitted = c->local_again = 0;
         c->fe->cmd_hooks->local(c, d, a.argc, a.argv, a.lens, &out);
-        fe_reply_ready_buf(c, &out);
+        if (c->local_again) {
+            buf_free(&out);
+            return -EAGAIN;
+        }
+        /* A record's store reply answers it (CLIENT UNBLOCK). */
+        if (!c->local_submitted) fe_reply_ready_buf(c, &out);
         buf_free(&out);
         return 0;
     case CMD_ROUTE_WRITE:

@@ -96,6 +96,8 @@ int fe_enc_fail(fe_enc_t *e, const char *fmt, ...)
 
 void fe_enc_init(fe_enc_t *e)
 {
+    e->blocks = 0;
+    e->block_ms = 0;
     e->err = NULL;
     e->tail_argv = NULL;
     e->tail_lens = NULL;

@@ -33,6 +33,10 @@ struct fe_args;
 typedef struct fe_enc {
     cmd_id_t op;     /* canonical operation */
     int needs_reply; /* the store answers (else +OK when durable) */
+    /* A blocking record (BLPOP ...): its client may wait for the store's
+     * reply (block.c), at most block_ms ms (0 = forever). */
+    int blocks;
+    int64_t block_ms;
     int argc;
     const unsigned char *const *argv; /* argc arguments */
     const uint32_t *lens;

@@ -232,6 +232,33 @@ static char *store_reply_copy(fe_conn_t *c, const char *p, uint32_t n, uint32_t 
     return copy;
 }
 
+/* c's blocking command got its reply (served, timed out, unblocked):
+ * its input runs again (on_retry). */
+static void block_ended(fe_conn_t *c)
+{
+    fe_t *fe = c->fe;
+    c->blocking = 0;
+    c->block_deadline_ms = 0;
+    c->block_timeout_sent = 0;
+    fe->nblocked_clients--;
+    atomic_fetch_sub(&fe->stats->blocked, 1);
+    if (!c->blocked) {
+        c->blocked = 1;
+        fe->nblocked++;
+    }
+    event_active(fe->ev_retry, EV_TIMEOUT, 0);
+}
+
+void fe_conn_block(fe_conn_t *c, uint64_t lsn, int64_t deadline_ms)
+{
+    c->blocking = 1;
+    c->block_id = lsn;
+    c->block_deadline_ms = deadline_ms;
+    c->block_timeout_sent = 0;
+    c->fe->nblocked_clients++;
+    atomic_fetch_add(&c->fe->stats->blocked, 1);
+}
+
 /* Take the store's replies off the channel. */
 static uint64_t fe_collect_store(fe_t *fe)
 {
@@ -274,11 +301,13 @@ static uint64_t fe_collect_store(fe_t *fe)
                     r->len = clen;
                     r->owns_data = 1;
                     r->state = FE_READY;
+                    fe_conn_t *c = r->conn;
+                    if (kind == STORE_REPLY_WRITE && c->blocking && c->block_id == h.id)
+                        block_ended(c);
                     if (held)
                         hold_for_replicas(r); /* min-replicas-acked (D33) */
                     else
                         fe->hooks->reply_ready(fe, r, &now);
-                    fe_conn_t *c = r->conn;
                     if (kind == STORE_REPLY_READ && --c->reads_outstanding == 0 && c->blocked)
                         event_active(fe->ev_retry, EV_TIMEOUT, 0); /* a write waits for it */
                     /* transactions (multi.c): an EXEC whose SELECT waits for its outcome */
@@ -352,6 +381,10 @@ static void conn_free(fe_conn_t *c)
         }
     }
     if (c->blocked) fe->nblocked--;
+    if (c->blocking) {
+        fe->nblocked_clients--;
+        atomic_fetch_sub(&fe->stats->blocked, 1);
+    }
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -506,6 +539,7 @@ static void conn_process_input(fe_conn_t *c)
     fe_t *fe = c->fe;
     fe_stats_sync_epoch(fe); /* before anything is counted */
     while (!c->closing && c->in.len > c->in_off) {
+        if (c->blocking) break; /* a blocking command waits: the rest later */
         if (c->npending >= MAX_PENDING_PER_CONN) {
             /* A client pipelining without reading: stop taking its input
              * until replies drain (the retry timer looks again). */
@@ -739,7 +773,12 @@ static void fe_drain(fe_t *fe)
     int busy = 0;
     for (fe_conn_t *c = fe->conns, *next; c; c = next) {
         next = c->next;
-        if (c->head || c->out.len > c->out_off)
+        /* A client blocked with every earlier reply sent is closed, as
+         * Redis closes it at shutdown: its wait would hold the drain. */
+        if (c->blocking && c->head && c->head->id == c->block_id && c->out.len == c->out_off &&
+            !c->head->next)
+            conn_close(c);
+        else if (c->head || c->out.len > c->out_off)
             busy = 1;
         else
             conn_close(c);
@@ -818,6 +857,7 @@ fe_t *fe_core_new(shm_t *shm, const config_t *cfg, int slot, const fe_hooks_t *h
     atomic_store(&shm->fe[slot].pid, getpid());
     fe->stats = &fe_shm(shm)->fe_stats[slot];
     atomic_store(&fe->stats->clients, 0);
+    atomic_store(&fe->stats->blocked, 0);
     /* A respawned frontend keeps its predecessor's counts. */
     fe->stat_epoch = atomic_load(&fe->stats->epoch_seen);
     fe_stats_sync_epoch(fe);

@@ -86,7 +86,15 @@ typedef struct fe_conn {
      * submitted early could show up in the reply of a read sent before it. */
     uint32_t reads_outstanding;
     int blocked; /* input paused: ring or channel full */
-    int closing; /* close once replies are flushed (QUIT, errors) */
+    /* A blocking command (BLPOP ...) waits for its reply (blocking set),
+     * the reply to its record at LSN block_id. Nothing more of this
+     * connection's input runs meanwhile (its socket is still read, so a
+     * close is seen). */
+    uint8_t blocking;
+    uint64_t block_id;
+    int64_t block_deadline_ms;  /* the wall clock it times out at, 0 = never */
+    uint8_t block_timeout_sent; /* its CMD_UNBLOCK for the timeout is in the ring */
+    int closing;                /* close once replies are flushed (QUIT, errors) */
     int reading_paused;
     int64_t last_active_ms;        /* last input, for `timeout` */
     int64_t obuf_soft_since_ms;    /* output over the soft limit since, 0 = not */
@@ -133,7 +141,10 @@ typedef struct fe_conn {
      * the core's mechanisms, which the admin layer sets. */
     uint8_t reply_suppress; /* drop the replies of the command being run */
     uint8_t dispatching;    /* inside the command hook: fe_conn_kill must not free it */
-    uint8_t doomed;         /* killed: closed by the reaper, nothing more is read */
+    /* A LOCAL handler submitted a record whose store reply is the
+     * command's (CLIENT UNBLOCK), or found the ring full (run it again). */
+    uint8_t local_submitted, local_again;
+    uint8_t doomed; /* killed: closed by the reaper, nothing more is read */
 
     /* The admin layer's per-connection state (frontend/admin/admin.h),
      * allocated with the connection (fe_hooks_t.conn_admin_size): the core
@@ -181,6 +192,7 @@ typedef struct fe {
     int nblocked;
     int draining;
     uint32_t nconns;
+    uint32_t nblocked_clients; /* connections with blocking set */
     int64_t last_idle_scan_ms;
     /* The lowest LSN a read held by fe_read_waits waits to see durable,
      * 0 = none; fe_reads_release retries the connections then. */
@@ -303,6 +315,12 @@ void fe_big_abandon(fe_conn_t *c);
 void fe_big_flush_owed(fe_t *fe);
 /* Write a CMD_TICK record (no reply; see command.h). */
 void fe_submit_tick(fe_t *fe);
+/* Claim, encode and commit a record nobody waits for (no origin, no
+ * reply entry): CMD_TICK, the blocked clients' CMD_UNBLOCK/BLOCKDROP.
+ * Returns 0, or -EAGAIN when the ring is full or writes are not possible
+ * now (the caller tries again later). */
+int fe_submit_bare(fe_t *fe, uint16_t opdb, int argc, const unsigned char *const *argv,
+                   const uint32_t *lens);
 /* 1 when a read of c must wait for c's writes to be durable (D19):
  * fe_reads_release retries c then; 0 when it may go to the store now. */
 int fe_read_must_wait(fe_conn_t *c);
@@ -323,6 +341,10 @@ uint64_t fe_ack_lsn(fe_t *fe);
 /* Resolve an entry held under FE_KIND_HELD with this reply (copied), and
  * send what is ready; an entry whose client left is freed. */
 void fe_reply_complete(fe_t *fe, fe_reply_t *r, const char *data, size_t len);
+/* c's blocking command, its record at lsn, waits for the store's reply
+ * (deadline_ms: the wall clock of its timeout, 0 = none): c runs nothing
+ * more until it arrives, then resumes its input. */
+void fe_conn_block(fe_conn_t *c, uint64_t lsn, int64_t deadline_ms);
 /* Close c at once (CLIENT KILL, deleted ACL user). Never frees it here: c
  * stops reading and is closed right after the current event. */
 void fe_conn_kill(fe_conn_t *c);

@@ -86,6 +86,10 @@ static int put_record(fe_t *fe, uint16_t opdb, uint16_t origin, int argc,
 {
     if (argc > FE_MAX_RECORD_ARGS) return -EMSGSIZE;
     if (!claimer_adopted(fe)) return -EAGAIN; /* retried soon, like a full ring */
+    /* After a restart of the server, the store first drops the blocked
+     * clients of the previous run (D36): a push before that would serve a
+     * client that is gone. */
+    if (!atomic_load_explicit(&fe->shm->block_reset, memory_order_acquire)) return -EAGAIN;
     size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
     if (payload > UINT32_MAX - 2 * REC_ALIGN) return -EMSGSIZE;
     uint32_t space = rec_space((uint32_t)payload);
@@ -128,6 +132,22 @@ int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int arg
     else
         fe_wait_durable(fe, r, pos + space);
     c->last_write_end = pos + space;
+    return 0;
+}
+
+int fe_submit_bare(fe_t *fe, uint16_t opdb, int argc, const unsigned char *const *argv,
+                   const uint32_t *lens)
+{
+    if (atomic_load(&fe->shm->logger_state) != LOGGER_RUNNING || !claimer_adopted(fe))
+        return -EAGAIN;
+    uint32_t space = rec_space((uint32_t)rec_cmd_payload_size((uint16_t)argc, lens));
+    uint64_t pos;
+    if (ring_claim(fe->ring, fe->claimer, space, &pos) != 0) return -EAGAIN;
+    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
+    rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, 0, shm_now_ms(), opdb,
+                           (uint16_t)argc, argv, lens);
+    ring_commit(fe->ring, fe->claimer, pos);
+    fe_wake_logger(fe);
     return 0;
 }
 
@@ -248,17 +268,9 @@ int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *co
  * ring is full, records are flowing anyway and the store asks again. */
 void fe_submit_tick(fe_t *fe)
 {
-    if (atomic_load(&fe->shm->logger_state) != LOGGER_RUNNING || !claimer_adopted(fe)) return;
     /* On a replica the apply clock moves with the leader's records (D33). */
     if (atomic_load(&fe->shm->repl.is_replica)) return;
-    uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(0, NULL));
-    uint64_t pos;
-    if (ring_claim(fe->ring, fe->claimer, space, &pos) != 0) return;
-    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
-    rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, 0, shm_now_ms(),
-                           REC_OP_DB(CMD_TICK, 0), 0, NULL, NULL);
-    ring_commit(fe->ring, fe->claimer, pos);
-    fe_wake_logger(fe);
+    (void)fe_submit_bare(fe, REC_OP_DB(CMD_TICK, 0), 0, NULL, NULL);
 }
 
 /* A read goes to the store only once its connection's writes are durable

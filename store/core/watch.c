@@ -63,6 +63,7 @@
 #include "entry.h"
 #include "index.h"
 #include "log.h"
+#include "block.h"
 #include "watch.h"
 
 #define XXH_INLINE_ALL
@@ -183,6 +184,7 @@ static watch_slot_t *slot_find(watch_bucket_t *b, uint32_t fp)
 
 void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, const rec_arg_t *key)
 {
+    st_block_key_touched(ctx, dbnum, key); /* clients blocked on it (block.c) */
     st_db_t *db = st_db(ctx, dbnum);
     if (!db) return;
     st_watch_t *w = watch_get(ctx);
@@ -223,6 +225,7 @@ static st_watch_t *db_change(store_ctx_t *ctx, const apply_args_t *a, unsigned d
 
 void st_db_swapped(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, unsigned partner)
 {
+    st_block_db_touched(ctx, dbnum, partner); /* clients blocked on either side */
     watch_point_t at;
     st_watch_t *w = db_change(ctx, a, dbnum, &at);
     if (!w) return;

@@ -31,6 +31,13 @@ typedef st_read_t *st_read_fn;
 #define OP(ID, handler, ...) st_apply_t handler;
 #include "commands.def"
 
+/* Blocked clients (core/block.h): each kind's serve function, indexed by
+ * enum st_block_kind (t_block.c), and the lists' (t_list.c). */
+#include "store/core/block.h"
+extern const st_block_serve_fn st_block_serve_table[ST_BLOCK_KINDS];
+int st_list_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const rec_arg_t *key,
+                  buf_t *r);
+
 /* Helpers the handlers share (keyspace.c). */
 
 /* Whether argument x is word, in any case (options, subcommands). */

@@ -25,7 +25,9 @@
 #include "handlers.h"
 #include "log.h"
 #include "resp.h"
+#include "record.h"
 #include "store/core/alloc.h"
+#include "store/core/block.h"
 #include "store/core/entry.h"
 #include "store/core/list.h"
 #include "store/core/object.h"
@@ -292,36 +294,68 @@ void st_apply_linsert(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     if (r) resp_integer(r, st_list_len(l));
 }
 
-/* CMD_LMOVE source destination from_right to_right proto (RPOPLPUSH too),
- * in Redis 7.0's order: a missing source is null whatever the destination
- * holds; a destination of another type changes nothing. */
-void st_apply_lmove(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+/* Move the head (or tail) element of the list at *sslot (src) to an end
+ * of dst (a list, or absent), replying it when r is not NULL. */
+static void move_elem(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *src,
+                      idx_entry_t **sslot, const rec_arg_t *dst, int from_right, int to_right,
+                      buf_t *r)
 {
-    const rec_arg_t *src = &a->argv[0], *dst = &a->argv[1];
-    int from_right = cmd_get_u32(a->argv[2].ptr) != 0;
-    int to_right = cmd_get_u32(a->argv[3].ptr) != 0;
-    int proto = (int)cmd_get_u32(a->argv[4].ptr);
-    idx_entry_t **sslot = st_find_live(a->db, src, ctx->now, 1);
-    idx_entry_t **dslot = st_find_live(a->db, dst, ctx->now, 1);
-    sslot = st_find_live(a->db, src, ctx->now, 0); /* reaping dst may move its link */
-    if (!sslot) {
-        if (r) resp_null3(r, proto);
-        return;
-    }
-    if (st_wrongtype(sslot, ST_LIST, r) || st_wrongtype(dslot, ST_LIST, r)) return;
     st_list_t *s = st_ent_list(*sslot);
     uint64_t before = st_list_bytes(s);
     idx_entry_t *e = take_at(ctx, s, from_right ? st_list_len(s) - 1 : 0);
     account(ctx, s, before);
     st_key_changed(ctx, a, a->dbnum, src);
     if (!st_list_len(s)) st_remove(a->db, sslot);
-    dslot = st_find_live(a->db, dst, ctx->now, 0);
+    idx_entry_t **dslot = st_find_live(a->db, dst, ctx->now, 0);
     st_list_t *d = dslot ? st_ent_list(*dslot) : create(a->db, dst);
     before = st_list_bytes(d);
     add_at(ctx, d, to_right ? st_list_len(d) : 0, e);
     account(ctx, d, before);
     st_key_changed(ctx, a, a->dbnum, dst);
     if (r) st_reply_value(ctx, e, r);
+}
+
+/* LMOVE's lookups in Redis 7.0's order: a missing source is null whatever
+ * the destination holds; a destination of another type changes nothing.
+ * Returns 1 when done (moved, or an error replied), 0 when the source is
+ * missing (nothing replied). */
+static int lmove_now(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *src,
+                     const rec_arg_t *dst, int from_right, int to_right, buf_t *r)
+{
+    st_find_live(a->db, src, ctx->now, 1);
+    idx_entry_t **dslot = st_find_live(a->db, dst, ctx->now, 1);
+    idx_entry_t **sslot = st_find_live(a->db, src, ctx->now, 0); /* reaping dst may move it */
+    if (!sslot) return 0;
+    if (st_wrongtype(sslot, ST_LIST, r) || st_wrongtype(dslot, ST_LIST, r)) return 1;
+    move_elem(ctx, a, src, sslot, dst, from_right, to_right, r);
+    return 1;
+}
+
+/* CMD_LMOVE source destination from_right to_right proto (RPOPLPUSH too). */
+void st_apply_lmove(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    int from_right = cmd_get_u32(a->argv[2].ptr) != 0;
+    int to_right = cmd_get_u32(a->argv[3].ptr) != 0;
+    int proto = (int)cmd_get_u32(a->argv[4].ptr);
+    if (!lmove_now(ctx, a, &a->argv[0], &a->argv[1], from_right, to_right, r) && r)
+        resp_null3(r, proto);
+}
+
+/* Pop from the list at *slot (key) for a BLPOP-shaped reply: [key,
+ * element], or BLMPOP's [key, [up to count elements]] when count >= 1. */
+static void pop_keyed(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *key,
+                      idx_entry_t **slot, int right, long long count, buf_t *r)
+{
+    uint32_t len = st_list_len(st_ent_list(*slot)), n = 1;
+    if (r) {
+        resp_array(r, 2);
+        resp_bulk(r, key->ptr, key->len);
+    }
+    if (count >= 1) {
+        n = (uint64_t)count < len ? (uint32_t)count : len;
+        if (r) resp_array(r, n);
+    }
+    pop_n(ctx, a, key, slot, right, n, r);
 }
 
 /* CMD_LMPOP numkeys right count proto key... (the user's LEFT|RIGHT and
@@ -338,17 +372,98 @@ void st_apply_lmpop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         idx_entry_t **slot = st_find_live(a->db, &a->argv[i], ctx->now, 1);
         if (!slot) continue;
         if (st_wrongtype(slot, ST_LIST, r)) return;
-        uint32_t len = st_list_len(st_ent_list(*slot));
-        uint32_t n = (uint64_t)count < len ? (uint32_t)count : len;
-        if (r) {
-            resp_array(r, 2);
-            resp_bulk(r, a->argv[i].ptr, a->argv[i].len);
-            resp_array(r, n);
-        }
-        pop_n(ctx, a, &a->argv[i], slot, right, n, r);
+        pop_keyed(ctx, a, &a->argv[i], slot, right, count, r);
         return;
     }
     if (r) resp_null_array3(r, proto);
+}
+
+/* ---- blocking pops (core/block.c, D36) ---- */
+
+/* The origin of the record being applied: the frontend slot + 1 that
+ * waits for its reply. */
+static uint16_t record_origin(const apply_args_t *a)
+{
+    rec_hdr_t h;
+    memcpy(&h, a->rec, sizeof(h));
+    return h.origin;
+}
+
+/* Block: queue the waiter (its reply deferred), or, inside a transaction,
+ * answer as the non-blocking form does: null. */
+static void block_or_null(store_ctx_t *ctx, const apply_args_t *a, st_waiter_spec_t *sp, buf_t *r)
+{
+    if (ctx->in_exec || !record_origin(a)) {
+        if (r && sp->kind == ST_BLOCK_LIST_MOVE)
+            resp_null3(r, sp->proto);
+        else if (r)
+            resp_null_array3(r, sp->proto);
+        return;
+    }
+    sp->id = a->lsn;
+    sp->origin = record_origin(a);
+    sp->dbnum = a->dbnum;
+    st_block_add(ctx, sp);
+    st_block_defer_reply(ctx);
+}
+
+/* CMD_BLPOP client_id proto right kind count key... (BLPOP BRPOP: kind
+ * ST_BLOCK_LIST_POP; BLMPOP: ST_BLOCK_LIST_MPOP with its COUNT): from the
+ * first key holding a list, as LMPOP; when none does, the client waits. */
+void st_apply_blpop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    st_waiter_spec_t sp = {.client_id = (uint64_t)cmd_get_i64(a->argv[0].ptr),
+                           .proto = (uint8_t)cmd_get_u32(a->argv[1].ptr),
+                           .right = cmd_get_u32(a->argv[2].ptr) != 0,
+                           .kind = cmd_get_u32(a->argv[3].ptr) == ST_BLOCK_LIST_MPOP
+                                       ? ST_BLOCK_LIST_MPOP
+                                       : ST_BLOCK_LIST_POP,
+                           .count = cmd_get_i64(a->argv[4].ptr),
+                           .nkeys = (uint32_t)a->argc - 5,
+                           .keys = &a->argv[5]};
+    if (sp.kind == ST_BLOCK_LIST_POP) sp.count = -1;
+    for (uint32_t i = 0; i < sp.nkeys; i++) {
+        idx_entry_t **slot = st_find_live(a->db, &sp.keys[i], ctx->now, 1);
+        if (!slot) continue;
+        if (st_wrongtype(slot, ST_LIST, r)) return;
+        pop_keyed(ctx, a, &sp.keys[i], slot, sp.right, sp.count, r);
+        return;
+    }
+    block_or_null(ctx, a, &sp, r);
+}
+
+/* CMD_BLMOVE client_id proto from_right to_right source destination
+ * (BLMOVE, BRPOPLPUSH): LMOVE now, or wait on the source. */
+void st_apply_blmove(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    st_waiter_spec_t sp = {.client_id = (uint64_t)cmd_get_i64(a->argv[0].ptr),
+                           .proto = (uint8_t)cmd_get_u32(a->argv[1].ptr),
+                           .right = cmd_get_u32(a->argv[2].ptr) != 0,
+                           .to_right = cmd_get_u32(a->argv[3].ptr) != 0,
+                           .kind = ST_BLOCK_LIST_MOVE,
+                           .nkeys = 1,
+                           .keys = &a->argv[4],
+                           .dst = a->argv[5]};
+    if (lmove_now(ctx, a, &a->argv[4], &a->argv[5], sp.right, sp.to_right, r)) return;
+    block_or_null(ctx, a, &sp, r);
+}
+
+int st_list_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const rec_arg_t *key,
+                  buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (!slot || st_ent_type(*slot) != ST_LIST) return ST_NOT_SERVED;
+    if (w->kind != ST_BLOCK_LIST_MOVE) {
+        pop_keyed(ctx, a, key, slot, w->right, w->count, r);
+        return ST_SERVED;
+    }
+    /* Redis 7.0 answers a waiter whose destination holds another type
+     * with WRONGTYPE and leaves the source as it was. */
+    idx_entry_t **dslot = st_find_live(a->db, &w->dst, ctx->now, 1);
+    if (st_wrongtype(dslot, ST_LIST, r)) return ST_REFUSED;
+    slot = st_find_live(a->db, key, ctx->now, 0); /* reaping dst may move it */
+    move_elem(ctx, a, key, slot, &w->dst, w->right, w->to_right, r);
+    return ST_SERVED;
 }
 
 /* ---- reads ---- */
