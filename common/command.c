@@ -39,6 +39,7 @@
 #define HSH  CAT_HASH
 #define SETC CAT_SET
 #define LST  CAT_LIST
+#define STRM CAT_STREAM
 #define CADM CAT_ADMIN
 
 static const cmd_desc_t cmd_descs[] = {
@@ -99,8 +100,8 @@ static const cmd_sub_t redis_subs[] = {
 };
 
 static const char *const cat_names[CAT__COUNT] = {
-    "keyspace", "read",      "write",      "string",      "bitmap", "admin", "fast",
-    "slow",     "dangerous", "connection", "transaction", "hash",   "set",   "list",
+    "keyspace",  "read",       "write",       "string", "bitmap", "admin", "fast",   "slow",
+    "dangerous", "connection", "transaction", "hash",   "set",    "list",  "stream",
 };
 
 const char *cmd_cat_name(int i)

@@ -172,7 +172,8 @@ enum cmd_cat {
     CAT_HASH = 1u << 11,
     CAT_SET = 1u << 12,
     CAT_LIST = 1u << 13,
-    CAT__COUNT = 14,
+    CAT_STREAM = 1u << 14,
+    CAT__COUNT = 15,
 };
 
 /* The name of category bit i ("keyspace"), or NULL past the last. */

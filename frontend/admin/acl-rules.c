@@ -163,7 +163,7 @@ static const struct {
     {"bitmap", CAT_BITMAP},
     {"hyperloglog", 0},
     {"geo", 0},
-    {"stream", 0},
+    {"stream", CAT_STREAM},
     {"pubsub", 0},
     {"admin", CAT_ADMIN},
     {"fast", CAT_FAST},
