@@ -87,9 +87,9 @@ Test(streams, trim_delete_setid_and_counters)
     cr_assert_str_eq(wr(T0, CMD_XSETID, "s", "300-0", "ENTRIESADDED", "10", NULL),
                      "-ERR The entries_added specified in XSETID is smaller than the target "
                      "stream length\r\n");
-    cr_assert_str_eq(wr(T0, CMD_XSETID, "s", "300-0", "ENTRIESADDED", "1000", "MAXDELETEDID",
-                        "299", NULL),
-                     "+OK\r\n");
+    cr_assert_str_eq(
+        wr(T0, CMD_XSETID, "s", "300-0", "ENTRIESADDED", "1000", "MAXDELETEDID", "299", NULL),
+        "+OK\r\n");
     cr_assert_eq(m->entries_added, 1000);
     cr_assert_eq(m->max_deleted.ms, 299);
     cr_assert_str_eq(wr(T0, CMD_XADD, "s", "300-*", "a", "b", NULL), "$5\r\n300-1\r\n");
