@@ -93,6 +93,7 @@ static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
 {
     static const char *const words[] = {"1", "2", "3", "4", "5", "6", "7", "8"};
     static const char *const keywords[] = {"1", "BEFORE", "LEFT", "LEFT", "5", "6", "7", "8"};
+    static const char *const trims[] = {"1", "MAXLEN", "1", "4", "5", "6", "7", "8"};
     /* Static: an encoder may point e->argv at the arguments it was given
      * (fe_enc_plain), and the caller reads e after this returns. */
     static const char *argv[8];
@@ -102,12 +103,15 @@ static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
     enc_fe.cfg = &enc_cfg;
     enc_fe.limits.max_bulk_len = 512 * 1024 * 1024;
     enc_conn.fe = &enc_fe;
-    for (int attempt = 0; attempt < 3; attempt++) {
+    for (int attempt = 0; attempt < 4; attempt++) {
         fe_enc_init(e); /* as dispatch does before each encoder */
         argv[0] = d->name;
         lens[0] = (uint32_t)strlen(d->name);
         for (int i = 1; i < argc; i++) {
-            argv[i] = attempt == 2 ? keywords[i - 1] : attempt ? words[i - 1] : "1";
+            argv[i] = attempt == 3   ? trims[i - 1]
+                      : attempt == 2 ? keywords[i - 1]
+                      : attempt      ? words[i - 1]
+                                     : "1";
             lens[i] = (uint32_t)strlen(argv[i]);
         }
         fe_args_t a = {argc, argv, lens};
@@ -258,6 +262,7 @@ static const struct {
     {"no_multi", CMDF_REFUSED_IN_MULTI},
     {"movablekeys", CMDF_MOVABLEKEYS},
     {"no_async_loading", CMDF_NO_ASYNC_LOADING},
+    {"blocking", CMDF_BLOCKING},
 };
 
 static uint32_t flags_of(const rv_t *set, const char *who)

@@ -168,7 +168,7 @@ static const struct {
     {"admin", CAT_ADMIN},
     {"fast", CAT_FAST},
     {"slow", CAT_SLOW},
-    {"blocking", 0},
+    {"blocking", CAT_BLOCKING},
     {"dangerous", CAT_DANGEROUS},
     {"connection", CAT_CONNECTION},
     {"transaction", CAT_TRANSACTION},

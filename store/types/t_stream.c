@@ -530,3 +530,100 @@ void st_read_xinfo(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         resp_error(r, msg);
     }
 }
+
+/* XREAD [COUNT n] [BLOCK ms] STREAMS key... id...: entries above each ID
+ * ("$": the stream's last ID). A BLOCK whose streams have nothing to
+ * answer now is refused with an error that says so: blocking reads are
+ * not built yet (docs/COMMANDS.md), and a fake timeout would be a lie. */
+void st_read_xread(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    long long count = 0, timeout = -1;
+    uint16_t streams = 0;
+    for (uint16_t i = 0; i < a->argc; i++) {
+        int more = a->argc - i - 1;
+        const rec_arg_t *x = &a->argv[i];
+        if (st_arg_is(x, "BLOCK") && more) {
+            i++;
+            if (str_to_ll((const char *)a->argv[i].ptr, a->argv[i].len, &timeout)) {
+                resp_error(r, "ERR timeout is not an integer or out of range");
+                return;
+            }
+            if (timeout < 0) {
+                resp_error(r, "ERR timeout is negative");
+                return;
+            }
+        } else if (st_arg_is(x, "COUNT") && more) {
+            i++;
+            if (str_to_ll((const char *)a->argv[i].ptr, a->argv[i].len, &count)) {
+                resp_error(r, ERR_NOT_INT);
+                return;
+            }
+            if (count < 0) count = 0;
+        } else if (st_arg_is(x, "STREAMS") && more) {
+            streams = (uint16_t)(i + 1);
+            break;
+        } else {
+            resp_error(r, "ERR syntax error");
+            return;
+        }
+    }
+    if (!streams) {
+        resp_error(r, "ERR syntax error");
+        return;
+    }
+    uint16_t n = (uint16_t)(a->argc - streams);
+    if (n % 2) {
+        resp_error(r, "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' "
+                      "must be specified.");
+        return;
+    }
+    n /= 2;
+    st_sid_t *ids = st_xmalloc(sizeof(*ids) * (n ? n : 1));
+    st_stream_t **ss = st_xmalloc(sizeof(*ss) * (n ? n : 1));
+    for (uint16_t i = 0; i < n; i++) {
+        const rec_arg_t *x = &a->argv[streams + n + i];
+        int wrong;
+        ss[i] = read_stream(a, &a->argv[streams + i], &wrong, r);
+        if (wrong) goto done;
+        if (x->len == 1 && x->ptr[0] == '$') {
+            ids[i] = ss[i] ? st_stream_meta(ss[i])->last_id : (st_sid_t){0, 0};
+        } else if (x->len == 1 && x->ptr[0] == '>') {
+            resp_error(r, "ERR The > ID can be specified only when calling XREADGROUP using the "
+                          "GROUP <group> <consumer> option.");
+            goto done;
+        } else if (parse_id(x, 1, 0, &ids[i])) {
+            resp_error(r, SID_ERR_INVALID);
+            goto done;
+        }
+    }
+    buf_t body;
+    buf_init(&body);
+    uint64_t served = 0;
+    for (uint16_t i = 0; i < n; i++) {
+        st_stream_t *s = ss[i];
+        uint64_t len = s ? st_stream_len(s) : 0;
+        if (!len || st_sid_cmp(st_stream_at(s, len - 1)->id, ids[i]) <= 0) continue;
+        st_sid_t from = ids[i].seq == UINT64_MAX ? (st_sid_t){ids[i].ms + 1, 0}
+                                                 : (st_sid_t){ids[i].ms, ids[i].seq + 1};
+        if (a->proto != 3) resp_array(&body, 2);
+        resp_bulk(&body, a->argv[streams + i].ptr, a->argv[streams + i].len);
+        reply_range(ctx, &body, s, from, SID_MAX, 0, (uint64_t)count);
+        served++;
+    }
+    if (served) {
+        if (a->proto == 3)
+            resp_map(r, 3, (long long)served);
+        else
+            resp_array(r, (long long)served);
+        buf_append(r, body.data, body.len);
+    } else if (timeout >= 0) {
+        resp_error(r, "ERR XREAD BLOCK is not supported by AtticDB yet, and no stream has "
+                      "entries to answer now");
+    } else {
+        resp_null_array(r);
+    }
+    buf_free(&body);
+done:
+    free(ids);
+    free(ss);
+}

@@ -288,3 +288,67 @@ Test(streams, survive_sigkill_of_everything)
     srv_stop(&s);
     srv_cleanup(&s);
 }
+
+/* XREAD without BLOCK, and with BLOCK when entries are there to answer. */
+Test(streams, xread_byte_for_byte)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    D(&d, "xadd", "s", "1-1", "a", "b");
+    D(&d, "xadd", "s", "2-2", "c", "d");
+    D(&d, "set", "str", "x");
+    D(&d, "xread", "count", "x", "streams", "s", "0");
+    D(&d, "xread", "block", "x", "streams", "s", "0");
+    D(&d, "xread", "block", "-1", "streams", "s", "0");
+    D(&d, "xread", "streams", "s");
+    D(&d, "xread", "streams", "s", "t", "0");
+    D(&d, "xread", "foo", "streams", "s", "0");
+    D(&d, "xread", "count", "1");
+    D(&d, "xread", "streams", "s", ">");
+    D(&d, "xread", "streams", "s", "x");
+    D(&d, "xread", "streams", "nokey", "0");
+    D(&d, "xread", "streams", "nokey", "$");
+    D(&d, "xread", "count", "0", "streams", "s", "0");
+    D(&d, "xread", "count", "-5", "streams", "s", "0");
+    D(&d, "xread", "count", "1", "streams", "s", "0");
+    D(&d, "xread", "streams", "s", "18446744073709551615-18446744073709551615");
+    D(&d, "xread", "streams", "str", "0");
+    D(&d, "xread", "streams", "s", "s", "0", "0");
+    D(&d, "xread", "streams", "STREAMS", "s", "0");
+    D(&d, "xread", "block", "1.5", "streams", "s", "0");
+    D(&d, "xread", "streams", "s", "(0");
+    D(&d, "xread", "streams", "s", "-");
+    D(&d, "xread", "streams", "s", "+");
+    D(&d, "xread", "streams", "s", "0", "");
+    D(&d, "xread", "streams", "nokey", "0");
+    resp3(&d);
+    D(&d, "xread", "streams", "s", "0");
+    D(&d, "xread", "streams", "nokey", "0");
+    D(&d, "xread", "count", "1", "streams", "s", "s", "0", "1-1");
+    D(&d, "command", "getkeys", "xread", "count", "1", "streams", "a", "b", "0", "0");
+    D(&d, "command", "getkeys", "xread", "streams", "a");
+    D(&d, "command", "info", "xread");
+    rdiff_end_both(&d);
+}
+
+/* XREAD BLOCK with nothing to answer: an honest error, at once. */
+Test(streams, xread_block_without_data_is_refused)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, ""), 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    redisReply *r = redisCommand(c, "XREAD BLOCK 0 STREAMS nokey $");
+    cr_assert_not_null(r);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert_str_eq(r->str, "ERR XREAD BLOCK is not supported by AtticDB yet, and no stream has "
+                             "entries to answer now");
+    freeReplyObject(r);
+    freeReplyObject(redisCommand(c, "XADD k 1-1 a b"));
+    r = redisCommand(c, "XREAD BLOCK 100 STREAMS k 0");
+    cr_assert_eq(r->type, REDIS_REPLY_ARRAY, "served at once when entries are there");
+    freeReplyObject(r);
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
