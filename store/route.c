@@ -322,9 +322,12 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         }
         case NESTED_READ:
             /* Reads never change the state: on replay there is nothing to do. */
-            if (r)
+            if (r) {
+                ctx->in_exec = 1;
                 store_read_proto(ctx, dbnum, h.flags & EXEC_RESP3 ? 3 : 2, pl->ptr, pl->len,
                                  ctx->now, r);
+                ctx->in_exec = 0;
+            }
             break;
         }
     }

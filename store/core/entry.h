@@ -115,6 +115,7 @@ struct store_ctx {
     int expire_pass_done;
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
+    int in_exec;    /* a read runs inside a transaction: blocking reads do not block */
     st_live_t live; /* live.c: bytes of each log segment entries refer to */
     /* The static cluster topology (CLUSTER's replies, store/cluster.c),
      * NULL unless cluster-enabled. */

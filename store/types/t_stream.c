@@ -534,7 +534,8 @@ void st_read_xinfo(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 /* XREAD [COUNT n] [BLOCK ms] STREAMS key... id...: entries above each ID
  * ("$": the stream's last ID). A BLOCK whose streams have nothing to
  * answer now is refused with an error that says so: blocking reads are
- * not built yet (docs/COMMANDS.md), and a fake timeout would be a lie. */
+ * not built yet (docs/COMMANDS.md), and a fake timeout would be a lie.
+ * Inside a transaction BLOCK does not block (Redis): a null array. */
 void st_read_xread(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     long long count = 0, timeout = -1;
@@ -616,7 +617,7 @@ void st_read_xread(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         else
             resp_array(r, (long long)served);
         buf_append(r, body.data, body.len);
-    } else if (timeout >= 0) {
+    } else if (timeout >= 0 && !ctx->in_exec) { /* inside MULTI a BLOCK does not block */
         resp_error(r, "ERR XREAD BLOCK is not supported by AtticDB yet, and no stream has "
                       "entries to answer now");
     } else {

@@ -165,6 +165,10 @@ Test(streams, multi_exec_and_wrongtype)
     D(&d, "XADD", "l", "1", "a", "b");
     D(&d, "XLEN", "l");
     D(&d, "EXEC");
+    D(&d, "MULTI");
+    D(&d, "XREAD", "BLOCK", "0", "STREAMS", "nokey", "$");
+    D(&d, "XREAD", "BLOCK", "0", "STREAMS", "m", "0");
+    D(&d, "EXEC");
     D(&d, "EXPIRE", "m", "100");
     D(&d, "TTL", "m");
     D(&d, "PERSIST", "m");
