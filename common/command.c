@@ -40,6 +40,7 @@
 #define HSH  CAT_HASH
 #define SETC CAT_SET
 #define LST  CAT_LIST
+#define ZST  CAT_SORTEDSET
 #define STRM CAT_STREAM
 #define BLK  CAT_BLOCKING
 #define CADM CAT_ADMIN
@@ -102,8 +103,9 @@ static const cmd_sub_t redis_subs[] = {
 };
 
 static const char *const cat_names[CAT__COUNT] = {
-    "keyspace",  "read",       "write",       "string", "bitmap", "admin", "fast",   "slow",
-    "dangerous", "connection", "transaction", "hash",   "set",    "list",  "stream", "blocking",
+    "keyspace", "read", "write",     "string",     "bitmap",      "admin",
+    "fast",     "slow", "dangerous", "connection", "transaction", "hash",
+    "set",      "list", "sortedset", "stream",     "blocking",
 };
 
 const char *cmd_cat_name(int i)

@@ -70,6 +70,25 @@
  *   CMD_SMOVE      source, destination, member, u64 set-max-intset-entries
  *   CMD_SINTERSTORE, CMD_SUNIONSTORE, CMD_SDIFFSTORE
  *                  destination, u64 set-max-intset-entries, key...
+ *   CMD_ZADD       key, u64 limits, u32 mode, then the user's words after
+ *                  the key (ZADD: options, score member ...; ZINCRBY:
+ *                  increment member). limits: zset-max-listpack-entries
+ *                  (low half) and -value (high half) when encoded; mode:
+ *                  the client's protocol in the low byte, 0x100 for
+ *                  ZINCRBY. The store parses the words (Redis' checks in
+ *                  its order, before the key's type), so a refused ZADD is
+ *                  a record that changes nothing.
+ *   CMD_ZREM       key, member...
+ *   CMD_ZREMRANGEBYRANK key, u32 kind (0 rank, 1 score, 2 lex), min, max
+ *                  (ZREMRANGEBY* as the user wrote them)
+ *   CMD_ZPOPMIN    key, u32 max (0 ZPOPMIN, 1 ZPOPMAX), i64 count (-1:
+ *                  none given), u32 protocol
+ *   CMD_ZMPOP      u32 numkeys, u32 max, i64 count, u32 protocol, key...
+ *   CMD_ZRANGESTORE destination, u64 limits, source, the user's words
+ *                  after the source (min max [BYSCORE|BYLEX] [REV] [LIMIT])
+ *   CMD_ZUNIONSTORE destination, u64 limits, u32 op (0 ZUNIONSTORE, 1
+ *                  ZINTERSTORE, 2 ZDIFFSTORE), the user's words from
+ *                  numkeys on
  *   CMD_TICK       (no arguments) written by a frontend when the store asks
  *                  (shm tick_wanted): it only moves the apply clock, so keys
  *                  whose TTL ran out are reclaimed while no client writes,
@@ -80,6 +99,23 @@
  *                  value's length, it now points at this record's copy;
  *                  otherwise nothing changes. No reply, no WATCH signal,
  *                  the apply clock unchanged (its time is the store's).
+ *   CMD_CHUNK      u64 group, u32 seq, u64 owner, bytes: one part of a value
+ *                  too large for one record (D31). group is the LSN of the
+ *                  group's seq 0 chunk; owner the writing frontend's slot <<
+ *                  32 | pid. Parts are kept aside (not visible), no reply.
+ *   CMD_BIGFINAL   u64 group, u32 which, a nested write payload (SET or
+ *                  APPEND, as rec_encode_payload makes it) whose argument
+ *                  `which` is empty: applied as that write with the group's
+ *                  parts as that argument's bytes, in one step. Its reply is
+ *                  the nested write's.
+ *   CMD_BIGABORT   u64 group: the group's parts are dropped (the client
+ *                  left, or the store saw its writer dead); no reply.
+ *   CMD_EVICT      key: written by the store (never a client) when used
+ *                  memory is over maxmemory and the policy chose the key
+ *                  (store/evict.c): the key (in the record's db) is
+ *                  removed if present, as DEL removes it (WATCH sees it),
+ *                  and counted in INFO evicted_keys. No reply; the apply
+ *                  clock unchanged (its time is the store's).
  *   CMD_EXEC       a transaction (MULTI ... EXEC), applied atomically:
  *                  arg 0: 24 bytes: u64 watch_lsn, i64 watch_time_ms,
  *                         u32 nwatch, u32 flags (0, or 1: see below)
@@ -173,9 +209,10 @@ enum cmd_cat {
     CAT_HASH = 1u << 11,
     CAT_SET = 1u << 12,
     CAT_LIST = 1u << 13,
-    CAT_STREAM = 1u << 14,
-    CAT_BLOCKING = 1u << 15,
-    CAT__COUNT = 16,
+    CAT_SORTEDSET = 1u << 14,
+    CAT_STREAM = 1u << 15,
+    CAT_BLOCKING = 1u << 16,
+    CAT__COUNT = 17,
 };
 
 /* The name of category bit i ("keyspace"), or NULL past the last. */

@@ -15,6 +15,18 @@
 #define CONFIG_MAX_BINDS      8
 #define CONFIG_MAX_USER_WORDS 64
 
+/* maxmemory-policy values: their index in common/config.c's names. */
+enum {
+    CONFIG_POLICY_VOLATILE_LRU = 0,
+    CONFIG_POLICY_VOLATILE_LFU = 1,
+    CONFIG_POLICY_VOLATILE_RANDOM = 2,
+    CONFIG_POLICY_VOLATILE_TTL = 3,
+    CONFIG_POLICY_ALLKEYS_LRU = 4,
+    CONFIG_POLICY_ALLKEYS_LFU = 5,
+    CONFIG_POLICY_ALLKEYS_RANDOM = 6,
+    CONFIG_POLICY_NOEVICTION = 7,
+};
+
 /* A `user <name> <rules...>` line: the ACL user it declares. */
 typedef struct config_user {
     char **words; /* name, then the rules */
@@ -45,9 +57,11 @@ typedef struct config {
     size_t max_inline_len;
     uint64_t client_query_buffer_limit;
     int64_t maxclients;   /* 1..4294967295, as Redis */
-    uint64_t maxmemory;   /* bytes of used_memory past which denyoom writes are refused; 0 = none */
-    int maxmemory_policy; /* index in the maxmemory-policy names (config.c) */
+    uint64_t maxmemory;   /* bytes of used_memory past which the policy applies; 0 = none */
+    int maxmemory_policy; /* CONFIG_POLICY_*: index in the maxmemory-policy names (config.c) */
     int64_t maxmemory_samples;
+    int lfu_log_factor;    /* LFU counter growth: 1 / ((counter - 5) * factor + 1) per use */
+    int lfu_decay_time;    /* minutes per step down of an LFU counter; 0 = never */
     int databases;         /* 1..256, default 16 */
     int timeout;           /* close clients idle this many seconds, 0 = never */
     uint64_t obuf_hard;    /* client-output-buffer-limit normal: hard bytes, 0 = none */
@@ -67,6 +81,7 @@ typedef struct config {
     int respawn_limit;                 /* deaths in a row at start before giving up */
     int log_sync;                      /* CONFIG_SYNC_* */
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
+    char *backup_dir;                  /* where SAVE/BGSAVE put backups; relative: to dir (D38) */
     char *config_file;                 /* absolute path of the file given at start, NULL = none
                                         * (INFO server, CONFIG REWRITE) */
     double space_amp_target; /* relocate while the log spans more than this x live; 0 = off */
@@ -77,6 +92,11 @@ typedef struct config {
     int64_t hash_max_listpack_value;
     /* A set of integers stays intset-encoded up to this many members. */
     int64_t set_max_intset_entries;
+    /* A sorted set is listpack-encoded while it has at most this many
+     * members, none longer than this many bytes; zset writes carry both
+     * (common/command.h, CMD_ZADD). */
+    int64_t zset_max_listpack_entries;
+    int64_t zset_max_listpack_value;
     /* Cluster protocol (D35, common/cluster.h): the topology file names
      * this server's node by cluster_announce_ip (or a bind address) and
      * port when no line is flagged myself. */

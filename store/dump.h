@@ -16,9 +16,12 @@
 enum {
     ST_RDB_STRING = 0,
     ST_RDB_SET = 2,
+    ST_RDB_ZSET = 3,
     ST_RDB_HASH = 4,
+    ST_RDB_ZSET_2 = 5,
     ST_RDB_SET_INTSET = 11,
     ST_RDB_HASH_LISTPACK = 16,
+    ST_RDB_ZSET_LISTPACK = 17,
 };
 
 /* crc64-jones (reflected, no final xor); start with crc = 0. */

@@ -24,17 +24,23 @@
 #include "resp.h"
 #include "store/core/entry.h"
 #include "store/core/index.h"
+#include "store/core/object.h"
 #include "store/core/pieces.h"
 #include "store/store-internal.h"
 #include "store/types/handlers.h"
 #include "strutil.h"
 
 /* RAM one key costs: its entry (key, inline prefix, extent), a piece list
- * and the RAM it holds, and its bucket pointer. */
+ * and the RAM it holds, a collection's object (its type's mem_usage), and
+ * its bucket pointer. */
 static uint64_t key_bytes(idx_entry_t *e)
 {
     uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind) + sizeof(idx_entry_t *);
     if (st_ent_kind(e) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(e));
+    if (st_ent_kind(e) == VK_OBJ) {
+        const st_obj_t *o = st_ent_obj(e);
+        n += o->ops->mem_usage(o);
+    }
     return n;
 }
 
@@ -59,7 +65,7 @@ static void memory_usage(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         }
         j++;
     }
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[1], a->now, 0);
+    idx_entry_t **slot = st_find_peek(a->db, &a->argv[1], a->now);
     if (!slot) {
         resp_null(r);
         return;

@@ -108,5 +108,7 @@ int store_digest(store_ctx_t *ctx, int64_t now_ms, uint64_t *out);
 /* RAM held by the index: bucket arrays plus the entries' allocations as
  * requested (allocator rounding not included). */
 uint64_t store_index_bytes(const store_ctx_t *ctx);
+/* Keys CMD_EVICT records removed since ctx was created (INFO evicted_keys). */
+uint64_t store_evicted(const store_ctx_t *ctx);
 
 #endif

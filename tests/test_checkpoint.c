@@ -166,6 +166,13 @@ static void every_shape(void)
     wr(T0, CMD_LPUSH, 0, "lmix", "#u32:0", "head", NULL);
     wr(T0, CMD_LPUSH, 3, "lgone", "#u32:1", "x", NULL);
     wr(T0, CMD_LPOP, 3, "lgone", "#u32:0", "#u32:2", "#i64:-1", NULL);
+    /* Sorted sets: a listpack, a skiplist (by the record's limits), one in
+     * another database. */
+    const char *zlim = "#i64:274877906947"; /* 3 members, 64-byte values */
+    wr(T0, CMD_ZADD, 0, "zsmall", zlim, "#u32:2", "2", "b", "-inf", "a", "1.5", "c", NULL);
+    wr(T0, CMD_ZADD, 0, "zbig", zlim, "#u32:2", "1", "a", "2", "b", "3", "c", "4", "d", NULL);
+    wr(T0, CMD_ZADD, 0, "zbig", zlim, "#u32:258", "0.25", "a", NULL);
+    wr(T0, CMD_ZADD, 5, "z5", zlim, "#u32:2", "7", "x", NULL);
 }
 
 /* ---- round trips ------------------------------------------------------- */
@@ -214,6 +221,26 @@ Test(checkpoint, every_value_shape_round_trips)
         sh_rd(T0, 0, colls[i].op, colls[i].key, NULL);
         ctx = live;
         cr_assert_str_eq(reply, want, "%s", colls[i].key);
+    }
+    const char *zsets[] = {"zsmall", "zbig"};
+    for (size_t i = 0; i < 2; i++) {
+        char want[2048];
+        for (int enc = 0; enc < 2; enc++) {
+            if (enc)
+                sh_rd(T0, 0, CMD_OBJECT, "encoding", zsets[i], NULL);
+            else
+                sh_rd(T0, 0, CMD_ZRANGE, zsets[i], "0", "-1", "WITHSCORES", NULL);
+            cr_assert_lt(reply_len, sizeof(want));
+            memcpy(want, reply, reply_len + 1);
+            store_ctx_t *live = ctx;
+            ctx = c;
+            if (enc)
+                sh_rd(T0, 0, CMD_OBJECT, "encoding", zsets[i], NULL);
+            else
+                sh_rd(T0, 0, CMD_ZRANGE, zsets[i], "0", "-1", "WITHSCORES", NULL);
+            ctx = live;
+            cr_assert_str_eq(reply, want, "%s", zsets[i]);
+        }
     }
     cr_assert_eq(c->live.total, ctx->live.total, "the hash values' extents are counted live");
     store_ctx_destroy(c);

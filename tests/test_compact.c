@@ -100,7 +100,7 @@ static void random_write(const unsigned char *src)
     for (size_t i = 0; i < n; i++)
         val[i] = (char)('a' + (unsigned char)val[i] % 26); /* a C string for wr */
     val[n] = 0;
-    switch (next() % 17) {
+    switch (next() % 19) {
     case 0:
     case 1:
         set(T0, db, key, s, n);
@@ -161,6 +161,17 @@ static void random_write(const unsigned char *src)
         else
             wr(T0, CMD_LTRIM, db, key, "#i64:1", "#i64:-1", NULL);
         break;
+    case 16:
+    case 17: {
+        /* Sorted sets: members in RAM, nothing for the live bytes. */
+        char m[8];
+        snprintf(m, sizeof(m), "m%d", (int)(next() % 8));
+        if (next() % 3)
+            wr(T0, CMD_ZADD, db, key, "#i64:274877906947", "#u32:2", "1.5", m, NULL);
+        else
+            wr(T0, CMD_ZPOPMIN, db, key, "#u32:1", "#i64:2", "#u32:2", NULL);
+        break;
+    }
     default:
         if (next() % 20 == 0)
             wr(T0, CMD_FLUSHDB, db, NULL);

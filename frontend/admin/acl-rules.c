@@ -156,7 +156,7 @@ static const struct {
     {"read", CAT_READ},
     {"write", CAT_WRITE},
     {"set", CAT_SET},
-    {"sortedset", 0},
+    {"sortedset", CAT_SORTEDSET},
     {"list", CAT_LIST},
     {"hash", CAT_HASH},
     {"string", CAT_STRING},

@@ -557,6 +557,39 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "tatic topology\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n"
         "$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         172},
+    {"save",
+        "*10\r\n$4\r\nsave\r\n:1\r\n~4\r\n+admin\r\n+noscript\r\n+no_async_loading\r\n"
+        "+no_multi\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        130,
+        "%4\r\n$7\r\nsummary\r\n$133\r\nWrite a backup (a checkpoint and the log it needs) into back"
+        "up-dir and answer once it is complete; the store serves nothing meanwhile\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$73\r\nO(N) where N is the number of keys, plus the log the checkpoint"
+        " refers to\r\n",
+        300},
+    {"bgsave",
+        "*10\r\n$6\r\nbgsave\r\n:-1\r\n~3\r\n+admin\r\n+noscript\r\n+no_async_loading\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n"
+        "~0\r\n~0\r\n",
+        122,
+        "%5\r\n$7\r\nsummary\r\n$81\r\nWrite a backup into backup-dir in the background while the se"
+        "rver goes on serving\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nserver\r\n$10\r\ncomplexity\r\n$78\r\nO(1) to start it; the child's work is O(N) in t"
+        "he keys, plus the log it copies\r\n$9\r\narguments\r\n*1\r\n%5\r\n"
+        "$4\r\nname\r\n$8\r\nschedule\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$8\r\nSCHEDULE\r\n$5\r\nsince\r\n$5\r\n3.2.2\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        399},
+    {"lastsave",
+        "*10\r\n$8\r\nlastsave\r\n:1\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@fast\r\n+@dangerous\r\n~1\r\n"
+        "$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        140,
+        "%4\r\n$7\r\nsummary\r\n$82\r\nUnix time at which the last backup completed (the server's st"
+        "art before the first)\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        178},
     {"role",
         "*10\r\n$4\r\nrole\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n"
         "+fast\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@fast\r\n+@dangerous\r\n"
@@ -2689,6 +2722,707 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\n"
         "token\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         684},
+    {"zadd",
+        "*10\r\n$4\r\nzadd\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        316,
+        "%5\r\n$7\r\nsummary\r\n$85\r\nAdd members with scores to a sorted set, or update their scor"
+        "es (NX XX GT LT CH INCR)\r\n$5\r\nsince\r\n$5\r\n1.2.0\r\n$5\r\n"
+        "group\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$25\r\nO(log N) per member given\r\n"
+        "$9\r\narguments\r\n*6\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\n"
+        "name\r\n$9\r\ncondition\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\n"
+        "since\r\n$5\r\n3.0.2\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\nnx\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nNX\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nxx\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$2\r\nXX\r\n%5\r\n$4\r\nname\r\n$10\r\ncomparison\r\n$4\r\ntype\r\n"
+        "$5\r\noneof\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$2\r\n"
+        "gt\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\n"
+        "GT\r\n%3\r\n$4\r\nname\r\n$2\r\nlt\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$2\r\nLT\r\n%5\r\n$4\r\nname\r\n$6\r\nchange\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$2\r\nCH\r\n"
+        "$5\r\nsince\r\n$5\r\n3.0.2\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%5\r\n$4\r\nname\r\n$9\r\nincrement\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$4\r\nINCR\r\n$5\r\nsince\r\n$5\r\n3.0.2\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$12\r\nscore_member\r\n"
+        "$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$5\r\nscore\r\n$4\r\n"
+        "type\r\n$6\r\ndouble\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n",
+        1241},
+    {"zincrby",
+        "*10\r\n$7\r\nzincrby\r\n:4\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        327,
+        "%5\r\n$7\r\nsummary\r\n$84\r\nAdd a number to a member's score (a missing member counts as "
+        "0); reply the new score\r\n$5\r\nsince\r\n$5\r\n1.2.0\r\n$5\r\n"
+        "group\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$8\r\nO(log N)\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$9\r\nincrement\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n"
+        "$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        375},
+    {"zrem",
+        "*10\r\n$4\r\nzrem\r\n:-3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        306,
+        "%5\r\n$7\r\nsummary\r\n$59\r\nRemove members from a sorted set; reply how many were there\r"
+        "\n$5\r\nsince\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$25\r\nO(log N) per member given\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n"
+        "$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n"
+        "~1\r\n+multiple\r\n",
+        342},
+    {"zcard",
+        "*10\r\n$5\r\nzcard\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        299,
+        "%5\r\n$7\r\nsummary\r\n$37\r\nThe number of members of a sorted set\r\n"
+        "$5\r\nsince\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n",
+        224},
+    {"zscore",
+        "*10\r\n$6\r\nzscore\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        309,
+        "%5\r\n$7\r\nsummary\r\n$23\r\nThe score of one member\r\n$5\r\n"
+        "since\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\n"
+        "complexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        258},
+    {"zmscore",
+        "*10\r\n$7\r\nzmscore\r\n:-3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        311,
+        "%5\r\n$7\r\nsummary\r\n$55\r\nThe scores of the members given, null for a missing one\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$25\r\nO(N) in the members given\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n"
+        "$6\r\nmember\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n"
+        "~1\r\n+multiple\r\n",
+        338},
+    {"zrank",
+        "*10\r\n$5\r\nzrank\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        308,
+        "%5\r\n$7\r\nsummary\r\n$46\r\nA member's 0-based position by ascending score\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$8\r\nO(log N)\r\n$9\r\narguments\r\n*2\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n",
+        285},
+    {"zrevrank",
+        "*10\r\n$8\r\nzrevrank\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        311,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nA member's 0-based position by descending score\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$8\r\nO(log N)\r\n$9\r\narguments\r\n*2\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$6\r\nmember\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n",
+        286},
+    {"zcount",
+        "*10\r\n$6\r\nzcount\r\n:4\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        309,
+        "%5\r\n$7\r\nsummary\r\n$44\r\nHow many members have a score within a range\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$8\r\nO(log N)\r\n$9\r\narguments\r\n*3\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\n"
+        "type\r\n$6\r\ndouble\r\n%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\n"
+        "type\r\n$6\r\ndouble\r\n",
+        325},
+    {"zlexcount",
+        "*10\r\n$9\r\nzlexcount\r\n:4\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%5\r\n$7\r\nsummary\r\n$66\r\nHow many members lie within a range of member names (equal sc"
+        "ores)\r\n$5\r\nsince\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$10\r\n"
+        "sorted-set\r\n$10\r\ncomplexity\r\n$8\r\nO(log N)\r\n$9\r\narguments\r\n"
+        "*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$3\r\nmin\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$3\r\nmax\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n",
+        347},
+    {"zrange",
+        "*10\r\n$6\r\nzrange\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        303,
+        "%5\r\n$7\r\nsummary\r\n$112\r\nMembers in a range of positions, scores (BYSCORE) or names ("
+        "BYLEX), optionally reversed, limited and with scores\r\n$5\r\n"
+        "since\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\n"
+        "complexity\r\n$36\r\nO(log N + M) in the members returned\r\n"
+        "$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\nstart\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$4\r\nstop\r\n$4\r\ntype\r\n$6\r\nstring\r\n%5\r\n$4\r\n"
+        "name\r\n$6\r\nsortby\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nsince\r\n"
+        "$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n"
+        "*2\r\n%3\r\n$4\r\nname\r\n$7\r\nbyscore\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$7\r\nBYSCORE\r\n%3\r\n$4\r\nname\r\n"
+        "$5\r\nbylex\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$5\r\nBYLEX\r\n%5\r\n$4\r\nname\r\n$3\r\nrev\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nREV\r\n$5\r\nsince\r\n"
+        "$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%6\r\n$4\r\n"
+        "name\r\n$12\r\noffset_count\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\n"
+        "token\r\n$5\r\nLIMIT\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
+        "$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n"
+        "$10\r\nwithscores\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$10\r\nWITHSCORES\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1162},
+    {"zrevrange",
+        "*10\r\n$9\r\nzrevrange\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        306,
+        "%7\r\n$7\r\nsummary\r\n$52\r\nMembers in a range of positions, highest score first\r\n"
+        "$5\r\nsince\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$36\r\nO(log N + M) in the members returned\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n"
+        "$5\r\n6.2.0\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%2\r\n$4\r\nname\r\n$4\r\nstop\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%4\r\n$4\r\nname\r\n$10\r\nwithscores\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        545},
+    {"zrangebyscore",
+        "*10\r\n$13\r\nzrangebyscore\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        311,
+        "%7\r\n$7\r\nsummary\r\n$49\r\nMembers with a score within a range, lowest first\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.5\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$36\r\nO(log N + M) in the members returned\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n"
+        "$5\r\n6.2.0\r\n$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\ndouble\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\ndouble\r\n"
+        "%5\r\n$4\r\nname\r\n$10\r\nwithscores\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n$5\r\nsince\r\n"
+        "$5\r\n2.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n%5\r\n$4\r\n"
+        "name\r\n$12\r\noffset_count\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\n"
+        "token\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\n"
+        "arguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n",
+        777},
+    {"zrevrangebyscore",
+        "*10\r\n$16\r\nzrevrangebyscore\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        314,
+        "%7\r\n$7\r\nsummary\r\n$50\r\nMembers with a score within a range, highest first\r\n"
+        "$5\r\nsince\r\n$5\r\n2.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$36\r\nO(log N + M) in the members returned\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n"
+        "$5\r\n6.2.0\r\n$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\ndouble\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\ndouble\r\n"
+        "%4\r\n$4\r\nname\r\n$10\r\nwithscores\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n"
+        "$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\n"
+        "name\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n"
+        "$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        756},
+    {"zrangebylex",
+        "*10\r\n$11\r\nzrangebylex\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        309,
+        "%7\r\n$7\r\nsummary\r\n$61\r\nMembers within a range of names (equal scores), in name order"
+        "\r\n$5\r\nsince\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$36\r\nO(log N + M) in the members returned\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n"
+        "$5\r\n6.2.0\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n",
+        655},
+    {"zrevrangebylex",
+        "*10\r\n$14\r\nzrevrangebylex\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%7\r\n$7\r\nsummary\r\n$69\r\nMembers within a range of names (equal scores), in reverse na"
+        "me order\r\n$5\r\nsince\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$10\r\n"
+        "sorted-set\r\n$10\r\ncomplexity\r\n$36\r\nO(log N + M) in the members returned\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n"
+        "$5\r\n6.2.0\r\n$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n",
+        663},
+    {"zrangestore",
+        "*10\r\n$11\r\nzrangestore\r\n:-5\r\n~2\r\n+write\r\n+denyoom\r\n"
+        ":1\r\n:2\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n"
+        "~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        526,
+        "%5\r\n$7\r\nsummary\r\n$75\r\nStore a range of a sorted set (as ZRANGE picks it) at a key; "
+        "reply its size\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n"
+        "$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$34\r\nO(log N + M) in the members stored\r\n"
+        "$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$3\r\ndst\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nsrc\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":1\r\n%2\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%4\r\n$4\r\nname\r\n$6\r\nsortby\r\n$4\r\ntype\r\n$5\r\noneof\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$7\r\nbyscore\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$7\r\nBYSCORE\r\n%3\r\n$4\r\nname\r\n$5\r\nbylex\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nBYLEX\r\n"
+        "%4\r\n$4\r\nname\r\n$3\r\nrev\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nREV\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%5\r\n$4\r\nname\r\n$12\r\noffset_count\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n",
+        1008},
+    {"zremrangebyrank",
+        "*10\r\n$15\r\nzremrangebyrank\r\n:4\r\n~1\r\n+write\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        310,
+        "%5\r\n$7\r\nsummary\r\n$58\r\nRemove the members in a range of positions; reply how many\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$35\r\nO(log N + M) in the members removed\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\nstart\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\n"
+        "name\r\n$4\r\nstop\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        372},
+    {"zremrangebyscore",
+        "*10\r\n$16\r\nzremrangebyscore\r\n:4\r\n~1\r\n+write\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        311,
+        "%5\r\n$7\r\nsummary\r\n$62\r\nRemove the members with a score within a range; reply how man"
+        "y\r\n$5\r\nsince\r\n$5\r\n1.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$35\r\nO(log N + M) in the members removed\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\ndouble\r\n%2\r\n$4\r\n"
+        "name\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\ndouble\r\n",
+        371},
+    {"zremrangebylex",
+        "*10\r\n$14\r\nzremrangebylex\r\n:4\r\n~1\r\n+write\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        309,
+        "%5\r\n$7\r\nsummary\r\n$73\r\nRemove the members within a range of names (equal scores); re"
+        "ply how many\r\n$5\r\nsince\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n"
+        "$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$35\r\nO(log N + M) in the members removed\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$3\r\nmin\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$3\r\nmax\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        382},
+    {"zpopmin",
+        "*10\r\n$7\r\nzpopmin\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        318,
+        "%5\r\n$7\r\nsummary\r\n$52\r\nRemove and return the members with the lowest scores\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$36\r\nO(log N * M) in the members returned\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        346},
+    {"zpopmax",
+        "*10\r\n$7\r\nzpopmax\r\n:-2\r\n~2\r\n+write\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        318,
+        "%5\r\n$7\r\nsummary\r\n$53\r\nRemove and return the members with the highest scores\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$36\r\nO(log N * M) in the members returned\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n",
+        347},
+    {"zmpop",
+        "*10\r\n$5\r\nzmpop\r\n:-4\r\n~2\r\n+write\r\n+movablekeys\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@write\r\n+@sortedset\r\n+@slow\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n"
+        ":0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        329,
+        "%5\r\n$7\r\nsummary\r\n$87\r\nRemove and return the lowest or highest members of the first "
+        "non-empty sorted set given\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
+        "group\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$57\r\nO(K + M log N) in the keys given "
+        "and the members returned\r\n$9\r\narguments\r\n*4\r\n%2\r\n$4\r\n"
+        "name\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%3\r\n"
+        "$4\r\nname\r\n$5\r\nwhere\r\n$4\r\ntype\r\n$5\r\noneof\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nmax\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$3\r\nMAX\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n",
+        705},
+    {"zrandmember",
+        "*10\r\n$11\r\nzrandmember\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~1\r\n$23\r\n"
+        "nondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n"
+        "+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        339,
+        "%5\r\n$7\r\nsummary\r\n$77\r\nRandom members of a sorted set, distinct or not, with or with"
+        "out their scores\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n"
+        "$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$28\r\nO(N) in the members returned\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\n"
+        "name\r\n$7\r\noptions\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n"
+        "$10\r\nwithscores\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$10\r\nWITHSCORES\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        542},
+    {"zscan",
+        "*10\r\n$5\r\nzscan\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        332,
+        "%5\r\n$7\r\nsummary\r\n$60\r\nIterate over a sorted set's members and scores with a cursor\r"
+        "\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$40\r\nO(1) per call, O(N) for a full iteration\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$6\r\ncursor\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n"
+        "$4\r\nname\r\n$7\r\npattern\r\n$4\r\ntype\r\n$7\r\npattern\r\n"
+        "$5\r\ntoken\r\n$5\r\nMATCH\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        527},
+    {"zunion",
+        "*10\r\n$6\r\nzunion\r\n:-3\r\n~2\r\n+readonly\r\n+movablekeys\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n"
+        "$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        323,
+        "%5\r\n$7\r\nsummary\r\n$70\r\nThe members any of the sorted sets (or sets) has, with scores"
+        " combined\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\n"
+        "sorted-set\r\n$10\r\ncomplexity\r\n$29\r\nO(N log N) in all the members\r\n"
+        "$9\r\narguments\r\n*5\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\n"
+        "flags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$6\r\nweight\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$7\r\nWEIGHTS\r\n"
+        "$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n%5\r\n$4\r\nname\r\n"
+        "$9\r\naggregate\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n"
+        "$9\r\nAGGREGATE\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n"
+        "*3\r\n%3\r\n$4\r\nname\r\n$3\r\nsum\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nSUM\r\n%3\r\n$4\r\nname\r\n$3\r\nmin\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n"
+        "%3\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$3\r\nMAX\r\n%4\r\n$4\r\nname\r\n$10\r\nwithscores\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        912},
+    {"zunionstore",
+        "*10\r\n$11\r\nzunionstore\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n"
+        "+movablekeys\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n"
+        "+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n"
+        "%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\n"
+        "keystep\r\n:1\r\n~0\r\n",
+        546,
+        "%5\r\n$7\r\nsummary\r\n$65\r\nStore the union of sorted sets (or sets) at a key; reply its "
+        "size\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$29\r\nO(N log N) in all the members\r\n"
+        "$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n"
+        "$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n"
+        "$4\r\nname\r\n$6\r\nweight\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$7\r\nWEIGHTS\r\n$5\r\nflags\r\n~2\r\n+optional\r\n"
+        "+multiple\r\n%5\r\n$4\r\nname\r\n$9\r\naggregate\r\n$4\r\ntype\r\n"
+        "$5\r\noneof\r\n$5\r\ntoken\r\n$9\r\nAGGREGATE\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nsum\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$3\r\nSUM\r\n%3\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nmax\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$3\r\nMAX\r\n",
+        871},
+    {"zinter",
+        "*10\r\n$6\r\nzinter\r\n:-3\r\n~2\r\n+readonly\r\n+movablekeys\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n"
+        "$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        323,
+        "%5\r\n$7\r\nsummary\r\n$76\r\nThe members every one of the sorted sets (or sets) has, with "
+        "scores combined\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n"
+        "$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$65\r\nO(N*K + M log M) in the smallest input, th"
+        "e inputs and the result\r\n$9\r\narguments\r\n*5\r\n%2\r\n$4\r\n"
+        "name\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n"
+        "$4\r\nname\r\n$6\r\nweight\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$7\r\nWEIGHTS\r\n$5\r\nflags\r\n~2\r\n+optional\r\n"
+        "+multiple\r\n%5\r\n$4\r\nname\r\n$9\r\naggregate\r\n$4\r\ntype\r\n"
+        "$5\r\noneof\r\n$5\r\ntoken\r\n$9\r\nAGGREGATE\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nsum\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$3\r\nSUM\r\n%3\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nmax\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$3\r\nMAX\r\n%4\r\n$4\r\nname\r\n$10\r\nwithscores\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n",
+        954},
+    {"zinterstore",
+        "*10\r\n$11\r\nzinterstore\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n"
+        "+movablekeys\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n"
+        "+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n"
+        "%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\n"
+        "keystep\r\n:1\r\n~0\r\n",
+        546,
+        "%5\r\n$7\r\nsummary\r\n$72\r\nStore the intersection of sorted sets (or sets) at a key; rep"
+        "ly its size\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$10\r\n"
+        "sorted-set\r\n$10\r\ncomplexity\r\n$65\r\nO(N*K + M log M) in the smallest input, the input"
+        "s and the result\r\n$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n"
+        "$11\r\ndestination\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"
+        "%4\r\n$4\r\nname\r\n$6\r\nweight\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$7\r\nWEIGHTS\r\n$5\r\nflags\r\n~2\r\n+optional\r\n"
+        "+multiple\r\n%5\r\n$4\r\nname\r\n$9\r\naggregate\r\n$4\r\ntype\r\n"
+        "$5\r\noneof\r\n$5\r\ntoken\r\n$9\r\nAGGREGATE\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nsum\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$3\r\nSUM\r\n%3\r\n$4\r\nname\r\n$3\r\nmin\r\n$4\r\ntype\r\n$10\r\n"
+        "pure-token\r\n$5\r\ntoken\r\n$3\r\nMIN\r\n%3\r\n$4\r\nname\r\n"
+        "$3\r\nmax\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$3\r\nMAX\r\n",
+        914},
+    {"zintercard",
+        "*10\r\n$10\r\nzintercard\r\n:-3\r\n~2\r\n+readonly\r\n+movablekeys\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n"
+        "$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        328,
+        "%5\r\n$7\r\nsummary\r\n$83\r\nHow many members every one of the sorted sets has, counting u"
+        "p to an optional LIMIT\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
+        "group\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n$43\r\nO(N*K) in the smallest input and "
+        "the inputs\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$7\r\n"
+        "numkeys\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$5\r\n"
+        "limit\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\n"
+        "LIMIT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        482},
+    {"zdiff",
+        "*10\r\n$5\r\nzdiff\r\n:-3\r\n~2\r\n+readonly\r\n+movablekeys\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@read\r\n+@sortedset\r\n+@slow\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n"
+        "$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n"
+        ":1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        322,
+        "%5\r\n$7\r\nsummary\r\n$63\r\nThe members of the first sorted set that none of the others h"
+        "as\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$29\r\nO(N log N) in all the members\r\n"
+        "$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\n"
+        "flags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$10\r\nwithscores\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$10\r\nWITHSCORES\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        464},
+    {"zdiffstore",
+        "*10\r\n$10\r\nzdiffstore\r\n:-4\r\n~3\r\n+write\r\n+denyoom\r\n"
+        "+movablekeys\r\n:1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@sortedset\r\n"
+        "+@slow\r\n~0\r\n~2\r\n%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n"
+        "%3\r\n$9\r\nkeynumidx\r\n:0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\n"
+        "keystep\r\n:1\r\n~0\r\n",
+        545,
+        "%5\r\n$7\r\nsummary\r\n$60\r\nStore the difference of sorted sets at a key; reply its size\r"
+        "\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n"
+        "$10\r\ncomplexity\r\n$29\r\nO(N log N) in all the members\r\n"
+        "$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$11\r\ndestination\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n"
+        "$4\r\nname\r\n$7\r\nnumkeys\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        425},
     {"xadd",
         "*10\r\n$4\r\nxadd\r\n:-5\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
         ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~1\r\n"

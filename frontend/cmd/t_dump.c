@@ -72,5 +72,9 @@ int fe_enc_restore(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, 
     fe_enc_i64(e, ttl);
     fe_enc_i64(e, (int64_t)(lo | hi << 32));
     fe_enc_i64(e, c->fe->set_max_intset < 0 ? 0 : c->fe->set_max_intset);
+    int64_t zn = c->fe->zset_max_entries, zv = c->fe->zset_max_value;
+    lo = zn < 0 ? 0 : zn > UINT32_MAX ? UINT32_MAX : (uint64_t)zn;
+    hi = zv < 0 ? 0 : zv > UINT32_MAX ? UINT32_MAX : (uint64_t)zv;
+    fe_enc_i64(e, (int64_t)(lo | hi << 32));
     return 0;
 }

@@ -17,7 +17,9 @@
  * listpacks, type 18; sorted sets: zset listpack, type 17, or zset2,
  * type 5), indexed by enum st_type.
  */
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +29,7 @@
 #include "store/core/hash.h"
 #include "store/core/object.h"
 #include "store/core/value.h"
+#include "store/core/zset.h"
 #include "store/dump.h"
 #include "strutil.h"
 
@@ -252,30 +255,85 @@ static int dump_string(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
     return rdb_value(ctx, e, out);
 }
 
+/* A listpack's frame: lp_begin, the entries, then lp_end with their count,
+ * which writes the header and appends the whole as one RDB string. */
+static void lp_begin(buf_t *lp)
+{
+    unsigned char hdr[6] = {0};
+    buf_init(lp);
+    buf_append(lp, hdr, 6);
+}
+
+static void lp_end(buf_t *lp, uint64_t count, buf_t *out)
+{
+    unsigned char end = 0xFF;
+    buf_append(lp, &end, 1);
+    uint32_t total = (uint32_t)lp->len;
+    uint16_t n16 = count < 65535 ? (uint16_t)count : 65535;
+    for (int i = 0; i < 4; i++)
+        lp->data[i] = (unsigned char)(total >> (8 * i));
+    lp->data[4] = (unsigned char)n16;
+    lp->data[5] = (unsigned char)(n16 >> 8);
+    st_rdb_len(out, lp->len);
+    buf_append(out, lp->data, lp->len);
+    buf_free(lp);
+}
+
 /* A listpack of the hash's fields (and values), as one RDB string. */
 static int dump_listpack(store_ctx_t *ctx, st_hash_t *h, int with_value, buf_t *out)
 {
     buf_t lp;
-    buf_init(&lp);
-    unsigned char hdr[6] = {0};
-    buf_append(&lp, hdr, 6);
+    lp_begin(&lp);
     dump_walk_t w = {ctx, &lp, 0, with_value, 1};
     st_hash_foreach(h, walk_field, &w);
-    unsigned char end = 0xFF;
-    buf_append(&lp, &end, 1);
-    uint32_t total = (uint32_t)lp.len;
-    uint64_t count = (uint64_t)st_hash_len(h) * (with_value ? 2 : 1);
-    uint16_t n16 = count < 65535 ? (uint16_t)count : 65535;
-    for (int i = 0; i < 4; i++)
-        lp.data[i] = (unsigned char)(total >> (8 * i));
-    lp.data[4] = (unsigned char)n16;
-    lp.data[5] = (unsigned char)(n16 >> 8);
-    if (!w.err) {
-        st_rdb_len(out, lp.len);
-        buf_append(out, lp.data, lp.len);
+    if (w.err) {
+        buf_free(&lp);
+        return -1;
     }
-    buf_free(&lp);
-    return w.err ? -1 : 0;
+    lp_end(&lp, (uint64_t)st_hash_len(h) * (with_value ? 2 : 1), out);
+    return 0;
+}
+
+/* A sorted set: RDB_TYPE_ZSET_LISTPACK (member, score text, in order) while
+ * listpack-encoded, RDB_TYPE_ZSET_2 (members from the highest score down,
+ * as Redis saves them, each with its score's 8 bytes) once a skiplist. */
+static int dump_zset(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
+{
+    (void)ctx;
+    st_zset_t *z = st_ent_zset(e);
+    unsigned char t = st_zset_is_skiplist(z) ? ST_RDB_ZSET_2 : ST_RDB_ZSET_LISTPACK;
+    buf_append(out, &t, 1);
+    if (t == ST_RDB_ZSET_LISTPACK) {
+        buf_t lp;
+        lp_begin(&lp);
+        for (st_znode_t *x = st_zset_at(z, 0); x; x = st_znode_next(x)) {
+            uint32_t n;
+            const char *m = st_znode_member(x, &n);
+            double s = st_znode_score(x);
+            char text[32];
+            int tn = isinf(s) ? snprintf(text, sizeof(text), "%s", s > 0 ? "inf" : "-inf")
+                              : snprintf(text, sizeof(text), "%.17g", s);
+            st_lp_entry(&lp, (const unsigned char *)m, n);
+            st_lp_entry(&lp, (const unsigned char *)text, (size_t)tn);
+        }
+        lp_end(&lp, (uint64_t)st_zset_len(z) * 2, out);
+        return 0;
+    }
+    st_rdb_len(out, st_zset_len(z));
+    uint32_t len = st_zset_len(z);
+    for (st_znode_t *x = len ? st_zset_at(z, len - 1) : NULL; x; x = st_znode_prev(x)) {
+        uint32_t n;
+        const char *m = st_znode_member(x, &n);
+        st_rdb_string(out, (const unsigned char *)m, n);
+        double s = st_znode_score(x);
+        uint64_t u;
+        memcpy(&u, &s, 8);
+        unsigned char b[8];
+        for (int i = 0; i < 8; i++)
+            b[i] = (unsigned char)(u >> (8 * i));
+        buf_append(out, b, 8);
+    }
+    return 0;
 }
 
 static int dump_hash(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
@@ -364,6 +422,7 @@ static const dump_fn dump_writers[ST__NTYPES] = {
     [ST_STRING] = dump_string,
     [ST_HASH] = dump_hash,
     [ST_SET] = dump_set,
+    [ST_ZSET] = dump_zset,
 };
 
 int st_dump_payload(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)

@@ -13,6 +13,7 @@
  * "ERR Bad data format" for now; lists and sorted sets add a reader to
  * readers[] below, indexed by RDB type byte.
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "store/core/value.h"
 #include "store/core/watch.h"
 #include "store/dump.h"
+#include "zset_ops.h"
 #include "strutil.h"
 
 typedef struct {
@@ -155,6 +157,7 @@ typedef struct {
     int64_t expire_at;
     uint32_t hash_entries, hash_value;
     uint64_t intset_max;
+    zs_limits_t zset; /* zset-max-listpack-* (Redis' defaults for older records) */
     uint64_t seed;
     const unsigned char *base; /* the payload argument, at log position base_lsn */
     uint64_t base_lsn;
@@ -342,14 +345,20 @@ static const unsigned char *lp_next(const unsigned char *p, const unsigned char 
     return p + elen + bl;
 }
 
+/* A listpack's header says its length and its end byte is there. */
+static int lp_frame_ok(const unsigned char *b, size_t n)
+{
+    return n >= 7 && b[n - 1] == 0xFF &&
+           (b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24) == n;
+}
+
 static idx_entry_t *read_hash_listpack(rd_t *r, const rst_t *x)
 {
     unsigned char *b;
     size_t n;
     if (rd_string(r, &b, &n)) return NULL;
     st_hash_t *h = st_hash_new(x->seed ^ 0x5851F42D4C957F2Dull);
-    int ok = n >= 7 && b[n - 1] == 0xFF &&
-             (b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24) == n;
+    int ok = lp_frame_ok(b, n);
     const unsigned char *p = b + 6, *end = b + n - 1;
     while (ok && p < end) {
         const unsigned char *f, *v;
@@ -369,18 +378,122 @@ static idx_entry_t *read_hash_listpack(rd_t *r, const rst_t *x)
     return finish(h, x, ok);
 }
 
-/* Indexed by RDB type byte; lists (18 quicklist2) and sorted sets (17
- * zset listpack, 5 zset2) add theirs here. */
+static idx_entry_t *zset_finish(st_zset_t *z, const rst_t *x, int ok)
+{
+    if (!ok || !st_zset_len(z)) {
+        st_zset_free(z);
+        return NULL;
+    }
+    return st_ent_new_obj(x->key, (st_obj_t *)z, x->expire_at);
+}
+
+/* A score's text (a listpack entry): strtod's, NaN refused. */
+static int score_of(const unsigned char *s, size_t n, double *out)
+{
+    rec_arg_t a = {0};
+    a.ptr = s;
+    a.len = (uint32_t)n;
+    return n < 64 ? zs_parse_score(&a, out) : -1;
+}
+
+/* RDB_TYPE_ZSET_LISTPACK: member and score entries in order; a skiplist
+ * when longer than zset-max-listpack-entries, as Redis loads it. */
+static idx_entry_t *read_zset_listpack(rd_t *r, const rst_t *x)
+{
+    unsigned char *b;
+    size_t n;
+    if (rd_string(r, &b, &n)) return NULL;
+    st_zset_t *z = st_zset_new(x->seed ^ 0x2D358DCCAA6C78A5ull);
+    int ok = lp_frame_ok(b, n);
+    const unsigned char *p = b + 6, *end = b + n - 1;
+    while (ok && p < end) {
+        const unsigned char *m, *sc;
+        size_t mn, sn;
+        char mt[24], st[24];
+        double s;
+        p = lp_next(p, end, &m, &mn, mt);
+        if (p) p = lp_next(p, end, &sc, &sn, st);
+        if (!p || mn > UINT32_MAX || score_of(sc, sn, &s) || !zs_put(z, m, (uint32_t)mn, s))
+            ok = 0; /* bad data, or a member twice */
+    }
+    if (ok && st_zset_len(z) > x->zset.entries) st_zset_set_skiplist(z, 1);
+    free(b);
+    return zset_finish(z, x, ok);
+}
+
+/* RDB_TYPE_ZSET_2 (binary scores) and RDB_TYPE_ZSET (scores as text):
+ * members in any order; a listpack when small enough, as Redis loads it. */
+static int read_zset_any(rd_t *r, const rst_t *x, int binary, st_zset_t *z)
+{
+    uint64_t n, maxlen = 0;
+    int enc;
+    if (rd_len(r, &n, &enc) || enc || !n) return -1;
+    st_zset_set_skiplist(z, 1);
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned char *m;
+        size_t mn;
+        double s;
+        if (rd_string(r, &m, &mn)) return -1;
+        int bad = mn > UINT32_MAX;
+        if (binary) {
+            if (r->end - r->p < 8) {
+                bad = 1;
+            } else {
+                uint64_t u = 0;
+                for (int k = 0; k < 8; k++)
+                    u |= (uint64_t)r->p[k] << (8 * k);
+                memcpy(&s, &u, 8);
+                r->p += 8;
+            }
+        } else if (r->p >= r->end) {
+            bad = 1;
+        } else {
+            unsigned l = *r->p++;
+            if (l == 255 || l == 254) {
+                s = l == 254 ? INFINITY : -INFINITY;
+            } else if (l == 253 || (size_t)(r->end - r->p) < l) {
+                bad = 1; /* NaN, or truncated */
+            } else {
+                bad = score_of(r->p, l, &s) != 0;
+                r->p += l;
+            }
+        }
+        if (!bad && (s != s || !st_zset_set(z, m, (uint32_t)mn, s))) bad = 1;
+        if (mn > maxlen) maxlen = mn;
+        free(m);
+        if (bad) return -1;
+    }
+    zs_choose_encoding(z, x->zset, maxlen);
+    return 0;
+}
+
+static idx_entry_t *read_zset2(rd_t *r, const rst_t *x)
+{
+    st_zset_t *z = st_zset_new(x->seed ^ 0x2D358DCCAA6C78A5ull);
+    return zset_finish(z, x, read_zset_any(r, x, 1, z) == 0);
+}
+
+static idx_entry_t *read_zset(rd_t *r, const rst_t *x)
+{
+    st_zset_t *z = st_zset_new(x->seed ^ 0x2D358DCCAA6C78A5ull);
+    return zset_finish(z, x, read_zset_any(r, x, 0, z) == 0);
+}
+
+/* Indexed by RDB type byte; lists (18 quicklist2) add theirs here. */
 typedef idx_entry_t *(*restore_fn)(rd_t *r, const rst_t *x);
-static const restore_fn readers[ST_RDB_HASH_LISTPACK + 1] = {
+static const restore_fn readers[ST_RDB_ZSET_LISTPACK + 1] = {
     [ST_RDB_STRING] = read_string,
     [ST_RDB_SET] = read_set,
+    [ST_RDB_ZSET] = read_zset,
     [ST_RDB_HASH] = read_hash,
+    [ST_RDB_ZSET_2] = read_zset2,
     [ST_RDB_SET_INTSET] = read_intset,
     [ST_RDB_HASH_LISTPACK] = read_hash_listpack,
+    [ST_RDB_ZSET_LISTPACK] = read_zset_listpack,
 };
 
-/* CMD_RESTORE key payload flags expire_at hash_limits intset_limit. */
+/* CMD_RESTORE key payload flags expire_at hash_limits intset_limit
+ * [zset_limits: records written before zsets lack it; Redis' defaults]. */
 void st_apply_restore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     const rec_arg_t *key = &a->argv[0];
@@ -393,6 +506,7 @@ void st_apply_restore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
                (uint32_t)lim,
                (uint32_t)(lim >> 32),
                (uint64_t)cmd_get_i64(a->argv[5].ptr),
+               a->argc > 6 ? zs_get_limits(&a->argv[6]) : (zs_limits_t){128, 64},
                a->db->ix.seed,
                p,
                st_arg_lsn(a, 1)};
@@ -415,7 +529,7 @@ void st_apply_restore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
     rd_t rd = {p + 1, p + n - 10};
     idx_entry_t *e = NULL;
-    if (p[0] <= ST_RDB_HASH_LISTPACK && readers[p[0]]) e = readers[p[0]](&rd, &x);
+    if (p[0] <= ST_RDB_ZSET_LISTPACK && readers[p[0]]) e = readers[p[0]](&rd, &x);
     if (!e) { /* trailing bytes are ignored, as Redis does */
         if (r) resp_error(r, "ERR Bad data format");
         return;

@@ -1001,20 +1001,27 @@ static void g_lmove(dgen_t *g, dgen_cmd_t *c)
         dgen_args(c, PICK(g, wh));
 }
 
-static void g_lmpop(dgen_t *g, dgen_cmd_t *c)
+/* LMPOP and ZMPOP: numkeys (now and then a bad one), keys, one of the
+ * four words wh, an optional COUNT. */
+static void g_mpop(dgen_t *g, dgen_cmd_t *c, const char *name, const char *const wh[4])
 {
-    static const char *wh[] = {"LEFT", "RIGHT", "right", "UP"};
     static const char *counts[] = {"1", "2", "100", "0", "-1", "x"};
     int n = 1 + (int)rn(g, 3);
-    dgen_args(c, "LMPOP");
+    dgen_args(c, name);
     if (rn(g, 20) == 0)
         dgen_args(c, rn(g, 2) ? "0" : "9");
     else
         argf(c, "%d", n);
     for (int i = 0; i < n; i++)
         rkey(g, c);
-    dgen_args(c, PICK(g, wh));
+    dgen_args(c, wh[rn(g, 4)]);
     if (rn(g, 2)) dgen_args(c, "COUNT"), dgen_args(c, PICK(g, counts));
+}
+
+static void g_lmpop(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *const wh[4] = {"LEFT", "RIGHT", "right", "UP"};
+    g_mpop(g, c, "LMPOP", wh);
 }
 
 /* ---- sets ---- */
@@ -1153,6 +1160,224 @@ static void g_sscan(dgen_t *g, dgen_cmd_t *c)
     if (rn(g, 2)) dgen_args(c, "MATCH"), dgen_args(c, PICK(g, mpat));
     if (rn(g, 2)) dgen_args(c, "COUNT"), argf(c, "%lld", (long long)rn(g, 5));
     c->check = DGEN_SSCAN;
+}
+
+/* ---- sorted sets ---- */
+
+/* Scores: small numbers with repeats (ties order by member), infinities,
+ * and now and then one Redis refuses. No -0 (nor weights that make one):
+ * where Redis keeps a -0 depends on when its listpack held the member,
+ * which test_cmds_zsets checks in the cases that are fixed. */
+static void rscore(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *w[] = {"0", "1", "2", "-1", "1.5", "0.1", "inf", "-inf", "+inf", "1e3"};
+    static const char *bad[] = {"nan", "x", "", " 1", "1e400"};
+    dgen_args(c, rn(g, 25) == 0 ? PICK(g, bad) : PICK(g, w));
+}
+
+static void rzmember(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *w[] = {
+        "a", "b", "c", "d",
+        "e", "1", "",  "a-member-longer-than-sixty-four-bytes-to-pass-the-listpack-limit-x"};
+    if (rn(g, 15) == 0)
+        dgen_arg(c, "z\0\r\n", 4);
+    else
+        dgen_args(c, PICK(g, w));
+}
+
+/* Score bounds: ( exclusive, infinities, and a few that are refused. */
+static void rsbound(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *w[] = {"-inf", "+inf", "0", "(0", "1", "(1", "2", "(1.5", "-1", "(", "inf"};
+    dgen_args(c, rn(g, 30) == 0 ? "x" : PICK(g, w));
+}
+
+static void rlbound(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *w[] = {"-", "+", "[a", "(a", "[c", "(c", "[", "(", "[e", "(b"};
+    dgen_args(c, rn(g, 30) == 0 ? "a" : PICK(g, w));
+}
+
+/* Lex ranges assume equal scores (with mixed scores a skiplist's answer
+ * depends on its levels, which differ from Redis'): the lex commands use
+ * keys lx0..lx2, written only by ZADD with score 0 here. */
+static void rlexkey(dgen_t *g, dgen_cmd_t *c)
+{
+    argf(c, "lx%lld", rn(g, 3));
+}
+
+static void g_zadd(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *opts[] = {"NX", "XX", "GT", "LT", "CH", "INCR", "ch", "xx"};
+    dgen_args(c, "ZADD"), rkey(g, c);
+    if (rn(g, 3) == 0) {
+        int n = 1 + (int)rn(g, 2);
+        for (int i = 0; i < n; i++)
+            dgen_args(c, PICK(g, opts));
+    }
+    int n = 1 + (int)rn(g, 3);
+    for (int i = 0; i < n; i++)
+        rscore(g, c), rzmember(g, c);
+    if (rn(g, 30) == 0) rscore(g, c);
+}
+
+static void g_zadd_lex(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "ZADD"), rlexkey(g, c);
+    int n = 1 + (int)rn(g, 3);
+    for (int i = 0; i < n; i++)
+        dgen_args(c, "0"), rzmember(g, c);
+}
+
+static void g_zincrby(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "ZINCRBY"), rkey(g, c), rscore(g, c), rzmember(g, c);
+}
+
+static void g_zrem(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, "ZREM"), rkey(g, c);
+    int n = 1 + (int)rn(g, 2);
+    for (int i = 0; i < n; i++)
+        rzmember(g, c);
+}
+
+static void g_zkey(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *names[] = {"ZCARD", "ZSCORE", "ZMSCORE", "ZRANK", "ZREVRANK"};
+    const char *name = PICK(g, names);
+    dgen_args(c, name), rkey(g, c);
+    if (strcmp(name, "ZCARD")) rzmember(g, c);
+    if (!strcmp(name, "ZMSCORE") && rn(g, 2)) rzmember(g, c);
+}
+
+static void g_zcount(dgen_t *g, dgen_cmd_t *c)
+{
+    if (rn(g, 2))
+        dgen_args(c, "ZCOUNT"), rkey(g, c), rsbound(g, c), rsbound(g, c);
+    else
+        dgen_args(c, "ZLEXCOUNT"), rlexkey(g, c), rlbound(g, c), rlbound(g, c);
+}
+
+/* The ZRANGE family, with each form's options now and then. */
+static void g_zrange(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *names[] = {"ZRANGE",           "ZREVRANGE",   "ZRANGEBYSCORE",
+                                  "ZREVRANGEBYSCORE", "ZRANGEBYLEX", "ZREVRANGEBYLEX",
+                                  "ZRANGESTORE"};
+    static const char *lim[] = {"0", "1", "2", "-1", "x"};
+    const char *name = PICK(g, names);
+    int store = !strcmp(name, "ZRANGESTORE");
+    int by = strstr(name, "LEX") ? 2 : strstr(name, "SCORE") ? 1 : 0;
+    if (!strcmp(name, "ZRANGE") || store) by = (int)rn(g, 3);
+    dgen_args(c, name);
+    if (store) rkey(g, c);
+    if (by == 2)
+        rlexkey(g, c), rlbound(g, c), rlbound(g, c);
+    else if (by == 1)
+        rkey(g, c), rsbound(g, c), rsbound(g, c);
+    else
+        rkey(g, c), argf(c, "%lld", (long long)rn(g, 8) - 4),
+            argf(c, "%lld", (long long)rn(g, 8) - 4);
+    if (!strcmp(name, "ZRANGE") || store) {
+        if (by == 1) dgen_args(c, "BYSCORE");
+        if (by == 2) dgen_args(c, "bylex");
+        if (rn(g, 3) == 0) dgen_args(c, "REV");
+    }
+    if (rn(g, 3) == 0 && (by || rn(g, 5) == 0))
+        dgen_args(c, "LIMIT"), dgen_args(c, PICK(g, lim)), dgen_args(c, PICK(g, lim));
+    if (!store && rn(g, 2) && (by != 2 || rn(g, 5) == 0)) dgen_args(c, "WITHSCORES");
+    if (rn(g, 40) == 0) dgen_args(c, "foo");
+}
+
+static void g_zremrange(dgen_t *g, dgen_cmd_t *c)
+{
+    unsigned r = rn(g, 3);
+    if (r == 0)
+        dgen_args(c, "ZREMRANGEBYRANK"), rkey(g, c), argf(c, "%lld", (long long)rn(g, 6) - 3),
+            argf(c, "%lld", (long long)rn(g, 6) - 3);
+    else if (r == 1)
+        dgen_args(c, "ZREMRANGEBYSCORE"), rkey(g, c), rsbound(g, c), rsbound(g, c);
+    else
+        dgen_args(c, "ZREMRANGEBYLEX"), rlexkey(g, c), rlbound(g, c), rlbound(g, c);
+}
+
+static void g_zpop(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *counts[] = {"0", "1", "2", "100", "-1", "x"};
+    dgen_args(c, rn(g, 2) ? "ZPOPMIN" : "ZPOPMAX"), rkey(g, c);
+    if (rn(g, 2)) dgen_args(c, PICK(g, counts));
+}
+
+static void g_zmpop(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *const wh[4] = {"MIN", "MAX", "max", "UP"};
+    g_mpop(g, c, "ZMPOP", wh);
+}
+
+/* ZUNION, ZINTER, ZDIFF, their STORE forms and ZINTERCARD over zsets and
+ * sets (k keys of any type), with WEIGHTS, AGGREGATE, WITHSCORES, LIMIT. */
+static void g_zsetop(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *names[] = {"ZUNION",      "ZINTER",     "ZDIFF",     "ZUNIONSTORE",
+                                  "ZINTERSTORE", "ZDIFFSTORE", "ZINTERCARD"};
+    static const char *w[] = {"1", "2", "3", "inf", "x"};
+    static const char *agg[] = {"SUM", "MIN", "MAX", "foo"};
+    const char *name = PICK(g, names);
+    int store = strstr(name, "STORE") != NULL, card = !strcmp(name, "ZINTERCARD");
+    int n = 1 + (int)rn(g, 3);
+    dgen_args(c, name);
+    if (store) rkey(g, c);
+    if (rn(g, 20) == 0)
+        dgen_args(c, rn(g, 2) ? "0" : "9");
+    else
+        argf(c, "%d", n);
+    for (int i = 0; i < n; i++)
+        rkey(g, c);
+    if (!card && rn(g, 3) == 0) {
+        dgen_args(c, "WEIGHTS");
+        for (int i = 0; i < n; i++)
+            dgen_args(c, PICK(g, w));
+    }
+    if (!card && rn(g, 3) == 0) dgen_args(c, "AGGREGATE"), dgen_args(c, PICK(g, agg));
+    if (!store && !card && rn(g, 2)) dgen_args(c, "WITHSCORES");
+    if (card && rn(g, 2)) dgen_args(c, "LIMIT"), argf(c, "%lld", (long long)rn(g, 4) - 1);
+}
+
+static void g_zrandmember(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *odd[] = {"x", "-9223372036854775808", "9223372036854775807"};
+    dgen_args(c, "ZRANDMEMBER"), rkey(g, c);
+    if (rn(g, 10) >= 3) {
+        if (rn(g, 10) == 0)
+            dgen_args(c, PICK(g, odd));
+        else
+            argf(c, "%lld", (long long)rn(g, 11) - 5);
+        if (rn(g, 3) == 0) dgen_args(c, rn(g, 8) ? "WITHSCORES" : "foo");
+    }
+    c->check = DGEN_SHAPE;
+}
+
+static void g_zscan(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *mpat[] = {"*", "a*", "[a-c]", "?", "*e*"};
+    dgen_args(c, "ZSCAN"), rkey(g, c);
+    dgen_args(c, rn(g, 25) == 0 ? "x" : "0");
+    if (rn(g, 2)) dgen_args(c, "MATCH"), dgen_args(c, PICK(g, mpat));
+    if (rn(g, 2)) dgen_args(c, "COUNT"), argf(c, "%lld", 1 + (long long)rn(g, 5));
+    c->check = DGEN_HSCAN;
+}
+
+/* Low limits make zsets cross into the skiplist encoding (OBJECT ENCODING
+ * tells); each server keeps what it converted. */
+static void g_config_zset(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *names[] = {"zset-max-listpack-entries", "zset-max-ziplist-entries",
+                                  "zset-max-listpack-value", "zset-max-ziplist-value"};
+    static const char *vals[] = {"0", "1", "2", "3", "8", "64", "128"};
+    dgen_args(c, "CONFIG"), dgen_args(c, "SET"), dgen_args(c, PICK(g, names)),
+        dgen_args(c, PICK(g, vals));
 }
 
 static void g_config_set(dgen_t *g, dgen_cmd_t *c)
@@ -1329,6 +1554,20 @@ static const gen_t gens[] = {
     {"LPOS", 6, 0, g_lpos},
     {"LMOVE", 6, 0, g_lmove},
     {"LMPOP", 5, 0, g_lmpop},
+    {"ZADD", 25, 0, g_zadd},
+    {"ZADD lex", 8, 0, g_zadd_lex},
+    {"ZINCRBY", 6, 0, g_zincrby},
+    {"ZREM", 6, 0, g_zrem},
+    {"ZCARD", 12, 0, g_zkey},
+    {"ZCOUNT", 6, 0, g_zcount},
+    {"ZRANGE", 18, 0, g_zrange},
+    {"ZREMRANGEBYRANK", 5, 0, g_zremrange},
+    {"ZPOPMIN", 6, 0, g_zpop},
+    {"ZMPOP", 4, 0, g_zmpop},
+    {"ZUNION", 10, 0, g_zsetop},
+    {"ZRANDMEMBER", 4, G_NO_MULTI, g_zrandmember},
+    {"ZSCAN", 4, G_NO_MULTI | G_NO_MUTATE, g_zscan},
+    {"CONFIG zset", 2, G_NO_MULTI | G_NO_MUTATE, g_config_zset},
     {"CONFIG SET", 1, G_NO_MULTI | G_NO_MUTATE, g_config_set},
 };
 

@@ -14,7 +14,7 @@
  *   HKEYS, HVALS, HGETALL the same elements (HGETALL: pairs), any order
  *                        (a hashtable-encoded hash lists in table order);
  *   HSCAN                the same pairs over a whole iteration;
- *   HRANDFIELD           the same reply shape (types, counts);
+ *   HRANDFIELD, ZRANDMEMBER  the same reply shape (types, counts);
  *   HELLO                a reply of the same kind (server facts differ).
  * Then compares the whole state: every key of the 16 databases, its value
  * and whether it has a TTL (and its expiry time, loosely as above).
@@ -354,6 +354,9 @@ static void shape_of(const wire_val_t *v, wire_buf_t *b)
     }
     case ':':
         wire_buf_printf(b, ":%lld", v->integer);
+        break;
+    case ',': /* ZRANDMEMBER's scores are as random as its members */
+        wire_buf_add(b, ",", 1);
         break;
     default:
         wire_buf_add(b, &v->type, 1);
