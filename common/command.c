@@ -42,6 +42,7 @@
 #define LST  CAT_LIST
 #define ZST  CAT_SORTEDSET
 #define CBLK CAT_BLOCKING
+#define STRM CAT_STREAM
 #define CADM CAT_ADMIN
 
 static const cmd_desc_t cmd_descs[] = {
@@ -239,22 +240,47 @@ static int fixed_last(const cmd_desc_t *d, int argc)
     return last >= argc ? argc - 1 : last;
 }
 
-/* The numkeys of a movable-keys line: > 0 and fitting, 0 when d has none,
- * -1 when it is invalid. */
-static long long numkeys_of(const cmd_desc_t *d, int argc, const char *const *argv,
-                            const uint32_t *lens)
+static const uint8_t keys_after_streams[CMD__COUNT] = {
+#define KEYSTREAMS(ID) [CMD_##ID] = 1,
+#include "commands.def"
+};
+
+/* The keys of an XREAD-shaped line (KEYSTREAMS): the first half of the
+ * words after the first STREAMS, which starts them at *at + 1; -1 when
+ * there is no STREAMS or the words after it are none or odd. */
+static long long streams_keys(int argc, const char *const *argv, const uint32_t *lens, int *at)
 {
-    int at = (unsigned)d->id < (unsigned)CMD__COUNT ? numkeys_at[d->id] : 0;
+    for (int i = 1; i < argc; i++) {
+        if (lens[i] == 7 && strncasecmp(argv[i], "STREAMS", 7) == 0) {
+            int rest = argc - 1 - i;
+            if (rest == 0 || rest % 2) return -1;
+            *at = i;
+            return rest / 2;
+        }
+    }
+    return -1;
+}
+
+/* The numkeys of a movable-keys line: > 0 and fitting, 0 when d has none,
+ * -1 when it is invalid; *at is the argument after which they start. */
+static long long numkeys_of(const cmd_desc_t *d, int argc, const char *const *argv,
+                            const uint32_t *lens, int *at_out)
+{
+    int known = (unsigned)d->id < (unsigned)CMD__COUNT;
+    if (known && keys_after_streams[d->id]) return streams_keys(argc, argv, lens, at_out);
+    int at = known ? numkeys_at[d->id] : 0;
     if (!at) return 0;
     long long n;
     if (at >= argc || str_to_ll(argv[at], lens[at], &n) != 0 || n < 1 || n > argc - 1 - at)
         return -1;
+    *at_out = at;
     return n;
 }
 
 int cmd_key_count(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens)
 {
-    long long n = numkeys_of(d, argc, argv, lens);
+    int at;
+    long long n = numkeys_of(d, argc, argv, lens, &at);
     if (n < 0) return -1;
     int step = d->key_step > 0 ? d->key_step : 1, last = fixed_last(d, argc), count = (int)n;
     if (last) count += (last - d->first_key) / step + 1;
@@ -267,9 +293,9 @@ int cmd_key_next(const cmd_desc_t *d, int argc, const char *const *argv, const u
     int step = d->key_step > 0 ? d->key_step : 1, last = fixed_last(d, argc);
     if (last && prev < d->first_key) return d->first_key;
     if (last && prev < last && prev + step <= last) return prev + step;
-    long long n = numkeys_of(d, argc, argv, lens);
+    int at = 0;
+    long long n = numkeys_of(d, argc, argv, lens, &at);
     if (n <= 0) return 0;
-    int at = numkeys_at[d->id];
     if (prev <= at) return at + 1;
     return prev < at + (int)n ? prev + 1 : 0;
 }

@@ -190,7 +190,7 @@ enum cmd_flags {
     CMDF_REFUSED_IN_MULTI = 1u << 13, /* Redis' no_multi: an error inside MULTI */
     CMDF_MOVABLEKEYS = 1u << 14,      /* keys past first/last/step: a KEYNUM row */
     CMDF_NO_ASYNC_LOADING = 1u << 15, /* Redis' no_async_loading (REPLICAOF): reported only */
-    CMDF_BLOCKING = 1u << 16,         /* may block the client (BLPOP ...): reported only */
+    CMDF_BLOCKING = 1u << 16,         /* may block the client (BLPOP, XREAD ...): reported only */
 };
 
 /* ACL categories (Redis' names, "@keyspace" ...). */

@@ -198,8 +198,8 @@ int store_read_proto(store_ctx_t *ctx, unsigned dbnum, int proto, const unsigned
     }
     read_args_t a = {ctx->args, argc, dbnum, db, now, proto >= 3 ? 3 : 2, REC_OP(opdb)};
     /* Key lookups while reading count as keyspace hits and misses (INFO),
-     * as Redis' read lookups do; a transaction's reads are applies and
-     * are not counted. */
+     * as Redis' read lookups do (a transaction's reads too, when it runs
+     * live: replay runs no reads). */
     int outer = ctx->reading;
     ctx->reading = 1;
     read(ctx, &a, b);

@@ -3559,6 +3559,224 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\n"
         "token\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         736},
+    {"xadd",
+        "*10\r\n$4\r\nxadd\r\n:-5\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~1\r\n"
+        "$23\r\nnondeterministic_output\r\n~1\r\n%4\r\n$5\r\nnotes\r\n"
+        "$65\r\nUPDATE instead of INSERT because of the optional trimming feature\r\n"
+        "$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        426,
+        "%5\r\n$7\r\nsummary\r\n$63\r\nAppend an entry to a stream, trimming it if asked; reply its "
+        "ID\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n"
+        "$10\r\ncomplexity\r\n$49\r\nO(1) per entry added, O(N) in the entries trimmed\r\n"
+        "$9\r\narguments\r\n*5\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\n"
+        "name\r\n$10\r\nnomkstream\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$10\r\nNOMKSTREAM\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$4\r\ntrim\r\n"
+        "$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$8\r\nstrategy\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$6\r\nmaxlen\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$6\r\nMAXLEN\r\n%4\r\n$4\r\nname\r\n$5\r\nminid\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nMINID\r\n$5\r\n"
+        "since\r\n$5\r\n6.2.0\r\n%4\r\n$4\r\nname\r\n$8\r\noperator\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$5\r\nequal\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\n=\r\n%3\r\n"
+        "$4\r\nname\r\n$13\r\napproximately\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$1\r\n~\r\n%2\r\n$4\r\nname\r\n$9\r\nthreshold\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n%5\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nLIMIT\r\n"
+        "$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%3\r\n$4\r\nname\r\n$10\r\nid_or_auto\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\nauto_id\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\n*\r\n"
+        "%2\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%4\r\n$4\r\nname\r\n$11\r\nfield_value\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n$9\r\narguments\r\n"
+        "*2\r\n%2\r\n$4\r\nname\r\n$5\r\nfield\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n",
+        1546},
+    {"xrange",
+        "*10\r\n$6\r\nxrange\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        300,
+        "%5\r\n$7\r\nsummary\r\n$52\r\nThe entries of a stream between two IDs, in ID order\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n"
+        "$10\r\ncomplexity\r\n$36\r\nO(log N + M) in the entries returned\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\nstart\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$3\r\nend\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\n"
+        "name\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n"
+        "$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        455},
+    {"xrevrange",
+        "*10\r\n$9\r\nxrevrange\r\n:-4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@stream\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        303,
+        "%5\r\n$7\r\nsummary\r\n$65\r\nThe entries of a stream between two IDs, from the highest ID "
+        "down\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n"
+        "$10\r\ncomplexity\r\n$36\r\nO(log N + M) in the entries returned\r\n"
+        "$9\r\narguments\r\n*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$3\r\nend\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\nstart\r\n$4\r\ntype\r\n$6\r\nstring\r\n%4\r\n$4\r\n"
+        "name\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n"
+        "$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        468},
+    {"xlen",
+        "*10\r\n$4\r\nxlen\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@read\r\n+@stream\r\n+@fast\r\n~0\r\n~1\r\n"
+        "%3\r\n$5\r\nflags\r\n~1\r\n+RO\r\n$12\r\nbegin_search\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        295,
+        "%5\r\n$7\r\nsummary\r\n$33\r\nThe number of entries of a stream\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n",
+        215},
+    {"xdel",
+        "*10\r\n$4\r\nxdel\r\n:-3\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        303,
+        "%5\r\n$7\r\nsummary\r\n$59\r\nRemove entries of a stream by ID; reply how many were there\r"
+        "\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n"
+        "$10\r\ncomplexity\r\n$27\r\nO(N) in the stream's length\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\nname\r\n"
+        "$2\r\nid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n",
+        335},
+    {"xtrim",
+        "*10\r\n$5\r\nxtrim\r\n:-4\r\n~1\r\n+write\r\n:1\r\n:1\r\n:1\r\n"
+        "~3\r\n+@write\r\n+@stream\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+delete\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        327,
+        "%5\r\n$7\r\nsummary\r\n$80\r\nRemove a stream's oldest entries down to a length or up to an"
+        " ID; reply how many\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nstream\r\n$10\r\ncomplexity\r\n$27\r\nO(N) in the entries removed\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n$4\r\n"
+        "name\r\n$4\r\ntrim\r\n$4\r\ntype\r\n$5\r\nblock\r\n$9\r\narguments\r\n"
+        "*4\r\n%3\r\n$4\r\nname\r\n$8\r\nstrategy\r\n$4\r\ntype\r\n$5\r\n"
+        "oneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$6\r\nmaxlen\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nMAXLEN\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\nminid\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$5\r\nMINID\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n%4\r\n"
+        "$4\r\nname\r\n$8\r\noperator\r\n$4\r\ntype\r\n$5\r\noneof\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$5\r\nequal\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$1\r\n=\r\n%3\r\n$4\r\nname\r\n$13\r\napproximately\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$1\r\n~\r\n"
+        "%2\r\n$4\r\nname\r\n$9\r\nthreshold\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%5\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nLIMIT\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n",
+        1002},
+    {"xsetid",
+        "*10\r\n$6\r\nxsetid\r\n:-3\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        315,
+        "%5\r\n$7\r\nsummary\r\n$68\r\nSet a stream's last ID, entries-added counter and largest del"
+        "eted ID\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\n"
+        "stream\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n"
+        "*4\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\nname\r\n$7\r\nlast-id\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n%5\r\n$4\r\nname\r\n$13\r\nentries_added\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$12\r\nENTRIESADDED\r\n"
+        "$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%5\r\n$4\r\nname\r\n$20\r\nmax_deleted_entry_id\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n$5\r\ntoken\r\n$12\r\nMAXDELETEDID\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        575},
+    {"xinfo",
+        "*10\r\n$5\r\nxinfo\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~0\r\n~0\r\n*2\r\n*10\r\n$12\r\nxinfo|stream\r\n:-3\r\n~1\r\n"
+        "+readonly\r\n:2\r\n:2\r\n:1\r\n~3\r\n+@read\r\n+@stream\r\n+@slow\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n*10\r\n$10\r\nxinfo|help\r\n"
+        ":2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@stream\r\n"
+        "+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        462,
+        "%5\r\n$7\r\nsummary\r\n$47\r\nParent of the subcommands that describe streams\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n"
+        "$10\r\ncomplexity\r\n$19\r\nSee the subcommands\r\n$11\r\nsubcommands\r\n"
+        "%2\r\n$12\r\nxinfo|stream\r\n%5\r\n$7\r\nsummary\r\n$75\r\nA stream's length, counters, fir"
+        "st and last entries, or all of it with FULL\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n"
+        "$20\r\nO(1), O(N) with FULL\r\n$9\r\narguments\r\n*2\r\n%3\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%5\r\n$4\r\nname\r\n$4\r\nfull\r\n$4\r\n"
+        "type\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$4\r\nFULL\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n"
+        "$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n"
+        "$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n$10\r\nxinfo|help\r\n"
+        "%4\r\n$7\r\nsummary\r\n$37\r\nUsage notes for the XINFO subcommands\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        831},
+    {"xread",
+        "*10\r\n$5\r\nxread\r\n:-4\r\n~3\r\n+readonly\r\n+blocking\r\n"
+        "+movablekeys\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@read\r\n+@stream\r\n"
+        "+@slow\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n"
+        "+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$7\r\nkeyword\r\n$4\r\nspec\r\n%2\r\n$7\r\nkeyword\r\n$7\r\nSTREAMS\r\n"
+        "$9\r\nstartfrom\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:2\r\n~0\r\n",
+        369,
+        "%5\r\n$7\r\nsummary\r\n$82\r\nEntries above the IDs given of one or more streams; BLOCK onl"
+        "y when some are there\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$28\r\nO(M) in the entries returned\r\n"
+        "$9\r\narguments\r\n*3\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\n"
+        "type\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$12\r\nmilliseconds\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nBLOCK\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$7\r\nstreams\r\n"
+        "$4\r\ntype\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$7\r\nSTREAMS\r\n"
+        "$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n"
+        "~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        676},
 };
 /* clang-format on */
 const size_t fe_cmd_docs_count = sizeof(fe_cmd_docs) / sizeof(fe_cmd_docs[0]);

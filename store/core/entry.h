@@ -120,7 +120,8 @@ struct store_ctx {
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
     struct st_block *block; /* block.c: clients blocked on keys, NULL = none yet */
-    int in_exec;            /* applying CMD_EXEC's nested commands (blocking ones don't block) */
+    int in_exec; /* applying CMD_EXEC's nested commands: blocking ones (and blocking reads) do not
+                    block */
     /* Values larger than one record (D31): the parts logged and not yet
      * made visible (groups.c), and, while a CMD_BIGFINAL's nested write is
      * applied, the parts that stand for its argument big_arg (taken by the

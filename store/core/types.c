@@ -9,13 +9,12 @@
 #include "hash.h"
 #include "list.h"
 #include "object.h"
+#include "stream.h"
 #include "zset.h"
 
 static const st_type_ops_t *const types[ST__NTYPES] = {
-    [ST_HASH] = &st_hash_ops,
-    [ST_LIST] = &st_list_ops,
-    [ST_SET] = &st_set_ops,
-    [ST_ZSET] = &st_zset_ops,
+    [ST_HASH] = &st_hash_ops, [ST_LIST] = &st_list_ops,     [ST_SET] = &st_set_ops,
+    [ST_ZSET] = &st_zset_ops, [ST_STREAM] = &st_stream_ops,
 };
 
 const st_type_ops_t *st_type_ops(unsigned t)

@@ -1,0 +1,630 @@
+/*
+ * t_stream.c - the store's stream commands (handlers.h): the writes XADD,
+ * XTRIM, XDEL, XSETID and the reads XLEN, XRANGE, XREVRANGE, XREAD and
+ * XINFO STREAM. Store process only; a type handler (calls core/, called by
+ * route.c) following route.c's determinism rules.
+ *
+ * Records hold the user's arguments unchanged. An ID of "*" is resolved
+ * here with the record's apply clock (ctx->now, D14), never the wall
+ * clock, so a replay generates the same IDs; when that clock is not past
+ * the last ID's milliseconds the ID is the last one's sequence plus one,
+ * as Redis does when its clock goes backwards. The options are parsed by
+ * common/streamid.c, the same code the frontend used to refuse bad input
+ * (D39). An emptied stream stays, as in Redis.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "handlers.h"
+#include "resp.h"
+#include "store/core/alloc.h"
+#include "store/core/entry.h"
+#include "store/core/object.h"
+#include "store/core/stream.h"
+#include "store/core/watch.h"
+#include "streamid.h"
+#include "strutil.h"
+
+#define ERR_NOT_INT "ERR value is not an integer or out of range"
+#define SID_MAX     ((st_sid_t){UINT64_MAX, UINT64_MAX})
+
+/* The record's arguments as the pointer and length arrays streamid.c
+ * takes (free both with free()). */
+static void arrays_of(const rec_arg_t *argv, uint16_t argc, const char ***p, uint32_t **n)
+{
+    *p = st_xmalloc(sizeof(**p) * (argc ? argc : 1));
+    *n = st_xmalloc(sizeof(**n) * (argc ? argc : 1));
+    for (uint16_t i = 0; i < argc; i++) {
+        (*p)[i] = (const char *)argv[i].ptr;
+        (*n)[i] = argv[i].len;
+    }
+}
+
+static int trim_parse(const rec_arg_t *argv, uint16_t argc, int xadd, sid_trim_args_t *o,
+                      const char **err)
+{
+    const char **p;
+    uint32_t *n;
+    arrays_of(argv, argc, &p, &n);
+    int rc = sid_trim_parse(argc, p, n, xadd, o, err);
+    free(p);
+    free(n);
+    return rc;
+}
+
+static int parse_id(const rec_arg_t *x, int strict, uint64_t missing_seq, st_sid_t *id)
+{
+    return sid_parse((const char *)x->ptr, x->len, strict, missing_seq, &id->ms, &id->seq, NULL);
+}
+
+static void reply_id(buf_t *r, st_sid_t id)
+{
+    char t[SID_TEXT_MAX];
+    resp_bulk(r, t, (size_t)sid_format(t, id.ms, id.seq));
+}
+
+/* [id, [field, value, ...]] */
+static void reply_entry(buf_t *r, const st_sentry_t *e)
+{
+    resp_array(r, 2);
+    reply_id(r, e->id);
+    resp_array(r, 2ll * e->npairs);
+    for (uint32_t k = 0; k < 2 * e->npairs; k++) {
+        const unsigned char *p;
+        uint32_t n;
+        st_sentry_item(e, k, &p, &n);
+        resp_bulk(r, p, n);
+    }
+}
+
+static void account(store_ctx_t *ctx, const st_stream_t *s, uint64_t before)
+{
+    ctx->entry_bytes += st_stream_bytes(s) - before;
+}
+
+/* How many entries a trim removes from the head. An approximate trim
+ * removes whole blocks of 100 entries (Redis' nodes at
+ * stream-node-max-entries 100), at most limit entries when limit > 0. */
+static uint64_t trim_count(const st_stream_t *s, const sid_trim_args_t *o)
+{
+    uint64_t n = st_stream_len(s), k;
+    if (o->strategy == STRIM_MAXLEN)
+        k = n > (uint64_t)o->maxlen ? n - (uint64_t)o->maxlen : 0;
+    else
+        k = st_stream_lower(s, (st_sid_t){o->minid_ms, o->minid_seq});
+    if (o->approx) {
+        k -= k % 100;
+        if (o->limit > 0 && k > (uint64_t)o->limit)
+            k = (uint64_t)o->limit - (uint64_t)o->limit % 100;
+    }
+    return k;
+}
+
+/* The ID XADD gives: an error text, or NULL with *id set. */
+static const char *next_id(store_ctx_t *ctx, const st_stream_meta_t *m, const sid_trim_args_t *o,
+                           st_sid_t *id)
+{
+    static const char *const edom =
+        "ERR The ID specified in XADD is equal or smaller than the target stream top item";
+    st_sid_t last = m->last_id;
+    if (st_sid_cmp(last, SID_MAX) == 0)
+        return "ERR The stream has exhausted the last possible ID, unable to add more items";
+    if (o->id_given && o->seq_given) {
+        *id = (st_sid_t){o->id_ms, o->id_seq};
+        return st_sid_cmp(*id, last) > 0 ? NULL : edom;
+    }
+    if (o->id_given) { /* ms-* */
+        if (o->id_ms < last.ms || (o->id_ms == last.ms && last.seq == UINT64_MAX)) return edom;
+        *id = (st_sid_t){o->id_ms, o->id_ms == last.ms ? last.seq + 1 : 0};
+        return NULL;
+    }
+    uint64_t now = ctx->now > 0 ? (uint64_t)ctx->now : 0;
+    if (now > last.ms)
+        *id = (st_sid_t){now, 0};
+    else if (last.seq < UINT64_MAX)
+        *id = (st_sid_t){last.ms, last.seq + 1};
+    else
+        *id = (st_sid_t){last.ms + 1, 0};
+    return NULL;
+}
+
+/* ---- writes ---- */
+
+/* CMD_XADD: XADD's arguments. */
+void st_apply_xadd(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    sid_trim_args_t o;
+    const char *err;
+    if (trim_parse(a->argv, a->argc, 1, &o, &err)) {
+        if (r) resp_error(r, err);
+        return;
+    }
+    if (o.id_given && o.seq_given && o.id_ms == 0 && o.id_seq == 0) {
+        if (r) resp_error(r, "ERR The ID specified in XADD must be greater than 0-0");
+        return;
+    }
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
+    if (st_wrongtype(slot, ST_STREAM, r)) return;
+    if (!slot && o.nomkstream) {
+        if (r) resp_null(r);
+        return;
+    }
+    st_stream_meta_t zero = {0};
+    st_sid_t id;
+    err = next_id(ctx, slot ? st_stream_meta(st_ent_stream(*slot)) : &zero, &o, &id);
+    if (err) {
+        if (r) resp_error(r, err);
+        return;
+    }
+    st_stream_t *s;
+    if (slot) {
+        s = st_ent_stream(*slot);
+    } else {
+        s = st_stream_new();
+        st_ent_store(a->db, NULL, st_ent_new_obj(&a->argv[0], (st_obj_t *)s, 0));
+    }
+    uint64_t before = st_stream_bytes(s);
+    int first = o.id_at + 1;
+    st_stream_append(s, id, &a->argv[first], (uint32_t)(a->argc - first));
+    if (o.strategy != STRIM_NONE) st_stream_drop_head(s, trim_count(s, &o));
+    account(ctx, s, before);
+    st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
+    if (r) reply_id(r, id);
+}
+
+/* CMD_XTRIM: XTRIM's arguments. */
+void st_apply_xtrim(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    sid_trim_args_t o;
+    const char *err;
+    if (trim_parse(a->argv, a->argc, 0, &o, &err)) {
+        if (r) resp_error(r, err);
+        return;
+    }
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
+    if (st_wrongtype(slot, ST_STREAM, r)) return;
+    uint64_t k = 0;
+    if (slot) {
+        st_stream_t *s = st_ent_stream(*slot);
+        uint64_t before = st_stream_bytes(s);
+        k = trim_count(s, &o);
+        st_stream_drop_head(s, k);
+        account(ctx, s, before);
+        if (k) st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
+    }
+    if (r) resp_integer(r, (long long)k);
+}
+
+/* CMD_XDEL key id...: the key is looked up before the IDs are checked,
+ * as Redis does. */
+void st_apply_xdel(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
+    if (!slot) {
+        if (r) resp_integer(r, 0);
+        return;
+    }
+    if (st_wrongtype(slot, ST_STREAM, r)) return;
+    st_sid_t *ids = st_xmalloc(sizeof(*ids) * a->argc);
+    for (uint16_t i = 1; i < a->argc; i++) {
+        if (parse_id(&a->argv[i], 1, 0, &ids[i])) {
+            free(ids);
+            if (r) resp_error(r, SID_ERR_INVALID);
+            return;
+        }
+    }
+    st_stream_t *s = st_ent_stream(*slot);
+    st_stream_meta_t *m = st_stream_meta(s);
+    uint64_t before = st_stream_bytes(s);
+    long long deleted = 0;
+    for (uint16_t i = 1; i < a->argc; i++) {
+        uint64_t at = st_stream_lower(s, ids[i]);
+        if (at == st_stream_len(s) || st_sid_cmp(st_stream_at(s, at)->id, ids[i]) != 0) continue;
+        st_stream_remove(s, at);
+        if (st_sid_cmp(ids[i], m->max_deleted) > 0) m->max_deleted = ids[i];
+        deleted++;
+    }
+    free(ids);
+    account(ctx, s, before);
+    if (deleted) st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
+    if (r) resp_integer(r, deleted);
+}
+
+/* CMD_XSETID key last-id [ENTRIESADDED n] [MAXDELETEDID id]: options
+ * first, then the key (Redis' order). */
+void st_apply_xsetid(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    st_sid_t id, maxdel = {0, 0};
+    long long added = -1;
+    if (parse_id(&a->argv[1], 1, 0, &id)) {
+        if (r) resp_error(r, SID_ERR_INVALID);
+        return;
+    }
+    for (uint16_t i = 2; i < a->argc; i += 2) {
+        int more = a->argc - 1 - i;
+        if (st_arg_is(&a->argv[i], "ENTRIESADDED") && more) {
+            if (str_to_ll((const char *)a->argv[i + 1].ptr, a->argv[i + 1].len, &added)) {
+                if (r) resp_error(r, ERR_NOT_INT);
+                return;
+            }
+            if (added < 0) {
+                if (r) resp_error(r, "ERR entries_added must be positive");
+                return;
+            }
+        } else if (st_arg_is(&a->argv[i], "MAXDELETEDID") && more) {
+            if (parse_id(&a->argv[i + 1], 1, 0, &maxdel)) {
+                if (r) resp_error(r, SID_ERR_INVALID);
+                return;
+            }
+            if (st_sid_cmp(id, maxdel) < 0) {
+                if (r)
+                    resp_error(r, "ERR The ID specified in XSETID is smaller than the provided "
+                                  "max_deleted_entry_id");
+                return;
+            }
+        } else {
+            if (r) resp_error(r, "ERR syntax error");
+            return;
+        }
+    }
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
+    if (!slot) {
+        if (r) resp_error(r, "ERR no such key");
+        return;
+    }
+    if (st_wrongtype(slot, ST_STREAM, r)) return;
+    st_stream_t *s = st_ent_stream(*slot);
+    st_stream_meta_t *m = st_stream_meta(s);
+    const char *err = NULL;
+    uint64_t n = st_stream_len(s);
+    /* Redis 7.0.15 does not compare the ID with the stream's own max
+     * deleted ID (later versions do). */
+    if (n && st_sid_cmp(id, st_stream_at(s, n - 1)->id) < 0)
+        err = "ERR The ID specified in XSETID is smaller than the target stream top item";
+    else if (n && added != -1 && n > (uint64_t)added)
+        err = "ERR The entries_added specified in XSETID is smaller than the target stream "
+              "length";
+    if (err) {
+        if (r) resp_error(r, err);
+        return;
+    }
+    m->last_id = id;
+    if (added != -1) m->entries_added = (uint64_t)added;
+    if (maxdel.ms || maxdel.seq) m->max_deleted = maxdel;
+    st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
+    if (r) resp_simple(r, "OK");
+}
+
+/* ---- reads ---- */
+
+/* The stream at key for a read: NULL when absent (nothing replied) or of
+ * another type (WRONGTYPE replied: *wrong set). */
+static st_stream_t *read_stream(const read_args_t *a, const rec_arg_t *key, int *wrong, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, key, a->now, 0);
+    *wrong = st_wrongtype(slot, ST_STREAM, r);
+    return slot && !*wrong ? st_ent_stream(*slot) : NULL;
+}
+
+void st_read_xlen(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    (void)ctx;
+    int wrong;
+    st_stream_t *s = read_stream(a, &a->argv[0], &wrong, r);
+    if (!wrong) resp_integer(r, s ? (long long)st_stream_len(s) : 0);
+}
+
+/* An interval bound of XRANGE: "(" makes it exclusive. Returns 0, or -1
+ * with the error replied. */
+static int parse_bound(const rec_arg_t *x, uint64_t missing_seq, int start, st_sid_t *id, buf_t *r)
+{
+    int ex = x->len > 1 && x->ptr[0] == '(';
+    rec_arg_t y = ex ? (rec_arg_t){x->ptr + 1, x->len - 1} : *x;
+    if (parse_id(&y, ex, missing_seq, id)) {
+        resp_error(r, SID_ERR_INVALID);
+        return -1;
+    }
+    if (!ex) return 0;
+    if (start) {
+        if (st_sid_cmp(*id, SID_MAX) == 0) {
+            resp_error(r, "ERR invalid start ID for the interval");
+            return -1;
+        }
+        *id = id->seq == UINT64_MAX ? (st_sid_t){id->ms + 1, 0} : (st_sid_t){id->ms, id->seq + 1};
+    } else {
+        if (id->ms == 0 && id->seq == 0) {
+            resp_error(r, "ERR invalid end ID for the interval");
+            return -1;
+        }
+        *id = id->seq == 0 ? (st_sid_t){id->ms - 1, UINT64_MAX} : (st_sid_t){id->ms, id->seq - 1};
+    }
+    return 0;
+}
+
+/* The entries of s in [lo, hi] (reversed: from hi down), at most count
+ * (0: all), as an array. */
+static void reply_range(store_ctx_t *ctx, buf_t *r, const st_stream_t *s, st_sid_t lo, st_sid_t hi,
+                        int rev, uint64_t count)
+{
+    uint64_t from = st_stream_lower(s, lo), to = from;
+    while (to < st_stream_len(s) && st_sid_cmp(st_stream_at(s, to)->id, hi) <= 0)
+        to++;
+    uint64_t n = to - from;
+    if (count && n > count) n = count;
+    buf_t body;
+    buf_init(&body);
+    for (uint64_t k = 0; k < n; k++)
+        reply_entry(&body, st_stream_at(s, rev ? to - 1 - k : from + k));
+    st_reply_array_of(ctx, r, n, &body);
+    buf_free(&body);
+}
+
+/* XRANGE key start end [COUNT n], XREVRANGE key end start [COUNT n]. */
+static void range(store_ctx_t *ctx, const read_args_t *a, buf_t *r, int rev)
+{
+    st_sid_t lo, hi;
+    if (parse_bound(&a->argv[rev ? 2 : 1], 0, 1, &lo, r)) return;
+    if (parse_bound(&a->argv[rev ? 1 : 2], UINT64_MAX, 0, &hi, r)) return;
+    long long count = -1;
+    for (uint16_t j = 3; j < a->argc; j++) {
+        if (st_arg_is(&a->argv[j], "COUNT") && a->argc - j - 1 >= 1) {
+            if (str_to_ll((const char *)a->argv[j + 1].ptr, a->argv[j + 1].len, &count)) {
+                resp_error(r, ERR_NOT_INT);
+                return;
+            }
+            if (count < 0) count = 0;
+            j++;
+        } else {
+            resp_error(r, "ERR syntax error");
+            return;
+        }
+    }
+    int wrong;
+    st_stream_t *s = read_stream(a, &a->argv[0], &wrong, r);
+    if (wrong) return;
+    if (!s) {
+        resp_array(r, 0);
+        return;
+    }
+    if (count == 0) {
+        resp_null_array(r);
+        return;
+    }
+    if (st_sid_cmp(lo, hi) > 0) {
+        resp_array(r, 0);
+        return;
+    }
+    reply_range(ctx, r, s, lo, hi, rev, count < 0 ? 0 : (uint64_t)count);
+}
+
+void st_read_xrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    range(ctx, a, r, 0);
+}
+
+void st_read_xrevrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    range(ctx, a, r, 1);
+}
+
+static const char *const xinfo_help[] = {
+    "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CONSUMERS <key> <groupname>",
+    "    Show consumers of <groupname>.",
+    "GROUPS <key>",
+    "    Show the stream consumer groups.",
+    "STREAM <key> [FULL [COUNT <count>]",
+    "    Show information about the stream.",
+    "HELP",
+    "    Prints this help.",
+};
+
+/* Redis' radix tree counts for a stream whose nodes hold 100 entries
+ * (stream-node-max-entries): exact for streams up to 100 entries. */
+static void tree_counts(uint64_t n, long long *keys, long long *nodes)
+{
+    *keys = (long long)((n + 99) / 100);
+    *nodes = *keys + 1;
+}
+
+/* XINFO STREAM key [FULL [COUNT n]] (argv[0] is "STREAM"). */
+static void xinfo_stream(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    static const char *const usage =
+        "ERR unknown subcommand or wrong number of arguments for 'stream'. Try XINFO HELP.";
+    int full = 0;
+    long long count = 10;
+    if (a->argc > 2) {
+        if (!st_arg_is(&a->argv[2], "FULL") || (a->argc != 3 && a->argc != 5) ||
+            (a->argc == 5 && !st_arg_is(&a->argv[3], "COUNT"))) {
+            resp_error(r, usage);
+            return;
+        }
+        full = 1;
+        if (a->argc == 5 && str_to_ll((const char *)a->argv[4].ptr, a->argv[4].len, &count)) {
+            resp_error(r, ERR_NOT_INT);
+            return;
+        }
+    }
+    int wrong;
+    st_stream_t *s = read_stream(a, &a->argv[1], &wrong, r);
+    if (wrong) return;
+    if (!s) {
+        resp_error(r, "ERR no such key");
+        return;
+    }
+    const st_stream_meta_t *m = st_stream_meta_c(s);
+    uint64_t n = st_stream_len(s);
+    long long keys, nodes;
+    tree_counts(n, &keys, &nodes);
+    buf_t body;
+    buf_init(&body);
+    resp_map(&body, a->proto, full ? 9 : 10);
+    resp_bulk_cstr(&body, "length");
+    resp_integer(&body, (long long)n);
+    resp_bulk_cstr(&body, "radix-tree-keys");
+    resp_integer(&body, keys);
+    resp_bulk_cstr(&body, "radix-tree-nodes");
+    resp_integer(&body, nodes);
+    resp_bulk_cstr(&body, "last-generated-id");
+    reply_id(&body, m->last_id);
+    resp_bulk_cstr(&body, "max-deleted-entry-id");
+    reply_id(&body, m->max_deleted);
+    resp_bulk_cstr(&body, "entries-added");
+    resp_integer(&body, (long long)m->entries_added);
+    resp_bulk_cstr(&body, "recorded-first-entry-id");
+    reply_id(&body, n ? st_stream_at(s, 0)->id : (st_sid_t){0, 0});
+    if (full) {
+        uint64_t k = count <= 0 || (uint64_t)count > n ? n : (uint64_t)count;
+        resp_bulk_cstr(&body, "entries");
+        resp_array(&body, (long long)k);
+        for (uint64_t i = 0; i < k; i++)
+            reply_entry(&body, st_stream_at(s, i));
+        resp_bulk_cstr(&body, "groups");
+        resp_array(&body, 0);
+    } else {
+        resp_bulk_cstr(&body, "groups");
+        resp_integer(&body, 0);
+        resp_bulk_cstr(&body, "first-entry");
+        if (n)
+            reply_entry(&body, st_stream_at(s, 0));
+        else
+            resp_null(&body);
+        resp_bulk_cstr(&body, "last-entry");
+        if (n)
+            reply_entry(&body, st_stream_at(s, n - 1));
+        else
+            resp_null(&body);
+    }
+    (void)ctx;
+    buf_append(r, body.data, body.len);
+    buf_free(&body);
+}
+
+/* XINFO STREAM ..., XINFO HELP; GROUPS and CONSUMERS have no groups to
+ * show yet (consumer groups are not built: docs/COMMANDS.md). */
+void st_read_xinfo(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    if (st_arg_is(&a->argv[0], "STREAM")) {
+        if (a->argc < 2) {
+            resp_error(r, "ERR wrong number of arguments for 'xinfo|stream' command");
+            return;
+        }
+        xinfo_stream(ctx, a, r);
+    } else if (st_arg_is(&a->argv[0], "HELP") && a->argc == 1) {
+        size_t n = sizeof(xinfo_help) / sizeof(xinfo_help[0]);
+        resp_array(r, (long long)n);
+        for (size_t i = 0; i < n; i++)
+            resp_simple(r, xinfo_help[i]);
+    } else if (st_arg_is(&a->argv[0], "HELP")) {
+        resp_error(r, "ERR wrong number of arguments for 'xinfo|help' command");
+    } else {
+        char msg[256];
+        size_t len = a->argv[0].len < 128 ? a->argv[0].len : 128;
+        snprintf(msg, sizeof(msg), "ERR unknown subcommand '%.*s'. Try XINFO HELP.", (int)len,
+                 (const char *)a->argv[0].ptr);
+        for (char *p = msg; *p; p++)
+            if (*p == '\r' || *p == '\n') *p = ' ';
+        resp_error(r, msg);
+    }
+}
+
+/* XREAD [COUNT n] [BLOCK ms] STREAMS key... id...: entries above each ID
+ * ("$": the stream's last ID). A BLOCK whose streams have nothing to
+ * answer now is refused with an error that says so: blocking reads are
+ * not built yet (docs/COMMANDS.md), and a fake timeout would be a lie.
+ * Inside a transaction BLOCK does not block (Redis): a null array. */
+void st_read_xread(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    long long count = 0, timeout = -1;
+    uint16_t streams = 0;
+    for (uint16_t i = 0; i < a->argc; i++) {
+        int more = a->argc - i - 1;
+        const rec_arg_t *x = &a->argv[i];
+        if (st_arg_is(x, "BLOCK") && more) {
+            i++;
+            if (str_to_ll((const char *)a->argv[i].ptr, a->argv[i].len, &timeout)) {
+                resp_error(r, "ERR timeout is not an integer or out of range");
+                return;
+            }
+            if (timeout < 0) {
+                resp_error(r, "ERR timeout is negative");
+                return;
+            }
+        } else if (st_arg_is(x, "COUNT") && more) {
+            i++;
+            if (str_to_ll((const char *)a->argv[i].ptr, a->argv[i].len, &count)) {
+                resp_error(r, ERR_NOT_INT);
+                return;
+            }
+            if (count < 0) count = 0;
+        } else if (st_arg_is(x, "STREAMS") && more) {
+            streams = (uint16_t)(i + 1);
+            break;
+        } else {
+            resp_error(r, "ERR syntax error");
+            return;
+        }
+    }
+    if (!streams) {
+        resp_error(r, "ERR syntax error");
+        return;
+    }
+    uint16_t n = (uint16_t)(a->argc - streams);
+    if (n % 2) {
+        resp_error(r, "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' "
+                      "must be specified.");
+        return;
+    }
+    n /= 2;
+    st_sid_t *ids = st_xmalloc(sizeof(*ids) * (n ? n : 1));
+    st_stream_t **ss = st_xmalloc(sizeof(*ss) * (n ? n : 1));
+    for (uint16_t i = 0; i < n; i++) {
+        const rec_arg_t *x = &a->argv[streams + n + i];
+        int wrong;
+        ss[i] = read_stream(a, &a->argv[streams + i], &wrong, r);
+        if (wrong) goto done;
+        if (x->len == 1 && x->ptr[0] == '$') {
+            ids[i] = ss[i] ? st_stream_meta(ss[i])->last_id : (st_sid_t){0, 0};
+        } else if (x->len == 1 && x->ptr[0] == '>') {
+            resp_error(r, "ERR The > ID can be specified only when calling XREADGROUP using the "
+                          "GROUP <group> <consumer> option.");
+            goto done;
+        } else if (parse_id(x, 1, 0, &ids[i])) {
+            resp_error(r, SID_ERR_INVALID);
+            goto done;
+        }
+    }
+    buf_t body;
+    buf_init(&body);
+    uint64_t served = 0;
+    for (uint16_t i = 0; i < n; i++) {
+        st_stream_t *s = ss[i];
+        uint64_t len = s ? st_stream_len(s) : 0;
+        if (!len || st_sid_cmp(st_stream_at(s, len - 1)->id, ids[i]) <= 0) continue;
+        st_sid_t from = ids[i].seq == UINT64_MAX ? (st_sid_t){ids[i].ms + 1, 0}
+                                                 : (st_sid_t){ids[i].ms, ids[i].seq + 1};
+        if (a->proto != 3) resp_array(&body, 2);
+        resp_bulk(&body, a->argv[streams + i].ptr, a->argv[streams + i].len);
+        reply_range(ctx, &body, s, from, SID_MAX, 0, (uint64_t)count);
+        served++;
+    }
+    if (served) {
+        if (a->proto == 3)
+            resp_map(r, 3, (long long)served);
+        else
+            resp_array(r, (long long)served);
+        buf_append(r, body.data, body.len);
+    } else if (timeout >= 0 && !ctx->in_exec) { /* inside MULTI a BLOCK does not block */
+        resp_error(r, "ERR XREAD BLOCK is not supported by AtticDB yet, and no stream has "
+                      "entries to answer now");
+    } else {
+        resp_null_array(r);
+    }
+    buf_free(&body);
+done:
+    free(ids);
+    free(ss);
+}
