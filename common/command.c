@@ -25,6 +25,7 @@
 #define ADM CMDF_ADMIN
 #define MK  CMDF_MOVABLEKEYS
 #define NAL CMDF_NO_ASYNC_LOADING
+#define PS  CMDF_PUBSUB
 
 #define KS   CAT_KEYSPACE
 #define RD   CAT_READ
@@ -39,6 +40,7 @@
 #define HSH  CAT_HASH
 #define SETC CAT_SET
 #define LST  CAT_LIST
+#define PSC  CAT_PUBSUB
 #define CADM CAT_ADMIN
 
 static const cmd_desc_t cmd_descs[] = {
@@ -99,8 +101,8 @@ static const cmd_sub_t redis_subs[] = {
 };
 
 static const char *const cat_names[CAT__COUNT] = {
-    "keyspace", "read",      "write",      "string",      "bitmap", "admin", "fast",
-    "slow",     "dangerous", "connection", "transaction", "hash",   "set",   "list",
+    "keyspace",  "read",       "write",       "string", "bitmap", "admin", "fast",   "slow",
+    "dangerous", "connection", "transaction", "hash",   "set",    "list",  "pubsub",
 };
 
 const char *cmd_cat_name(int i)

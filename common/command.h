@@ -154,6 +154,7 @@ enum cmd_flags {
     CMDF_REFUSED_IN_MULTI = 1u << 13, /* Redis' no_multi: an error inside MULTI */
     CMDF_MOVABLEKEYS = 1u << 14,      /* keys past first/last/step: a KEYNUM row */
     CMDF_NO_ASYNC_LOADING = 1u << 15, /* Redis' no_async_loading (REPLICAOF): reported only */
+    CMDF_PUBSUB = 1u << 16,           /* Redis' pubsub flag (D37) */
 };
 
 /* ACL categories (Redis' names, "@keyspace" ...). */
@@ -172,7 +173,8 @@ enum cmd_cat {
     CAT_HASH = 1u << 11,
     CAT_SET = 1u << 12,
     CAT_LIST = 1u << 13,
-    CAT__COUNT = 14,
+    CAT_PUBSUB = 1u << 14,
+    CAT__COUNT = 15,
 };
 
 /* The name of category bit i ("keyspace"), or NULL past the last. */

@@ -53,6 +53,10 @@ typedef struct config {
     uint64_t obuf_hard;    /* client-output-buffer-limit normal: hard bytes, 0 = none */
     uint64_t obuf_soft;    /* ... soft bytes, 0 = none */
     int obuf_soft_seconds; /* ... over soft this long closes the client */
+    /* client-output-buffer-limit pubsub: the same three for a client with
+     * a subscription (D37) */
+    uint64_t obuf_pubsub_hard, obuf_pubsub_soft;
+    int obuf_pubsub_soft_seconds;
     int tcp_backlog;
     char *logfile;        /* NULL or "" = stderr */
     int loglevel;         /* LOG_DEBUG .. LOG_WARNING (log.h) */

@@ -51,6 +51,7 @@ typedef struct shm_config {
     _Atomic int64_t proto_max_bulk_len;
     _Atomic int64_t client_query_buffer_limit;
     _Atomic int64_t obuf_hard, obuf_soft, obuf_soft_seconds;
+    _Atomic int64_t obuf_pubsub_hard, obuf_pubsub_soft, obuf_pubsub_soft_seconds; /* D37 */
     _Atomic int64_t protected_mode;
     _Atomic int64_t slowlog_slower_than; /* us; < 0 disables, 0 logs everything */
     _Atomic int64_t slowlog_max_len;

@@ -84,7 +84,7 @@ static const fe_hooks_t hooks = {
     .on_connect = fe_admin_on_connect,
     .on_close = conn_closing,
     .on_input = fe_admin_on_input,
-    .on_wake = fe_clients_kill_pending,
+    .on_wake = fe_admin_on_wake,
     .on_timer = fe_admin_on_timer,
 };
 

@@ -258,6 +258,7 @@ static const struct {
     {"no_multi", CMDF_REFUSED_IN_MULTI},
     {"movablekeys", CMDF_MOVABLEKEYS},
     {"no_async_loading", CMDF_NO_ASYNC_LOADING},
+    {"pubsub", CMDF_PUBSUB},
 };
 
 static uint32_t flags_of(const rv_t *set, const char *who)

@@ -164,7 +164,7 @@ static const struct {
     {"hyperloglog", 0},
     {"geo", 0},
     {"stream", 0},
-    {"pubsub", 0},
+    {"pubsub", CAT_PUBSUB},
     {"admin", CAT_ADMIN},
     {"fast", CAT_FAST},
     {"slow", CAT_SLOW},

@@ -549,6 +549,7 @@ void fe_cmd_hello(fe_conn_t *c, int argc, const char **argv, const uint32_t *len
 void fe_cmd_reset(fe_conn_t *c, buf_t *out)
 {
     fe_multi_clear(c);
+    fe_pubsub_reset(c);
     c->db = 0;
     c->proto = 2;
     c->admin->reply_off = c->admin->reply_skip = c->reply_suppress = 0;

@@ -47,6 +47,9 @@ void fe_config_refresh(fe_t *fe)
     fe->obuf_hard = (uint64_t)atomic_load(&sc->obuf_hard);
     fe->obuf_soft = (uint64_t)atomic_load(&sc->obuf_soft);
     fe->obuf_soft_seconds = atomic_load(&sc->obuf_soft_seconds);
+    fe->obuf_pubsub_hard = (uint64_t)atomic_load(&sc->obuf_pubsub_hard);
+    fe->obuf_pubsub_soft = (uint64_t)atomic_load(&sc->obuf_pubsub_soft);
+    fe->obuf_pubsub_soft_seconds = atomic_load(&sc->obuf_pubsub_soft_seconds);
     fe->admin->protected_mode = (int)atomic_load(&sc->protected_mode);
     fe->admin->slowlog_slower_than = atomic_load(&sc->slowlog_slower_than);
     fe->limits.max_bulk_len = atomic_load(&sc->proto_max_bulk_len);
@@ -77,6 +80,9 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->obuf_hard = (uint64_t)atomic_load(&sc->obuf_hard);
     c->obuf_soft = (uint64_t)atomic_load(&sc->obuf_soft);
     c->obuf_soft_seconds = (int)atomic_load(&sc->obuf_soft_seconds);
+    c->obuf_pubsub_hard = (uint64_t)atomic_load(&sc->obuf_pubsub_hard);
+    c->obuf_pubsub_soft = (uint64_t)atomic_load(&sc->obuf_pubsub_soft);
+    c->obuf_pubsub_soft_seconds = (int)atomic_load(&sc->obuf_pubsub_soft_seconds);
     c->protected_mode = (int)atomic_load(&sc->protected_mode);
     c->slowlog_log_slower_than = atomic_load(&sc->slowlog_slower_than);
     c->slowlog_max_len = atomic_load(&sc->slowlog_max_len);
@@ -99,6 +105,9 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->obuf_hard, (int64_t)c->obuf_hard);
     atomic_store(&sc->obuf_soft, (int64_t)c->obuf_soft);
     atomic_store(&sc->obuf_soft_seconds, c->obuf_soft_seconds);
+    atomic_store(&sc->obuf_pubsub_hard, (int64_t)c->obuf_pubsub_hard);
+    atomic_store(&sc->obuf_pubsub_soft, (int64_t)c->obuf_pubsub_soft);
+    atomic_store(&sc->obuf_pubsub_soft_seconds, c->obuf_pubsub_soft_seconds);
     atomic_store(&sc->protected_mode, c->protected_mode);
     atomic_store(&sc->slowlog_slower_than, c->slowlog_log_slower_than);
     atomic_store(&sc->slowlog_max_len, c->slowlog_max_len);
