@@ -131,8 +131,8 @@ out:
 
 /* A reader's copy of an entry in use: 1 with its name and total, 0 when
  * it was free or changed while being read. */
-static int entry_read(ps_entry_t *e, int nfrontends, int except, char *name, uint32_t *len, uint32_t *kind,
-                      uint64_t *hash, uint64_t *total)
+static int entry_read(ps_entry_t *e, int nfrontends, int except, char *name, uint32_t *len,
+                      uint32_t *kind, uint64_t *hash, uint64_t *total)
 {
     uint32_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
     if ((s1 & 1) || atomic_load_explicit(&e->state, memory_order_acquire) != 1) return 0;
@@ -167,8 +167,7 @@ uint64_t ps_channel_subscribers(ps_shm_t *ps, int kind, const char *name, size_t
     return 0;
 }
 
-uint64_t ps_pattern_matches(ps_shm_t *ps, const char *chan, size_t len, int nfrontends,
-                            int except)
+uint64_t ps_pattern_matches(ps_shm_t *ps, const char *chan, size_t len, int nfrontends, int except)
 {
     if (!atomic_load_explicit(&ps->npatterns, memory_order_acquire)) return 0;
     uint64_t sum = 0;

@@ -36,12 +36,12 @@
 #include "pidlock.h"
 
 #define PS_MAX_FRONTENDS 64 /* SHM_MAX_FRONTENDS (shm.h checks) */
-#define PS_NAME_MAX  256
-#define PS_SLOTS     8192 /* channels and shard channels, a power of two */
-#define PS_PAT_SLOTS 1024 /* patterns, scanned whole by PUBLISH */
-#define PS_RING_SIZE (8u << 20)
-#define PS_MSG_MAX   (PS_RING_SIZE / 4) /* a larger message stays on its frontend */
-#define PS_ORIGIN_STORE 0xffffu       /* the store's keyspace notifications */
+#define PS_NAME_MAX      256
+#define PS_SLOTS         8192 /* channels and shard channels, a power of two */
+#define PS_PAT_SLOTS     1024 /* patterns, scanned whole by PUBLISH */
+#define PS_RING_SIZE     (8u << 20)
+#define PS_MSG_MAX       (PS_RING_SIZE / 4) /* a larger message stays on its frontend */
+#define PS_ORIGIN_STORE  0xffffu            /* the store's keyspace notifications */
 
 enum ps_kind { PS_CHANNEL = 0, PS_PATTERN = 1, PS_SHARD = 2 };
 
@@ -90,8 +90,7 @@ uint64_t ps_channel_subscribers(ps_shm_t *ps, int kind, const char *name, size_t
                                 int nfrontends, int except);
 /* Pattern subscriptions there whose pattern matches channel (a client
  * with two matching patterns counts twice, as in Redis). */
-uint64_t ps_pattern_matches(ps_shm_t *ps, const char *chan, size_t len, int nfrontends,
-                            int except);
+uint64_t ps_pattern_matches(ps_shm_t *ps, const char *chan, size_t len, int nfrontends, int except);
 /* Visit every entry of kind in use (a copy of its name, and the sum of its
  * counts over nfrontends, > 0); for PUBSUB CHANNELS and NUMPAT. */
 typedef void ps_visit_fn(void *arg, const char *name, size_t len, uint64_t subscribers);

@@ -49,7 +49,7 @@ typedef struct ps_local {
 
 typedef struct fe_pubsub {
     ps_local_t *buckets[PS_LOCAL_BUCKETS];
-    ps_local_t *patterns; /* newest first */
+    ps_local_t *patterns;  /* newest first */
     uint64_t nsubscribers; /* connections with a subscription */
     uint64_t cursor;       /* the next ring position to read */
     char *rbuf;
@@ -106,8 +106,8 @@ static void share_count(fe_t *fe, ps_local_t *e)
     if (ps_set_count(shm_pubsub(fe->shm), e->kind, e->name, e->len, fe->slot, e->nsubs) != 0 &&
         e->nsubs == 1)
         log_info("Pub/Sub: '%.*s' is served by this frontend only (long name, or the shared "
-                   "table is full)",
-                   (int)(e->len > 64 ? 64 : e->len), e->name);
+                 "table is full)",
+                 (int)(e->len > 64 ? 64 : e->len), e->name);
 }
 
 static void conn_count_changed(fe_conn_t *c, fe_ps_conn_t *pc)
@@ -331,8 +331,7 @@ void fe_cmd_ssubscribe(fe_conn_t *c, int argc, const char **argv, const uint32_t
     subscribe_many(c, PS_SHARD, argc, argv, lens, out);
 }
 
-void fe_cmd_unsubscribe(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
-                        buf_t *out)
+void fe_cmd_unsubscribe(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
     unsubscribe_many(c, PS_CHANNEL, argc, argv, lens, out);
 }
@@ -368,14 +367,14 @@ uint64_t fe_pubsub_publish(fe_t *fe, int kind, const char *chan, size_t clen, co
 
 void fe_cmd_publish(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
-    resp_integer(out, (long long)fe_pubsub_publish(c->fe, PS_CHANNEL, argv[1], lens[1], argv[2],
-                                               lens[2]));
+    resp_integer(
+        out, (long long)fe_pubsub_publish(c->fe, PS_CHANNEL, argv[1], lens[1], argv[2], lens[2]));
 }
 
 void fe_cmd_spublish(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
     resp_integer(out,
-             (long long)fe_pubsub_publish(c->fe, PS_SHARD, argv[1], lens[1], argv[2], lens[2]));
+                 (long long)fe_pubsub_publish(c->fe, PS_SHARD, argv[1], lens[1], argv[2], lens[2]));
 }
 
 typedef struct list_arg {
