@@ -90,10 +90,23 @@ static int entry_unused(ps_entry_t *e)
     return entry_total(e, PS_MAX_FRONTENDS, -1) == 0;
 }
 
+/* Free e. A free entry right before a never-used one ends no probe
+ * sequence that reaches past it, so it (and the free ones before it)
+ * become never-used again: lookups of absent names stay short after many
+ * subscribe/unsubscribe cycles. */
 static void entry_free(ps_shm_t *ps, ps_entry_t *e)
 {
+    uint32_t n;
+    ps_entry_t *t = table_of(ps, (int)e->kind, &n);
     if (e->kind == PS_PATTERN) atomic_fetch_sub(&ps->npatterns, 1);
     atomic_store_explicit(&e->state, 2, memory_order_release);
+    uint32_t i = (uint32_t)(e - t);
+    for (uint32_t k = 0; k < n; k++, i = (i - 1) & (n - 1)) {
+        if (atomic_load_explicit(&t[i].state, memory_order_relaxed) != 2 ||
+            atomic_load_explicit(&t[(i + 1) & (n - 1)].state, memory_order_relaxed) != 0)
+            break;
+        atomic_store_explicit(&t[i].state, 0, memory_order_release);
+    }
 }
 
 int ps_set_count(ps_shm_t *ps, int kind, const char *name, size_t len, int slot, uint32_t n)
