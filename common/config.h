@@ -48,11 +48,12 @@ typedef struct config {
     uint64_t maxmemory;   /* bytes of used_memory past which denyoom writes are refused; 0 = none */
     int maxmemory_policy; /* index in the maxmemory-policy names (config.c) */
     int64_t maxmemory_samples;
-    int databases;         /* 1..256, default 16 */
-    int timeout;           /* close clients idle this many seconds, 0 = never */
-    uint64_t obuf_hard;    /* client-output-buffer-limit normal: hard bytes, 0 = none */
-    uint64_t obuf_soft;    /* ... soft bytes, 0 = none */
-    int obuf_soft_seconds; /* ... over soft this long closes the client */
+    uint32_t notify_keyspace_events; /* enum ps_notify (common/pubsub.h), D37 */
+    int databases;                   /* 1..256, default 16 */
+    int timeout;                     /* close clients idle this many seconds, 0 = never */
+    uint64_t obuf_hard;              /* client-output-buffer-limit normal: hard bytes, 0 = none */
+    uint64_t obuf_soft;              /* ... soft bytes, 0 = none */
+    int obuf_soft_seconds;           /* ... over soft this long closes the client */
     /* client-output-buffer-limit pubsub: the same three for a client with
      * a subscription (D37) */
     uint64_t obuf_pubsub_hard, obuf_pubsub_soft;

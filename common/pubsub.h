@@ -45,6 +45,29 @@
 
 enum ps_kind { PS_CHANNEL = 0, PS_PATTERN = 1, PS_SHARD = 2 };
 
+/* notify-keyspace-events' classes (Redis 7.0's letters), which the store's
+ * keyspace notifications are filtered by (store/notify.c). */
+enum ps_notify {
+    PS_NOTIFY_KEYSPACE = 1u << 0,  /* K */
+    PS_NOTIFY_KEYEVENT = 1u << 1,  /* E */
+    PS_NOTIFY_GENERIC = 1u << 2,   /* g */
+    PS_NOTIFY_STRING = 1u << 3,    /* $ */
+    PS_NOTIFY_LIST = 1u << 4,      /* l */
+    PS_NOTIFY_SET = 1u << 5,       /* s */
+    PS_NOTIFY_HASH = 1u << 6,      /* h */
+    PS_NOTIFY_ZSET = 1u << 7,      /* z */
+    PS_NOTIFY_EXPIRED = 1u << 8,   /* x */
+    PS_NOTIFY_EVICTED = 1u << 9,   /* e */
+    PS_NOTIFY_STREAM = 1u << 10,   /* t */
+    PS_NOTIFY_KEY_MISS = 1u << 11, /* m */
+    PS_NOTIFY_MODULE = 1u << 12,   /* d */
+    PS_NOTIFY_NEW = 1u << 13,      /* n */
+    /* A: every class but m and n */
+    PS_NOTIFY_ALL = PS_NOTIFY_GENERIC | PS_NOTIFY_STRING | PS_NOTIFY_LIST | PS_NOTIFY_SET |
+                    PS_NOTIFY_HASH | PS_NOTIFY_ZSET | PS_NOTIFY_EXPIRED | PS_NOTIFY_EVICTED |
+                    PS_NOTIFY_STREAM | PS_NOTIFY_MODULE,
+};
+
 typedef struct ps_entry {
     _Atomic uint32_t seq;   /* odd while kind/len/name change */
     _Atomic uint32_t state; /* 0 never used, 1 in use, 2 free again */

@@ -173,6 +173,16 @@ typedef struct shm {
      * pass their expiry and no write moves it; a frontend that sees it
      * clears it and writes a CMD_TICK record. */
     _Atomic uint32_t tick_wanted;
+    /* Keyspace notifications (D37): notify-keyspace-events for the store
+     * (enum ps_notify; written by CONFIG SET). notify_lsn: records from
+     * there on were not published yet (UINT64_MAX until the first store of
+     * this master finished its replay: what came before this start is
+     * never published); notify_expired_ms: keys expiring at or before it
+     * were published as expired already. A respawned store publishes only
+     * past both, so nothing is published twice. */
+    _Atomic uint32_t notify_flags;
+    _Atomic uint64_t notify_lsn;
+    _Atomic int64_t notify_expired_ms;
     /* Bumped by the master after it reopened the log file on SIGHUP; every
      * process reopens it before its next line (common/log.c). */
     _Atomic uint32_t log_generation;

@@ -60,6 +60,8 @@ typedef struct shm_config {
     _Atomic int64_t hash_max_listpack_entries, hash_max_listpack_value;
     _Atomic int64_t set_max_intset_entries;
     _Atomic int64_t maxmemory, maxmemory_policy, maxmemory_samples; /* D32 */
+    /* notify-keyspace-events; the store reads its copy in shm_t (D37) */
+    _Atomic int64_t notify_keyspace_events;
     char requirepass[SHM_REQUIREPASS_MAX]; /* CONFIG GET requirepass; under lock */
 } shm_config_t;
 

@@ -53,6 +53,7 @@
 #include "shm.h"
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
+#include "store/core/notify.h"
 #include "store/core/watch.h"
 #include "store/route.h"
 
@@ -156,6 +157,7 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
     }
     apply_args_t a = {ctx->args, argc, rec, h.lsn, REC_DB(opdb), db};
     fn(ctx, &a, reply);
+    if (ctx->nnotes) st_notify_flush(ctx, REC_OP(opdb), &a);
     return 0;
 }
 
@@ -318,6 +320,7 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         case NESTED_WRITE: {
             apply_args_t na = {x->nested, n, a->rec, a->lsn, dbnum, st_db(ctx, dbnum)};
             st_write_handler(REC_OP(opdb), n, x->nested)(ctx, &na, r);
+            if (ctx->nnotes) st_notify_flush(ctx, REC_OP(opdb), &na);
             break;
         }
         case NESTED_READ:

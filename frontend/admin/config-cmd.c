@@ -94,6 +94,7 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->maxmemory = (uint64_t)atomic_load(&sc->maxmemory);
     c->maxmemory_policy = (int)atomic_load(&sc->maxmemory_policy);
     c->maxmemory_samples = atomic_load(&sc->maxmemory_samples);
+    c->notify_keyspace_events = (uint32_t)atomic_load(&sc->notify_keyspace_events);
 }
 
 void fe_config_store_live(const config_t *c, shm_config_t *sc)
@@ -119,6 +120,7 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->maxmemory, (int64_t)c->maxmemory);
     atomic_store(&sc->maxmemory_policy, c->maxmemory_policy);
     atomic_store(&sc->maxmemory_samples, c->maxmemory_samples);
+    atomic_store(&sc->notify_keyspace_events, c->notify_keyspace_events);
 }
 
 _Static_assert(SHM_REQUIREPASS_MAX == CONFIG_REQUIREPASS_MAX,
@@ -270,6 +272,7 @@ static void config_set_cmd(fe_conn_t *c, int argc, const char **argv, const uint
         return;
     }
     fe_config_store_live(&p, sc);
+    atomic_store(&fe->shm->notify_flags, p.notify_keyspace_events); /* the store's copy */
     config_free(&p);
     atomic_fetch_add_explicit(&sc->version, 1, memory_order_release);
     fe_shm_unlock(&sc->lock);

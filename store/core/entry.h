@@ -116,6 +116,16 @@ struct store_ctx {
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
     st_live_t live; /* live.c: bytes of each log segment entries refer to */
+    /* Keyspace notifications (notify.c, D37): the classes to publish for
+     * what is applied now (0 = none: replay, tests), where they go, the
+     * keys the running handler changed, and the expiries published. */
+    uint32_t notify_flags;
+    void (*notify_out)(void *arg, const char *chan, size_t clen, const char *msg, size_t mlen);
+    void *notify_arg;
+    struct st_notify_note *notes;
+    uint32_t nnotes, notes_cap;
+    int64_t notify_expired_floor; /* keys expiring at or before it were published */
+    int64_t notify_expired_max;   /* the latest expiry published */
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
