@@ -328,3 +328,186 @@ Test(pubsub, frontend_killed_with_subscribers)
     raw_close(sub);
     raw_close(pub);
 }
+
+/* ---- keyspace notifications (the store as a publisher) ---- */
+
+/* Messages on sub until `want` events of the key "__end__" (keyspace and
+ * keyevent: 2) came, concatenated. */
+static char *events_until_end(raw_t *sub, int want)
+{
+    size_t n = 0;
+    char *all = calloc(1, 1);
+    for (int ends = 0, i = 0; ends < want && i < 10000; i++) {
+        char *m = raw_read(sub, 1);
+        if (!m[0]) { /* nothing within raw_read's wait: wait again (bounded) */
+            free(m);
+            if (i > 20) break;
+            continue;
+        }
+        if (strstr(m, "__end__")) ends++;
+        size_t k = strlen(m);
+        all = realloc(all, n + k + 1);
+        memcpy(all + n, m, k + 1);
+        n += k;
+        free(m);
+    }
+    return all;
+}
+
+static const char *const KEYSPACE_SCRIPT[] = {"SET a 1",
+                                              "SET b 2 EX 100",
+                                              "INCR a",
+                                              "DECRBY a 3",
+                                              "APPEND a x",
+                                              "DEL a zz",
+                                              "SETNX b 3",
+                                              "EXPIRE b 200",
+                                              "PERSIST b",
+                                              "RENAME b c",
+                                              "LPUSH l 1 2",
+                                              "RPUSH l 3",
+                                              "LPOP l",
+                                              "RPOP l",
+                                              "LPOP l",
+                                              "HSET h f v",
+                                              "HINCRBY h n 2",
+                                              "HDEL h f n",
+                                              "SADD s a b",
+                                              "SREM s a",
+                                              "SPOP s",
+                                              "SADD s1 x",
+                                              "SMOVE s1 s2 x",
+                                              "MSET m1 1 m2 2",
+                                              "GETDEL m1",
+                                              "EXPIRE m2 -1",
+                                              "SETRANGE k 2 ab",
+                                              "INCRBYFLOAT f 1.5",
+                                              "LPUSH q a b c",
+                                              "LTRIM q 5 10",
+                                              "SADD t1 x",
+                                              "SINTERSTORE t2 t1 nothing",
+                                              "MULTI",
+                                              "SET x 1",
+                                              "INCR x",
+                                              "EXEC",
+                                              "SELECT 1",
+                                              "SET z 1",
+                                              "SELECT 0",
+                                              "SET __end__ 1",
+                                              NULL};
+
+Test(pubsub, keyspace_notifications_as_redis)
+{
+    redis_or_skip();
+    start("--frontends 2");
+    int ports[2] = {R.port, S.port};
+    char *got[2];
+    for (int s = 0; s < 2; s++) {
+        raw_t *w = raw_open(ports[s]), *sub = raw_open(ports[s]);
+        cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events KEA"), "+OK\r\n");
+        raw_send(sub, "PSUBSCRIBE __key*__:*\r\n", 23);
+        free(raw_read(sub, 1));
+        for (int i = 0; KEYSPACE_SCRIPT[i]; i++)
+            cmd(w, "%s", KEYSPACE_SCRIPT[i]);
+        got[s] = events_until_end(sub, 2);
+        raw_close(w);
+        raw_close(sub);
+    }
+    cr_expect(strstr(got[0], "__end__"), "redis sent its events: %s", got[0]);
+    cr_expect(strcmp(got[0], got[1]) == 0, "keyspace events\nredis:   %s\natticdb: %s", got[0],
+              got[1]);
+    free(got[0]);
+    free(got[1]);
+    /* the classes filter: only keyevent, only strings */
+    raw_t *w = raw_open(S.port), *sub = raw_open(S.port);
+    cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events E$"), "+OK\r\n");
+    cr_expect_str_eq(cmd(w, "CONFIG GET notify-keyspace-events"),
+                     "*2\r\n$22\r\nnotify-keyspace-events\r\n$2\r\n$E\r\n");
+    raw_send(sub, "PSUBSCRIBE __key*__:*\r\n", 23);
+    free(raw_read(sub, 1));
+    cmd(w, "DEL gone");
+    cmd(w, "SET gone 1");
+    cmd(w, "SET __end__ 2");
+    char *only = events_until_end(sub, 1);
+    cr_expect_str_eq(
+        only, "*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$18\r\n__keyevent@0__:set\r\n$4\r\n"
+              "gone\r\n*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$18\r\n__keyevent@0__:"
+              "set\r\n$7\r\n__end__\r\n");
+    free(only);
+    raw_close(w);
+    raw_close(sub);
+}
+
+Test(pubsub, notify_setting_as_redis)
+{
+    redis_or_skip();
+    start("--frontends 1");
+    static const step_t script[] = {
+        {0, 2, "CONFIG SET notify-keyspace-events KEA\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 2, "CONFIG SET notify-keyspace-events Kx\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 2,
+         "CONFIG SET notify-keyspace-events $lshzxetdmn\r\nCONFIG GET "
+         "notify-keyspace-events\r\n"},
+        {0, 2, "CONFIG SET notify-keyspace-events An\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 2, "CONFIG SET notify-keyspace-events KEAmn\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 2, "CONFIG SET notify-keyspace-events Kq\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 2, "CONFIG SET notify-keyspace-events \"\"\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 0, NULL},
+    };
+    same_script(script, 1);
+}
+
+Test(pubsub, expired_keys_are_notified)
+{
+    start("--frontends 2");
+    raw_t *sub = open_on(1), *w = open_on(0);
+    cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events Ex"), "+OK\r\n");
+    raw_send(sub, "SUBSCRIBE __keyevent@0__:expired\r\n", 34);
+    free(raw_read(sub, 1));
+    cr_assert_str_eq(cmd(w, "SET short v PX 50"), "+OK\r\n");
+    cr_assert_str_eq(cmd(w, "SET long v EX 1000"), "+OK\r\n");
+    /* nobody writes: the store's tick moves its clock (D14) and the
+     * active expiry reclaims the key */
+    char *m = NULL;
+    for (int i = 0; i < 30; i++) {
+        m = raw_read(sub, 1);
+        if (m[0]) break;
+        free(m);
+        m = NULL;
+    }
+    cr_assert_not_null(m, "no expired event");
+    cr_expect_str_eq(m, "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$5\r\nshort\r\n");
+    free(m);
+    raw_close(sub);
+    raw_close(w);
+}
+
+Test(pubsub, respawned_store_does_not_publish_again)
+{
+    start("--frontends 1");
+    raw_t *sub = raw_open(S.port), *w = raw_open(S.port);
+    cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events KE$"), "+OK\r\n");
+    raw_send(sub, "SUBSCRIBE __keyevent@0__:set\r\n", 30);
+    free(raw_read(sub, 1));
+    enum { N = 200 };
+    for (int i = 0; i < N; i++)
+        cr_assert_str_eq(cmd(w, "SET k%d v", i), "+OK\r\n");
+    for (int i = 0; i < N; i++) {
+        char *m = raw_read(sub, 1), want[32];
+        snprintf(want, sizeof(want), "\r\nk%d\r\n", i);
+        cr_assert(strstr(m, want), "event %d: %s", i, m);
+        free(m);
+    }
+    /* the store replays the log again; what it published is not sent twice */
+    pid_t pids[2];
+    cr_assert_eq(srv_wait_children(&S, "atticdb-server: store", pids, 2, 1), 1);
+    cr_assert_eq(kill(pids[0], SIGKILL), 0);
+    for (int i = 0; i < 1000 && strcmp(cmd(w, "GET k0"), "$1\r\nv\r\n"); i++)
+        usleep(10000);
+    cr_assert_str_eq(cmd(w, "SET after v"), "+OK\r\n");
+    char *m = raw_read(sub, 1);
+    cr_expect_str_eq(m, "*3\r\n$7\r\nmessage\r\n$18\r\n__keyevent@0__:set\r\n$5\r\nafter\r\n");
+    free(m);
+    raw_close(sub);
+    raw_close(w);
+}
