@@ -180,20 +180,22 @@ static void notify_publish(void *arg, const char *chan, size_t clen, const char 
     if (ps_publish(ps, PS_CHANNEL, PS_ORIGIN_STORE, chan, clen, msg, mlen)) s->notify_wake = 1;
 }
 
-/* Before the record at lsn is applied (replayed or live): publish its
- * events only when nobody did (shm notify_lsn, see shm.h). */
-static void notify_arm(store_proc_t *s, uint64_t lsn)
+/* Before the record [lsn, end) is applied (replayed or live): publish its
+ * events only when nobody did (shm notify_lsn, see shm.h). The mark moves
+ * past it first, so a store killed while publishing loses the rest of
+ * this record's events rather than sending any of them twice (Pub/Sub is
+ * at most once, as in Redis). */
+static void notify_arm(store_proc_t *s, uint64_t lsn, uint64_t end)
 {
     uint64_t from = atomic_load_explicit(&s->shm->notify_lsn, memory_order_relaxed);
     uint32_t flags = atomic_load_explicit(&s->shm->notify_flags, memory_order_relaxed);
-    store_set_notify_flags(s->ctx, from != UINT64_MAX && lsn >= from ? flags : 0);
+    int publish = from != UINT64_MAX && lsn >= from;
+    if (publish) atomic_store(&s->shm->notify_lsn, end);
+    store_set_notify_flags(s->ctx, publish ? flags : 0);
 }
 
-/* After it: the records up to end are published (or had nothing to). */
-static void notify_done(store_proc_t *s, uint64_t end)
+static void notify_done(store_proc_t *s)
 {
-    uint64_t from = atomic_load_explicit(&s->shm->notify_lsn, memory_order_relaxed);
-    if (from != UINT64_MAX && end > from) atomic_store(&s->shm->notify_lsn, end);
     store_set_notify_flags(s->ctx, 0);
 }
 
@@ -240,9 +242,9 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
             rc = EXIT_FATAL;
             break;
         }
-        notify_arm(s, r.lsn - (uint64_t)n);
+        notify_arm(s, r.lsn - (uint64_t)n, r.lsn);
         int applied = store_apply(s->ctx, rec, NULL);
-        notify_done(s, r.lsn);
+        notify_done(s);
         if (applied < 0) {
             log_warn("store: bad record at LSN %" PRIu64, r.lsn - (uint64_t)n);
             rc = EXIT_FATAL;
@@ -282,7 +284,7 @@ static int apply_ring(store_proc_t *s)
             return -1;
         }
         int rc;
-        notify_arm(s, h.lsn);
+        notify_arm(s, h.lsn, h.lsn + rec_space(h.len - REC_HDR_SIZE));
         if (h.type == REC_CMD && h.origin != 0) {
             buf_reset(&s->out);
             rc = store_apply(s->ctx, rec, &s->out);
@@ -292,7 +294,7 @@ static int apply_ring(store_proc_t *s)
         } else {
             rc = store_apply(s->ctx, rec, NULL);
         }
-        notify_done(s, store_applied(s->ctx));
+        notify_done(s);
         if (rc < 0) {
             log_warn("store: bad record at LSN %" PRIu64, s->applied);
             return -1;

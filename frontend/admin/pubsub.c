@@ -224,6 +224,9 @@ static void reply_sub(fe_conn_t *c, const char *what, const char *name, size_t l
 static void subscribe_many(fe_conn_t *c, int kind, int argc, const char **argv,
                            const uint32_t *lens, buf_t *out)
 {
+    /* What the ring holds already was published before this SUBSCRIBE:
+     * it goes to the subscribers there were, not to this one. */
+    fe_pubsub_poll(c->fe);
     for (int i = 1; i < argc; i++) {
         sub_add(c, kind, argv[i], lens[i]);
         reply_sub(c, KIND_SUB[kind], argv[i], lens[i], kind, out);
