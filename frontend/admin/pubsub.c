@@ -430,6 +430,13 @@ static void count_visit(void *argp, const char *name, size_t len, uint64_t subsc
     ((list_arg_t *)argp)->n++;
 }
 
+uint64_t fe_pubsub_count(fe_t *fe, int kind)
+{
+    list_arg_t a = {0};
+    ps_each(shm_pubsub(fe->shm), kind, (int)fe->shm->nfrontends, count_visit, &a);
+    return (uint64_t)a.n;
+}
+
 void fe_cmd_pubsub(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
 {
     const char *sub = argv[1];
@@ -456,9 +463,7 @@ void fe_cmd_pubsub(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
             resp_integer(out, (long long)subscribers_of(c, kind, argv[i], lens[i]));
         }
     } else if (fe_word_eq(sub, sl, "numpat")) {
-        list_arg_t a = {0};
-        ps_each(shm_pubsub(c->fe->shm), PS_PATTERN, (int)c->fe->shm->nfrontends, count_visit, &a);
-        resp_integer(out, a.n);
+        resp_integer(out, (long long)fe_pubsub_count(c->fe, PS_PATTERN));
     } else {
         static const char *const help[] = {
             "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",

@@ -198,6 +198,10 @@ Test(pubsub, across_frontends_in_order_with_counts)
     cr_expect_str_eq(cmd(pub1, "PUBSUB NUMSUB ch"), "*2\r\n$2\r\nch\r\n:2\r\n");
     cr_expect_str_eq(cmd(pub0, "PUBSUB NUMPAT"), ":1\r\n");
     cr_expect_str_eq(cmd(pub0, "PUBSUB CHANNELS"), "*1\r\n$2\r\nch\r\n");
+    const char *stats = cmd(pub1, "INFO stats");
+    cr_expect_eq(info_field(stats, "pubsub_channels"), 1, "%s", stats);
+    cr_expect_eq(info_field(stats, "pubsub_patterns"), 1);
+    cr_expect_eq(info_field(stats, "pubsubshard_channels"), 0);
     /* three receivers (two channel subscribers, one pattern), on two
      * frontends; two publishers, one on each, interleaved */
     enum { N = 2000 };
