@@ -346,6 +346,8 @@ void fe_pubsub_reset(struct fe_conn *c);
 /* Distinct names of kind (enum ps_kind) with a subscriber anywhere
  * (INFO stats' pubsub_channels, pubsub_patterns, pubsubshard_channels). */
 uint64_t fe_pubsub_count(struct fe *fe, int kind);
+/* c's channels, patterns and shard channels (CLIENT LIST's sub, psub, ssub). */
+void fe_pubsub_conn_counts(const struct fe_conn *c, unsigned out[3]);
 /* Publish to channel (kind PS_CHANNEL or PS_SHARD) from this frontend;
  * returns the receivers on every frontend, as PUBLISH replies. */
 uint64_t fe_pubsub_publish(struct fe *fe, int kind, const char *chan, size_t clen, const char *msg,

@@ -430,6 +430,13 @@ static void count_visit(void *argp, const char *name, size_t len, uint64_t subsc
     ((list_arg_t *)argp)->n++;
 }
 
+void fe_pubsub_conn_counts(const fe_conn_t *c, unsigned out[3])
+{
+    const fe_ps_conn_t *pc = c->admin->pubsub;
+    for (int k = 0; k < 3; k++)
+        out[k] = pc ? pc->count[k] : 0;
+}
+
 uint64_t fe_pubsub_count(fe_t *fe, int kind)
 {
     list_arg_t a = {0};

@@ -202,6 +202,9 @@ Test(pubsub, across_frontends_in_order_with_counts)
     cr_expect_eq(info_field(stats, "pubsub_channels"), 1, "%s", stats);
     cr_expect_eq(info_field(stats, "pubsub_patterns"), 1);
     cr_expect_eq(info_field(stats, "pubsubshard_channels"), 0);
+    /* CLIENT LIST on the subscriber's frontend */
+    const char *cl = cmd(pub0, "CLIENT LIST");
+    cr_expect(strstr(cl, " sub=1 psub=1 ssub=0 "), "%s", cl);
     /* three receivers (two channel subscribers, one pattern), on two
      * frontends; two publishers, one on each, interleaved */
     enum { N = 2000 };
