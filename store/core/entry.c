@@ -46,7 +46,6 @@
 
 #include "alloc.h"
 #include "entry.h"
-#include "notify.h"
 #include "index.h"
 #include "object.h"
 #include "pieces.h"
@@ -283,7 +282,7 @@ idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int r
     int64_t at = (*slot)->expire_at_ms;
     if (at && at <= now) {
         if (reap) {
-            st_notify_expired(db->ctx, db, *slot);
+            if (db->ctx->on_expired) db->ctx->on_expired(db->ctx, db, *slot);
             idx_remove(&db->ix, slot);
         }
         return NULL;

@@ -126,6 +126,10 @@ struct store_ctx {
     uint32_t nnotes, notes_cap;
     int64_t notify_expired_floor; /* keys expiring at or before it were published */
     int64_t notify_expired_max;   /* the latest expiry published */
+    /* A key reaped because its TTL passed (st_find_live): notify.c's
+     * st_notify_expired, set by store_ctx_create (a hook, so entry.c
+     * names nothing above it). */
+    void (*on_expired)(struct store_ctx *ctx, st_db_t *db, const idx_entry_t *e);
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */

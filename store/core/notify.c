@@ -75,7 +75,7 @@ typedef struct ev {
 
 #define U32(i) cmd_get_u32(a->argv[i].ptr)
 
-static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t *n)
+static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t *n, uint32_t nth)
 {
     const unsigned G = PS_NOTIFY_GENERIC, S = PS_NOTIFY_STRING, L = PS_NOTIFY_LIST,
                    SET = PS_NOTIFY_SET, H = PS_NOTIFY_HASH;
@@ -148,9 +148,8 @@ static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t 
         return (ev_t){L, "lrem", 1, 0};
     case CMD_LINSERT:
         return (ev_t){L, "linsert", 0, 0};
-    case CMD_LMOVE:
-        if (first && !same_key(&a->argv[0], &a->argv[1]))
-            return (ev_t){L, U32(2) ? "rpop" : "lpop", 1, 0};
+    case CMD_LMOVE: /* the source's note comes first (a rotation notes one key twice) */
+        if (nth == 0) return (ev_t){L, U32(2) ? "rpop" : "lpop", 1, 0};
         return (ev_t){L, U32(3) ? "rpush" : "lpush", 0, 0};
     default:
         return (ev_t){0, NULL, 0, 0}; /* FLUSH*, SWAPDB, TICK, RELOCATE: none */
@@ -161,9 +160,12 @@ void st_notify_flush(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a)
 {
     uint32_t count = ctx->nnotes;
     ctx->nnotes = 0;
-    for (uint32_t i = 0; i < count; i++) {
+    for (uint32_t k = 0; k < count; k++) {
+        /* LMOVE notes its source, then its destination; Redis tells the
+         * push first, then the pop. */
+        uint32_t i = op == CMD_LMOVE ? count - 1 - k : k;
         const st_notify_note_t *n = &ctx->notes[i];
-        ev_t ev = event_of(op, a, n);
+        ev_t ev = event_of(op, a, n, i);
         if (!ev.name) continue;
         st_db_t *db = st_db(ctx, n->dbnum);
         int gone = !db || !st_find_live(db, &n->key, ctx->now, 0);
