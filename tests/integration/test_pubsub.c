@@ -121,6 +121,8 @@ Test(pubsub, replies_as_redis_resp3)
         {0, 3, "UNSUBSCRIBE\r\nUNSUBSCRIBE\r\nPUNSUBSCRIBE\r\n"},
         {0, 2, "SSUBSCRIBE s\r\nSUNSUBSCRIBE s\r\n"},
         {1, 1, "PUBLISH q 2\r\n"},
+        {1, 1, "HELLO 3\r\n"},
+        {1, 4, "PUBSUB NUMSUB a b\r\nPUBSUB SHARDNUMSUB a\r\nPUBSUB CHANNELS\r\nPUBSUB NUMPAT\r\n"},
         {0, 0, NULL},
     };
     same_script(script, 2);
