@@ -91,6 +91,8 @@ Test(pubsub, replies_as_redis_resp2)
         {0, 4, ""}, /* message, 2 pmessages, smessage */
         {1, 2, "PUBLISH nobody x\r\nPUBLISH ch2 two\r\n"},
         {0, 2, ""},
+        {1, 3, "MULTI\r\nPUBLISH ch2 three\r\nEXEC\r\n"},
+        {0, 2, ""},
         {1, 4,
          "PUBSUB NUMSUB ch1 ch2 zz\r\nPUBSUB NUMPAT\r\nPUBSUB CHANNELS ch2\r\nPUBSUB CHANNELS "
          "*1\r\n"},
@@ -156,7 +158,7 @@ static raw_t *open_on(int want)
 /* Wait (bounded) until `command` on c answers `want`. */
 static int wait_reply(raw_t *c, const char *command, const char *want)
 {
-    for (int i = 0; i < 1000; i++) {
+    for (int i = 0; i < 3000; i++) {
         if (!strcmp(cmd(c, "%s", command), want)) return 1;
         usleep(10000);
     }
