@@ -443,6 +443,11 @@ static const config_entry_t table[] = {
     NUM("list-max-listpack-size", CONFIG_INT, MUT, "-2", INT_MIN, INT_MAX, list_max_listpack_size),
     NUM("list-max-ziplist-size", CONFIG_INT, MUT, "-2", INT_MIN, INT_MAX, list_max_listpack_size),
     NUM("list-compress-depth", CONFIG_INT, MUT, "0", 0, INT_MAX, list_compress_depth),
+    /* The Redis Cluster protocol over a static topology, read at start
+     * from a file in CLUSTER NODES' format, relative to dir (D35). */
+    BOOL("cluster-enabled", 0, "no", cluster_enabled),
+    STRING("cluster-config-file", "nodes.conf", cluster_config_file),
+    STRING("cluster-announce-ip", NULL, cluster_announce_ip),
     IGNORED("save", CONFIG_WORDS, ""), /* no snapshots: as Redis with save "" */
     IGNORED("appendonly", 0, "no"),
     IGNORED("appendfsync", 0, "always"),
@@ -568,6 +573,8 @@ void config_free(config_t *c)
     free(c->unixsocket);
     free(c->dir);
     free(c->logfile);
+    free(c->cluster_config_file);
+    free(c->cluster_announce_ip);
     free(c->requirepass);
     for (int i = 0; i < c->nusers; i++) {
         for (int j = 0; j < c->users[i].nwords; j++)

@@ -82,6 +82,12 @@ typedef struct config {
     int64_t hash_max_listpack_value;
     /* A set of integers stays intset-encoded up to this many members. */
     int64_t set_max_intset_entries;
+    /* Cluster protocol (D35, common/cluster.h): the topology file names
+     * this server's node by cluster_announce_ip (or a bind address) and
+     * port when no line is flagged myself. */
+    int cluster_enabled;
+    char *cluster_config_file; /* relative to dir unless absolute */
+    char *cluster_announce_ip; /* NULL = none */
     /* Lists (accepted, no effect: every Redis 7.0 list is a quicklist). */
     int64_t list_max_listpack_size;
     int64_t list_compress_depth;

@@ -165,6 +165,9 @@ typedef struct shm {
     _Atomic uint64_t store_keys; /* keys in the store, all databases */
     _Atomic uint64_t store_expires;
     _Atomic uint64_t store_index_bytes; /* RAM of the key index (INFO memory) */
+    /* The applied LSN the figures above are of, stored (release) after
+     * them: INFO waits for it to reach durable_lsn (D25). */
+    _Atomic uint64_t store_counts_lsn;
     /* Per database, published by the store for INFO keyspace. */
     _Atomic uint64_t db_keys[256];
     _Atomic uint64_t db_expires[256];

@@ -20,7 +20,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "cluster.h"
 #include "frontend/admin/admin.h"
+#include "log.h"
 #include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 #include "frontend/frontend.h"
@@ -98,6 +100,15 @@ int frontend_main(shm_t *shm, const config_t *cfg, int slot, const int *listen_f
 {
     fe_t *fe = fe_core_new(shm, cfg, slot, &hooks, &cmd_hooks);
     if (!fe) return 1;
+    if (cfg->cluster_enabled) {
+        /* The master checked the file before it forked us. */
+        char err[512];
+        fe->cluster = malloc(sizeof(*fe->cluster));
+        if (!fe->cluster || cluster_load_config(fe->cluster, cfg, err, sizeof(err)) != 0) {
+            log_warn("FATAL: %s", fe->cluster ? err : "out of memory for the cluster topology");
+            return 1;
+        }
+    }
     if (fe_admin_start(fe) != 0) return 1;
     return fe_core_run(fe, listen_fds, nlisten);
 }

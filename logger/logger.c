@@ -63,6 +63,9 @@
 #define PIGGYBACK_SPIN_NS (20u * 1000)
 /* fdatasyncs in flight with log-sync uring (docs/DECISIONS.md, D24). */
 #define SYNCS_IN_FLIGHT 4
+/* The store hears of records nobody waits for once the log has been idle
+ * this long (D25). */
+#define IDLE_STORE_WAKE_MS 1
 
 /* One batch whose fdatasync is in flight (log-sync uring). */
 typedef struct sync_slot {
@@ -98,6 +101,10 @@ typedef struct logger {
      * one write of whole blocks (direct.c); 0 when off. */
     int direct_on;
     direct_t direct;
+
+    /* Idle wake-up of the store (D25): the LSN the log went idle at and
+     * since when, and the LSN the store was last woken for being idle. */
+    uint64_t idle_pos, idle_since, store_told;
 
     /* Segment preparation runs in its own thread so that zero-filling a new
      * segment never stalls a commit. */
@@ -720,11 +727,28 @@ int logger_main(shm_t *shm, const config_t *cfg)
             continue;
         }
         stuck_since = 0;
+        int nap_ms = 100;
         if (!lg.inflight) {
             if (atomic_load(&shm->shutdown) >= 2)
                 break; /* frontends are gone: nothing more comes */
             if (!shm_master_alive(shm)) break;
-            shm_wake(&shm->store_wake); /* idle: let the store catch up */
+            /* Idle: let the store catch up, but only once the log has
+             * been idle for IDLE_STORE_WAKE_MS (D25): a lone writer's
+             * next record comes sooner, and a store woken after each of
+             * its batches costs a wake-up on the CPU its reply needs. */
+            if (lg.store_told != lg.pos) {
+                uint64_t now = shm_mono_ns();
+                if (lg.idle_pos != lg.pos) {
+                    lg.idle_pos = lg.pos;
+                    lg.idle_since = now;
+                }
+                if (now - lg.idle_since >= IDLE_STORE_WAKE_MS * 1000000ull) {
+                    shm_wake(&shm->store_wake);
+                    lg.store_told = lg.pos;
+                } else {
+                    nap_ms = IDLE_STORE_WAKE_MS;
+                }
+            }
         }
         shm_waiter_arm(&shm->logger_wake);
         if (ring_scan(lg.ring, lg.pos, REC_HDR_SIZE) > lg.pos ||
@@ -732,7 +756,7 @@ int logger_main(shm_t *shm, const config_t *cfg)
             shm_waiter_disarm(&shm->logger_wake);
             continue;
         }
-        if (logger_sleep(&lg, 100) != 0) return EXIT_IOFAIL;
+        if (logger_sleep(&lg, nap_ms) != 0) return EXIT_IOFAIL;
     }
     pthread_mutex_lock(&lg.prep_lock);
     lg.prep_stop = 1;

@@ -42,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "config.h"
 #include "datadir.h"
 #include "frontend/frontend.h"
@@ -674,6 +675,18 @@ int master_run(int argc, char **argv)
         config_validate(&m.cfg, err, sizeof(err)) != 0) {
         fprintf(stderr, "\n*** FATAL CONFIG ERROR ***\n%s\n", err);
         return 1;
+    }
+    if (m.cfg.cluster_enabled) {
+        /* Checked once here, so that a bad topology stops the start with
+         * its reason; the frontends and the store read it again. */
+        cluster_t *topo = malloc(sizeof(*topo));
+        if (!topo) snprintf(err, sizeof(err), "out of memory");
+        int bad = !topo || cluster_load_config(topo, &m.cfg, err, sizeof(err)) != 0;
+        free(topo);
+        if (bad) {
+            fprintf(stderr, "\n*** FATAL CONFIG ERROR ***\n%s\n", err);
+            return 1;
+        }
     }
     log_set_role('M');
     log_set_level(m.cfg.loglevel);

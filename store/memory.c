@@ -29,11 +29,6 @@
 #include "store/types/handlers.h"
 #include "strutil.h"
 
-static int word_is(const rec_arg_t *a, const char *w)
-{
-    return a->len == strlen(w) && !strncasecmp((const char *)a->ptr, w, a->len);
-}
-
 /* RAM one key costs: its entry (key, inline prefix, extent), a piece list
  * and the RAM it holds, and its bucket pointer. */
 static uint64_t key_bytes(idx_entry_t *e)
@@ -50,7 +45,7 @@ static void memory_usage(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     for (int j = 2; j < a->argc; j++) {
         long long samples;
-        if (!word_is(&a->argv[j], "samples") || j + 1 >= a->argc) {
+        if (!st_arg_is(&a->argv[j], "samples") || j + 1 >= a->argc) {
             resp_error(r, "ERR syntax error");
             return;
         }
@@ -186,7 +181,7 @@ void st_read_memory(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     static const int arity[] = {-2, 1, 1, 1, 1, 1}; /* arguments after MEMORY */
     int which = -1;
     for (int i = 0; i < 6; i++)
-        if (word_is(&a->argv[0], subs[i])) which = i;
+        if (st_arg_is(&a->argv[0], subs[i])) which = i;
     if (which < 0) {
         char msg[200];
         size_t n = a->argv[0].len > 128 ? 128 : a->argv[0].len;

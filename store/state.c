@@ -17,7 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "io.h"
+#include "log.h"
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
 #include "store/core/index.h"
@@ -46,6 +48,16 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
         ctx->fds[i].fd = -1;
     ctx->ndb = cfg->databases > 0 ? cfg->databases : 16;
     ctx->dbs = calloc((size_t)ctx->ndb, sizeof(*ctx->dbs));
+    if (cfg->cluster_enabled) {
+        /* The master checked the file before anything started. */
+        char err[512];
+        ctx->cluster = malloc(sizeof(*ctx->cluster));
+        if (!ctx->cluster || cluster_load_config(ctx->cluster, cfg, err, sizeof(err)) != 0) {
+            log_warn("FATAL: %s", ctx->cluster ? err : "out of memory for the cluster topology");
+            store_ctx_destroy(ctx);
+            return NULL;
+        }
+    }
     if (!ctx->dir || !ctx->args || !ctx->dbs) {
         store_ctx_destroy(ctx);
         return NULL;
@@ -88,6 +100,7 @@ void store_ctx_destroy(store_ctx_t *ctx)
     st_live_free(&ctx->live);
     free(ctx->args);
     free(ctx->dir);
+    free(ctx->cluster);
     free(ctx);
 }
 

@@ -152,6 +152,7 @@ static void publish_counts(store_proc_t *s)
         atomic_store_explicit(&s->shm->db_keys[i], keys, memory_order_relaxed);
         atomic_store_explicit(&s->shm->db_expires[i], expires, memory_order_relaxed);
     }
+    atomic_store_explicit(&s->shm->store_counts_lsn, s->applied, memory_order_release);
 }
 
 /* Keys with a TTL are reclaimed by the apply clock (store/state.c), which only

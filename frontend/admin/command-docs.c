@@ -448,6 +448,115 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$5\r\ntoken\r\n$5\r\nABORT\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\n"
         "flags\r\n~1\r\n+optional\r\n",
         868},
+    {"cluster",
+        "*10\r\n$7\r\ncluster\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~0\r\n~0\r\n*12\r\n*10\r\n$23\r\ncluster|countkeysinslot\r\n"
+        ":3\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n"
+        "~0\r\n~0\r\n*10\r\n$13\r\ncluster|links\r\n:2\r\n~1\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~0\r\n~0\r\n*10\r\n$13\r\ncluster|slots\r\n:2\r\n~1\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~0\r\n~0\r\n*10\r\n$12\r\ncluster|info\r\n:2\r\n~1\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~0\r\n~0\r\n*10\r\n$21\r\ncluster|getkeysinslot\r\n:4\r\n~1\r\n"
+        "+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~0\r\n~0\r\n*10\r\n$12\r\ncluster|help\r\n:2\r\n~2\r\n+loading\r\n"
+        "+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n"
+        "*10\r\n$16\r\ncluster|replicas\r\n:3\r\n~2\r\n+admin\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~1\r\n"
+        "$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n*10\r\n$12\r\ncluster|myid\r\n"
+        ":2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n"
+        "~0\r\n~0\r\n*10\r\n$15\r\ncluster|keyslot\r\n:3\r\n~1\r\n+stale\r\n"
+        ":0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\n"
+        "cluster|nodes\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n"
+        "+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n"
+        "*10\r\n$14\r\ncluster|shards\r\n:2\r\n~1\r\n+stale\r\n:0\r\n:0\r\n"
+        ":0\r\n~1\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~0\r\n~0\r\n*10\r\n$14\r\ncluster|slaves\r\n:3\r\n~2\r\n+admin\r\n"
+        "+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
+        "~1\r\n$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        1320,
+        "%5\r\n$7\r\nsummary\r\n$91\r\nParent of the subcommands that describe the cluster's static "
+        "topology (cluster-config-file)\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n"
+        "$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$19\r\nSee the subcommands\r\n"
+        "$11\r\nsubcommands\r\n%12\r\n$23\r\ncluster|countkeysinslot\r\n"
+        "%5\r\n$7\r\nsummary\r\n$49\r\nThe number of keys this node holds in a hash slot\r\n"
+        "$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n"
+        "$10\r\ncomplexity\r\n$70\r\nO(N) in the number of keys of the database (a scan: no per-slot"
+        " index)\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$4\r\n"
+        "slot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$13\r\ncluster|links\r\n"
+        "%4\r\n$7\r\nsummary\r\n$71\r\nThe links to other nodes: none, as a static topology has no c"
+        "luster bus\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$7\r\n"
+        "cluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$13\r\ncluster|slots\r\n"
+        "%6\r\n$7\r\nsummary\r\n$76\r\nThe slot ranges and the nodes serving each (master first, the"
+        "n its replicas)\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n"
+        "$7\r\ncluster\r\n$10\r\ncomplexity\r\n$27\r\nO(N) in the number of nodes\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n"
+        "$5\r\n7.0.0\r\n$12\r\ncluster|info\r\n%4\r\n$7\r\nsummary\r\n"
+        "$56\r\nThe cluster's state: slots assigned, nodes known, epochs\r\n"
+        "$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$21\r\ncluster|getkeysinslot\r\n"
+        "%5\r\n$7\r\nsummary\r\n$52\r\nUp to count key names this node holds in a hash slot\r\n"
+        "$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n"
+        "$10\r\ncomplexity\r\n$70\r\nO(N) in the number of keys of the database (a scan: no per-slot"
+        " index)\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$4\r\n"
+        "slot\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\n"
+        "count\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$12\r\ncluster|help\r\n"
+        "%4\r\n$7\r\nsummary\r\n$39\r\nUsage notes for the CLUSTER subcommands\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n"
+        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$16\r\ncluster|replicas\r\n"
+        "%5\r\n$7\r\nsummary\r\n$55\r\nThe replicas of a master node, in CLUSTER NODES' format\r\n"
+        "$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n"
+        "$10\r\ncomplexity\r\n$27\r\nO(N) in the number of nodes\r\n$9\r\n"
+        "arguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\nnode-id\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n$12\r\ncluster|myid\r\n%4\r\n$7\r\nsummary\r\n"
+        "$14\r\nThis node's id\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\n"
+        "group\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$15\r\ncluster|keyslot\r\n%5\r\n$7\r\nsummary\r\n$73\r\nThe hash slot of a key (CRC16 of th"
+        "e key or of its {hash tag}, mod 16384)\r\n$5\r\nsince\r\n$5\r\n"
+        "3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n"
+        "$24\r\nO(N) in the key's length\r\n$9\r\narguments\r\n*1\r\n%2\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$6\r\nstring\r\n$13\r\n"
+        "cluster|nodes\r\n%4\r\n$7\r\nsummary\r\n$77\r\nEvery node of the topology, one line each, i"
+        "n the format of the topology file\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n"
+        "$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$27\r\nO(N) in the number of nodes\r\n"
+        "$14\r\ncluster|shards\r\n%4\r\n$7\r\nsummary\r\n$72\r\nEach shard: its slot ranges and its "
+        "nodes with their roles and addresses\r\n$5\r\nsince\r\n$5\r\n"
+        "7.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n"
+        "$27\r\nO(N) in the number of nodes\r\n$14\r\ncluster|slaves\r\n"
+        "%7\r\n$7\r\nsummary\r\n$32\r\nThe old name of CLUSTER REPLICAS\r\n"
+        "$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\ncluster\r\n"
+        "$10\r\ncomplexity\r\n$27\r\nO(N) in the number of nodes\r\n$9\r\n"
+        "doc_flags\r\n~1\r\n+deprecated\r\n$16\r\ndeprecated_since\r\n"
+        "$5\r\n5.0.0\r\n$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\n"
+        "node-id\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        3106},
+    {"readonly",
+        "*10\r\n$8\r\nreadonly\r\n:1\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n"
+        ":0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n"
+        "~0\r\n",
+        102,
+        "%4\r\n$7\r\nsummary\r\n$86\r\nLet this connection's reads be served by a replica of the slo"
+        "t's master (cluster mode)\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\n"
+        "group\r\n$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        183},
+    {"readwrite",
+        "*10\r\n$9\r\nreadwrite\r\n:1\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n"
+        ":0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n"
+        "~0\r\n",
+        103,
+        "%4\r\n$7\r\nsummary\r\n$70\r\nSend this connection's reads to the slot's master again (clus"
+        "ter mode)\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n$7\r\n"
+        "cluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        167},
+    {"asking",
+        "*10\r\n$6\r\nasking\r\n:1\r\n~1\r\n+fast\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@fast\r\n+@connection\r\n~0\r\n~0\r\n~0\r\n",
+        82,
+        "%4\r\n$7\r\nsummary\r\n$75\r\nAccepted for the cluster protocol: slots never migrate in a s"
+        "tatic topology\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n"
+        "$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        172},
     {"role",
         "*10\r\n$4\r\nrole\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n"
         "+fast\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@fast\r\n+@dangerous\r\n"

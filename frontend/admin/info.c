@@ -452,7 +452,7 @@ static void info_commandstats(fe_t *fe, buf_t *b)
 
 static void info_cluster(fe_t *fe, buf_t *b)
 {
-    buf_appendf(b, "# Cluster\r\ncluster_enabled:0\r\n");
+    buf_appendf(b, "# Cluster\r\ncluster_enabled:%d\r\n", fe->cluster != NULL);
 }
 
 static void info_keyspace(fe_t *fe, buf_t *b)
@@ -519,12 +519,41 @@ static void info_text(fe_t *fe, int argc, const char *const *argv, const uint32_
     }
 }
 
+/*
+ * The store's figures (keys per database, used memory) are of what it has
+ * applied, and it applies the records nobody waits for only once the log
+ * idles (D25). So that a write acked before INFO is in them, wait for the
+ * store to reach the durable LSN of now: woken, it applies in microseconds.
+ * Bounded (a store being respawned answers nothing for a while): past
+ * 100 ms, INFO tells what was published.
+ */
+static void store_catch_up(fe_t *fe)
+{
+    shm_t *shm = fe->shm;
+    uint64_t target = atomic_load_explicit(&shm->durable_lsn, memory_order_acquire);
+    if (atomic_load_explicit(&shm->store_counts_lsn, memory_order_acquire) >= target ||
+        !atomic_load(&shm->store_ready))
+        return;
+    uint64_t start = shm_mono_ns(), woke = 0;
+    while (atomic_load_explicit(&shm->store_counts_lsn, memory_order_acquire) < target) {
+        uint64_t now = shm_mono_ns();
+        if (now - start > 100 * 1000000ull) return;
+        if (now - woke > 1000000ull) {
+            fe_wake_store(fe);
+            woke = now;
+        }
+        struct timespec ts = {0, 20 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void fe_info(fe_t *fe, const char *section, buf_t *out)
 {
     const char *argv[2] = {"info", section};
     uint32_t lens[2] = {4, section ? (uint32_t)strlen(section) : 0};
     buf_t b;
     buf_init(&b);
+    store_catch_up(fe);
     info_text(fe, section ? 2 : 1, argv, lens, &b);
     resp_bulk(out, b.data, b.len);
     buf_free(&b);
@@ -534,6 +563,7 @@ void fe_cmd_info(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens
 {
     buf_t b;
     buf_init(&b);
+    store_catch_up(c->fe);
     info_text(c->fe, argc, argv, lens, &b);
     resp_verbatim(out, c->proto, "txt", b.data, b.len);
     buf_free(&b);

@@ -60,6 +60,12 @@ int fe_multi_exec_waiting(fe_conn_t *c);
  * write_reply hook, for every write reply; cheap when it is not c's EXEC). */
 void fe_multi_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len);
 
+/* cluster.c (cluster mode, D35): may c run d here? 0 = yes; -1 = no, the
+ * error (MOVED, CROSSSLOT, CLUSTERDOWN) appended to err; -2 = EXEC of a
+ * transaction whose commands named different slots: the error is in err
+ * and the transaction is to be discarded. */
+int fe_cluster_route(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err);
+
 /* local.c: SELECT's argument: the database, with +OK appended to out, or
  * -1 with Redis' error appended. Does not change c. */
 int fe_select_db(const fe_conn_t *c, const char *arg, uint32_t len, buf_t *out);

@@ -277,9 +277,29 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         reply_static(c, "-ERR Command not allowed inside a transaction\r\n");
         return 0;
     }
+    /* Cluster mode (D35): keys of another node's slots are redirected. */
+    if (c->fe->cluster) {
+        int rc = fe_cluster_route(c, d, &a, &out);
+        if (rc != 0) {
+            if (rc == -2)
+                fe_multi_clear(c);
+            else if (c->multi)
+                fe_multi_flag_error(c);
+            fe_reply_ready_buf(c, &out);
+            buf_free(&out);
+            return 0;
+        }
+    }
     /* maxmemory (D32): the store publishes used_memory; a denyoom write
      * over the bound is refused, as Redis' noeviction does (queued in
-     * MULTI: the transaction is flagged, EXEC answers EXECABORT). */
+     * MULTI: the transaction is flagged, EXEC answers EXECABORT). The
+     * store applies what nobody waits for only when the log idles (D25):
+     * with a bound set, one that is behind is woken, so the figure lags
+     * by about one batch. */
+    if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
+        atomic_load_explicit(&c->fe->shm->store_counts_lsn, memory_order_relaxed) <
+            atomic_load_explicit(&c->fe->shm->durable_lsn, memory_order_relaxed))
+        fe_wake_store(c->fe);
     if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
         atomic_load_explicit(&c->fe->shm->store_index_bytes, memory_order_relaxed) >
             c->fe->maxmemory) {

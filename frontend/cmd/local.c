@@ -127,6 +127,10 @@ int fe_select_db(const fe_conn_t *c, const char *arg, uint32_t len, buf_t *out)
         resp_error(out, "ERR value is out of range, value must between -2147483648 and 2147483647");
         return -1;
     }
+    if (c->fe->cluster && id != 0) {
+        resp_error(out, "ERR SELECT is not allowed in cluster mode");
+        return -1;
+    }
     if (id < 0 || id >= ndb) {
         resp_error(out, "ERR DB index is out of range");
         return -1;

@@ -77,6 +77,8 @@ int fe_enc_copy(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_
             return fe_enc_fail(e, FE_ERR_SYNTAX);
         }
     }
+    if (c->fe->cluster && (c->db != 0 || db != 0))
+        return fe_enc_fail(e, "ERR Copying to another database is not allowed in cluster mode");
     if (db == c->db && a->lens[1] == a->lens[2] && memcmp(a->argv[1], a->argv[2], a->lens[1]) == 0)
         return fe_enc_fail(e, ERR_SAME_OBJECT);
     fe_enc_begin(e, CMD_COPY, 1);
@@ -91,6 +93,7 @@ int fe_enc_copy(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_
 int fe_enc_move(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
 {
     (void)d;
+    if (c->fe->cluster) return fe_enc_fail(e, "ERR MOVE is not allowed in cluster mode");
     int db;
     if (parse_db(c, e, a->argv[2], a->lens[2], NULL, &db)) return -1;
     if (db == c->db) return fe_enc_fail(e, ERR_SAME_OBJECT);
@@ -104,6 +107,7 @@ int fe_enc_move(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_
 int fe_enc_swapdb(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
 {
     (void)d;
+    if (c->fe->cluster) return fe_enc_fail(e, "ERR SWAPDB is not allowed in cluster mode");
     int x, y;
     if (parse_int(e, a->argv[1], a->lens[1], "ERR invalid first DB index", &x)) return -1;
     if (parse_int(e, a->argv[2], a->lens[2], "ERR invalid second DB index", &y)) return -1;

@@ -116,6 +116,12 @@ typedef struct fe_conn {
     uint64_t exec_wait_lsn; /* its record's LSN + 1, 0 = none */
     uint64_t exec_wait_end; /* its record's end */
     int exec_wait_db;       /* the database once it ran */
+    /* Cluster mode (frontend/cmd/cluster.c): the slot of the transaction's
+     * keys so far (-1 none), whether two of its commands named different
+     * slots (EXEC answers CROSSSLOT), and READONLY. */
+    int32_t cl_slot;
+    uint8_t cl_cross;
+    uint8_t cl_readonly;
 
     /* Closing from above (fe_conn_kill) and dropping replies (CLIENT REPLY):
      * the core's mechanisms, which the admin layer sets. */
@@ -185,6 +191,9 @@ typedef struct fe {
     int64_t hash_max_entries, hash_max_value;
     int64_t set_max_intset; /* set-max-intset-entries, which set writes carry */
     uint64_t maxmemory;     /* denyoom writes refused while used_memory exceeds it; 0 = none */
+    /* The static cluster topology (common/cluster.h, D35), NULL unless
+     * cluster-enabled: the command layer redirects keys of other nodes. */
+    struct cluster *cluster;
     /* This frontend's counters in shm (INFO stats, commandstats): the core
      * counts bytes, connections and commands; the admin layer the rest. */
     shm_fe_stats_t *stats;

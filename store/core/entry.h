@@ -130,6 +130,9 @@ struct store_ctx {
      * st_notify_expired, set by store_ctx_create (a hook, so entry.c
      * names nothing above it). */
     void (*on_expired)(struct store_ctx *ctx, st_db_t *db, const idx_entry_t *e);
+    /* The static cluster topology (CLUSTER's replies, store/cluster.c),
+     * NULL unless cluster-enabled. */
+    struct cluster *cluster;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */

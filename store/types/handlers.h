@@ -7,6 +7,9 @@
 #ifndef ATTIC_STORE_HANDLERS_H
 #define ATTIC_STORE_HANDLERS_H
 
+#include <string.h>
+#include <strings.h>
+
 #include "buf.h"
 #include "command.h"
 #include "store/core/entry.h"
@@ -29,6 +32,17 @@ typedef st_read_t *st_read_fn;
 #include "commands.def"
 
 /* Helpers the handlers share (keyspace.c). */
+
+/* Whether argument x is word, in any case (options, subcommands). */
+static inline int st_arg_is(const rec_arg_t *x, const char *word)
+{
+    size_t n = strlen(word);
+    return x->len == n && strncasecmp((const char *)x->ptr, word, n) == 0;
+}
+
+/* An array of n elements whose bytes are in body, or STORE_ERR_TOO_LARGE
+ * when the whole would pass the reply limit (channel-size). */
+void st_reply_array_of(store_ctx_t *ctx, buf_t *r, uint64_t n, const buf_t *body);
 
 /* A SCAN-style cursor as Redis parses it (strtoul's rules). Returns 0, or
  * -1 when it is not one ("ERR invalid cursor"). */

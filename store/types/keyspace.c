@@ -387,9 +387,7 @@ static int arg_is(const rec_arg_t *x, const char *word)
     return x->len == n && strncasecmp((const char *)x->ptr, word, n) == 0;
 }
 
-/* An array of n elements whose bytes are in body, or STORE_ERR_TOO_LARGE
- * when the whole would pass the reply limit. */
-static void reply_array_of(store_ctx_t *ctx, buf_t *r, uint64_t n, const buf_t *body)
+void st_reply_array_of(store_ctx_t *ctx, buf_t *r, uint64_t n, const buf_t *body)
 {
     if (ctx->max_reply && body->len + 32 > ctx->max_reply) {
         resp_error(r, STORE_ERR_TOO_LARGE);
@@ -429,7 +427,7 @@ void st_read_keys(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         a, &a->argv[0], a->argv[0].len == 1 && a->argv[0].ptr[0] == '*', ctx->max_reply, {0}, 0};
     buf_init(&k.body);
     idx_foreach(&a->db->ix, keys_visit, &k);
-    reply_array_of(ctx, r, k.n, &k.body);
+    st_reply_array_of(ctx, r, k.n, &k.body);
     buf_free(&k.body);
 }
 

@@ -192,12 +192,10 @@ void st_apply_hincrby(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (r) resp_error(r, "ERR hash value is not an integer");
         return;
     }
-    if ((delta < 0 && value < 0 && delta < LLONG_MIN - value) ||
-        (delta > 0 && value > 0 && delta > LLONG_MAX - value)) {
+    if (__builtin_add_overflow(value, delta, &value)) {
         if (r) resp_error(r, "ERR increment or decrement would overflow");
         return;
     }
-    value += delta;
     char num[32];
     set_computed(ctx, a, h, num, str_from_ll(num, value));
     if (r) resp_integer(r, value);

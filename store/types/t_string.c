@@ -92,12 +92,10 @@ void st_apply_incrby(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
             return;
         }
     }
-    if ((delta < 0 && value < 0 && delta < LLONG_MIN - value) ||
-        (delta > 0 && value > 0 && delta > LLONG_MAX - value)) {
+    if (__builtin_add_overflow(value, delta, &value)) {
         if (r) resp_error(r, "ERR increment or decrement would overflow");
         return;
     }
-    value += delta;
     char num[32];
     rec_arg_t val = {(const unsigned char *)num, (uint32_t)str_from_ll(num, value)};
     /* INCR keeps the key's TTL, as Redis' dbOverwrite does. */

@@ -126,21 +126,7 @@ class Server:
     def _stop_process(self):
         if self.proc is None:
             return
-        pid = self.proc.pid
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
-        try:  # the rest of its process group (its pgid is its pid)
-            os.killpg(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+        stop_group(self.proc)
         self.proc = None
 
     def stop(self):
@@ -160,6 +146,25 @@ class Server:
         s = socket.create_connection(("127.0.0.1", self.port), timeout=5)
         s.settimeout(5)
         return RawConn(s)
+
+
+def stop_group(proc):
+    """Stop a process started with start_new_session, by pid: SIGTERM, up
+    to 10 s, then SIGKILL of the rest of its group (its pgid is its pid)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def stop_all():
