@@ -118,7 +118,7 @@ typedef struct shm_slowlog {
  * subcommands (frontend/admin/command-index.c). CONFIG RESETSTAT bumps
  * stat_epoch; a frontend zeroes its own table when it sees the new epoch,
  * and INFO counts only tables whose epoch_seen is current. */
-#define SHM_STAT_SLOTS 320
+#define SHM_STAT_SLOTS 384 /* 256 ids + every SUB row (command-index.c checks) */
 typedef struct shm_cmdstat {
     _Atomic uint64_t calls, nsec, rejected, failed; /* INFO shows nsec / 1000 as usec */
 } shm_cmdstat_t;
