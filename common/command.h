@@ -80,6 +80,23 @@
  *                  value's length, it now points at this record's copy;
  *                  otherwise nothing changes. No reply, no WATCH signal,
  *                  the apply clock unchanged (its time is the store's).
+ *   CMD_CHUNK      u64 group, u32 seq, u64 owner, bytes: one part of a value
+ *                  too large for one record (D31). group is the LSN of the
+ *                  group's seq 0 chunk; owner the writing frontend's slot <<
+ *                  32 | pid. Parts are kept aside (not visible), no reply.
+ *   CMD_BIGFINAL   u64 group, u32 which, a nested write payload (SET or
+ *                  APPEND, as rec_encode_payload makes it) whose argument
+ *                  `which` is empty: applied as that write with the group's
+ *                  parts as that argument's bytes, in one step. Its reply is
+ *                  the nested write's.
+ *   CMD_BIGABORT   u64 group: the group's parts are dropped (the client
+ *                  left, or the store saw its writer dead); no reply.
+ *   CMD_EVICT      key: written by the store (never a client) when used
+ *                  memory is over maxmemory and the policy chose the key
+ *                  (store/evict.c): the key (in the record's db) is
+ *                  removed if present, as DEL removes it (WATCH sees it),
+ *                  and counted in INFO evicted_keys. No reply; the apply
+ *                  clock unchanged (its time is the store's).
  *   CMD_EXEC       a transaction (MULTI ... EXEC), applied atomically:
  *                  arg 0: 24 bytes: u64 watch_lsn, i64 watch_time_ms,
  *                         u32 nwatch, u32 flags (0, or 1: see below)

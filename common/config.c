@@ -355,8 +355,7 @@ static int parse_user(config_t *c, int argc, const char *const *argv, const size
 /* ---- the table ---- */
 
 static const char *const loglevel_names[] = {"debug", "verbose", "notice", "warning", NULL};
-/* Redis 7.0's order; AtticDB evicts under none of them yet (D32): every
- * policy refuses denyoom writes over maxmemory as noeviction does. */
+/* Redis 7.0's order (store/core/evict.h numbers them; D32). */
 static const char *const maxmemory_policy_names[] = {
     "volatile-lru",   "volatile-lfu", "volatile-random",
     "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
@@ -414,6 +413,8 @@ static const config_entry_t table[] = {
     NUM("maxmemory", CONFIG_MEMORY, MUT, "0", 0, LLONG_MAX, maxmemory),
     ENUM("maxmemory-policy", MUT, "noeviction", maxmemory_policy, maxmemory_policy_names),
     NUM("maxmemory-samples", CONFIG_INT, MUT, "5", 1, INT_MAX, maxmemory_samples),
+    NUM("lfu-log-factor", CONFIG_INT, MUT, "10", 0, INT_MAX, lfu_log_factor),
+    NUM("lfu-decay-time", CONFIG_INT, MUT, "1", 0, INT_MAX, lfu_decay_time),
     NUM("timeout", CONFIG_INT, MUT, "0", 0, INT_MAX, timeout),
     BOOL("protected-mode", MUT, "yes", protected_mode),
     SPECIAL("requirepass", MUT, NULL, parse_requirepass, format_requirepass),
@@ -461,6 +462,9 @@ static const config_entry_t table[] = {
     /* The store writes a checkpoint each time this much log was applied
      * since the last one, and at a clean shutdown; 0 = never (D23). */
     NUM("checkpoint-bytes", CONFIG_MEMORY, 0, "256mb", 0, LLONG_MAX, checkpoint_bytes),
+    /* SAVE and BGSAVE write a backup (a checkpoint and the log it needs)
+     * into a new directory under this one; relative to dir (D38). */
+    STRING("backup-dir", "backups", backup_dir),
     /* The store relocates live values out of the log's oldest segments
      * while the log they span is more than this many times their bytes;
      * 0 = never (D27). */
@@ -575,6 +579,7 @@ void config_free(config_t *c)
     free(c->logfile);
     free(c->cluster_config_file);
     free(c->cluster_announce_ip);
+    free(c->backup_dir);
     free(c->requirepass);
     for (int i = 0; i < c->nusers; i++) {
         for (int j = 0; j < c->users[i].nwords; j++)

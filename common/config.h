@@ -15,6 +15,18 @@
 #define CONFIG_MAX_BINDS      8
 #define CONFIG_MAX_USER_WORDS 64
 
+/* maxmemory-policy values: their index in common/config.c's names. */
+enum {
+    CONFIG_POLICY_VOLATILE_LRU = 0,
+    CONFIG_POLICY_VOLATILE_LFU = 1,
+    CONFIG_POLICY_VOLATILE_RANDOM = 2,
+    CONFIG_POLICY_VOLATILE_TTL = 3,
+    CONFIG_POLICY_ALLKEYS_LRU = 4,
+    CONFIG_POLICY_ALLKEYS_LFU = 5,
+    CONFIG_POLICY_ALLKEYS_RANDOM = 6,
+    CONFIG_POLICY_NOEVICTION = 7,
+};
+
 /* A `user <name> <rules...>` line: the ACL user it declares. */
 typedef struct config_user {
     char **words; /* name, then the rules */
@@ -45,15 +57,17 @@ typedef struct config {
     size_t max_inline_len;
     uint64_t client_query_buffer_limit;
     int64_t maxclients;   /* 1..4294967295, as Redis */
-    uint64_t maxmemory;   /* bytes of used_memory past which denyoom writes are refused; 0 = none */
-    int maxmemory_policy; /* index in the maxmemory-policy names (config.c) */
+    uint64_t maxmemory;   /* bytes of used_memory past which the policy applies; 0 = none */
+    int maxmemory_policy; /* CONFIG_POLICY_*: index in the maxmemory-policy names (config.c) */
     int64_t maxmemory_samples;
     uint32_t notify_keyspace_events; /* enum ps_notify (common/pubsub.h), D37 */
-    int databases;                   /* 1..256, default 16 */
-    int timeout;                     /* close clients idle this many seconds, 0 = never */
-    uint64_t obuf_hard;              /* client-output-buffer-limit normal: hard bytes, 0 = none */
-    uint64_t obuf_soft;              /* ... soft bytes, 0 = none */
-    int obuf_soft_seconds;           /* ... over soft this long closes the client */
+    int lfu_log_factor;    /* LFU counter growth: 1 / ((counter - 5) * factor + 1) per use */
+    int lfu_decay_time;    /* minutes per step down of an LFU counter; 0 = never */
+    int databases;         /* 1..256, default 16 */
+    int timeout;           /* close clients idle this many seconds, 0 = never */
+    uint64_t obuf_hard;    /* client-output-buffer-limit normal: hard bytes, 0 = none */
+    uint64_t obuf_soft;    /* ... soft bytes, 0 = none */
+    int obuf_soft_seconds; /* ... over soft this long closes the client */
     /* client-output-buffer-limit pubsub: the same three for a client with
      * a subscription (D37) */
     uint64_t obuf_pubsub_hard, obuf_pubsub_soft;
@@ -72,6 +86,7 @@ typedef struct config {
     int respawn_limit;                 /* deaths in a row at start before giving up */
     int log_sync;                      /* CONFIG_SYNC_* */
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
+    char *backup_dir;                  /* where SAVE/BGSAVE put backups; relative: to dir (D38) */
     char *config_file;                 /* absolute path of the file given at start, NULL = none
                                         * (INFO server, CONFIG REWRITE) */
     double space_amp_target; /* relocate while the log spans more than this x live; 0 = off */

@@ -47,16 +47,24 @@ enum {
     F_SEG_DELETE,
     F_SEG_DELETED,
     F_RELOCATED,
+    F_BACKUP_COPIED,
+    F_BACKUP_RENAMED,
+    F_BACKUP_MANIFEST,
+    F_RESTORE_COPIED,
+    F_BIG_CHUNK,
+    F_BIG_FINAL,
+    F_BIG_APPLY,
     F_NOPS
 };
 
 static const char *const op_names[F_NOPS] = {
-    "open",        "pwrite",      "pread",           "fdatasync", "fsync",
-    "fallocate",   "ftruncate",   "rename",          "unlink",    "mkdir",
-    "flock",       "stat",        "sync_file_range", "opendir",   "readdir",
-    "claim",       "start",       "release",         "releasing", "failed",
-    "ckptwritten", "ckptrenamed", "ckptdelete",      "segdelete", "segdeleted",
-    "relocated"};
+    "open",        "pwrite",       "pread",           "fdatasync",      "fsync",
+    "fallocate",   "ftruncate",    "rename",          "unlink",         "mkdir",
+    "flock",       "stat",         "sync_file_range", "opendir",        "readdir",
+    "claim",       "start",        "release",         "releasing",      "failed",
+    "ckptwritten", "ckptrenamed",  "ckptdelete",      "segdelete",      "segdeleted",
+    "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied",
+    "bigchunk",    "bigfinal",     "bigapply"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -298,7 +306,14 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_CKPT_DELETE] = F_CKPT_DELETE,
                               [IO_FAULT_SEG_DELETE] = F_SEG_DELETE,
                               [IO_FAULT_SEG_DELETED] = F_SEG_DELETED,
-                              [IO_FAULT_RELOCATED] = F_RELOCATED};
+                              [IO_FAULT_RELOCATED] = F_RELOCATED,
+                              [IO_FAULT_BACKUP_COPIED] = F_BACKUP_COPIED,
+                              [IO_FAULT_BACKUP_RENAMED] = F_BACKUP_RENAMED,
+                              [IO_FAULT_BACKUP_MANIFEST] = F_BACKUP_MANIFEST,
+                              [IO_FAULT_RESTORE_COPIED] = F_RESTORE_COPIED,
+                              [IO_FAULT_BIG_CHUNK] = F_BIG_CHUNK,
+                              [IO_FAULT_BIG_FINAL] = F_BIG_FINAL,
+                              [IO_FAULT_BIG_APPLY] = F_BIG_APPLY};
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
     return hit(ops[point]);
 }
@@ -507,10 +522,12 @@ static void reset(void)
 }
 
 /* Entries that name no role are the children's (logger, store, frontend),
- * as before the master and atticdb-check took faults of their own. */
+ * as before the master, atticdb-check and atticdb-backup took faults of
+ * their own. */
 static int takes_unnamed(const char *role)
 {
-    return !role || (strcmp(role, "master") != 0 && strcmp(role, "check") != 0);
+    return !role || (strcmp(role, "master") != 0 && strcmp(role, "check") != 0 &&
+                     strcmp(role, "backup") != 0);
 }
 
 int io_fault_install(const char *spec, const char *role, int first_incarnation)

@@ -28,6 +28,10 @@
  * "ckptdelete" (before each older checkpoint it removes). Counts are shared
  * with the processes forked after installing, so the Nth is the store's
  * Nth, whichever checkpoint child passes it.
+ * A value larger than one record (D31): "bigchunk" is a frontend's Nth
+ * committed CMD_CHUNK, "bigfinal" its Nth value whose chunks are all
+ * committed and whose final record is not claimed yet, "bigapply" the
+ * store's Nth applied CMD_CHUNK; KILL there kills the process.
  *
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
  * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
@@ -90,6 +94,15 @@ enum io_fault_point {
     IO_FAULT_SEG_DELETE = 8,  /* "segdelete": before unlinking a segment */
     IO_FAULT_SEG_DELETED = 9, /* "segdeleted": unlinked, directory not yet fsynced */
     IO_FAULT_RELOCATED = 10,  /* "relocated": a CMD_RELOCATE just moved a value */
+    /* Backups (common/backup.c, store/backup.c; D38): */
+    IO_FAULT_BACKUP_COPIED = 11,   /* "backupcopied": files synced in the .tmp dir, not renamed */
+    IO_FAULT_BACKUP_RENAMED = 12,  /* "backuprenamed": the dir renamed, no MANIFEST yet */
+    IO_FAULT_BACKUP_MANIFEST = 13, /* "backupmanifest": MANIFEST.tmp synced, not renamed */
+    IO_FAULT_RESTORE_COPIED = 14,  /* "restorecopied": restore's copy synced, not renamed */
+    /* A value larger than one record (D31): */
+    IO_FAULT_BIG_CHUNK = 15, /* "bigchunk": a frontend committed one CMD_CHUNK */
+    IO_FAULT_BIG_FINAL = 16, /* "bigfinal": every chunk committed, the final not claimed */
+    IO_FAULT_BIG_APPLY = 17, /* "bigapply": the store applied a CMD_CHUNK */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

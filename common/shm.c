@@ -90,6 +90,7 @@ shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size,
     if (waiter_init(&s->logger_wake) || waiter_init(&s->store_wake)) goto fail;
     atomic_store(&s->start_time_ms, shm_now_ms());
     atomic_store(&s->notify_lsn, UINT64_MAX);
+    atomic_store(&s->backup_last_secs, -1);
     s->master_pid = (int32_t)getpid();
     return s;
 fail:;

@@ -88,7 +88,13 @@ typedef struct shm_frontend {
     _Atomic uint32_t pubsub_wake;
     uint64_t to_store_off;   /* chan_t: requests, frontend -> store */
     uint64_t from_store_off; /* chan_t: replies, store -> frontend */
+    /* Bytes of replies this frontend's clients have not read yet, summed
+     * every FE_OBUF_SUM_MS (frontend/core/conn.c): INFO mem_clients_normal
+     * and part of used_memory (shm_used_memory). */
+    _Atomic uint64_t obuf_bytes;
 } shm_frontend_t;
+
+#define FE_OBUF_SUM_MS 100
 
 /* ---- issue 5 (frontend admin helper): a log-linear histogram ----
  * Eight buckets per power of two (each within 12.5% of its neighbour), from
@@ -168,6 +174,17 @@ typedef struct shm {
     /* The applied LSN the figures above are of, stored (release) after
      * them: INFO waits for it to reach durable_lsn (D25). */
     _Atomic uint64_t store_counts_lsn;
+    /* maxmemory and what eviction reads of its settings (D32), for the
+     * store: written by the master at start and by CONFIG SET
+     * (frontend/admin/config-cmd.c), each change bumping mem_version (0 =
+     * never written: the store keeps its config_t's). */
+    _Atomic uint64_t mem_version;
+    _Atomic int64_t mem_maxmemory, mem_policy, mem_samples, mem_lfu_log_factor, mem_lfu_decay_time;
+    /* The store's: keys it evicted since it started (INFO evicted_keys),
+     * and 1 while used memory is over maxmemory and the policy finds no
+     * key to evict (the frontends then refuse denyoom writes with -OOM). */
+    _Atomic uint64_t evicted_keys;
+    _Atomic uint32_t evict_stuck;
     /* Per database, published by the store for INFO keyspace. */
     _Atomic uint64_t db_keys[256];
     _Atomic uint64_t db_expires[256];
@@ -189,6 +206,16 @@ typedef struct shm {
     /* Bumped by the master after it reopened the log file on SIGHUP; every
      * process reopens it before its next line (common/log.c). */
     _Atomic uint32_t log_generation;
+    /* Backups (SAVE, BGSAVE: store/backup.c, D38), published by the store
+     * for LASTSAVE and INFO persistence. */
+    _Atomic uint32_t backup_in_progress; /* one is asked for or being written */
+    _Atomic uint32_t backup_last_failed; /* the last one to end failed */
+    _Atomic int64_t backup_last_ms;      /* when the last good one ended (0: none yet) */
+    _Atomic int64_t backup_started_ms;   /* when the one in progress was asked for */
+    _Atomic int64_t backup_last_secs;    /* how long the last one took (-1: none) */
+    _Atomic uint64_t backup_last_lsn;    /* the LSN of the last good one */
+    _Atomic uint64_t backup_saves;       /* good ones since the server started */
+    _Atomic uint64_t backup_changes;     /* client writes applied since the last good one began */
 
     _Alignas(64) shm_waiter_t logger_wake; /* records committed to the ring */
     _Alignas(64) shm_waiter_t store_wake;  /* durable LSN advanced / request */
@@ -196,10 +223,26 @@ typedef struct shm {
     shm_frontend_t fe[SHM_MAX_FRONTENDS];
     /* Frontend i claims ring space through claimers[i] (one array, so the
      * logger can search it for the owner of an abandoned claim), and the
-     * store through claimers[nfrontends] (its relocation records, D27):
-     * shm_nclaimers() of them are in use. */
+     * store through claimers[nfrontends] (its relocation and eviction
+     * records, D27 and D32): shm_nclaimers() of them are in use. */
     ring_claimer_t claimers[SHM_MAX_FRONTENDS + 1];
 } shm_t;
+
+/* The clients' unsent replies, every frontend (shm_frontend_t.obuf_bytes). */
+static inline uint64_t shm_clients_bytes(const shm_t *s)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < s->nfrontends && i < SHM_MAX_FRONTENDS; i++)
+        n += atomic_load_explicit(&s->fe[i].obuf_bytes, memory_order_relaxed);
+    return n;
+}
+
+/* used_memory, what maxmemory bounds (D32): the store's index and entries
+ * plus the clients' unsent replies. */
+static inline uint64_t shm_used_memory(const shm_t *s)
+{
+    return atomic_load_explicit(&s->store_index_bytes, memory_order_relaxed) + shm_clients_bytes(s);
+}
 
 /* Claimers in use: one per frontend, then the store's. */
 static inline int shm_nclaimers(const shm_t *s)
@@ -207,7 +250,8 @@ static inline int shm_nclaimers(const shm_t *s)
     return (int)s->nfrontends + 1;
 }
 
-/* The store's ring claimer (relocation records, store/compact.c). */
+/* The store's ring claimer (relocation and eviction records:
+ * store/compact.c, store/evict.c). */
 static inline ring_claimer_t *shm_store_claimer(shm_t *s)
 {
     return &s->claimers[s->nfrontends];

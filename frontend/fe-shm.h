@@ -62,6 +62,7 @@ typedef struct shm_config {
     _Atomic int64_t maxmemory, maxmemory_policy, maxmemory_samples; /* D32 */
     /* notify-keyspace-events; the store reads its copy in shm_t (D37) */
     _Atomic int64_t notify_keyspace_events;
+    _Atomic int64_t lfu_log_factor, lfu_decay_time;
     char requirepass[SHM_REQUIREPASS_MAX]; /* CONFIG GET requirepass; under lock */
 } shm_config_t;
 
@@ -167,9 +168,9 @@ typedef struct shm_admin {
     /* INFO used_memory_peak: the largest store_index_bytes seen, sampled by
      * frontend 0 every tick (10 ms) and by every INFO. */
     _Atomic uint64_t used_memory_peak;
-    /* INFO rdb_last_save_time after a log failure: the last time frontend
-     * 0 saw the log running (wall clock, ms). */
-    _Atomic int64_t log_running_seen_ms;
+    /* INFO evicted_keys at the last CONFIG RESETSTAT (the store's count,
+     * shm_t.evicted_keys, never goes back; INFO shows what it gained since). */
+    _Atomic uint64_t evicted_base;
     /* One per frontend: shm->nfrontends entries (fe_shm_size). */
     _Alignas(64) shm_fe_stats_t fe_stats[];
 } shm_admin_t;

@@ -616,9 +616,15 @@ void store_ckpt_sched_init(store_ckpt_sched_t *s, const config_t *cfg, uint64_t 
     s->next_lsn = from + s->every;
 }
 
-/* In the child: write, prune, leave without running the server's exit
+/* What a child runs: job(ctx, arg), on its copy of the state. */
+typedef struct child_job {
+    int (*job)(store_ctx_t *, void *);
+    void *arg;
+} child_job_t;
+
+/* In the child: run the job, leave without running the server's exit
  * handlers (the parent's atexit work is the parent's). */
-static void child_main(store_ctx_t *ctx, const char *dir, pid_t parent)
+static void child_main(store_ctx_t *ctx, const child_job_t *j, pid_t parent)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(1); /* the store died before prctl */
@@ -626,27 +632,43 @@ static void child_main(store_ctx_t *ctx, const char *dir, pid_t parent)
      * checkpoint may take its time, an ack may not (D23). Failing only
      * means it competes harder. */
     setpriority(PRIO_PROCESS, 0, CKPT_CHILD_NICE);
+    _exit(j->job(ctx, j->arg) ? 1 : 0);
+}
+
+/* The checkpoint child's job: write, then prune. */
+static int checkpoint_job(store_ctx_t *ctx, void *dir)
+{
     int rc = store_ckpt_save(ctx, dir);
     /* Only once the new one is durable under its name may older ones go. */
     if (rc == 0) store_ckpt_prune(dir, STORE_CKPT_KEEP);
-    _exit(rc ? 1 : 0);
+    return rc;
+}
+
+/* Fork a child running j; fill in what the schedule knows of it. */
+static pid_t fork_child(store_ckpt_sched_t *s, store_ctx_t *ctx, const child_job_t *j,
+                        uint64_t min_ref)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) child_main(ctx, j, parent);
+    s->child = pid;
+    s->child_lsn = store_applied(ctx);
+    s->child_min_ref = min_ref;
+    s->child_start_ns = shm_mono_ns();
+    return pid;
 }
 
 static int start_child(store_ckpt_sched_t *s, store_ctx_t *ctx)
 {
     uint64_t t0 = shm_mono_ns();
-    pid_t parent = getpid();
-    pid_t pid = fork();
+    child_job_t j = {checkpoint_job, (void *)s->dir};
+    pid_t pid = fork_child(s, ctx, &j, ctx->live.broken ? 0 : st_live_lowest(&ctx->live));
     if (pid < 0) {
         log_warn("store: cannot fork to write a checkpoint: %s; tried again later",
                  strerror(errno));
         return -1;
     }
-    if (pid == 0) child_main(ctx, s->dir, parent);
-    s->child = pid;
-    s->child_lsn = store_applied(ctx);
-    s->child_min_ref = ctx->live.broken ? 0 : st_live_lowest(&ctx->live);
-    s->child_start_ns = shm_mono_ns();
     log_info("store: writing a checkpoint at LSN %" PRIu64 " in pid %d (fork took %.1f ms)",
              s->child_lsn, (int)pid, (double)(s->child_start_ns - t0) / 1e6);
     return 0;
@@ -658,6 +680,13 @@ static int reap_child(store_ckpt_sched_t *s, int wait)
     int status;
     pid_t r = waitpid(s->child, &status, wait ? 0 : WNOHANG);
     if (r == 0 || (r < 0 && errno == EINTR)) return 0;
+    if (s->job_done) {
+        void (*done)(void *, int) = s->job_done;
+        s->job_done = NULL;
+        s->child = 0;
+        done(s->job_arg, r > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+        return 1;
+    }
     if (r > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
         s->last_lsn = s->child_lsn;
         s->last_min_ref = s->child_min_ref;
@@ -683,19 +712,43 @@ static int reap_child(store_ckpt_sched_t *s, int wait)
 
 void store_ckpt_poll(store_ckpt_sched_t *s, store_ctx_t *ctx)
 {
-    if (!s->every) return;
     if (s->child) {
         uint64_t now = shm_mono_ns();
         if (now - s->last_poll_ns < CKPT_POLL_NS) return;
         s->last_poll_ns = now;
         if (!reap_child(s, 0)) return;
     }
+    if (!s->every) return;
     uint64_t applied = store_applied(ctx);
     if (applied < s->next_lsn || applied == s->last_lsn) return;
+    /* Never while a large value's parts are pending (D31): a restart from
+     * here would replay the final record without the chunks before it.
+     * Tried again at every turn until none is. */
+    if (ctx->groups.n) return;
     /* The next one after another `every` bytes, whether this one works or
      * not: a failing disk is not hammered, and a failure is retried. */
     s->next_lsn = applied + s->every;
     start_child(s, ctx);
+}
+
+void store_ckpt_wait(store_ckpt_sched_t *s)
+{
+    while (s->child && !reap_child(s, 1)) {
+    }
+}
+
+int store_ckpt_start_job(store_ckpt_sched_t *s, store_ctx_t *ctx, int (*job)(store_ctx_t *, void *),
+                         void (*done)(void *, int), void *arg, uint64_t min_ref)
+{
+    if (s->child) return -1;
+    child_job_t j = {job, arg};
+    if (fork_child(s, ctx, &j, min_ref) < 0) {
+        log_warn("store: cannot fork: %s", strerror(errno));
+        return -1;
+    }
+    s->job_done = done;
+    s->job_arg = arg;
+    return 0;
 }
 
 void store_ckpt_finish(store_ckpt_sched_t *s, store_ctx_t *ctx, int clean)
@@ -707,7 +760,7 @@ void store_ckpt_finish(store_ckpt_sched_t *s, store_ctx_t *ctx, int clean)
     }
     while (s->child && !reap_child(s, 1)) {
     }
-    if (!clean || !s->every || store_applied(ctx) == s->last_lsn) return;
+    if (!clean || !s->every || store_applied(ctx) == s->last_lsn || ctx->groups.n) return;
     if (start_child(s, ctx) == 0) {
         while (s->child && !reap_child(s, 1)) {
         }

@@ -75,6 +75,11 @@ typedef struct store_ckpt_sched {
     uint64_t child_start_ns;
     uint64_t last_poll_ns;
     uint64_t written, failed; /* counts, for the log and tests */
+    /* A child running another job than a checkpoint of the data
+     * directory (a backup, store/backup.c): its end is reported to
+     * job_done instead of counting as a checkpoint. */
+    void (*job_done)(void *arg, int ok);
+    void *job_arg;
 } store_ckpt_sched_t;
 
 /* from: the LSN the state was restored at (a checkpoint's, or the log's
@@ -83,6 +88,18 @@ void store_ckpt_sched_init(store_ckpt_sched_t *s, const config_t *cfg, uint64_t 
 /* Between batches: reap a finished child (at most every few ms), and fork
  * a new one once `every` bytes were applied since the last one started. */
 void store_ckpt_poll(store_ckpt_sched_t *s, store_ctx_t *ctx);
+/*
+ * Fork a child that runs job(ctx, arg) on its copy-on-write view of ctx
+ * (nice, dying with the store, leaving with _exit(job's result != 0)),
+ * when no child runs; done(arg, ok) is called once it is reaped (by
+ * store_ckpt_poll or store_ckpt_wait). min_ref: the lowest LSN it reads in
+ * the log, which segment deletion keeps while it runs (D27). Returns 0, or
+ * -1 (a child already runs, or fork failed: logged).
+ */
+int store_ckpt_start_job(store_ckpt_sched_t *s, store_ctx_t *ctx, int (*job)(store_ctx_t *, void *),
+                         void (*done)(void *, int), void *arg, uint64_t min_ref);
+/* Wait until no child runs (reaping it). */
+void store_ckpt_wait(store_ckpt_sched_t *s);
 /* Stopping. clean: wait for a running child, then write a last checkpoint
  * at the final LSN (in a child, waited for); otherwise kill the child. */
 void store_ckpt_finish(store_ckpt_sched_t *s, store_ctx_t *ctx, int clean);

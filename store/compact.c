@@ -66,6 +66,8 @@ int store_live_verify(store_ctx_t *ctx)
     st_live_init(&ctx->live, ctx->segment_size);
     for (int i = 0; i < ctx->ndb; i++)
         idx_foreach(&ctx->dbs[i]->ix, recount_entry, ctx);
+    /* The parts of values not yet final are counted too (D31). */
+    st_groups_count(&ctx->groups, &ctx->live);
     st_live_t fresh = ctx->live;
     ctx->live = mine;
     int same = st_live_equal(&mine, &fresh) && !mine.broken;
@@ -285,15 +287,19 @@ static int reloc_one(store_compact_t *c, store_ctx_t *ctx, shm_t *shm, int db, i
     return 1;
 }
 
+int store_compact_claimer_ready(store_compact_t *c, shm_t *shm)
+{
+    if (atomic_load(&shm->logger_state) != LOGGER_RUNNING) return 0;
+    if (!c->adopted)
+        c->adopted = ring_claimer_adopt(
+            shm_store_claimer(shm), atomic_load_explicit(&shm->durable_lsn, memory_order_acquire));
+    return c->adopted;
+}
+
 uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, shm_t *shm, uint64_t budget)
 {
     if (c->target <= 0 || ctx->live.broken) return 0;
-    if (atomic_load(&shm->logger_state) != LOGGER_RUNNING) return 0;
-    if (!c->adopted) {
-        c->adopted = ring_claimer_adopt(
-            shm_store_claimer(shm), atomic_load_explicit(&shm->durable_lsn, memory_order_acquire));
-        if (!c->adopted) return 0;
-    }
+    if (!store_compact_claimer_ready(c, shm)) return 0;
     if (!c->pass) {
         if (!reloc_due(c, ctx)) return 0;
         c->pass = 1;
@@ -327,4 +333,42 @@ uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, shm_t *shm
 full:
     if (done) shm_wake(&shm->logger_wake);
     return done;
+}
+
+/* ---- large values whose writer died (D31) ------------------------------- */
+
+static int owner_alive(shm_t *shm, uint64_t owner)
+{
+    uint32_t slot = (uint32_t)(owner >> 32);
+    return slot < shm->nfrontends && atomic_load(&shm->fe[slot].pid) == (int32_t)(uint32_t)owner;
+}
+
+int store_abort_orphans(store_compact_t *c, store_ctx_t *ctx, shm_t *shm)
+{
+    int written = 0;
+    for (uint32_t i = 0; i < ctx->groups.n; i++) {
+        st_group_t *g = &ctx->groups.g[i];
+        if (g->aborting || owner_alive(shm, g->owner)) continue;
+        if (!store_compact_claimer_ready(c, shm)) break;
+        ring_t *ring = shm_ring(shm);
+        unsigned char id[8];
+        cmd_put_i64(id, (int64_t)g->id);
+        const unsigned char *argv[1] = {id};
+        uint32_t lens[1] = {8};
+        uint32_t space = rec_space((uint32_t)rec_cmd_payload_size(1, lens));
+        uint64_t pos;
+        if (ring_claim(ring, shm_store_claimer(shm), space, &pos) != 0) break;
+        uint64_t durable = atomic_load_explicit(&shm->durable_lsn, memory_order_acquire);
+        rec_encode_cmd_durable(ring_ptr(ring, pos), pos, durable, 0, ctx->now,
+                               REC_OP_DB(CMD_BIGABORT, 0), 1, argv, lens);
+        ring_commit(ring, shm_store_claimer(shm), pos);
+        g->aborting = 1;
+        written++;
+        log_info("store: the writer of value group %" PRIu64 " (frontend %u, pid %u) is gone: "
+                 "its %" PRIu64 " pending bytes are dropped",
+                 g->id, (unsigned)(g->owner >> 32), (unsigned)(uint32_t)g->owner,
+                 st_pieces_len(g->l));
+    }
+    if (written) shm_wake(&shm->logger_wake);
+    return written;
 }

@@ -83,9 +83,20 @@ int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_
  * At most about `budget` value bytes per call. Returns the bytes relocated.
  */
 struct shm;
+/* 1 when the store's ring claimer may claim now: the logger runs and the
+ * claimer was adopted from a dead predecessor (ring_claimer_adopt).
+ * Relocation and eviction (store/evict.c) write through it. */
+int store_compact_claimer_ready(store_compact_t *c, struct shm *shm);
 uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, struct shm *shm,
                                 uint64_t budget);
 /* Free what c holds. */
 void store_compact_free(store_compact_t *c);
+
+/* Values larger than one record (D31): write a CMD_BIGABORT for every
+ * pending group whose writing frontend is gone (its slot has another pid
+ * or none), through the store's ring claimer; applying it, live and on
+ * replay, drops the parts and their live bytes. Returns how many were
+ * written (0 when the ring is full or the log stopped: tried again). */
+int store_abort_orphans(store_compact_t *c, store_ctx_t *ctx, struct shm *shm);
 
 #endif

@@ -59,7 +59,7 @@ static void memory_usage(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         }
         j++;
     }
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[1], a->now, 0);
+    idx_entry_t **slot = st_find_peek(a->db, &a->argv[1], a->now);
     if (!slot) {
         resp_null(r);
         return;

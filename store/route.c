@@ -40,6 +40,11 @@
  *
  * Whether a watched key aborts the transaction is core/watch.c's to say
  * (its banner has the rules).
+ *
+ * A value larger than one record (CMD_BIGFINAL, D31) is applied here too,
+ * for the same reason: its record nests the write (SET or APPEND) whose
+ * value argument stands for the parts the chunk records logged
+ * (types/t_bigval.c); the handler takes them through ctx->big.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -239,7 +244,7 @@ static int nested_kind(store_ctx_t *ctx, st_exec_bufs_t *x, uint16_t opdb, uint1
     cmd_id_t op = REC_OP(opdb);
     if (!st_db(ctx, REC_DB(opdb))) return NESTED_BAD;
     if (op == CMD_LITERAL) return argc == 1 ? NESTED_LITERAL : NESTED_BAD;
-    if (op == CMD_EXEC) return NESTED_BAD;
+    if (op == CMD_EXEC || op == CMD_BIGFINAL) return NESTED_BAD;
     if (st_write_handler(op, argc, x->nested)) return NESTED_WRITE;
     if (st_read_handler(op)) return NESTED_READ;
     return NESTED_BAD;
@@ -336,4 +341,48 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         resp_error(r, "ERR the transaction was applied, but its reply is larger than the store "
                       "channel allows (channel-size)");
     }
+}
+
+/* ---- CMD_BIGFINAL (D31) ---- */
+
+/* The writes a large value may be the argument of, and which argument
+ * (frontend/cmd/dispatch.c's big_value_arg chooses the same). */
+static int big_form_ok(cmd_id_t op, uint32_t which)
+{
+    if (op == CMD_SET || op == CMD_APPEND) return which == 1;
+    if (op == CMD_SETRANGE) return which == 2;
+    return (op == CMD_MSET || op == CMD_MSETNX) && which % 2 == 1;
+}
+
+void st_apply_bigfinal(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    st_exec_bufs_t *x = &ctx->exec;
+    uint64_t group = (uint64_t)cmd_get_i64(a->argv[0].ptr);
+    uint32_t which = cmd_get_u32(a->argv[1].ptr);
+    /* Taken first, whatever follows: the parts are either the value now or
+     * dropped now, so their live bytes go down exactly once. */
+    st_pieces_t *l = st_groups_take(&ctx->groups, group);
+    uint16_t opdb, n;
+    st_apply_fn fn = NULL;
+    if (decode_nested(x, &a->argv[2], &opdb, &n) == 0 && st_db(ctx, REC_DB(opdb)) &&
+        big_form_ok(REC_OP(opdb), which) && which < n && x->nested[which].len == 0)
+        fn = st_write_handler(REC_OP(opdb), n, x->nested);
+    if (!fn || !l) {
+        log_warn("store: final record of value group %" PRIu64 " at LSN %" PRIu64
+                 " %s; nothing applied",
+                 group, a->lsn, l ? "is malformed" : "names no pending group");
+        if (l) st_pieces_free(l);
+        if (r)
+            resp_error(r, l ? "ERR the store cannot apply this record"
+                            : "ERR the value's parts were dropped before it was complete "
+                              "(nothing was written)");
+        return;
+    }
+    ctx->big = l;
+    ctx->big_arg = (int)which;
+    apply_args_t na = {x->nested, n, a->rec, a->lsn, REC_DB(opdb), st_db(ctx, REC_DB(opdb))};
+    fn(ctx, &na, r);
+    /* Not taken: the write did not happen (NX/XX, WRONGTYPE, too long). */
+    if (ctx->big) st_pieces_free(ctx->big);
+    ctx->big = NULL;
 }

@@ -42,6 +42,12 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
     ctx->segment_size = cfg->segment_size;
     ctx->max_bulk = cfg->proto_max_bulk_len;
     st_live_init(&ctx->live, ctx->segment_size);
+    st_groups_init(&ctx->groups, &ctx->live);
+    st_access_init(&ctx->access, seed);
+    ctx->access.policy = cfg->maxmemory_policy;
+    ctx->access.samples = (int)cfg->maxmemory_samples;
+    ctx->access.lfu_log_factor = cfg->lfu_log_factor;
+    ctx->access.lfu_decay_time = cfg->lfu_decay_time;
     ctx->args_cap = 16;
     ctx->args = malloc(ctx->args_cap * sizeof(rec_arg_t));
     for (unsigned i = 0; i < STORE_FD_CACHE; i++)
@@ -91,6 +97,8 @@ void store_ctx_destroy(store_ctx_t *ctx)
         free(ctx->dbs[i]);
     }
     free(ctx->dbs);
+    st_groups_free(&ctx->groups);
+    st_access_free(&ctx->access);
     st_watch_free(ctx);
     free(ctx->exec.outer);
     free(ctx->exec.nested);
@@ -155,6 +163,11 @@ uint64_t store_index_bytes(const store_ctx_t *ctx)
     for (int i = 0; i < ctx->ndb; i++)
         n += idx_table_bytes(&ctx->dbs[i]->ix);
     return n;
+}
+
+uint64_t store_evicted(const store_ctx_t *ctx)
+{
+    return ctx->evicted;
 }
 
 static int expired_by_apply_clock(void *arg, idx_entry_t *e)

@@ -121,5 +121,7 @@ int64_t store_notify_expired_max(const store_ctx_t *ctx);
 /* RAM held by the index: bucket arrays plus the entries' allocations as
  * requested (allocator rounding not included). */
 uint64_t store_index_bytes(const store_ctx_t *ctx);
+/* Keys CMD_EVICT records removed since ctx was created (INFO evicted_keys). */
+uint64_t store_evicted(const store_ctx_t *ctx);
 
 #endif

@@ -40,10 +40,13 @@
 #include "buf.h"
 #include "chan.h"
 #include "checkpoint.h"
+#include "command.h"
 #include "compact.h"
+#include "evict.h"
 #include "log.h"
 #include "record.h"
 #include "ring.h"
+#include "save.h"
 #include "seg.h"
 #include "shm.h"
 #include "store-internal.h"
@@ -73,9 +76,12 @@ typedef struct store_proc {
     uint64_t held_mask;
     store_ckpt_sched_t ckpt;   /* checkpoints (store/checkpoint.c) */
     store_compact_t compact;   /* deleting log segments (store/compact.c) */
+    store_backup_t backup;     /* SAVE and BGSAVE (store/save.c) */
     uint64_t reloc_tokens;     /* value bytes relocation may write now */
     uint64_t reloc_space_seen; /* compact.space_written when last looked */
     int notify_wake;           /* keyspace events went into the Pub/Sub ring */
+    store_evict_t evict;       /* eviction under maxmemory (store/evict.c) */
+    uint64_t evicted_at_start; /* evictions the replay applied (not this run's) */
 } store_proc_t;
 
 /* The shared memory of this process, for master_gone(). */
@@ -144,6 +150,8 @@ static void publish_counts(store_proc_t *s)
     atomic_store_explicit(&s->shm->store_keys, store_key_count(s->ctx), memory_order_relaxed);
     atomic_store_explicit(&s->shm->store_expires, store_expire_count(s->ctx), memory_order_relaxed);
     atomic_store_explicit(&s->shm->store_index_bytes, store_index_bytes(s->ctx),
+                          memory_order_relaxed);
+    atomic_store_explicit(&s->shm->evicted_keys, store_evicted(s->ctx) - s->evicted_at_start,
                           memory_order_relaxed);
     int ndb = store_db_count(s->ctx);
     for (int i = 0; i < ndb && i < 256; i++) {
@@ -269,6 +277,24 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
     return rc;
 }
 
+/* A client's write (not the server's own ticks and relocations):
+ * rdb_changes_since_last_save (store/save.c). */
+static void count_change(store_proc_t *s, const unsigned char *rec)
+{
+    uint16_t opdb;
+    memcpy(&opdb, rec + REC_HDR_SIZE, sizeof(opdb));
+    cmd_id_t op = REC_OP(opdb);
+    /* A large value counts once, by its final record (D31); evictions are
+     * the server's own. */
+    if (op != CMD_TICK && op != CMD_RELOCATE && op != CMD_CHUNK && op != CMD_BIGABORT &&
+        op != CMD_EVICT)
+        s->backup.records++;
+}
+
+#define STORE_OUT_KEEP (4u << 20)
+
+static void out_shrink(struct store_proc *s);
+
 /* Apply up to STORE_APPLY_BATCH durable records from the ring, sending the
  * replies their frontends wait for. Returns records applied, or -1 (fatal:
  * logged, or the master is gone). */
@@ -292,6 +318,7 @@ static int apply_ring(store_proc_t *s)
             if (rc >= 0 && h.origin <= s->nfe &&
                 send_reply(s, h.origin - 1, h.lsn, STORE_REPLY_WRITE, &s->out))
                 return -1;
+            out_shrink(s);
         } else {
             rc = store_apply(s->ctx, rec, NULL);
         }
@@ -300,6 +327,7 @@ static int apply_ring(store_proc_t *s)
             log_warn("store: bad record at LSN %" PRIu64, s->applied);
             return -1;
         }
+        if (h.type == REC_CMD) count_change(s, rec);
         s->applied = store_applied(s->ctx);
         n++;
     }
@@ -312,12 +340,24 @@ static int apply_ring(store_proc_t *s)
     return n;
 }
 
+/* After a reply: a buffer a large value's reply grew (D31) is given back
+ * rather than kept for ever. */
+static void out_shrink(store_proc_t *s)
+{
+    if (s->out.cap > STORE_OUT_KEEP) {
+        buf_free(&s->out);
+        buf_init(&s->out);
+    }
+}
+
 static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
 {
     buf_reset(&s->out);
     store_read_proto(s->ctx, req->db, (int)req->proto, payload, req->payload_len, shm_now_ms(),
                      &s->out);
-    return send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+    int rc = send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+    out_shrink(s);
+    return rc;
 }
 
 /* Once the log has failed, nothing more becomes durable: a read waiting
@@ -473,6 +513,9 @@ static int run(store_proc_t *s)
     int idle_in_shutdown = 0;
     for (;;) {
         uint64_t applied_before = s->applied;
+        /* [eviction hook] The policy as CONFIG SET left it, before any
+         * read of this turn (OBJECT FREQ answers by it). */
+        store_evict_settings(&s->evict, s->ctx, s->shm);
         int work = apply_ring(s);
         if (work < 0) return EXIT_FATAL;
         /* [checkpoint hook] Between batches, busy or not: reap a finished
@@ -482,9 +525,19 @@ static int run(store_proc_t *s)
         if (s->ckpt.written != s->compact.seen_written) compact(s);
         int served = serve_requests(s);
         if (served < 0) return 0;
+        /* [backup hook] A BGSAVE just served, or one that waited for a
+         * checkpoint child: forked before another record is applied. */
+        store_backup_poll(&s->backup, s->ctx);
         work += served;
         /* [compaction hook] Move live values out of old segments. */
         if (!atomic_load(&s->shm->shutdown) && relocate(s, applied_before, work == 0)) work++;
+        /* Parts of large values whose writer died (D31): dropped by a
+         * record of the store's, so replay drops them at the same point. */
+        store_abort_orphans(&s->compact, s->ctx, s->shm);
+        /* [eviction hook] Over maxmemory: write CMD_EVICT for victims. */
+        if (!atomic_load(&s->shm->shutdown) &&
+            store_evict_round(&s->evict, s->ctx, &s->compact, s->shm) > 0)
+            work++;
         wake_frontends(s);
         if (work) {
             idle_in_shutdown = 0;
@@ -554,6 +607,7 @@ int store_main(shm_t *shm, const config_t *cfg)
     store_compact_restored(&s.compact, s.ctx, from);
     store_set_notify_out(s.ctx, notify_publish, &s);
     store_set_notify_expired_floor(s.ctx, atomic_load(&shm->notify_expired_ms));
+    store_backup_init(&s.backup, cfg, &s.ckpt, shm, s.ctx);
     int rc = replay(&s, cfg, from, released);
     /* The first store of this master publishes from here on: what the log
      * held before this start was never for these subscribers. */
@@ -562,6 +616,7 @@ int store_main(shm_t *shm, const config_t *cfg)
     if (rc == 0) ring_release(s.ring, released);
     if (rc == 0) compact(&s); /* finishes what a predecessor began */
     if (rc == 0 && !master_gone()) {
+        s.evicted_at_start = store_evicted(s.ctx);
         publish_counts(&s);
         atomic_store(&shm->store_ready, 1);
         rc = run(&s);

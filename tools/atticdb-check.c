@@ -197,6 +197,33 @@ static int cut(const char *dir, uint64_t seg_size, const uint64_t *segs, size_t 
     return 0;
 }
 
+/* Large values' groups (D31) opened by a chunk and not yet closed by a
+ * final or an abort, as the log is read. */
+typedef struct open_groups {
+    uint64_t *id;
+    size_t n, cap;
+} open_groups_t;
+
+static void track_group(open_groups_t *g, unsigned op, uint64_t lsn, uint16_t argc,
+                        const rec_arg_t *a)
+{
+    if (op == CMD_CHUNK && argc >= 2 && a[1].len == 4 && cmd_get_u32(a[1].ptr) == 0) {
+        if (g->n == g->cap) {
+            g->cap = g->cap ? 2 * g->cap : 16;
+            g->id = realloc(g->id, g->cap * sizeof(*g->id));
+            if (!g->id) abort();
+        }
+        g->id[g->n++] = lsn;
+    } else if ((op == CMD_BIGFINAL || op == CMD_BIGABORT) && argc >= 1 && a[0].len == 8) {
+        uint64_t id = (uint64_t)cmd_get_i64(a[0].ptr);
+        for (size_t i = 0; i < g->n; i++)
+            if (g->id[i] == id) {
+                g->id[i] = g->id[--g->n];
+                break;
+            }
+    }
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seg_given = 0, cut_lsn = UINT64_MAX;
@@ -276,6 +303,7 @@ int main(int argc, char **argv)
     seg_reader_t r;
     if (seg_reader_open(&r, dir, seg_size, segs[0]) != 0) return 2;
     uint64_t counts[256] = {0}, pads = 0, nrec = 0;
+    open_groups_t groups = {0};
     int64_t rc;
     const void *rec;
     while ((rc = seg_reader_next(&r, &rec)) > 0) {
@@ -288,8 +316,11 @@ int main(int argc, char **argv)
         }
         nrec++;
         uint16_t id = 0, ac;
-        rec_arg_t a[1];
-        if (rec_decode_cmd(rec, &id, &ac, a, 1) == 0) counts[REC_OP(id)]++;
+        rec_arg_t a[2];
+        if (rec_decode_cmd(rec, &id, &ac, a, 2) == 0) {
+            counts[REC_OP(id)]++;
+            track_group(&groups, REC_OP(id), h.lsn, ac, a);
+        }
     }
     uint64_t end = r.lsn;
     seg_reader_close(&r);
@@ -307,9 +338,22 @@ int main(int argc, char **argv)
             printf("  %-10s %" PRIu64 "\n", "(tick)", counts[i]);
         else if (i == CMD_RELOCATE)
             printf("  %-10s %" PRIu64 "\n", "(relocate)", counts[i]);
+        else if (i == CMD_CHUNK || i == CMD_BIGFINAL || i == CMD_BIGABORT)
+            printf("  %-10s %" PRIu64 "\n",
+                   i == CMD_CHUNK      ? "(chunk)"
+                   : i == CMD_BIGFINAL ? "(bigfinal)"
+                                       : "(bigabort)",
+                   counts[i]);
+        else if (i == CMD_EVICT)
+            printf("  %-10s %" PRIu64 "\n", "(evict)", counts[i]);
         else
             printf("  op %-7d %" PRIu64 "\n", i, counts[i]);
     }
+    if (groups.n)
+        printf("value groups abandoned (chunks, no final or abort): %zu (not an error: the "
+               "store drops them)\n",
+               groups.n);
+    free(groups.id);
     uint64_t seg = end & ~(seg_size - 1);
     char path[4096];
     seg_path(path, sizeof(path), dir, seg);

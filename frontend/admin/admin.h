@@ -303,6 +303,8 @@ extern const char FE_DENIED_MSG[];
 void fe_config_refresh(struct fe *fe);
 /* Copy the settings CONFIG SET may change (but requirepass) into shm. */
 void fe_config_store_live(const config_t *c, shm_config_t *sc);
+/* The settings the store reads for eviction, into shm_t (D32). */
+void fe_config_store_memory(const config_t *c, shm_t *shm);
 void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
                    buf_t *out);
 
@@ -318,6 +320,8 @@ void fe_stat_done(struct fe *fe, unsigned idx, uint64_t nsec, int failed);
 void fe_stat_rejected(struct fe *fe, unsigned idx);
 void fe_cmd_info(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 void fe_info(struct fe *fe, const char *section, buf_t *out);
+void fe_cmd_lastsave(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                     buf_t *out);
 
 /* ---- repl.c: replication commands (D33) ---- */
 void fe_cmd_role(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);

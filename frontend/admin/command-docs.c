@@ -557,6 +557,39 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "tatic topology\r\n$5\r\nsince\r\n$5\r\n3.0.0\r\n$5\r\ngroup\r\n"
         "$7\r\ncluster\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         172},
+    {"save",
+        "*10\r\n$4\r\nsave\r\n:1\r\n~4\r\n+admin\r\n+noscript\r\n+no_async_loading\r\n"
+        "+no_multi\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        130,
+        "%4\r\n$7\r\nsummary\r\n$133\r\nWrite a backup (a checkpoint and the log it needs) into back"
+        "up-dir and answer once it is complete; the store serves nothing meanwhile\r\n"
+        "$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$6\r\nserver\r\n"
+        "$10\r\ncomplexity\r\n$73\r\nO(N) where N is the number of keys, plus the log the checkpoint"
+        " refers to\r\n",
+        300},
+    {"bgsave",
+        "*10\r\n$6\r\nbgsave\r\n:-1\r\n~3\r\n+admin\r\n+noscript\r\n+no_async_loading\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n~0\r\n"
+        "~0\r\n~0\r\n",
+        122,
+        "%5\r\n$7\r\nsummary\r\n$81\r\nWrite a backup into backup-dir in the background while the se"
+        "rver goes on serving\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nserver\r\n$10\r\ncomplexity\r\n$78\r\nO(1) to start it; the child's work is O(N) in t"
+        "he keys, plus the log it copies\r\n$9\r\narguments\r\n*1\r\n%5\r\n"
+        "$4\r\nname\r\n$8\r\nschedule\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$8\r\nSCHEDULE\r\n$5\r\nsince\r\n$5\r\n3.2.2\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        399},
+    {"lastsave",
+        "*10\r\n$8\r\nlastsave\r\n:1\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n"
+        ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@fast\r\n+@dangerous\r\n~1\r\n"
+        "$23\r\nnondeterministic_output\r\n~0\r\n~0\r\n",
+        140,
+        "%4\r\n$7\r\nsummary\r\n$82\r\nUnix time at which the last backup completed (the server's st"
+        "art before the first)\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
+        178},
     {"role",
         "*10\r\n$4\r\nrole\r\n:1\r\n~4\r\n+noscript\r\n+loading\r\n+stale\r\n"
         "+fast\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@fast\r\n+@dangerous\r\n"

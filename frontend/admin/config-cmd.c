@@ -61,6 +61,7 @@ void fe_config_refresh(fe_t *fe)
     fe->hash_max_value = atomic_load(&sc->hash_max_listpack_value);
     fe->set_max_intset = atomic_load(&sc->set_max_intset_entries);
     fe->maxmemory = (uint64_t)atomic_load(&sc->maxmemory);
+    fe->maxmemory_evicts = atomic_load(&sc->maxmemory_policy) != CONFIG_POLICY_NOEVICTION;
     log_set_level((int)atomic_load(&sc->loglevel));
     fe->admin->cfg_version = v;
 }
@@ -95,6 +96,8 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->maxmemory_policy = (int)atomic_load(&sc->maxmemory_policy);
     c->maxmemory_samples = atomic_load(&sc->maxmemory_samples);
     c->notify_keyspace_events = (uint32_t)atomic_load(&sc->notify_keyspace_events);
+    c->lfu_log_factor = (int)atomic_load(&sc->lfu_log_factor);
+    c->lfu_decay_time = (int)atomic_load(&sc->lfu_decay_time);
 }
 
 void fe_config_store_live(const config_t *c, shm_config_t *sc)
@@ -121,6 +124,18 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->maxmemory_policy, c->maxmemory_policy);
     atomic_store(&sc->maxmemory_samples, c->maxmemory_samples);
     atomic_store(&sc->notify_keyspace_events, c->notify_keyspace_events);
+    atomic_store(&sc->lfu_log_factor, c->lfu_log_factor);
+    atomic_store(&sc->lfu_decay_time, c->lfu_decay_time);
+}
+
+void fe_config_store_memory(const config_t *c, shm_t *shm)
+{
+    atomic_store(&shm->mem_maxmemory, (int64_t)c->maxmemory);
+    atomic_store(&shm->mem_policy, c->maxmemory_policy);
+    atomic_store(&shm->mem_samples, c->maxmemory_samples);
+    atomic_store(&shm->mem_lfu_log_factor, c->lfu_log_factor);
+    atomic_store(&shm->mem_lfu_decay_time, c->lfu_decay_time);
+    atomic_fetch_add(&shm->mem_version, 1);
 }
 
 _Static_assert(SHM_REQUIREPASS_MAX == CONFIG_REQUIREPASS_MAX,
@@ -273,6 +288,7 @@ static void config_set_cmd(fe_conn_t *c, int argc, const char **argv, const uint
     }
     fe_config_store_live(&p, sc);
     atomic_store(&fe->shm->notify_flags, p.notify_keyspace_events); /* the store's copy */
+    fe_config_store_memory(&p, fe->shm);
     config_free(&p);
     atomic_fetch_add_explicit(&sc->version, 1, memory_order_release);
     fe_shm_unlock(&sc->lock);
@@ -337,6 +353,7 @@ void fe_cmd_config(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
     } else if (fe_word_eq(sub, sl, "set")) {
         config_set_cmd(c, argc, argv, lens, out);
     } else if (fe_word_eq(sub, sl, "resetstat")) {
+        atomic_store(&fe_shm(c->fe->shm)->evicted_base, atomic_load(&c->fe->shm->evicted_keys));
         atomic_fetch_add(&fe_shm(c->fe->shm)->stat_epoch, 1);
         fe_stats_sync_epoch(c->fe);
         resp_simple(out, "OK");

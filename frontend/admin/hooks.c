@@ -178,12 +178,10 @@ void fe_admin_on_timer(fe_t *fe)
     if (fe->slot == 0) {
         /* INFO used_memory_peak (frontend/fe-shm.h). */
         shm_admin_t *a = fe_shm(fe->shm);
-        uint64_t used = atomic_load_explicit(&fe->shm->store_index_bytes, memory_order_relaxed);
+        uint64_t used = shm_used_memory(fe->shm);
         uint64_t peak = atomic_load_explicit(&a->used_memory_peak, memory_order_relaxed);
         while (used > peak && !atomic_compare_exchange_weak(&a->used_memory_peak, &peak, used)) {
         } /* INFO raises it too, from any frontend */
-        if (atomic_load(&fe->shm->logger_state) == LOGGER_RUNNING)
-            atomic_store_explicit(&a->log_running_seen_ms, shm_now_ms(), memory_order_relaxed);
     }
     int64_t now = shm_now_ms();
     if (now - fe->admin->ops_sample_ms >= 1000) {

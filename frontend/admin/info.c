@@ -34,6 +34,7 @@
 #include "frontend/core/core.h"
 #include "frontend/admin/admin.h"
 #include "frontend/admin/sha256.h"
+#include "backup.h"
 #include "procstat.h"
 
 /* ---- statistics ---- */
@@ -229,7 +230,10 @@ static void info_memory(fe_t *fe, buf_t *b)
 {
     proc_usage_t u;
     server_usage(fe, &u);
-    uint64_t used = atomic_load(&fe->shm->store_index_bytes);
+    /* used_memory is what maxmemory bounds (D32): the store's index and
+     * entries (the dataset) plus the clients' unsent replies (overhead). */
+    uint64_t dataset = atomic_load(&fe->shm->store_index_bytes);
+    uint64_t clients = shm_clients_bytes(fe->shm), used = dataset + clients;
     uint64_t peak = memory_peak(fe, used);
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     uint64_t total = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
@@ -251,6 +255,9 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "used_memory_peak:%" PRIu64 "\r\n"
                 "used_memory_peak_human:%s\r\n"
                 "used_memory_peak_perc:%.2f%%\r\n"
+                "used_memory_overhead:%" PRIu64 "\r\n"
+                "used_memory_dataset:%" PRIu64 "\r\n"
+                "used_memory_dataset_perc:%.2f%%\r\n"
                 "total_system_memory:%" PRIu64 "\r\n"
                 "total_system_memory_human:%s\r\n"
                 "maxmemory:%" PRIu64 "\r\n"
@@ -258,13 +265,16 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "maxmemory_policy:%s\r\n"
                 "mem_fragmentation_ratio:%.2f\r\n"
                 "mem_fragmentation_bytes:%" PRId64 "\r\n"
+                "mem_clients_slaves:0\r\n"
+                "mem_clients_normal:%" PRIu64 "\r\n"
                 "mem_allocator:mimalloc\r\n"
                 "lazyfree_pending_objects:0\r\n"
                 "atticdb_index_bytes:%" PRIu64 "\r\n",
                 used, h_used, u.rss, h_rss, peak, h_peak,
-                peak ? 100.0 * (double)used / (double)peak : 100.0, total, h_total, maxmem, h_max,
+                peak ? 100.0 * (double)used / (double)peak : 100.0, clients, dataset,
+                used ? 100.0 * (double)dataset / (double)used : 0.0, total, h_total, maxmem, h_max,
                 policy_name(policy), used ? (double)u.rss / (double)used : 0.0,
-                (int64_t)u.rss - (int64_t)used, used);
+                (int64_t)u.rss - (int64_t)used, clients, dataset);
 }
 
 /* The latency below which a fraction q of the recorded fsyncs fell, in
@@ -286,16 +296,56 @@ static double fsync_percentile(fe_t *fe, double q)
     return 0;
 }
 
-/* rdb_last_save_time, as monitoring reads it ("how old is the newest
- * copy on disk"): every acknowledged write is on disk once acked, so while
- * the log runs the answer is now; once it failed, the last moment it was
- * seen running (frontend 0 notes it every tick, hooks.c), or the start. */
-static int64_t last_save_time(fe_t *fe)
+/* LASTSAVE and rdb_last_save_time: when the last backup (SAVE, BGSAVE)
+ * completed, or the server's start before the first, as Redis counts its
+ * start as a save (D38). Every acknowledged write is on disk already; what
+ * an operator's "no save for a day" alert asks is how old the newest copy
+ * elsewhere is. */
+static int64_t last_save_time(const shm_t *s)
+{
+    int64_t ms = atomic_load(&s->backup_last_ms);
+    return (ms ? ms : atomic_load(&s->start_time_ms)) / 1000;
+}
+
+void fe_cmd_lastsave(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    (void)argc, (void)argv, (void)lens;
+    resp_integer(out, last_save_time(c->fe->shm));
+}
+
+/* The persistence fields a backup moves (D38). */
+static void info_backup(fe_t *fe, buf_t *b)
 {
     shm_t *s = fe->shm;
-    if (atomic_load(&s->logger_state) != LOGGER_FAILED) return shm_now_ms() / 1000;
-    int64_t seen = atomic_load(&fe_shm(s)->log_running_seen_ms);
-    return (seen ? seen : atomic_load(&s->start_time_ms)) / 1000;
+    int running = atomic_load(&s->backup_in_progress) != 0;
+    int64_t started = atomic_load(&s->backup_started_ms);
+    int failed =
+        atomic_load(&s->backup_last_failed) || atomic_load(&s->logger_state) == LOGGER_FAILED;
+    buf_appendf(b,
+                "rdb_changes_since_last_save:%" PRIu64 "\r\n"
+                "rdb_bgsave_in_progress:%d\r\n"
+                "rdb_last_save_time:%" PRId64 "\r\n"
+                "rdb_last_bgsave_status:%s\r\n"
+                "rdb_last_bgsave_time_sec:%" PRId64 "\r\n"
+                "rdb_current_bgsave_time_sec:%" PRId64 "\r\n"
+                "rdb_saves:%" PRIu64 "\r\n",
+                atomic_load(&s->backup_changes), running, last_save_time(s), failed ? "err" : "ok",
+                atomic_load(&s->backup_last_secs),
+                running ? (shm_now_ms() - started) / 1000 : (int64_t)-1,
+                atomic_load(&s->backup_saves));
+}
+
+/* AtticDB's own backup fields: where the last one is, and its LSN. */
+static void info_backup_path(fe_t *fe, buf_t *b)
+{
+    uint64_t lsn = atomic_load(&fe->shm->backup_last_lsn);
+    char dir[4096], path[4200] = "";
+    if (atomic_load(&fe->shm->backup_saves) || atomic_load(&fe->shm->backup_last_ms)) {
+        backup_dir_resolve(fe->cfg, dir, sizeof(dir));
+        backup_dir_path(path, sizeof(path), dir, lsn, 0);
+    }
+    buf_appendf(b, "atticdb_last_backup_lsn:%" PRIu64 "\r\natticdb_last_backup_path:%s\r\n", lsn,
+                path);
 }
 
 static void info_persistence(fe_t *fe, buf_t *b)
@@ -311,13 +361,10 @@ static void info_persistence(fe_t *fe, buf_t *b)
     buf_appendf(b,
                 "# Persistence\r\n"
                 "loading:%d\r\n"
-                "async_loading:0\r\n"
-                "rdb_changes_since_last_save:0\r\n"
-                "rdb_bgsave_in_progress:0\r\n"
-                "rdb_last_save_time:%" PRId64 "\r\n"
-                "rdb_last_bgsave_status:%s\r\n"
-                "rdb_last_bgsave_time_sec:-1\r\n"
-                "rdb_current_bgsave_time_sec:-1\r\n"
+                "async_loading:0\r\n",
+                !atomic_load(&s->store_ready));
+    info_backup(fe, b);
+    buf_appendf(b,
                 "aof_enabled:0\r\n"
                 "aof_rewrite_in_progress:0\r\n"
                 "aof_rewrite_scheduled:0\r\n"
@@ -342,16 +389,16 @@ static void info_persistence(fe_t *fe, buf_t *b)
                 "atticdb_log_start_lsn:%" PRIu64 "\r\n"
                 "atticdb_durable_lsn:%" PRIu64 "\r\n"
                 "atticdb_applied_lsn:%" PRIu64 "\r\n",
-                !atomic_load(&s->store_ready), last_save_time(fe),
-                ls == LOGGER_FAILED ? "err" : "ok", ls == LOGGER_FAILED ? "err" : "ok",
-                ls < 4 ? states[ls] : "unknown", atomic_load(&s->log_no_space), fsyncs, records,
-                bytes, fsyncs ? (double)records / (double)fsyncs : 0.0,
+                ls == LOGGER_FAILED ? "err" : "ok", ls < 4 ? states[ls] : "unknown",
+                atomic_load(&s->log_no_space), fsyncs, records, bytes,
+                fsyncs ? (double)records / (double)fsyncs : 0.0,
                 fsyncs ? (double)bytes / (double)fsyncs : 0.0, atomic_load(&st->max_batch_records),
                 (double)atomic_load(&st->last_fsync_ns) / 1000.0,
                 fsyncs ? (double)total_ns / (double)fsyncs / 1000.0 : 0.0,
                 fsync_percentile(fe, 0.50), fsync_percentile(fe, 0.99), fsync_percentile(fe, 0.999),
                 atomic_load(&st->segments_created), atomic_load(&s->log_start_lsn),
                 atomic_load(&s->durable_lsn), atomic_load(&shm_ring(s)->tail));
+    info_backup_path(fe, b);
 }
 
 static void info_stats(fe_t *fe, buf_t *b)
@@ -362,6 +409,11 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t in = SUM_STAT(fe, s_->net_in), out = SUM_STAT(fe, s_->net_out);
     uint64_t errors = SUM_STAT(fe, s_->error_replies);
     uint64_t ops = 0, in_bps = 0, out_bps = 0;
+    /* Since RESETSTAT; a respawned store counts from 0 again (then below
+     * the base): since its start. */
+    uint64_t evicted = atomic_load(&fe->shm->evicted_keys),
+             evicted_base = atomic_load(&fe_shm(fe->shm)->evicted_base);
+    if (evicted >= evicted_base) evicted -= evicted_base;
     for (uint32_t i = 0; i < fe->shm->nfrontends; i++) {
         ops += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_ops);
         in_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_in_bps);
@@ -378,7 +430,7 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "instantaneous_output_kbps:%.2f\r\n"
                 "rejected_connections:%" PRIu64 "\r\n"
                 "expired_keys:0\r\n"
-                "evicted_keys:0\r\n"
+                "evicted_keys:%" PRIu64 "\r\n"
                 "keyspace_hits:0\r\n"
                 "keyspace_misses:0\r\n"
                 "pubsub_channels:%" PRIu64 "\r\n"
@@ -386,7 +438,7 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "pubsubshard_channels:%" PRIu64 "\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
                 conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
-                rejected, fe_pubsub_count(fe, PS_CHANNEL), fe_pubsub_count(fe, PS_PATTERN),
+                rejected, evicted, fe_pubsub_count(fe, PS_CHANNEL), fe_pubsub_count(fe, PS_PATTERN),
                 fe_pubsub_count(fe, PS_SHARD), errors);
 }
 

@@ -38,6 +38,21 @@ static void reply_static(fe_conn_t *c, const char *s)
 
 /* ---- writes ---- */
 
+/* The value argument of a canonical write that may carry a value larger
+ * than one record (D31): SET (and the commands sharing its form), APPEND,
+ * SETRANGE, and the largest value of MSET / MSETNX (one per record); -1
+ * for other writes. The store's big_form_ok (route.c) accepts the same. */
+static int big_value_arg(cmd_id_t id, int argc, const uint32_t *lens)
+{
+    if (id == CMD_SET || id == CMD_APPEND) return 1;
+    if (id == CMD_SETRANGE) return 2;
+    if (id != CMD_MSET && id != CMD_MSETNX) return -1;
+    int best = 1;
+    for (int i = 3; i < argc; i += 2)
+        if (lens[i] > lens[best]) best = i;
+    return best;
+}
+
 /* Submit one canonical write in the connection's database; a record too
  * large for the log gets its error reply here. */
 static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int argc,
@@ -47,7 +62,12 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
         reply_static(c, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
         return 0;
     }
-    int rc = fe_submit_record(c, REC_OP_DB(id, c->db), needs_store_reply, argc, argv, lens);
+    int which = big_value_arg(id, argc, lens), rc;
+    if (which >= 0 && (c->big.active ||
+                       rec_cmd_payload_size((uint16_t)argc, lens) > fe_record_max_payload(c->fe)))
+        rc = fe_submit_big(c, REC_OP_DB(id, c->db), argc, argv, lens, which);
+    else
+        rc = fe_submit_record(c, REC_OP_DB(id, c->db), needs_store_reply, argc, argv, lens);
     if (rc == -EMSGSIZE) {
         size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
         if (payload > UINT32_MAX - 2 * REC_ALIGN) {
@@ -69,7 +89,19 @@ static void reply_arity(fe_conn_t *c, const cmd_desc_t *d)
     fe_reply_errorf(c, "ERR wrong number of arguments for '%s' command", d->name);
 }
 
+static int dispatch_write_once(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
+
+/* A write; one whose large value is part written (c->big) and is not
+ * retried now (refused, or its record turned out impossible) has its
+ * parts dropped, so they are neither kept nor spliced into another. */
 static int dispatch_write(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    int rc = dispatch_write_once(c, d, a);
+    if (rc != -EAGAIN && rc != -EBUSY && c->big.active) fe_big_abandon(c);
+    return rc;
+}
+
+static int dispatch_write_once(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
     if (fe_write_refused(c)) return 0;
     if (c->reads_outstanding) return -EBUSY;
@@ -290,9 +322,12 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
             return 0;
         }
     }
-    /* maxmemory (D32): the store publishes used_memory; a denyoom write
-     * over the bound is refused, as Redis' noeviction does (queued in
-     * MULTI: the transaction is flagged, EXEC answers EXECABORT). The
+    /* maxmemory (D32): the store publishes its part of used_memory, the
+     * frontends their clients' unsent replies (shm_used_memory); a denyoom
+     * write over the bound is refused, as Redis' noeviction does (queued
+     * in MULTI: the transaction is flagged, EXEC answers EXECABORT). Under
+     * an evicting policy the store evicts instead, and writes are refused
+     * only while it finds nothing to evict (volatile-* without TTLs). The
      * store applies what nobody waits for only when the log idles (D25):
      * with a bound set, one that is behind is woken, so the figure lags
      * by about one batch. */
@@ -301,8 +336,9 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
             atomic_load_explicit(&c->fe->shm->durable_lsn, memory_order_relaxed))
         fe_wake_store(c->fe);
     if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
-        atomic_load_explicit(&c->fe->shm->store_index_bytes, memory_order_relaxed) >
-            c->fe->maxmemory) {
+        shm_used_memory(c->fe->shm) > c->fe->maxmemory &&
+        (!c->fe->maxmemory_evicts ||
+         atomic_load_explicit(&c->fe->shm->evict_stuck, memory_order_relaxed))) {
         buf_free(&out);
         if (c->multi) fe_multi_flag_error(c);
         reply_static(c, "-OOM command not allowed when used memory > 'maxmemory'.\r\n");

@@ -188,7 +188,15 @@ static uint64_t fe_collect_store(fe_t *fe)
             if (r && h.len <= len - sizeof(h) && fe_reply_part(r, &h, &body, &blen)) {
                 fe_map_take(fe, kind, h.id);
                 uint32_t clen;
-                char *copy = store_reply_copy(r->conn, body, blen, &clen);
+                char *copy;
+                if (r->parts && (!r->conn || r->conn->proto < 3)) {
+                    /* The parts are the reply already: taken, not copied. */
+                    copy = r->parts->data;
+                    clen = (uint32_t)r->parts->len;
+                    buf_init(r->parts);
+                } else {
+                    copy = store_reply_copy(r->conn, body, blen, &clen);
+                }
                 if (r->parts) {
                     buf_free(r->parts);
                     free(r->parts);
@@ -267,6 +275,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 static void conn_free(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
+    fe_big_abandon(c); /* a large value left without its final (D31) */
     fe_wlist_del(c);
     for (fe_reply_t *r = c->head, *next; r; r = next) {
         next = r->next;
@@ -501,6 +510,10 @@ static void conn_process_input(fe_conn_t *c)
     if (c->in_off == c->in.len) {
         buf_reset(&c->in);
         c->in_off = 0;
+        if (c->in.cap > 1024 * 1024) { /* a large value's (D31): given back */
+            buf_free(&c->in);
+            buf_init(&c->in);
+        }
     } else if (c->in_off > 64 * 1024 && c->in_off > c->in.len / 2) {
         memmove(c->in.data, c->in.data + c->in_off, c->in.len - c->in_off);
         c->in.len -= c->in_off;
@@ -512,7 +525,15 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
     fe_conn_t *c = arg;
     fe_t *fe = c->fe;
-    buf_reserve(&c->in, READ_CHUNK);
+    /* A bulk the parser knows the length of is read into room made for it
+     * at once: a 100 MB value costs 100 MB, not the next power of two and
+     * the copies of each doubling (the need is at most proto-max-bulk-len
+     * past the command's start, and the query buffer limit still holds). */
+    size_t have = c->in.len - c->in_off;
+    if (c->need > have + READ_CHUNK && c->need <= fe->qbuf_limit)
+        buf_reserve(&c->in, c->need - have);
+    else
+        buf_reserve(&c->in, READ_CHUNK);
     ssize_t n = recv(fd, c->in.data + c->in.len, c->in.cap - c->in.len, 0);
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
@@ -692,8 +713,19 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         fe_check_completions(fe); /* belt and braces for a lost wake-up */
     if (atomic_load(&fe->shm->tick_wanted) && atomic_exchange(&fe->shm->tick_wanted, 0))
         fe_submit_tick(fe);
+    if (fe->nbig_owed) fe_big_flush_owed(fe);
     fe->hooks->on_timer(fe); /* settings, ACL sweep, CLIENT KILL, INFO's sampling */
     int64_t now = shm_now_ms();
+    if (now - fe->last_obuf_sum_ms >= FE_OBUF_SUM_MS) {
+        /* Replies written but not yet sent, all clients (D32): they count
+         * in used_memory, against maxmemory, as Redis counts client
+         * output buffers. */
+        fe->last_obuf_sum_ms = now;
+        uint64_t pending = 0;
+        for (fe_conn_t *c = fe->conns; c; c = c->next)
+            pending += c->out.len - c->out_off;
+        atomic_store_explicit(&fe->shm->fe[fe->slot].obuf_bytes, pending, memory_order_relaxed);
+    }
     if (fe->timeout_s > 0) {
         /* Idle clients: no input for `timeout` seconds and nothing owed
          * to them (a client waiting for a reply is not idle). */

@@ -123,6 +123,17 @@ typedef struct fe_conn {
     uint8_t cl_cross;
     uint8_t cl_readonly;
 
+    /* A value larger than one record being written (D31, submit.c): the
+     * chunks committed so far, kept while the write waits for ring room
+     * (it is retried from its bytes, which stay in `in`). */
+    struct {
+        uint8_t active;   /* chunks committed, no final yet */
+        uint8_t at_final; /* every chunk committed */
+        uint32_t seq;     /* chunks committed */
+        uint64_t group;   /* the first chunk's LSN */
+        uint64_t off;     /* value bytes they hold */
+    } big;
+
     /* Closing from above (fe_conn_kill) and dropping replies (CLIENT REPLY):
      * the core's mechanisms, which the admin layer sets. */
     uint8_t reply_suppress; /* drop the replies of the command being run */
@@ -144,6 +155,8 @@ typedef struct fe_args {
 } fe_args_t;
 
 #define FE_MAP_BUCKETS 65536
+
+#define FE_BIG_OWED_MAX 64
 
 typedef struct fe {
     shm_t *shm;
@@ -178,6 +191,10 @@ typedef struct fe {
      * 0 = none; fe_reads_release retries the connections then. */
     uint64_t read_wait_lsn;
     int claimer_adopted; /* the slot's ring claimer is ours (fe_submit_record) */
+    /* Large values' groups whose client left before their final and whose
+     * CMD_BIGABORT found the ring full: written at the next tick (D31). */
+    uint64_t big_owed[FE_BIG_OWED_MAX];
+    unsigned nbig_owed;
 
     /* Limits the core enforces, kept equal to the settings shared by all
      * frontends by the refresh hook (frontend/admin/config-cmd.c). */
@@ -189,8 +206,10 @@ typedef struct fe {
     int64_t obuf_pubsub_soft_seconds;
     /* hash-max-listpack-entries and -value, which hash writes carry. */
     int64_t hash_max_entries, hash_max_value;
-    int64_t set_max_intset; /* set-max-intset-entries, which set writes carry */
-    uint64_t maxmemory;     /* denyoom writes refused while used_memory exceeds it; 0 = none */
+    int64_t set_max_intset;   /* set-max-intset-entries, which set writes carry */
+    uint64_t maxmemory;       /* denyoom writes refused while used_memory exceeds it; 0 = none */
+    int maxmemory_evicts;     /* maxmemory-policy is not noeviction: the store evicts */
+    int64_t last_obuf_sum_ms; /* shm fe[slot].obuf_bytes last computed (on_timer) */
     /* The static cluster topology (common/cluster.h, D35), NULL unless
      * cluster-enabled: the command layer redirects keys of other nodes. */
     struct cluster *cluster;
@@ -276,6 +295,19 @@ int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int arg
                      const unsigned char *const *argv, const uint32_t *lens);
 /* The largest payload one record may have (ring-size / 4). */
 size_t fe_record_max_payload(const fe_t *fe);
+/* A write whose argument `which` (a value) makes its record too large
+ * (D31): the value as CMD_CHUNK records, then one CMD_BIGFINAL nesting
+ * the write, whose reply (the store's) is queued. Returns 0; -EAGAIN when
+ * the ring is full (c->big keeps what is committed: call again with the
+ * same write); -EMSGSIZE when even the final would not fit. */
+int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *const *argv,
+                  const uint32_t *lens, int which);
+/* c's large value will not be finished (the client left, the write was
+ * refused on a retry): its parts are dropped by a CMD_BIGABORT, now or,
+ * when the ring is full, at a later tick (fe_submit_tick). */
+void fe_big_abandon(fe_conn_t *c);
+/* Write the aborts fe_big_abandon found no ring room for (each tick). */
+void fe_big_flush_owed(fe_t *fe);
 /* Write a CMD_TICK record (no reply; see command.h). */
 void fe_submit_tick(fe_t *fe);
 /* 1 when a read of c must wait for c's writes to be durable (D19):

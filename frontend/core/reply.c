@@ -23,6 +23,8 @@
 
 static const char REPLY_OK[] = "+OK\r\n";
 
+#define FE_ADOPT_MIN (1u << 20)
+
 /* ---- reply entries ---- */
 
 static fe_reply_t *reply_alloc(fe_t *fe)
@@ -176,7 +178,17 @@ int fe_reply_part(fe_reply_t *r, const store_reply_t *h, const char **p, uint32_
         if (!r->parts) abort();
         buf_init(r->parts);
     }
-    if (!(h->kind & STORE_REPLY_CONT)) buf_reset(r->parts); /* (re)starts */
+    if (!(h->kind & STORE_REPLY_CONT)) {
+        buf_reset(r->parts); /* (re)starts */
+        /* A bulk string (a large value's GET, D31): room for all of it at
+         * once, not the next power of two and a copy per doubling. */
+        long long want = 0;
+        if (*n > 1 && (*p)[0] == '$') {
+            for (uint32_t i = 1; i < *n && i < 21 && (*p)[i] >= '0' && (*p)[i] <= '9'; i++)
+                want = want * 10 + ((*p)[i] - '0');
+            if (want > 0 && want < (1LL << 40)) buf_reserve(r->parts, (size_t)want + 32);
+        }
+    }
     buf_append(r->parts, *p, *n);
     if (h->kind & STORE_REPLY_MORE) return 0;
     *p = r->parts->data;
@@ -202,7 +214,17 @@ void fe_conn_collect(fe_conn_t *c)
     fe_t *fe = c->fe;
     while (c->head && c->head->state == FE_READY) {
         fe_reply_t *r = c->head;
-        if (!r->discard) buf_append(&c->out, r->data, r->len);
+        if (!r->discard && r->owns_data && r->len >= FE_ADOPT_MIN && c->out.len == 0) {
+            /* A large reply (a big value's GET, D31) becomes the output
+             * buffer itself: no second copy of it. */
+            buf_free(&c->out);
+            c->out.data = (char *)r->data;
+            c->out.len = c->out.cap = r->len;
+            c->out_off = 0;
+            r->owns_data = 0;
+        } else if (!r->discard) {
+            buf_append(&c->out, r->data, r->len);
+        }
         c->head = r->next;
         if (!c->head) c->tail = NULL;
         c->npending--;

@@ -9,13 +9,25 @@
  * A frontend killed between a claim and its commit leaves an abandoned
  * claim the logger pads (contract 5); its successor adopts the slot's
  * claimer once the logger is past it (claimer_adopted).
+ *
+ * A write whose value makes its record too large (D31) goes as CMD_CHUNK
+ * records of the value, then one CMD_BIGFINAL nesting the write: the
+ * reply waits for the final, whose durability implies the chunks' (they
+ * precede it in the log). The value is read from the connection's input
+ * buffer, where it stays until the final is committed: a full ring
+ * returns -EAGAIN and the write is retried from where c->big says. A
+ * client that leaves before the final gets a CMD_BIGABORT; a frontend
+ * that dies leaves that to the store (it sees the owner pid gone).
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "frontend/core/core.h"
+#include "command.h"
 #include "io_fault.h"
 #include "record.h"
 
@@ -57,10 +69,15 @@ static int claimer_adopted(fe_t *fe)
     return fe->claimer_adopted;
 }
 
-int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int argc,
-                     const unsigned char *const *argv, const uint32_t *lens)
+/* Claim, encode and commit one record for a client; *pos_out and
+ * *space_out say where it went. When own_lsn is not NULL, the record's LSN
+ * is written there (8 bytes, an argument's buffer) once claimed, before it
+ * is encoded: a record that names itself. Returns 0, -EAGAIN (the ring is
+ * full: the logger and the store are woken) or -EMSGSIZE. */
+static int put_record(fe_t *fe, uint16_t opdb, uint16_t origin, int argc,
+                      const unsigned char *const *argv, const uint32_t *lens,
+                      unsigned char *own_lsn, uint64_t *pos_out, uint32_t *space_out)
 {
-    fe_t *fe = c->fe;
     if (argc > FE_MAX_RECORD_ARGS) return -EMSGSIZE;
     if (!claimer_adopted(fe)) return -EAGAIN; /* retried soon, like a full ring */
     size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
@@ -77,13 +94,26 @@ int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int arg
     /* Test hook: die holding the claim, as a SIGKILL at this instruction
      * would (contract 5; the logger must pad the claim). */
     if (io_fault_point(IO_FAULT_CLAIM)) raise(SIGKILL);
-    uint16_t origin = needs_store_reply ? (uint16_t)(fe->slot + 1) : 0;
+    if (own_lsn) cmd_put_i64(own_lsn, (int64_t)pos);
     uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
     rec_encode_cmd_durable(ring_ptr(fe->ring, pos), pos, durable, origin, shm_now_ms(), opdb,
                            (uint16_t)argc, argv, lens);
     ring_commit(fe->ring, fe->claimer, pos);
     fe_wake_logger(fe);
+    *pos_out = pos;
+    *space_out = space;
+    return 0;
+}
 
+int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int argc,
+                     const unsigned char *const *argv, const uint32_t *lens)
+{
+    fe_t *fe = c->fe;
+    uint16_t origin = needs_store_reply ? (uint16_t)(fe->slot + 1) : 0;
+    uint64_t pos;
+    uint32_t space;
+    int rc = put_record(fe, opdb, origin, argc, argv, lens, NULL, &pos, &space);
+    if (rc) return rc;
     fe_reply_t *r = fe_reply_push(c);
     r->is_write = 1;
     r->lsn_end = pos + space;
@@ -93,6 +123,117 @@ int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int arg
         fe_wait_durable(fe, r, pos + space);
     c->last_write_end = pos + space;
     return 0;
+}
+
+/* ---- values larger than one record (D31) ---- */
+
+/* Value bytes per CMD_CHUNK: what a record holds besides the chunk's
+ * other arguments, in whole pages. */
+static uint64_t chunk_bytes(const fe_t *fe)
+{
+    size_t max = fe_record_max_payload(fe);
+    return max > 8192 ? (max - 4096) & ~(size_t)4095 : 0;
+}
+
+static int put_abort(fe_t *fe, uint64_t group)
+{
+    unsigned char id[8];
+    cmd_put_i64(id, (int64_t)group);
+    const unsigned char *argv[1] = {id};
+    uint32_t lens[1] = {8}, space;
+    uint64_t pos;
+    return put_record(fe, REC_OP_DB(CMD_BIGABORT, 0), 0, 1, argv, lens, NULL, &pos, &space);
+}
+
+void fe_big_abandon(fe_conn_t *c)
+{
+    fe_t *fe = c->fe;
+    if (!c->big.active) return;
+    if (put_abort(fe, c->big.group) != 0) {
+        if (fe->nbig_owed < FE_BIG_OWED_MAX) fe->big_owed[fe->nbig_owed++] = c->big.group;
+        /* Else the store drops it when this frontend is gone. */
+    }
+    memset(&c->big, 0, sizeof(c->big));
+}
+
+void fe_big_flush_owed(fe_t *fe)
+{
+    while (fe->nbig_owed && put_abort(fe, fe->big_owed[fe->nbig_owed - 1]) == 0)
+        fe->nbig_owed--;
+}
+
+/* Commit c's next chunk: n value bytes at p. Returns put_record's code. */
+static int put_chunk(fe_conn_t *c, const unsigned char *p, uint32_t n)
+{
+    fe_t *fe = c->fe;
+    unsigned char group[8], seq[4], owner[8];
+    uint64_t pos;
+    uint32_t space;
+    cmd_put_i64(group, (int64_t)c->big.group);
+    cmd_put_u32(seq, c->big.seq);
+    /* The store drops the group if this process is gone (compact.c). */
+    cmd_put_i64(owner, (int64_t)((uint64_t)(uint32_t)fe->slot << 32 | (uint32_t)getpid()));
+    const unsigned char *argv[4] = {group, seq, owner, p};
+    uint32_t lens[4] = {8, 4, 8, n};
+    /* The first chunk names the group: its own LSN, unique for ever. */
+    int rc = put_record(fe, REC_OP_DB(CMD_CHUNK, 0), 0, 4, argv, lens, c->big.active ? NULL : group,
+                        &pos, &space);
+    if (rc) return rc;
+    if (!c->big.active) {
+        c->big.active = 1;
+        c->big.group = pos;
+    }
+    c->big.seq++;
+    c->big.off += n;
+    c->last_write_end = pos + space;
+    if (io_fault_point(IO_FAULT_BIG_CHUNK) == IO_FAULT_KILL) raise(SIGKILL);
+    return 0;
+}
+
+int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *const *argv,
+                  const uint32_t *lens, int which)
+{
+    fe_t *fe = c->fe;
+    uint64_t per = chunk_bytes(fe), total = lens[which];
+    if (!per || argc > FE_MAX_RECORD_ARGS) return -EMSGSIZE;
+    /* The final nests the write with the value left out: it must fit. */
+    uint32_t *nlens = malloc((size_t)argc * sizeof(*nlens));
+    if (!nlens) abort();
+    memcpy(nlens, lens, (size_t)argc * sizeof(*nlens));
+    nlens[which] = 0;
+    size_t nested = rec_cmd_payload_size((uint16_t)argc, nlens);
+    if (nested + 64 > fe_record_max_payload(fe)) {
+        free(nlens);
+        return -EMSGSIZE;
+    }
+    int rc = 0;
+    while (!c->big.at_final) {
+        if (c->big.active && c->big.off >= total) {
+            c->big.at_final = 1;
+            if (io_fault_point(IO_FAULT_BIG_FINAL) == IO_FAULT_KILL) raise(SIGKILL);
+            break;
+        }
+        uint64_t n = total - c->big.off < per ? total - c->big.off : per;
+        rc = put_chunk(c, argv[which] + c->big.off, (uint32_t)n);
+        if (rc) {
+            free(nlens);
+            return rc;
+        }
+    }
+    unsigned char *body = malloc(nested), group[8], w[4];
+    if (!body) abort();
+    rec_encode_payload(body, opdb, (uint16_t)argc, argv, nlens);
+    free(nlens);
+    cmd_put_i64(group, (int64_t)c->big.group);
+    cmd_put_u32(w, (uint32_t)which);
+    const unsigned char *fargv[3] = {group, w, body};
+    uint32_t flens[3] = {8, 4, (uint32_t)nested};
+    /* The store's reply, always: it is the write's (and says so if the
+     * parts were dropped). Its durability implies every chunk's. */
+    rc = fe_submit_record(c, REC_OP_DB(CMD_BIGFINAL, REC_DB(opdb)), 1, 3, fargv, flens);
+    free(body);
+    if (rc == 0) memset(&c->big, 0, sizeof(c->big));
+    return rc;
 }
 
 /* A CMD_TICK record, asked for by the store (shm tick_wanted): it carries

@@ -115,7 +115,7 @@ uint64_t st_ent_vlen(idx_entry_t *e)
     return n;
 }
 
-static uint64_t ent_bytes(idx_entry_t *e)
+uint64_t st_ent_bytes(idx_entry_t *e)
 {
     uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind);
     if (st_ent_kind(e) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(e));
@@ -150,7 +150,7 @@ void st_ent_count_log(store_ctx_t *ctx, idx_entry_t *e, int sign)
  * (st_ent_store puts them in). */
 static void ent_uncount(st_db_t *db, idx_entry_t *e)
 {
-    db->ctx->entry_bytes -= ent_bytes(e);
+    db->ctx->entry_bytes -= st_ent_bytes(e);
     st_ent_count_log(db->ctx, e, -1);
     if (e->expire_at_ms) {
         db->ctx->expires--;
@@ -226,7 +226,7 @@ static void note_expiry(st_db_t *db, int64_t at)
 void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e)
 {
     note_expiry(db, e->expire_at_ms);
-    db->ctx->entry_bytes += ent_bytes(e);
+    db->ctx->entry_bytes += st_ent_bytes(e);
     st_ent_count_log(db->ctx, e, 1);
     if (e->expire_at_ms) {
         db->ctx->expires++;
@@ -239,6 +239,13 @@ void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e)
     } else {
         idx_insert(&db->ix, e);
     }
+    /* A write is a use, at the apply clock's time (the record's, on
+     * replay); an overwrite keeps the old key's data (relinked with it),
+     * as Redis keeps an overwritten key's LFU counter. */
+    if (slot)
+        st_access_touch(&db->ctx->access, e, db->ctx->now);
+    else
+        st_access_new(&db->ctx->access, e, db->ctx->now);
 }
 
 /* Resize *slot's entry for a new value shape; the caller fills it in. The
@@ -275,6 +282,14 @@ void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at)
  * found expired is removed (only on the apply path, where now is the apply
  * clock: Redis' lazy expiry, done where replay does it too).
  */
+idx_entry_t **st_find_peek(st_db_t *db, const rec_arg_t *key, int64_t now)
+{
+    idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
+    if (!slot) return NULL;
+    int64_t at = (*slot)->expire_at_ms;
+    return at && at <= now ? NULL : slot;
+}
+
 idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int reap)
 {
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
@@ -287,6 +302,7 @@ idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int r
         }
         return NULL;
     }
+    st_access_touch(&db->ctx->access, *slot, now);
     return slot;
 }
 

@@ -5,7 +5,8 @@
  * database's index (core/entry.c), and the arguments a handler is given.
  *
  * The layers, bottom up (docs/ARCHITECTURE.md, "The store"):
- *   core/     alloc.c, index.c, pieces.c, entry.c, value.c, watch.c
+ *   core/     alloc.c, index.c, pieces.c, access.c, entry.c, evict.c,
+ *             value.c, watch.c
  *   types/    the command handlers, one file per type (t_string.c,
  *             t_bitmap.c, keyspace.c)
  *   store/    route.c (records and requests to handlers, EXEC),
@@ -22,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "groups.h"
+#include "access.h"
 #include "index.h"
 #include "live.h"
 #include "record.h"
@@ -115,7 +118,16 @@ struct store_ctx {
     int expire_pass_done;
     struct st_watch *watch; /* watch.c: recent changes, for WATCH */
     st_exec_bufs_t exec;
-    st_live_t live; /* live.c: bytes of each log segment entries refer to */
+    /* Values larger than one record (D31): the parts logged and not yet
+     * made visible (groups.c), and, while a CMD_BIGFINAL's nested write is
+     * applied, the parts that stand for its argument big_arg (taken by the
+     * handler with st_big_take; NULL once taken). */
+    st_groups_t groups;
+    st_pieces_t *big;
+    int big_arg;
+    st_live_t live;     /* live.c: bytes of each log segment entries refer to */
+    st_access_t access; /* access.c: the policy, access data's meaning, evict.c's pool */
+    uint64_t evicted;   /* keys CMD_EVICT removed (INFO evicted_keys) */
     /* Keyspace notifications (notify.c, D37): the classes to publish for
      * what is applied now (0 = none: replay, tests), where they go, the
      * keys the running handler changed, and the expiries published. */
@@ -133,6 +145,9 @@ struct store_ctx {
     /* The static cluster topology (CLUSTER's replies, store/cluster.c),
      * NULL unless cluster-enabled. */
     struct cluster *cluster;
+    /* SAVE and BGSAVE's schedule (store/save.c), set by the store process;
+     * NULL where tests and tools drive the state machine alone. */
+    struct store_backup *backup;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */
@@ -186,8 +201,14 @@ void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e);
 idx_entry_t *st_ent_resize(st_db_t *db, idx_entry_t **slot, uint8_t ilen, uint8_t vkind);
 void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at);
 /* The slot of a key live at `now` in db, or NULL; with reap set, a key
- * found expired is removed (apply path only: now is the apply clock). */
+ * found expired is removed (apply path only: now is the apply clock). A
+ * key found counts as used at `now` (its access data, core/access.c), as
+ * Redis' lookupKey; st_find_peek does not touch it (OBJECT, TYPE, TTL,
+ * MEMORY USAGE, DEBUG DIGEST-VALUE and WATCH look without using). */
 idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int reap);
+idx_entry_t **st_find_peek(st_db_t *db, const rec_arg_t *key, int64_t now);
+/* RAM e holds (requested bytes: the entry, its piece list or object). */
+uint64_t st_ent_bytes(idx_entry_t *e);
 /* Remove the entry *slot points at from db. */
 void st_remove(st_db_t *db, idx_entry_t **slot);
 /* Unlink *slot's entry from db without freeing it, its bytes and TTL taken

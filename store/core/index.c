@@ -58,6 +58,13 @@ static uint32_t idx_hash(const idx_t *ix, const void *key, uint32_t klen)
     return (uint32_t)XXH3_64bits_withSeed(key, klen, ix->seed);
 }
 
+/* The hash's top bits: buckets use the low ones, so the tag still tells
+ * apart keys that share a bucket. */
+static uint32_t idx_tag(uint32_t h)
+{
+    return h >> 24;
+}
+
 int idx_init(idx_t *ix, uint64_t seed, idx_free_fn free_entry, void *free_arg)
 {
     memset(ix, 0, sizeof(*ix));
@@ -154,7 +161,7 @@ int idx_rehash_step(idx_t *ix, int n)
         }
         while (e) {
             idx_entry_t *next = e->next;
-            uint64_t b = e->hash & mask1;
+            uint64_t b = idx_hash(ix, e->data, e->klen) & mask1;
             e->next = ix->table[1][b];
             ix->table[1][b] = e;
             ix->used[0]--;
@@ -174,13 +181,15 @@ int idx_rehash_step(idx_t *ix, int n)
 
 idx_entry_t **idx_find(idx_t *ix, const void *key, uint32_t klen)
 {
-    uint32_t h = idx_hash(ix, key, klen);
+    uint32_t h = idx_hash(ix, key, klen), tag = idx_tag(h);
     for (int t = 0; t < 2; t++) {
         if (ix->size[t] == 0) continue;
         idx_entry_t **slot = &ix->table[t][h & (ix->size[t] - 1)];
         for (; *slot; slot = &(*slot)->next) {
             idx_entry_t *e = *slot;
-            if (e->hash == h && e->klen == klen && memcmp(e->data, key, klen) == 0) return slot;
+            if ((e->meta & IDX_TAG_MASK) == tag && e->klen == klen &&
+                memcmp(e->data, key, klen) == 0)
+                return slot;
         }
         if (ix->rehash_idx < 0) break;
     }
@@ -198,9 +207,10 @@ void idx_insert(idx_t *ix, idx_entry_t *e)
         idx_rehash_step(ix, 2);
     else if (idx_count(ix) >= ix->size[0])
         idx_start_resize(ix, ix->size[0] * 2);
-    e->hash = idx_hash(ix, e->data, e->klen);
+    uint32_t h = idx_hash(ix, e->data, e->klen);
+    e->meta = idx_tag(h);
     int t = ix->rehash_idx >= 0 ? 1 : 0;
-    idx_entry_t **head = &ix->table[t][e->hash & (ix->size[t] - 1)];
+    idx_entry_t **head = &ix->table[t][h & (ix->size[t] - 1)];
     e->next = *head;
     *head = e;
     ix->used[t]++;
@@ -215,7 +225,8 @@ idx_entry_t *idx_unlink(idx_t *ix, idx_entry_t **slot)
     int t = 0;
     if (ix->rehash_idx >= 0) {
         t = 1;
-        for (idx_entry_t *x = ix->table[0][e->hash & (ix->size[0] - 1)]; x; x = x->next) {
+        uint32_t h = idx_hash(ix, e->data, e->klen);
+        for (idx_entry_t *x = ix->table[0][h & (ix->size[0] - 1)]; x; x = x->next) {
             if (x == e) {
                 t = 0;
                 break;
@@ -299,8 +310,7 @@ uint64_t idx_table_bytes(const idx_t *ix)
     return (ix->size[0] + ix->size[1]) * sizeof(idx_entry_t *);
 }
 
-/* splitmix64: a tiny generator, good enough to pick buckets. */
-static uint64_t idx_rand_next(uint64_t *state)
+uint64_t idx_rand_next(uint64_t *state)
 {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;

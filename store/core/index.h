@@ -6,8 +6,16 @@
  *
  * An entry is one allocation: a 26-byte header, then the key bytes, then
  * whatever the owner (store/core/entry.c) keeps after the key (an inline value
- * prefix and an extent). The index only reads `next`, `hash`, `klen` and the
- * key bytes; everything else in the header belongs to the owner.
+ * prefix and an extent). The index only reads `next`, `meta`'s tag, `klen`
+ * and the key bytes; everything else in the header belongs to the owner.
+ *
+ * `meta` is two things in one word: its low 8 bits (IDX_TAG_MASK) are a tag
+ * of the key's hash (its top 8 bits), so a chain walk skips other keys
+ * without a memcmp; its upper 24 bits (idx_access) are the owner's, the
+ * access time or LFU counter eviction reads (store/core/access.c). The full
+ * hash is not kept: a rehash recomputes it from the key (XXH3 of a short
+ * key costs a few ns, against the 8 bytes per key a second word would
+ * cost; D32).
  *
  * Slots: idx_find() returns the link that points at an entry (a bucket head
  * or a predecessor's `next`), so the owner can replace the entry with a
@@ -23,13 +31,25 @@
 
 typedef struct idx_entry {
     struct idx_entry *next; /* bucket chain */
-    uint32_t hash;          /* cached: rehash and chain walks skip memcmp */
+    uint32_t meta;          /* bits 0-7 a tag of the hash, 8-31 the owner's (above) */
     uint32_t klen;
     int64_t expire_at_ms; /* owner's: 0 = no expiry */
     uint8_t ilen;         /* owner's: inline value prefix length */
     uint8_t vkind;        /* owner's: how the rest of the value is kept */
     unsigned char data[]; /* key bytes, then the owner's bytes */
 } idx_entry_t;
+
+#define IDX_TAG_MASK   0xffu
+#define IDX_ACCESS_MAX 0xffffffu /* the owner's 24 bits */
+
+static inline uint32_t idx_access(const idx_entry_t *e)
+{
+    return e->meta >> 8;
+}
+static inline void idx_set_access(idx_entry_t *e, uint32_t v)
+{
+    e->meta = (e->meta & IDX_TAG_MASK) | ((v & IDX_ACCESS_MAX) << 8);
+}
 
 /* Header bytes before the key (not sizeof, which pads to 32). */
 #define IDX_ENTRY_HDR offsetof(idx_entry_t, data)
@@ -74,8 +94,8 @@ idx_entry_t **idx_find(idx_t *ix, const void *key, uint32_t klen);
 
 /*
  * Add e, whose key (e->klen bytes at e->data) must not be present. Sets
- * e->hash and e->next. May start a resize and moves a few buckets of one in
- * progress.
+ * e->meta (its tag; the owner's bits to 0) and e->next. May start a resize and moves a few buckets
+ * of one in progress.
  */
 void idx_insert(idx_t *ix, idx_entry_t *e);
 
@@ -90,7 +110,7 @@ idx_entry_t *idx_unlink(idx_t *ix, idx_entry_t **slot);
 static inline void idx_relink(idx_entry_t **slot, idx_entry_t *old_e, idx_entry_t *new_e)
 {
     new_e->next = old_e->next;
-    new_e->hash = old_e->hash;
+    new_e->meta = old_e->meta;
     *slot = new_e;
 }
 
@@ -125,6 +145,10 @@ int idx_foreach(const idx_t *ix, idx_visit_fn visit, void *arg);
  * not yet shrunk) it walks forward from a random bucket instead. Read-only.
  */
 idx_entry_t *idx_random(const idx_t *ix, uint64_t *rng);
+
+/* splitmix64: a tiny generator, good enough to pick buckets (idx_random)
+ * and eviction's samples (core/evict.c); *state is advanced. */
+uint64_t idx_rand_next(uint64_t *state);
 
 /* Bytes of bucket arrays (for RAM accounting; entries are counted by the
  * owner, which knows their sizes). */

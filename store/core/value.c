@@ -285,6 +285,17 @@ static idx_entry_t *grow(st_db_t *db, idx_entry_t **slot, uint64_t delta)
     return e;
 }
 
+/* Copy len bytes of a write into RAM: from src, or, when src is NULL (a
+ * large value's parts, D31: only the log has them), from the log. */
+static void put_bytes(store_ctx_t *ctx, unsigned char *dst, const unsigned char *src,
+                      uint64_t src_lsn, uint64_t len)
+{
+    if (src)
+        memcpy(dst, src, (size_t)len);
+    else
+        read_log_or_die(ctx, src_lsn, len, dst);
+}
+
 idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uint64_t off,
                           const unsigned char *src, uint64_t src_lsn, uint64_t len)
 {
@@ -296,7 +307,7 @@ idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uin
             e = st_ent_resize(db, slot, (uint8_t)end, VK_INLINE);
             if (off > vlen) memset(st_ent_inline(e) + vlen, 0, (size_t)(off - vlen));
         }
-        memcpy(st_ent_inline(e) + off, src, (size_t)len);
+        put_bytes(ctx, st_ent_inline(e) + off, src, src_lsn, len);
         return e;
     }
     if (off > vlen) {
@@ -314,9 +325,9 @@ idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uin
     e = to_list(db, slot);
     if (off < e->ilen) {
         uint64_t k = e->ilen - off < len ? e->ilen - off : len;
-        memcpy(st_ent_inline(e) + off, src, (size_t)k);
+        put_bytes(ctx, st_ent_inline(e) + off, src, src_lsn, k);
         off += k;
-        src += k;
+        if (src) src += k;
         src_lsn += k;
         len -= k;
     }
@@ -325,7 +336,7 @@ idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uin
         uint64_t a = off - e->ilen, tail = st_pieces_len(l);
         uint32_t i = st_pieces_find(l, a);
         if (i < l->n && st_piece_kind(&l->p[i]) == PIECE_RAM && a + len <= st_piece_end(&l->p[i])) {
-            memcpy(st_piece_ram(&l->p[i]) + (a - st_piece_start(l, i)), src, (size_t)len);
+            put_bytes(ctx, st_piece_ram(&l->p[i]) + (a - st_piece_start(l, i)), src, src_lsn, len);
         } else {
             uint64_t hi = a + len < tail ? a + len : tail;
             uncount_range(ctx, l, a, hi);
@@ -380,17 +391,22 @@ idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t
         rec_arg_t val = {p, (uint32_t)len};
         return st_ent_new(key, &val, 0, expire_at);
     }
+    st_pieces_t *l = st_pieces_new(1);
+    unsigned char *buf = st_xmalloc(len);
+    memcpy(buf, p, len);
+    l->ram_bytes = len;
+    l->p[l->n++] = st_piece_make(PIECE_RAM, (uintptr_t)buf, len);
+    return st_ent_new_pieces(key, l, expire_at);
+}
+
+idx_entry_t *st_ent_new_pieces(const rec_arg_t *key, st_pieces_t *l, int64_t expire_at)
+{
     idx_entry_t *e = st_xmalloc(st_entry_size(key->len, 0, VK_LIST));
     e->klen = key->len;
     e->expire_at_ms = expire_at;
     e->ilen = 0;
     e->vkind = VK_LIST;
     memcpy(e->data, key->ptr, key->len);
-    st_pieces_t *l = st_pieces_new(1);
-    unsigned char *buf = st_xmalloc(len);
-    memcpy(buf, p, len);
-    l->ram_bytes = len;
-    l->p[l->n++] = st_piece_make(PIECE_RAM, (uintptr_t)buf, len);
     st_ent_set_pieces(e, l);
     return e;
 }

@@ -39,7 +39,9 @@ int st_scan_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, 
 /* Apply path (reads of the log failing there are fatal). Overwrite value
  * bytes [off, off + len) of *slot's entry with src, which are the log's
  * bytes at src_lsn (a record's argument), zero-filling from the old end to
- * off; the entry may move (*slot follows). len == 0 changes nothing. */
+ * off; the entry may move (*slot follows). len == 0 changes nothing.
+ * src may be NULL: the bytes are then read from the log where RAM must
+ * hold them (a large value's parts, D31). */
 idx_entry_t *st_val_write(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, uint64_t off,
                           const unsigned char *src, uint64_t src_lsn, uint64_t len);
 /* Apply path: the RAM address of value byte `byte` of *slot's entry, to
@@ -50,6 +52,10 @@ unsigned char *st_val_byte(store_ctx_t *ctx, st_db_t *db, idx_entry_t **slot, ui
  * held in RAM: INCRBYFLOAT's results), not yet in any index. */
 idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t len,
                             int64_t expire_at);
+/* A new entry whose value is the piece list l (taken: the entry owns it;
+ * its log bytes are counted when the entry is stored), not yet in any
+ * index. For values longer than STORE_INLINE_MAX (D31's parts). */
+idx_entry_t *st_ent_new_pieces(const rec_arg_t *key, st_pieces_t *l, int64_t expire_at);
 /* A new entry named key with a deep copy of e's value, encoding and expiry
  * (COPY), not yet in any index. */
 idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key);

@@ -277,7 +277,7 @@ int st_watch_dirty(store_ctx_t *ctx, unsigned dbnum, const unsigned char *key, s
             w->swap_lsn1[y] > w->swap_lsn1[dbnum])
             return 1;
         rec_arg_t k = {key, (uint32_t)klen};
-        if (st_find_live(db, &k, ctx->now, 0) || st_find_live(other, &k, ctx->now, 0)) return 1;
+        if (st_find_peek(db, &k, ctx->now) || st_find_peek(other, &k, ctx->now)) return 1;
     }
     unsigned id = db->watch_id;
     uint32_t fp;

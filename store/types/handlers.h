@@ -84,4 +84,20 @@ void st_scan_reply(store_ctx_t *ctx, uint64_t cursor, long long count, st_scan_s
 idx_entry_t *st_scan_key_begin(const read_args_t *a, unsigned type, uint64_t *cursor,
                                long long *count, const rec_arg_t **pat, buf_t *r);
 
+/* Value arguments that may be a large value's parts (t_bigval.c, D31):
+ * inside a CMD_BIGFINAL, argument ctx->big_arg of the nested write stands
+ * for the parts in ctx->big. A handler that takes values this way uses
+ * these instead of argv[i] directly; elsewhere they are the plain
+ * argument. */
+/* The parts standing for argument i (the caller owns them), or NULL. */
+st_pieces_t *st_big_take(store_ctx_t *ctx, int i);
+/* Argument i's length, the parts' when it stands for them. */
+uint64_t st_arg_vlen(const store_ctx_t *ctx, const apply_args_t *a, int i);
+/* st_ent_new with argument i as the value. */
+idx_entry_t *st_ent_new_arg(store_ctx_t *ctx, const apply_args_t *a, int i, const rec_arg_t *key,
+                            int64_t expire_at);
+/* st_val_write of argument i's bytes at off into *slot's entry. */
+idx_entry_t *st_val_write_arg(store_ctx_t *ctx, const apply_args_t *a, int i, idx_entry_t **slot,
+                              uint64_t off);
+
 #endif

@@ -273,7 +273,7 @@ void st_read_exists(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     (void)ctx;
     long long n = 0; /* duplicates count, as in Redis */
     for (uint16_t i = 0; i < a->argc; i++)
-        n += st_find_live(a->db, &a->argv[i], a->now, 0) != NULL;
+        n += st_find_peek(a->db, &a->argv[i], a->now) != NULL;
     resp_integer(r, n);
 }
 
@@ -283,7 +283,7 @@ enum { TTL_REL_S, TTL_REL_MS, TTL_ABS_S, TTL_ABS_MS };
 
 static void reply_ttl(const read_args_t *a, buf_t *r, int mode)
 {
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    idx_entry_t **slot = st_find_peek(a->db, &a->argv[0], a->now);
     if (!slot) {
         resp_integer(r, -2);
         return;
@@ -328,7 +328,7 @@ void st_read_pexpiretime(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 void st_read_type(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     (void)ctx;
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    idx_entry_t **slot = st_find_peek(a->db, &a->argv[0], a->now);
     resp_simple(r, slot ? st_type_name(*slot) : "none");
 }
 

@@ -56,7 +56,7 @@ void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         return;
     }
     if (!expire_at && (flags & SETF_KEEPTTL) && slot) expire_at = (*slot)->expire_at_ms;
-    st_ent_store(a->db, slot, st_ent_new(key, &a->argv[1], st_arg_lsn(a, 1), expire_at));
+    st_ent_store(a->db, slot, st_ent_new_arg(ctx, a, 1, key, expire_at));
     st_key_changed(ctx, a, a->dbnum, key);
     if (!(flags & SETF_GET) && r) {
         if (flags & SETF_REPLY_INT)
@@ -70,8 +70,7 @@ void st_apply_mset(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     for (uint16_t i = 0; i + 1 < a->argc; i += 2) {
         idx_entry_t **slot = st_find_live(a->db, &a->argv[i], ctx->now, 1);
-        st_ent_store(a->db, slot,
-                     st_ent_new(&a->argv[i], &a->argv[i + 1], st_arg_lsn(a, i + 1), 0));
+        st_ent_store(a->db, slot, st_ent_new_arg(ctx, a, i + 1, &a->argv[i], 0));
         st_key_changed(ctx, a, a->dbnum, &a->argv[i]);
     }
     if (r) resp_simple(r, "OK");
@@ -116,16 +115,17 @@ static int too_long_for(int64_t limit, uint64_t total, buf_t *r)
 
 void st_apply_append(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
-    const rec_arg_t *key = &a->argv[0], *val = &a->argv[1];
+    const rec_arg_t *key = &a->argv[0];
+    uint64_t len = st_arg_vlen(ctx, a, 1); /* a large value's parts (D31) */
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
     if (st_wrongtype(slot, ST_STRING, r)) return;
     if (!slot) {
-        st_ent_store(a->db, NULL, st_ent_new(key, val, st_arg_lsn(a, 1), 0));
+        st_ent_store(a->db, NULL, st_ent_new_arg(ctx, a, 1, key, 0));
         st_key_changed(ctx, a, a->dbnum, key);
-        if (r) resp_integer(r, val->len);
+        if (r) resp_integer(r, (long long)len);
         return;
     }
-    uint64_t old_len = st_ent_vlen(*slot), total = old_len + val->len;
+    uint64_t old_len = st_ent_vlen(*slot), total = old_len + len;
     /* The limit is part of the state machine. Records carry the one the
      * frontend had (so CONFIG SET applies at once, and replay refuses the
      * same APPENDs whatever the configuration then); records written before
@@ -136,7 +136,7 @@ void st_apply_append(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
      * encoding raw, as Redis' dbUnshareStringValue does. */
     st_key_changed(ctx, a, a->dbnum, key);
     st_ent_set_enc(*slot, VENC_RAW);
-    st_val_write(ctx, a->db, slot, old_len, val->ptr, st_arg_lsn(a, 1), val->len);
+    st_val_write_arg(ctx, a, 1, slot, old_len);
     if (r) resp_integer(r, (long long)total);
 }
 
@@ -144,34 +144,35 @@ void st_apply_append(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
  * one past proto-max-bulk-len. */
 void st_apply_setrange(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
-    const rec_arg_t *key = &a->argv[0], *val = &a->argv[2];
+    const rec_arg_t *key = &a->argv[0];
     uint64_t off = (uint64_t)cmd_get_i64(a->argv[1].ptr);
+    uint64_t len = st_arg_vlen(ctx, a, 2); /* a large value's parts (D31) */
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
     if (st_wrongtype(slot, ST_STRING, r)) return;
-    if (val->len == 0) { /* nothing to write: no key is made, none changes */
+    if (len == 0) { /* nothing to write: no key is made, none changes */
         if (r) resp_integer(r, slot ? (long long)st_ent_vlen(*slot) : 0);
         return;
     }
     /* After the type, as Redis' checkStringLength; the limit the record
      * carries (APPEND's rule, above). */
     int64_t limit = a->argc == 4 ? cmd_get_i64(a->argv[3].ptr) : ctx->max_bulk;
-    uint64_t total = off + val->len; /* off < 2^63: no overflow */
+    uint64_t total = off + len; /* off < 2^63: no overflow */
     if (off > (uint64_t)LLONG_MAX || total > (uint64_t)LLONG_MAX) {
         too_long_for(1, UINT64_MAX, r);
         return;
     }
     if (too_long_for(limit, total, r)) return;
-    if (off > ST_VALUE_MAX - val->len) { /* past what pieces describe */
+    if (off > ST_VALUE_MAX - len) { /* past what pieces describe */
         too_long_for(1, UINT64_MAX, r);
         return;
     }
     if (!slot) {
-        rec_arg_t empty = {val->ptr, 0};
+        rec_arg_t empty = {a->argv[2].ptr, 0};
         st_ent_store(a->db, NULL, st_ent_new(key, &empty, 0, 0));
         slot = st_find_live(a->db, key, ctx->now, 0);
     }
     st_ent_set_enc(*slot, VENC_RAW);
-    idx_entry_t *e = st_val_write(ctx, a->db, slot, off, val->ptr, st_arg_lsn(a, 2), val->len);
+    idx_entry_t *e = st_val_write_arg(ctx, a, 2, slot, off);
     st_key_changed(ctx, a, a->dbnum, key);
     if (r) resp_integer(r, (long long)st_ent_vlen(e));
 }
@@ -396,12 +397,11 @@ static const char *encoding_of(idx_entry_t *e, int *small_int)
 
 /* OBJECT ENCODING|FREQ|IDLETIME|REFCOUNT key, OBJECT HELP. Arity and
  * unknown subcommands get the errors Redis 7 gives for its OBJECT|...
- * subcommands. AtticDB keeps no access times: IDLETIME says 0 (the answer
- * Redis gives for a key used within the last second), and FREQ gives the
- * error Redis gives under the default maxmemory-policy. */
+ * subcommands. FREQ and IDLETIME read the key's access data
+ * (core/evict.c) without touching it, each only under the policies that
+ * keep its kind (Redis' errors otherwise). */
 void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
-    (void)ctx;
     static const char *const subs[] = {"help", "encoding", "freq", "idletime", "refcount"};
     const char *sub = (const char *)a->argv[0].ptr;
     size_t sublen = a->argv[0].len;
@@ -434,11 +434,12 @@ void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
             resp_simple(r, object_help[i]);
         return;
     }
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[1], a->now, 0);
+    idx_entry_t **slot = st_find_peek(a->db, &a->argv[1], a->now);
     if (!slot) {
         resp_null(r);
         return;
     }
+    int lfu = st_policy_lfu(ctx->access.policy);
     int small_int;
     const char *enc = encoding_of(*slot, &small_int);
     switch (which) {
@@ -446,12 +447,20 @@ void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         resp_bulk_cstr(r, enc);
         break;
     case 2:
-        resp_error(r, "ERR An LFU maxmemory policy is not selected, access frequency not "
-                      "tracked. Please note that when switching between policies at runtime "
-                      "LRU and LFU data will take some time to adjust.");
+        if (lfu)
+            resp_integer(r, st_access_freq(&ctx->access, *slot, a->now));
+        else
+            resp_error(r, "ERR An LFU maxmemory policy is not selected, access frequency not "
+                          "tracked. Please note that when switching between policies at runtime "
+                          "LRU and LFU data will take some time to adjust.");
         break;
     case 3:
-        resp_integer(r, 0);
+        if (lfu)
+            resp_error(r, "ERR An LFU maxmemory policy is selected, idle time not tracked. "
+                          "Please note that when switching between policies at runtime LRU and "
+                          "LFU data will take some time to adjust.");
+        else
+            resp_integer(r, (long long)(st_access_idle_ms(*slot, a->now) / 1000));
         break;
     default:
         resp_integer(r, small_int ? INT_MAX : 1);

@@ -17,7 +17,7 @@ if ! ${MAKE:-make} -s -C "$top_builddir" install DESTDIR="$tmp/root" >"$tmp/make
 fi
 root=$tmp/root
 
-for prog in atticdb-server atticdb-check atticdb-bench; do
+for prog in atticdb-server atticdb-check atticdb-bench atticdb-backup; do
     test -x "$root$ATTIC_BINDIR/$prog" || fail "$prog is not in $ATTIC_BINDIR"
 done
 "$root$ATTIC_BINDIR/atticdb-server" --version | grep -q '^AtticDB server v=' ||

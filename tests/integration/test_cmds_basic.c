@@ -690,8 +690,8 @@ Test(cmds, values_larger_than_the_reply_channel, .timeout = 120)
 {
     diff_t d;
     rdiff_start_both(&d);
-    /* One record holds at most a quarter of ring-size (4 MB by default):
-     * a 3 MB SET, then APPENDs up to 9 MB. */
+    /* A 3 MB SET, then APPENDs up to 9 MB (values_larger_than_one_record
+     * has writes larger than a record). */
     size_t n = 3 * 1024 * 1024 + 7;
     char *v = malloc(n);
     for (size_t i = 0; i < n; i++)
@@ -732,6 +732,60 @@ Test(cmds, values_larger_than_the_reply_channel, .timeout = 120)
     D(&d, "GET", "none");
     D(&d, "EXEC");
     free(v);
+    rdiff_end_both(&d);
+}
+
+/* Writes whose value is larger than one log record (a quarter of
+ * ring-size, 4 MB by default), written in parts (D31): the same replies
+ * as Redis, the SET variants, APPEND, SETRANGE, MSET and their errors. */
+Test(cmds, values_larger_than_one_record, .timeout = 180)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    size_t n = 5 * 1024 * 1024 + 3;
+    char *v = malloc(n), *w = malloc(n);
+    for (size_t i = 0; i < n; i++) {
+        v[i] = (char)(i * 2654435761u >> 24);
+        w[i] = (char)(i * 40503u >> 8);
+    }
+#define DBIG(...)                                                                                  \
+    do {                                                                                           \
+        const char *argv_[] = {__VA_ARGS__};                                                       \
+        size_t lens_[sizeof(argv_) / sizeof(argv_[0])];                                            \
+        for (size_t i_ = 0; i_ < sizeof(argv_) / sizeof(argv_[0]); i_++)                           \
+            lens_[i_] = argv_[i_] == v || argv_[i_] == w ? n : strlen(argv_[i_]);                  \
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, (int)(sizeof(argv_) / sizeof(argv_[0])), argv_,    \
+                  lens_);                                                                          \
+    } while (0)
+    DBIG("SET", "k", v);
+    D(&d, "GET", "k");
+    DBIG("SET", "k", w, "NX");
+    DBIG("SET", "k", w, "XX", "GET");
+    D(&d, "STRLEN", "k");
+    DBIG("GETSET", "k", v);
+    DBIG("SETEX", "e", "100", w);
+    DT(&d, "TTL", "e");
+    DBIG("PSETEX", "p", "100000", v);
+    DBIG("SETNX", "e", v);
+    DBIG("SET", "k", v, "EX", "0");
+    DBIG("SET", "k", v, "KEEPTTL", "PX", "10");
+    D(&d, "HSET", "h", "f", "v");
+    DBIG("SET", "h", v, "GET");
+    DBIG("APPEND", "h", v);
+    DBIG("APPEND", "k", w);
+    DBIG("APPEND", "new", v);
+    D(&d, "GETRANGE", "k", "5242870", "5242890");
+    DBIG("SETRANGE", "k", "7", w);
+    DBIG("SETRANGE", "fresh", "100", v);
+    D(&d, "GET", "k");
+    D(&d, "GET", "fresh");
+    DBIG("MSET", "a", "1", "b", v, "c", "3");
+    DBIG("MSETNX", "b", w, "z", "1");
+    DBIG("MSETNX", "y", w, "z", "1");
+    D(&d, "MGET", "a", "b", "c", "y", "z");
+#undef DBIG
+    free(v);
+    free(w);
     rdiff_end_both(&d);
 }
 

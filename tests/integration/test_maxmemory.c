@@ -1,49 +1,117 @@
 /*
  * test_maxmemory.c - the memory bound (issue 15 part 1, D32) on a real
- * server: maxmemory and its companions through CONFIG GET/SET and INFO,
- * and noeviction's refusal of denyoom writes while used_memory is over the
- * bound, with reads and deletes still served. Eviction itself is not built
- * yet (D32), so every policy refuses the same way.
+ * server: maxmemory and its companions through CONFIG GET/SET and INFO;
+ * noeviction's refusal of denyoom writes while used_memory is over the
+ * bound, with reads and deletes still served; and eviction: each policy
+ * evicts the keys Redis' would prefer (statistically: allkeys-lru keeps a
+ * set read again while a cold set goes, allkeys-lfu keeps the keys used
+ * more, volatile-ttl takes the nearest expiries, volatile-* never takes a
+ * key without a TTL and refuses with -OOM once none is left), INFO
+ * evicted_keys counts, a restart after kill -9 replays the evictions to
+ * the same digest, and OBJECT FREQ/IDLETIME answer as redis-server 7.0.15
+ * does.
+ *
+ * Waits poll for a condition with a generous timeout; nothing asserts how
+ * long anything took. The LRU clock counts seconds (as Redis'), so the
+ * LRU test lets two seconds pass between the cold writes and the hot reads.
  */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "redis_diff.h"
 
-TestSuite(maxmemory, .fini = srv_cleanup_all, .timeout = 120);
+static void teardown(void)
+{
+    rdiff_teardown(); /* the differential test's two servers */
+    srv_cleanup_all();
+}
+
+TestSuite(maxmemory, .fini = teardown, .timeout = 240);
 
 #define OOM_TEXT "OOM command not allowed when used memory > 'maxmemory'."
 
-static redisReply *cmdv(redisContext *c, const char *fmt)
+static redisReply *cmd(redisContext *c, const char *fmt, ...)
 {
-    redisReply *r = redisCommand(c, fmt);
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
     cr_assert(r, "%s: no reply", fmt);
     return r;
 }
 
-static void expect_status(redisContext *c, const char *cmd, const char *want)
+/* A server with these arguments and a connection to it. */
+static redisContext *start(srv_t *s, const char *args)
 {
-    redisReply *r = cmdv(c, cmd);
-    cr_expect(r->type == REDIS_REPLY_STATUS && !strcmp(r->str, want), "%s: %s", cmd,
+    cr_assert(srv_start(s, args) == 0);
+    redisContext *c = srv_connect(s);
+    cr_assert(c);
+    return c;
+}
+
+/* Close c, stop the server cleanly (exit 0), remove its directory. */
+static void finish(srv_t *s, redisContext *c)
+{
+    redisFree(c);
+    cr_assert_eq(srv_stop(s), 0);
+    srv_cleanup(s);
+}
+
+static void expect_status(redisContext *c, const char *line, const char *want)
+{
+    redisReply *r = cmd(c, line);
+    cr_expect(r->type == REDIS_REPLY_STATUS && !strcmp(r->str, want), "%s: %s", line,
               r->str ? r->str : "(no text)");
     freeReplyObject(r);
 }
 
-static void expect_error(redisContext *c, const char *cmd, const char *want)
+static void expect_error(redisContext *c, const char *line, const char *want)
 {
-    redisReply *r = cmdv(c, cmd);
-    cr_expect(r->type == REDIS_REPLY_ERROR && !strcmp(r->str, want), "%s: %s", cmd,
+    redisReply *r = cmd(c, line);
+    cr_expect(r->type == REDIS_REPLY_ERROR && !strcmp(r->str, want), "%s: %s", line,
               r->str ? r->str : "(no text)");
     freeReplyObject(r);
 }
 
-/* INFO's field as a number; -1 when missing. */
+static int info_has(redisContext *c, const char *line)
+{
+    redisReply *r = cmd(c, "INFO memory");
+    int found = r->type == REDIS_REPLY_STRING && strstr(r->str, line) != NULL;
+    freeReplyObject(r);
+    return found;
+}
+
+static long long cmd_int(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER, "%s: not an integer", fmt);
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+static void ok(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "%s: %s", fmt, r && r->str ? r->str : "?");
+    freeReplyObject(r);
+}
+
+/* An INFO field as a number; -1 when missing. */
 static long long info_num(redisContext *c, const char *field)
 {
-    redisReply *r = cmdv(c, "INFO memory");
+    redisReply *r = cmd(c, "INFO");
     cr_assert(r->type == REDIS_REPLY_STRING);
     char key[128];
     snprintf(key, sizeof(key), "\r\n%s:", field);
@@ -53,21 +121,78 @@ static long long info_num(redisContext *c, const char *field)
     return v;
 }
 
-static int info_has(redisContext *c, const char *line)
+/* SET prefix:0..n-1 (pipelined), with EX ttl when ttl > 0 (ttl + i when
+ * spread is set). */
+static void fill(redisContext *c, const char *prefix, int n, long ttl, int spread)
 {
-    redisReply *r = cmdv(c, "INFO memory");
-    int found = r->type == REDIS_REPLY_STRING && strstr(r->str, line) != NULL;
-    freeReplyObject(r);
-    return found;
+    for (int i = 0; i < n; i++) {
+        if (ttl > 0)
+            redisAppendCommand(c, "SET %s:%d v EX %ld", prefix, i, ttl + (spread ? i : 0));
+        else
+            redisAppendCommand(c, "SET %s:%d v", prefix, i);
+    }
+    for (int i = 0; i < n; i++) {
+        redisReply *r = NULL;
+        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+        cr_assert(r->type == REDIS_REPLY_STATUS, "SET %s:%d: %s", prefix, i, r->str);
+        freeReplyObject(r);
+    }
+}
+
+/* How many of prefix:0..n-1 exist (EXISTS does not touch them). */
+static int count_present(redisContext *c, const char *prefix, int n)
+{
+    for (int i = 0; i < n; i++)
+        redisAppendCommand(c, "EXISTS %s:%d", prefix, i);
+    int present = 0;
+    for (int i = 0; i < n; i++) {
+        redisReply *r = NULL;
+        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+        cr_assert_eq(r->type, REDIS_REPLY_INTEGER);
+        present += (int)r->integer;
+        freeReplyObject(r);
+    }
+    return present;
+}
+
+/* GET prefix:0..n-1, `times` times over (pipelined). */
+static void read_all(redisContext *c, const char *prefix, int n, int times)
+{
+    for (int t = 0; t < times; t++) {
+        for (int i = 0; i < n; i++)
+            redisAppendCommand(c, "GET %s:%d", prefix, i);
+        for (int i = 0; i < n; i++) {
+            redisReply *r = NULL;
+            cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+            freeReplyObject(r);
+        }
+    }
+}
+
+/* Set maxmemory to pct % of the current used_memory and wait (60 s at
+ * most) until used_memory is under it. Returns the bound. */
+static long long shrink_to(redisContext *c, int pct)
+{
+    /* A read after this connection's writes is answered once they are
+     * applied (D19), and the store publishes used_memory before it
+     * answers: the figure below includes them. */
+    cmd_int(c, "DBSIZE");
+    long long used = info_num(c, "used_memory");
+    cr_assert_gt(used, 0);
+    long long bound = used * pct / 100;
+    ok(c, "CONFIG SET maxmemory %lld", bound);
+    int i = 0;
+    while (info_num(c, "used_memory") > bound && i++ < 6000)
+        usleep(10000);
+    cr_assert_leq(info_num(c, "used_memory"), bound, "used_memory never came under %lld", bound);
+    return bound;
 }
 
 Test(maxmemory, settings_are_redis_ones_in_config_and_info)
 {
     srv_t s;
-    cr_assert(srv_start(&s, "--maxmemory 2mb") == 0);
-    redisContext *c = srv_connect(&s);
-    cr_assert(c);
-    redisReply *r = cmdv(c, "CONFIG GET maxmemory*");
+    redisContext *c = start(&s, "--maxmemory 2mb");
+    redisReply *r = cmd(c, "CONFIG GET maxmemory*");
     cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
     cr_assert_eq(r->elements, 6);
     cr_expect_str_eq(r->element[0]->str, "maxmemory");
@@ -90,20 +215,16 @@ Test(maxmemory, settings_are_redis_ones_in_config_and_info)
                  "argument(s) must be one of the following: volatile-lru, volatile-lfu, "
                  "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
                  "noeviction");
-    r = cmdv(c, "CONFIG SET maxmemory-samples 0");
+    r = cmd(c, "CONFIG SET maxmemory-samples 0");
     cr_expect_eq(r->type, REDIS_REPLY_ERROR);
     freeReplyObject(r);
-    redisFree(c);
-    cr_assert_eq(srv_stop(&s), 0);
-    srv_cleanup(&s);
+    finish(&s, c);
 }
 
 Test(maxmemory, noeviction_refuses_growing_writes_and_serves_reads_and_deletes)
 {
     srv_t s;
-    cr_assert(srv_start(&s, "") == 0);
-    redisContext *c = srv_connect(&s);
-    cr_assert(c);
+    redisContext *c = start(&s, "");
     expect_status(c, "SET a 1", "OK");
     expect_status(c, "SET b 2", "OK");
     /* The store publishes used_memory after applying. */
@@ -119,16 +240,16 @@ Test(maxmemory, noeviction_refuses_growing_writes_and_serves_reads_and_deletes)
     expect_error(c, "HSET h f v", OOM_TEXT);
     expect_error(c, "SADD s m", OOM_TEXT);
     expect_error(c, "APPEND a x", OOM_TEXT);
-    redisReply *r = cmdv(c, "GET a");
+    redisReply *r = cmd(c, "GET a");
     cr_expect(r->type == REDIS_REPLY_STRING && !strcmp(r->str, "1"), "reads are served");
     freeReplyObject(r);
-    r = cmdv(c, "EXISTS c");
+    r = cmd(c, "EXISTS c");
     cr_expect(r->type == REDIS_REPLY_INTEGER && r->integer == 0, "the refused write did nothing");
     freeReplyObject(r);
-    r = cmdv(c, "DEL b");
+    r = cmd(c, "DEL b");
     cr_expect(r->type == REDIS_REPLY_INTEGER && r->integer == 1, "deletes are served");
     freeReplyObject(r);
-    r = cmdv(c, "EXPIRE a 100");
+    r = cmd(c, "EXPIRE a 100");
     cr_expect(r->type == REDIS_REPLY_INTEGER && r->integer == 1, "EXPIRE is not denyoom");
     freeReplyObject(r);
 
@@ -137,16 +258,242 @@ Test(maxmemory, noeviction_refuses_growing_writes_and_serves_reads_and_deletes)
     expect_error(c, "SET d 4", OOM_TEXT);
     expect_error(c, "EXEC", "EXECABORT Transaction discarded because of previous errors.");
 
-    /* Every policy refuses alike until eviction exists (D32). */
-    expect_status(c, "CONFIG SET maxmemory-policy allkeys-random", "OK");
-    expect_error(c, "SET c 3", OOM_TEXT);
+    /* A volatile policy evicts the one key with a TTL (a), then has no
+     * victim left and refuses as noeviction (tests/integration/test_evict
+     * has the policies' choices). */
+    expect_status(c, "CONFIG SET maxmemory-policy volatile-ttl", "OK");
+    for (i = 0; i < 3000; i++) {
+        r = cmd(c, "SET c 3");
+        int refused = r->type == REDIS_REPLY_ERROR && !strcmp(r->str, OOM_TEXT);
+        freeReplyObject(r);
+        if (refused) break;
+        usleep(10000);
+    }
+    cr_expect_lt(i, 3000, "refused once nothing is left to evict");
+    r = cmd(c, "EXISTS a");
+    cr_expect(r->type == REDIS_REPLY_INTEGER && r->integer == 0, "the key with a TTL was evicted");
+    freeReplyObject(r);
 
     expect_status(c, "CONFIG SET maxmemory 0", "OK");
     expect_status(c, "SET c 3", "OK");
-    r = cmdv(c, "GET c");
+    r = cmd(c, "GET c");
     cr_expect(r->type == REDIS_REPLY_STRING && !strcmp(r->str, "3"));
     freeReplyObject(r);
+    finish(&s, c);
+}
+
+/* Under policy, nhot keys read `reads` times (after pause_s seconds) and
+ * ncold keys never read: shrinking used_memory to 60 % evicts cold keys
+ * and keeps nearly every hot one, and evicted_keys counts them all. */
+static void hot_set_stays(const char *policy, int nhot, int ncold, int reads, int pause_s)
+{
+    srv_t s;
+    char args[64];
+    snprintf(args, sizeof(args), "--maxmemory-policy %s", policy);
+    redisContext *c = start(&s, args);
+    fill(c, "hot", nhot, 0, 0);
+    fill(c, "cold", ncold, 0, 0);
+    cr_assert_eq(cmd_int(c, "DBSIZE"), nhot + ncold);
+    if (pause_s) sleep((unsigned)pause_s);
+    read_all(c, "hot", nhot, reads);
+    shrink_to(c, 60);
+    int hot = count_present(c, "hot", nhot), cold = count_present(c, "cold", ncold);
+    long long evicted = info_num(c, "evicted_keys");
+    cr_expect_gt(evicted, 0);
+    cr_expect_eq(evicted, nhot + ncold - hot - cold, "evicted_keys counts every key gone");
+    cr_expect_geq(hot, nhot * 95 / 100, "%s: the keys used stay (%d of %d kept, %d of %d cold)",
+                  policy, hot, nhot, cold, ncold);
+    cr_expect_lt(cold, ncold * 8 / 10, "%s: the unused ones go (%d of %d kept)", policy, cold,
+                 ncold);
+    finish(&s, c);
+}
+
+Test(maxmemory, allkeys_lru_keeps_the_keys_read_again_and_evicts_the_cold_ones)
+{
+    /* Two seconds: the LRU clock's resolution, so the reads are later. */
+    hot_set_stays("allkeys-lru", 500, 3000, 1, 2);
+}
+
+Test(maxmemory, allkeys_lfu_keeps_the_keys_used_more)
+{
+    hot_set_stays("allkeys-lfu", 300, 2000, 10, 0);
+}
+
+Test(maxmemory, volatile_ttl_takes_the_nearest_expiries_and_never_a_key_without_ttl)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--maxmemory-policy volatile-ttl");
+    fill(c, "p", 1000, 0, 0);
+    fill(c, "short", 1000, 10000, 1);
+    fill(c, "long", 1000, 1000000, 1);
+    shrink_to(c, 75);
+    int p = count_present(c, "p", 1000), sh = count_present(c, "short", 1000),
+        lg = count_present(c, "long", 1000);
+    cr_expect_eq(p, 1000, "no key without a TTL is evicted");
+    cr_expect_lt(sh, 800, "the nearest expiries go (%d short, %d long kept)", sh, lg);
+    cr_expect_geq(lg, 900, "the far ones stay (%d short, %d long kept)", sh, lg);
+    cr_expect_eq(info_num(c, "evicted_keys"), 3000 - p - sh - lg);
+    finish(&s, c);
+}
+
+Test(maxmemory, random_policies_evict_and_volatile_random_only_keys_with_ttl)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--maxmemory-policy volatile-random");
+    fill(c, "p", 1000, 0, 0);
+    fill(c, "v", 1000, 100000, 0);
+    shrink_to(c, 80);
+    cr_expect_eq(count_present(c, "p", 1000), 1000, "volatile-random: keys with a TTL only");
+    int v = count_present(c, "v", 1000);
+    cr_expect_lt(v, 1000);
+    ok(c, "CONFIG SET maxmemory 0");
+    ok(c, "CONFIG SET maxmemory-policy allkeys-random");
+    shrink_to(c, 80);
+    int p = count_present(c, "p", 1000), v2 = count_present(c, "v", 1000);
+    cr_expect_lt(p + v2, 1000 + v, "allkeys-random evicted more");
+    cr_expect_eq(info_num(c, "evicted_keys"), 2000 - p - v2);
+    finish(&s, c);
+}
+
+Test(maxmemory, volatile_policy_with_no_key_with_ttl_refuses_with_oom_and_evicts_nothing)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--maxmemory-policy volatile-lru");
+    fill(c, "p", 200, 0, 0);
+    ok(c, "CONFIG SET maxmemory 1");
+    int i, refused = 0;
+    for (i = 0; i < 3000 && !refused; i++) {
+        redisReply *r = cmd(c, "SET x%d v", i);
+        refused = r->type == REDIS_REPLY_ERROR && !strcmp(r->str, OOM_TEXT);
+        freeReplyObject(r);
+        if (!refused) usleep(10000);
+    }
+    cr_expect(refused, "-OOM once the store found nothing to evict");
+    cr_expect_eq(count_present(c, "p", 200), 200);
+    cr_expect_eq(info_num(c, "evicted_keys"), 0);
+    /* A key with a TTL is a candidate again: it goes, the others stay. */
+    ok(c, "CONFIG SET maxmemory 0");
+    ok(c, "SET t v EX 1000");
+    ok(c, "CONFIG SET maxmemory 1");
+    for (i = 0; i < 6000 && cmd_int(c, "EXISTS t"); i++)
+        usleep(10000);
+    cr_expect_eq(cmd_int(c, "EXISTS t"), 0, "the key with a TTL was evicted");
+    cr_expect_eq(count_present(c, "p", 200), 200);
+    cr_expect_eq(info_num(c, "evicted_keys"), 1);
+    ok(c, "CONFIG RESETSTAT");
+    cr_expect_eq(info_num(c, "evicted_keys"), 0, "RESETSTAT starts the count again");
+    finish(&s, c);
+}
+
+Test(maxmemory, replay_after_kill_9_reaches_the_same_state_and_evicted_keys_stay_gone)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--maxmemory-policy allkeys-lru --frontends 2");
+    fill(c, "k", 3000, 0, 0);
+    shrink_to(c, 50);
+    /* No more rounds; then a write of our own after every eviction record
+     * already in the ring, read back so the store applied it. */
+    ok(c, "CONFIG SET maxmemory 0");
+    ok(c, "SET marker 1");
+    redisReply *r = cmd(c, "GET marker");
+    freeReplyObject(r);
+    long long keys = cmd_int(c, "DBSIZE");
+    cr_assert_lt(keys, 3001);
+    char gone[32] = "";
+    for (int i = 0; i < 3000 && !gone[0]; i++)
+        if (!cmd_int(c, "EXISTS k:%d", i)) snprintf(gone, sizeof(gone), "k:%d", i);
+    cr_assert(gone[0]);
+    r = cmd(c, "DEBUG DIGEST");
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    char digest[64];
+    snprintf(digest, sizeof(digest), "%s", r->str);
+    freeReplyObject(r);
     redisFree(c);
-    cr_assert_eq(srv_stop(&s), 0);
-    srv_cleanup(&s);
+
+    srv_kill_all(&s);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    cr_assert(c);
+    r = cmd(c, "DEBUG DIGEST");
+    cr_expect_str_eq(r->str, digest, "replay reaches the state the evictions left");
+    freeReplyObject(r);
+    cr_expect_eq(cmd_int(c, "DBSIZE"), keys);
+    cr_expect_eq(cmd_int(c, "EXISTS %s", gone), 0, "an evicted key stays gone");
+    cr_expect_eq(info_num(c, "evicted_keys"), 0, "counted since the start, as Redis");
+    finish(&s, c);
+}
+
+Test(maxmemory, object_freq_and_idletime_answer_as_redis)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 1", NULL, 1);
+    D(&d, "SET", "k", "v");
+    DI(&d, "OBJECT", "IDLETIME", "k");
+    D(&d, "OBJECT", "FREQ", "k");
+    D(&d, "OBJECT", "FREQ", "missing");
+    D(&d, "CONFIG", "SET", "maxmemory-policy", "allkeys-lfu");
+    D(&d, "OBJECT", "IDLETIME", "k");
+    D(&d, "OBJECT", "IDLETIME", "missing");
+    D(&d, "SET", "n", "v");
+    D(&d, "OBJECT", "FREQ", "n");
+    D(&d, "GET", "n");
+    D(&d, "OBJECT", "FREQ", "n");
+    DS(&d, "CONFIG", "GET", "lfu-*"); /* Redis: in its hash order */
+    D(&d, "CONFIG", "SET", "lfu-log-factor", "-1");
+    D(&d, "CONFIG", "SET", "lfu-decay-time", "x");
+    D(&d, "CONFIG", "SET", "maxmemory-policy", "volatile-lru");
+    DI(&d, "OBJECT", "IDLETIME", "n");
+    D(&d, "OBJECT", "FREQ", "n");
+    rdiff_end_both(&d);
+}
+
+Test(maxmemory, clients_unsent_replies_count_in_used_memory_and_against_the_bound)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--frontends 1");
+    size_t vlen = 1 << 20;
+    char *val = malloc(vlen);
+    cr_assert(val);
+    memset(val, 'x', vlen);
+    redisReply *r = redisCommand(c, "SET big %b", val, vlen);
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    free(val);
+    cmd_int(c, "DBSIZE");
+    long long base = info_num(c, "used_memory");
+    cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
+
+    /* A client that asks for 40 MB of replies and reads none of them. */
+    redisContext *slow = srv_connect(&s);
+    cr_assert(slow);
+    for (int i = 0; i < 40; i++)
+        redisAppendCommand(slow, "GET big");
+    int done = 0;
+    while (!done)
+        cr_assert_eq(redisBufferWrite(slow, &done), REDIS_OK);
+    int i = 0;
+    while (info_num(c, "mem_clients_normal") < 8 << 20 && i++ < 3000)
+        usleep(10000);
+    long long held = info_num(c, "mem_clients_normal");
+    cr_expect_geq(held, 8 << 20, "the unsent replies are counted (%lld bytes)", held);
+    cr_expect_geq(info_num(c, "used_memory"), base + (8 << 20), "and are part of used_memory");
+
+    /* noeviction: the clients' buffers alone put it over the bound. */
+    ok(c, "CONFIG SET maxmemory %lld", base + (4 << 20));
+    r = cmd(c, "SET k v");
+    cr_expect(r->type == REDIS_REPLY_ERROR && !strcmp(r->str, OOM_TEXT), "%s", r->str);
+    freeReplyObject(r);
+
+    /* The slow client goes: its buffers with it, and writes are served. */
+    redisFree(slow);
+    for (i = 0; i < 3000; i++) {
+        r = cmd(c, "SET k v");
+        int served = r->type == REDIS_REPLY_STATUS;
+        freeReplyObject(r);
+        if (served) break;
+        usleep(10000);
+    }
+    cr_expect_lt(i, 3000, "served again once the buffers are gone");
+    cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
+    finish(&s, c);
 }

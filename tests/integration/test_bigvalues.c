@@ -1,0 +1,630 @@
+/*
+ * test_bigvalues.c - values larger than one log record (D31) with the real
+ * server: SET and GET of 10 MB and 100 MB values byte for byte (hiredis
+ * and redis-cli), the SET variants and APPEND across the record limit,
+ * and a crash at each step of a large write: the frontend killed after a
+ * chunk and before the final, the store killed while applying the chunks,
+ * the logger killed during the write. After each: the old value whole if
+ * the write was not acknowledged, the new one whole if it was, the parts
+ * of an abandoned write no longer counted live, and a restart (clean or
+ * SIGKILL of the whole group) reaching the same DEBUG DIGEST. With small
+ * segments and frequent checkpoints, compaction and checkpoints run while
+ * a large value is present and it reads back after every restart.
+ *
+ * The ring is 1 MB in most tests (a record holds at most 256 KB), so a few
+ * MB make dozens of chunks; the disk written stays about 250 MB in all.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+TestSuite(bigvalues, .fini = srv_cleanup_all, .timeout = 600);
+
+#define SMALL_RING "--frontends 1 --ring-size 1mb --segment-size 16mb"
+#define MB         (1u << 20)
+
+/* A value of n bytes that differs with seed and with every offset (a
+ * piece out of place or a chunk twice changes it). */
+static char *pattern(size_t n, unsigned seed)
+{
+    char *p = malloc(n);
+    cr_assert_not_null(p);
+    uint32_t x = 2463534242u ^ seed;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        p[i] = (char)x;
+    }
+    return p;
+}
+
+/* A connection with room for slow 100 MB round trips. */
+static redisContext *conn(const srv_t *s)
+{
+    redisContext *c = srv_connect(s);
+    cr_assert_not_null(c, "connect: %s", s->log);
+    struct timeval tv = {120, 0};
+    redisSetTimeout(c, tv);
+    return c;
+}
+
+static void expect_status(redisContext *c, redisReply *r, const char *want, const char *what)
+{
+    cr_assert_not_null(r, "%s: no reply (%s)", what, c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS, "%s: type %d %s", what, r->type,
+                 r->type == REDIS_REPLY_ERROR ? r->str : "");
+    cr_assert_str_eq(r->str, want, "%s", what);
+    freeReplyObject(r);
+}
+
+static long long integer(redisContext *c, const char *what, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    cr_assert_not_null(r, "%s: no reply (%s)", what, c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_INTEGER, "%s: type %d %s", what, r->type,
+                 r->type == REDIS_REPLY_ERROR ? r->str : "");
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* GET key is exactly v[0, n). */
+static void expect_value(redisContext *c, const char *key, const char *v, size_t n,
+                         const char *what)
+{
+    redisReply *r = redisCommand(c, "GET %s", key);
+    cr_assert_not_null(r, "%s: GET %s: no reply (%s)", what, key, c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING, "%s: GET %s: type %d %s", what, key, r->type,
+                 r->type == REDIS_REPLY_ERROR ? r->str : "");
+    cr_assert_eq(r->len, n, "%s: GET %s: %zu bytes, want %zu", what, key, r->len, n);
+    cr_assert(memcmp(r->str, v, n) == 0, "%s: GET %s: the bytes differ", what, key);
+    freeReplyObject(r);
+}
+
+static void digest(const srv_t *s, char out[64])
+{
+    redisContext *c = conn(s);
+    redisReply *r = redisCommand(c, "DEBUG DIGEST");
+    cr_assert_not_null(r);
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS, "DEBUG DIGEST: %s", r->str);
+    snprintf(out, 64, "%s", r->str);
+    freeReplyObject(r);
+    redisFree(c);
+}
+
+/* DEBUG SEGMENTS: the live table agrees with a recount; the live total. */
+static long long live_total(const srv_t *s, const char *what)
+{
+    redisContext *c = conn(s);
+    redisReply *r = redisCommand(c, "DEBUG SEGMENTS");
+    cr_assert_not_null(r);
+    cr_assert_eq(r->type, REDIS_REPLY_ARRAY, "%s: DEBUG SEGMENTS: %s", what, r->str);
+    cr_assert_eq(r->element[0]->integer, 1, "%s: the live table disagrees with a recount", what);
+    long long total = r->element[1]->integer;
+    freeReplyObject(r);
+    redisFree(c);
+    return total;
+}
+
+/* Restart after a clean stop and after SIGKILL of the whole group: the
+ * same digest each time. */
+static void restarts_keep(srv_t *s, const char *what)
+{
+    char before[64], after[64];
+    digest(s, before);
+    cr_assert_eq(srv_stop(s), 0, "%s: clean stop", what);
+    cr_assert_eq(srv_restart(s), 0, "%s: restart", what);
+    digest(s, after);
+    cr_assert_str_eq(after, before, "%s: digest after a clean restart", what);
+    srv_kill_all(s);
+    cr_assert_eq(srv_restart(s), 0, "%s: restart after SIGKILL", what);
+    digest(s, after);
+    cr_assert_str_eq(after, before, "%s: digest after SIGKILL and restart", what);
+    live_total(s, what);
+}
+
+/* A server with a 1 MB ring (records of at most 256 KB), and a connection. */
+static redisContext *start_small(srv_t *s)
+{
+    cr_assert_eq(srv_start(s, SMALL_RING), 0);
+    return conn(s);
+}
+
+/* Stop and remove s. */
+static void finish(srv_t *s)
+{
+    srv_kill_all(s);
+    srv_cleanup(s);
+}
+
+Test(bigvalues, set_get_10mb_and_100mb)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    size_t n10 = 10 * MB, n100 = 100 * MB;
+    char *v10 = pattern(n10, 10), *v100 = pattern(n100, 100);
+    expect_status(c, redisCommand(c, "SET k10 %b", v10, n10), "OK", "SET 10 MB");
+    expect_value(c, "k10", v10, n10, "10 MB");
+    expect_status(c, redisCommand(c, "SET k100 %b", v100, n100), "OK", "SET 100 MB");
+    expect_value(c, "k100", v100, n100, "100 MB");
+    cr_assert_eq(integer(c, "STRLEN", "STRLEN k100"), (long long)n100);
+    redisReply *r = redisCommand(c, "GETRANGE k100 %d %d", (int)(n100 - 5), -1);
+    cr_assert_eq(r->len, 5);
+    cr_assert(memcmp(r->str, v100 + n100 - 5, 5) == 0, "GETRANGE of the last part");
+    freeReplyObject(r);
+    /* A part boundary inside: 256 KB records hold less than 256 KB each. */
+    r = redisCommand(c, "GETRANGE k10 %d %d", 250000, 270000);
+    cr_assert_eq(r->len, 20001);
+    cr_assert(memcmp(r->str, v10 + 250000, 20001) == 0, "GETRANGE across parts");
+    freeReplyObject(r);
+    r = redisCommand(c, "OBJECT ENCODING k10");
+    cr_assert_str_eq(r->str, "raw");
+    freeReplyObject(r);
+    redisFree(c);
+    free(v100);
+
+    /* redis-cli, both ways: -x sends a file's bytes as the last argument. */
+    char file[400], got[400], cmdline[1200];
+    snprintf(file, sizeof(file), "%s/v10.bin", s.dir);
+    snprintf(got, sizeof(got), "%s/got.bin", s.dir);
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(v10, 1, n10, f), n10);
+    fclose(f);
+    snprintf(cmdline, sizeof(cmdline), "redis-cli -p %d -x SET kcli < %s > /dev/null", s.port,
+             file);
+    cr_assert_eq(system(cmdline), 0);
+    c = conn(&s);
+    expect_value(c, "kcli", v10, n10, "redis-cli SET");
+    redisFree(c);
+    snprintf(cmdline, sizeof(cmdline), "redis-cli -p %d --raw GET kcli > %s", s.port, got);
+    cr_assert_eq(system(cmdline), 0);
+    struct stat st;
+    cr_assert_eq(stat(got, &st), 0);
+    cr_assert_eq((size_t)st.st_size, n10 + 1, "redis-cli GET: the value and a newline");
+    snprintf(cmdline, sizeof(cmdline), "head -c %zu %s | cmp -s - %s", n10, got, file);
+    cr_assert_eq(system(cmdline), 0, "redis-cli GET: the bytes differ");
+    unlink(file);
+    unlink(got);
+
+    restarts_keep(&s, "10 MB and 100 MB");
+    c = conn(&s);
+    expect_value(c, "k10", v10, n10, "10 MB after restarts");
+    cr_assert_eq(integer(c, "STRLEN", "STRLEN k100"), (long long)n100);
+    redisFree(c);
+    free(v10);
+    finish(&s);
+}
+
+Test(bigvalues, set_variants_with_large_values)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    size_t n = 3 * MB + 12345;
+    char *a = pattern(n, 1), *b = pattern(n, 2), *d = pattern(n + 7, 3);
+    long long live0 = live_total(&s, "empty");
+    expect_status(c, redisCommand(c, "SETEX k 1000 %b", a, n), "OK", "SETEX");
+    long long ttl = integer(c, "TTL", "TTL k");
+    cr_assert(ttl > 0 && ttl <= 1000, "SETEX's TTL %lld", ttl);
+    expect_status(c, redisCommand(c, "PSETEX p 1000000 %b", b, n), "OK", "PSETEX");
+    cr_assert_gt(integer(c, "PTTL", "PTTL p"), 0);
+    /* GETSET answers the old large value and stores the new one. */
+    redisReply *r = redisCommand(c, "GETSET k %b", b, n);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING);
+    cr_assert_eq(r->len, n);
+    cr_assert(memcmp(r->str, a, n) == 0, "GETSET's old value");
+    freeReplyObject(r);
+    expect_value(c, "k", b, n, "after GETSET");
+    cr_assert_eq(integer(c, "TTL", "TTL k"), -1, "GETSET clears the TTL");
+    /* NX not met: nil, nothing changes; XX GET: the old value, then set. */
+    r = redisCommand(c, "SET k %b NX", d, n + 7);
+    cr_assert_eq(r->type, REDIS_REPLY_NIL, "SET NX on a present key");
+    freeReplyObject(r);
+    expect_value(c, "k", b, n, "after SET NX");
+    r = redisCommand(c, "SET k %b XX GET", d, n + 7);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING);
+    cr_assert(r->len == n && memcmp(r->str, b, n) == 0, "SET XX GET's old value");
+    freeReplyObject(r);
+    expect_value(c, "k", d, n + 7, "after SET XX GET");
+    r = redisCommand(c, "SET fresh %b XX", a, n);
+    cr_assert_eq(r->type, REDIS_REPLY_NIL, "SET XX on an absent key");
+    freeReplyObject(r);
+    cr_assert_eq(integer(c, "EXISTS", "EXISTS fresh"), 0);
+    cr_assert_eq(integer(c, "SETNX", "SETNX fresh %b", a, n), 1);
+    cr_assert_eq(integer(c, "SETNX", "SETNX fresh %b", b, n), 0);
+    expect_value(c, "fresh", a, n, "SETNX");
+    /* SET ... GET on a hash: WRONGTYPE, the hash untouched. */
+    cr_assert_eq(integer(c, "HSET", "HSET h f v"), 1);
+    r = redisCommand(c, "SET h %b GET", a, n);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert_str_eq(r->str, "WRONGTYPE Operation against a key holding the wrong kind of value");
+    freeReplyObject(r);
+    cr_assert_eq(integer(c, "HLEN", "HLEN h"), 1);
+    /* An option error after the value: refused before anything is logged. */
+    r = redisCommand(c, "SET k %b EX 0", a, n);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert_str_eq(r->str, "ERR invalid expire time in 'set' command");
+    freeReplyObject(r);
+    expect_value(c, "k", d, n + 7, "after a refused SET");
+    /* Live bytes: exactly the three values now held (refused and replaced
+     * writes' parts are not counted). */
+    long long live = live_total(&s, "variants");
+    cr_assert_geq(live - live0, (long long)(3 * n + 7));
+    cr_assert_lt(live - live0, (long long)(3 * n + 7) + 4096, "live %lld", live - live0);
+    cr_assert_eq(integer(c, "DEL", "DEL k p fresh"), 3);
+    cr_assert_lt(live_total(&s, "deleted") - live0, 4096);
+    expect_status(c, redisCommand(c, "SET k %b", a, n), "OK", "SET again");
+    redisFree(c);
+    restarts_keep(&s, "variants");
+    c = conn(&s);
+    expect_value(c, "k", a, n, "after restarts");
+    redisFree(c);
+    free(a);
+    free(b);
+    free(d);
+    finish(&s);
+}
+
+Test(bigvalues, append_across_the_record_limit)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    size_t total = 40 * MB + 999, have = 0;
+    char *want = pattern(total, 7);
+    cr_assert_eq(integer(c, "APPEND", "APPEND a %b", want, (size_t)10), 10);
+    have = 10;
+    /* Steps under and over the record limit (256 KB), mixed. */
+    size_t steps[] = {300000, 100, 5 * MB, 262144, 3 * MB + 1};
+    for (int i = 0; have < total; i++) {
+        size_t n = steps[i % 5];
+        if (n > total - have) n = total - have;
+        cr_assert_eq(integer(c, "APPEND", "APPEND a %b", want + have, n), (long long)(have + n),
+                     "APPEND step %d", i);
+        have += n;
+    }
+    expect_value(c, "a", want, total, "40 MB by APPEND");
+    /* A large APPEND to a new key, and to a key of another type. */
+    cr_assert_eq(integer(c, "APPEND", "APPEND fresh %b", want, (size_t)(2 * MB)), 2 * MB);
+    cr_assert_eq(integer(c, "RPUSH", "RPUSH l x"), 1);
+    redisReply *r = redisCommand(c, "APPEND l %b", want, (size_t)(2 * MB));
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert_str_eq(r->str, "WRONGTYPE Operation against a key holding the wrong kind of value");
+    freeReplyObject(r);
+    cr_assert_eq(integer(c, "LLEN", "LLEN l"), 1);
+    redisFree(c);
+    restarts_keep(&s, "APPEND");
+    c = conn(&s);
+    expect_value(c, "a", want, total, "APPEND after restarts");
+    expect_value(c, "fresh", want, 2 * MB, "APPEND to a new key after restarts");
+    redisFree(c);
+    free(want);
+    finish(&s);
+}
+
+Test(bigvalues, setrange_and_mset_with_large_values)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    size_t n = 5 * MB + 1;
+    char *v = pattern(n, 11), *want = calloc(1, n + 1000);
+    cr_assert_not_null(want);
+    /* SETRANGE past the end of a short value: zeros between. */
+    expect_status(c, redisCommand(c, "SET r hello"), "OK", "SET r");
+    memcpy(want, "hello", 5);
+    cr_assert_eq(integer(c, "SETRANGE", "SETRANGE r 1000 %b", v, n), (long long)(n + 1000));
+    memcpy(want + 1000, v, n);
+    expect_value(c, "r", want, n + 1000, "SETRANGE past the end");
+    /* Over the middle of itself, crossing its parts. */
+    cr_assert_eq(integer(c, "SETRANGE", "SETRANGE r 3 %b", v + 7, (size_t)(2 * MB)),
+                 (long long)(n + 1000));
+    memcpy(want + 3, v + 7, 2 * MB);
+    expect_value(c, "r", want, n + 1000, "SETRANGE over itself");
+    /* MSET with one large value among short ones; MSETNX all or none. */
+    expect_status(c, redisCommand(c, "MSET a 1 b %b c 3", v, n), "OK", "MSET");
+    expect_value(c, "b", v, n, "MSET's large value");
+    expect_value(c, "c", "3", 1, "MSET's short value after it");
+    cr_assert_eq(integer(c, "MSETNX", "MSETNX fresh %b a x", v, n), 0);
+    cr_assert_eq(integer(c, "EXISTS", "EXISTS fresh"), 0);
+    cr_assert_eq(integer(c, "MSETNX", "MSETNX fresh %b new x", v, n), 1);
+    expect_value(c, "fresh", v, n, "MSETNX");
+    /* Two large values in one MSET: one record cannot hold the other. */
+    redisReply *r = redisCommand(c, "MSET d %b e %b", v, n, v, n);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR, "MSET of two large values");
+    cr_assert(strstr(r->str, "request too large") != NULL, "%s", r->str);
+    freeReplyObject(r);
+    cr_assert_eq(integer(c, "EXISTS", "EXISTS d e"), 0);
+    redisFree(c);
+    restarts_keep(&s, "SETRANGE and MSET");
+    c = conn(&s);
+    expect_value(c, "r", want, n + 1000, "SETRANGE after restarts");
+    expect_value(c, "b", v, n, "MSET after restarts");
+    redisFree(c);
+    free(v);
+    free(want);
+    finish(&s);
+}
+
+/* Wait (up to 60 s) until the live total is back to `want`: the parts of
+ * an abandoned write dropped. */
+static void live_back_to(const srv_t *s, long long want, const char *what)
+{
+    time_t deadline = time(NULL) + 60;
+    long long now;
+    while ((now = live_total(s, what)) != want) {
+        cr_assert_lt(time(NULL), deadline, "%s: live bytes %lld, want %lld", what, now, want);
+        usleep(50000);
+    }
+}
+
+/* SET k (old) then a large SET k that a fault interrupts: the reply must
+ * be OK with the new value whole, or no OK with the old value whole; a
+ * dropped write's parts stop counting; restarts keep the state. */
+static void interrupted_set(const char *faults, const char *role, const char *what, int must_ack)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, faults, SMALL_RING), 0, "%s", what);
+    redisContext *c = conn(&s);
+    size_t n = 6 * MB + 3;
+    char *v = pattern(n, 42);
+    expect_status(c, redisCommand(c, "SET k old"), "OK", "SET old");
+    long long live0 = live_total(&s, what);
+    redisReply *r = redisCommand(c, "SET k %b", v, n);
+    int acked = r && r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    if (must_ack >= 0) cr_assert_eq(acked, must_ack, "%s: acknowledged %d", what, acked);
+    /* The killed process is respawned; the server answers again. */
+    time_t deadline = time(NULL) + 60;
+    for (;;) {
+        c = srv_connect(&s);
+        if (c) {
+            r = redisCommand(c, "PING");
+            int ok = r && r->type == REDIS_REPLY_STATUS;
+            if (r) freeReplyObject(r);
+            if (ok) break;
+            redisFree(c);
+        }
+        cr_assert_lt(time(NULL), deadline, "%s: no answer after the fault", what);
+        usleep(50000);
+    }
+    struct timeval tv = {120, 0};
+    redisSetTimeout(c, tv);
+    char tail[2048];
+    cr_assert(srv_log_contains(&s, role, "killed by signal 9"), "%s: the fault did not fire: %s",
+              what, srv_log_tail(&s, tail, sizeof(tail)));
+    if (acked) {
+        expect_value(c, "k", v, n, what);
+    } else {
+        r = redisCommand(c, "GET k");
+        cr_assert_not_null(r);
+        cr_assert_eq(r->type, REDIS_REPLY_STRING);
+        /* Not acknowledged may still have happened (the final durable,
+         * its reply lost with the frontend), but only whole. */
+        if (r->len == n)
+            cr_assert(memcmp(r->str, v, n) == 0, "%s: the new value is not whole", what);
+        else
+            cr_assert_str_eq(r->str, "old", "%s: the old value is gone", what);
+        int kept_old = r->len == 3;
+        freeReplyObject(r);
+        if (kept_old) live_back_to(&s, live0, what);
+        /* A frontend's parts are dropped by the store, which saw it gone. */
+        if (kept_old && strstr(role, "frontend"))
+            cr_assert(srv_log_contains(&s, "value group", "is gone"), "%s: no abort", what);
+    }
+    redisFree(c);
+    restarts_keep(&s, what);
+    free(v);
+    /* atticdb-check reads the log: the chunks, and the abort a dropped
+     * write got. */
+    srv_kill_all(&s);
+    static char out[16384];
+    char args[300];
+    snprintf(args, sizeof(args), "%s", s.dir);
+    cr_assert_eq(srv_run_tool("atticdb-check", args, out, sizeof(out)), 0, "%s: %s", what, out);
+    cr_assert(strstr(out, "(chunk)") != NULL, "%s: %s", what, out);
+    if (!acked && strstr(role, "frontend"))
+        cr_assert(strstr(out, "(bigabort)") != NULL, "%s: %s", what, out);
+    srv_cleanup(&s);
+}
+
+Test(bigvalues, frontend_killed_after_a_chunk)
+{
+    interrupted_set("frontend.bigchunk:5:KILL", "frontend 0", "frontend killed after its 5th chunk",
+                    0);
+}
+
+Test(bigvalues, frontend_killed_before_the_final)
+{
+    interrupted_set("frontend.bigfinal:1:KILL", "frontend 0", "frontend killed before the final",
+                    0);
+}
+
+Test(bigvalues, frontend_killed_holding_a_chunk_claim)
+{
+    /* The 3rd claim: SET old, then the big SET's 2nd chunk, claimed and
+     * never committed (the logger pads it; the chunks after never come). */
+    interrupted_set("frontend.claim:3:KILL", "frontend 0",
+                    "frontend killed holding a chunk's claim", 0);
+}
+
+Test(bigvalues, store_killed_while_applying_chunks)
+{
+    /* The write goes on: the respawned store replays the chunks. */
+    interrupted_set("store.bigapply:4:KILL", "store", "store killed after applying its 4th chunk",
+                    1);
+}
+
+Test(bigvalues, logger_killed_during_the_write)
+{
+    interrupted_set("logger.fdatasync:4:KILL", "logger", "logger killed at its 4th sync", -1);
+}
+
+/* A power cut (the logger's 25th sync simulates one: the whole group
+ * dies, unsynced writes are lost or torn) during a run of large SETs:
+ * after the restart k holds the last acknowledged value or the one in
+ * flight, whole, never a mix; the parts of a cut write stop counting. */
+Test(bigvalues, power_cut_during_large_sets)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "logger.fdatasync:25:CUT", SMALL_RING), 0);
+    redisContext *c = conn(&s);
+    size_t n = 2 * MB;
+    int acked = -1, round = 0;
+    for (;; round++) {
+        cr_assert_lt(round, 200, "the power cut did not happen");
+        char *v = pattern(n, (unsigned)round);
+        redisReply *r = redisCommand(c, "SET k %b", v, n);
+        free(v);
+        int ok = r && r->type == REDIS_REPLY_STATUS;
+        if (r) freeReplyObject(r);
+        if (!ok) break;
+        acked = round;
+    }
+    redisFree(c);
+    srv_kill_all(&s);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = conn(&s);
+    redisReply *r = redisCommand(c, "GET k");
+    cr_assert_not_null(r);
+    if (acked < 0) {
+        cr_assert(r->type == REDIS_REPLY_NIL || r->len == n, "k after a cut before any ack");
+    } else {
+        cr_assert_eq(r->type, REDIS_REPLY_STRING, "k lost (round %d was acknowledged)", acked);
+        cr_assert_eq(r->len, n);
+        char *want = pattern(n, (unsigned)acked), *next = pattern(n, (unsigned)round);
+        cr_assert(memcmp(r->str, want, n) == 0 || memcmp(r->str, next, n) == 0,
+                  "k is neither round %d (acknowledged) nor round %d (in flight), whole", acked,
+                  round);
+        free(want);
+        free(next);
+    }
+    int has = r->type == REDIS_REPLY_STRING;
+    freeReplyObject(r);
+    redisFree(c);
+    live_back_to(&s, has ? (long long)n : 0, "after the power cut");
+    cr_log_info("power cut in round %d (round %d acknowledged); a cut write's parts dropped: %d",
+                round, acked, srv_log_contains(&s, "value group", "is gone"));
+    restarts_keep(&s, "power cut");
+    finish(&s);
+}
+
+Test(bigvalues, client_leaves_in_the_middle_of_a_value)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    expect_status(c, redisCommand(c, "SET k old"), "OK", "SET old");
+    long long live0 = live_total(&s, "before");
+    /* Half of a 4 MB bulk, then the connection closes. */
+    size_t n = 4 * MB;
+    char *v = pattern(n, 5);
+    char head[64];
+    int hl = snprintf(head, sizeof(head), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%zu\r\n", n);
+    redisContext *raw = conn(&s);
+    cr_assert_eq(write(raw->fd, head, (size_t)hl), hl);
+    size_t off = 0;
+    while (off < n / 2) {
+        ssize_t w = write(raw->fd, v + off, n / 2 - off);
+        cr_assert_gt(w, 0);
+        off += (size_t)w;
+    }
+    redisFree(raw);
+    expect_value(c, "k", "old", 3, "after the client left");
+    cr_assert_eq(live_total(&s, "after"), live0, "nothing of the half value is counted");
+    free(v);
+    redisFree(c);
+    finish(&s);
+}
+
+/* SET o:0..199 to v, pipelined. */
+static void overwrite_round(redisContext *c, const char *v, size_t n)
+{
+    for (int i = 0; i < 200; i++)
+        redisAppendCommand(c, "SET o:%d %b", i, v, n);
+    for (int i = 0; i < 200; i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+        cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+        freeReplyObject(r);
+    }
+}
+
+/* The lowest LSN a log segment in s's directory starts at. */
+static unsigned long long first_segment(const srv_t *s)
+{
+    DIR *d = opendir(s->dir);
+    cr_assert_not_null(d);
+    unsigned long long first = ~0ull;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        unsigned long long at;
+        if (strlen(e->d_name) == 24 && sscanf(e->d_name, "log-%16llx.seg", &at) == 1 && at < first)
+            first = at;
+    }
+    closedir(d);
+    return first;
+}
+
+Test(bigvalues, compaction_and_checkpoints_with_a_large_value)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --ring-size 256kb --segment-size 1mb "
+                               "--checkpoint-bytes 1mb"),
+                 0);
+    redisContext *c = conn(&s);
+    size_t n = 6 * MB + 17;
+    char *v = pattern(n, 9), *w = pattern(n, 10), small[1000];
+    memset(small, 'o', sizeof(small));
+    /* Small values first, so that the log's first segments can go. */
+    for (int round = 0; round < 10; round++)
+        overwrite_round(c, small, sizeof(small));
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET big");
+    /* An overwrite load: checkpoints come every 1 MB, relocation moves the
+     * small values, and the old segments go up to the big value's, whose
+     * parts pin theirs (not relocated, D31) and read back. */
+    for (int round = 0; round < 40; round++) {
+        overwrite_round(c, small, sizeof(small));
+        if (round == 20)
+            expect_status(c, redisCommand(c, "SET big2 %b", w, n), "OK", "SET big2 mid-load");
+    }
+    expect_value(c, "big", v, n, "big during compaction");
+    cr_assert_gt(first_segment(&s), 0, "no segment was deleted under the load");
+    cr_assert(srv_log_contains(&s, "checkpoint", "written") ||
+                  srv_log_contains(&s, "writing a checkpoint", NULL),
+              "no checkpoint was written");
+    live_total(&s, "under load");
+    redisFree(c);
+    restarts_keep(&s, "compaction");
+    c = conn(&s);
+    expect_value(c, "big", v, n, "big after restarts");
+    expect_value(c, "big2", w, n, "big2 after restarts");
+    /* Replaced, the first value's segments can go. */
+    expect_status(c, redisCommand(c, "SET big small-now"), "OK", "replace big");
+    time_t deadline = time(NULL) + 120;
+    while (first_segment(&s) < 9ull * MB) {
+        cr_assert_lt(time(NULL), deadline,
+                     "the first value's segments were not deleted (log "
+                     "starts at %llx)",
+                     first_segment(&s));
+        overwrite_round(c, small, sizeof(small));
+    }
+    expect_value(c, "big2", w, n, "big2 after more compaction");
+    redisFree(c);
+    restarts_keep(&s, "compaction after replacing");
+    free(v);
+    free(w);
+    finish(&s);
+}

@@ -1,0 +1,295 @@
+/*
+ * test_bigval.c - the store's side of values larger than one record (D31,
+ * store/types/t_bigval.c, route.c's st_apply_bigfinal), through the store
+ * harness: chunks then a final make the value (SET and APPEND), chunks
+ * without a final change nothing visible, an abort or a final whose write
+ * does not happen (NX, WRONGTYPE) drops the parts and their live bytes,
+ * a final naming no pending group answers an error and changes nothing,
+ * chunks that do not follow their group are ignored, and replay reaches
+ * the same state and replies.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "command.h"
+#include "record.h"
+#include "store/compact.h"
+#include "store/store-internal.h"
+#include "store_harness.h"
+
+#define T0    1000000
+#define OWNER ((int64_t)1 << 32 | 4242)
+
+static void setup(void)
+{
+    sh_setup("bigval", 0, 42);
+    sh_canonical_only = 1;
+}
+
+TestSuite(bigval, .init = setup, .fini = sh_teardown, .timeout = 120);
+
+/* One chunk of group (its seq 0 is the group's own LSN); returns the
+ * group. */
+static uint64_t chunk(uint64_t group, uint32_t seq, const char *bytes, size_t n)
+{
+    if (seq == 0) group = lsn;
+    sh_args_t x;
+    memset(&x, 0, sizeof(x));
+    unsigned char g[8], s[4], o[8];
+    cmd_put_i64(g, (int64_t)group);
+    cmd_put_u32(s, seq);
+    cmd_put_i64(o, OWNER);
+    const unsigned char *argv[4] = {g, s, o, (const unsigned char *)bytes};
+    uint32_t lens[4] = {8, 4, 8, (uint32_t)n};
+    sh_put(T0, CMD_CHUNK, 4, argv, lens);
+    return group;
+}
+
+/* The final of group nesting op with these arguments, argument `which`
+ * the parts (its own bytes must be empty); returns the reply. */
+static const char *final_of(uint64_t group, uint32_t which, cmd_id_t op, uint16_t argc,
+                            const unsigned char *const *nargv, const uint32_t *nlens)
+{
+    size_t n = rec_cmd_payload_size(argc, nlens);
+    unsigned char *nested = malloc(n);
+    cr_assert_not_null(nested);
+    rec_encode_payload(nested, (uint16_t)op, argc, nargv, nlens);
+    unsigned char g[8], w[4];
+    cmd_put_i64(g, (int64_t)group);
+    cmd_put_u32(w, which);
+    const unsigned char *argv[3] = {g, w, nested};
+    uint32_t lens[3] = {8, 4, (uint32_t)n};
+    const char *r = sh_put(T0, CMD_BIGFINAL, 3, argv, lens);
+    free(nested);
+    return r;
+}
+
+/* The final of group for the write op on key (SET: flags; APPEND and
+ * SETRANGE: no limit; SETRANGE at offset flags), its value argument
+ * empty; returns the reply. */
+static const char * final(uint64_t group, cmd_id_t op, const char *key, uint32_t flags)
+{
+    unsigned char f[4], at[8], limit[8], off[8];
+    cmd_put_u32(f, flags);
+    cmd_put_i64(at, 0);
+    cmd_put_i64(limit, 0);
+    cmd_put_i64(off, flags);
+    const unsigned char *k = (const unsigned char *)key, *e = (const unsigned char *)"";
+    uint32_t kl = (uint32_t)strlen(key);
+    if (op == CMD_SET) {
+        const unsigned char *argv[4] = {k, e, f, at};
+        uint32_t lens[4] = {kl, 0, 4, 8};
+        return final_of(group, 1, op, 4, argv, lens);
+    }
+    if (op == CMD_SETRANGE) {
+        const unsigned char *argv[4] = {k, off, e, limit};
+        uint32_t lens[4] = {kl, 8, 0, 8};
+        return final_of(group, 2, op, 4, argv, lens);
+    }
+    const unsigned char *argv[3] = {k, e, limit};
+    uint32_t lens[3] = {kl, 0, 8};
+    return final_of(group, 1, op, 3, argv, lens);
+}
+
+static const char *get(const char *key)
+{
+    return sh_rd(T0, 0, CMD_GET, key, NULL);
+}
+
+static char *bytes(char c, size_t n)
+{
+    char *p = malloc(n + 1);
+    cr_assert_not_null(p);
+    memset(p, c, n);
+    p[n] = 0;
+    return p;
+}
+
+/* "$<n>\r\n" + the concatenation + CRLF, for comparing with GET's reply. */
+static char *bulk(const char *a, const char *b, const char *c)
+{
+    size_t n = strlen(a) + strlen(b) + strlen(c);
+    char *p = malloc(n + 32);
+    cr_assert_not_null(p);
+    snprintf(p, n + 32, "$%zu\r\n%s%s%s\r\n", n, a, b, c);
+    return p;
+}
+
+Test(bigval, parts_then_final_are_the_value)
+{
+    char *a = bytes('a', 1000), *b = bytes('b', 2000), *c = bytes('c', 500);
+    uint64_t live0 = store_live_total(ctx);
+    uint64_t g = chunk(0, 0, a, 1000);
+    chunk(g, 1, b, 2000);
+    cr_assert_str_eq(get("k"), "$-1\r\n", "parts are not visible");
+    chunk(g, 2, c, 500);
+    cr_assert_eq(store_live_total(ctx) - live0, 3500, "pending parts are counted live");
+    cr_assert_str_eq(final(g, CMD_SET, "k", 0), "+OK\r\n");
+    char *want = bulk(a, b, c);
+    cr_assert_str_eq(get("k"), want);
+    cr_assert_eq(store_live_total(ctx) - live0, 3500, "the value's bytes, counted once");
+    cr_assert(store_live_verify(ctx));
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_STRLEN, "k", NULL), ":3500\r\n");
+    sh_check_replay("a large SET");
+    free(want);
+    free(a);
+    free(b);
+    free(c);
+}
+
+Test(bigval, parts_without_final_change_nothing)
+{
+    char *a = bytes('a', 1000);
+    sh_put_key(T0, CMD_SET, "k", "bui", "old", (size_t)3, 0u, (int64_t)0);
+    uint64_t live0 = store_live_total(ctx);
+    uint64_t g = chunk(0, 0, a, 1000);
+    chunk(g, 1, a, 1000);
+    cr_assert_str_eq(get("k"), "$3\r\nold\r\n");
+    cr_assert_eq(store_live_total(ctx) - live0, 2000);
+    /* The abort: parts and their live bytes gone; a late final finds
+     * nothing and changes nothing. */
+    unsigned char id[8];
+    cmd_put_i64(id, (int64_t)g);
+    const unsigned char *argv[1] = {id};
+    uint32_t lens[1] = {8};
+    sh_put(T0, CMD_BIGABORT, 1, argv, lens);
+    cr_assert_eq(store_live_total(ctx), live0);
+    cr_assert(store_live_verify(ctx));
+    sh_canonical_only = 0;
+    cr_assert_str_eq(final(g, CMD_SET, "k", 0),
+                     "-ERR the value's parts were dropped before it was complete (nothing was "
+                     "written)\r\n");
+    cr_assert_str_eq(get("k"), "$3\r\nold\r\n");
+    cr_assert_eq(store_live_total(ctx), live0);
+    sh_check_replay("an aborted large SET");
+    free(a);
+}
+
+Test(bigval, a_write_that_does_not_happen_drops_the_parts)
+{
+    char *a = bytes('a', 800);
+    sh_put_key(T0, CMD_SET, "k", "bui", "old", (size_t)3, 0u, (int64_t)0);
+    sh_wr(T0, CMD_HSET, "h", "#i64:0", "#u32:0", "f", "v", NULL);
+    uint64_t live0 = store_live_total(ctx);
+    uint64_t g = chunk(0, 0, a, 800);
+    cr_assert_str_eq(final(g, CMD_SET, "k", SETF_NX), "$-1\r\n", "NX not met");
+    cr_assert_str_eq(get("k"), "$3\r\nold\r\n");
+    cr_assert_eq(store_live_total(ctx), live0);
+    g = chunk(0, 0, a, 800);
+    cr_assert_str_eq(final(g, CMD_APPEND, "h", 0),
+                     "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
+    cr_assert_eq(store_live_total(ctx), live0);
+    cr_assert(store_live_verify(ctx));
+    /* SET ... GET answers the old value and stores the parts. */
+    g = chunk(0, 0, a, 800);
+    cr_assert_str_eq(final(g, CMD_SET, "k", SETF_GET), "$3\r\nold\r\n");
+    char *want = bulk(a, "", "");
+    cr_assert_str_eq(get("k"), want);
+    sh_check_replay("large writes that do not happen");
+    free(want);
+    free(a);
+}
+
+Test(bigval, append_takes_the_parts_after_the_old_value)
+{
+    char *a = bytes('a', 700), *b = bytes('b', 900);
+    sh_put_key(T0, CMD_SET, "k", "bui", "0123456789", (size_t)10, 0u, (int64_t)0);
+    uint64_t g = chunk(0, 0, a, 700);
+    chunk(g, 1, b, 900);
+    cr_assert_str_eq(final(g, CMD_APPEND, "k", 0), ":1610\r\n");
+    char *want = bulk("0123456789", a, b);
+    cr_assert_str_eq(get("k"), want);
+    /* And to a key that does not exist. */
+    g = chunk(0, 0, b, 900);
+    cr_assert_str_eq(final(g, CMD_APPEND, "new", 0), ":900\r\n");
+    cr_assert(store_live_verify(ctx));
+    sh_check_replay("a large APPEND");
+    free(want);
+    free(a);
+    free(b);
+}
+
+Test(bigval, chunks_that_do_not_follow_are_ignored_and_groups_interleave)
+{
+    char *a = bytes('a', 300), *b = bytes('b', 400);
+    uint64_t live0 = store_live_total(ctx);
+    uint64_t g1 = chunk(0, 0, a, 300);
+    uint64_t g2 = chunk(0, 0, b, 400);
+    chunk(g1, 2, a, 300); /* seq 1 skipped: ignored */
+    chunk(g1, 1, a, 300);
+    chunk(g2, 1, b, 400);
+    chunk(12345, 1, a, 300); /* no such group */
+    cr_assert_eq(store_live_total(ctx) - live0, 1400);
+    cr_assert_str_eq(final(g2, CMD_SET, "two", 0), "+OK\r\n");
+    cr_assert_str_eq(final(g1, CMD_SET, "one", 0), "+OK\r\n");
+    char *w1 = bulk(a, a, ""), *w2 = bulk(b, b, "");
+    cr_assert_str_eq(get("one"), w1);
+    cr_assert_str_eq(get("two"), w2);
+    cr_assert_eq(store_live_total(ctx) - live0, 1400);
+    sh_check_replay("interleaved groups");
+    free(w1);
+    free(w2);
+    free(a);
+    free(b);
+}
+
+Test(bigval, setrange_writes_the_parts_over_inline_and_ram_bytes)
+{
+    char *a = bytes('a', 1000), *b = bytes('b', 5);
+    /* Over an inline value from offset 2: its prefix bytes come from the
+     * log (only the log holds the parts). */
+    sh_put_key(T0, CMD_SET, "k", "bui", "0123456789", (size_t)10, 0u, (int64_t)0);
+    uint64_t g = chunk(0, 0, a, 1000);
+    cr_assert_str_eq(final(g, CMD_SETRANGE, "k", 2), ":1002\r\n");
+    char *want = bulk("01", a, "");
+    cr_assert_str_eq(get("k"), want);
+    free(want);
+    /* Into a RAM block SETBIT made: a short last part lands inside it. */
+    sh_put_key(T0, CMD_SETBIT, "bits", "iu", (int64_t)800, 1u); /* 101 bytes, past inline */
+    g = chunk(0, 0, b, 5);
+    cr_assert_str_eq(final(g, CMD_SETRANGE, "bits", 30), ":101\r\n");
+    sh_rd(T0, 0, CMD_GETRANGE, "bits", "29", "35", NULL);
+    cr_assert(reply_len == 13 && memcmp(reply, "$7\r\n\0bbbbb\0\r\n", 13) == 0, "%s", reply);
+    cr_assert(store_live_verify(ctx));
+    sh_check_replay("a large SETRANGE");
+    free(a);
+    free(b);
+}
+
+Test(bigval, mset_and_msetnx_take_the_parts_as_one_value)
+{
+    char *a = bytes('a', 1200);
+    const unsigned char *argv[4] = {(const unsigned char *)"x", (const unsigned char *)"1",
+                                    (const unsigned char *)"y", (const unsigned char *)""};
+    uint32_t lens[4] = {1, 1, 1, 0};
+    uint64_t g = chunk(0, 0, a, 1200);
+    cr_assert_str_eq(final_of(g, 3, CMD_MSET, 4, argv, lens), "+OK\r\n");
+    char *want = bulk(a, "", "");
+    cr_assert_str_eq(get("y"), want);
+    cr_assert_str_eq(get("x"), "$1\r\n1\r\n");
+    /* MSETNX with a key present: nothing set, the parts dropped. */
+    uint64_t live0 = store_live_total(ctx);
+    g = chunk(0, 0, a, 1200);
+    cr_assert_str_eq(final_of(g, 3, CMD_MSETNX, 4, argv, lens), ":0\r\n");
+    cr_assert_eq(store_live_total(ctx), live0);
+    argv[0] = (const unsigned char *)"z";
+    argv[2] = (const unsigned char *)"w";
+    g = chunk(0, 0, a, 1200);
+    cr_assert_str_eq(final_of(g, 3, CMD_MSETNX, 4, argv, lens), ":1\r\n");
+    cr_assert_str_eq(get("w"), want);
+    /* The parts as a key (an even argument) are refused. */
+    sh_canonical_only = 0;
+    g = chunk(0, 0, a, 1200);
+    argv[2] = (const unsigned char *)"";
+    lens[2] = 0;
+    lens[3] = 1;
+    argv[3] = (const unsigned char *)"v";
+    cr_assert_str_eq(final_of(g, 2, CMD_MSET, 4, argv, lens),
+                     "-ERR the store cannot apply this record\r\n");
+    cr_assert_eq(store_live_total(ctx), live0 + 1200, "w's value only");
+    sh_check_replay("large MSET and MSETNX");
+    free(want);
+    free(a);
+}
