@@ -112,6 +112,8 @@ static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t 
         return (ev_t){G, "copy_to", 0, 0};
     case CMD_RESTORE:
         return (ev_t){G, "restore", 0, 0};
+    case CMD_EVICT: /* maxmemory's eviction records (D32) */
+        return (ev_t){PS_NOTIFY_EVICTED, "evicted", 0, 0};
     case CMD_HSET:
         return (ev_t){H, "hset", 0, 0};
     case CMD_HDEL:

@@ -525,3 +525,34 @@ Test(pubsub, respawned_store_does_not_publish_again)
     raw_close(sub);
     raw_close(w);
 }
+
+Test(pubsub, evicted_keys_are_notified)
+{
+    start("--frontends 1 --maxmemory-policy allkeys-random");
+    raw_t *sub = raw_open(S.port), *w = raw_open(S.port);
+    for (int i = 0; i < 300; i++)
+        cr_assert_str_eq(cmd(w, "SET key:%d %0100d", i, i), "+OK\r\n");
+    cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events Ee"), "+OK\r\n");
+    raw_send(sub, "SUBSCRIBE __keyevent@0__:evicted\r\n", 34);
+    free(raw_read(sub, 1));
+    cmd(w, "DBSIZE"); /* applied: used_memory includes every key (D19) */
+    long long used = info_field(cmd(w, "INFO memory"), "used_memory");
+    cr_assert_gt(used, 0);
+    cr_assert_str_eq(cmd(w, "CONFIG SET maxmemory %lld", used / 2), "+OK\r\n");
+    /* the store evicts on its own (CMD_EVICT records): one event each */
+    char *m = NULL;
+    for (int i = 0; i < 30; i++) {
+        m = raw_read(sub, 1);
+        if (m[0]) break;
+        free(m);
+        m = NULL;
+    }
+    cr_assert_not_null(m, "no evicted event");
+    cr_expect(strstr(m, "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:evicted\r\n$") == m &&
+                  strstr(m, "\r\nkey:"),
+              "%s", m);
+    free(m);
+    cr_assert_str_eq(cmd(w, "CONFIG SET maxmemory 0"), "+OK\r\n");
+    raw_close(sub);
+    raw_close(w);
+}
