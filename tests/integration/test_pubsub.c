@@ -471,6 +471,19 @@ Test(pubsub, notify_setting_as_redis)
     same_script(script, 1);
 }
 
+/* The next message on sub, waiting for it (raw_read waits 2 s; up to 30
+ * of those: the store's clock moves by ticks on a loaded machine), or
+ * NULL. */
+static char *next_message(raw_t *sub)
+{
+    for (int i = 0; i < 30; i++) {
+        char *m = raw_read(sub, 1);
+        if (m[0]) return m;
+        free(m);
+    }
+    return NULL;
+}
+
 Test(pubsub, expired_keys_are_notified)
 {
     start("--frontends 2");
@@ -482,13 +495,7 @@ Test(pubsub, expired_keys_are_notified)
     cr_assert_str_eq(cmd(w, "SET long v EX 1000"), "+OK\r\n");
     /* nobody writes: the store's tick moves its clock (D14) and the
      * active expiry reclaims the key */
-    char *m = NULL;
-    for (int i = 0; i < 30; i++) {
-        m = raw_read(sub, 1);
-        if (m[0]) break;
-        free(m);
-        m = NULL;
-    }
+    char *m = next_message(sub);
     cr_assert_not_null(m, "no expired event");
     cr_expect_str_eq(m, "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$5\r\nshort\r\n");
     free(m);
@@ -540,13 +547,7 @@ Test(pubsub, evicted_keys_are_notified)
     cr_assert_gt(used, 0);
     cr_assert_str_eq(cmd(w, "CONFIG SET maxmemory %lld", used / 2), "+OK\r\n");
     /* the store evicts on its own (CMD_EVICT records): one event each */
-    char *m = NULL;
-    for (int i = 0; i < 30; i++) {
-        m = raw_read(sub, 1);
-        if (m[0]) break;
-        free(m);
-        m = NULL;
-    }
+    char *m = next_message(sub);
     cr_assert_not_null(m, "no evicted event");
     cr_expect(strstr(m, "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:evicted\r\n$") == m &&
                   strstr(m, "\r\nkey:"),
