@@ -26,6 +26,7 @@
 #define MK  CMDF_MOVABLEKEYS
 #define NAL CMDF_NO_ASYNC_LOADING
 #define BLK CMDF_BLOCKING
+#define PS  CMDF_PUBSUB
 
 #define KS   CAT_KEYSPACE
 #define RD   CAT_READ
@@ -43,6 +44,7 @@
 #define ZST  CAT_SORTEDSET
 #define CBLK CAT_BLOCKING
 #define STRM CAT_STREAM
+#define PSC  CAT_PUBSUB
 #define CADM CAT_ADMIN
 
 static const cmd_desc_t cmd_descs[] = {
@@ -105,7 +107,7 @@ static const cmd_sub_t redis_subs[] = {
 static const char *const cat_names[CAT__COUNT] = {
     "keyspace", "read", "write",     "string",     "bitmap",      "admin",
     "fast",     "slow", "dangerous", "connection", "transaction", "hash",
-    "set",      "list", "sortedset", "stream",     "blocking",
+    "set",      "list", "sortedset", "stream",     "blocking",    "pubsub",
 };
 
 const char *cmd_cat_name(int i)

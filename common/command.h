@@ -191,6 +191,7 @@ enum cmd_flags {
     CMDF_MOVABLEKEYS = 1u << 14,      /* keys past first/last/step: a KEYNUM row */
     CMDF_NO_ASYNC_LOADING = 1u << 15, /* Redis' no_async_loading (REPLICAOF): reported only */
     CMDF_BLOCKING = 1u << 16,         /* may block the client (BLPOP, XREAD ...): reported only */
+    CMDF_PUBSUB = 1u << 17,           /* Redis' pubsub flag (D37) */
 };
 
 /* ACL categories (Redis' names, "@keyspace" ...). */
@@ -212,7 +213,8 @@ enum cmd_cat {
     CAT_SORTEDSET = 1u << 14,
     CAT_STREAM = 1u << 15,
     CAT_BLOCKING = 1u << 16,
-    CAT__COUNT = 17,
+    CAT_PUBSUB = 1u << 17,
+    CAT__COUNT = 18,
 };
 
 /* The name of category bit i ("keyspace"), or NULL past the last. */

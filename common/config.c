@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "pubsub.h"
 #include "strutil.h"
 
 /* ---- reading values ---- */
@@ -231,8 +232,51 @@ static void format_space_amp(const config_t *c, buf_t *out)
     buf_appendf(out, "%g", c->space_amp_target);
 }
 
-/* class hard soft soft-seconds [class ...], as redis.conf; only the normal
- * class applies (no replicas or pub/sub here). */
+/* notify-keyspace-events: Redis 7.0's letters, any order; CONFIG GET
+ * gives them in Redis' canonical order. */
+static const struct {
+    char letter;
+    uint32_t bits;
+} notify_letters[] = {
+    {'g', PS_NOTIFY_GENERIC},  {'$', PS_NOTIFY_STRING},   {'l', PS_NOTIFY_LIST},
+    {'s', PS_NOTIFY_SET},      {'h', PS_NOTIFY_HASH},     {'z', PS_NOTIFY_ZSET},
+    {'x', PS_NOTIFY_EXPIRED},  {'e', PS_NOTIFY_EVICTED},  {'t', PS_NOTIFY_STREAM},
+    {'d', PS_NOTIFY_MODULE},   {'n', PS_NOTIFY_NEW},      {'K', PS_NOTIFY_KEYSPACE},
+    {'E', PS_NOTIFY_KEYEVENT}, {'m', PS_NOTIFY_KEY_MISS}, {'A', PS_NOTIFY_ALL},
+};
+#define N_NOTIFY_LETTERS (sizeof(notify_letters) / sizeof(notify_letters[0]))
+
+static int parse_notify(config_t *c, int argc, const char *const *argv, const size_t *lens,
+                        char *err, size_t errlen)
+{
+    uint32_t bits = 0;
+    for (size_t i = 0; argc > 0 && i < lens[0]; i++) {
+        size_t k = 0;
+        while (k < N_NOTIFY_LETTERS && notify_letters[k].letter != argv[0][i])
+            k++;
+        if (k == N_NOTIFY_LETTERS)
+            return str_fail(err, errlen, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+        bits |= notify_letters[k].bits;
+    }
+    c->notify_keyspace_events = bits;
+    return 0;
+}
+
+static void format_notify(const config_t *c, buf_t *out)
+{
+    uint32_t f = c->notify_keyspace_events;
+    int all = (f & PS_NOTIFY_ALL) == PS_NOTIFY_ALL;
+    if (all) buf_append(out, "A", 1);
+    /* The classes (not printed under A), then K, E and m, as Redis. */
+    for (size_t k = 0; k < N_NOTIFY_LETTERS - 1; k++) {
+        int is_class = k < 11;
+        if ((f & notify_letters[k].bits) && !(all && is_class))
+            buf_append(out, &notify_letters[k].letter, 1);
+    }
+}
+
+/* class hard soft soft-seconds [class ...], as redis.conf; the normal and
+ * pubsub classes apply (no replicas here: replica is accepted, unused). */
 static int parse_obuf(config_t *c, int argc, const char *const *argv, const size_t *lens, char *err,
                       size_t errlen)
 {
@@ -240,7 +284,7 @@ static int parse_obuf(config_t *c, int argc, const char *const *argv, const size
         return str_fail(err, errlen, "Wrong number of arguments in buffer limit configuration.");
     uint64_t hard[16], soft[16];
     long long secs[16];
-    int normal = -1;
+    int normal = -1, pubsub = -1;
     for (int i = 0; i < argc; i += 4) {
         const char *cls = argv[i];
         size_t cl = lens[i];
@@ -256,6 +300,7 @@ static int parse_obuf(config_t *c, int argc, const char *const *argv, const size
                             "Error in hard, soft or soft_seconds setting in buffer "
                             "limit configuration.");
         if (word_eq(cls, cl, "normal")) normal = k;
+        if (word_eq(cls, cl, "pubsub")) pubsub = k;
     }
     /* Only after every class was read: all or nothing. */
     if (normal >= 0) {
@@ -263,17 +308,22 @@ static int parse_obuf(config_t *c, int argc, const char *const *argv, const size
         c->obuf_soft = soft[normal];
         c->obuf_soft_seconds = (int)secs[normal];
     }
+    if (pubsub >= 0) {
+        c->obuf_pubsub_hard = hard[pubsub];
+        c->obuf_pubsub_soft = soft[pubsub];
+        c->obuf_pubsub_soft_seconds = (int)secs[pubsub];
+    }
     return 0;
 }
 
 static void format_obuf(const config_t *c, buf_t *out)
 {
-    /* Only the normal class means something here; the others show Redis'
-     * defaults. */
+    /* The replica class means nothing here: it shows Redis' default. */
     buf_appendf(out,
-                "normal %" PRIu64 " %" PRIu64 " %d slave 268435456 67108864 60 pubsub 33554432 "
-                "8388608 60",
-                c->obuf_hard, c->obuf_soft, c->obuf_soft_seconds);
+                "normal %" PRIu64 " %" PRIu64 " %d slave 268435456 67108864 60 pubsub %" PRIu64
+                " %" PRIu64 " %d",
+                c->obuf_hard, c->obuf_soft, c->obuf_soft_seconds, c->obuf_pubsub_hard,
+                c->obuf_pubsub_soft, c->obuf_pubsub_soft_seconds);
 }
 
 static void format_dir(const config_t *c, buf_t *out)
@@ -392,8 +442,9 @@ static const config_entry_t table[] = {
         client_query_buffer_limit),
     /* Redis leaves normal clients unlimited; a durable server that holds
      * replies for clients that never read must not grow without bound. */
-    SPECIAL("client-output-buffer-limit", MUT | CONFIG_WORDS, "normal 256mb 64mb 60", parse_obuf,
-            format_obuf),
+    SPECIAL("notify-keyspace-events", MUT, "", parse_notify, format_notify),
+    SPECIAL("client-output-buffer-limit", MUT | CONFIG_WORDS,
+            "normal 256mb 64mb 60 pubsub 32mb 8mb 60", parse_obuf, format_obuf),
     NUM("slowlog-log-slower-than", CONFIG_INT, MUT, "10000", -1, LLONG_MAX,
         slowlog_log_slower_than),
     NUM("slowlog-max-len", CONFIG_INT, MUT, "128", 0, LLONG_MAX, slowlog_max_len),

@@ -60,6 +60,7 @@ typedef struct config {
     uint64_t maxmemory;   /* bytes of used_memory past which the policy applies; 0 = none */
     int maxmemory_policy; /* CONFIG_POLICY_*: index in the maxmemory-policy names (config.c) */
     int64_t maxmemory_samples;
+    uint32_t notify_keyspace_events; /* enum ps_notify (common/pubsub.h), D37 */
     int lfu_log_factor;    /* LFU counter growth: 1 / ((counter - 5) * factor + 1) per use */
     int lfu_decay_time;    /* minutes per step down of an LFU counter; 0 = never */
     int databases;         /* 1..256, default 16 */
@@ -67,6 +68,10 @@ typedef struct config {
     uint64_t obuf_hard;    /* client-output-buffer-limit normal: hard bytes, 0 = none */
     uint64_t obuf_soft;    /* ... soft bytes, 0 = none */
     int obuf_soft_seconds; /* ... over soft this long closes the client */
+    /* client-output-buffer-limit pubsub: the same three for a client with
+     * a subscription (D37) */
+    uint64_t obuf_pubsub_hard, obuf_pubsub_soft;
+    int obuf_pubsub_soft_seconds;
     int tcp_backlog;
     char *logfile;        /* NULL or "" = stderr */
     int loglevel;         /* LOG_DEBUG .. LOG_WARNING (log.h) */

@@ -33,6 +33,7 @@ size_t shm_size(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size, uin
     for (uint32_t i = 0; i < 2 * nfrontends; i++)
         if (add_size(&total, chan_shm_size(chan_size))) return 0;
     if (add_size(&total, frontend_size)) return 0;
+    if (add_size(&total, ps_shm_size())) return 0;
     return total;
 }
 
@@ -83,10 +84,14 @@ shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size,
     }
     s->frontend_off = frontend_size ? off : 0;
     s->frontend_size = frontend_size;
+    add_size(&off, frontend_size);
+    s->pubsub_off = off;
+    ps_shm_init(shm_pubsub(s));
     if (waiter_init(&s->logger_wake) || waiter_init(&s->store_wake) || waiter_init(&s->repl_wake))
         goto fail;
     s->repl_handoff_fd = s->repl_handoff_rfd = -1;
     atomic_store(&s->start_time_ms, shm_now_ms());
+    atomic_store(&s->notify_lsn, UINT64_MAX);
     atomic_store(&s->backup_last_secs, -1);
     s->master_pid = (int32_t)getpid();
     return s;
@@ -95,6 +100,19 @@ fail:;
     munmap(p, total);
     errno = saved;
     return NULL;
+}
+
+_Static_assert(PS_MAX_FRONTENDS >= SHM_MAX_FRONTENDS, "a Pub/Sub count per frontend slot");
+
+void shm_wake_pubsub(shm_t *s, int except)
+{
+    for (uint32_t f = 0; f < s->nfrontends; f++) {
+        if ((int)f == except) continue;
+        if (atomic_exchange(&s->fe[f].pubsub_wake, 1)) continue; /* one is on its way */
+        uint64_t one = 1;
+        ssize_t r = write(s->fe[f].wake.efd, &one, sizeof(one));
+        (void)r; /* EAGAIN: the counter is full, so it is readable anyway */
+    }
 }
 
 void shm_waiter_arm(shm_waiter_t *w)

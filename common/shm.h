@@ -10,6 +10,8 @@
  *   chan_t x 2N    each frontend's request and reply channel (chan.h)
  *   frontend part  the tables only frontends use (frontend/fe-shm.h), at
  *                  frontend_off
+ *   pubsub part    subscriptions and the broadcast ring (pubsub.h), at
+ *                  pubsub_off: frontends and the store use it
  *
  * Each part is sized by its own module (ring_shm_size, chan_shm_size,
  * fe_shm_size) and laid out here at 64-byte aligned offsets; shm.h holds
@@ -30,6 +32,7 @@
 
 #include "chan.h"
 #include "repl-shm.h"
+#include "pubsub.h"
 #include "ring.h"
 
 #define SHM_MAX_FRONTENDS 64
@@ -81,8 +84,11 @@ typedef struct shm_frontend {
     _Atomic uint32_t incarnation;     /* bumped by the master at each fork */
     _Atomic uint32_t ready;           /* listening (see logger_ready) */
     shm_waiter_t wake;                /* durable LSN advanced / store replied */
-    uint64_t to_store_off;            /* chan_t: requests, frontend -> store */
-    uint64_t from_store_off;          /* chan_t: replies, store -> frontend */
+    /* Set by a publisher, cleared by the frontend before it reads the
+     * Pub/Sub ring: one eventfd write per burst, not per message. */
+    _Atomic uint32_t pubsub_wake;
+    uint64_t to_store_off;   /* chan_t: requests, frontend -> store */
+    uint64_t from_store_off; /* chan_t: replies, store -> frontend */
     /* Blocked clients (D36): set by an incarnation before its first
      * blocking record, cleared by the next once its CMD_BLOCKDROP is in
      * the ring; and the store's count of this slot's waiters (applied). */
@@ -146,6 +152,7 @@ typedef struct shm {
     uint64_t chan_size;
     uint64_t frontend_off;  /* the frontends' part (frontend/fe-shm.h); 0 = none */
     uint64_t frontend_size; /* its size in bytes (fe_shm_size) */
+    uint64_t pubsub_off;    /* Pub/Sub's part (pubsub.h, ps_shm_size bytes) */
     _Atomic int64_t start_time_ms;
     int32_t master_pid; /* children compare getppid() with it: master gone? */
 
@@ -202,6 +209,16 @@ typedef struct shm {
      * CMD_BLOCKDROP is in the ring, or there were none); frontends write no
      * client record before (D36). */
     _Atomic uint32_t block_reset;
+    /* Keyspace notifications (D37): notify-keyspace-events for the store
+     * (enum ps_notify; written by CONFIG SET). notify_lsn: records from
+     * there on were not published yet (UINT64_MAX until the first store of
+     * this master finished its replay: what came before this start is
+     * never published); notify_expired_ms: keys expiring at or before it
+     * were published as expired already. A respawned store publishes only
+     * past both, so nothing is published twice. */
+    _Atomic uint32_t notify_flags;
+    _Atomic uint64_t notify_lsn;
+    _Atomic int64_t notify_expired_ms;
     /* Bumped by the master after it reopened the log file on SIGHUP; every
      * process reopens it before its next line (common/log.c). */
     _Atomic uint32_t log_generation;
@@ -310,6 +327,18 @@ void shm_waiter_wait(shm_waiter_t *w, int timeout_ms);
 void shm_waiter_drain(shm_waiter_t *w);
 /* Waker side: after publishing, wake w if it sleeps. */
 void shm_wake(shm_waiter_t *w);
+
+/* After a message was put in the Pub/Sub ring (pubsub.h): wake every
+ * frontend but `except` (-1: all) whose wake-up is not pending already,
+ * through its eventfd whether it sleeps or not (a frontend with no reply
+ * waiting does not arm its flag). */
+void shm_wake_pubsub(shm_t *s, int except);
+
+/* Pub/Sub's part of segment s. */
+static inline ps_shm_t *shm_pubsub(shm_t *s)
+{
+    return (ps_shm_t *)((char *)s + s->pubsub_off);
+}
 
 /* False once the master died (the process was reparented). */
 int shm_master_alive(const shm_t *s);

@@ -51,6 +51,7 @@ typedef struct shm_config {
     _Atomic int64_t proto_max_bulk_len;
     _Atomic int64_t client_query_buffer_limit;
     _Atomic int64_t obuf_hard, obuf_soft, obuf_soft_seconds;
+    _Atomic int64_t obuf_pubsub_hard, obuf_pubsub_soft, obuf_pubsub_soft_seconds; /* D37 */
     _Atomic int64_t protected_mode;
     _Atomic int64_t slowlog_slower_than; /* us; < 0 disables, 0 logs everything */
     _Atomic int64_t slowlog_max_len;
@@ -60,6 +61,8 @@ typedef struct shm_config {
     _Atomic int64_t set_max_intset_entries;
     _Atomic int64_t zset_max_listpack_entries, zset_max_listpack_value;
     _Atomic int64_t maxmemory, maxmemory_policy, maxmemory_samples; /* D32 */
+    /* notify-keyspace-events; the store reads its copy in shm_t (D37) */
+    _Atomic int64_t notify_keyspace_events;
     _Atomic int64_t lfu_log_factor, lfu_decay_time;
     char requirepass[SHM_REQUIREPASS_MAX]; /* CONFIG GET requirepass; under lock */
 } shm_config_t;
@@ -121,7 +124,7 @@ typedef struct shm_slowlog {
  * subcommands (frontend/admin/command-index.c). CONFIG RESETSTAT bumps
  * stat_epoch; a frontend zeroes its own table when it sees the new epoch,
  * and INFO counts only tables whose epoch_seen is current. */
-#define SHM_STAT_SLOTS 384
+#define SHM_STAT_SLOTS 384 /* 256 ids + every SUB row (command-index.c checks) */
 typedef struct shm_cmdstat {
     _Atomic uint64_t calls, nsec, rejected, failed; /* INFO shows nsec / 1000 as usec */
 } shm_cmdstat_t;

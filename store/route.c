@@ -59,6 +59,7 @@
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
 #include "store/core/block.h"
+#include "store/core/notify.h"
 #include "store/core/watch.h"
 #include "store/route.h"
 
@@ -165,6 +166,7 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
     /* Clients blocked on keys this record filled are served inside its
      * apply: one durable step, the same on replay (core/block.c, D36). */
     if (ctx->block) st_block_serve_ready(ctx, &a, st_block_serve_table);
+    if (ctx->nnotes) st_notify_flush(ctx, REC_OP(opdb), &a);
     return 0;
 }
 
@@ -334,6 +336,7 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         case NESTED_WRITE: {
             apply_args_t na = {x->nested, n, a->rec, a->lsn, dbnum, st_db(ctx, dbnum)};
             st_write_handler(REC_OP(opdb), n, x->nested)(ctx, &na, r);
+            if (ctx->nnotes) st_notify_flush(ctx, REC_OP(opdb), &na);
             break;
         }
         case NESTED_READ:

@@ -26,6 +26,7 @@
 #include "store/core/object.h"
 #include "store/core/value.h"
 #include "store/core/block.h"
+#include "store/core/notify.h"
 #include "store/core/watch.h"
 #include "store/store-internal.h"
 
@@ -84,6 +85,7 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
         }
         ctx->dbs[i] = db;
     }
+    ctx->on_expired = st_notify_expired;
     return ctx;
 }
 
@@ -102,6 +104,7 @@ void store_ctx_destroy(store_ctx_t *ctx)
     st_block_free(ctx);
     free(ctx->exec.outer);
     free(ctx->exec.nested);
+    free(ctx->notes);
     for (unsigned i = 0; i < STORE_FD_CACHE; i++)
         if (ctx->fds[i].fd >= 0) io->close(ctx->fds[i].fd);
     st_live_free(&ctx->live);
@@ -182,6 +185,7 @@ static int expired_by_apply_clock(void *arg, idx_entry_t *e)
     if (!e->expire_at_ms) return 0;
     if (e->expire_at_ms <= db->ctx->now) {
         db->ctx->stat_expired++; /* INFO expired_keys */
+        st_notify_expired(db->ctx, db, e);
         return 1;
     }
     if (e->expire_at_ms < db->pass_min) db->pass_min = e->expire_at_ms;
@@ -281,4 +285,29 @@ int store_digest(store_ctx_t *ctx, int64_t now_ms, uint64_t *out)
     free(d.buf);
     *out = d.sum;
     return rc ? -1 : 0;
+}
+
+void store_set_notify_out(store_ctx_t *ctx,
+                          void (*out)(void *arg, const char *chan, size_t clen, const char *msg,
+                                      size_t mlen),
+                          void *arg)
+{
+    ctx->notify_out = out;
+    ctx->notify_arg = arg;
+}
+
+void store_set_notify_flags(store_ctx_t *ctx, uint32_t flags)
+{
+    ctx->notify_flags = flags;
+}
+
+void store_set_notify_expired_floor(store_ctx_t *ctx, int64_t floor)
+{
+    ctx->notify_expired_floor = floor;
+    if (ctx->notify_expired_max < floor) ctx->notify_expired_max = floor;
+}
+
+int64_t store_notify_expired_max(const store_ctx_t *ctx)
+{
+    return ctx->notify_expired_max;
 }

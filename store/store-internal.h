@@ -105,6 +105,19 @@ int store_maintain(store_ctx_t *ctx, int budget);
  */
 int store_digest(store_ctx_t *ctx, int64_t now_ms, uint64_t *out);
 
+/* Keyspace notifications (store/core/notify.c, D37): where events go
+ * (one message to one channel), the notify-keyspace-events classes to
+ * publish for what is applied from now on (0 = none, the default: replay
+ * and tests publish nothing), keys expiring at or before floor count as
+ * published already, and the latest expiry published. */
+void store_set_notify_out(store_ctx_t *ctx,
+                          void (*out)(void *arg, const char *chan, size_t clen, const char *msg,
+                                      size_t mlen),
+                          void *arg);
+void store_set_notify_flags(store_ctx_t *ctx, uint32_t flags);
+void store_set_notify_expired_floor(store_ctx_t *ctx, int64_t floor);
+int64_t store_notify_expired_max(const store_ctx_t *ctx);
+
 /* RAM held by the index: bucket arrays plus the entries' allocations as
  * requested (allocator rounding not included). */
 uint64_t store_index_bytes(const store_ctx_t *ctx);

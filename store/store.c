@@ -81,6 +81,7 @@ typedef struct store_proc {
     store_backup_t backup;     /* SAVE and BGSAVE (store/save.c) */
     uint64_t reloc_tokens;     /* value bytes relocation may write now */
     uint64_t reloc_space_seen; /* compact.space_written when last looked */
+    int notify_wake;           /* keyspace events went into the Pub/Sub ring */
     store_evict_t evict;       /* eviction under maxmemory (store/evict.c) */
     uint64_t evicted_at_start; /* evictions the replay applied (not this run's) */
     uint64_t expired_at_start; /* keys the replay expired (not this run's) */
@@ -195,6 +196,50 @@ static void want_tick(store_proc_t *s)
     atomic_store(&s->shm->tick_wanted, 1);
 }
 
+/* ---- keyspace notifications (D37) ---- */
+
+/* An event's message into the Pub/Sub ring, when anyone listens. */
+static void notify_publish(void *arg, const char *chan, size_t clen, const char *msg, size_t mlen)
+{
+    store_proc_t *s = arg;
+    ps_shm_t *ps = shm_pubsub(s->shm);
+    if (!ps_channel_subscribers(ps, PS_CHANNEL, chan, clen, s->nfe, -1) &&
+        !ps_pattern_matches(ps, chan, clen, s->nfe, -1))
+        return;
+    if (ps_publish(ps, PS_CHANNEL, PS_ORIGIN_STORE, chan, clen, msg, mlen)) s->notify_wake = 1;
+}
+
+/* Before the record [lsn, end) is applied (replayed or live): publish its
+ * events only when nobody did (shm notify_lsn, see shm.h). The mark moves
+ * past it first, so a store killed while publishing loses the rest of
+ * this record's events rather than sending any of them twice (Pub/Sub is
+ * at most once, as in Redis). */
+static void notify_arm(store_proc_t *s, uint64_t lsn, uint64_t end)
+{
+    uint64_t from = atomic_load_explicit(&s->shm->notify_lsn, memory_order_relaxed);
+    uint32_t flags = atomic_load_explicit(&s->shm->notify_flags, memory_order_relaxed);
+    int publish = from != UINT64_MAX && lsn >= from;
+    if (publish) atomic_store(&s->shm->notify_lsn, end);
+    store_set_notify_flags(s->ctx, publish ? flags : 0);
+}
+
+static void notify_done(store_proc_t *s)
+{
+    store_set_notify_flags(s->ctx, 0);
+}
+
+/* Wake the frontends for what went into the ring, and remember which
+ * expiries were published. */
+static void notify_flush(store_proc_t *s)
+{
+    int64_t max = store_notify_expired_max(s->ctx);
+    if (max > atomic_load_explicit(&s->shm->notify_expired_ms, memory_order_relaxed))
+        atomic_store(&s->shm->notify_expired_ms, max);
+    if (!s->notify_wake) return;
+    s->notify_wake = 0;
+    shm_wake_pubsub(s->shm, -1);
+}
+
 /* Replay the log from start to end (the previous incarnation's progress)
  * without replies. Returns 0 or EXIT_FATAL. */
 static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t end)
@@ -226,7 +271,10 @@ static int replay(store_proc_t *s, const config_t *cfg, uint64_t start, uint64_t
             rc = EXIT_FATAL;
             break;
         }
-        if (store_apply(s->ctx, rec, NULL) < 0) {
+        notify_arm(s, r.lsn - (uint64_t)n, r.lsn);
+        int applied = store_apply(s->ctx, rec, NULL);
+        notify_done(s);
+        if (applied < 0) {
             log_warn("store: bad record at LSN %" PRIu64, r.lsn - (uint64_t)n);
             rc = EXIT_FATAL;
             break;
@@ -300,6 +348,7 @@ static int apply_ring(store_proc_t *s)
             return -1;
         }
         int rc;
+        notify_arm(s, h.lsn, h.lsn + rec_space(h.len - REC_HDR_SIZE));
         if (h.type == REC_CMD && h.origin != 0) {
             buf_reset(&s->out);
             rc = store_apply(s->ctx, rec, &s->out);
@@ -315,6 +364,7 @@ static int apply_ring(store_proc_t *s)
         block_send_t bs = {s, 0};
         st_block_take_replies(s->ctx, send_block_reply, &bs);
         if (bs.failed) return -1;
+        notify_done(s);
         if (rc < 0) {
             log_warn("store: bad record at LSN %" PRIu64, s->applied);
             return -1;
@@ -327,6 +377,7 @@ static int apply_ring(store_proc_t *s)
         /* After the replies are in their channels: see the banner. */
         ring_release(s->ring, s->applied);
         publish_counts(s);
+        notify_flush(s);
     }
     return n;
 }
@@ -579,7 +630,11 @@ static int run(store_proc_t *s)
          * INFO shows with no record applied: publish them here too. Every
          * key removed and every table resized changes the index bytes. */
         uint64_t bytes_before = store_index_bytes(s->ctx);
+        /* Keys it reclaims publish "expired" (D37). */
+        store_set_notify_flags(s->ctx, atomic_load(&s->shm->notify_flags));
         int more = store_maintain(s->ctx, STORE_MAINTAIN_BUDGET);
+        store_set_notify_flags(s->ctx, 0);
+        notify_flush(s);
         if (store_index_bytes(s->ctx) != bytes_before) publish_counts(s);
         if (more) continue;
         want_tick(s);
@@ -633,12 +688,18 @@ int store_main(shm_t *shm, const config_t *cfg)
     s.compact.target = cfg->checkpoint_bytes ? cfg->space_amp_target
                                              : 0; /* nothing to delete without checkpoints */
     store_compact_restored(&s.compact, s.ctx, from);
+    store_set_notify_out(s.ctx, notify_publish, &s);
+    store_set_notify_expired_floor(s.ctx, atomic_load(&shm->notify_expired_ms));
     store_backup_init(&s.backup, cfg, &s.ckpt, shm, s.ctx);
     int rc = replay(&s, cfg, from, released);
     st_block_take_deferred(s.ctx);
     /* From here on, blocked clients served or unblocked get replies (the
      * replayed ones were answered by a predecessor: see the banner). */
     st_block_set_live(s.ctx, 1);
+    /* The first store of this master publishes from here on: what the log
+     * held before this start was never for these subscribers. */
+    uint64_t unset = UINT64_MAX;
+    if (rc == 0) atomic_compare_exchange_strong(&shm->notify_lsn, &unset, released);
     if (rc == 0) ring_release(s.ring, released);
     if (rc == 0) compact(&s);                /* finishes what a predecessor began */
     if (rc == 0) (void)reset_waiters(&s, 1); /* -1: the master is gone, seen below */

@@ -268,6 +268,7 @@ static const struct {
     {"movablekeys", CMDF_MOVABLEKEYS},
     {"no_async_loading", CMDF_NO_ASYNC_LOADING},
     {"blocking", CMDF_BLOCKING},
+    {"pubsub", CMDF_PUBSUB},
 };
 
 static uint32_t flags_of(const rv_t *set, const char *who)

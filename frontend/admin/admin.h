@@ -74,6 +74,7 @@ typedef struct fe_admin {
      * slowest fsync since then can be found (the "fsync" event). */
     uint64_t *fsync_seen;
     struct fe_repl_wait *waits; /* WAITs not answered yet (repl.c) */
+    struct fe_pubsub *pubsub;   /* this frontend's subscribers (pubsub.c) */
 } fe_admin_t;
 
 /* What the layer keeps per connection (c->admin, allocated by the core
@@ -95,6 +96,7 @@ typedef struct fe_conn_admin {
     const cmd_desc_t *stat_desc; /* ... and its table entry */
     uint16_t last_idx;           /* index of the last command run (CLIENT LIST cmd=) */
     int32_t reg_db, reg_multi;   /* what the registry entry shows, to update on change */
+    struct fe_ps_conn *pubsub;   /* its subscriptions (pubsub.c), NULL = none */
 } fe_conn_admin_t;
 
 /* The words of a reply entry's note (fe_reply_t.note, which the core
@@ -149,6 +151,7 @@ void fe_admin_on_connect(struct fe_conn *c);
 void fe_admin_on_close(struct fe_conn *c);
 void fe_admin_on_input(struct fe_conn *c);
 void fe_admin_on_timer(struct fe *fe);
+/* This frontend's eventfd fired: CLIENT KILL, Pub/Sub messages. */
 void fe_admin_on_wake(struct fe *fe);
 
 /* ---- shm-lock.c ---- */
@@ -344,6 +347,43 @@ void fe_latency_command(struct fe *fe, unsigned idx, uint64_t nsec);
 void fe_latency_tick(struct fe *fe);
 void fe_cmd_latency(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
                     buf_t *out);
+
+/* ---- pubsub.c: Pub/Sub (D37) ---- */
+/* At start: this frontend's tables, the slot's shared counts cleared, the
+ * ring read from its head on. 0, or -1 out of memory. */
+int fe_pubsub_start(struct fe *fe);
+/* Read the broadcast ring and deliver (the wake-up and every tick). */
+void fe_pubsub_poll(struct fe *fe);
+/* c is closing / RESET: drop every subscription of c. */
+void fe_pubsub_on_close(struct fe_conn *c);
+void fe_pubsub_reset(struct fe_conn *c);
+/* Distinct names of kind (enum ps_kind) with a subscriber anywhere
+ * (INFO stats' pubsub_channels, pubsub_patterns, pubsubshard_channels). */
+uint64_t fe_pubsub_count(struct fe *fe, int kind);
+/* c's channels, patterns and shard channels (CLIENT LIST's sub, psub, ssub). */
+void fe_pubsub_conn_counts(const struct fe_conn *c, unsigned out[3]);
+/* Publish to channel (kind PS_CHANNEL or PS_SHARD) from this frontend;
+ * returns the receivers on every frontend, as PUBLISH replies. */
+uint64_t fe_pubsub_publish(struct fe *fe, int kind, const char *chan, size_t clen, const char *msg,
+                           size_t mlen);
+void fe_cmd_subscribe(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                      buf_t *out);
+void fe_cmd_unsubscribe(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                        buf_t *out);
+void fe_cmd_psubscribe(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                       buf_t *out);
+void fe_cmd_punsubscribe(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                         buf_t *out);
+void fe_cmd_ssubscribe(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                       buf_t *out);
+void fe_cmd_sunsubscribe(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                         buf_t *out);
+void fe_cmd_publish(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                    buf_t *out);
+void fe_cmd_spublish(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                     buf_t *out);
+void fe_cmd_pubsub(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                   buf_t *out);
 
 /* ---- slowlog.c ---- */
 /* A finished command slower than slowlog-log-slower-than: add an entry.

@@ -77,18 +77,20 @@ void fe_client_info_line(fe_conn_t *c, buf_t *out)
     for (int i = 0; i < c->cmd.argc; i++)
         argv_mem += c->cmd.args[i].len;
     size_t qbuf = c->in.len - c->in_off, obl = c->out.len - c->out_off;
+    unsigned subs[3];
+    fe_pubsub_conn_counts(c, subs);
     buf_appendf(
         out,
         "id=%" PRIu64 " addr=%s laddr=%s fd=%d name=%s age=%" PRId64 " idle=%" PRId64
-        " flags=%s db=%d sub=0 psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu"
+        " flags=%s db=%d sub=%u psub=%u ssub=%u multi=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu"
         " multi-mem=0 rbs=%zu rbp=%zu obl=%zu oll=%u omem=%zu tot-mem=%zu events=%s%s cmd=%s"
         " user=%s redir=-1 resp=%d lib-name=%s lib-ver=%s\n",
         c->id, c->addr, c->laddr, c->fd, c->admin->name ? c->admin->name : "",
-        (now - c->created_ms) / 1000, (now - c->last_active_ms) / 1000, flags, c->db, multi, qbuf,
-        c->in.cap - c->in.len, argv_mem, c->in.cap, c->in.cap, obl, c->npending, c->out.cap,
-        sizeof(*c) + c->in.cap + c->out.cap + argv_mem, c->reading_paused ? "" : "r",
-        event_pending(c->ev_write, EV_WRITE, NULL) ? "w" : "", cmd_name(c->admin->last_idx),
-        c->admin->user ? c->admin->user : "default", c->proto,
+        (now - c->created_ms) / 1000, (now - c->last_active_ms) / 1000, flags, c->db, subs[0],
+        subs[1], subs[2], multi, qbuf, c->in.cap - c->in.len, argv_mem, c->in.cap, c->in.cap, obl,
+        c->npending, c->out.cap, sizeof(*c) + c->in.cap + c->out.cap + argv_mem,
+        c->reading_paused ? "" : "r", event_pending(c->ev_write, EV_WRITE, NULL) ? "w" : "",
+        cmd_name(c->admin->last_idx), c->admin->user ? c->admin->user : "default", c->proto,
         c->admin->lib_name ? c->admin->lib_name : "", c->admin->lib_ver ? c->admin->lib_ver : "");
 }
 
@@ -600,6 +602,7 @@ void fe_cmd_hello(fe_conn_t *c, int argc, const char **argv, const uint32_t *len
 void fe_cmd_reset(fe_conn_t *c, buf_t *out)
 {
     fe_multi_clear(c);
+    fe_pubsub_reset(c);
     c->db = 0;
     c->proto = 2;
     c->admin->reply_off = c->admin->reply_skip = c->reply_suppress = 0;

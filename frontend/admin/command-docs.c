@@ -752,6 +752,160 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "AtticDB\r\n$5\r\nsince\r\n$6\r\n2.8.13\r\n$5\r\ngroup\r\n$6\r\n"
         "server\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n",
         1334},
+    {"subscribe",
+        "*10\r\n$9\r\nsubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n"
+        "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        113,
+        "%5\r\n$7\r\nsummary\r\n$68\r\nListen for messages published to the channels named, on any f"
+        "rontend\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\n"
+        "pubsub\r\n$10\r\ncomplexity\r\n$23\r\nO(N) for the N channels\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nchannel\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        278},
+    {"unsubscribe",
+        "*10\r\n$11\r\nunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n"
+        "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        116,
+        "%5\r\n$7\r\nsummary\r\n$57\r\nStop listening to the channels named, or to every channel\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n"
+        "$10\r\ncomplexity\r\n$23\r\nO(N) for the N channels\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nchannel\r\n$4\r\n"
+        "type\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        278},
+    {"psubscribe",
+        "*10\r\n$10\r\npsubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n"
+        "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        115,
+        "%5\r\n$7\r\nsummary\r\n$69\r\nListen for messages to every channel matching the glob patter"
+        "ns named\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\n"
+        "pubsub\r\n$10\r\ncomplexity\r\n$23\r\nO(N) for the N patterns\r\n"
+        "$9\r\narguments\r\n*1\r\n%4\r\n$4\r\nname\r\n$7\r\npattern\r\n"
+        "$4\r\ntype\r\n$5\r\nblock\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n"
+        "$9\r\narguments\r\n*1\r\n%2\r\n$4\r\nname\r\n$7\r\npattern\r\n"
+        "$4\r\ntype\r\n$7\r\npattern\r\n",
+        347},
+    {"punsubscribe",
+        "*10\r\n$12\r\npunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n"
+        "+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@slow\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        117,
+        "%5\r\n$7\r\nsummary\r\n$57\r\nStop listening to the patterns named, or to every pattern\r\n"
+        "$5\r\nsince\r\n$5\r\n2.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n"
+        "$10\r\ncomplexity\r\n$23\r\nO(N) for the N patterns\r\n$9\r\n"
+        "arguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n$4\r\n"
+        "type\r\n$7\r\npattern\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        279},
+    {"publish",
+        "*10\r\n$7\r\npublish\r\n:3\r\n~4\r\n+pubsub\r\n+loading\r\n+stale\r\n"
+        "+fast\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n+@fast\r\n~0\r\n"
+        "~0\r\n~0\r\n",
+        106,
+        "%5\r\n$7\r\nsummary\r\n$89\r\nSend a message to a channel's subscribers on every frontend; "
+        "replies how many received it\r\n$5\r\nsince\r\n$5\r\n2.0.0\r\n"
+        "$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n$41\r\nO(N+M): N channel subscribers, M"
+        " patterns\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$7\r\n"
+        "channel\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n"
+        "$7\r\nmessage\r\n$4\r\ntype\r\n$6\r\nstring\r\n",
+        340},
+    {"ssubscribe",
+        "*10\r\n$10\r\nssubscribe\r\n:-2\r\n~4\r\n+pubsub\r\n+noscript\r\n"
+        "+loading\r\n+stale\r\n:1\r\n:-1\r\n:1\r\n~2\r\n+@pubsub\r\n+@slow\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+not_key\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n"
+        ":1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        322,
+        "%5\r\n$7\r\nsummary\r\n$74\r\nListen for messages published to the shard channels named (on"
+        "e shard here)\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\npubsub\r\n$10\r\ncomplexity\r\n$29\r\nO(N) for the N shard channels\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\nshardchannel\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        296},
+    {"sunsubscribe",
+        "*10\r\n$12\r\nsunsubscribe\r\n:-1\r\n~4\r\n+pubsub\r\n+noscript\r\n"
+        "+loading\r\n+stale\r\n:1\r\n:-1\r\n:1\r\n~2\r\n+@pubsub\r\n+@slow\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+not_key\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n"
+        ":1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        324,
+        "%5\r\n$7\r\nsummary\r\n$61\r\nStop listening to the shard channels named, or to all of them"
+        "\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n"
+        "$10\r\ncomplexity\r\n$29\r\nO(N) for the N shard channels\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$12\r\nshardchannel\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n"
+        "+multiple\r\n",
+        294},
+    {"spublish",
+        "*10\r\n$8\r\nspublish\r\n:3\r\n~4\r\n+pubsub\r\n+loading\r\n+stale\r\n"
+        "+fast\r\n:1\r\n:1\r\n:1\r\n~2\r\n+@pubsub\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~1\r\n+not_key\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        312,
+        "%5\r\n$7\r\nsummary\r\n$77\r\nSend a message to a shard channel's subscribers; replies how "
+        "many received it\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\npubsub\r\n$10\r\ncomplexity\r\n$26\r\nO(N) for the N subscribers\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$12\r\nshardchannel\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$7\r\nmessage\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n",
+        319},
+    {"pubsub",
+        "*10\r\n$6\r\npubsub\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~0\r\n~0\r\n*6\r\n*10\r\n$15\r\npubsub|channels\r\n:-2\r\n~3\r\n"
+        "+pubsub\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@pubsub\r\n"
+        "+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\npubsub|numsub\r\n:-2\r\n"
+        "~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$13\r\npubsub|numpat\r\n"
+        ":2\r\n~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$11\r\npubsub|help\r\n"
+        ":2\r\n~2\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
+        "~0\r\n~0\r\n~0\r\n*10\r\n$18\r\npubsub|shardnumsub\r\n:-2\r\n"
+        "~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n~2\r\n"
+        "+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n*10\r\n$20\r\npubsub|shardchannels\r\n"
+        ":-2\r\n~3\r\n+pubsub\r\n+loading\r\n+stale\r\n:0\r\n:0\r\n:0\r\n"
+        "~2\r\n+@pubsub\r\n+@slow\r\n~0\r\n~0\r\n~0\r\n",
+        695,
+        "%5\r\n$7\r\nsummary\r\n$70\r\nParent of the subcommands that look at Pub/Sub's channels and"
+        " patterns\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$6\r\n"
+        "pubsub\r\n$10\r\ncomplexity\r\n$19\r\nSee the subcommands\r\n"
+        "$11\r\nsubcommands\r\n%6\r\n$15\r\npubsub|channels\r\n%5\r\n$7\r\n"
+        "summary\r\n$84\r\nChannels with at least one subscriber on any frontend, optionally matchin"
+        "g a pattern\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n$6\r\n"
+        "pubsub\r\n$10\r\ncomplexity\r\n$23\r\nO(N) for the N channels\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n"
+        "$4\r\ntype\r\n$7\r\npattern\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "$13\r\npubsub|numsub\r\n%5\r\n$7\r\nsummary\r\n$56\r\nEach channel named and its subscriber"
+        "s on every frontend\r\n$5\r\nsince\r\n$5\r\n2.8.0\r\n$5\r\ngroup\r\n"
+        "$6\r\npubsub\r\n$10\r\ncomplexity\r\n$23\r\nO(N) for the N channels\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\nchannel\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n"
+        "+multiple\r\n$13\r\npubsub|numpat\r\n%4\r\n$7\r\nsummary\r\n$44\r\n"
+        "How many distinct patterns are subscribed to\r\n$5\r\nsince\r\n"
+        "$5\r\n2.8.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n"
+        "$4\r\nO(1)\r\n$11\r\npubsub|help\r\n%4\r\n$7\r\nsummary\r\n$38\r\n"
+        "Usage notes for the PUBSUB subcommands\r\n$5\r\nsince\r\n$5\r\n"
+        "6.2.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\ncomplexity\r\n"
+        "$4\r\nO(1)\r\n$18\r\npubsub|shardnumsub\r\n%5\r\n$7\r\nsummary\r\n"
+        "$44\r\nEach shard channel named and its subscribers\r\n$5\r\n"
+        "since\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n$10\r\n"
+        "complexity\r\n$29\r\nO(N) for the N shard channels\r\n$9\r\narguments\r\n"
+        "*1\r\n%3\r\n$4\r\nname\r\n$12\r\nshardchannel\r\n$4\r\ntype\r\n"
+        "$6\r\nstring\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n"
+        "$20\r\npubsub|shardchannels\r\n%5\r\n$7\r\nsummary\r\n$74\r\n"
+        "Shard channels with at least one subscriber, optionally matching a pattern\r\n"
+        "$5\r\nsince\r\n$5\r\n7.0.0\r\n$5\r\ngroup\r\n$6\r\npubsub\r\n"
+        "$10\r\ncomplexity\r\n$29\r\nO(N) for the N shard channels\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$7\r\npattern\r\n"
+        "$4\r\ntype\r\n$7\r\npattern\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1750},
     {"multi",
         "*10\r\n$5\r\nmulti\r\n:1\r\n~5\r\n+noscript\r\n+loading\r\n+stale\r\n"
         "+fast\r\n+allow_busy\r\n:0\r\n:0\r\n:0\r\n~2\r\n+@fast\r\n+@transaction\r\n"

@@ -14,6 +14,17 @@
 #include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
 
+/* Every subcommand's index must fit the ACL bitmaps and the statistics
+ * tables (FE_CMD_INDEXES): past them ACL SETUSER wrote beyond a user's
+ * bitmap (found when two branches' subcommands met in one tree). */
+enum {
+    FE_NSUBS = 0
+#define SUB(...) +1
+#include "commands.def"
+};
+_Static_assert(FE_SUB_BASE + FE_NSUBS <= FE_CMD_INDEXES,
+               "more subcommands than command indexes: raise SHM_STAT_SLOTS");
+
 int fe_has_subcmds(cmd_id_t id)
 {
     return cmd_sub_count(id) > 0;

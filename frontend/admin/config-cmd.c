@@ -47,6 +47,9 @@ void fe_config_refresh(fe_t *fe)
     fe->obuf_hard = (uint64_t)atomic_load(&sc->obuf_hard);
     fe->obuf_soft = (uint64_t)atomic_load(&sc->obuf_soft);
     fe->obuf_soft_seconds = atomic_load(&sc->obuf_soft_seconds);
+    fe->obuf_pubsub_hard = (uint64_t)atomic_load(&sc->obuf_pubsub_hard);
+    fe->obuf_pubsub_soft = (uint64_t)atomic_load(&sc->obuf_pubsub_soft);
+    fe->obuf_pubsub_soft_seconds = atomic_load(&sc->obuf_pubsub_soft_seconds);
     fe->admin->protected_mode = (int)atomic_load(&sc->protected_mode);
     fe->admin->slowlog_slower_than = atomic_load(&sc->slowlog_slower_than);
     fe->limits.max_bulk_len = atomic_load(&sc->proto_max_bulk_len);
@@ -80,6 +83,9 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->obuf_hard = (uint64_t)atomic_load(&sc->obuf_hard);
     c->obuf_soft = (uint64_t)atomic_load(&sc->obuf_soft);
     c->obuf_soft_seconds = (int)atomic_load(&sc->obuf_soft_seconds);
+    c->obuf_pubsub_hard = (uint64_t)atomic_load(&sc->obuf_pubsub_hard);
+    c->obuf_pubsub_soft = (uint64_t)atomic_load(&sc->obuf_pubsub_soft);
+    c->obuf_pubsub_soft_seconds = (int)atomic_load(&sc->obuf_pubsub_soft_seconds);
     c->protected_mode = (int)atomic_load(&sc->protected_mode);
     c->slowlog_log_slower_than = atomic_load(&sc->slowlog_slower_than);
     c->slowlog_max_len = atomic_load(&sc->slowlog_max_len);
@@ -93,6 +99,7 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->maxmemory = (uint64_t)atomic_load(&sc->maxmemory);
     c->maxmemory_policy = (int)atomic_load(&sc->maxmemory_policy);
     c->maxmemory_samples = atomic_load(&sc->maxmemory_samples);
+    c->notify_keyspace_events = (uint32_t)atomic_load(&sc->notify_keyspace_events);
     c->lfu_log_factor = (int)atomic_load(&sc->lfu_log_factor);
     c->lfu_decay_time = (int)atomic_load(&sc->lfu_decay_time);
 }
@@ -106,6 +113,9 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->obuf_hard, (int64_t)c->obuf_hard);
     atomic_store(&sc->obuf_soft, (int64_t)c->obuf_soft);
     atomic_store(&sc->obuf_soft_seconds, c->obuf_soft_seconds);
+    atomic_store(&sc->obuf_pubsub_hard, (int64_t)c->obuf_pubsub_hard);
+    atomic_store(&sc->obuf_pubsub_soft, (int64_t)c->obuf_pubsub_soft);
+    atomic_store(&sc->obuf_pubsub_soft_seconds, c->obuf_pubsub_soft_seconds);
     atomic_store(&sc->protected_mode, c->protected_mode);
     atomic_store(&sc->slowlog_slower_than, c->slowlog_log_slower_than);
     atomic_store(&sc->slowlog_max_len, c->slowlog_max_len);
@@ -119,6 +129,7 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->maxmemory, (int64_t)c->maxmemory);
     atomic_store(&sc->maxmemory_policy, c->maxmemory_policy);
     atomic_store(&sc->maxmemory_samples, c->maxmemory_samples);
+    atomic_store(&sc->notify_keyspace_events, c->notify_keyspace_events);
     atomic_store(&sc->lfu_log_factor, c->lfu_log_factor);
     atomic_store(&sc->lfu_decay_time, c->lfu_decay_time);
 }
@@ -282,6 +293,7 @@ static void config_set_cmd(fe_conn_t *c, int argc, const char **argv, const uint
         return;
     }
     fe_config_store_live(&p, sc);
+    atomic_store(&fe->shm->notify_flags, p.notify_keyspace_events); /* the store's copy */
     fe_config_store_memory(&p, fe->shm);
     config_free(&p);
     atomic_fetch_add_explicit(&sc->version, 1, memory_order_release);

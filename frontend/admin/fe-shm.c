@@ -93,6 +93,7 @@ int fe_shm_init(shm_t *shm, const config_t *cfg, char *err, size_t errlen)
     shm_config_t *c = &a->config;
     /* requirepass fits: the settings table refuses longer ones. */
     fe_config_store_live(cfg, c);
+    atomic_store(&shm->notify_flags, cfg->notify_keyspace_events); /* the store's copy (D37) */
     fe_config_store_memory(cfg, shm);
     snprintf(c->requirepass, sizeof(c->requirepass), "%s",
              cfg->requirepass ? cfg->requirepass : "");

@@ -148,6 +148,7 @@ void fe_admin_on_connect(fe_conn_t *c)
 
 void fe_admin_on_close(fe_conn_t *c)
 {
+    fe_pubsub_on_close(c);
     fe_client_unregister(c);
     free(c->admin->user);
     free(c->admin->name);
@@ -166,6 +167,7 @@ void fe_admin_on_wake(fe_t *fe)
 {
     fe_clients_kill_pending(fe); /* CLIENT KILL from another frontend */
     fe_repl_waits_check(fe);     /* a replica acked (WAIT) */
+    fe_pubsub_poll(fe);          /* Pub/Sub messages from other frontends */
 }
 
 void fe_admin_on_timer(fe_t *fe)
@@ -174,6 +176,7 @@ void fe_admin_on_timer(fe_t *fe)
     fe_config_refresh(fe);
     fe_acl_sweep(fe);            /* clients of users deleted on any frontend */
     fe_clients_kill_pending(fe); /* in case a wake-up was lost */
+    fe_pubsub_poll(fe);
     fe_stats_sync_epoch(fe);
     fe_latency_tick(fe);
     if (fe->slot == 0) {
@@ -219,5 +222,5 @@ int fe_admin_start(fe_t *fe)
     fe_acl_refresh(fe);
     fe->admin->argring = malloc(FE_ARGRING_SIZE);
     if (!fe->admin->argring) return -1;
-    return 0;
+    return fe_pubsub_start(fe);
 }

@@ -451,11 +451,13 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "evicted_keys:%" PRIu64 "\r\n"
                 "keyspace_hits:%" PRIu64 "\r\n"
                 "keyspace_misses:%" PRIu64 "\r\n"
-                "pubsub_channels:0\r\n"
-                "pubsub_patterns:0\r\n"
+                "pubsub_channels:%" PRIu64 "\r\n"
+                "pubsub_patterns:%" PRIu64 "\r\n"
+                "pubsubshard_channels:%" PRIu64 "\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
                 conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
-                rejected, expired, evicted, hits, misses, errors);
+                rejected, expired, evicted, hits, misses, fe_pubsub_count(fe, PS_CHANNEL),
+                fe_pubsub_count(fe, PS_PATTERN), fe_pubsub_count(fe, PS_SHARD), errors);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)

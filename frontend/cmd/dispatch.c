@@ -216,6 +216,32 @@ static int check_subcommand(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *
     return 0;
 }
 
+static int subscribed_mode_allows(cmd_id_t id)
+{
+    switch (id) {
+    case CMD_SUBSCRIBE:
+    case CMD_UNSUBSCRIBE:
+    case CMD_PSUBSCRIBE:
+    case CMD_PUNSUBSCRIBE:
+    case CMD_SSUBSCRIBE:
+    case CMD_SUNSUBSCRIBE:
+    case CMD_PING:
+    case CMD_QUIT:
+    case CMD_RESET:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* "config|get" for a subcommand, else the command's name (Redis' fullname). */
+static const char *full_name(const cmd_desc_t *d, const fe_args_t *a)
+{
+    const cmd_sub_t *s =
+        cmd_has_subs(d->id) && a->argc >= 2 ? cmd_lookup_sub(d->id, a->argv[1], a->lens[1]) : NULL;
+    return s ? s->fullname : d->name;
+}
+
 int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
 {
     /* Scratch arrays, reused across commands: no allocation per command.
@@ -321,6 +347,17 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         buf_free(&out);
         if (c->multi) fe_multi_flag_error(c);
         reply_static(c, "-OOM command not allowed when used memory > 'maxmemory'.\r\n");
+        return 0;
+    }
+    /* RESP2 subscribed mode: only the subscription commands, PING, QUIT
+     * and RESET (Redis 7.0's words). */
+    if (c->subscriptions && c->proto < 3 && !subscribed_mode_allows(d->id)) {
+        buf_free(&out);
+        if (c->multi) fe_multi_flag_error(c);
+        fe_reply_errorf(c,
+                        "ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / "
+                        "QUIT / RESET are allowed in this context",
+                        full_name(d, &a));
         return 0;
     }
     if (c->multi && !(d->flags & CMDF_NO_MULTI)) {

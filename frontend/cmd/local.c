@@ -92,7 +92,12 @@ void fe_cmd_ping(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens
 {
     if (argc > 2)
         resp_error(out, "ERR wrong number of arguments for 'ping' command");
-    else if (argc == 2)
+    else if (c->subscriptions && c->proto < 3) {
+        /* Subscribed mode (RESP2): ["pong", message], as Redis answers. */
+        resp_array(out, 2);
+        resp_bulk_cstr(out, "pong");
+        resp_bulk(out, argc == 2 ? argv[1] : "", argc == 2 ? lens[1] : 0);
+    } else if (argc == 2)
         resp_bulk(out, argv[1], lens[1]);
     else
         resp_simple(out, "PONG");

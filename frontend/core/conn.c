@@ -438,16 +438,20 @@ static int conn_over_output_limit(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
     uint64_t pending = c->out.len - c->out_off;
-    if (fe->obuf_hard && pending > fe->obuf_hard) {
+    /* A subscriber is judged by the pubsub class, as Redis does. */
+    uint64_t hard = c->subscriptions ? fe->obuf_pubsub_hard : fe->obuf_hard;
+    uint64_t soft = c->subscriptions ? fe->obuf_pubsub_soft : fe->obuf_soft;
+    int64_t soft_s = c->subscriptions ? fe->obuf_pubsub_soft_seconds : fe->obuf_soft_seconds;
+    if (hard && pending > hard) {
         log_info("Client closed for overcoming of output buffer limits (%" PRIu64 " bytes)",
                  pending);
         return 1;
     }
-    if (fe->obuf_soft && pending > fe->obuf_soft) {
+    if (soft && pending > soft) {
         int64_t now = shm_now_ms();
         if (!c->obuf_soft_since_ms)
             c->obuf_soft_since_ms = now;
-        else if (now - c->obuf_soft_since_ms >= fe->obuf_soft_seconds * 1000) {
+        else if (now - c->obuf_soft_since_ms >= soft_s * 1000) {
             log_info("Client closed for overcoming of output buffer soft limit (%" PRIu64 " bytes)",
                      pending);
             return 1;
@@ -494,6 +498,19 @@ static int conn_flush(fe_conn_t *c)
         return -1;
     }
     return 0;
+}
+
+void fe_conn_push(fe_conn_t *c, const char *p, size_t n)
+{
+    if (c->doomed) return;
+    buf_append(&c->out, p, n);
+    if (conn_over_output_limit(c)) {
+        fe_conn_kill(c);
+        return;
+    }
+    /* Written when the socket takes it (on_writable), not here: the
+     * caller may be walking a list c is in, and a failed send frees c. */
+    event_add(c->ev_write, NULL);
 }
 
 static void on_writable(evutil_socket_t fd, short what, void *arg)

@@ -110,6 +110,11 @@ typedef struct fe_conn {
     cmd_id_t last_cmd;
     char addr[64], laddr[64]; /* "ip:port" of the peer and of our end */
     uint8_t is_unix;          /* connected through the unix socket */
+    /* Channels, patterns and shard channels it is subscribed to (kept by
+     * frontend/admin/pubsub.c): non-zero puts a RESP2 connection in
+     * subscribed mode (dispatch.c) and under the pubsub class of
+     * client-output-buffer-limit. */
+    uint32_t subscriptions;
 
     /* Transactions (multi.c). */
     struct fe_multi *multi; /* non-NULL between MULTI and EXEC/DISCARD */
@@ -208,6 +213,9 @@ typedef struct fe {
     int64_t maxclients, timeout_s;
     uint64_t qbuf_limit, obuf_hard, obuf_soft;
     int64_t obuf_soft_seconds;
+    /* The pubsub class, for a connection with a subscription (D37). */
+    uint64_t obuf_pubsub_hard, obuf_pubsub_soft;
+    int64_t obuf_pubsub_soft_seconds;
     /* hash-max-listpack-entries and -value, which hash writes carry. */
     int64_t hash_max_entries, hash_max_value;
     int64_t set_max_intset;                   /* set-max-intset-entries, which set writes carry */
@@ -348,6 +356,11 @@ void fe_conn_block(fe_conn_t *c, uint64_t lsn, int64_t deadline_ms);
 /* Close c at once (CLIENT KILL, deleted ACL user). Never frees it here: c
  * stops reading and is closed right after the current event. */
 void fe_conn_kill(fe_conn_t *c);
+/* Server-pushed bytes for c (Pub/Sub messages), whole RESP values: they go
+ * out after what is already in c's output, ahead of replies still waiting
+ * (a push never splits a reply). Past the output-buffer limit c is killed
+ * (fe_conn_kill) instead. Never frees c. */
+void fe_conn_push(fe_conn_t *c, const char *p, size_t n);
 /* Zero this frontend's counters (fe->stats) if CONFIG RESETSTAT moved the
  * epoch since; runs before anything is counted, once per event. */
 void fe_stats_sync_epoch(fe_t *fe);

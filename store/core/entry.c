@@ -310,6 +310,7 @@ idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int r
     int64_t at = (*slot)->expire_at_ms;
     if (at && at <= now) {
         if (reap) {
+            if (db->ctx->on_expired) db->ctx->on_expired(db->ctx, db, *slot);
             idx_remove(&db->ix, slot);
             db->ctx->stat_expired++;
         }

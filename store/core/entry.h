@@ -137,6 +137,20 @@ struct store_ctx {
      * while one runs, store_read_proto). */
     uint64_t stat_expired, stat_hits, stat_misses;
     int reading;
+    /* Keyspace notifications (notify.c, D37): the classes to publish for
+     * what is applied now (0 = none: replay, tests), where they go, the
+     * keys the running handler changed, and the expiries published. */
+    uint32_t notify_flags;
+    void (*notify_out)(void *arg, const char *chan, size_t clen, const char *msg, size_t mlen);
+    void *notify_arg;
+    struct st_notify_note *notes;
+    uint32_t nnotes, notes_cap;
+    int64_t notify_expired_floor; /* keys expiring at or before it were published */
+    int64_t notify_expired_max;   /* the latest expiry published */
+    /* A key reaped because its TTL passed (st_find_live): notify.c's
+     * st_notify_expired, set by store_ctx_create (a hook, so entry.c
+     * names nothing above it). */
+    void (*on_expired)(struct store_ctx *ctx, st_db_t *db, const idx_entry_t *e);
     /* The static cluster topology (CLUSTER's replies, store/cluster.c),
      * NULL unless cluster-enabled. */
     struct cluster *cluster;

@@ -1,0 +1,35 @@
+/*
+ * notify.h - keyspace notifications (D37): the events a write applied live
+ * publishes, as Redis 7.0 names them (__keyspace@<db>__:<key> with the
+ * event, __keyevent@<db>__:<event> with the key), filtered by
+ * notify-keyspace-events. The store process says where they go
+ * (ctx->notify_out: the Pub/Sub ring) and, per record, whether they go at
+ * all (ctx->notify_flags: 0 on replay of what was published already).
+ */
+#ifndef ATTIC_STORE_NOTIFY_H
+#define ATTIC_STORE_NOTIFY_H
+
+#include <stddef.h>
+
+#include "command.h"
+#include "store/core/entry.h"
+
+/* Where events go: one message to one channel. */
+typedef void st_notify_out_fn(void *arg, const char *chan, size_t clen, const char *msg,
+                              size_t mlen);
+
+/* Publish event (of class cls, enum ps_notify) for key in dbnum, if
+ * ctx->notify_flags asks for that class and K or E. */
+void st_notify(store_ctx_t *ctx, unsigned cls, const char *event, unsigned dbnum,
+               const unsigned char *key, size_t klen);
+/* A key the operation being applied changed (watch.c's st_key_changed):
+ * its events are published once the handler returned (st_notify_flush),
+ * so they see the state after the change. */
+void st_notify_note(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key);
+/* The handler of operation op (args a) returned: publish the events of
+ * the keys it noted. */
+void st_notify_flush(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a);
+/* e, in db, is being removed because its TTL passed: "expired". */
+void st_notify_expired(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e);
+
+#endif

@@ -1,0 +1,559 @@
+/*
+ * test_pubsub.c - Pub/Sub against the real server (D37, docs/COMMANDS.md
+ * "Pub/Sub"): replies byte for byte with a redis-server 7.0.15 (RESP2
+ * subscribed mode, its errors and PING, RESP3 pushes, PUBSUB), then what
+ * only AtticDB has: subscriber and publisher on different frontends,
+ * each publisher's messages in order, PUBLISH's count over every
+ * frontend, the pubsub class of client-output-buffer-limit closing a
+ * subscriber that does not read, and a frontend SIGKILLed with
+ * subscribers while the others go on.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conn_helpers.h"
+#include "redis_diff.h"
+
+TestSuite(pubsub, .fini = teardown, .timeout = 180);
+
+static void redis_or_skip(void)
+{
+    const char *path = wire_redis_path();
+    if (!path)
+        cr_skip_test(
+            "redis-server not found (PATH or REDIS_SERVER): differential checks need Redis 7");
+    const char *args[] = {"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", NULL};
+    cr_assert_eq(proc_start(&R, path, NULL, args, "+PONG"), 0, "redis-server did not start");
+}
+
+/* Replace the number after "id" in HELLO replies (client ids differ). */
+static void mask_ids(char *s)
+{
+    for (char *p = s; (p = strstr(p, "$2\r\nid\r\n:")) != NULL;) {
+        p += 9;
+        char *e = strstr(p, "\r\n");
+        if (!e) return;
+        memset(p, 'N', (size_t)(e - p));
+    }
+}
+
+/* One step of a script run on both servers: on connection `conn`, send
+ * `bytes` and read `count` replies (messages included); the bytes must be
+ * Redis'. */
+typedef struct step {
+    int conn;
+    int count;
+    const char *bytes;
+} step_t;
+
+static void same_script(const step_t *steps, int nconn)
+{
+    raw_t *r[4], *a[4];
+    for (int i = 0; i < nconn; i++) {
+        r[i] = raw_open(R.port);
+        a[i] = raw_open(S.port);
+        cr_assert(r[i] && a[i]);
+    }
+    for (const step_t *s = steps; s->bytes; s++) {
+        raw_send(r[s->conn], s->bytes, strlen(s->bytes));
+        raw_send(a[s->conn], s->bytes, strlen(s->bytes));
+        char *rr = raw_read(r[s->conn], s->count), *ra = raw_read(a[s->conn], s->count);
+        mask_ids(rr);
+        mask_ids(ra);
+        cr_expect(strcmp(rr, ra) == 0, "conn %d, for %s\nredis:   %s\natticdb: %s", s->conn,
+                  s->bytes, rr, ra);
+        free(rr);
+        free(ra);
+    }
+    for (int i = 0; i < nconn; i++) {
+        raw_close(r[i]);
+        raw_close(a[i]);
+    }
+}
+
+Test(pubsub, replies_as_redis_resp2)
+{
+    redis_or_skip();
+    start("--frontends 1");
+    static const step_t script[] = {
+        {0, 3, "SUBSCRIBE ch1 ch2\r\nPSUBSCRIBE c*\r\n"},
+        {0, 1, "GET x\r\n"},
+        {0, 1, "SET x 1\r\n"},
+        {0, 1, "CONFIG GET maxclients\r\n"},
+        {0, 2, "PING\r\nPING hi\r\n"},
+        {0, 1, "SSUBSCRIBE s1\r\n"},
+        {0, 1, "UNSUBSCRIBE nothere\r\n"},
+        {1, 3, "PUBLISH ch1 hello\r\nPUBLISH cx yo\r\nSPUBLISH s1 m\r\n"},
+        {0, 4, ""}, /* message, 2 pmessages, smessage */
+        {1, 2, "PUBLISH nobody x\r\nPUBLISH ch2 two\r\n"},
+        {0, 2, ""},
+        {1, 3, "MULTI\r\nPUBLISH ch2 three\r\nEXEC\r\n"},
+        {0, 2, ""},
+        {1, 4,
+         "PUBSUB NUMSUB ch1 ch2 zz\r\nPUBSUB NUMPAT\r\nPUBSUB CHANNELS ch2\r\nPUBSUB CHANNELS "
+         "*1\r\n"},
+        {1, 3, "PUBSUB SHARDCHANNELS\r\nPUBSUB SHARDNUMSUB s1 s2\r\nPUBSUB NUMSUB\r\n"},
+        {1, 4, "PUBSUB HELP\r\nPUBSUB CHANNELS a b\r\nPUBSUB NUMPAT x\r\nPUBSUB NOPE\r\n"},
+        {1, 3, "SUBSCRIBE\r\nPUBLISH a\r\nSPUBLISH a\r\n"},
+        {0, 2, "UNSUBSCRIBE ch1\r\nPUNSUBSCRIBE\r\n"},
+        {0, 3, "SUNSUBSCRIBE\r\nUNSUBSCRIBE\r\nUNSUBSCRIBE\r\n"},
+        {0, 2, "PUNSUBSCRIBE\r\nGET x\r\n"},
+        /* RESET leaves subscribed mode */
+        {0, 3, "SUBSCRIBE z\r\nRESET\r\nGET x\r\n"},
+        {1, 1, "PUBLISH z 1\r\n"},
+        {0, 0, NULL},
+    };
+    same_script(script, 2);
+}
+
+Test(pubsub, replies_as_redis_resp3)
+{
+    redis_or_skip();
+    start("--frontends 1");
+    static const step_t script[] = {
+        {0, 1, "HELLO 3\r\n"},
+        {0, 3, "SUBSCRIBE q\r\nGET x\r\nPING\r\n"},
+        {0, 1, "PSUBSCRIBE q*\r\n"},
+        {1, 1, "PUBLISH q 1\r\n"},
+        {0, 2, ""},
+        {0, 3, "UNSUBSCRIBE\r\nUNSUBSCRIBE\r\nPUNSUBSCRIBE\r\n"},
+        {0, 2, "SSUBSCRIBE s\r\nSUNSUBSCRIBE s\r\n"},
+        {1, 1, "PUBLISH q 2\r\n"},
+        {1, 1, "HELLO 3\r\n"},
+        {1, 4, "PUBSUB NUMSUB a b\r\nPUBSUB SHARDNUMSUB a\r\nPUBSUB CHANNELS\r\nPUBSUB NUMPAT\r\n"},
+        {0, 0, NULL},
+    };
+    same_script(script, 2);
+}
+
+/* ---- across frontends ---- */
+
+static long long info_field(const char *text, const char *field)
+{
+    char key[128];
+    snprintf(key, sizeof(key), "\r\n%s:", field);
+    const char *p = strstr(text, key);
+    if (!p) return -1;
+    return strtoll(p + strlen(key), NULL, 10);
+}
+
+/* Connections until one is on frontend `want` (2 frontends: the kernel
+ * spreads them). */
+static raw_t *open_on(int want)
+{
+    for (int i = 0; i < 200; i++) {
+        raw_t *c = raw_open(S.port);
+        cr_assert_not_null(c);
+        if (info_field(cmd(c, "INFO server"), "frontend") == want) return c;
+        raw_close(c);
+    }
+    cr_assert_fail("no connection reached frontend %d", want);
+    return NULL;
+}
+
+/* Wait (bounded) until `command` on c answers `want`. */
+static int wait_reply(raw_t *c, const char *command, const char *want)
+{
+    for (int i = 0; i < 3000; i++) {
+        if (!strcmp(cmd(c, "%s", command), want)) return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+static char *expect_msg(raw_t *sub, const char *what)
+{
+    char *m = raw_read(sub, 1);
+    cr_expect(strcmp(m, what) == 0, "got %s\nwant %s", m, what);
+    return m;
+}
+
+/* Read n messages (and n pmessages too when `patterns`) published as
+ * "a<i>" (even i) and "b<i>" (odd i) by two publishers: each publisher's
+ * must come in its order; the two may interleave any way. */
+static void read_in_order(raw_t *sub, int n, int patterns)
+{
+    int next[2][2] = {{0, 1}, {0, 1}}; /* [pattern][publisher] */
+    for (int k = 0; k < n * (patterns ? 2 : 1); k++) {
+        char *m = raw_read(sub, 1);
+        const char *body = strrchr(m, '$');
+        cr_assert_not_null(body, "message %d: %s", k, m);
+        body = strstr(body, "\r\n") + 2;
+        int pattern = strstr(m, "pmessage") != NULL, who = body[0] == 'b';
+        cr_assert_eq(atoi(body + 1), next[pattern][who], "message %d out of order: %s", k, m);
+        next[pattern][who] += 2;
+        free(m);
+    }
+}
+
+Test(pubsub, across_frontends_in_order_with_counts)
+{
+    start("--frontends 2");
+    raw_t *sub = open_on(0), *sub2 = open_on(1), *pub1 = open_on(1), *pub0 = open_on(0);
+    raw_send(sub, "SUBSCRIBE ch\r\nPSUBSCRIBE c*\r\n", 29);
+    free(raw_read(sub, 2));
+    raw_send(sub2, "SUBSCRIBE ch\r\n", 14);
+    free(raw_read(sub2, 1));
+    /* seen from either frontend */
+    cr_expect_str_eq(cmd(pub1, "PUBSUB NUMSUB ch"), "*2\r\n$2\r\nch\r\n:2\r\n");
+    cr_expect_str_eq(cmd(pub0, "PUBSUB NUMPAT"), ":1\r\n");
+    cr_expect_str_eq(cmd(pub0, "PUBSUB CHANNELS"), "*1\r\n$2\r\nch\r\n");
+    const char *stats = cmd(pub1, "INFO stats");
+    cr_expect_eq(info_field(stats, "pubsub_channels"), 1, "%s", stats);
+    cr_expect_eq(info_field(stats, "pubsub_patterns"), 1);
+    cr_expect_eq(info_field(stats, "pubsubshard_channels"), 0);
+    /* CLIENT LIST on the subscriber's frontend */
+    const char *cl = cmd(pub0, "CLIENT LIST");
+    cr_expect(strstr(cl, " sub=1 psub=1 ssub=0 "), "%s", cl);
+    /* three receivers (two channel subscribers, one pattern), on two
+     * frontends; two publishers, one on each, interleaved */
+    enum { N = 2000 };
+    for (int i = 0; i < N; i++) {
+        raw_t *p = i % 2 ? pub1 : pub0;
+        cr_assert_str_eq(cmd(p, "PUBLISH ch %c%d", i % 2 ? 'b' : 'a', i), ":3\r\n", "message %d",
+                         i);
+    }
+    /* each publisher's messages arrive in order, on both frontends */
+    read_in_order(sub, N, 1);
+    read_in_order(sub2, N, 0);
+    /* SPUBLISH crosses too, to shard subscribers only */
+    raw_send(sub2, "SSUBSCRIBE sh\r\n", 15);
+    free(raw_read(sub2, 1));
+    cr_expect_str_eq(cmd(pub0, "SPUBLISH sh x"), ":1\r\n");
+    free(expect_msg(sub2, "*3\r\n$8\r\nsmessage\r\n$2\r\nsh\r\n$1\r\nx\r\n"));
+    cr_expect_str_eq(cmd(pub0, "PUBSUB SHARDNUMSUB sh"), "*2\r\n$2\r\nsh\r\n:1\r\n");
+    /* unsubscribing is seen by the other frontend */
+    raw_send(sub, "UNSUBSCRIBE\r\nPUNSUBSCRIBE\r\n", 27);
+    free(raw_read(sub, 2));
+    cr_expect_str_eq(cmd(pub1, "PUBSUB NUMSUB ch"), "*2\r\n$2\r\nch\r\n:1\r\n");
+    cr_expect_str_eq(cmd(pub1, "PUBSUB NUMPAT"), ":0\r\n");
+    cr_expect_str_eq(cmd(pub1, "PUBLISH ch last"), ":1\r\n");
+    /* a subscriber that closes is gone for everyone */
+    raw_close(sub2);
+    cr_expect(wait_reply(pub0, "PUBLISH ch gone", ":0\r\n"), "a closed subscriber still counted");
+    cr_expect_str_eq(cmd(pub0, "PUBSUB CHANNELS"), "*0\r\n");
+    raw_close(sub);
+    raw_close(pub0);
+    raw_close(pub1);
+}
+
+Test(pubsub, resp3_pushes_across_frontends)
+{
+    start("--frontends 2");
+    raw_t *sub = open_on(1), *pub = open_on(0);
+    raw_send(sub, "HELLO 3\r\n", 9);
+    free(raw_read(sub, 1));
+    raw_send(sub, "SUBSCRIBE news\r\n", 16);
+    free(expect_msg(sub, ">3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n"));
+    /* normal commands are allowed with RESP3 */
+    cr_expect_str_eq(cmd(sub, "SET k v"), "+OK\r\n");
+    cr_expect_str_eq(cmd(pub, "PUBLISH news hi"), ":1\r\n");
+    free(expect_msg(sub, ">3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n"));
+    cr_expect_str_eq(cmd(sub, "GET k"), "$1\r\nv\r\n");
+    raw_close(sub);
+    raw_close(pub);
+}
+
+/* A subscriber that never reads, on the other frontend: closed past the
+ * pubsub class's limit; the publisher never waits for it. */
+static void slow_subscriber(const char *limit)
+{
+    raw_t *sub = open_on(1), *pub = open_on(0);
+    cr_expect_str_eq(cmd(pub, "CONFIG SET client-output-buffer-limit \"%s\"", limit), "+OK\r\n");
+    raw_send(sub, "SUBSCRIBE flood\r\n", 17);
+    free(raw_read(sub, 1));
+    char *big = malloc(64 * 1024 + 64);
+    memset(big, 'x', 64 * 1024);
+    big[64 * 1024] = '\0';
+    /* the normal class stays unbounded enough: the publisher is fine */
+    int gone = 0;
+    for (int i = 0; i < 2000 && !gone; i++) {
+        const char *r = cmd(pub, "PUBLISH flood %s", big);
+        cr_assert(r[0] == ':', "PUBLISH: %.60s", r);
+        gone = !strcmp(r, ":0\r\n");
+    }
+    cr_expect(gone, "a subscriber that never reads outlived the pubsub limit %s", limit);
+    cr_expect(raw_closed(sub), "the slow subscriber is closed");
+    cr_expect_str_eq(cmd(pub, "PUBSUB NUMSUB flood"), "*2\r\n$5\r\nflood\r\n:0\r\n");
+    free(big);
+    raw_close(pub);
+}
+
+Test(pubsub, slow_subscriber_hard_limit)
+{
+    start("--frontends 2");
+    slow_subscriber("pubsub 1mb 0 0");
+}
+
+Test(pubsub, slow_subscriber_soft_limit)
+{
+    start("--frontends 2");
+    slow_subscriber("pubsub 0 512kb 0");
+}
+
+Test(pubsub, config_reports_the_pubsub_class)
+{
+    start("--frontends 1 --client-output-buffer-limit normal 1mb 512kb 10 pubsub 2mb 1mb 5");
+    raw_t *c = raw_open(S.port);
+    cr_expect_str_eq(cmd(c, "CONFIG GET client-output-buffer-limit"),
+                     "*2\r\n$26\r\nclient-output-buffer-limit\r\n$77\r\nnormal 1048576 524288 10 "
+                     "slave 268435456 67108864 60 pubsub 2097152 1048576 5\r\n");
+    raw_close(c);
+}
+
+Test(pubsub, frontend_killed_with_subscribers)
+{
+    start("--frontends 2");
+    raw_t *doomed = open_on(1), *sub = open_on(0), *pub = open_on(0);
+    raw_send(doomed, "SUBSCRIBE ch\r\nPSUBSCRIBE *\r\n", 28);
+    free(raw_read(doomed, 2));
+    raw_send(sub, "SUBSCRIBE ch\r\n", 14);
+    free(raw_read(sub, 1));
+    cr_expect_str_eq(cmd(pub, "PUBLISH ch before"), ":3\r\n");
+    pid_t pids[2];
+    cr_assert_eq(srv_wait_children(&S, "atticdb-server: frontend 1", pids, 2, 1), 1);
+    cr_assert_eq(kill(pids[0], SIGKILL), 0);
+    cr_expect(raw_closed(doomed), "the killed frontend's subscriber keeps its connection");
+    /* the other frontend's subscriber still gets every message, and the
+     * count drops to it once the successor cleared its predecessor's */
+    cr_expect(wait_reply(pub, "PUBSUB NUMPAT", ":0\r\n"), "the dead frontend's pattern stayed");
+    cr_expect_str_eq(cmd(pub, "PUBLISH ch after"), ":1\r\n");
+    free(expect_msg(sub, "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$6\r\nbefore\r\n"));
+    for (int i = 0; i < 1000; i++) {
+        char *m = raw_read(sub, 1);
+        int last = strstr(m, "after") != NULL;
+        free(m);
+        if (last) break;
+    }
+    /* the successor serves subscribers again */
+    raw_t *again = open_on(1);
+    raw_send(again, "SUBSCRIBE ch\r\n", 14);
+    free(raw_read(again, 1));
+    cr_expect_str_eq(cmd(pub, "PUBLISH ch new"), ":2\r\n");
+    free(expect_msg(again, "*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$3\r\nnew\r\n"));
+    raw_close(again);
+    raw_close(sub);
+    raw_close(pub);
+}
+
+/* ---- keyspace notifications (the store as a publisher) ---- */
+
+/* Messages on sub until `want` events of the key "__end__" (keyspace and
+ * keyevent: 2) came, concatenated. */
+static char *events_until_end(raw_t *sub, int want)
+{
+    size_t n = 0;
+    char *all = calloc(1, 1);
+    for (int ends = 0, i = 0; ends < want && i < 10000; i++) {
+        char *m = raw_read(sub, 1);
+        if (!m[0]) { /* nothing within raw_read's wait: wait again (bounded) */
+            free(m);
+            if (i > 20) break;
+            continue;
+        }
+        if (strstr(m, "__end__")) ends++;
+        size_t k = strlen(m);
+        all = realloc(all, n + k + 1);
+        memcpy(all + n, m, k + 1);
+        n += k;
+        free(m);
+    }
+    return all;
+}
+
+static const char *const KEYSPACE_SCRIPT[] = {"SET a 1",
+                                              "SET b 2 EX 100",
+                                              "INCR a",
+                                              "DECRBY a 3",
+                                              "APPEND a x",
+                                              "DEL a zz",
+                                              "SETNX b 3",
+                                              "EXPIRE b 200",
+                                              "PERSIST b",
+                                              "RENAME b c",
+                                              "LPUSH l 1 2",
+                                              "RPUSH l 3",
+                                              "LPOP l",
+                                              "RPOP l",
+                                              "LPOP l",
+                                              "HSET h f v",
+                                              "HINCRBY h n 2",
+                                              "HDEL h f n",
+                                              "SADD s a b",
+                                              "SREM s a",
+                                              "SPOP s",
+                                              "SADD s1 x",
+                                              "SMOVE s1 s2 x",
+                                              "MSET m1 1 m2 2",
+                                              "GETDEL m1",
+                                              "EXPIRE m2 -1",
+                                              "SETRANGE k 2 ab",
+                                              "INCRBYFLOAT f 1.5",
+                                              "LPUSH q a b c",
+                                              "LTRIM q 5 10",
+                                              "SADD t1 x",
+                                              "SINTERSTORE t2 t1 nothing",
+                                              "RPUSH r a b",
+                                              "LMOVE r r LEFT RIGHT",
+                                              "LMOVE r r2 RIGHT LEFT",
+                                              "MULTI",
+                                              "SET x 1",
+                                              "INCR x",
+                                              "EXEC",
+                                              "SELECT 1",
+                                              "SET z 1",
+                                              "SELECT 0",
+                                              "SET __end__ 1",
+                                              NULL};
+
+Test(pubsub, keyspace_notifications_as_redis)
+{
+    redis_or_skip();
+    start("--frontends 2");
+    int ports[2] = {R.port, S.port};
+    char *got[2];
+    for (int s = 0; s < 2; s++) {
+        raw_t *w = raw_open(ports[s]), *sub = raw_open(ports[s]);
+        cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events KEA"), "+OK\r\n");
+        raw_send(sub, "PSUBSCRIBE __key*__:*\r\n", 23);
+        free(raw_read(sub, 1));
+        for (int i = 0; KEYSPACE_SCRIPT[i]; i++)
+            cmd(w, "%s", KEYSPACE_SCRIPT[i]);
+        got[s] = events_until_end(sub, 2);
+        raw_close(w);
+        raw_close(sub);
+    }
+    cr_expect(strstr(got[0], "__end__"), "redis sent its events: %s", got[0]);
+    cr_expect(strcmp(got[0], got[1]) == 0, "keyspace events\nredis:   %s\natticdb: %s", got[0],
+              got[1]);
+    free(got[0]);
+    free(got[1]);
+    /* the classes filter: only keyevent, only strings */
+    raw_t *w = raw_open(S.port), *sub = raw_open(S.port);
+    cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events E$"), "+OK\r\n");
+    cr_expect_str_eq(cmd(w, "CONFIG GET notify-keyspace-events"),
+                     "*2\r\n$22\r\nnotify-keyspace-events\r\n$2\r\n$E\r\n");
+    raw_send(sub, "PSUBSCRIBE __key*__:*\r\n", 23);
+    free(raw_read(sub, 1));
+    cmd(w, "DEL gone");
+    cmd(w, "SET gone 1");
+    cmd(w, "SET __end__ 2");
+    char *only = events_until_end(sub, 1);
+    cr_expect_str_eq(
+        only, "*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$18\r\n__keyevent@0__:set\r\n$4\r\n"
+              "gone\r\n*4\r\n$8\r\npmessage\r\n$10\r\n__key*__:*\r\n$18\r\n__keyevent@0__:"
+              "set\r\n$7\r\n__end__\r\n");
+    free(only);
+    raw_close(w);
+    raw_close(sub);
+}
+
+Test(pubsub, notify_setting_as_redis)
+{
+    redis_or_skip();
+    start("--frontends 1");
+    static const step_t script[] = {
+        {0, 2, "CONFIG SET notify-keyspace-events KEA\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 2, "CONFIG SET notify-keyspace-events Kx\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 2,
+         "CONFIG SET notify-keyspace-events $lshzxetdmn\r\nCONFIG GET "
+         "notify-keyspace-events\r\n"},
+        {0, 2, "CONFIG SET notify-keyspace-events An\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 2, "CONFIG SET notify-keyspace-events KEAmn\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 2, "CONFIG SET notify-keyspace-events Kq\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 2, "CONFIG SET notify-keyspace-events \"\"\r\nCONFIG GET notify-keyspace-events\r\n"},
+        {0, 0, NULL},
+    };
+    same_script(script, 1);
+}
+
+/* The next message on sub, waiting for it (raw_read waits 2 s; up to 30
+ * of those: the store's clock moves by ticks on a loaded machine), or
+ * NULL. */
+static char *next_message(raw_t *sub)
+{
+    for (int i = 0; i < 30; i++) {
+        char *m = raw_read(sub, 1);
+        if (m[0]) return m;
+        free(m);
+    }
+    return NULL;
+}
+
+Test(pubsub, expired_keys_are_notified)
+{
+    start("--frontends 2");
+    raw_t *sub = open_on(1), *w = open_on(0);
+    cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events Ex"), "+OK\r\n");
+    raw_send(sub, "SUBSCRIBE __keyevent@0__:expired\r\n", 34);
+    free(raw_read(sub, 1));
+    cr_assert_str_eq(cmd(w, "SET short v PX 50"), "+OK\r\n");
+    cr_assert_str_eq(cmd(w, "SET long v EX 1000"), "+OK\r\n");
+    /* nobody writes: the store's tick moves its clock (D14) and the
+     * active expiry reclaims the key */
+    char *m = next_message(sub);
+    cr_assert_not_null(m, "no expired event");
+    cr_expect_str_eq(m, "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:expired\r\n$5\r\nshort\r\n");
+    free(m);
+    raw_close(sub);
+    raw_close(w);
+}
+
+Test(pubsub, respawned_store_does_not_publish_again)
+{
+    start("--frontends 1");
+    raw_t *sub = raw_open(S.port), *w = raw_open(S.port);
+    cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events KE$"), "+OK\r\n");
+    raw_send(sub, "SUBSCRIBE __keyevent@0__:set\r\n", 30);
+    free(raw_read(sub, 1));
+    enum { N = 200 };
+    for (int i = 0; i < N; i++)
+        cr_assert_str_eq(cmd(w, "SET k%d v", i), "+OK\r\n");
+    for (int i = 0; i < N; i++) {
+        char *m = raw_read(sub, 1), want[32];
+        snprintf(want, sizeof(want), "\r\nk%d\r\n", i);
+        cr_assert(strstr(m, want), "event %d: %s", i, m);
+        free(m);
+    }
+    /* the store replays the log again; what it published is not sent twice */
+    pid_t pids[2];
+    cr_assert_eq(srv_wait_children(&S, "atticdb-server: store", pids, 2, 1), 1);
+    cr_assert_eq(kill(pids[0], SIGKILL), 0);
+    for (int i = 0; i < 1000 && strcmp(cmd(w, "GET k0"), "$1\r\nv\r\n"); i++)
+        usleep(10000);
+    cr_assert_str_eq(cmd(w, "SET after v"), "+OK\r\n");
+    char *m = raw_read(sub, 1);
+    cr_expect_str_eq(m, "*3\r\n$7\r\nmessage\r\n$18\r\n__keyevent@0__:set\r\n$5\r\nafter\r\n");
+    free(m);
+    raw_close(sub);
+    raw_close(w);
+}
+
+Test(pubsub, evicted_keys_are_notified)
+{
+    start("--frontends 1 --maxmemory-policy allkeys-random");
+    raw_t *sub = raw_open(S.port), *w = raw_open(S.port);
+    for (int i = 0; i < 300; i++)
+        cr_assert_str_eq(cmd(w, "SET key:%d %0100d", i, i), "+OK\r\n");
+    cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events Ee"), "+OK\r\n");
+    raw_send(sub, "SUBSCRIBE __keyevent@0__:evicted\r\n", 34);
+    free(raw_read(sub, 1));
+    cmd(w, "DBSIZE"); /* applied: used_memory includes every key (D19) */
+    long long used = info_field(cmd(w, "INFO memory"), "used_memory");
+    cr_assert_gt(used, 0);
+    cr_assert_str_eq(cmd(w, "CONFIG SET maxmemory %lld", used / 2), "+OK\r\n");
+    /* the store evicts on its own (CMD_EVICT records): one event each */
+    char *m = next_message(sub);
+    cr_assert_not_null(m, "no evicted event");
+    cr_expect(strstr(m, "*3\r\n$7\r\nmessage\r\n$22\r\n__keyevent@0__:evicted\r\n$") == m &&
+                  strstr(m, "\r\nkey:"),
+              "%s", m);
+    free(m);
+    cr_assert_str_eq(cmd(w, "CONFIG SET maxmemory 0"), "+OK\r\n");
+    raw_close(sub);
+    raw_close(w);
+}
