@@ -1150,12 +1150,12 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "spec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
         "limit\r\n:0\r\n~0\r\n",
         297,
-        "%5\r\n$7\r\nsummary\r\n$59\r\nThe kind of value a key holds: string, or none when missing\r"
-        "\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n"
-        "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
-        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
-        "key_spec_index\r\n:0\r\n",
-        242},
+        "%5\r\n$7\r\nsummary\r\n$89\r\nThe kind of value a key holds: string, list, set, zset, hash "
+        "or stream; none when missing\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n"
+        "$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
+        "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        272},
     {"ttl",
         "*10\r\n$3\r\nttl\r\n:2\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n:1\r\n"
         ":1\r\n~3\r\n+@keyspace\r\n+@read\r\n+@fast\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
@@ -1317,18 +1317,19 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "%5\r\n$7\r\nsummary\r\n$61\r\nParent of the subcommands that describe how a value is stored"
         "\r\n$5\r\nsince\r\n$5\r\n2.2.3\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n"
         "$10\r\ncomplexity\r\n$19\r\nSee the subcommands\r\n$11\r\nsubcommands\r\n"
-        "%5\r\n$15\r\nobject|encoding\r\n%5\r\n$7\r\nsummary\r\n$47\r\n"
-        "How a key's value is stored: int, embstr or raw\r\n$5\r\nsince\r\n"
-        "$5\r\n2.2.3\r\n$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n"
-        "$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\n"
-        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
-        "$11\r\nobject|freq\r\n%5\r\n$7\r\nsummary\r\n$71\r\nAccess-frequency counter; AtticDB has n"
-        "o LFU policy, so always an error\r\n$5\r\nsince\r\n$5\r\n4.0.0\r\n"
+        "%5\r\n$15\r\nobject|encoding\r\n%5\r\n$7\r\nsummary\r\n$121\r\n"
+        "How a key's value is stored, in Redis' names (int, embstr, raw, listpack, quicklist, intset"
+        ", hashtable, skiplist, stream)\r\n$5\r\nsince\r\n$5\r\n2.2.3\r\n"
         "$5\r\ngroup\r\n$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n"
         "$9\r\narguments\r\n*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
-        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$15\r\nobject|idletime\r\n"
-        "%5\r\n$7\r\nsummary\r\n$79\r\nSeconds since the key was last used; always 0, as AtticDB kee"
-        "ps no access times\r\n$5\r\nsince\r\n$5\r\n2.2.3\r\n$5\r\ngroup\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$11\r\nobject|freq\r\n"
+        "%5\r\n$7\r\nsummary\r\n$71\r\nAccess-frequency counter; AtticDB has no LFU policy, so alway"
+        "s an error\r\n$5\r\nsince\r\n$5\r\n4.0.0\r\n$5\r\ngroup\r\n$7\r\n"
+        "generic\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n"
+        "*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$15\r\nobject|idletime\r\n%5\r\n"
+        "$7\r\nsummary\r\n$79\r\nSeconds since the key was last used; always 0, as AtticDB keeps no "
+        "access times\r\n$5\r\nsince\r\n$5\r\n2.2.3\r\n$5\r\ngroup\r\n"
         "$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n"
         "*1\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
         "$14\r\nkey_spec_index\r\n:0\r\n$11\r\nobject|help\r\n%4\r\n$7\r\n"
@@ -1340,7 +1341,7 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n*1\r\n%3\r\n"
         "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
         "key_spec_index\r\n:0\r\n",
-        1401},
+        1476},
     {"debug",
         "*10\r\n$5\r\ndebug\r\n:-2\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n"
         "+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
