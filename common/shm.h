@@ -94,10 +94,11 @@ typedef struct shm_frontend {
      * the ring; and the store's count of this slot's waiters (applied). */
     _Atomic uint32_t block_used;
     _Atomic uint32_t store_waiters;
-    /* Bytes of replies this frontend's clients have not read yet, summed
-     * every FE_OBUF_SUM_MS (frontend/core/conn.c): INFO mem_clients_normal
-     * and part of used_memory (shm_used_memory). */
-    _Atomic uint64_t obuf_bytes;
+    /* Bytes this frontend's clients hold in buffers: requests received and
+     * not yet run, replies not yet read; summed every FE_OBUF_SUM_MS
+     * (frontend/core/conn.c): INFO mem_clients_normal and part of
+     * used_memory (shm_used_memory). */
+    _Atomic uint64_t client_bytes;
 } shm_frontend_t;
 
 #define FE_OBUF_SUM_MS 100
@@ -254,12 +255,12 @@ typedef struct shm {
     ring_claimer_t claimers[SHM_MAX_FRONTENDS + 2];
 } shm_t;
 
-/* The clients' unsent replies, every frontend (shm_frontend_t.obuf_bytes). */
+/* The clients' buffers, every frontend (shm_frontend_t.client_bytes). */
 static inline uint64_t shm_clients_bytes(const shm_t *s)
 {
     uint64_t n = 0;
     for (uint32_t i = 0; i < s->nfrontends && i < SHM_MAX_FRONTENDS; i++)
-        n += atomic_load_explicit(&s->fe[i].obuf_bytes, memory_order_relaxed);
+        n += atomic_load_explicit(&s->fe[i].client_bytes, memory_order_relaxed);
     return n;
 }
 

@@ -236,14 +236,25 @@ static const char *policy_name(int64_t v)
     return "noeviction";
 }
 
+/* The shared memory the server mapped at start: the ring, the channels,
+ * the Pub/Sub ring and the tables (INFO atticdb_shared_memory). */
+static uint64_t shared_bytes(const fe_t *fe)
+{
+    return shm_size(fe->shm->nfrontends, fe->cfg->ring_size, fe->cfg->chan_size,
+                    fe->shm->frontend_size);
+}
+
 static void info_memory(fe_t *fe, buf_t *b)
 {
     proc_usage_t u;
     server_usage(fe, &u);
     /* used_memory is what maxmemory bounds (D32): the store's index and
-     * entries (the dataset) plus the clients' unsent replies (overhead). */
+     * entries (the dataset) plus the clients' buffers (overhead). The
+     * shared memory mapped at start (the ring, channels and tables) is a
+     * constant of the settings: atticdb_shared_memory, beside it. */
     uint64_t dataset = atomic_load(&fe->shm->store_index_bytes);
     uint64_t clients = shm_clients_bytes(fe->shm), used = dataset + clients;
+    uint64_t shared = shared_bytes(fe);
     uint64_t peak = memory_peak(fe, used);
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     uint64_t total = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
@@ -279,12 +290,13 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "mem_clients_normal:%" PRIu64 "\r\n"
                 "mem_allocator:mimalloc\r\n"
                 "lazyfree_pending_objects:0\r\n"
-                "atticdb_index_bytes:%" PRIu64 "\r\n",
+                "atticdb_index_bytes:%" PRIu64 "\r\n"
+                "atticdb_shared_memory:%" PRIu64 "\r\n",
                 used, h_used, u.rss, h_rss, peak, h_peak,
                 peak ? 100.0 * (double)used / (double)peak : 100.0, clients, dataset,
                 used ? 100.0 * (double)dataset / (double)used : 0.0, total, h_total, maxmem, h_max,
                 policy_name(policy), used ? (double)u.rss / (double)used : 0.0,
-                (int64_t)u.rss - (int64_t)used, clients, dataset);
+                (int64_t)u.rss - (int64_t)used, clients, dataset, shared);
 }
 
 /* The latency below which a fraction q of the recorded fsyncs fell, in

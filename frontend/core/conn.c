@@ -821,14 +821,14 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     fe->hooks->on_timer(fe); /* settings, ACL sweep, CLIENT KILL, INFO's sampling */
     int64_t now = shm_now_ms();
     if (now - fe->last_obuf_sum_ms >= FE_OBUF_SUM_MS) {
-        /* Replies written but not yet sent, all clients (D32): they count
-         * in used_memory, against maxmemory, as Redis counts client
-         * output buffers. */
+        /* Requests received and not yet run, replies written and not yet
+         * sent, all clients (D32): they count in used_memory, against
+         * maxmemory, as Redis counts client query and output buffers. */
         fe->last_obuf_sum_ms = now;
         uint64_t pending = 0;
         for (fe_conn_t *c = fe->conns; c; c = c->next)
-            pending += c->out.len - c->out_off;
-        atomic_store_explicit(&fe->shm->fe[fe->slot].obuf_bytes, pending, memory_order_relaxed);
+            pending += (c->out.len - c->out_off) + (c->in.len - c->in_off);
+        atomic_store_explicit(&fe->shm->fe[fe->slot].client_bytes, pending, memory_order_relaxed);
     }
     if (fe->timeout_s > 0) {
         /* Idle clients: no input for `timeout` seconds and nothing owed

@@ -222,7 +222,7 @@ typedef struct fe {
     int64_t zset_max_entries, zset_max_value; /* zset-max-listpack-*, carried by zset writes */
     uint64_t maxmemory;       /* denyoom writes refused while used_memory exceeds it; 0 = none */
     int maxmemory_evicts;     /* maxmemory-policy is not noeviction: the store evicts */
-    int64_t last_obuf_sum_ms; /* shm fe[slot].obuf_bytes last computed (on_timer) */
+    int64_t last_obuf_sum_ms; /* shm fe[slot].client_bytes last computed (on_timer) */
     /* The static cluster topology (common/cluster.h, D35), NULL unless
      * cluster-enabled: the command layer redirects keys of other nodes. */
     struct cluster *cluster;

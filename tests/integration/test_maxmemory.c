@@ -460,6 +460,9 @@ Test(maxmemory, clients_unsent_replies_count_in_used_memory_and_against_the_boun
     freeReplyObject(r);
     free(val);
     cmd_int(c, "DBSIZE");
+    /* The shared memory mapped at start (the ring, channels and tables, at
+     * least the 16 MB ring) is told beside used_memory, not in it. */
+    cr_expect_geq(info_num(c, "atticdb_shared_memory"), 16 << 20);
     long long base = info_num(c, "used_memory");
     cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
 
@@ -495,5 +498,53 @@ Test(maxmemory, clients_unsent_replies_count_in_used_memory_and_against_the_boun
     }
     cr_expect_lt(i, 3000, "served again once the buffers are gone");
     cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
+    finish(&s, c);
+}
+
+/* A request still being received (a 12 MB value, 9 MB of it sent) is
+ * held in its client's query buffer: counted in mem_clients_normal and
+ * used_memory, as Redis counts query buffers, and gone once it is run. */
+Test(maxmemory, a_request_being_received_counts_in_the_clients_memory)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--frontends 1");
+    cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
+    long long used0 = info_num(c, "used_memory");
+    redisContext *sender = srv_connect(&s); /* its socket, written by hand */
+    cr_assert(sender);
+    int fd = sender->fd;
+    const char *head = "*3\r\n$3\r\nSET\r\n$1\r\nq\r\n$12582912\r\n";
+    cr_assert_eq(write(fd, head, strlen(head)), (ssize_t)strlen(head));
+    size_t chunk = 1 << 20;
+    char *part = malloc(chunk);
+    cr_assert(part);
+    memset(part, 'q', chunk);
+    for (int i = 0; i < 9; i++)
+        for (size_t off = 0; off < chunk;) {
+            ssize_t n = write(fd, part + off, chunk - off);
+            cr_assert(n > 0);
+            off += (size_t)n;
+        }
+    int i = 0;
+    while (info_num(c, "mem_clients_normal") < 8 << 20 && i++ < 3000)
+        usleep(10000);
+    cr_expect_geq(info_num(c, "mem_clients_normal"), 8 << 20);
+    cr_expect_geq(info_num(c, "used_memory"), used0 + (8 << 20));
+    /* The rest: the SET runs, the buffer goes. */
+    for (int k = 0; k < 3; k++)
+        for (size_t off = 0; off < chunk;) {
+            ssize_t n = write(fd, part + off, chunk - off);
+            cr_assert(n > 0);
+            off += (size_t)n;
+        }
+    cr_assert_eq(write(fd, "\r\n", 2), 2);
+    char reply[16] = "";
+    cr_assert_eq(read(fd, reply, 5), 5);
+    cr_expect_str_eq(reply, "+OK\r\n");
+    free(part);
+    for (i = 0; i < 3000 && info_num(c, "mem_clients_normal") != 0; i++)
+        usleep(10000);
+    cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
+    redisFree(sender);
     finish(&s, c);
 }
