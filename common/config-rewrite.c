@@ -38,7 +38,8 @@ static int same_value(const config_t *c, const config_t *d, const config_entry_t
     buf_init(&b);
     config_format(c, e, &a);
     config_format(d, e, &b);
-    int same = a.len == b.len && !memcmp(a.data, b.data, a.len);
+    /* An empty value (cluster-announce-ip unset) has no bytes at all. */
+    int same = a.len == b.len && (!a.len || !memcmp(a.data, b.data, a.len));
     buf_free(&a);
     buf_free(&b);
     return same;

@@ -165,7 +165,7 @@ int st_block_add(store_ctx_t *ctx, const st_waiter_spec_t *sp)
         keys[i] = (rec_arg_t){p, sp->keys[i].len};
         p += sp->keys[i].len;
     }
-    memcpy(p, sp->dst.ptr, sp->dst.len);
+    if (sp->dst.len) memcpy(p, sp->dst.ptr, sp->dst.len); /* none but for BLMOVE */
     w->dst = (rec_arg_t){p, sp->dst.len};
     for (uint32_t i = 0; i < sp->nkeys; i++) {
         st_wnode_t *n = &nodes[i];
