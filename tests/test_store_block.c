@@ -244,3 +244,35 @@ Test(block, checkpoint_bytes_rebuild_the_queues)
     free(again);
     (void)w2;
 }
+
+/* The sorted sets' blocking pops: the waiter is served inside the ZADD
+ * that fills its key (lowest first for BZPOPMIN; BZMPOP's COUNT from the
+ * highest), in their reply shapes, and replay reaches the same state. */
+Test(block, zset_waiters_served_inside_zadd)
+{
+    const char *limits = "#i64:274877907072"; /* zset-max-listpack-entries 128, -value 64 */
+    uint64_t id = lsn;
+    wr(T0, CMD_BZPOPMIN, "#i64:7", "#u32:2", "#u32:0", "#u32:4", "#i64:1", "z", NULL);
+    cr_assert_eq(st_block_take_deferred(ctx), 1, "nothing there: the client waits");
+    cr_assert_str_eq(wr(T0, CMD_ZADD, "z", limits, "#u32:2", "2", "b", "1", "a", NULL), ":2\r\n");
+    char want[256];
+    snprintf(want, sizeof want, "%llu:*3\r\n$1\r\nz\r\n$1\r\na\r\n$1\r\n1\r\n|",
+             (unsigned long long)id);
+    cr_assert_str_eq(take(), want);
+    cr_assert_str_eq(rd(CMD_ZCARD, "z", NULL), ":1\r\n");
+    id = lsn;
+    wr(T0, CMD_BZPOPMIN, "#i64:8", "#u32:2", "#u32:1", "#u32:5", "#i64:2", "y", NULL);
+    cr_assert_eq(st_block_take_deferred(ctx), 1);
+    /* A list in the key serves no zset waiter. */
+    wr(T0, CMD_LPUSH, "y", "#u32:1", "l", NULL);
+    cr_assert_str_eq(take(), "");
+    wr(T0, CMD_DEL, "y", NULL);
+    wr(T0, CMD_ZADD, "y", limits, "#u32:2", "1", "p", "2", "q", "3", "r", NULL);
+    snprintf(
+        want, sizeof want,
+        "%llu:*2\r\n$1\r\ny\r\n*2\r\n*2\r\n$1\r\nr\r\n$1\r\n3\r\n*2\r\n$1\r\nq\r\n$1\r\n2\r\n|",
+        (unsigned long long)id);
+    cr_assert_str_eq(take(), want);
+    cr_assert_eq(st_block_count(ctx), 0);
+    sh_check_replay("served zset blocking pops");
+}

@@ -3714,6 +3714,67 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\n"
         "token\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         736},
+    {"bzpopmin",
+        "*10\r\n$8\r\nbzpopmin\r\n:-3\r\n~4\r\n+write\r\n+noscript\r\n"
+        "+blocking\r\n+fast\r\n:1\r\n:-2\r\n:1\r\n~4\r\n+@write\r\n+@sortedset\r\n"
+        "+@fast\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n"
+        "+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:-2\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        355,
+        "%5\r\n$7\r\nsummary\r\n$97\r\nPop the lowest-scored member of the first non-empty sorted se"
+        "t of the keys given, or wait for one\r\n$5\r\nsince\r\n$5\r\n"
+        "5.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$8\r\nO(log N)\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%2\r\n$4\r\nname\r\n$7\r\n"
+        "timeout\r\n$4\r\ntype\r\n$6\r\ndouble\r\n",
+        363},
+    {"bzpopmax",
+        "*10\r\n$8\r\nbzpopmax\r\n:-3\r\n~4\r\n+write\r\n+noscript\r\n"
+        "+blocking\r\n+fast\r\n:1\r\n:-2\r\n:1\r\n~4\r\n+@write\r\n+@sortedset\r\n"
+        "+@fast\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n"
+        "+RW\r\n+access\r\n+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n"
+        "$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:-2\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        355,
+        "%5\r\n$7\r\nsummary\r\n$98\r\nPop the highest-scored member of the first non-empty sorted s"
+        "et of the keys given, or wait for one\r\n$5\r\nsince\r\n$5\r\n"
+        "5.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$8\r\nO(log N)\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\nname\r\n"
+        "$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n%2\r\n$4\r\nname\r\n$7\r\n"
+        "timeout\r\n$4\r\ntype\r\n$6\r\ndouble\r\n",
+        364},
+    {"bzmpop",
+        "*10\r\n$6\r\nbzmpop\r\n:-5\r\n~3\r\n+write\r\n+blocking\r\n+movablekeys\r\n"
+        ":0\r\n:0\r\n:0\r\n~4\r\n+@write\r\n+@sortedset\r\n+@slow\r\n+@blocking\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+delete\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$6\r\nkeynum\r\n$4\r\nspec\r\n%3\r\n$9\r\nkeynumidx\r\n"
+        ":0\r\n$8\r\nfirstkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n~0\r\n",
+        353,
+        "%5\r\n$7\r\nsummary\r\n$102\r\nPop the lowest or highest members of the first non-empty sor"
+        "ted set of the keys given, or wait for one\r\n$5\r\nsince\r\n"
+        "$5\r\n7.0.0\r\n$5\r\ngroup\r\n$10\r\nsorted-set\r\n$10\r\ncomplexity\r\n"
+        "$57\r\nO(K + M log N) in the keys given and the members returned\r\n"
+        "$9\r\narguments\r\n*5\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n"
+        "$4\r\ntype\r\n$6\r\ndouble\r\n%2\r\n$4\r\nname\r\n$7\r\nnumkeys\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\n"
+        "flags\r\n~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$5\r\nwhere\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nmin\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\n"
+        "token\r\n$3\r\nMIN\r\n%3\r\n$4\r\nname\r\n$3\r\nmax\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nMAX\r\n%4\r\n"
+        "$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\n"
+        "token\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        770},
     {"xadd",
         "*10\r\n$4\r\nxadd\r\n:-5\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
         ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~1\r\n"

@@ -90,6 +90,18 @@ void fe_enc_plain(fe_enc_t *e, cmd_id_t op, int needs_reply, const struct fe_arg
 /* Refuse: e->err = "-" + printf text + CRLF (CR and LF in the text become
  * spaces, as Redis does for errors that echo arguments). Returns -1. */
 int fe_enc_fail(fe_enc_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A blocking command's timeout, argument i, in seconds as Redis 7.0 reads
+ * it: a long double (hex and exponents too), ceil'ed to milliseconds; a
+ * value whose milliseconds overflow is "negative", as Redis' conversion
+ * makes it. 0 = forever. Returns 0 with e->blocks and e->block_ms set, or
+ * -1 with e->err (t_list.c). */
+int fe_enc_block_timeout(const struct fe_args *a, int i, fe_enc_t *e);
+/* A blocking form's fixed head (CMD_BLPOP, CMD_BZPOPMIN): the client,
+ * its protocol, the side (tail / highest scores), the store's kind of
+ * waiter (enum st_block_kind: 1 BLPOP/BRPOP, 2 BLMPOP, 4 BZPOPMIN/MAX,
+ * 5 BZMPOP) and the count (t_list.c). */
+void fe_enc_block_head(const struct fe_conn *c, fe_enc_t *e, cmd_id_t op, int side, uint32_t kind,
+                       long long count);
 /* Refuse with "ERR invalid expire time in '<cmd>' command". Returns -1. */
 int fe_enc_fail_expire(fe_enc_t *e, const char *cmd);
 

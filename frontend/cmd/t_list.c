@@ -194,11 +194,7 @@ int fe_enc_lmpop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe
 
 /* ---- blocking pops ---- */
 
-/* A blocking command's timeout in seconds as Redis 7.0 reads it: a long
- * double (hex and exponents too), ceil'ed to milliseconds; a value whose
- * milliseconds overflow is "negative", as Redis' conversion makes it.
- * 0 = forever. Returns 0 with e->block_ms set, or -1 with e->err. */
-static int block_timeout(const fe_args_t *a, int i, fe_enc_t *e)
+int fe_enc_block_timeout(const fe_args_t *a, int i, fe_enc_t *e)
 {
     long double v;
     if (str_to_ld(a->argv[i], a->lens[i], &v))
@@ -210,13 +206,13 @@ static int block_timeout(const fe_args_t *a, int i, fe_enc_t *e)
     return 0;
 }
 
-/* CMD_BLPOP's fixed head: client, protocol, side, kind, count. */
-static void blpop_head(const fe_conn_t *c, fe_enc_t *e, int right, uint32_t kind, long long count)
+void fe_enc_block_head(const fe_conn_t *c, fe_enc_t *e, cmd_id_t op, int side, uint32_t kind,
+                       long long count)
 {
-    fe_enc_begin(e, CMD_BLPOP, 1);
+    fe_enc_begin(e, op, 1);
     fe_enc_i64(e, (int64_t)c->id);
     fe_enc_u32(e, (uint32_t)c->proto);
-    fe_enc_u32(e, (uint32_t)right);
+    fe_enc_u32(e, (uint32_t)side);
     fe_enc_u32(e, kind);
     fe_enc_i64(e, count);
 }
@@ -224,8 +220,8 @@ static void blpop_head(const fe_conn_t *c, fe_enc_t *e, int right, uint32_t kind
 /* BLPOP, BRPOP key [key ...] timeout. */
 int fe_enc_blpop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
 {
-    if (block_timeout(a, a->argc - 1, e)) return -1;
-    blpop_head(c, e, d->id == CMD_BRPOP, 1, -1);
+    if (fe_enc_block_timeout(a, a->argc - 1, e)) return -1;
+    fe_enc_block_head(c, e, CMD_BLPOP, d->id == CMD_BRPOP, 1, -1);
     fe_enc_tail(e, a, 1);
     e->argc--; /* the timeout stays in the frontend */
     return 0;
@@ -238,8 +234,8 @@ int fe_enc_blmpop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, f
     (void)d;
     long long numkeys, count;
     int right;
-    if (mpop_args(a, 2, e, &numkeys, &right, &count) || block_timeout(a, 1, e)) return -1;
-    blpop_head(c, e, right, 2, count);
+    if (mpop_args(a, 2, e, &numkeys, &right, &count) || fe_enc_block_timeout(a, 1, e)) return -1;
+    fe_enc_block_head(c, e, CMD_BLPOP, right, 2, count);
     fe_enc_tail(e, a, 3);
     e->argc = 5 + (int)numkeys; /* the keys only */
     return 0;
@@ -250,7 +246,7 @@ int fe_enc_blmpop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, f
 int fe_enc_blmove(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
 {
     int from, to;
-    if (move_sides(d, a, e, &from, &to) || block_timeout(a, a->argc - 1, e)) return -1;
+    if (move_sides(d, a, e, &from, &to) || fe_enc_block_timeout(a, a->argc - 1, e)) return -1;
     fe_enc_begin(e, CMD_BLMOVE, 1);
     fe_enc_i64(e, (int64_t)c->id);
     fe_enc_u32(e, (uint32_t)c->proto);

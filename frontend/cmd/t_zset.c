@@ -89,31 +89,67 @@ int fe_enc_zpop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_
     return 0;
 }
 
-/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]: Redis 7.0's checks
- * in its order. */
+/* ZMPOP's and BZMPOP's numkeys key [key ...] MIN|MAX [COUNT count] from
+ * a->argv[at] on, Redis 7.0's checks in its order. Returns 0 with
+ * *numkeys, *max and *count (1 when not given) set, or -1 with e->err. */
+static int zmpop_args(const fe_args_t *a, int at, fe_enc_t *e, long long *numkeys, int *max,
+                      long long *count)
+{
+    *count = -1;
+    if (str_to_ll(a->argv[at], a->lens[at], numkeys) || *numkeys <= 0)
+        return fe_enc_fail(e, "ERR numkeys should be greater than 0");
+    if (*numkeys > a->argc - at - 2) return fe_enc_fail(e, FE_ERR_SYNTAX);
+    int i = at + 1 + (int)*numkeys;
+    *max = word_is(a, i, "MAX");
+    if (!*max && !word_is(a, i, "MIN")) return fe_enc_fail(e, FE_ERR_SYNTAX);
+    while (++i < a->argc) {
+        if (*count >= 0 || i + 1 >= a->argc || !word_is(a, i, "COUNT"))
+            return fe_enc_fail(e, FE_ERR_SYNTAX);
+        i++;
+        if (str_to_ll(a->argv[i], a->lens[i], count) || *count <= 0)
+            return fe_enc_fail(e, "ERR count should be greater than 0");
+    }
+    if (*count < 0) *count = 1;
+    return 0;
+}
+
+/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]. */
 int fe_enc_zmpop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
 {
     (void)d;
-    long long numkeys, count = -1;
-    if (str_to_ll(a->argv[1], a->lens[1], &numkeys) || numkeys <= 0)
-        return fe_enc_fail(e, "ERR numkeys should be greater than 0");
-    if (numkeys > a->argc - 3) return fe_enc_fail(e, FE_ERR_SYNTAX);
-    int at = 2 + (int)numkeys;
-    int max = word_is(a, at, "MAX");
-    if (!max && !word_is(a, at, "MIN")) return fe_enc_fail(e, FE_ERR_SYNTAX);
-    while (++at < a->argc) {
-        if (count >= 0 || at + 1 >= a->argc || !word_is(a, at, "COUNT"))
-            return fe_enc_fail(e, FE_ERR_SYNTAX);
-        at++;
-        if (str_to_ll(a->argv[at], a->lens[at], &count) || count <= 0)
-            return fe_enc_fail(e, "ERR count should be greater than 0");
-    }
+    long long numkeys, count;
+    int max;
+    if (zmpop_args(a, 1, e, &numkeys, &max, &count)) return -1;
     fe_enc_begin(e, CMD_ZMPOP, 1);
     fe_enc_u32(e, (uint32_t)numkeys);
     fe_enc_u32(e, (uint32_t)max);
-    fe_enc_i64(e, count < 0 ? 1 : count);
+    fe_enc_i64(e, count);
     fe_enc_u32(e, (uint32_t)c->proto);
     fe_enc_tail(e, a, 2);
+    return 0;
+}
+
+/* BZPOPMIN, BZPOPMAX key [key ...] timeout. */
+int fe_enc_bzpop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    if (fe_enc_block_timeout(a, a->argc - 1, e)) return -1;
+    fe_enc_block_head(c, e, CMD_BZPOPMIN, d->id == CMD_BZPOPMAX, 4, 1);
+    fe_enc_tail(e, a, 1);
+    e->argc--; /* the timeout stays in the frontend */
+    return 0;
+}
+
+/* BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]: the
+ * arguments after the timeout first, as BLMPOP. */
+int fe_enc_bzmpop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    long long numkeys, count;
+    int max;
+    if (zmpop_args(a, 2, e, &numkeys, &max, &count) || fe_enc_block_timeout(a, 1, e)) return -1;
+    fe_enc_block_head(c, e, CMD_BZPOPMIN, max, 5, count);
+    fe_enc_tail(e, a, 3);
+    e->argc = 5 + (int)numkeys; /* the keys only */
     return 0;
 }
 

@@ -524,3 +524,30 @@ void st_block_free(store_ctx_t *ctx)
     free(b);
     ctx->block = NULL;
 }
+
+/* The origin of the record being applied: the frontend slot + 1 that
+ * waits for its reply. */
+/* The origin of the record being applied: the frontend slot + 1 that
+ * waits for its reply (0: none, e.g. the store's own). */
+static uint16_t record_origin(const apply_args_t *a)
+{
+    rec_hdr_t h;
+    memcpy(&h, a->rec, sizeof(h));
+    return h.origin;
+}
+
+void st_block_wait(store_ctx_t *ctx, const apply_args_t *a, st_waiter_spec_t *sp, buf_t *r)
+{
+    if (ctx->in_exec || !record_origin(a)) {
+        if (r && sp->kind == ST_BLOCK_LIST_MOVE)
+            resp_null3(r, sp->proto);
+        else if (r)
+            resp_null_array3(r, sp->proto);
+        return;
+    }
+    sp->id = a->lsn;
+    sp->origin = record_origin(a);
+    sp->dbnum = a->dbnum;
+    st_block_add(ctx, sp);
+    st_block_defer_reply(ctx);
+}

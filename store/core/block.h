@@ -28,6 +28,8 @@ enum st_block_kind {
     ST_BLOCK_LIST_POP = 1,  /* BLPOP BRPOP: [key, element] */
     ST_BLOCK_LIST_MPOP = 2, /* BLMPOP: [key, [elements]] */
     ST_BLOCK_LIST_MOVE = 3, /* BLMOVE BRPOPLPUSH: the element moved */
+    ST_BLOCK_ZSET_POP = 4,  /* BZPOPMIN BZPOPMAX: [key, member, score] */
+    ST_BLOCK_ZSET_MPOP = 5, /* BZMPOP: [key, [[member, score] ...]] */
     ST_BLOCK_KINDS
 };
 
@@ -44,7 +46,7 @@ typedef struct st_waiter {
     uint16_t origin;    /* frontend slot + 1 */
     uint8_t kind;       /* enum st_block_kind */
     uint8_t proto;      /* the client's protocol (null replies) */
-    uint8_t right;      /* pop from the tail */
+    uint8_t right;      /* pop from the tail (a zset's highest scores) */
     uint8_t to_right;   /* BLMOVE: push at the tail of dst */
     uint32_t dbnum;
     int64_t count;  /* BLMPOP's COUNT */
@@ -99,6 +101,10 @@ void st_block_db_touched(store_ctx_t *ctx, unsigned a, unsigned b);
  * long as the key has what they wait for (a serve that touches another
  * key, BLMOVE's destination, queues that key too). a is the record's;
  * serve[kind] serves a waiter of that kind (st_block_serve_table). */
+/* A blocking command found nothing to pop: queue its waiter (the reply
+ * deferred until a write serves it), or, inside a transaction or for a
+ * record no client waits on, answer as the non-blocking form does: null. */
+void st_block_wait(store_ctx_t *ctx, const apply_args_t *a, st_waiter_spec_t *sp, buf_t *r);
 void st_block_serve_ready(store_ctx_t *ctx, const apply_args_t *a, const st_block_serve_fn *serve);
 
 /* Live apply (store.c after its replay) builds the replies of waiters

@@ -35,6 +35,8 @@ typedef st_read_t *st_read_fn;
  * enum st_block_kind (t_block.c), and the lists' (t_list.c). */
 #include "store/core/block.h"
 extern const st_block_serve_fn st_block_serve_table[ST_BLOCK_KINDS];
+int st_zset_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const rec_arg_t *key,
+                  buf_t *r);
 int st_list_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const rec_arg_t *key,
                   buf_t *r);
 

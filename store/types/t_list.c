@@ -380,33 +380,6 @@ void st_apply_lmpop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 
 /* ---- blocking pops (core/block.c, D36) ---- */
 
-/* The origin of the record being applied: the frontend slot + 1 that
- * waits for its reply. */
-static uint16_t record_origin(const apply_args_t *a)
-{
-    rec_hdr_t h;
-    memcpy(&h, a->rec, sizeof(h));
-    return h.origin;
-}
-
-/* Block: queue the waiter (its reply deferred), or, inside a transaction,
- * answer as the non-blocking form does: null. */
-static void block_or_null(store_ctx_t *ctx, const apply_args_t *a, st_waiter_spec_t *sp, buf_t *r)
-{
-    if (ctx->in_exec || !record_origin(a)) {
-        if (r && sp->kind == ST_BLOCK_LIST_MOVE)
-            resp_null3(r, sp->proto);
-        else if (r)
-            resp_null_array3(r, sp->proto);
-        return;
-    }
-    sp->id = a->lsn;
-    sp->origin = record_origin(a);
-    sp->dbnum = a->dbnum;
-    st_block_add(ctx, sp);
-    st_block_defer_reply(ctx);
-}
-
 /* CMD_BLPOP client_id proto right kind count key... (BLPOP BRPOP: kind
  * ST_BLOCK_LIST_POP; BLMPOP: ST_BLOCK_LIST_MPOP with its COUNT): from the
  * first key holding a list, as LMPOP; when none does, the client waits. */
@@ -429,7 +402,7 @@ void st_apply_blpop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         pop_keyed(ctx, a, &sp.keys[i], slot, sp.right, sp.count, r);
         return;
     }
-    block_or_null(ctx, a, &sp, r);
+    st_block_wait(ctx, a, &sp, r);
 }
 
 /* CMD_BLMOVE client_id proto from_right to_right source destination
@@ -445,7 +418,7 @@ void st_apply_blmove(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
                            .keys = &a->argv[4],
                            .dst = a->argv[5]};
     if (lmove_now(ctx, a, &a->argv[4], &a->argv[5], sp.right, sp.to_right, r)) return;
-    block_or_null(ctx, a, &sp, r);
+    st_block_wait(ctx, a, &sp, r);
 }
 
 int st_list_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const rec_arg_t *key,

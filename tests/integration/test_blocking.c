@@ -248,6 +248,62 @@ Test(blocking, served_by_a_push_matches_redis)
     rdiff_end_both(&d);
 }
 
+/* The sorted sets' blocking pops, beside Redis: at once, errors, timeouts,
+ * MULTI, RESP3, and served by a ZADD on another connection. */
+Test(blocking, zset_pops_match_redis)
+{
+    diff_t d = {0};
+    rdiff_start_both_with(&d, "--frontends 2", NULL, 2);
+    D(&d, "ZADD", "z", "1", "a", "2", "b", "3", "c", "4", "d");
+    D(&d, "BZPOPMIN", "z", "0");
+    D(&d, "BZPOPMAX", "nokey", "z", "0");
+    D(&d, "BZMPOP", "0", "2", "nokey", "z", "MIN", "COUNT", "5");
+    D(&d, "EXISTS", "z");
+    D(&d, "BZPOPMIN", "z", "-1");
+    D(&d, "BZPOPMIN", "z", "abc");
+    D(&d, "BZMPOP", "0", "0", "z", "MIN");
+    D(&d, "BZMPOP", "0", "1", "z", "FOO");
+    D(&d, "BZMPOP", "0", "1", "z", "MAX", "COUNT", "0");
+    D(&d, "BZMPOP", "-1", "1", "z", "MAX");
+    D(&d, "SET", "str", "v");
+    D(&d, "BZPOPMIN", "nokey", "str", "0");
+    D(&d, "BZMPOP", "0", "1", "str", "MIN");
+    D(&d, "BZPOPMIN", "nokey", "0.01");
+    D(&d, "BZMPOP", "0.01", "1", "nokey", "MAX");
+    D(&d, "MULTI");
+    D(&d, "BZPOPMIN", "nokey", "0");
+    D(&d, "BZMPOP", "0", "1", "nokey", "MIN");
+    D(&d, "EXEC");
+    D(&d, "COMMAND", "INFO", "bzpopmin", "bzpopmax", "bzmpop");
+    D(&d, "COMMAND", "GETKEYS", "BZMPOP", "0", "2", "a", "b", "MIN");
+    /* Served by a ZADD: the lowest member goes to the waiter. */
+    BLOCK1(&d, "BZPOPMIN", "q", "other", "0");
+    both_blocked(&d, 1);
+    D(&d, "ZADD", "q", "5", "x", "3", "y");
+    both_reply1(&d, __LINE__, "BZPOPMIN served by ZADD");
+    D(&d, "ZRANGE", "q", "0", "-1", "WITHSCORES");
+    BLOCK1(&d, "BZMPOP", "0", "2", "e1", "e2", "MAX", "COUNT", "2");
+    both_blocked(&d, 1);
+    D(&d, "ZADD", "e2", "1", "m1", "2", "m2", "3", "m3");
+    both_reply1(&d, __LINE__, "BZMPOP served by ZADD");
+    D(&d, "ZRANGE", "e2", "0", "-1");
+    /* A list pushed on the key does not serve a zset waiter. */
+    BLOCK1(&d, "BZPOPMAX", "w", "0");
+    both_blocked(&d, 1);
+    D(&d, "RPUSH", "w", "l");
+    D(&d, "DEL", "w");
+    D(&d, "ZADD", "w", "7", "s");
+    both_reply1(&d, __LINE__, "BZPOPMAX served after a list came and went");
+    ONE(d.r[1], "HELLO", "3");
+    ONE(d.a[1], "HELLO", "3");
+    BLOCK1(&d, "BZPOPMIN", "r3", "0");
+    both_blocked(&d, 1);
+    D(&d, "ZADD", "r3", "1.5", "p");
+    both_reply1(&d, __LINE__, "BZPOPMIN served in RESP3");
+    DC(&d, 1, "BZPOPMIN", "nokey", "0.01");
+    rdiff_end_both(&d);
+}
+
 /* ---- AtticDB only: across frontends ---- */
 
 static int frontend_of(redisContext *c)
