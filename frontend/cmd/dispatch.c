@@ -336,18 +336,19 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
      * store applies what nobody waits for only when the log idles (D25):
      * with a bound set, one that is behind is woken, so the figure lags
      * by about one batch. */
-    if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
-        atomic_load_explicit(&c->fe->shm->store_counts_lsn, memory_order_relaxed) <
-            atomic_load_explicit(&c->fe->shm->durable_lsn, memory_order_relaxed))
-        fe_wake_store(c->fe);
-    if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory &&
-        shm_used_memory(c->fe->shm) > c->fe->maxmemory &&
-        (!c->fe->maxmemory_evicts ||
-         atomic_load_explicit(&c->fe->shm->evict_stuck, memory_order_relaxed))) {
-        buf_free(&out);
-        if (c->multi) fe_multi_flag_error(c);
-        reply_static(c, "-OOM command not allowed when used memory > 'maxmemory'.\r\n");
-        return 0;
+    if ((d->flags & CMDF_DENYOOM) && c->fe->maxmemory) {
+        shm_t *shm = c->fe->shm;
+        if (atomic_load_explicit(&shm->store_counts_lsn, memory_order_relaxed) <
+            atomic_load_explicit(&shm->durable_lsn, memory_order_relaxed))
+            fe_wake_store(c->fe);
+        if (shm_used_memory(shm) > c->fe->maxmemory &&
+            (!c->fe->maxmemory_evicts ||
+             atomic_load_explicit(&shm->evict_stuck, memory_order_relaxed))) {
+            buf_free(&out);
+            if (c->multi) fe_multi_flag_error(c);
+            reply_static(c, "-OOM command not allowed when used memory > 'maxmemory'.\r\n");
+            return 0;
+        }
     }
     /* RESP2 subscribed mode: only the subscription commands, PING, QUIT
      * and RESET (Redis 7.0's words). */

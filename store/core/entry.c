@@ -215,6 +215,23 @@ int st_wrongtype(idx_entry_t **slot, unsigned t, buf_t *r)
     return 1;
 }
 
+idx_entry_t **st_first_live_of(st_db_t *db, const rec_arg_t *keys, uint32_t n, unsigned t,
+                               int64_t now, uint32_t *which, int *wrong, buf_t *r)
+{
+    *wrong = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        idx_entry_t **slot = st_find_live(db, &keys[i], now, 1);
+        if (!slot) continue;
+        if (st_wrongtype(slot, t, r)) {
+            *wrong = 1;
+            return NULL;
+        }
+        *which = i;
+        return slot;
+    }
+    return NULL;
+}
+
 /* Put e into the index, in place of *slot's entry when slot is not NULL. */
 static void note_expiry(st_db_t *db, int64_t at)
 {

@@ -101,4 +101,11 @@ idx_entry_t *st_ent_new_obj(const rec_arg_t *key, st_obj_t *o, int64_t expire_at
  * holds a key whose type is not t; 0 when absent or of type t. */
 int st_wrongtype(idx_entry_t **slot, unsigned t, buf_t *r);
 
+/* The multi-key pops' lookup (LMPOP, ZMPOP and their blocking forms): the
+ * slot of the first of keys[0..n) that is live (an expired one is reaped),
+ * with *which its index; NULL when none is, or when the first live one is
+ * not of type t (then *wrong is 1 and WRONGTYPE is in r, as Redis). */
+idx_entry_t **st_first_live_of(st_db_t *db, const rec_arg_t *keys, uint32_t n, unsigned t,
+                               int64_t now, uint32_t *which, int *wrong, buf_t *r);
+
 #endif

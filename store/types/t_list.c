@@ -368,14 +368,14 @@ void st_apply_lmpop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     long long count = cmd_get_i64(a->argv[2].ptr);
     int proto = (int)cmd_get_u32(a->argv[3].ptr);
     if (nkeys > (uint32_t)a->argc - 4) nkeys = (uint32_t)a->argc - 4;
-    for (uint32_t i = 4; i < 4 + nkeys; i++) {
-        idx_entry_t **slot = st_find_live(a->db, &a->argv[i], ctx->now, 1);
-        if (!slot) continue;
-        if (st_wrongtype(slot, ST_LIST, r)) return;
-        pop_keyed(ctx, a, &a->argv[i], slot, right, count, r);
-        return;
-    }
-    if (r) resp_null_array3(r, proto);
+    uint32_t i;
+    int wrong;
+    idx_entry_t **slot =
+        st_first_live_of(a->db, &a->argv[4], nkeys, ST_LIST, ctx->now, &i, &wrong, r);
+    if (slot)
+        pop_keyed(ctx, a, &a->argv[4 + i], slot, right, count, r);
+    else if (!wrong && r)
+        resp_null_array3(r, proto);
 }
 
 /* ---- blocking pops (core/block.c, D36) ---- */
@@ -395,14 +395,14 @@ void st_apply_blpop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
                            .nkeys = (uint32_t)a->argc - 5,
                            .keys = &a->argv[5]};
     if (sp.kind == ST_BLOCK_LIST_POP) sp.count = -1;
-    for (uint32_t i = 0; i < sp.nkeys; i++) {
-        idx_entry_t **slot = st_find_live(a->db, &sp.keys[i], ctx->now, 1);
-        if (!slot) continue;
-        if (st_wrongtype(slot, ST_LIST, r)) return;
+    uint32_t i;
+    int wrong;
+    idx_entry_t **slot =
+        st_first_live_of(a->db, sp.keys, sp.nkeys, ST_LIST, ctx->now, &i, &wrong, r);
+    if (slot)
         pop_keyed(ctx, a, &sp.keys[i], slot, sp.right, sp.count, r);
-        return;
-    }
-    st_block_wait(ctx, a, &sp, r);
+    else if (!wrong)
+        st_block_wait(ctx, a, &sp, r);
 }
 
 /* CMD_BLMOVE client_id proto from_right to_right source destination

@@ -203,6 +203,20 @@ void st_apply_zpop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     st_zset_pop(ctx, a, &a->argv[0], slot, max, n, proto, count < 0 ? ZS_POP_FLAT : ZS_POP_AUTO, r);
 }
 
+/* Pop from the zset at *slot for a command naming several keys: BZPOPMIN
+ * and BZPOPMAX reply [key, member, score], ZMPOP and BZMPOP (mpop) [key,
+ * [[member, score] ...]], as Redis 7.0 (a score is a double in RESP3). */
+static void zpop_keyed(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *key,
+                       idx_entry_t **slot, int max, int mpop, int64_t count, int proto, buf_t *r)
+{
+    if (r) {
+        resp_array(r, mpop ? 2 : 3);
+        resp_bulk(r, key->ptr, key->len);
+    }
+    uint32_t n = !mpop || count < 1 ? 1 : count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
+    st_zset_pop(ctx, a, key, slot, max, n, proto, mpop ? ZS_POP_NESTED : ZS_POP_BARE, r);
+}
+
 /* CMD_ZMPOP numkeys max count proto key...: the first non-empty key's. */
 void st_apply_zmpop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
@@ -211,52 +225,17 @@ void st_apply_zmpop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     long long count = cmd_get_i64(a->argv[2].ptr);
     int proto = (int)cmd_get_u32(a->argv[3].ptr);
     if (nkeys > (uint32_t)a->argc - 4) nkeys = (uint32_t)a->argc - 4;
-    for (uint32_t i = 4; i < 4 + nkeys; i++) {
-        idx_entry_t **slot = st_find_live(a->db, &a->argv[i], ctx->now, 1);
-        if (!slot) continue;
-        if (st_wrongtype(slot, ST_ZSET, r)) return;
-        if (r) {
-            resp_array(r, 2);
-            resp_bulk(r, a->argv[i].ptr, a->argv[i].len);
-        }
-        uint32_t n = count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
-        st_zset_pop(ctx, a, &a->argv[i], slot, max, n, proto, ZS_POP_NESTED, r);
-        return;
-    }
-    if (r) resp_null_array3(r, proto);
+    uint32_t i;
+    int wrong;
+    idx_entry_t **slot =
+        st_first_live_of(a->db, &a->argv[4], nkeys, ST_ZSET, ctx->now, &i, &wrong, r);
+    if (slot)
+        zpop_keyed(ctx, a, &a->argv[4 + i], slot, max, 1, count, proto, r);
+    else if (!wrong && r)
+        resp_null_array3(r, proto);
 }
 
 /* ---- blocking pops (core/block.c, D36) ---- */
-
-/* Pop for a blocking command from the zset at *slot: BZPOPMIN and
- * BZPOPMAX reply [key, member, score], BZMPOP [key, [[member, score]
- * ...]], as Redis 7.0 (a score is a double in RESP3). */
-static void bzpop_keyed(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *key,
-                        idx_entry_t **slot, int max, int mpop, int64_t count, int proto, buf_t *r)
-{
-    if (mpop) {
-        if (r) {
-            resp_array(r, 2);
-            resp_bulk(r, key->ptr, key->len);
-        }
-        uint32_t n = count < 1 ? 1 : count > UINT32_MAX ? UINT32_MAX : (uint32_t)count;
-        st_zset_pop(ctx, a, key, slot, max, n, proto, ZS_POP_NESTED, r);
-        return;
-    }
-    if (!r) {
-        st_zset_pop(ctx, a, key, slot, max, 1, proto, ZS_POP_FLAT, NULL);
-        return;
-    }
-    /* One member flat is [member, score]: the key goes in front. */
-    buf_t one;
-    buf_init(&one);
-    st_zset_pop(ctx, a, key, slot, max, 1, proto, ZS_POP_FLAT, &one);
-    const char *nl = one.len ? memchr(one.data, '\n', one.len) : NULL;
-    resp_array(r, 3);
-    resp_bulk(r, key->ptr, key->len);
-    if (nl) buf_append(r, nl + 1, one.len - (size_t)(nl + 1 - one.data));
-    buf_free(&one);
-}
 
 /* CMD_BZPOPMIN client_id proto max kind count key... (BZPOPMIN BZPOPMAX:
  * kind ST_BLOCK_ZSET_POP; BZMPOP: ST_BLOCK_ZSET_MPOP with its COUNT):
@@ -273,15 +252,15 @@ void st_apply_bzpop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
                            .count = cmd_get_i64(a->argv[4].ptr),
                            .nkeys = (uint32_t)a->argc - 5,
                            .keys = &a->argv[5]};
-    for (uint32_t i = 0; i < sp.nkeys; i++) {
-        idx_entry_t **slot = st_find_live(a->db, &sp.keys[i], ctx->now, 1);
-        if (!slot) continue;
-        if (st_wrongtype(slot, ST_ZSET, r)) return;
-        bzpop_keyed(ctx, a, &sp.keys[i], slot, sp.right, sp.kind == ST_BLOCK_ZSET_MPOP, sp.count,
-                    sp.proto, r);
-        return;
-    }
-    st_block_wait(ctx, a, &sp, r);
+    uint32_t i;
+    int wrong;
+    idx_entry_t **slot =
+        st_first_live_of(a->db, sp.keys, sp.nkeys, ST_ZSET, ctx->now, &i, &wrong, r);
+    if (slot)
+        zpop_keyed(ctx, a, &sp.keys[i], slot, sp.right, sp.kind == ST_BLOCK_ZSET_MPOP, sp.count,
+                   sp.proto, r);
+    else if (!wrong)
+        st_block_wait(ctx, a, &sp, r);
 }
 
 int st_zset_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const rec_arg_t *key,
@@ -289,7 +268,7 @@ int st_zset_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const
 {
     idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
     if (!slot || st_ent_type(*slot) != ST_ZSET) return ST_NOT_SERVED;
-    bzpop_keyed(ctx, a, key, slot, w->right, w->kind == ST_BLOCK_ZSET_MPOP, w->count, w->proto, r);
+    zpop_keyed(ctx, a, key, slot, w->right, w->kind == ST_BLOCK_ZSET_MPOP, w->count, w->proto, r);
     return ST_SERVED;
 }
 

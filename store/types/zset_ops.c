@@ -411,7 +411,7 @@ uint32_t st_zset_pop(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *k
     st_zset_t *z = st_ent_zset(*slot);
     uint32_t len = st_zset_len(z), n = count < len ? count : len;
     int nested = shape == ZS_POP_NESTED || (shape == ZS_POP_AUTO && proto >= 3);
-    if (r) resp_array(r, nested ? n : 2 * (long long)n);
+    if (r && shape != ZS_POP_BARE) resp_array(r, nested ? n : 2 * (long long)n);
     uint64_t before = st_zset_bytes(z);
     for (uint32_t i = 0; i < n; i++) {
         st_znode_t *x = st_zset_at(z, max ? st_zset_len(z) - 1 : 0);

@@ -83,8 +83,10 @@ void zs_reply_nodes(buf_t *r, int proto, st_znode_t **v, uint32_t n, int withsco
 
 /* How popped members are replied: ZS_POP_AUTO flat in RESP2 and pairs in
  * RESP3 (ZPOPMIN with a count), ZS_POP_NESTED pairs always (ZMPOP),
- * ZS_POP_FLAT member, score, ... always (ZPOPMIN without a count). */
-enum { ZS_POP_AUTO, ZS_POP_NESTED, ZS_POP_FLAT };
+ * ZS_POP_FLAT member, score, ... always (ZPOPMIN without a count),
+ * ZS_POP_BARE as FLAT without the array around them (BZPOPMIN's reply
+ * puts the key before them in its own array). */
+enum { ZS_POP_AUTO, ZS_POP_NESTED, ZS_POP_FLAT, ZS_POP_BARE };
 
 /* Pop up to count members of the zset at *slot (key `key`) from its
  * lowest (max 0) or highest scores, replying them in `shape` (an array of
