@@ -309,6 +309,15 @@ redisContext *srv_connect(const srv_t *s)
     return c;
 }
 
+int srv_frontend_of(redisContext *c)
+{
+    redisReply *r = redisCommand(c, "INFO server");
+    const char *p = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "\r\nfrontend:") : NULL;
+    int fe = p ? atoi(p + 11) : -1;
+    if (r) freeReplyObject(r);
+    return fe;
+}
+
 int srv_find_children(const srv_t *s, const char *title, pid_t *out, int max)
 {
     DIR *d = opendir("/proc");

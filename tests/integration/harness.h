@@ -62,6 +62,10 @@ void srv_cleanup_all(void);
 /* Connect with hiredis (2 s timeout); NULL on failure. */
 redisContext *srv_connect(const srv_t *s);
 
+/* The frontend that serves connection c (INFO server's frontend: field),
+ * or -1 when INFO does not say. */
+int srv_frontend_of(redisContext *c);
+
 /* Pids of the server's children whose /proc cmdline starts with title
  * (e.g. "atticdb-server: frontend"); returns how many were found. */
 int srv_find_children(const srv_t *s, const char *title, pid_t *out, int max);

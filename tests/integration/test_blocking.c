@@ -306,24 +306,15 @@ Test(blocking, zset_pops_match_redis)
 
 /* ---- AtticDB only: across frontends ---- */
 
-static int frontend_of(redisContext *c)
-{
-    redisReply *r = redisCommand(c, "INFO server");
-    cr_assert(r && r->type == REDIS_REPLY_STRING);
-    const char *p = strstr(r->str, "\r\nfrontend:");
-    cr_assert_not_null(p, "INFO server has no frontend: field");
-    int fe = atoi(p + 11);
-    freeReplyObject(r);
-    return fe;
-}
-
 /* A connection on frontend fe (connecting until one lands there). */
 static redisContext *conn_on(int fe)
 {
     for (int i = 0; i < 200; i++) {
         redisContext *c = srv_connect(&S);
         cr_assert_not_null(c);
-        if (frontend_of(c) == fe) return c;
+        int on = srv_frontend_of(c);
+        cr_assert_geq(on, 0, "INFO server has no frontend: field");
+        if (on == fe) return c;
         redisFree(c);
     }
     cr_assert_fail("no connection landed on frontend %d", fe);

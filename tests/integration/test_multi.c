@@ -442,17 +442,6 @@ Test(multi, random_sequences_as_redis)
 /* ------------------------------------------------------------------ */
 /* AtticDB only                                                        */
 
-static int frontend_of(redisContext *c)
-{
-    redisReply *r = redisCommand(c, "INFO server");
-    cr_assert(r && r->type == REDIS_REPLY_STRING);
-    const char *p = strstr(r->str, "\r\nfrontend:");
-    cr_assert_not_null(p, "INFO server has no frontend: field");
-    int fe = atoi(p + 11);
-    freeReplyObject(r);
-    return fe;
-}
-
 static const char *cmd_raw(redisContext *c, const char *fmt, ...)
 {
     static char buf[4096];
@@ -502,7 +491,8 @@ Test(multi, watch_sees_writes_of_every_frontend)
     for (; n < 16 && (watcher < 0 || same < 0 || other < 0); n++) {
         c[n] = srv_connect(&rdiff_atticdb);
         cr_assert_not_null(c[n]);
-        fe[n] = frontend_of(c[n]);
+        fe[n] = srv_frontend_of(c[n]);
+        cr_assert_geq(fe[n], 0, "INFO server has no frontend: field");
         if (watcher < 0)
             watcher = n;
         else if (fe[n] == fe[watcher] && same < 0)
