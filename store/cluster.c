@@ -159,15 +159,14 @@ static void cluster_shards(const store_ctx_t *ctx, const cluster_t *cl, int prot
 
 static void cluster_info(const cluster_t *cl, int proto, buf_t *r)
 {
+    /* cluster_size: the masters that own a slot (replicas own none). */
+    unsigned char owns[CLUSTER_MAX_NODES] = {0};
     int size = 0;
-    for (int i = 0; i < cl->nnodes; i++) {
-        if (cl->nodes[i].replica) continue;
-        for (int s = 0; s < CLUSTER_SLOTS; s++)
-            if (cl->owner[s] == i) {
-                size++;
-                break;
-            }
-    }
+    for (int s = 0; s < CLUSTER_SLOTS; s++)
+        if (cl->owner[s] != CLUSTER_NO_OWNER && !owns[cl->owner[s]]) {
+            owns[cl->owner[s]] = 1;
+            size++;
+        }
     const cluster_node_t *me = &cl->nodes[cl->myself];
     uint64_t my_epoch = me->replica ? cl->nodes[me->master].epoch : me->epoch;
     buf_t t;
