@@ -581,6 +581,12 @@ store_ctx_t *store_ckpt_restore(const config_t *cfg, uint64_t seed, uint64_t min
             log_info("store: loaded checkpoint %s (LSN %" PRIu64 ", %" PRIu64 " keys) in %.2f s",
                      path, v[i], store_key_count(ctx), (double)(shm_mono_ns() - t0) / 1e9);
             *from = v[i];
+            /* The newest: a child killed after its commit, before its
+             * prune, left older ones behind, and no later checkpoint may
+             * come to remove them (a clean stop at this LSN writes none).
+             * The name it was loaded by is made durable first, as the
+             * child does before pruning. */
+            if (i + 1 == n && io_fsync_dir(dir) == 0) store_ckpt_prune(dir, STORE_CKPT_KEEP);
             free(v);
             return ctx;
         }

@@ -661,6 +661,36 @@ Test(checkpoint, prune_keeps_the_newest_two_and_removes_tmp)
     cr_assert(!file_exists(12345, 1), "a stale .tmp is removed");
 }
 
+/* A child killed between its commit and its prune leaves three: the
+ * store that loads the newest removes the extra one; one that had to fall
+ * back to an older checkpoint removes nothing. */
+Test(checkpoint, restore_from_the_newest_prunes_what_a_killed_child_left)
+{
+    uint64_t at[3];
+    for (int i = 0; i < 3; i++) {
+        set(T0, 0, "k", "a-value-longer-than-the-inline-prefix", 0);
+        at[i] = lsn;
+        cr_assert_eq(store_ckpt_save(ctx, dir), 0);
+    }
+    damage(at[2], 200, -1);
+    uint64_t from = UINT64_MAX;
+    store_ctx_t *r = store_ckpt_restore(&cfg, 5, 0, lsn, &from);
+    cr_assert(r);
+    cr_assert_eq(from, at[1]);
+    store_ctx_destroy(r);
+    for (int i = 0; i < 3; i++)
+        cr_assert(file_exists(at[i], 0), "a fall-back removes nothing (%d)", i);
+
+    cr_assert_eq(store_ckpt_save(ctx, dir), 0); /* at[2] again, good this time */
+    r = store_ckpt_restore(&cfg, 5, 0, lsn, &from);
+    cr_assert(r);
+    cr_assert_eq(from, at[2]);
+    store_ctx_destroy(r);
+    cr_assert(!file_exists(at[0], 0), "the oldest of three is removed");
+    cr_assert(file_exists(at[1], 0));
+    cr_assert(file_exists(at[2], 0));
+}
+
 Test(checkpoint, schedule_forks_a_writer_and_writes_at_shutdown)
 {
     config_t c = cfg;
