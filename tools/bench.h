@@ -6,12 +6,16 @@
 #ifndef ATTIC_BENCH_H
 #define ATTIC_BENCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
 #include "bench_stats.h"
 
 enum bench_command { CMD_SET, CMD_APPEND, CMD_RPUSH, CMD_XADD, CMD_GET };
+
+/* --wake: which blocking read the readers park on (bench_wake.c). */
+enum bench_wake { BENCH_WAKE_NONE, BENCH_WAKE_BLPOP, BENCH_WAKE_XREAD };
 
 typedef struct bench_config {
     const char *host;   /* -h, default 127.0.0.1 */
@@ -28,6 +32,7 @@ typedef struct bench_config {
     uint64_t seed;      /* --seed: mixed into every think-time generator */
     int value_size;     /* -d */
     enum bench_command command;
+    enum bench_wake wake; /* --wake: blocked readers woken by pushes */
     const char *key_prefix;
     long keys;           /* --keys: key space for --get / --load */
     int load;            /* --load: populate the key space first */
@@ -62,6 +67,19 @@ static inline uint64_t bench_now_ns(void)
 int bench_net_run(const bench_config_t *cfg, bench_result_t *res);
 int bench_net_load(const bench_config_t *cfg);
 int bench_net_wait_ready(const bench_config_t *cfg);
+/* Connects a blocking socket (TCP with TCP_NODELAY, or -s's unix socket).
+ * Returns the fd, or -1 (errno set). */
+int bench_net_connect(const bench_config_t *cfg);
+/* Writes all of p[0..len) to a blocking fd. Returns 0, or -1. */
+int bench_write_all(int fd, const char *p, size_t len);
+
+/* --wake (bench_wake.c): -c readers blocked on their own keys, one writer
+ * serving them, -n rounds; one sample per wake-up = reader's reply time minus
+ * the writer's ack time of the push that served it. *across = readers on
+ * another frontend than the writer, *early = wake-ups read before the ack
+ * (sampled as 0). Returns 0 when the run completed, -1 when it could not
+ * start. */
+int bench_wake_run(const bench_config_t *cfg, bench_result_t *res, long *across, long *early);
 
 /* In-process SQLite (bench_sqlite.c); -1 also when built without SQLite. */
 int bench_sqlite_run(const bench_config_t *cfg, bench_result_t *res);

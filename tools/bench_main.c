@@ -54,6 +54,11 @@ static void usage(FILE *f)
             "  --command C          set (new key per append, default) | append | rpush | xadd\n"
             "  --key-prefix P       default 'bench'\n"
             "  --threads T          event-loop threads sharing the connections, default 1\n"
+            "wake-ups:\n"
+            "  --wake blpop|xread   -c readers blocked on their own keys (BLPOP / XREAD\n"
+            "                       BLOCK), one writer pushing to each per round (RPUSH /\n"
+            "                       XADD), -n rounds; latency = reader's reply minus the\n"
+            "                       writer's ack\n"
             "reads:\n"
             "  --get                GET random keys of P:k0..P:k<N-1> instead of writing\n"
             "  --keys N             key space size, default 100000\n"
@@ -92,6 +97,7 @@ enum {
     OPT_VERSION,
     OPT_HELP,
     OPT_SQLITE_BUSY,
+    OPT_WAKE,
 };
 
 static const struct option long_options[] = {
@@ -113,6 +119,7 @@ static const struct option long_options[] = {
     {"label", required_argument, NULL, OPT_LABEL},
     {"seed", required_argument, NULL, OPT_SEED},
     {"wait-ready", required_argument, NULL, OPT_WAIT},
+    {"wake", required_argument, NULL, OPT_WAKE},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -233,6 +240,17 @@ static int parse_options(int argc, char **argv, bench_config_t *cfg)
                 return -1;
             }
             break;
+        case OPT_WAKE:
+            if (!strcmp(optarg, "blpop"))
+                cfg->wake = BENCH_WAKE_BLPOP;
+            else if (!strcmp(optarg, "xread"))
+                cfg->wake = BENCH_WAKE_XREAD;
+            else {
+                fprintf(stderr, "atticdb-bench: --wake: blpop or xread\n");
+                return -1;
+            }
+            cfg->command = cfg->wake == BENCH_WAKE_XREAD ? CMD_XADD : CMD_RPUSH;
+            break;
         case OPT_VERSION:
             printf("atticdb-bench %s (libevent %s, sqlite %s)\n", BENCH_VERSION,
                    event_get_version(), bench_sqlite_version() ? bench_sqlite_version() : "none");
@@ -336,7 +354,10 @@ int main(int argc, char **argv)
     bench_result_t res;
     memset(&res, 0, sizeof(res));
     bench_samples_init(&res.samples);
-    int rc = cfg.sqlite ? bench_sqlite_run(&cfg, &res) : bench_net_run(&cfg, &res);
+    long across = 0, early = 0;
+    int rc = cfg.sqlite ? bench_sqlite_run(&cfg, &res)
+             : cfg.wake ? bench_wake_run(&cfg, &res, &across, &early)
+                        : bench_net_run(&cfg, &res);
     if (rc < 0) return 2;
 
     bench_samples_sort(&res.samples);
@@ -347,14 +368,18 @@ int main(int argc, char **argv)
     printf("result label=%s target=%s command=%s writers=%d threads=%d requests=%ld "
            "duration_s=%g think_ms=%g value_size=%d sent=%llu acked=%llu errors=%llu "
            "misses=%llu elapsed_s=%.6f ops_per_s=%.1f min_us=%.1f p50_us=%.1f p99_us=%.1f "
-           "p999_us=%.1f max_us=%.1f mean_us=%.1f\n",
+           "p999_us=%.1f max_us=%.1f mean_us=%.1f wake=%s across=%ld early=%ld\n",
            cfg.label, target, command_name(cfg.command), cfg.writers,
            cfg.sqlite ? cfg.writers : cfg.threads, cfg.requests, cfg.duration_s, cfg.think_ms,
            cfg.command == CMD_GET ? 0 : cfg.value_size, (unsigned long long)res.sent,
            (unsigned long long)res.acked, (unsigned long long)res.errors,
            (unsigned long long)res.misses, res.elapsed_s, rate, bench_percentile(s, 0) / 1e3,
            bench_percentile(s, 50) / 1e3, bench_percentile(s, 99) / 1e3,
-           bench_percentile(s, 99.9) / 1e3, bench_percentile(s, 100) / 1e3, bench_mean(s) / 1e3);
+           bench_percentile(s, 99.9) / 1e3, bench_percentile(s, 100) / 1e3, bench_mean(s) / 1e3,
+           cfg.wake == BENCH_WAKE_XREAD ? "xread"
+           : cfg.wake                   ? "blpop"
+                                        : "none",
+           across, early);
     fflush(stdout);
     if (!cfg.quiet) print_summary(&cfg, target, &res, rate);
     int failed = res.errors > 0 || res.acked != res.sent || res.sent == 0;

@@ -86,9 +86,7 @@ const char *bench_key_kind(enum bench_command c)
     return kinds[c];
 }
 
-/* Connects a blocking socket (TCP with TCP_NODELAY, or unix). Returns the fd
- * or -1 with a message on stderr. */
-static int net_connect(const bench_config_t *cfg)
+int bench_net_connect(const bench_config_t *cfg)
 {
     if (cfg->socket) {
         struct sockaddr_un sa;
@@ -385,7 +383,7 @@ int bench_net_run(const bench_config_t *cfg, bench_result_t *res)
             net_conn_t *c = &th->conns[i];
             c->th = th;
             c->index = (int)(c - conns);
-            c->fd = net_connect(cfg);
+            c->fd = bench_net_connect(cfg);
             if (c->fd < 0) {
                 fprintf(stderr, "atticdb-bench: cannot connect connection %d to %s: %s\n", c->index,
                         cfg->socket ? cfg->socket : cfg->host, strerror(errno));
@@ -484,7 +482,7 @@ static long read_replies(int fd, long want, char **buf, size_t *cap)
     return errors;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+int bench_write_all(int fd, const char *p, size_t len)
 {
     while (len > 0) {
         ssize_t n = write(fd, p, len);
@@ -501,7 +499,7 @@ int bench_net_load(const bench_config_t *cfg)
     /* Pipelined batches on one connection: loading is setup, not measured,
      * so it may use the fastest way the protocol allows. */
     enum { BATCH = 1000 };
-    int fd = net_connect(cfg);
+    int fd = bench_net_connect(cfg);
     if (fd < 0) {
         fprintf(stderr, "atticdb-bench: --load: cannot connect: %s\n", strerror(errno));
         return -1;
@@ -523,7 +521,7 @@ int bench_net_load(const bench_config_t *cfg)
             size_t lens[3] = {3, strlen(key), (size_t)cfg->value_size};
             if (bench_resp_append_cmd(&out, 3, argv, lens) < 0) goto out;
         }
-        if (write_all(fd, out.data, out.len) < 0) {
+        if (bench_write_all(fd, out.data, out.len) < 0) {
             fprintf(stderr, "atticdb-bench: --load: write failed\n");
             goto out;
         }
@@ -547,13 +545,14 @@ int bench_net_wait_ready(const bench_config_t *cfg)
 {
     uint64_t deadline = bench_now_ns() + (uint64_t)(cfg->wait_ready_s * 1e9);
     for (;;) {
-        int fd = net_connect(cfg);
+        int fd = bench_net_connect(cfg);
         if (fd >= 0) {
             struct timeval tv = {1, 0};
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
             char buf[256];
             ssize_t n = -1;
-            if (write_all(fd, "*1\r\n$4\r\nPING\r\n", 14) == 0) n = read(fd, buf, sizeof(buf));
+            if (bench_write_all(fd, "*1\r\n$4\r\nPING\r\n", 14) == 0)
+                n = read(fd, buf, sizeof(buf));
             close(fd);
             if (n >= 5 && memcmp(buf, "+PONG", 5) == 0) return 0;
         }

@@ -115,6 +115,20 @@ if command -v redis-cli >/dev/null 2>&1; then
     [ "$n" = 1600 ] || fail "distinct keys: $n, want 1600"
 fi
 
+# --wake: every push wakes the reader blocked on its key, once per round;
+# BLPOP leaves each list empty, XREAD leaves every entry in its stream.
+for mode in blpop xread; do
+    line=$("$BENCH" -q -p "$PORT" --wake "$mode" -c 3 -n 20 --key-prefix "w$mode" | grep '^result ')
+    [ "$(kv "$line" sent)" = 60 ] && [ "$(kv "$line" acked)" = 60 ] && [ "$(kv "$line" errors)" = 0 ] &&
+        [ "$(kv "$line" wake)" = "$mode" ] || fail "wake $mode: $line"
+    if command -v redis-cli >/dev/null 2>&1; then
+        if [ "$mode" = blpop ]; then want="0 0 0"; len=LLEN; else want="20 20 20"; len=XLEN; fi
+        got=$(for r in 0 1 2; do redis-cli -p "$PORT" "$len" "w$mode:wake:r$r"; done | xargs)
+        [ "$got" = "$want" ] || fail "wake $mode: $len per reader '$got', want '$want'"
+    fi
+    echo "ok: wake $mode ($line)"
+done
+
 # An error reply is counted and makes the exit status non-zero: put a string
 # where writer 0's list will go, so every RPUSH gets WRONGTYPE.
 exec 3<>"/dev/tcp/127.0.0.1/$PORT"
