@@ -431,6 +431,22 @@ static uint64_t since_base(_Atomic uint64_t *count, _Atomic uint64_t *base)
     return n >= b ? n - b : n;
 }
 
+/* INFO total_/current_eviction_exceeded_time in ms (D43): the store's
+ * spells over maxmemory (shm), less what was shown at the last RESETSTAT,
+ * which also restarts the current spell, as Redis' does. */
+void fe_eviction_exceeded(shm_t *shm, int64_t now_ms, int64_t *total, int64_t *current)
+{
+    shm_admin_t *adm = fe_shm(shm);
+    int64_t since = atomic_load(&shm->evict_exceeded_since_ms);
+    int64_t sum = atomic_load(&shm->evict_exceeded_total_ms);
+    int64_t reset = atomic_load(&adm->exceeded_reset_ms),
+            base = atomic_load(&adm->exceeded_base_ms);
+    int64_t spell = since && now_ms > since ? now_ms - since : 0;
+    int64_t from = since > reset ? since : reset;
+    *current = since && now_ms > from ? now_ms - from : 0;
+    *total = sum + spell >= base ? sum + spell - base : sum + spell;
+}
+
 static void info_stats(fe_t *fe, buf_t *b)
 {
     /* Commands and connections since the last RESETSTAT, every frontend. */
@@ -444,6 +460,9 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t expired = since_base(&fe->shm->expired_keys, &adm->expired_base);
     uint64_t hits = since_base(&fe->shm->keyspace_hits, &adm->hits_base);
     uint64_t misses = since_base(&fe->shm->keyspace_misses, &adm->misses_base);
+    int64_t exceeded_total, exceeded_now;
+    fe_eviction_exceeded(fe->shm, (int64_t)(shm_mono_ns() / 1000000), &exceeded_total,
+                         &exceeded_now);
     for (uint32_t i = 0; i < fe->shm->nfrontends; i++) {
         ops += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_ops);
         in_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_in_bps);
@@ -461,6 +480,8 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "rejected_connections:%" PRIu64 "\r\n"
                 "expired_keys:%" PRIu64 "\r\n"
                 "evicted_keys:%" PRIu64 "\r\n"
+                "total_eviction_exceeded_time:%" PRId64 "\r\n"
+                "current_eviction_exceeded_time:%" PRId64 "\r\n"
                 "keyspace_hits:%" PRIu64 "\r\n"
                 "keyspace_misses:%" PRIu64 "\r\n"
                 "pubsub_channels:%" PRIu64 "\r\n"
@@ -468,8 +489,9 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "pubsubshard_channels:%" PRIu64 "\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
                 conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
-                rejected, expired, evicted, hits, misses, fe_pubsub_count(fe, PS_CHANNEL),
-                fe_pubsub_count(fe, PS_PATTERN), fe_pubsub_count(fe, PS_SHARD), errors);
+                rejected, expired, evicted, exceeded_total, exceeded_now, hits, misses,
+                fe_pubsub_count(fe, PS_CHANNEL), fe_pubsub_count(fe, PS_PATTERN),
+                fe_pubsub_count(fe, PS_SHARD), errors);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)

@@ -9,7 +9,8 @@
  * key without a TTL and refuses with -OOM once none is left), INFO
  * evicted_keys counts, a restart after kill -9 replays the evictions to
  * the same digest, and OBJECT FREQ/IDLETIME answer as redis-server 7.0.15
- * does.
+ * does. maxmemory-eviction-tenacity and INFO's total_/current_eviction_
+ * exceeded_time (D43) are compared with redis-server's.
  *
  * Waits poll for a condition with a generous timeout; nothing asserts how
  * long anything took. The LRU clock counts seconds (as Redis'), so the
@@ -194,13 +195,15 @@ Test(maxmemory, settings_are_redis_ones_in_config_and_info)
     redisContext *c = start(&s, "--maxmemory 2mb");
     redisReply *r = cmd(c, "CONFIG GET maxmemory*");
     cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
-    cr_assert_eq(r->elements, 6);
+    cr_assert_eq(r->elements, 8);
     cr_expect_str_eq(r->element[0]->str, "maxmemory");
     cr_expect_str_eq(r->element[1]->str, "2097152");
     cr_expect_str_eq(r->element[2]->str, "maxmemory-policy");
     cr_expect_str_eq(r->element[3]->str, "noeviction");
     cr_expect_str_eq(r->element[4]->str, "maxmemory-samples");
     cr_expect_str_eq(r->element[5]->str, "5");
+    cr_expect_str_eq(r->element[6]->str, "maxmemory-eviction-tenacity");
+    cr_expect_str_eq(r->element[7]->str, "10");
     freeReplyObject(r);
     cr_expect_eq(info_num(c, "maxmemory"), 2097152);
     cr_expect(info_has(c, "\r\nmaxmemory_human:2.00M\r\n"));
@@ -547,4 +550,79 @@ Test(maxmemory, a_request_being_received_counts_in_the_clients_memory)
     cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
     redisFree(sender);
     finish(&s, c);
+}
+
+Test(maxmemory, eviction_tenacity_is_redis_setting)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 1", NULL, 1);
+    D(&d, "CONFIG", "GET", "maxmemory-eviction-tenacity");
+    D(&d, "CONFIG", "SET", "maxmemory-eviction-tenacity", "101");
+    D(&d, "CONFIG", "SET", "maxmemory-eviction-tenacity", "-1");
+    D(&d, "CONFIG", "SET", "maxmemory-eviction-tenacity", "abc");
+    D(&d, "CONFIG", "SET", "maxmemory-eviction-tenacity", "0");
+    D(&d, "CONFIG", "GET", "maxmemory-eviction-tenacity");
+    D(&d, "CONFIG", "SET", "maxmemory-eviction-tenacity", "100");
+    D(&d, "CONFIG", "GET", "maxmemory-eviction-tenacity");
+    rdiff_end_both(&d);
+}
+
+/* A field of INFO stats from a raw reply of the differential runner; -1
+ * when missing. */
+static long long wire_info_num(wire_conn_t *c, const char *field)
+{
+    const char *r = ONE(c, "INFO", "stats");
+    char key[128];
+    snprintf(key, sizeof(key), "\r\n%s:", field);
+    const char *p = strstr(r, key);
+    return p ? atoll(p + strlen(key)) : -1;
+}
+
+/* Poll both servers (PING between, since Redis looks at its memory only
+ * when a command comes) until field satisfies above (> 0) or not (== 0);
+ * 60 s at most. Returns 1 when both did. */
+static int both_exceeded(diff_t *d, const char *field, int above)
+{
+    for (int i = 0; i < 6000; i++) {
+        ONE(d->r[0], "PING");
+        ONE(d->a[0], "PING");
+        long long r = wire_info_num(d->r[0], field), a = wire_info_num(d->a[0], field);
+        if (above ? r > 0 && a > 0 : r == 0 && a == 0) return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+Test(maxmemory, eviction_exceeded_time_counts_spells_over_the_bound_as_redis)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 1", NULL, 1);
+    cr_expect_eq(wire_info_num(d.r[0], "total_eviction_exceeded_time"), 0);
+    cr_expect_eq(wire_info_num(d.a[0], "total_eviction_exceeded_time"), 0);
+    cr_expect_eq(wire_info_num(d.a[0], "current_eviction_exceeded_time"), 0);
+    D(&d, "SET", "a", "1");
+    /* Over the bound under noeviction: a spell runs (Redis' EVICT_FAIL). */
+    D(&d, "CONFIG", "SET", "maxmemory", "1");
+    cr_assert(both_exceeded(&d, "current_eviction_exceeded_time", 1), "no spell began");
+    /* Under the bound again: the spell ends, its time stays in the total.
+     * (Redis keeps counting after maxmemory 0, which it no longer checks;
+     * a large bound ends the spell on both.) */
+    D(&d, "CONFIG", "SET", "maxmemory", "1gb");
+    cr_assert(both_exceeded(&d, "current_eviction_exceeded_time", 0), "the spell never ended");
+    long long total = wire_info_num(d.a[0], "total_eviction_exceeded_time");
+    cr_expect_gt(total, 0, "the ended spell is in the total");
+    cr_expect_gt(wire_info_num(d.r[0], "total_eviction_exceeded_time"), 0);
+    cr_expect_eq(wire_info_num(d.a[0], "total_eviction_exceeded_time"), total,
+                 "no time is added while under the bound");
+    /* A second spell adds to the total. */
+    D(&d, "CONFIG", "SET", "maxmemory", "1");
+    cr_assert(both_exceeded(&d, "current_eviction_exceeded_time", 1), "no second spell");
+    D(&d, "CONFIG", "SET", "maxmemory", "1gb");
+    cr_assert(both_exceeded(&d, "current_eviction_exceeded_time", 0));
+    cr_expect_gt(wire_info_num(d.a[0], "total_eviction_exceeded_time"), total);
+    D(&d, "CONFIG", "RESETSTAT");
+    cr_expect_eq(wire_info_num(d.r[0], "total_eviction_exceeded_time"), 0);
+    cr_expect_eq(wire_info_num(d.a[0], "total_eviction_exceeded_time"), 0);
+    cr_expect_eq(wire_info_num(d.a[0], "current_eviction_exceeded_time"), 0);
+    rdiff_end_both(&d);
 }
