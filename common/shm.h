@@ -270,8 +270,9 @@ static inline uint64_t shm_clients_bytes(const shm_t *s)
     return n;
 }
 
-/* used_memory, what maxmemory bounds (D32): the store's index and entries
- * plus the clients' unsent replies. */
+/* What maxmemory bounds (D32, D43): the store's index and entries plus
+ * the clients' buffers. INFO used_memory adds the shared memory mapped at
+ * start, which it reports again as mem_not_counted_for_evict. */
 static inline uint64_t shm_used_memory(const shm_t *s)
 {
     return atomic_load_explicit(&s->store_index_bytes, memory_order_relaxed) + shm_clients_bytes(s);
