@@ -432,6 +432,7 @@ static const config_entry_t table[] = {
     NUM("maxmemory", CONFIG_MEMORY, MUT, "0", 0, LLONG_MAX, maxmemory),
     ENUM("maxmemory-policy", MUT, "noeviction", maxmemory_policy, maxmemory_policy_names),
     NUM("maxmemory-samples", CONFIG_INT, MUT, "5", 1, INT_MAX, maxmemory_samples),
+    NUM("maxmemory-eviction-tenacity", CONFIG_INT, MUT, "10", 0, 100, maxmemory_eviction_tenacity),
     NUM("lfu-log-factor", CONFIG_INT, MUT, "10", 0, INT_MAX, lfu_log_factor),
     NUM("lfu-decay-time", CONFIG_INT, MUT, "1", 0, INT_MAX, lfu_decay_time),
     NUM("timeout", CONFIG_INT, MUT, "0", 0, INT_MAX, timeout),

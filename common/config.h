@@ -60,6 +60,7 @@ typedef struct config {
     uint64_t maxmemory;   /* bytes of used_memory past which the policy applies; 0 = none */
     int maxmemory_policy; /* CONFIG_POLICY_*: index in the maxmemory-policy names (config.c) */
     int64_t maxmemory_samples;
+    int maxmemory_eviction_tenacity; /* 0..100: how long one eviction round may run (D43) */
     uint32_t notify_keyspace_events; /* enum ps_notify (common/pubsub.h), D37 */
     int lfu_log_factor;    /* LFU counter growth: 1 / ((counter - 5) * factor + 1) per use */
     int lfu_decay_time;    /* minutes per step down of an LFU counter; 0 = never */

@@ -188,6 +188,12 @@ typedef struct shm {
      * never written: the store keeps its config_t's). */
     _Atomic uint64_t mem_version;
     _Atomic int64_t mem_maxmemory, mem_policy, mem_samples, mem_lfu_log_factor, mem_lfu_decay_time;
+    _Atomic int64_t mem_tenacity; /* maxmemory-eviction-tenacity (D43) */
+    /* The store's (D43): since when (CLOCK_MONOTONIC ms, 0 = not now) the
+     * figure it compares is over maxmemory, and the ms of the spells over
+     * it that ended; kept here, not in the store, so that a respawned
+     * store goes on with a spell (INFO *_eviction_exceeded_time). */
+    _Atomic int64_t evict_exceeded_since_ms, evict_exceeded_total_ms;
     /* The store's: keys it evicted since it started (INFO evicted_keys),
      * and 1 while used memory is over maxmemory and the policy finds no
      * key to evict (the frontends then refuse denyoom writes with -OOM). */
@@ -264,8 +270,9 @@ static inline uint64_t shm_clients_bytes(const shm_t *s)
     return n;
 }
 
-/* used_memory, what maxmemory bounds (D32): the store's index and entries
- * plus the clients' unsent replies. */
+/* What maxmemory bounds (D32, D43): the store's index and entries plus
+ * the clients' buffers. INFO used_memory adds the shared memory mapped at
+ * start, which it reports again as mem_not_counted_for_evict. */
 static inline uint64_t shm_used_memory(const shm_t *s)
 {
     return atomic_load_explicit(&s->store_index_bytes, memory_order_relaxed) + shm_clients_bytes(s);

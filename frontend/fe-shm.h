@@ -61,6 +61,7 @@ typedef struct shm_config {
     _Atomic int64_t set_max_intset_entries;
     _Atomic int64_t zset_max_listpack_entries, zset_max_listpack_value;
     _Atomic int64_t maxmemory, maxmemory_policy, maxmemory_samples; /* D32 */
+    _Atomic int64_t maxmemory_eviction_tenacity;                    /* D43 */
     /* notify-keyspace-events; the store reads its copy in shm_t (D37) */
     _Atomic int64_t notify_keyspace_events;
     _Atomic int64_t lfu_log_factor, lfu_decay_time;
@@ -179,6 +180,9 @@ typedef struct shm_admin {
     _Atomic uint64_t evicted_base;
     /* The same for expired_keys, keyspace_hits and keyspace_misses. */
     _Atomic uint64_t expired_base, hits_base, misses_base;
+    /* At the last RESETSTAT: the eviction-exceeded ms shown then (total
+     * and current) and when (CLOCK_MONOTONIC ms), D43. */
+    _Atomic int64_t exceeded_base_ms, exceeded_reset_ms;
     /* One per frontend: shm->nfrontends entries (fe_shm_size). */
     _Alignas(64) shm_fe_stats_t fe_stats[];
 } shm_admin_t;

@@ -25,6 +25,7 @@
  */
 #include "evict.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,29 @@
 
 #define STORE_EVICT_BATCH    256
 #define STORE_EVICT_RETRY_MS 100 /* stuck: look again this often */
+#define STORE_EVICT_CHECK    16  /* keys between two looks at the clock, as Redis */
+
+uint64_t store_evict_time_limit_us(int tenacity)
+{
+    if (tenacity <= 0) return 0;
+    if (tenacity <= 10) return 50u * (uint64_t)tenacity;
+    if (tenacity < 100) return (uint64_t)(500.0 * pow(1.15, tenacity - 10.0));
+    return UINT64_MAX;
+}
+
+void store_evict_exceeded(shm_t *shm, int over, int64_t now_ms)
+{
+    int64_t since = atomic_load_explicit(&shm->evict_exceeded_since_ms, memory_order_relaxed);
+    if (over && !since) {
+        atomic_store(&shm->evict_exceeded_since_ms, now_ms > 0 ? now_ms : 1);
+    } else if (!over && since) {
+        /* The total first: INFO adds the current spell to it, so a reader
+         * between the two stores counts this spell twice for an instant
+         * rather than not at all. */
+        atomic_fetch_add(&shm->evict_exceeded_total_ms, now_ms > since ? now_ms - since : 0);
+        atomic_store(&shm->evict_exceeded_since_ms, 0);
+    }
+}
 
 void store_evict_settings(store_evict_t *ev, store_ctx_t *ctx, shm_t *shm)
 {
@@ -49,6 +73,7 @@ void store_evict_settings(store_evict_t *ev, store_ctx_t *ctx, shm_t *shm)
     a->samples = (int)atomic_load(&shm->mem_samples);
     a->lfu_log_factor = (int)atomic_load(&shm->mem_lfu_log_factor);
     a->lfu_decay_time = (int)atomic_load(&shm->mem_lfu_decay_time);
+    ev->tenacity = (int)atomic_load(&shm->mem_tenacity);
     ev->last_round_ms = 0; /* a new policy may find victims: look now */
 }
 
@@ -85,6 +110,9 @@ int store_evict_round(store_evict_t *ev, store_ctx_t *ctx, store_compact_t *clai
     /* What the frontends check (shm_used_memory), with the index figure
      * fresh: the clients' unsent replies count too, as in Redis. */
     uint64_t used = store_index_bytes(ctx) + shm_clients_bytes(shm);
+    /* Over the bound counts under noeviction too (Redis' EVICT_FAIL). */
+    store_evict_exceeded(shm, ev->maxmemory && used > ev->maxmemory,
+                         (int64_t)(shm_mono_ns() / 1000000));
     if (!ev->maxmemory || used <= ev->maxmemory || ctx->access.policy == CONFIG_POLICY_NOEVICTION) {
         set_stuck(shm, 0);
         return 0;
@@ -101,7 +129,15 @@ int store_evict_round(store_evict_t *ev, store_ctx_t *ctx, store_compact_t *clai
     ev->last_round_ms = now;
     uint64_t need = used - ev->maxmemory, freed = 0;
     int n = 0, none = 0, tries = 0;
+    uint64_t limit_us = store_evict_time_limit_us(ev->tenacity), start_ns = shm_mono_ns();
     while (freed < need && n < STORE_EVICT_BATCH && tries++ < 2 * STORE_EVICT_BATCH) {
+        /* Redis' tenacity: a round that ran its time yields; the next
+         * round (once these records are applied) goes on from there. */
+        if (n && n % STORE_EVICT_CHECK == 0 && limit_us != UINT64_MAX &&
+            (shm_mono_ns() - start_ns) / 1000 >= limit_us) {
+            ev->yields++;
+            break;
+        }
         st_victim_t v;
         if (!st_evict_pick(ctx, now, &v, &none)) break;
         int rc = write_evict(ctx, shm, &v, &ev->inflight_end);

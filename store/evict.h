@@ -23,7 +23,21 @@ typedef struct store_evict {
     uint64_t last_applied; /* ctx applied LSN at the last round */
     int64_t last_round_ms;
     uint64_t written; /* records written by this process */
+    int tenacity;     /* maxmemory-eviction-tenacity, 0..100 */
+    uint64_t yields;  /* rounds cut short by the tenacity's time limit */
 } store_evict_t;
+
+/* How long one round may choose victims, in microseconds, for a
+ * maxmemory-eviction-tenacity of 0..100 (Redis 7's progression, D43):
+ * 50 us per step up to 10 (500 us), then 15% more per step (about two
+ * minutes at 99); 100 is no limit (UINT64_MAX). */
+uint64_t store_evict_time_limit_us(int tenacity);
+
+/* Account the time used memory spends over maxmemory (INFO
+ * total_eviction_exceeded_time, current_eviction_exceeded_time, D43) in
+ * shm: a spell starts at now_ms (CLOCK_MONOTONIC) when over is first seen
+ * and its length goes into the total when over is seen no more. */
+void store_evict_exceeded(struct shm *shm, int over, int64_t now_ms);
 
 /* Read the settings from shm when they changed (into ctx's access data
  * too). Cheap: call every turn of the loop. */
@@ -32,7 +46,9 @@ void store_evict_settings(store_evict_t *ev, store_ctx_t *ctx, struct shm *shm);
 /*
  * One round: when over maxmemory under an evicting policy and no CMD_EVICT
  * of the last round is still unapplied, write records for victims whose
- * bytes cover the excess (at most STORE_EVICT_BATCH keys). Publishes
+ * bytes cover the excess (at most STORE_EVICT_BATCH keys, and checking
+ * every 16 keys the tenacity's time limit, past which the round yields
+ * and the next one goes on). Publishes
  * shm->evict_stuck (over the bound with no victim to give). Never waits:
  * a full ring ends the round. Returns the records written.
  */

@@ -57,6 +57,8 @@ static const config_case_t cases[] = {
      "volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"},
     {"maxmemory-samples", "10", NULL},
     {"maxmemory-samples", "0", RANGE("1", "2147483647")},
+    {"maxmemory-eviction-tenacity", "100", NULL},
+    {"maxmemory-eviction-tenacity", "101", RANGE("0", "100")},
     {"lfu-log-factor", "0", NULL},
     {"lfu-log-factor", "-1", RANGE("0", "2147483647")},
     {"lfu-decay-time", "60", NULL},

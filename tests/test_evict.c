@@ -5,7 +5,9 @@
  * in the context, st_evict_pick asked for victims, each victim removed by
  * applying a CMD_EVICT record as the store process would write it, and the
  * log replayed into fresh contexts to the same digest. Also OBJECT FREQ
- * and IDLETIME, which read the same access data.
+ * and IDLETIME, which read the same access data, and the store process's
+ * pacing helpers (store/evict.c, D43): maxmemory-eviction-tenacity's time
+ * limit and the accounting of time spent over maxmemory.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -16,7 +18,9 @@
 #include "config.h"
 #include "record.h"
 #include "store/core/entry.h"
+#include "shm.h"
 #include "store/core/evict.h"
+#include "store/evict.h"
 #include "store/store-internal.h"
 #include "store_harness.h"
 
@@ -195,4 +199,39 @@ Test(evict, an_evict_record_for_a_missing_key_changes_nothing_and_object_idletim
                      "tracked. Please note that when switching between policies at runtime LRU "
                      "and LFU data will take some time to adjust.\r\n");
     sh_check_replay("evictions");
+}
+
+Test(evict, tenacity_time_limit_follows_redis_progression)
+{
+    /* Redis 7.0's evictionTimeLimitUs: linear to 500 us, then +15% a step. */
+    cr_expect_eq(store_evict_time_limit_us(0), 0);
+    cr_expect_eq(store_evict_time_limit_us(1), 50);
+    cr_expect_eq(store_evict_time_limit_us(10), 500);
+    cr_expect_eq(store_evict_time_limit_us(11), 575);
+    cr_expect_eq(store_evict_time_limit_us(20), 2022); /* 500 * 1.15^10 = 2022.7 */
+    uint64_t at99 = store_evict_time_limit_us(99);
+    cr_expect(at99 > 110000000u && at99 < 130000000u, "about two minutes at 99: %lu",
+              (unsigned long)at99);
+    cr_expect_eq(store_evict_time_limit_us(100), UINT64_MAX);
+    for (int t = 1; t < 100; t++)
+        cr_expect(store_evict_time_limit_us(t) > store_evict_time_limit_us(t - 1), "%d", t);
+}
+
+Test(evict, time_over_maxmemory_is_summed_per_spell)
+{
+    shm_t *shm = calloc(1, sizeof(*shm));
+    cr_assert(shm);
+    store_evict_exceeded(shm, 0, 1000);
+    cr_expect_eq(atomic_load(&shm->evict_exceeded_since_ms), 0, "under the bound: no spell");
+    store_evict_exceeded(shm, 1, 1000);
+    store_evict_exceeded(shm, 1, 1500); /* still over: the spell keeps its start */
+    cr_expect_eq(atomic_load(&shm->evict_exceeded_since_ms), 1000);
+    cr_expect_eq(atomic_load(&shm->evict_exceeded_total_ms), 0);
+    store_evict_exceeded(shm, 0, 1700);
+    cr_expect_eq(atomic_load(&shm->evict_exceeded_since_ms), 0);
+    cr_expect_eq(atomic_load(&shm->evict_exceeded_total_ms), 700);
+    store_evict_exceeded(shm, 1, 2000);
+    store_evict_exceeded(shm, 0, 2050);
+    cr_expect_eq(atomic_load(&shm->evict_exceeded_total_ms), 750, "the second spell adds");
+    free(shm);
 }

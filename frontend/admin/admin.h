@@ -323,6 +323,10 @@ void fe_stat_done(struct fe *fe, unsigned idx, uint64_t nsec, int failed);
 void fe_stat_rejected(struct fe *fe, unsigned idx);
 void fe_cmd_info(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 void fe_info(struct fe *fe, const char *section, buf_t *out);
+/* INFO total_eviction_exceeded_time and current_eviction_exceeded_time,
+ * in ms, at now_ms (CLOCK_MONOTONIC): the store's spells over maxmemory
+ * since the last CONFIG RESETSTAT (D43). */
+void fe_eviction_exceeded(struct shm *shm, int64_t now_ms, int64_t *total, int64_t *current);
 void fe_cmd_lastsave(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
                      buf_t *out);
 

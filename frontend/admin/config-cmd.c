@@ -99,6 +99,7 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->maxmemory = (uint64_t)atomic_load(&sc->maxmemory);
     c->maxmemory_policy = (int)atomic_load(&sc->maxmemory_policy);
     c->maxmemory_samples = atomic_load(&sc->maxmemory_samples);
+    c->maxmemory_eviction_tenacity = (int)atomic_load(&sc->maxmemory_eviction_tenacity);
     c->notify_keyspace_events = (uint32_t)atomic_load(&sc->notify_keyspace_events);
     c->lfu_log_factor = (int)atomic_load(&sc->lfu_log_factor);
     c->lfu_decay_time = (int)atomic_load(&sc->lfu_decay_time);
@@ -129,6 +130,7 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->maxmemory, (int64_t)c->maxmemory);
     atomic_store(&sc->maxmemory_policy, c->maxmemory_policy);
     atomic_store(&sc->maxmemory_samples, c->maxmemory_samples);
+    atomic_store(&sc->maxmemory_eviction_tenacity, c->maxmemory_eviction_tenacity);
     atomic_store(&sc->notify_keyspace_events, c->notify_keyspace_events);
     atomic_store(&sc->lfu_log_factor, c->lfu_log_factor);
     atomic_store(&sc->lfu_decay_time, c->lfu_decay_time);
@@ -139,6 +141,7 @@ void fe_config_store_memory(const config_t *c, shm_t *shm)
     atomic_store(&shm->mem_maxmemory, (int64_t)c->maxmemory);
     atomic_store(&shm->mem_policy, c->maxmemory_policy);
     atomic_store(&shm->mem_samples, c->maxmemory_samples);
+    atomic_store(&shm->mem_tenacity, c->maxmemory_eviction_tenacity);
     atomic_store(&shm->mem_lfu_log_factor, c->lfu_log_factor);
     atomic_store(&shm->mem_lfu_decay_time, c->lfu_decay_time);
     atomic_fetch_add(&shm->mem_version, 1);
@@ -364,6 +367,12 @@ void fe_cmd_config(fe_conn_t *c, int argc, const char **argv, const uint32_t *le
         atomic_store(&adm->expired_base, atomic_load(&c->fe->shm->expired_keys));
         atomic_store(&adm->hits_base, atomic_load(&c->fe->shm->keyspace_hits));
         atomic_store(&adm->misses_base, atomic_load(&c->fe->shm->keyspace_misses));
+        /* Both eviction-exceeded figures start again from 0 (D43). */
+        int64_t now_ms = (int64_t)(shm_mono_ns() / 1000000), total, current;
+        atomic_store(&adm->exceeded_base_ms, 0);
+        fe_eviction_exceeded(c->fe->shm, now_ms, &total, &current);
+        atomic_store(&adm->exceeded_base_ms, total);
+        atomic_store(&adm->exceeded_reset_ms, now_ms);
         atomic_fetch_add(&fe_shm(c->fe->shm)->stat_epoch, 1);
         fe_stats_sync_epoch(c->fe);
         resp_simple(out, "OK");

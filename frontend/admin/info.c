@@ -248,14 +248,17 @@ static void info_memory(fe_t *fe, buf_t *b)
 {
     proc_usage_t u;
     server_usage(fe, &u);
-    /* used_memory is what maxmemory bounds (D32): the store's index and
-     * entries (the dataset) plus the clients' buffers (overhead). The
-     * shared memory mapped at start (the ring, channels and tables) is a
-     * constant of the settings: atticdb_shared_memory, beside it. */
+    /* used_memory is all the server holds (D43): the store's index and
+     * entries (the dataset), the clients' buffers and the shared memory
+     * mapped at start (the ring, channels and tables; a constant of the
+     * settings, also used_memory_startup). As Redis leaves its AOF and
+     * replicas' buffers out of the comparison, maxmemory bounds used_memory
+     * less the shared memory (mem_not_counted_for_evict): shm_used_memory,
+     * what the frontends and the store compare. */
     uint64_t dataset = atomic_load(&fe->shm->store_index_bytes);
-    uint64_t clients = shm_clients_bytes(fe->shm), used = dataset + clients;
-    uint64_t shared = shared_bytes(fe);
-    uint64_t peak = memory_peak(fe, used);
+    uint64_t clients = shm_clients_bytes(fe->shm), shared = shared_bytes(fe);
+    uint64_t used = dataset + clients + shared;
+    uint64_t peak = memory_peak(fe, dataset + clients) + shared;
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     uint64_t total = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
     char h_used[32], h_rss[32], h_total[32], h_peak[32], h_max[32];
@@ -277,6 +280,7 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "used_memory_peak_human:%s\r\n"
                 "used_memory_peak_perc:%.2f%%\r\n"
                 "used_memory_overhead:%" PRIu64 "\r\n"
+                "used_memory_startup:%" PRIu64 "\r\n"
                 "used_memory_dataset:%" PRIu64 "\r\n"
                 "used_memory_dataset_perc:%.2f%%\r\n"
                 "total_system_memory:%" PRIu64 "\r\n"
@@ -286,6 +290,7 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "maxmemory_policy:%s\r\n"
                 "mem_fragmentation_ratio:%.2f\r\n"
                 "mem_fragmentation_bytes:%" PRId64 "\r\n"
+                "mem_not_counted_for_evict:%" PRIu64 "\r\n"
                 "mem_clients_slaves:0\r\n"
                 "mem_clients_normal:%" PRIu64 "\r\n"
                 "mem_allocator:mimalloc\r\n"
@@ -293,10 +298,11 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "atticdb_index_bytes:%" PRIu64 "\r\n"
                 "atticdb_shared_memory:%" PRIu64 "\r\n",
                 used, h_used, u.rss, h_rss, peak, h_peak,
-                peak ? 100.0 * (double)used / (double)peak : 100.0, clients, dataset,
-                used ? 100.0 * (double)dataset / (double)used : 0.0, total, h_total, maxmem, h_max,
-                policy_name(policy), used ? (double)u.rss / (double)used : 0.0,
-                (int64_t)u.rss - (int64_t)used, clients, dataset, shared);
+                peak ? 100.0 * (double)used / (double)peak : 100.0, clients + shared, shared,
+                dataset, used > shared ? 100.0 * (double)dataset / (double)(used - shared) : 0.0,
+                total, h_total, maxmem, h_max, policy_name(policy),
+                used ? (double)u.rss / (double)used : 0.0, (int64_t)u.rss - (int64_t)used, shared,
+                clients, dataset, shared);
 }
 
 /* The latency below which a fraction q of the recorded fsyncs fell, in
@@ -431,6 +437,22 @@ static uint64_t since_base(_Atomic uint64_t *count, _Atomic uint64_t *base)
     return n >= b ? n - b : n;
 }
 
+/* INFO total_/current_eviction_exceeded_time in ms (D43): the store's
+ * spells over maxmemory (shm), less what was shown at the last RESETSTAT,
+ * which also restarts the current spell, as Redis' does. */
+void fe_eviction_exceeded(shm_t *shm, int64_t now_ms, int64_t *total, int64_t *current)
+{
+    shm_admin_t *adm = fe_shm(shm);
+    int64_t since = atomic_load(&shm->evict_exceeded_since_ms);
+    int64_t sum = atomic_load(&shm->evict_exceeded_total_ms);
+    int64_t reset = atomic_load(&adm->exceeded_reset_ms),
+            base = atomic_load(&adm->exceeded_base_ms);
+    int64_t spell = since && now_ms > since ? now_ms - since : 0;
+    int64_t from = since > reset ? since : reset;
+    *current = since && now_ms > from ? now_ms - from : 0;
+    *total = sum + spell >= base ? sum + spell - base : sum + spell;
+}
+
 static void info_stats(fe_t *fe, buf_t *b)
 {
     /* Commands and connections since the last RESETSTAT, every frontend. */
@@ -444,6 +466,9 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t expired = since_base(&fe->shm->expired_keys, &adm->expired_base);
     uint64_t hits = since_base(&fe->shm->keyspace_hits, &adm->hits_base);
     uint64_t misses = since_base(&fe->shm->keyspace_misses, &adm->misses_base);
+    int64_t exceeded_total, exceeded_now;
+    fe_eviction_exceeded(fe->shm, (int64_t)(shm_mono_ns() / 1000000), &exceeded_total,
+                         &exceeded_now);
     for (uint32_t i = 0; i < fe->shm->nfrontends; i++) {
         ops += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_ops);
         in_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_in_bps);
@@ -461,6 +486,8 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "rejected_connections:%" PRIu64 "\r\n"
                 "expired_keys:%" PRIu64 "\r\n"
                 "evicted_keys:%" PRIu64 "\r\n"
+                "total_eviction_exceeded_time:%" PRId64 "\r\n"
+                "current_eviction_exceeded_time:%" PRId64 "\r\n"
                 "keyspace_hits:%" PRIu64 "\r\n"
                 "keyspace_misses:%" PRIu64 "\r\n"
                 "pubsub_channels:%" PRIu64 "\r\n"
@@ -468,8 +495,9 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "pubsubshard_channels:%" PRIu64 "\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
                 conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
-                rejected, expired, evicted, hits, misses, fe_pubsub_count(fe, PS_CHANNEL),
-                fe_pubsub_count(fe, PS_PATTERN), fe_pubsub_count(fe, PS_SHARD), errors);
+                rejected, expired, evicted, exceeded_total, exceeded_now, hits, misses,
+                fe_pubsub_count(fe, PS_CHANNEL), fe_pubsub_count(fe, PS_PATTERN),
+                fe_pubsub_count(fe, PS_SHARD), errors);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)

@@ -9,7 +9,8 @@
  * key without a TTL and refuses with -OOM once none is left), INFO
  * evicted_keys counts, a restart after kill -9 replays the evictions to
  * the same digest, and OBJECT FREQ/IDLETIME answer as redis-server 7.0.15
- * does.
+ * does. maxmemory-eviction-tenacity and INFO's total_/current_eviction_
+ * exceeded_time (D43) are compared with redis-server's.
  *
  * Waits poll for a condition with a generous timeout; nothing asserts how
  * long anything took. The LRU clock counts seconds (as Redis'), so the
@@ -121,6 +122,16 @@ static long long info_num(redisContext *c, const char *field)
     return v;
 }
 
+/* What maxmemory bounds: used_memory less mem_not_counted_for_evict (the
+ * shared memory mapped at start, D43), as Redis compares. */
+static long long bounded(redisContext *c)
+{
+    long long used = info_num(c, "used_memory"), fixed = info_num(c, "mem_not_counted_for_evict");
+    cr_assert(used > 0 && fixed > 0 && used > fixed, "used_memory %lld, not counted %lld", used,
+              fixed);
+    return used - fixed;
+}
+
 /* SET prefix:0..n-1 (pipelined), with EX ttl when ttl > 0 (ttl + i when
  * spread is set). */
 static void fill(redisContext *c, const char *prefix, int n, long ttl, int spread)
@@ -177,14 +188,13 @@ static long long shrink_to(redisContext *c, int pct)
      * applied (D19), and the store publishes used_memory before it
      * answers: the figure below includes them. */
     cmd_int(c, "DBSIZE");
-    long long used = info_num(c, "used_memory");
-    cr_assert_gt(used, 0);
+    long long used = bounded(c);
     long long bound = used * pct / 100;
     ok(c, "CONFIG SET maxmemory %lld", bound);
     int i = 0;
-    while (info_num(c, "used_memory") > bound && i++ < 6000)
+    while (bounded(c) > bound && i++ < 6000)
         usleep(10000);
-    cr_assert_leq(info_num(c, "used_memory"), bound, "used_memory never came under %lld", bound);
+    cr_assert_leq(bounded(c), bound, "used memory never came under %lld", bound);
     return bound;
 }
 
@@ -194,13 +204,15 @@ Test(maxmemory, settings_are_redis_ones_in_config_and_info)
     redisContext *c = start(&s, "--maxmemory 2mb");
     redisReply *r = cmd(c, "CONFIG GET maxmemory*");
     cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
-    cr_assert_eq(r->elements, 6);
+    cr_assert_eq(r->elements, 8);
     cr_expect_str_eq(r->element[0]->str, "maxmemory");
     cr_expect_str_eq(r->element[1]->str, "2097152");
     cr_expect_str_eq(r->element[2]->str, "maxmemory-policy");
     cr_expect_str_eq(r->element[3]->str, "noeviction");
     cr_expect_str_eq(r->element[4]->str, "maxmemory-samples");
     cr_expect_str_eq(r->element[5]->str, "5");
+    cr_expect_str_eq(r->element[6]->str, "maxmemory-eviction-tenacity");
+    cr_expect_str_eq(r->element[7]->str, "10");
     freeReplyObject(r);
     cr_expect_eq(info_num(c, "maxmemory"), 2097152);
     cr_expect(info_has(c, "\r\nmaxmemory_human:2.00M\r\n"));
@@ -229,9 +241,9 @@ Test(maxmemory, noeviction_refuses_growing_writes_and_serves_reads_and_deletes)
     expect_status(c, "SET b 2", "OK");
     /* The store publishes used_memory after applying. */
     int i = 0;
-    while (info_num(c, "used_memory") <= 1 && i++ < 500)
+    while (bounded(c) <= 1 && i++ < 500)
         usleep(10000);
-    cr_assert_gt(info_num(c, "used_memory"), 1);
+    cr_assert_gt(bounded(c), 1);
 
     expect_status(c, "CONFIG SET maxmemory 1", "OK");
     expect_error(c, "SET c 3", OOM_TEXT);
@@ -461,9 +473,11 @@ Test(maxmemory, clients_unsent_replies_count_in_used_memory_and_against_the_boun
     free(val);
     cmd_int(c, "DBSIZE");
     /* The shared memory mapped at start (the ring, channels and tables, at
-     * least the 16 MB ring) is told beside used_memory, not in it. */
+     * least the 16 MB ring) is in used_memory and not counted against
+     * maxmemory (D43). */
     cr_expect_geq(info_num(c, "atticdb_shared_memory"), 16 << 20);
-    long long base = info_num(c, "used_memory");
+    cr_expect_eq(info_num(c, "mem_not_counted_for_evict"), info_num(c, "atticdb_shared_memory"));
+    long long base = bounded(c);
     cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
 
     /* A client that asks for 40 MB of replies and reads none of them. */
@@ -479,7 +493,7 @@ Test(maxmemory, clients_unsent_replies_count_in_used_memory_and_against_the_boun
         usleep(10000);
     long long held = info_num(c, "mem_clients_normal");
     cr_expect_geq(held, 8 << 20, "the unsent replies are counted (%lld bytes)", held);
-    cr_expect_geq(info_num(c, "used_memory"), base + (8 << 20), "and are part of used_memory");
+    cr_expect_geq(bounded(c), base + (8 << 20), "and are part of used_memory");
 
     /* noeviction: the clients' buffers alone put it over the bound. */
     ok(c, "CONFIG SET maxmemory %lld", base + (4 << 20));
@@ -547,4 +561,114 @@ Test(maxmemory, a_request_being_received_counts_in_the_clients_memory)
     cr_expect_eq(info_num(c, "mem_clients_normal"), 0);
     redisFree(sender);
     finish(&s, c);
+}
+
+Test(maxmemory, eviction_tenacity_is_redis_setting)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 1", NULL, 1);
+    D(&d, "CONFIG", "GET", "maxmemory-eviction-tenacity");
+    D(&d, "CONFIG", "SET", "maxmemory-eviction-tenacity", "101");
+    D(&d, "CONFIG", "SET", "maxmemory-eviction-tenacity", "-1");
+    D(&d, "CONFIG", "SET", "maxmemory-eviction-tenacity", "abc");
+    D(&d, "CONFIG", "SET", "maxmemory-eviction-tenacity", "0");
+    D(&d, "CONFIG", "GET", "maxmemory-eviction-tenacity");
+    D(&d, "CONFIG", "SET", "maxmemory-eviction-tenacity", "100");
+    D(&d, "CONFIG", "GET", "maxmemory-eviction-tenacity");
+    rdiff_end_both(&d);
+}
+
+/* A field of INFO stats from a raw reply of the differential runner; -1
+ * when missing. */
+static long long wire_info_num(wire_conn_t *c, const char *field)
+{
+    const char *r = ONE(c, "INFO", "stats");
+    char key[128];
+    snprintf(key, sizeof(key), "\r\n%s:", field);
+    const char *p = strstr(r, key);
+    return p ? atoll(p + strlen(key)) : -1;
+}
+
+/* Poll both servers (PING between, since Redis looks at its memory only
+ * when a command comes) until field satisfies above (> 0) or not (== 0);
+ * 60 s at most. Returns 1 when both did. */
+static int both_exceeded(diff_t *d, const char *field, int above)
+{
+    for (int i = 0; i < 6000; i++) {
+        ONE(d->r[0], "PING");
+        ONE(d->a[0], "PING");
+        long long r = wire_info_num(d->r[0], field), a = wire_info_num(d->a[0], field);
+        if (above ? r > 0 && a > 0 : r == 0 && a == 0) return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+Test(maxmemory, eviction_exceeded_time_counts_spells_over_the_bound_as_redis)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 1", NULL, 1);
+    cr_expect_eq(wire_info_num(d.r[0], "total_eviction_exceeded_time"), 0);
+    cr_expect_eq(wire_info_num(d.a[0], "total_eviction_exceeded_time"), 0);
+    cr_expect_eq(wire_info_num(d.a[0], "current_eviction_exceeded_time"), 0);
+    D(&d, "SET", "a", "1");
+    /* Over the bound under noeviction: a spell runs (Redis' EVICT_FAIL). */
+    D(&d, "CONFIG", "SET", "maxmemory", "1");
+    cr_assert(both_exceeded(&d, "current_eviction_exceeded_time", 1), "no spell began");
+    /* Under the bound again: the spell ends, its time stays in the total.
+     * (Redis keeps counting after maxmemory 0, which it no longer checks;
+     * a large bound ends the spell on both.) */
+    D(&d, "CONFIG", "SET", "maxmemory", "1gb");
+    cr_assert(both_exceeded(&d, "current_eviction_exceeded_time", 0), "the spell never ended");
+    long long total = wire_info_num(d.a[0], "total_eviction_exceeded_time");
+    cr_expect_gt(total, 0, "the ended spell is in the total");
+    cr_expect_gt(wire_info_num(d.r[0], "total_eviction_exceeded_time"), 0);
+    cr_expect_eq(wire_info_num(d.a[0], "total_eviction_exceeded_time"), total,
+                 "no time is added while under the bound");
+    /* A second spell adds to the total. */
+    D(&d, "CONFIG", "SET", "maxmemory", "1");
+    cr_assert(both_exceeded(&d, "current_eviction_exceeded_time", 1), "no second spell");
+    D(&d, "CONFIG", "SET", "maxmemory", "1gb");
+    cr_assert(both_exceeded(&d, "current_eviction_exceeded_time", 0));
+    cr_expect_gt(wire_info_num(d.a[0], "total_eviction_exceeded_time"), total);
+    D(&d, "CONFIG", "RESETSTAT");
+    cr_expect_eq(wire_info_num(d.r[0], "total_eviction_exceeded_time"), 0);
+    cr_expect_eq(wire_info_num(d.a[0], "total_eviction_exceeded_time"), 0);
+    cr_expect_eq(wire_info_num(d.a[0], "current_eviction_exceeded_time"), 0);
+    rdiff_end_both(&d);
+}
+
+/* INFO's memory figures add up as redis-server's do: used_memory is the
+ * overhead (the startup memory included) plus the dataset, and what is
+ * not counted for eviction is part of used_memory. Here the shared memory
+ * is both used_memory_startup and mem_not_counted_for_evict (D43). */
+static void memory_adds_up(wire_conn_t *c, int atticdb)
+{
+    const char *r = ONE(c, "INFO", "memory");
+    long long v[5];
+    static const char *const f[5] = {"used_memory", "used_memory_overhead", "used_memory_startup",
+                                     "used_memory_dataset", "mem_not_counted_for_evict"};
+    for (int i = 0; i < 5; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "\r\n%s:", f[i]);
+        const char *p = strstr(r, key);
+        cr_assert(p, "%s: no %s", atticdb ? "atticdb" : "redis", f[i]);
+        v[i] = atoll(p + strlen(key));
+    }
+    cr_expect_eq(v[0], v[1] + v[3], "%s: used %lld = overhead %lld + dataset %lld",
+                 atticdb ? "atticdb" : "redis", v[0], v[1], v[3]);
+    cr_expect(v[2] > 0 && v[2] <= v[1], "startup %lld within overhead %lld", v[2], v[1]);
+    cr_expect(v[4] >= 0 && v[4] < v[0], "not counted %lld within used %lld", v[4], v[0]);
+    if (atticdb) cr_expect_eq(v[4], v[2], "the shared memory is both");
+}
+
+Test(maxmemory, used_memory_counts_the_shared_memory_and_adds_up_as_redis)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 1", NULL, 1);
+    D(&d, "SET", "a", "1");
+    D(&d, "DBSIZE");
+    memory_adds_up(d.r[0], 0);
+    memory_adds_up(d.a[0], 1);
+    rdiff_end_both(&d);
 }
