@@ -507,14 +507,20 @@ static int rd_blob(rd_t *r, const unsigned char **s, size_t *n, unsigned char **
 
 /* Append an element to l. Its bytes stay in the log when they are the
  * payload's own (a long element is an extent inside the record's payload
- * argument, as LPUSH's is); a list element is never held in RAM beyond
- * STORE_INLINE_MAX, so a long one decoded from an LZF-compressed node is
- * refused (D40). Returns 0, -1. */
+ * argument, as LPUSH's is); a long one decoded from an LZF-compressed node
+ * is not in the log and is held in RAM (D40). Returns 0, -1. */
 static int list_put(st_list_t *l, const rst_t *x, const unsigned char *s, size_t n, int in_payload)
 {
-    if (n > UINT32_MAX || (n > STORE_INLINE_MAX && !in_payload)) return -1;
-    uint64_t lsn = in_payload ? x->base_lsn + (uint64_t)(s - x->base) : 0;
-    st_list_insert(l, st_list_len(l), st_list_elem_new(s, (uint32_t)n, lsn));
+    if (n > UINT32_MAX) return -1;
+    idx_entry_t *e;
+    if (in_payload || n <= STORE_INLINE_MAX) {
+        uint64_t lsn = in_payload ? x->base_lsn + (uint64_t)(s - x->base) : 0;
+        e = st_list_elem_new(s, (uint32_t)n, lsn);
+    } else {
+        rec_arg_t name = {(const unsigned char *)"", 0};
+        e = st_ent_new_ram(&name, s, n, 0);
+    }
+    st_list_insert(l, st_list_len(l), e);
     return 0;
 }
 
