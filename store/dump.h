@@ -15,13 +15,17 @@
 #define ST_RDB_VERSION 10
 enum {
     ST_RDB_STRING = 0,
+    ST_RDB_LIST = 1,
     ST_RDB_SET = 2,
     ST_RDB_ZSET = 3,
     ST_RDB_HASH = 4,
     ST_RDB_ZSET_2 = 5,
+    ST_RDB_LIST_ZIPLIST = 10,
     ST_RDB_SET_INTSET = 11,
+    ST_RDB_LIST_QUICKLIST = 14,
     ST_RDB_HASH_LISTPACK = 16,
     ST_RDB_ZSET_LISTPACK = 17,
+    ST_RDB_LIST_QUICKLIST_2 = 18,
 };
 
 /* crc64-jones (reflected, no final xor); start with crc = 0. */

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "command.h"
+#include "store/core/list.h"
+#include "store/core/value.h"
 #include "store/dump.h"
 #include "store_harness.h"
 
@@ -338,4 +340,219 @@ Test(dump, zsets_round_trip)
     fix_crc(p, n);
     cr_assert_str_eq(restore_bytes("dup", p, n, 0, 0), "-ERR Bad data format\r\n");
     sh_check_replay("dump of zsets");
+}
+
+/* ---- lists (RDB types 18, 14, 10, 1; D40) ---- */
+
+/* A payload of type byte t and body b[0, n) with version and CRC64; its
+ * length returned (p needs n + 11 bytes). */
+static size_t payload(unsigned char *p, unsigned t, const unsigned char *b, size_t n)
+{
+    p[0] = (unsigned char)t;
+    memcpy(p + 1, b, n);
+    p[n + 1] = 10;
+    p[n + 2] = 0;
+    fix_crc(p, n + 11);
+    return n + 11;
+}
+
+/* The reply to LRANGE key 0 -1, copied. */
+static const char *lrange(const char *key)
+{
+    static char out[2][1 << 18];
+    static int which;
+    which ^= 1;
+    rd(T0, CMD_LRANGE, key, "0", "-1", NULL);
+    cr_assert_lt(reply_len, sizeof out[0]);
+    memcpy(out[which], reply, reply_len + 1);
+    return out[which];
+}
+
+#define LRANGE_SMALL "*5\r\n$1\r\na\r\n$1\r\n1\r\n$2\r\n-5\r\n$5\r\nhello\r\n$3\r\n300\r\n"
+
+/* RPUSH l a 1 -5 hello 300 on redis-server 7.0.15, then DUMP l. */
+Test(dump, small_list_matches_redis)
+{
+    const char *redis = "120102191900000005008161020101dffb028568656c6c6f06c12c02ff0a00cb60b3cce7"
+                        "4c40bc";
+    wr(T0, CMD_LPUSH, "l", "#u32:1", "a", "1", "-5", "hello", "300", NULL);
+    cr_assert_str_eq(dump_hex("l"), redis);
+    cr_assert_str_eq(restore("l2", redis, 0), "+OK\r\n");
+    cr_assert_str_eq(lrange("l2"), LRANGE_SMALL);
+    cr_assert_str_eq(encoding("l2"), "$9\r\nquicklist\r\n");
+}
+
+/* Long lists split into nodes of at most 8 KB; an element over 8 KB has a
+ * node of its own; long elements restore as extents of the payload, and
+ * replay agrees. */
+Test(dump, long_lists_round_trip)
+{
+    static char big[10000];
+    memset(big, 'B', sizeof big - 1);
+    for (int i = 0; i < 3000; i++) {
+        char e[32];
+        snprintf(e, sizeof e, "element-%d-with-some-length", i);
+        wr(T0, CMD_LPUSH, "long", "#u32:1", e, NULL);
+        if (i == 1500) wr(T0, CMD_LPUSH, "long", "#u32:1", big, NULL);
+    }
+    static unsigned char p[1 << 17];
+    size_t n = dump_bytes("long", p, sizeof p);
+    cr_assert_eq(p[0], 18);
+    cr_assert(p[1] >= 12 && p[1] < 20, "8 KB nodes, and one for the big element: %d", p[1]);
+    cr_assert_str_eq(restore_bytes("copy", p, n, 0, 0), "+OK\r\n");
+    static char want[1 << 18];
+    strcpy(want, lrange("long"));
+    cr_assert_str_eq(lrange("copy"), want);
+    cr_assert_str_eq(rd(T0, CMD_LLEN, "copy", NULL), ":3001\r\n");
+    sh_check_replay("restored long list");
+}
+
+/* Append a ziplist entry holding s (integers as Redis' ziplist writes
+ * them: 0xF1..0xFD immediates, int8, int16) to z; returns its size. */
+static size_t zl_entry(unsigned char *z, size_t prevlen, const char *s)
+{
+    size_t n = 0;
+    z[n++] = (unsigned char)prevlen;
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s && !*end) {
+        if (v >= 0 && v <= 12) {
+            z[n++] = (unsigned char)(0xF1 + v);
+        } else if (v >= -128 && v <= 127) {
+            z[n++] = 0xFE;
+            z[n++] = (unsigned char)v;
+        } else {
+            z[n++] = 0xC0;
+            z[n++] = (unsigned char)v;
+            z[n++] = (unsigned char)(v >> 8);
+        }
+        return n;
+    }
+    z[n++] = (unsigned char)strlen(s);
+    memcpy(z + n, s, strlen(s));
+    return n + strlen(s);
+}
+
+/* A ziplist of a 1 -5 hello 300 into z, as an RDB string (length byte
+ * first); returns its size. */
+static size_t small_ziplist(unsigned char *z)
+{
+    const char *el[] = {"a", "1", "-5", "hello", "300"};
+    size_t at = 11, prev = 0, tail = 0;
+    for (int i = 0; i < 5; i++) {
+        tail = at - 1;
+        prev = zl_entry(z + at, prev, el[i]);
+        at += prev;
+    }
+    z[at++] = 0xFF;
+    size_t bytes = at - 1;
+    z[0] = (unsigned char)bytes;
+    unsigned char hdr[10] = {(unsigned char)bytes, 0, 0, 0, (unsigned char)tail, 0, 0, 0, 5, 0};
+    memcpy(z + 1, hdr, 10);
+    return at;
+}
+
+/* The older forms a Redis 7.0 server still loads: a ziplist (10), a
+ * quicklist of ziplists (14), a linked list (1), and type 18 with a PLAIN
+ * node; each restores the same elements. */
+Test(dump, older_list_forms_restore)
+{
+    unsigned char body[256], p[512];
+    size_t zn = small_ziplist(body);
+    size_t n = payload(p, 10, body, zn);
+    cr_assert_str_eq(restore_bytes("zl", p, n, 0, 0), "+OK\r\n");
+    cr_assert_str_eq(lrange("zl"), LRANGE_SMALL);
+
+    unsigned char ql[256] = {1};
+    memcpy(ql + 1, body, zn);
+    n = payload(p, 14, ql, zn + 1);
+    cr_assert_str_eq(restore_bytes("ql", p, n, 0, 0), "+OK\r\n");
+    cr_assert_str_eq(lrange("ql"), LRANGE_SMALL);
+
+    const unsigned char linked[] = {5,   1,   'a', 0xC0, 1,   0xC0, 0xFB, 5,
+                                    'h', 'e', 'l', 'l',  'o', 0xC1, 0x2C, 0x01};
+    n = payload(p, 1, linked, sizeof linked);
+    cr_assert_str_eq(restore_bytes("ll", p, n, 0, 0), "+OK\r\n");
+    cr_assert_str_eq(lrange("ll"), LRANGE_SMALL);
+
+    /* two nodes: PLAIN "a" (as a big element would be), then a listpack */
+    const unsigned char q2[] = {2,   1,   1,    'a', 2,    0x16, 0x16, 0,    0,   0,
+                                4,   0,   0x01, 1,   0xDF, 0xFB, 2,    0x85, 'h', 'e',
+                                'l', 'l', 'o',  6,   0xC1, 0x2C, 0x02, 0xFF};
+    n = payload(p, 18, q2, sizeof q2);
+    cr_assert_str_eq(restore_bytes("q2", p, n, 0, 0), "+OK\r\n");
+    cr_assert_str_eq(lrange("q2"), LRANGE_SMALL);
+    sh_check_replay("older list forms");
+}
+
+/* Damaged list payloads (with right CRCs) are Redis' "Bad data format"
+ * and create nothing. */
+Test(dump, corrupt_list_payloads)
+{
+    const char *bad = "-ERR Bad data format\r\n";
+    unsigned char body[64], p[128];
+    const unsigned char none[] = {0};
+    size_t n = payload(p, 18, none, 1); /* no nodes */
+    cr_assert_str_eq(restore_bytes("x", p, n, 0, 0), bad);
+    const unsigned char empty_lp[] = {1, 2, 7, 7, 0, 0, 0, 0, 0, 0xFF};
+    n = payload(p, 18, empty_lp, sizeof empty_lp); /* only an empty listpack */
+    cr_assert_str_eq(restore_bytes("x", p, n, 0, 0), bad);
+    const unsigned char container[] = {1, 3, 1, 'a'};
+    n = payload(p, 18, container, sizeof container); /* unknown container */
+    cr_assert_str_eq(restore_bytes("x", p, n, 0, 0), bad);
+    const unsigned char badlen[] = {1, 2, 9, 10, 0, 0, 0, 1, 0, 0x81, 'a', 2, 0xFF};
+    n = payload(p, 18, badlen, sizeof badlen); /* the header's length is wrong */
+    cr_assert_str_eq(restore_bytes("x", p, n, 0, 0), bad);
+    const unsigned char cut[] = {1, 2, 9, 9, 0, 0, 0, 1, 0, 0x85, 'a', 2, 0xFF};
+    n = payload(p, 18, cut, sizeof cut); /* an entry runs past the end */
+    cr_assert_str_eq(restore_bytes("x", p, n, 0, 0), bad);
+    size_t zn = small_ziplist(body);
+    body[12] = 0x85; /* the first entry claims 5 bytes */
+    n = payload(p, 10, body, zn);
+    cr_assert_str_eq(restore_bytes("x", p, n, 0, 0), bad);
+    const unsigned char linked_short[] = {3, 1, 'a'};
+    n = payload(p, 1, linked_short, sizeof linked_short);
+    cr_assert_str_eq(restore_bytes("x", p, n, 0, 0), bad);
+    cr_assert_str_eq(rd(T0, CMD_EXISTS, "x", NULL), ":0\r\n");
+}
+
+/* A Redis payload whose node is LZF-compressed (as Redis saves nodes over
+ * 20 bytes when that is shorter) holds a 100-byte element that is not in
+ * the log: it is held in RAM, reads back, DUMPs back, survives replay
+ * and a checkpoint of the list (kind 2 of list.c's stream). */
+Test(dump, long_element_of_a_compressed_node)
+{
+    const unsigned char body[] = {1, 2, 0xC3, 16,  0x40, 110,  8,  0x6E, 0, 0,    0,
+                                  1, 0, 0xE0, 100, 'q',  0xE0, 90, 0x00, 1, 0x66, 0xFF};
+    unsigned char p[128];
+    size_t n = payload(p, 18, body, sizeof body);
+    cr_assert_str_eq(restore_bytes("lz", p, n, 0, 0), "+OK\r\n");
+    char want[128] = "*1\r\n$100\r\n";
+    memset(want + 10, 'q', 100);
+    strcpy(want + 110, "\r\n");
+    cr_assert_str_eq(lrange("lz"), want);
+    static unsigned char d[512];
+    n = dump_bytes("lz", d, sizeof d);
+    cr_assert_str_eq(restore_bytes("lz2", d, n, 0, 0), "+OK\r\n");
+    cr_assert_str_eq(lrange("lz2"), want);
+    sh_check_replay("a list element held in RAM");
+
+    st_list_t *l = st_list_new();
+    rec_arg_t name = {(const unsigned char *)"", 0};
+    st_list_insert(l, 0, st_ent_new_ram(&name, (const unsigned char *)want + 10, 100, 0));
+    st_list_insert(l, 1, st_list_elem_new("short", 5, 0));
+    buf_t ck;
+    buf_init(&ck);
+    st_list_ops.ckpt_write((st_obj_t *)l, &ck);
+    st_obj_t *back = NULL;
+    cr_assert_eq(st_list_ops.ckpt_read((const unsigned char *)ck.data, ck.len, &back),
+                 (long)ck.len);
+    st_list_t *b = (st_list_t *)back;
+    cr_assert_eq(st_list_len(b), 2);
+    cr_assert_eq(st_ent_vlen(st_list_at(b, 0)), 100);
+    cr_assert_eq(st_ent_kind(st_list_at(b, 0)), VK_LIST);
+    cr_assert_eq(st_list_bytes(b), st_list_bytes(l));
+    st_list_ops.free(back);
+    st_list_ops.free((st_obj_t *)l);
+    buf_free(&ck);
 }

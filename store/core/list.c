@@ -25,6 +25,7 @@
 #include "command.h"
 #include "list.h"
 #include "log.h"
+#include "pieces.h"
 #include "value.h"
 
 #define XXH_INLINE_ALL
@@ -41,7 +42,8 @@ struct st_list {
 
 static uint64_t elem_bytes(const idx_entry_t *e)
 {
-    return st_entry_size(e->klen, e->ilen, e->vkind);
+    uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind);
+    return st_ent_kind(e) == VK_LIST ? n + st_ent_pieces((idx_entry_t *)e)->ram_bytes : n;
 }
 
 idx_entry_t *st_list_elem_new(const void *p, uint32_t len, uint64_t lsn)
@@ -52,6 +54,7 @@ idx_entry_t *st_list_elem_new(const void *p, uint32_t len, uint64_t lsn)
 
 void st_list_elem_free(idx_entry_t *e)
 {
+    if (st_ent_kind(e) == VK_LIST) st_pieces_free(st_ent_pieces(e));
     free(e);
 }
 
@@ -161,7 +164,7 @@ static void list_free(st_obj_t *o)
 {
     st_list_t *l = (st_list_t *)o;
     for (uint32_t i = 0; i < l->n; i++)
-        free(st_list_at(l, i));
+        st_list_elem_free(st_list_at(l, i));
     free(l->v);
     free(l);
 }
@@ -226,6 +229,8 @@ static const char *list_encoding(const st_obj_t *o)
  *   u8 version (1), u32 element count, then per element, head first:
  *     u8 0, u32 length, bytes        (inline)
  *     u8 1, u64 lsn, u32 length      (a log extent)
+ *     u8 2, u32 length, bytes        (held in RAM: a long element RESTORE
+ *                                     decoded from an LZF node, D40)
  */
 #define CKPT_VERSION 1
 
@@ -252,6 +257,12 @@ static void list_ckpt_write(const st_obj_t *o, buf_t *out)
             cmd_put_i64(p, (int64_t)lsn);
             buf_append(out, p, 8);
             put_u32(out, len);
+        } else if (st_ent_kind(e) == VK_LIST) { /* one PIECE_RAM (st_ent_new_ram) */
+            const st_pieces_t *pl = st_ent_pieces(e);
+            uint32_t len = (uint32_t)st_ent_vlen(e);
+            buf_append(out, "\2", 1);
+            put_u32(out, len);
+            buf_append(out, st_piece_ram(&pl->p[0]), len);
         } else {
             buf_append(out, "\0", 1);
             put_u32(out, e->ilen);
@@ -278,6 +289,13 @@ static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
             if (vlen <= STORE_INLINE_MAX || lsn == 0) goto bad; /* never written so */
             rec_arg_t name = {(const unsigned char *)"", 0}, val = {NULL, vlen};
             e = st_ent_new(&name, &val, lsn, 0);
+        } else if (kind == 2) {
+            uint32_t vlen = cmd_get_u32(p + at);
+            at += 4;
+            if (vlen <= STORE_INLINE_MAX || len - at < vlen) goto bad;
+            rec_arg_t name = {(const unsigned char *)"", 0};
+            e = st_ent_new_ram(&name, p + at, vlen, 0);
+            at += vlen;
         } else if (kind == 0) {
             uint32_t vlen = cmd_get_u32(p + at);
             at += 4;

@@ -5,8 +5,10 @@
  *
  * An element is an idx_entry_t laid out as a string entry (entry.h) with
  * an empty name: its bytes inline (up to STORE_INLINE_MAX) or one log
- * extent (a record's argument, never copied into RAM), so core/value.c
- * reads and replies an element as it does a string.
+ * extent (a record's argument, never copied into RAM), or, for a long
+ * element RESTORE decoded from an LZF-compressed node (D40), one RAM
+ * piece (st_ent_new_ram); core/value.c reads and replies an element as it
+ * does a string.
  */
 #ifndef ATTIC_STORE_LIST_H
 #define ATTIC_STORE_LIST_H

@@ -9,13 +9,14 @@
  * 32 bits as Redis' integer encoding, anything else plain); hashes as
  * RDB_TYPE_HASH_LISTPACK while listpack-encoded, RDB_TYPE_HASH once a
  * table; sets as RDB_TYPE_SET_INTSET while intset-encoded, RDB_TYPE_SET
- * otherwise. DUMP never LZF-compresses (Redis does for strings and blobs
+ * otherwise; sorted sets as RDB_TYPE_ZSET_LISTPACK or RDB_TYPE_ZSET_2;
+ * lists as RDB_TYPE_LIST_QUICKLIST_2 (listpack nodes split as Redis'
+ * quicklist splits them, D40). DUMP never LZF-compresses (Redis does for strings and blobs
  * longer than 20 bytes when that saves bytes), so payloads are byte-equal
  * to Redis' for values Redis does not compress.
  *
- * New types add one writer to dump_writers[] below (lists: quicklist2 of
- * listpacks, type 18; sorted sets: zset listpack, type 17, or zset2,
- * type 5), indexed by enum st_type.
+ * New types add one writer to dump_writers[] below, indexed by enum
+ * st_type.
  */
 #include <math.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@
 #include "resp.h"
 #include "store/core/entry.h"
 #include "store/core/hash.h"
+#include "store/core/list.h"
 #include "store/core/object.h"
 #include "store/core/value.h"
 #include "store/core/zset.h"
@@ -336,6 +338,86 @@ static int dump_zset(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
     return 0;
 }
 
+/* ---- lists: RDB_TYPE_LIST_QUICKLIST_2, nodes split as Redis' quicklist ---- */
+
+/* list-max-listpack-size: the store does not follow CONFIG SET of it
+ * (D40), so nodes are split under Redis' default, 8 KB per listpack. */
+#define LIST_FILL            (-2)
+#define LIST_SAFETY_LIMIT    8192u
+#define LIST_PLAIN_THRESHOLD (UINT64_C(1) << 30) /* Redis' packed_threshold */
+#define QL_CONTAINER_PLAIN   1u
+#define QL_CONTAINER_PACKED  2u
+
+/* Redis 7.0's _quicklistNodeAllowInsert: may an element of sz bytes join
+ * a node whose listpack is lp_bytes long and holds count entries? */
+static int ql_node_allows(size_t lp_bytes, uint32_t count, uint64_t sz, int fill)
+{
+    static const size_t optimization_level[] = {4096, 8192, 16384, 32768, 65536};
+    size_t overhead = (sz < 254 ? 1 : 5) + (sz < 64 ? 1 : sz < 16384 ? 2 : 5);
+    uint64_t new_sz = lp_bytes + sz + overhead;
+    if (fill < 0) {
+        size_t level = (size_t)(-fill) - 1;
+        if (level < sizeof(optimization_level) / sizeof(*optimization_level))
+            return new_sz <= optimization_level[level];
+        return 0;
+    }
+    return new_sz <= LIST_SAFETY_LIMIT && (int)count < fill;
+}
+
+/* Close the packed node being built (if any) into nodes. */
+static void ql_flush(buf_t *lp, uint32_t *count, buf_t *nodes, uint64_t *nnodes)
+{
+    if (!*count) return;
+    st_rdb_len(nodes, QL_CONTAINER_PACKED);
+    lp_end(lp, *count, nodes);
+    (*nnodes)++;
+    *count = 0;
+    lp_begin(lp);
+}
+
+/* A list: its node count, then each node's container (2 PACKED: a
+ * listpack; 1 PLAIN: one element of 1 GB or more) and bytes, the nodes
+ * filled from the head as RPUSH fills Redis' (D40). */
+static int dump_list(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
+{
+    st_list_t *l = st_ent_list(e);
+    unsigned char t = ST_RDB_LIST_QUICKLIST_2;
+    buf_append(out, &t, 1);
+    buf_t nodes, lp;
+    buf_init(&nodes);
+    lp_begin(&lp);
+    uint64_t nnodes = 0;
+    uint32_t count = 0;
+    int rc = 0;
+    for (uint32_t i = 0; i < st_list_len(l) && !rc; i++) {
+        idx_entry_t *x = st_list_at(l, i);
+        uint64_t n = st_ent_vlen(x);
+        unsigned char *tmp = malloc(n ? n : 1);
+        if (!tmp || st_read_value(ctx, x, tmp)) {
+            rc = -1;
+        } else if (n >= LIST_PLAIN_THRESHOLD) {
+            ql_flush(&lp, &count, &nodes, &nnodes);
+            st_rdb_len(&nodes, QL_CONTAINER_PLAIN);
+            st_rdb_string(&nodes, tmp, n);
+            nnodes++;
+        } else {
+            if (count && !ql_node_allows(lp.len + 1, count, n, LIST_FILL))
+                ql_flush(&lp, &count, &nodes, &nnodes);
+            st_lp_entry(&lp, tmp, n);
+            count++;
+        }
+        free(tmp);
+    }
+    ql_flush(&lp, &count, &nodes, &nnodes);
+    buf_free(&lp);
+    if (!rc) {
+        st_rdb_len(out, nnodes);
+        buf_append(out, nodes.data, nodes.len);
+    }
+    buf_free(&nodes);
+    return rc;
+}
+
 static int dump_hash(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
 {
     st_hash_t *h = st_ent_hash(e);
@@ -415,14 +497,11 @@ static int dump_set(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
     return w.err ? -1 : 0;
 }
 
-/* Indexed by enum st_type; NULL = not dumpable yet. ST_LIST and ST_ZSET
- * add theirs here. */
+/* Indexed by enum st_type; NULL = not dumpable (streams). */
 typedef int (*dump_fn)(store_ctx_t *ctx, idx_entry_t *e, buf_t *out);
 static const dump_fn dump_writers[ST__NTYPES] = {
-    [ST_STRING] = dump_string,
-    [ST_HASH] = dump_hash,
-    [ST_SET] = dump_set,
-    [ST_ZSET] = dump_zset,
+    [ST_STRING] = dump_string, [ST_HASH] = dump_hash, [ST_SET] = dump_set,
+    [ST_ZSET] = dump_zset,     [ST_LIST] = dump_list,
 };
 
 int st_dump_payload(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)

@@ -8,10 +8,12 @@
  * encoding (OBJECT ENCODING follows the thresholds, as Redis' load does).
  *
  * Forms read: RDB_TYPE_STRING (plain, integer, LZF), RDB_TYPE_SET,
- * RDB_TYPE_SET_INTSET, RDB_TYPE_HASH, RDB_TYPE_HASH_LISTPACK. Others
- * (ziplist and zipmap hashes, lists, sorted sets, streams, modules) are
- * "ERR Bad data format" for now; lists and sorted sets add a reader to
- * readers[] below, indexed by RDB type byte.
+ * RDB_TYPE_SET_INTSET, RDB_TYPE_HASH, RDB_TYPE_HASH_LISTPACK, the sorted
+ * sets' 3, 5 and 17, and lists: 18 (quicklist of listpacks and plain
+ * nodes), 14 (quicklist of ziplists), 10 (one ziplist), 1 (linked list).
+ * Others (ziplist and zipmap hashes, streams, modules) are
+ * "ERR Bad data format"; a type adds a reader to readers[] below, indexed
+ * by RDB type byte.
  */
 #include <math.h>
 #include <stdint.h>
@@ -24,6 +26,7 @@
 #include "store/core/entry.h"
 #include "store/core/hash.h"
 #include "store/core/index.h"
+#include "store/core/list.h"
 #include "store/core/object.h"
 #include "store/core/value.h"
 #include "store/core/watch.h"
@@ -479,10 +482,244 @@ static idx_entry_t *read_zset(rd_t *r, const rst_t *x)
     return zset_finish(z, x, read_zset_any(r, x, 0, z) == 0);
 }
 
-/* Indexed by RDB type byte; lists (18 quicklist2) add theirs here. */
+/* ---- lists: 18 (quicklist of listpacks), 14 (of ziplists), 10, 1 ---- */
+
+/* An RDB string as bytes: pointing into the payload when stored plain
+ * (*owned NULL), else decoded into *owned (LZF, integers). -1 on bad data. */
+static int rd_blob(rd_t *r, const unsigned char **s, size_t *n, unsigned char **owned)
+{
+    rd_t peek = *r;
+    uint64_t len;
+    int enc;
+    *owned = NULL;
+    if (rd_len(&peek, &len, &enc)) return -1;
+    if (!enc) {
+        if (len > (uint64_t)(peek.end - peek.p)) return -1;
+        *s = peek.p;
+        *n = (size_t)len;
+        r->p = peek.p + len;
+        return 0;
+    }
+    if (rd_string(r, owned, n)) return -1;
+    *s = *owned;
+    return 0;
+}
+
+/* Append an element to l. Its bytes stay in the log when they are the
+ * payload's own (a long element is an extent inside the record's payload
+ * argument, as LPUSH's is); a long one decoded from an LZF-compressed node
+ * is not in the log and is held in RAM (D40). Returns 0, -1. */
+static int list_put(st_list_t *l, const rst_t *x, const unsigned char *s, size_t n, int in_payload)
+{
+    if (n > UINT32_MAX) return -1;
+    idx_entry_t *e;
+    if (in_payload || n <= STORE_INLINE_MAX) {
+        uint64_t lsn = in_payload ? x->base_lsn + (uint64_t)(s - x->base) : 0;
+        e = st_list_elem_new(s, (uint32_t)n, lsn);
+    } else {
+        rec_arg_t name = {(const unsigned char *)"", 0};
+        e = st_ent_new_ram(&name, s, n, 0);
+    }
+    st_list_insert(l, st_list_len(l), e);
+    return 0;
+}
+
+static idx_entry_t *list_finish(st_list_t *l, const rst_t *x, int ok)
+{
+    st_obj_t *o = (st_obj_t *)l;
+    if (!ok || !st_list_len(l)) { /* an empty list is bad data, as in Redis */
+        o->ops->free(o);
+        return NULL;
+    }
+    return st_ent_new_obj(x->key, o, x->expire_at);
+}
+
+/* lp_next or zl_next: one entry of a listpack or a ziplist. */
+typedef const unsigned char *(*entry_next_fn)(const unsigned char *p, const unsigned char *end,
+                                              const unsigned char **s, size_t *n, char *t);
+
+/* The entries of p[0, end) appended to l; an integer entry's text is not
+ * the payload's bytes. */
+static int list_put_entries(st_list_t *l, const rst_t *x, const unsigned char *p,
+                            const unsigned char *end, entry_next_fn next, int in_payload)
+{
+    while (p < end) {
+        const unsigned char *v;
+        size_t vn;
+        char t[24];
+        p = next(p, end, &v, &vn, t);
+        if (!p || list_put(l, x, v, vn, in_payload && v != (const unsigned char *)t)) return -1;
+    }
+    return 0;
+}
+
+static int list_put_listpack(st_list_t *l, const rst_t *x, const unsigned char *b, size_t n,
+                             int in_payload)
+{
+    if (!lp_frame_ok(b, n)) return -1;
+    return list_put_entries(l, x, b + 6, b + n - 1, lp_next, in_payload);
+}
+
+/* One ziplist entry at p (before end): as lp_next. */
+static const unsigned char *zl_next(const unsigned char *p, const unsigned char *end,
+                                    const unsigned char **s, size_t *n, char *t)
+{
+    if (p >= end) return NULL;
+    size_t at = p[0] == 0xFE ? 5 : 1; /* prevlen */
+    if ((size_t)(end - p) < at + 1) return NULL;
+    unsigned b = p[at];
+    size_t len = 0, w = 0;
+    long long v = 0;
+    int isint = 1;
+    switch (b >> 6) {
+    case 0:
+        isint = 0, len = b & 63, at += 1;
+        break;
+    case 1:
+        if ((size_t)(end - p) < at + 2) return NULL;
+        isint = 0, len = (size_t)(b & 63) << 8 | p[at + 1], at += 2;
+        break;
+    case 2:
+        if (b != 0x80 || (size_t)(end - p) < at + 5) return NULL;
+        isint = 0;
+        len =
+            (size_t)p[at + 1] << 24 | (size_t)p[at + 2] << 16 | (size_t)p[at + 3] << 8 | p[at + 4];
+        at += 5;
+        break;
+    default:
+        at += 1;
+        if (b == 0xC0)
+            w = 2;
+        else if (b == 0xD0)
+            w = 4;
+        else if (b == 0xE0)
+            w = 8;
+        else if (b == 0xF0)
+            w = 3;
+        else if (b == 0xFE)
+            w = 1;
+        else if (b >= 0xF1 && b <= 0xFD)
+            v = (long long)(b & 15) - 1;
+        else
+            return NULL;
+        break;
+    }
+    if (isint) {
+        if ((size_t)(end - p) < at + w) return NULL;
+        uint64_t u = 0;
+        for (size_t i = 0; i < w; i++)
+            u |= (uint64_t)p[at + i] << (8 * i);
+        if (w && w < 8 && (u >> (8 * w - 1)) & 1) u |= ~UINT64_C(0) << (8 * w);
+        if (w) v = (long long)u;
+        *n = str_from_ll(t, v);
+        *s = (const unsigned char *)t;
+        return p + at + w;
+    }
+    if ((size_t)(end - p) < at + len) return NULL;
+    *s = p + at;
+    *n = len;
+    return p + at + len;
+}
+
+/* A ziplist's entries appended to l (header: bytes, tail offset, count). */
+static int list_put_ziplist(st_list_t *l, const rst_t *x, const unsigned char *b, size_t n,
+                            int in_payload)
+{
+    if (n < 11 || b[n - 1] != 0xFF ||
+        (b[0] | (size_t)b[1] << 8 | (size_t)b[2] << 16 | (size_t)b[3] << 24) != n)
+        return -1;
+    return list_put_entries(l, x, b + 10, b + n - 1, zl_next, in_payload);
+}
+
+typedef int (*list_blob_fn)(st_list_t *l, const rst_t *x, const unsigned char *b, size_t n,
+                            int in_payload);
+
+/* One RDB string holding a listpack or ziplist, appended to l. */
+static int list_put_blob(rd_t *r, st_list_t *l, const rst_t *x, list_blob_fn put)
+{
+    const unsigned char *b;
+    size_t n;
+    unsigned char *owned;
+    if (rd_blob(r, &b, &n, &owned)) return -1;
+    int rc = put(l, x, b, n, owned == NULL);
+    free(owned);
+    return rc;
+}
+
+/* One RDB string appended to l as an element (a PLAIN node, or an
+ * element of a linked list). */
+static int list_put_string(rd_t *r, st_list_t *l, const rst_t *x)
+{
+    const unsigned char *b;
+    size_t n;
+    unsigned char *owned;
+    int rc = rd_blob(r, &b, &n, &owned) ? -1 : list_put(l, x, b, n, owned == NULL);
+    free(owned);
+    return rc;
+}
+
+/* RDB_TYPE_LIST_QUICKLIST_2 (containers: 1 plain element, 2 a listpack)
+ * and RDB_TYPE_LIST_QUICKLIST (every node a ziplist). */
+static idx_entry_t *read_quicklist_any(rd_t *r, const rst_t *x, int version2)
+{
+    uint64_t nodes;
+    int enc;
+    if (rd_len(r, &nodes, &enc) || enc || !nodes) return NULL;
+    st_list_t *l = st_list_new();
+    int ok = 1;
+    for (uint64_t i = 0; ok && i < nodes; i++) {
+        uint64_t container = 2;
+        if (version2 && (rd_len(r, &container, &enc) || enc)) {
+            ok = 0;
+        } else if (container == 1) {
+            ok = !list_put_string(r, l, x);
+        } else if (container == 2) {
+            ok = !list_put_blob(r, l, x, version2 ? list_put_listpack : list_put_ziplist);
+        } else {
+            ok = 0;
+        }
+    }
+    return list_finish(l, x, ok);
+}
+
+static idx_entry_t *read_list_quicklist2(rd_t *r, const rst_t *x)
+{
+    return read_quicklist_any(r, x, 1);
+}
+
+static idx_entry_t *read_list_quicklist(rd_t *r, const rst_t *x)
+{
+    return read_quicklist_any(r, x, 0);
+}
+
+static idx_entry_t *read_list_ziplist(rd_t *r, const rst_t *x)
+{
+    st_list_t *l = st_list_new();
+    return list_finish(l, x, list_put_blob(r, l, x, list_put_ziplist) == 0);
+}
+
+/* RDB_TYPE_LIST: the element count, then each element as an RDB string. */
+static idx_entry_t *read_list(rd_t *r, const rst_t *x)
+{
+    uint64_t n;
+    int enc;
+    if (rd_len(r, &n, &enc) || enc || !n) return NULL;
+    st_list_t *l = st_list_new();
+    int ok = 1;
+    for (uint64_t i = 0; ok && i < n; i++) {
+        ok = !list_put_string(r, l, x);
+    }
+    return list_finish(l, x, ok);
+}
+
+/* Indexed by RDB type byte. */
 typedef idx_entry_t *(*restore_fn)(rd_t *r, const rst_t *x);
-static const restore_fn readers[ST_RDB_ZSET_LISTPACK + 1] = {
+static const restore_fn readers[ST_RDB_LIST_QUICKLIST_2 + 1] = {
     [ST_RDB_STRING] = read_string,
+    [ST_RDB_LIST] = read_list,
+    [ST_RDB_LIST_ZIPLIST] = read_list_ziplist,
+    [ST_RDB_LIST_QUICKLIST] = read_list_quicklist,
+    [ST_RDB_LIST_QUICKLIST_2] = read_list_quicklist2,
     [ST_RDB_SET] = read_set,
     [ST_RDB_ZSET] = read_zset,
     [ST_RDB_HASH] = read_hash,
@@ -529,7 +766,7 @@ void st_apply_restore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
     rd_t rd = {p + 1, p + n - 10};
     idx_entry_t *e = NULL;
-    if (p[0] <= ST_RDB_ZSET_LISTPACK && readers[p[0]]) e = readers[p[0]](&rd, &x);
+    if (p[0] <= ST_RDB_LIST_QUICKLIST_2 && readers[p[0]]) e = readers[p[0]](&rd, &x);
     if (!e) { /* trailing bytes are ignored, as Redis does */
         if (r) resp_error(r, "ERR Bad data format");
         return;
