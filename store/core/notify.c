@@ -27,6 +27,7 @@ typedef struct st_notify_note {
     rec_arg_t key;
     unsigned cls;      /* with event: its class */
     const char *event; /* NULL: the operation's (event_of) */
+    int owned;         /* key.ptr is a copy to free ("new": the entry may move) */
 } st_notify_note_t;
 
 void st_notify(store_ctx_t *ctx, unsigned cls, const char *event, unsigned dbnum,
@@ -50,18 +51,42 @@ void st_notify(store_ctx_t *ctx, unsigned cls, const char *event, unsigned dbnum
     free(chan);
 }
 
-void st_notify_note(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key, unsigned cls,
-                    const char *event)
+static int note_add(store_ctx_t *ctx, st_notify_note_t note)
 {
-    if (!ctx->notify_flags) return;
     if (ctx->nnotes == ctx->notes_cap) {
         uint32_t cap = ctx->notes_cap ? ctx->notes_cap * 2 : 16;
         void *n = realloc(ctx->notes, cap * sizeof(st_notify_note_t));
-        if (!n) return;
+        if (!n) return -1;
         ctx->notes = n;
         ctx->notes_cap = cap;
     }
-    ctx->notes[ctx->nnotes++] = (st_notify_note_t){dbnum, *key, cls, event};
+    ctx->notes[ctx->nnotes++] = note;
+    return 0;
+}
+
+void st_notify_note(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key, unsigned cls,
+                    const char *event)
+{
+    if (ctx->notify_flags) note_add(ctx, (st_notify_note_t){dbnum, *key, cls, event, 0});
+}
+
+/* db's number in ctx, or -1. */
+static int db_number(const store_ctx_t *ctx, const st_db_t *db)
+{
+    for (int i = 0; i < ctx->ndb; i++)
+        if (ctx->dbs[i] == db) return i;
+    return -1;
+}
+
+void st_notify_new(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e)
+{
+    int dbnum = db_number(ctx, db);
+    if (!(ctx->notify_flags & PS_NOTIFY_NEW) || dbnum < 0) return;
+    unsigned char *copy = malloc(e->klen ? e->klen : 1);
+    if (!copy) return; /* an event lost, never the write */
+    memcpy(copy, idx_key(e), e->klen);
+    st_notify_note_t n = {(unsigned)dbnum, {copy, e->klen}, PS_NOTIFY_NEW, "new", 1};
+    if (note_add(ctx, n)) free(copy);
 }
 
 static int same_key(const rec_arg_t *a, const rec_arg_t *b)
@@ -196,6 +221,11 @@ void st_notify_flush(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a)
     ctx->nnotes = 0;
     for (uint32_t i = 0; i < count; i++) {
         const st_notify_note_t *n = &ctx->notes[i];
+        if (n->owned) { /* "new": told as the key was added, whatever followed */
+            st_notify(ctx, n->cls, n->event, n->dbnum, n->key.ptr, n->key.len);
+            free((void *)n->key.ptr);
+            continue;
+        }
         ev_t ev = n->event ? (ev_t){n->cls, n->event, 1, 0} : event_of(op, a, n);
         if (!ev.name) continue;
         st_db_t *db = st_db(ctx, n->dbnum);
@@ -217,10 +247,8 @@ void st_notify_expired(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e)
 {
     if (!(ctx->notify_flags & PS_NOTIFY_EXPIRED)) return;
     if (e->expire_at_ms <= ctx->notify_expired_floor) return; /* published by our predecessor */
-    for (int i = 0; i < ctx->ndb; i++) {
-        if (ctx->dbs[i] != db) continue;
-        st_notify(ctx, PS_NOTIFY_EXPIRED, "expired", (unsigned)i, idx_key(e), e->klen);
-        if (e->expire_at_ms > ctx->notify_expired_max) ctx->notify_expired_max = e->expire_at_ms;
-        return;
-    }
+    int dbnum = db_number(ctx, db);
+    if (dbnum < 0) return;
+    st_notify(ctx, PS_NOTIFY_EXPIRED, "expired", (unsigned)dbnum, idx_key(e), e->klen);
+    if (e->expire_at_ms > ctx->notify_expired_max) ctx->notify_expired_max = e->expire_at_ms;
 }

@@ -33,6 +33,9 @@ void st_notify_note(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key, unsi
 /* The handler of operation op (args a) returned: publish the events of
  * the keys it noted. */
 void st_notify_flush(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a);
+/* e was added to db: "new" (class n), published in its place among the
+ * operation's events, as Redis tells it when the key is added. */
+void st_notify_new(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e);
 /* e, in db, is being removed because its TTL passed: "expired". */
 void st_notify_expired(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e);
 

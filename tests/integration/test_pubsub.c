@@ -597,8 +597,10 @@ Test(pubsub, every_write_family_notifies_as_redis)
     redis_or_skip();
     start("--frontends 2");
     same_events("KEA", FAMILIES_SCRIPT, "SET __end__ 1");
+    same_events("KEAn", FAMILIES_SCRIPT, "SET __end__ 1");
     same_events("Kz", FAMILIES_SCRIPT, "ZADD __end__ 1 a");
     same_events("Et", FAMILIES_SCRIPT, "XADD __end__ 1-1 f v");
+    same_events("Elgn", FAMILIES_SCRIPT, "RPUSH __end__ a");
     same_events("KE$sh", FAMILIES_SCRIPT, "SET __end__ 1");
 }
 
