@@ -604,6 +604,74 @@ Test(pubsub, every_write_family_notifies_as_redis)
     same_events("KE$sh", FAMILIES_SCRIPT, "SET __end__ 1");
 }
 
+/* A random mix (fixed seed) of writes of every family over five keys
+ * that change type, so errors (WRONGTYPE) and emptied keys come too; no
+ * short TTLs, whose "expired" would depend on timing. */
+Test(pubsub, random_writes_notify_as_redis)
+{
+    static const char *const forms[] = {
+        "SET %s v",
+        "DEL %s",
+        "INCR %s",
+        "APPEND %s x",
+        "LPUSH %s a",
+        "RPOP %s",
+        "LMOVE %s %s LEFT RIGHT",
+        "SADD %s m%d",
+        "SREM %s m%d",
+        "HSET %s f%d v",
+        "HDEL %s f%d",
+        "ZADD %s %d m",
+        "ZREM %s m%d",
+        "ZPOPMIN %s",
+        "ZINCRBY %s 1 m%d",
+        "XADD %s MAXLEN 2 * f v",
+        "XTRIM %s MAXLEN 1",
+        "ZUNIONSTORE %s 2 %s %s",
+        "SUNIONSTORE %s %s %s",
+        "RENAME %s %s",
+        "COPY %s %s",
+        "EXPIRE %s 1000",
+        "PERSIST %s",
+        "LTRIM %s 1 -1",
+        "SETRANGE %s 1 x",
+        "GETDEL %s",
+        "SPOP %s",
+        "HINCRBY %s f%d 1",
+    };
+    enum { N = 400, NFORMS = sizeof(forms) / sizeof(forms[0]) };
+    static char lines[N][64];
+    static const char *script[N + 1];
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    for (int i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        char k[3][4];
+        for (int j = 0; j < 3; j++)
+            snprintf(k[j], sizeof(k[j]), "k%u", (unsigned)(x >> (8 * j + 16)) % 5);
+        const char *f = forms[x % NFORMS];
+        unsigned n = (unsigned)(x >> 40) % 3;
+        /* each form takes keys (%s) and at most one number (%d) */
+        const char *d = strstr(f, "%d");
+        int nkeys = 0;
+        for (const char *p = f; (p = strstr(p, "%s")) != NULL; p++)
+            nkeys++;
+        if (d && nkeys == 1)
+            snprintf(lines[i], sizeof(lines[i]), f, k[0], n);
+        else if (nkeys == 1)
+            snprintf(lines[i], sizeof(lines[i]), f, k[0]);
+        else if (nkeys == 2)
+            snprintf(lines[i], sizeof(lines[i]), f, k[0], k[1]);
+        else
+            snprintf(lines[i], sizeof(lines[i]), f, k[0], k[1], k[2]);
+        script[i] = lines[i];
+    }
+    script[N] = NULL;
+    redis_or_skip();
+    start("--frontends 2");
+    same_events("KEA", script, "SET __end__ 1");
+    same_events("KEAn", script, "SET __end__ 1");
+}
+
 Test(pubsub, notify_setting_as_redis)
 {
     redis_or_skip();
