@@ -86,6 +86,7 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
         ctx->dbs[i] = db;
     }
     ctx->on_expired = st_notify_expired;
+    ctx->on_new = st_notify_new;
     return ctx;
 }
 

@@ -255,6 +255,7 @@ void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e)
         st_ent_free(db, old);
     } else {
         idx_insert(&db->ix, e);
+        if (db->ctx->on_new) db->ctx->on_new(db->ctx, db, e);
     }
     /* A write is a use, at the apply clock's time (the record's, on
      * replay); an overwrite keeps the old key's data (relinked with it),

@@ -151,6 +151,9 @@ struct store_ctx {
      * st_notify_expired, set by store_ctx_create (a hook, so entry.c
      * names nothing above it). */
     void (*on_expired)(struct store_ctx *ctx, st_db_t *db, const idx_entry_t *e);
+    /* A key added to db (st_ent_store without a slot): notify.c's
+     * st_notify_new ("new" keys, notify-keyspace-events n). */
+    void (*on_new)(struct store_ctx *ctx, st_db_t *db, const idx_entry_t *e);
     /* The static cluster topology (CLUSTER's replies, store/cluster.c),
      * NULL unless cluster-enabled. */
     struct cluster *cluster;

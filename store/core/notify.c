@@ -12,9 +12,11 @@
  */
 #include "store/core/notify.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "command.h"
 #include "log.h"
@@ -23,6 +25,9 @@
 typedef struct st_notify_note {
     unsigned dbnum;
     rec_arg_t key;
+    unsigned cls;      /* with event: its class */
+    const char *event; /* NULL: the operation's (event_of) */
+    int owned;         /* key.ptr is a copy to free ("new": the entry may move) */
 } st_notify_note_t;
 
 void st_notify(store_ctx_t *ctx, unsigned cls, const char *event, unsigned dbnum,
@@ -46,17 +51,42 @@ void st_notify(store_ctx_t *ctx, unsigned cls, const char *event, unsigned dbnum
     free(chan);
 }
 
-void st_notify_note(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key)
+static int note_add(store_ctx_t *ctx, st_notify_note_t note)
 {
-    if (!ctx->notify_flags) return;
     if (ctx->nnotes == ctx->notes_cap) {
         uint32_t cap = ctx->notes_cap ? ctx->notes_cap * 2 : 16;
         void *n = realloc(ctx->notes, cap * sizeof(st_notify_note_t));
-        if (!n) return;
+        if (!n) return -1;
         ctx->notes = n;
         ctx->notes_cap = cap;
     }
-    ctx->notes[ctx->nnotes++] = (st_notify_note_t){dbnum, *key};
+    ctx->notes[ctx->nnotes++] = note;
+    return 0;
+}
+
+void st_notify_note(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key, unsigned cls,
+                    const char *event)
+{
+    if (ctx->notify_flags) note_add(ctx, (st_notify_note_t){dbnum, *key, cls, event, 0});
+}
+
+/* db's number in ctx, or -1. */
+static int db_number(const store_ctx_t *ctx, const st_db_t *db)
+{
+    for (int i = 0; i < ctx->ndb; i++)
+        if (ctx->dbs[i] == db) return i;
+    return -1;
+}
+
+void st_notify_new(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e)
+{
+    int dbnum = db_number(ctx, db);
+    if (!(ctx->notify_flags & PS_NOTIFY_NEW) || dbnum < 0) return;
+    unsigned char *copy = malloc(e->klen ? e->klen : 1);
+    if (!copy) return; /* an event lost, never the write */
+    memcpy(copy, idx_key(e), e->klen);
+    st_notify_note_t n = {(unsigned)dbnum, {copy, e->klen}, PS_NOTIFY_NEW, "new", 1};
+    if (note_add(ctx, n)) free(copy);
 }
 
 static int same_key(const rec_arg_t *a, const rec_arg_t *b)
@@ -75,10 +105,22 @@ typedef struct ev {
 
 #define U32(i) cmd_get_u32(a->argv[i].ptr)
 
-static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t *n, uint32_t nth)
+/* ZADD's words (after key, limits, mode) name INCR among its options. */
+static int zadd_incr(const apply_args_t *a)
+{
+    for (int i = 3; i < a->argc; i++) {
+        const rec_arg_t *w = &a->argv[i];
+        if (w->len == 4 && !strncasecmp((const char *)w->ptr, "incr", 4)) return 1;
+        if (!w->len || !isalpha(w->ptr[0])) return 0; /* the first score: options end */
+    }
+    return 0;
+}
+
+static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t *n)
 {
     const unsigned G = PS_NOTIFY_GENERIC, S = PS_NOTIFY_STRING, L = PS_NOTIFY_LIST,
-                   SET = PS_NOTIFY_SET, H = PS_NOTIFY_HASH;
+                   SET = PS_NOTIFY_SET, H = PS_NOTIFY_HASH, Z = PS_NOTIFY_ZSET,
+                   T = PS_NOTIFY_STREAM;
     int first = a->argc > 0 && same_key(&n->key, &a->argv[0]);
     switch (op) {
     case CMD_SET:
@@ -138,10 +180,6 @@ static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t 
         return (ev_t){SET, "sdiffstore", 0, 1};
     case CMD_LPUSH:
         return (ev_t){L, (U32(1) & 1u) ? "rpush" : "lpush", 0, 0};
-    case CMD_LPOP:
-        return (ev_t){L, U32(1) ? "rpop" : "lpop", 1, 0};
-    case CMD_LMPOP:
-        return (ev_t){L, U32(1) ? "rpop" : "lpop", 1, 0};
     case CMD_LSET:
         return (ev_t){L, "lset", 0, 0};
     case CMD_LTRIM:
@@ -150,9 +188,28 @@ static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t 
         return (ev_t){L, "lrem", 1, 0};
     case CMD_LINSERT:
         return (ev_t){L, "linsert", 0, 0};
-    case CMD_LMOVE: /* the source's note comes first (a rotation notes one key twice) */
-        if (nth == 0) return (ev_t){L, U32(2) ? "rpop" : "lpop", 1, 0};
-        return (ev_t){L, U32(3) ? "rpush" : "lpush", 0, 0};
+    case CMD_ZADD: /* ZADD ... INCR and ZINCRBY (mode 0x100) say "zincr" */
+        return (ev_t){Z, (U32(2) & 0x100u) || zadd_incr(a) ? "zincr" : "zadd", 0, 0};
+    case CMD_ZREM:
+        return (ev_t){Z, "zrem", 1, 0};
+    case CMD_ZREMRANGEBYRANK: {
+        static const char *const by[] = {"zremrangebyrank", "zremrangebyscore", "zremrangebylex"};
+        return (ev_t){Z, by[U32(1) < 3 ? U32(1) : 0], 1, 0};
+    }
+    case CMD_ZRANGESTORE:
+        return (ev_t){Z, "zrangestore", 0, 1};
+    case CMD_ZUNIONSTORE: {
+        static const char *const store[] = {"zunionstore", "zinterstore", "zdiffstore"};
+        return (ev_t){Z, store[U32(2) < 3 ? U32(2) : 0], 0, 1};
+    }
+    case CMD_XADD:
+        return (ev_t){T, "xadd", 0, 0};
+    case CMD_XTRIM:
+        return (ev_t){T, "xtrim", 0, 0};
+    case CMD_XDEL:
+        return (ev_t){T, "xdel", 0, 0};
+    case CMD_XSETID:
+        return (ev_t){T, "xsetid", 0, 0};
     default:
         return (ev_t){0, NULL, 0, 0}; /* FLUSH*, SWAPDB, TICK, RELOCATE: none */
     }
@@ -162,12 +219,14 @@ void st_notify_flush(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a)
 {
     uint32_t count = ctx->nnotes;
     ctx->nnotes = 0;
-    for (uint32_t k = 0; k < count; k++) {
-        /* LMOVE notes its source, then its destination; Redis tells the
-         * push first, then the pop. */
-        uint32_t i = op == CMD_LMOVE ? count - 1 - k : k;
+    for (uint32_t i = 0; i < count; i++) {
         const st_notify_note_t *n = &ctx->notes[i];
-        ev_t ev = event_of(op, a, n, i);
+        if (n->owned) { /* "new": told as the key was added, whatever followed */
+            st_notify(ctx, n->cls, n->event, n->dbnum, n->key.ptr, n->key.len);
+            free((void *)n->key.ptr);
+            continue;
+        }
+        ev_t ev = n->event ? (ev_t){n->cls, n->event, 1, 0} : event_of(op, a, n);
         if (!ev.name) continue;
         st_db_t *db = st_db(ctx, n->dbnum);
         int gone = !db || !st_find_live(db, &n->key, ctx->now, 0);
@@ -177,7 +236,7 @@ void st_notify_flush(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a)
         }
         st_notify(ctx, ev.cls, ev.name, n->dbnum, n->key.ptr, n->key.len);
         /* SET with a TTL (SETEX, SET EX) also says "expire", as Redis. */
-        if (op == CMD_SET && cmd_get_i64(a->argv[3].ptr))
+        if (op == CMD_SET && !n->event && cmd_get_i64(a->argv[3].ptr))
             st_notify(ctx, PS_NOTIFY_GENERIC, "expire", n->dbnum, n->key.ptr, n->key.len);
         if (gone && ev.del_if_gone)
             st_notify(ctx, PS_NOTIFY_GENERIC, "del", n->dbnum, n->key.ptr, n->key.len);
@@ -188,10 +247,8 @@ void st_notify_expired(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e)
 {
     if (!(ctx->notify_flags & PS_NOTIFY_EXPIRED)) return;
     if (e->expire_at_ms <= ctx->notify_expired_floor) return; /* published by our predecessor */
-    for (int i = 0; i < ctx->ndb; i++) {
-        if (ctx->dbs[i] != db) continue;
-        st_notify(ctx, PS_NOTIFY_EXPIRED, "expired", (unsigned)i, idx_key(e), e->klen);
-        if (e->expire_at_ms > ctx->notify_expired_max) ctx->notify_expired_max = e->expire_at_ms;
-        return;
-    }
+    int dbnum = db_number(ctx, db);
+    if (dbnum < 0) return;
+    st_notify(ctx, PS_NOTIFY_EXPIRED, "expired", (unsigned)dbnum, idx_key(e), e->klen);
+    if (e->expire_at_ms > ctx->notify_expired_max) ctx->notify_expired_max = e->expire_at_ms;
 }

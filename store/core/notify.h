@@ -24,11 +24,18 @@ void st_notify(store_ctx_t *ctx, unsigned cls, const char *event, unsigned dbnum
                const unsigned char *key, size_t klen);
 /* A key the operation being applied changed (watch.c's st_key_changed):
  * its events are published once the handler returned (st_notify_flush),
- * so they see the state after the change. */
-void st_notify_note(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key);
+ * so they see the state after the change. event (of class cls) names the
+ * event when the change is not the operation's own (a pop served to a
+ * blocked client inside a push, XADD's trimming), followed by "del" when
+ * the key is gone; NULL: the operation's event (notify.c's table). */
+void st_notify_note(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key, unsigned cls,
+                    const char *event);
 /* The handler of operation op (args a) returned: publish the events of
  * the keys it noted. */
 void st_notify_flush(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a);
+/* e was added to db: "new" (class n), published in its place among the
+ * operation's events, as Redis tells it when the key is added. */
+void st_notify_new(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e);
 /* e, in db, is being removed because its TTL passed: "expired". */
 void st_notify_expired(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e);
 

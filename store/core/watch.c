@@ -185,8 +185,14 @@ static watch_slot_t *slot_find(watch_bucket_t *b, uint32_t fp)
 
 void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, const rec_arg_t *key)
 {
-    st_block_key_touched(ctx, dbnum, key); /* clients blocked on it (block.c) */
-    st_notify_note(ctx, dbnum, key);       /* its keyspace event, once the handler returned */
+    st_key_changed_as(ctx, a, dbnum, key, 0, NULL);
+}
+
+void st_key_changed_as(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
+                       const rec_arg_t *key, unsigned cls, const char *event)
+{
+    st_block_key_touched(ctx, dbnum, key);       /* clients blocked on it (block.c) */
+    st_notify_note(ctx, dbnum, key, cls, event); /* its keyspace event, after the handler */
     st_db_t *db = st_db(ctx, dbnum);
     if (!db) return;
     st_watch_t *w = watch_get(ctx);

@@ -17,6 +17,10 @@
  * they empty, SWAPDB st_db_swapped for each of the two databases (partner:
  * the other one). */
 void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, const rec_arg_t *key);
+/* st_key_changed, with the keyspace event (of class cls, enum ps_notify)
+ * the change publishes instead of the operation's (notify.h). */
+void st_key_changed_as(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
+                       const rec_arg_t *key, unsigned cls, const char *event);
 void st_db_flushed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum);
 void st_db_swapped(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, unsigned partner);
 void st_watch_free(store_ctx_t *ctx);

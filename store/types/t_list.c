@@ -24,6 +24,7 @@
 
 #include "handlers.h"
 #include "log.h"
+#include "pubsub.h"
 #include "resp.h"
 #include "record.h"
 #include "store/core/alloc.h"
@@ -130,7 +131,8 @@ static void pop_n(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *key,
         st_list_elem_free(e);
     }
     account(ctx, l, before);
-    st_key_changed(ctx, a, a->dbnum, key);
+    /* LPOP, LMPOP, BLPOP and a pop served inside a push say the pop */
+    st_key_changed_as(ctx, a, a->dbnum, key, PS_NOTIFY_LIST, right ? "rpop" : "lpop");
     if (!st_list_len(l)) st_remove(a->db, slot);
 }
 
@@ -304,14 +306,16 @@ static void move_elem(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *
     uint64_t before = st_list_bytes(s);
     idx_entry_t *e = take_at(ctx, s, from_right ? st_list_len(s) - 1 : 0);
     account(ctx, s, before);
-    st_key_changed(ctx, a, a->dbnum, src);
     if (!st_list_len(s)) st_remove(a->db, sslot);
     idx_entry_t **dslot = st_find_live(a->db, dst, ctx->now, 0);
     st_list_t *d = dslot ? st_ent_list(*dslot) : create(a->db, dst);
     before = st_list_bytes(d);
     add_at(ctx, d, to_right ? st_list_len(d) : 0, e);
     account(ctx, d, before);
-    st_key_changed(ctx, a, a->dbnum, dst);
+    /* Redis 7.0 tells the push, then the pop (and "del" of an emptied
+     * source), whether LMOVE ran now or served a blocked BLMOVE */
+    st_key_changed_as(ctx, a, a->dbnum, dst, PS_NOTIFY_LIST, to_right ? "rpush" : "lpush");
+    st_key_changed_as(ctx, a, a->dbnum, src, PS_NOTIFY_LIST, from_right ? "rpop" : "lpop");
     if (r) st_reply_value(ctx, e, r);
 }
 

@@ -26,6 +26,7 @@
 #include "store/core/watch.h"
 #include "streamid.h"
 #include "strutil.h"
+#include "pubsub.h"
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"
 #define SID_MAX     ((st_sid_t){UINT64_MAX, UINT64_MAX})
@@ -168,9 +169,11 @@ void st_apply_xadd(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     uint64_t before = st_stream_bytes(s);
     int first = o.id_at + 1;
     st_stream_append(s, id, &a->argv[first], (uint32_t)(a->argc - first));
-    if (o.strategy != STRIM_NONE) st_stream_drop_head(s, trim_count(s, &o));
+    uint64_t trimmed = o.strategy != STRIM_NONE ? trim_count(s, &o) : 0;
+    if (trimmed) st_stream_drop_head(s, trimmed);
     account(ctx, s, before);
     st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
+    if (trimmed) st_key_changed_as(ctx, a, a->dbnum, &a->argv[0], PS_NOTIFY_STREAM, "xtrim");
     if (r) reply_id(r, id);
 }
 

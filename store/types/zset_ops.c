@@ -27,6 +27,7 @@
 #include "store/core/object.h"
 #include "store/core/watch.h"
 #include "strutil.h"
+#include "pubsub.h"
 
 zs_limits_t zs_get_limits(const rec_arg_t *x)
 {
@@ -421,7 +422,7 @@ uint32_t st_zset_pop(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *k
         st_zset_del(z, m, ml);
     }
     ctx->entry_bytes += st_zset_bytes(z) - before; /* modular: a decrease */
-    if (n) st_key_changed(ctx, a, a->dbnum, key);
+    if (n) st_key_changed_as(ctx, a, a->dbnum, key, PS_NOTIFY_ZSET, max ? "zpopmax" : "zpopmin");
     if (!st_zset_len(z)) st_remove(a->db, slot);
     return n;
 }

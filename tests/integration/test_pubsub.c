@@ -410,28 +410,198 @@ static const char *const KEYSPACE_SCRIPT[] = {"SET a 1",
                                               "SET __end__ 1",
                                               NULL};
 
+/* Sorted sets, streams, pops served to blocked clients, new keys and
+ * every other write family, for the differential runs below. */
+static const char *const FAMILIES_SCRIPT[] = {"ZADD z 1 a 2 b 3 c",
+                                              "ZADD z INCR 5 a",
+                                              "ZINCRBY z 1 b",
+                                              "ZADD z XX 9 nosuch",
+                                              "ZADD z NX 1 a",
+                                              "ZADD z GT CH 10 c",
+                                              "ZREM z nosuch",
+                                              "ZREM z a",
+                                              "ZADD z 1 a 4 d 5 e",
+                                              "ZREMRANGEBYSCORE z 100 200",
+                                              "ZREMRANGEBYSCORE z 1 1",
+                                              "ZREMRANGEBYRANK z 0 0",
+                                              "ZADD lz 0 a 0 b 0 c 0 d",
+                                              "ZREMRANGEBYLEX lz [a [b",
+                                              "ZREMRANGEBYLEX lz - +",
+                                              "ZADD p 1 a 2 b 3 c",
+                                              "ZPOPMIN p",
+                                              "ZPOPMAX p 5",
+                                              "ZPOPMIN p",
+                                              "ZADD m1 1 a 2 b",
+                                              "ZMPOP 2 nosuch m1 MIN COUNT 1",
+                                              "ZMPOP 1 m1 MAX COUNT 10",
+                                              "ZADD u1 1 a 2 b",
+                                              "ZADD u2 3 b 4 c",
+                                              "ZUNIONSTORE zu 2 u1 u2",
+                                              "ZINTERSTORE zi 2 u1 u2",
+                                              "ZDIFFSTORE zd 2 u1 u2",
+                                              "ZINTERSTORE zi 2 u1 nosuch",
+                                              "ZINTERSTORE none 2 u1 nosuch",
+                                              "ZRANGESTORE zr u1 0 -1",
+                                              "ZRANGESTORE zr u1 5 10",
+                                              "ZRANGESTORE none u1 5 10",
+                                              "DEL nosuch z zu",
+                                              "XADD s 1-1 f v",
+                                              "XADD s 2-1 f v",
+                                              "XADD s MAXLEN 1 3-1 f v",
+                                              "XADD s NOMKSTREAM 4-1 f v",
+                                              "XADD nos NOMKSTREAM 4-1 f v",
+                                              "XADD s 5-1 f v",
+                                              "XTRIM s MAXLEN 10",
+                                              "XTRIM s MAXLEN 1",
+                                              "XDEL s 1-1",
+                                              "XDEL s 5-1",
+                                              "XSETID s 9-9",
+                                              "XADD s2 1-1 f v",
+                                              "XDEL s2 1-1",
+                                              "&BLPOP bl 0",
+                                              "RPUSH bl a",
+                                              "&BLPOP bl 0",
+                                              "RPUSH bl a b",
+                                              "&BLMOVE bm bmd LEFT RIGHT 0",
+                                              "LPUSH bm x",
+                                              "&BZPOPMIN bz 0",
+                                              "ZADD bz 1 a",
+                                              "&BZPOPMAX bz 0",
+                                              "ZADD bz 1 a 2 b",
+                                              "&BRPOPLPUSH br brd 0",
+                                              "RPUSH br x",
+                                              "&BLMPOP 0 2 nosuch bq LEFT COUNT 3",
+                                              "RPUSH bq a b",
+                                              "&BZMPOP 0 1 bzm MAX COUNT 2",
+                                              "ZADD bzm 1 a",
+                                              "SET str v",
+                                              "SET str w",
+                                              "SETEX ex 100 v",
+                                              "GETSET str x",
+                                              "SETNX str y",
+                                              "HSETNX h f v",
+                                              "HMSET h g w",
+                                              "LPUSHX nol x",
+                                              "RPUSH lx a",
+                                              "RPUSHX lx b",
+                                              "RPOPLPUSH lx lx2",
+                                              "LINSERT lx2 BEFORE b c",
+                                              "LREM lx2 0 b",
+                                              "LSET lx2 0 z",
+                                              "COPY lx2 cp",
+                                              "MOVE cp 1",
+                                              "RENAMENX lx2 rn",
+                                              "RENAME rn str",
+                                              "UNLINK str",
+                                              "SETBIT bits 7 1",
+                                              "PEXPIRE bits 100000",
+                                              "EXPIREAT bits 1",
+                                              "SET t v",
+                                              "GETEX t EX 100",
+                                              "GETEX t PERSIST",
+                                              "SADD su1 a b",
+                                              "SADD su2 b c",
+                                              "SUNIONSTORE su su1 su2",
+                                              "SDIFFSTORE sd su1 su2",
+                                              "SINTERSTORE su su1 nothing",
+                                              "SPOP su1 5",
+                                              "HSET hd a 1",
+                                              "HINCRBYFLOAT hd a 1.5",
+                                              "HDEL hd a",
+                                              "SELECT 1",
+                                              "DEL cp",
+                                              "SELECT 0",
+                                              "MSETNX n1 1 n2 2",
+                                              "MSETNX n1 1 n3 3",
+                                              "SET n1 v KEEPTTL GET",
+                                              "SET n1 v PXAT 99999999999999",
+                                              "EXPIRE n1 100 NX",
+                                              "EXPIRE n1 100 NX",
+                                              "GETEX n1 PXAT 1",
+                                              "INCRBYFLOAT fl 2.5",
+                                              "DECR dc",
+                                              "SADD sm1 a",
+                                              "SADD sm2 b",
+                                              "SMOVE sm1 sm2 a",
+                                              "SINTERSTORE sm2 sm2 sm2",
+                                              "RPUSH rot a b",
+                                              "RPOPLPUSH rot rot",
+                                              "LPOP rot 5",
+                                              "SADD sp a b c",
+                                              "SPOP sp 3",
+                                              "XADD xm 1-1 f v",
+                                              "XADD xm MINID 2 2-1 f v",
+                                              "XTRIM xm MINID 3",
+                                              "&BLPOP ml 0",
+                                              "MULTI",
+                                              "RPUSH ml a b",
+                                              "LPUSH ml c",
+                                              "EXEC",
+                                              "SET sw 1",
+                                              "SWAPDB 0 1",
+                                              "SWAPDB 0 1",
+                                              "SELECT 2",
+                                              "SET f1 1",
+                                              "FLUSHDB",
+                                              "SELECT 0",
+                                              NULL};
+
+/* The events a server (port) publishes on "__key*__:*" while one client
+ * with notify-keyspace-events `flags` runs script; a line starting with
+ * "&" is sent on a second connection (a blocking pop) without waiting for
+ * its reply, which the next plain line's write serves. */
+static char *events_of(int port, const char *flags, const char *const *script, const char *end)
+{
+    raw_t *w = raw_open(port), *sub = raw_open(port), *blocker = raw_open(port);
+    cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events %s", flags), "+OK\r\n");
+    raw_send(sub, "PSUBSCRIBE __key*__:*\r\n", 23);
+    free(raw_read(sub, 1));
+    int blocked = 0;
+    for (int i = 0; script[i]; i++) {
+        if (script[i][0] != '&') {
+            cmd(w, "%s", script[i]);
+            if (blocked) free(raw_read(blocker, 1)); /* served by that write */
+            blocked = 0;
+            continue;
+        }
+        char line[256];
+        int n = snprintf(line, sizeof(line), "%s\r\n", script[i] + 1);
+        raw_send(blocker, line, (size_t)n);
+        /* blocked once CLIENT LIST says so (bounded) */
+        for (int k = 0; k < 500 && !strstr(cmd(w, "INFO clients"), "blocked_clients:1"); k++)
+            usleep(2000);
+        blocked = 1;
+    }
+    if (end) cmd(w, "%s", end);
+    /* the script ends with a write to "__end__" that flags publish: one
+     * message each for K and E, twice with "new" */
+    int ends = (strchr(flags, 'K') && strchr(flags, 'E') ? 2 : 1) * (strchr(flags, 'n') ? 2 : 1);
+    char *got = events_until_end(sub, ends);
+    cmd(w, "CONFIG SET notify-keyspace-events \"\"");
+    cmd(w, "FLUSHALL");
+    raw_close(w);
+    raw_close(sub);
+    raw_close(blocker);
+    return got;
+}
+
+/* The same events, message for message, from redis-server and AtticDB. */
+static void same_events(const char *flags, const char *const *script, const char *end)
+{
+    char *want = events_of(R.port, flags, script, end),
+         *got = events_of(S.port, flags, script, end);
+    cr_expect(strstr(want, "__end__"), "redis sent its events: %s", want);
+    cr_expect(strcmp(want, got) == 0, "keyspace events (%s)\nredis:   %s\natticdb: %s", flags, want,
+              got);
+    free(want);
+    free(got);
+}
+
 Test(pubsub, keyspace_notifications_as_redis)
 {
     redis_or_skip();
     start("--frontends 2");
-    int ports[2] = {R.port, S.port};
-    char *got[2];
-    for (int s = 0; s < 2; s++) {
-        raw_t *w = raw_open(ports[s]), *sub = raw_open(ports[s]);
-        cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events KEA"), "+OK\r\n");
-        raw_send(sub, "PSUBSCRIBE __key*__:*\r\n", 23);
-        free(raw_read(sub, 1));
-        for (int i = 0; KEYSPACE_SCRIPT[i]; i++)
-            cmd(w, "%s", KEYSPACE_SCRIPT[i]);
-        got[s] = events_until_end(sub, 2);
-        raw_close(w);
-        raw_close(sub);
-    }
-    cr_expect(strstr(got[0], "__end__"), "redis sent its events: %s", got[0]);
-    cr_expect(strcmp(got[0], got[1]) == 0, "keyspace events\nredis:   %s\natticdb: %s", got[0],
-              got[1]);
-    free(got[0]);
-    free(got[1]);
+    same_events("KEA", KEYSPACE_SCRIPT, NULL);
     /* the classes filter: only keyevent, only strings */
     raw_t *w = raw_open(S.port), *sub = raw_open(S.port);
     cr_assert_str_eq(cmd(w, "CONFIG SET notify-keyspace-events E$"), "+OK\r\n");
@@ -450,6 +620,89 @@ Test(pubsub, keyspace_notifications_as_redis)
     free(only);
     raw_close(w);
     raw_close(sub);
+}
+
+/* Every write family, on two frontends, with the flags each class and
+ * "n" (new keys) select; the last write to "__end__" is one the flags
+ * publish. */
+Test(pubsub, every_write_family_notifies_as_redis)
+{
+    redis_or_skip();
+    start("--frontends 2");
+    same_events("KEA", FAMILIES_SCRIPT, "SET __end__ 1");
+    same_events("KEAn", FAMILIES_SCRIPT, "SET __end__ 1");
+    same_events("Kz", FAMILIES_SCRIPT, "ZADD __end__ 1 a");
+    same_events("Et", FAMILIES_SCRIPT, "XADD __end__ 1-1 f v");
+    same_events("Elgn", FAMILIES_SCRIPT, "RPUSH __end__ a");
+    same_events("KE$sh", FAMILIES_SCRIPT, "SET __end__ 1");
+}
+
+/* A random mix (fixed seed) of writes of every family over five keys
+ * that change type, so errors (WRONGTYPE) and emptied keys come too; no
+ * short TTLs, whose "expired" would depend on timing. */
+Test(pubsub, random_writes_notify_as_redis)
+{
+    static const char *const forms[] = {
+        "SET %s v",
+        "DEL %s",
+        "INCR %s",
+        "APPEND %s x",
+        "LPUSH %s a",
+        "RPOP %s",
+        "LMOVE %s %s LEFT RIGHT",
+        "SADD %s m%d",
+        "SREM %s m%d",
+        "HSET %s f%d v",
+        "HDEL %s f%d",
+        "ZADD %s %d m",
+        "ZREM %s m%d",
+        "ZPOPMIN %s",
+        "ZINCRBY %s 1 m%d",
+        "XADD %s MAXLEN 2 * f v",
+        "XTRIM %s MAXLEN 1",
+        "ZUNIONSTORE %s 2 %s %s",
+        "SUNIONSTORE %s %s %s",
+        "RENAME %s %s",
+        "COPY %s %s",
+        "EXPIRE %s 1000",
+        "PERSIST %s",
+        "LTRIM %s 1 -1",
+        "SETRANGE %s 1 x",
+        "GETDEL %s",
+        "SPOP %s",
+        "HINCRBY %s f%d 1",
+    };
+    enum { N = 400, NFORMS = sizeof(forms) / sizeof(forms[0]) };
+    static char lines[N][64];
+    static const char *script[N + 1];
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    for (int i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        char k[3][4];
+        for (int j = 0; j < 3; j++)
+            snprintf(k[j], sizeof(k[j]), "k%u", (unsigned)(x >> (8 * j + 16)) % 5);
+        const char *f = forms[x % NFORMS];
+        unsigned n = (unsigned)(x >> 40) % 3;
+        /* each form takes keys (%s) and at most one number (%d) */
+        const char *d = strstr(f, "%d");
+        int nkeys = 0;
+        for (const char *p = f; (p = strstr(p, "%s")) != NULL; p++)
+            nkeys++;
+        if (d && nkeys == 1)
+            snprintf(lines[i], sizeof(lines[i]), f, k[0], n);
+        else if (nkeys == 1)
+            snprintf(lines[i], sizeof(lines[i]), f, k[0]);
+        else if (nkeys == 2)
+            snprintf(lines[i], sizeof(lines[i]), f, k[0], k[1]);
+        else
+            snprintf(lines[i], sizeof(lines[i]), f, k[0], k[1], k[2]);
+        script[i] = lines[i];
+    }
+    script[N] = NULL;
+    redis_or_skip();
+    start("--frontends 2");
+    same_events("KEA", script, "SET __end__ 1");
+    same_events("KEAn", script, "SET __end__ 1");
 }
 
 Test(pubsub, notify_setting_as_redis)
