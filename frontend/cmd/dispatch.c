@@ -53,8 +53,8 @@ static int largest_arg(int first, int step, int argc, const uint32_t *lens)
  * APPEND, SETRANGE, the largest value of MSET / MSETNX, of HSET / HMSET /
  * HSETNX (CMD_HSET key limits flags field value ...), the largest
  * element of LPUSH / RPUSH / LPUSHX / RPUSHX (CMD_LPUSH key mode
- * element ...), LSET's element (key index element) and LINSERT's
- * (key after pivot element); one per record; -1 for other writes. The
+ * element ...), LSET's element (key index element), LINSERT's
+ * (key after pivot element) and RESTORE's payload; one per record; -1 for other writes. The
  * store's big_form_ok (route.c) accepts the same. */
 static int big_value_arg(cmd_id_t id, int argc, const uint32_t *lens)
 {
@@ -65,6 +65,7 @@ static int big_value_arg(cmd_id_t id, int argc, const uint32_t *lens)
     if (id == CMD_LPUSH && argc >= 3) return largest_arg(2, 1, argc, lens);
     if (id == CMD_LSET) return 2;
     if (id == CMD_LINSERT) return 3;
+    if (id == CMD_RESTORE) return 1;
     return -1;
 }
 

@@ -720,3 +720,49 @@ Test(bigvalues, hash_fields_and_list_elements)
     free(w);
     finish(&s);
 }
+
+/* The DUMP payload of key (the caller frees it). */
+static redisReply *dump_of(redisContext *c, const char *key)
+{
+    redisReply *r = redisCommand(c, "DUMP %s", key);
+    cr_assert_not_null(r, "DUMP %s: no reply (%s)", key, c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING, "DUMP %s: type %d", key, r->type);
+    return r;
+}
+
+/* RESTORE of payloads past the record limit (D45): a large string and a
+ * hash holding a large field come back whole; BUSYKEY, REPLACE and a
+ * damaged payload answer as Redis; restarts keep them. */
+Test(bigvalues, restore_of_a_large_payload)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    size_t n = 3 * MB + 5;
+    char *v = pattern(n, 31);
+    expect_status(c, redisCommand(c, "SET str %b", v, n), "OK", "SET str");
+    cr_assert_eq(integer(c, "HSET", "HSET h small x big %b", v, n), 2);
+    redisReply *ds = dump_of(c, "str"), *dh = dump_of(c, "h");
+    cr_assert_gt(ds->len, n);
+    expect_status(c, redisCommand(c, "RESTORE str2 0 %b", ds->str, ds->len), "OK", "RESTORE");
+    expect_value(c, "str2", v, n, "restored string");
+    expect_error(c, "BUSYKEY Target key name already exists.", "RESTORE str2 0 %b", dh->str,
+                 dh->len);
+    expect_status(c, redisCommand(c, "RESTORE str2 0 %b REPLACE", dh->str, dh->len), "OK",
+                  "RESTORE REPLACE");
+    expect_bulk(c, v, n, "restored hash", "HGET str2 big");
+    expect_bulk(c, "x", 1, "restored hash", "HGET str2 small");
+    ds->str[n / 2] ^= 1;
+    expect_error(c, "ERR DUMP payload version or checksum are wrong", "RESTORE bad 0 %b", ds->str,
+                 ds->len);
+    cr_assert_eq(integer(c, "EXISTS", "EXISTS bad"), 0);
+    freeReplyObject(ds);
+    freeReplyObject(dh);
+    live_total(&s, "RESTORE");
+    redisFree(c);
+    restarts_keep(&s, "RESTORE");
+    c = conn(&s);
+    expect_bulk(c, v, n, "restored hash after restarts", "HGET str2 big");
+    redisFree(c);
+    free(v);
+    finish(&s);
+}
