@@ -60,6 +60,7 @@
 #include "store/core/entry.h"
 #include "store/core/block.h"
 #include "store/core/notify.h"
+#include "store/core/value.h"
 #include "store/core/watch.h"
 #include "store/route.h"
 
@@ -161,7 +162,7 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
         if (reply) resp_error(reply, "ERR the store cannot apply this record");
         return 1;
     }
-    apply_args_t a = {ctx->args, argc, rec, h.lsn, REC_DB(opdb), db};
+    apply_args_t a = {ctx->args, argc, rec, h.lsn, REC_DB(opdb), db, NULL};
     fn(ctx, &a, reply);
     /* Clients blocked on keys this record filled are served inside its
      * apply: one durable step, the same on replay (core/block.c, D36). */
@@ -334,7 +335,7 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
             if (r) buf_append(r, x->nested[0].ptr, x->nested[0].len);
             break;
         case NESTED_WRITE: {
-            apply_args_t na = {x->nested, n, a->rec, a->lsn, dbnum, st_db(ctx, dbnum)};
+            apply_args_t na = {x->nested, n, a->rec, a->lsn, dbnum, st_db(ctx, dbnum), NULL};
             st_write_handler(REC_OP(opdb), n, x->nested)(ctx, &na, r);
             if (ctx->nnotes) st_notify_flush(ctx, REC_OP(opdb), &na);
             break;
@@ -363,7 +364,23 @@ static int big_form_ok(cmd_id_t op, uint32_t which)
 {
     if (op == CMD_SET || op == CMD_APPEND) return which == 1;
     if (op == CMD_SETRANGE) return which == 2;
+    if (op == CMD_HSET) return which >= 4 && which % 2 == 0;
+    if (op == CMD_LPUSH) return which >= 2;
+    if (op == CMD_LSET) return which == 2;
+    if (op == CMD_LINSERT) return which == 3;
+    if (op == CMD_RESTORE) return which == 1;
     return (op == CMD_MSET || op == CMD_MSETNX) && which % 2 == 1;
+}
+
+/* The writes whose large value becomes an element of a collection (a hash
+ * field's value, a list element) or is parsed (a RESTORE payload): those
+ * keep their elements' bytes in RAM or as one log extent, never as a
+ * piece list (D45), so the parts are read into RAM and handed over as an
+ * ordinary argument. */
+static int big_form_in_ram(cmd_id_t op)
+{
+    return op == CMD_HSET || op == CMD_LPUSH || op == CMD_LSET || op == CMD_LINSERT ||
+           op == CMD_RESTORE;
 }
 
 void st_apply_bigfinal(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
@@ -390,9 +407,21 @@ void st_apply_bigfinal(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
                               "(nothing was written)");
         return;
     }
+    apply_args_t na = {x->nested, n, a->rec, a->lsn, REC_DB(opdb), st_db(ctx, REC_DB(opdb)), NULL};
+    if (big_form_in_ram(REC_OP(opdb))) {
+        /* Read back while applying, as APPEND's splice does: a failure
+         * stops the store (st_pieces_read), so replay meets the same. */
+        uint64_t len = 0;
+        unsigned char *value = st_pieces_read(ctx, l, &len);
+        st_pieces_free(l);
+        x->nested[which] = (rec_arg_t){value, (uint32_t)len};
+        na.ram_arg = value;
+        fn(ctx, &na, r);
+        free(value);
+        return;
+    }
     ctx->big = l;
     ctx->big_arg = (int)which;
-    apply_args_t na = {x->nested, n, a->rec, a->lsn, REC_DB(opdb), st_db(ctx, REC_DB(opdb))};
     fn(ctx, &na, r);
     /* Not taken: the write did not happen (NX/XX, WRONGTYPE, too long). */
     if (ctx->big) st_pieces_free(ctx->big);

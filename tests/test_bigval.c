@@ -293,3 +293,68 @@ Test(bigval, mset_and_msetnx_take_the_parts_as_one_value)
     free(want);
     free(a);
 }
+
+/* A hash field's value and a list element (D45): the parts are read into
+ * RAM as the element, so they no longer count live; HSETNX over a field
+ * and LPUSHX onto no list drop them; replay gives the same. */
+Test(bigval, hash_field_and_list_element_take_the_parts_in_ram)
+{
+    char *a = bytes('a', 1500), *b = bytes('b', 700);
+    uint64_t live0 = store_live_total(ctx);
+    unsigned char limits[8], flags[4], mode[4];
+    cmd_put_i64(limits, 0);
+    cmd_put_u32(flags, 0);
+    cmd_put_u32(mode, 1); /* RPUSH */
+    const unsigned char *e = (const unsigned char *)"";
+    const unsigned char *hargv[7] = {(const unsigned char *)"h",
+                                     limits,
+                                     flags,
+                                     (const unsigned char *)"s",
+                                     (const unsigned char *)"x",
+                                     (const unsigned char *)"big",
+                                     e};
+    uint32_t hlens[7] = {1, 8, 4, 1, 1, 3, 0};
+    uint64_t g = chunk(0, 0, a, 1500);
+    chunk(g, 1, b, 700);
+    cr_assert_str_eq(final_of(g, 6, CMD_HSET, 7, hargv, hlens), ":2\r\n");
+    char *want = bulk(a, b, "");
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_HGET, "h", "big", NULL), want);
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_HGET, "h", "s", NULL), "$1\r\nx\r\n");
+    cr_assert_eq(store_live_total(ctx), live0, "the field is in RAM, the parts not live");
+    cmd_put_u32(flags, 1); /* HSETNX */
+    const unsigned char *nxargv[5] = {(const unsigned char *)"h", limits, flags,
+                                      (const unsigned char *)"big", e};
+    uint32_t nxlens[5] = {1, 8, 4, 3, 0};
+    g = chunk(0, 0, b, 700);
+    cr_assert_str_eq(final_of(g, 4, CMD_HSET, 5, nxargv, nxlens), ":0\r\n");
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_HGET, "h", "big", NULL), want);
+    const unsigned char *largv[4] = {(const unsigned char *)"l", mode, (const unsigned char *)"a",
+                                     e};
+    uint32_t llens[4] = {1, 4, 1, 0};
+    g = chunk(0, 0, a, 1500);
+    chunk(g, 1, b, 700);
+    cr_assert_str_eq(final_of(g, 3, CMD_LPUSH, 4, largv, llens), ":2\r\n");
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_LINDEX, "l", "1", NULL), want);
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_LINDEX, "l", "0", NULL), "$1\r\na\r\n");
+    cmd_put_u32(mode, 3); /* RPUSHX */
+    largv[0] = (const unsigned char *)"none";
+    llens[0] = 4;
+    g = chunk(0, 0, a, 1500);
+    cr_assert_str_eq(final_of(g, 3, CMD_LPUSH, 4, largv, llens), ":0\r\n");
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_EXISTS, "none", NULL), ":0\r\n");
+    cr_assert_eq(store_live_total(ctx), live0, "dropped parts are not live");
+    /* The parts as a field name (an odd argument) are refused. */
+    sh_canonical_only = 0;
+    cmd_put_u32(flags, 0);
+    g = chunk(0, 0, a, 1500);
+    const unsigned char *badargv[5] = {(const unsigned char *)"h", limits, flags, e,
+                                       (const unsigned char *)"v"};
+    uint32_t badlens[5] = {1, 8, 4, 0, 1};
+    cr_assert_str_eq(final_of(g, 3, CMD_HSET, 5, badargv, badlens),
+                     "-ERR the store cannot apply this record\r\n");
+    cr_assert(store_live_verify(ctx));
+    sh_check_replay("a large hash field and list element");
+    free(want);
+    free(a);
+    free(b);
+}

@@ -38,19 +38,35 @@ static void reply_static(fe_conn_t *c, const char *s)
 
 /* ---- writes ---- */
 
+/* The largest of the arguments first, first + 2, ... (the values of a
+ * form that alternates names and values), or first if there is none. */
+static int largest_arg(int first, int step, int argc, const uint32_t *lens)
+{
+    int best = first;
+    for (int i = first + step; i < argc; i += step)
+        if (lens[i] > lens[best]) best = i;
+    return best;
+}
+
 /* The value argument of a canonical write that may carry a value larger
- * than one record (D31): SET (and the commands sharing its form), APPEND,
- * SETRANGE, and the largest value of MSET / MSETNX (one per record); -1
- * for other writes. The store's big_form_ok (route.c) accepts the same. */
+ * than one record (D31, D45): SET (and the commands sharing its form),
+ * APPEND, SETRANGE, the largest value of MSET / MSETNX, of HSET / HMSET /
+ * HSETNX (CMD_HSET key limits flags field value ...), the largest
+ * element of LPUSH / RPUSH / LPUSHX / RPUSHX (CMD_LPUSH key mode
+ * element ...), LSET's element (key index element), LINSERT's
+ * (key after pivot element) and RESTORE's payload; one per record; -1 for other writes. The
+ * store's big_form_ok (route.c) accepts the same. */
 static int big_value_arg(cmd_id_t id, int argc, const uint32_t *lens)
 {
     if (id == CMD_SET || id == CMD_APPEND) return 1;
     if (id == CMD_SETRANGE) return 2;
-    if (id != CMD_MSET && id != CMD_MSETNX) return -1;
-    int best = 1;
-    for (int i = 3; i < argc; i += 2)
-        if (lens[i] > lens[best]) best = i;
-    return best;
+    if (id == CMD_MSET || id == CMD_MSETNX) return largest_arg(1, 2, argc, lens);
+    if (id == CMD_HSET && argc >= 5) return largest_arg(4, 2, argc, lens);
+    if (id == CMD_LPUSH && argc >= 3) return largest_arg(2, 1, argc, lens);
+    if (id == CMD_LSET) return 2;
+    if (id == CMD_LINSERT) return 3;
+    if (id == CMD_RESTORE) return 1;
+    return -1;
 }
 
 /* Submit one canonical write in the connection's database; a record too

@@ -170,6 +170,9 @@ typedef struct apply_args {
     uint64_t lsn;             /* the record's LSN */
     unsigned dbnum;           /* the record's database */
     st_db_t *db;              /* ctx->dbs[dbnum] */
+    /* An argument whose bytes were read into RAM (a large value, D45): it
+     * has no log position, st_arg_lsn gives 0 for it. NULL otherwise. */
+    const unsigned char *ram_arg;
 } apply_args_t;
 
 /* A read request's arguments (the user's, after the command name). */
@@ -186,6 +189,7 @@ typedef struct read_args {
 /* The log position of argument i's bytes. */
 static inline uint64_t st_arg_lsn(const apply_args_t *a, int i)
 {
+    if (a->ram_arg && a->argv[i].ptr == a->ram_arg) return 0;
     return a->lsn + (uint64_t)(a->argv[i].ptr - a->rec);
 }
 

@@ -49,6 +49,8 @@ static uint64_t elem_bytes(const idx_entry_t *e)
 idx_entry_t *st_list_elem_new(const void *p, uint32_t len, uint64_t lsn)
 {
     rec_arg_t name = {(const unsigned char *)"", 0}, val = {p, len};
+    /* No log position: a large element read into RAM (D45). */
+    if (!lsn && len > STORE_INLINE_MAX) return st_ent_new_ram(&name, p, len, 0);
     return st_ent_new(&name, &val, lsn, 0);
 }
 
@@ -227,7 +229,7 @@ static const char *list_encoding(const st_obj_t *o)
 /*
  * Checkpoint stream (integers little-endian):
  *   u8 version (1), u32 element count, then per element, head first:
- *     u8 0, u32 length, bytes        (inline)
+ *     u8 0, u32 length, bytes        (inline, or held in RAM: D45)
  *     u8 1, u64 lsn, u32 length      (a log extent)
  *     u8 2, u32 length, bytes        (held in RAM: a long element RESTORE
  *                                     decoded from an LZF node, D40)
@@ -264,9 +266,14 @@ static void list_ckpt_write(const st_obj_t *o, buf_t *out)
             put_u32(out, len);
             buf_append(out, st_piece_ram(&pl->p[0]), len);
         } else {
+            /* Inline, or a large element read into RAM (a piece list of
+             * RAM blocks only), read without I/O. */
+            uint64_t vlen = st_ent_vlen(e);
             buf_append(out, "\0", 1);
-            put_u32(out, e->ilen);
-            buf_append(out, st_ent_inline(e), e->ilen);
+            put_u32(out, (uint32_t)vlen);
+            buf_reserve(out, (size_t)vlen);
+            if (st_read_value(NULL, e, (unsigned char *)out->data + out->len)) abort();
+            out->len += (size_t)vlen;
         }
     }
 }
@@ -299,7 +306,7 @@ static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
         } else if (kind == 0) {
             uint32_t vlen = cmd_get_u32(p + at);
             at += 4;
-            if (vlen > STORE_INLINE_MAX || len - at < vlen) goto bad;
+            if (len - at < vlen) goto bad;
             e = st_list_elem_new(p + at, vlen, 0);
             at += vlen;
         } else {

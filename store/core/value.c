@@ -184,6 +184,17 @@ static void piece_copy(store_ctx_t *ctx, const st_piece_t *p, uint64_t skip, uin
     }
 }
 
+unsigned char *st_pieces_read(store_ctx_t *ctx, const st_pieces_t *l, uint64_t *len)
+{
+    *len = st_pieces_len(l);
+    unsigned char *buf = st_xmalloc(*len ? (size_t)*len : 1);
+    for (uint32_t i = 0; i < l->n; i++) {
+        uint64_t start = st_piece_start(l, i);
+        piece_copy(ctx, &l->p[i], 0, st_piece_end(&l->p[i]) - start, buf + start);
+    }
+    return buf;
+}
+
 /* Move the accumulated chunk into the list as a RAM piece ending at end. */
 static void flush_chunk(st_pieces_t *out, unsigned char **acc, size_t *acc_len, uint64_t end)
 {

@@ -22,6 +22,9 @@ int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst);
 void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b);
 /* The same for bytes [off, off + len) of e's value (within its length). */
 void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b);
+/* All of l's bytes in one new buffer (the caller frees it), *len set to
+ * their count; read while applying, so an I/O error stops the store. */
+unsigned char *st_pieces_read(store_ctx_t *ctx, const st_pieces_t *l, uint64_t *len);
 /* Close the cached descriptor of the segment starting at start, if any
  * (it was deleted: its space comes back only once no descriptor is open). */
 void st_log_forget(store_ctx_t *ctx, uint64_t start);

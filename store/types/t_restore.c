@@ -169,11 +169,12 @@ typedef struct {
 static idx_entry_t *read_string(rd_t *r, const rst_t *x)
 {
     /* A plain string's bytes stay in the log, inside the record's payload
-     * argument, as SET's value does (inline when short). */
+     * argument, as SET's value does (inline when short); a payload with no
+     * log position (a large one read into RAM, D45) is copied. */
     rd_t peek = *r;
     uint64_t len;
     int enc;
-    if (!rd_len(&peek, &len, &enc) && !enc && len <= (uint64_t)(peek.end - peek.p)) {
+    if (x->base_lsn && !rd_len(&peek, &len, &enc) && !enc && len <= (uint64_t)(peek.end - peek.p)) {
         rec_arg_t val = {0};
         val.ptr = peek.p;
         val.len = (uint32_t)len;

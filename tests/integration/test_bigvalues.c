@@ -68,31 +68,46 @@ static void expect_status(redisContext *c, redisReply *r, const char *want, cons
     freeReplyObject(r);
 }
 
+/* The reply of fmt, which must be of this type. */
+static redisReply *typed_reply(redisContext *c, int type, const char *what, const char *fmt,
+                               va_list ap)
+{
+    redisReply *r = redisvCommand(c, fmt, ap);
+    cr_assert_not_null(r, "%s: no reply (%s)", what, c->errstr);
+    cr_assert_eq(r->type, type, "%s: type %d %s", what, r->type,
+                 r->type == REDIS_REPLY_ERROR ? r->str : "");
+    return r;
+}
+
 static long long integer(redisContext *c, const char *what, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
+    redisReply *r = typed_reply(c, REDIS_REPLY_INTEGER, what, fmt, ap);
     va_end(ap);
-    cr_assert_not_null(r, "%s: no reply (%s)", what, c->errstr);
-    cr_assert_eq(r->type, REDIS_REPLY_INTEGER, "%s: type %d %s", what, r->type,
-                 r->type == REDIS_REPLY_ERROR ? r->str : "");
     long long v = r->integer;
     freeReplyObject(r);
     return v;
+}
+
+/* The reply of fmt is the bulk string v[0, n). */
+static void expect_bulk(redisContext *c, const char *v, size_t n, const char *what, const char *fmt,
+                        ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = typed_reply(c, REDIS_REPLY_STRING, what, fmt, ap);
+    va_end(ap);
+    cr_assert_eq(r->len, n, "%s: %zu bytes, want %zu", what, r->len, n);
+    cr_assert(memcmp(r->str, v, n) == 0, "%s: the bytes differ", what);
+    freeReplyObject(r);
 }
 
 /* GET key is exactly v[0, n). */
 static void expect_value(redisContext *c, const char *key, const char *v, size_t n,
                          const char *what)
 {
-    redisReply *r = redisCommand(c, "GET %s", key);
-    cr_assert_not_null(r, "%s: GET %s: no reply (%s)", what, key, c->errstr);
-    cr_assert_eq(r->type, REDIS_REPLY_STRING, "%s: GET %s: type %d %s", what, key, r->type,
-                 r->type == REDIS_REPLY_ERROR ? r->str : "");
-    cr_assert_eq(r->len, n, "%s: GET %s: %zu bytes, want %zu", what, key, r->len, n);
-    cr_assert(memcmp(r->str, v, n) == 0, "%s: GET %s: the bytes differ", what, key);
-    freeReplyObject(r);
+    expect_bulk(c, v, n, what, "GET %s", key);
 }
 
 static void digest(const srv_t *s, char out[64])
@@ -626,5 +641,128 @@ Test(bigvalues, compaction_and_checkpoints_with_a_large_value)
     restarts_keep(&s, "compaction after replacing");
     free(v);
     free(w);
+    finish(&s);
+}
+
+/* Hash field values and list elements past the record limit (D45): they
+ * read back whole, beside small ones; HSETNX and LPUSHX that do not write
+ * drop the parts; WRONGTYPE changes nothing; checkpoints and replay keep
+ * them (the clean stop writes a checkpoint holding them, the SIGKILL
+ * restart replays). */
+static void expect_collections(redisContext *c, const char *v, const char *w, size_t n,
+                               const char *what)
+{
+    expect_bulk(c, v, n, what, "HGET h big");
+    expect_bulk(c, w, n, what, "HGET h big2");
+    expect_bulk(c, "x", 1, what, "HGET h small");
+    cr_assert_eq(integer(c, what, "HLEN h"), 3, "%s: HLEN", what);
+    cr_assert_eq(integer(c, what, "LLEN l"), 4, "%s: LLEN", what);
+    expect_bulk(c, w, n, what, "LINDEX l 0");
+    expect_bulk(c, "a", 1, what, "LINDEX l 1");
+    expect_bulk(c, v, n, what, "LINDEX l 2");
+    expect_bulk(c, "b", 1, what, "LINDEX l 3");
+    cr_assert_eq(integer(c, what, "LLEN m"), 3, "%s: LLEN m", what);
+    expect_bulk(c, v, n, what, "LINDEX m 0");
+    expect_bulk(c, "y", 1, what, "LINDEX m 1");
+    expect_bulk(c, w, n, what, "LINDEX m 2");
+}
+
+/* The reply of fmt is the error want. */
+static void expect_error(redisContext *c, const char *want, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = typed_reply(c, REDIS_REPLY_ERROR, fmt, fmt, ap);
+    va_end(ap);
+    cr_assert_str_eq(r->str, want, "%s", fmt);
+    freeReplyObject(r);
+}
+
+Test(bigvalues, hash_fields_and_list_elements)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    size_t n = 3 * MB + 17;
+    char *v = pattern(n, 21), *w = pattern(n, 22);
+    cr_assert_eq(integer(c, "HSET", "HSET h small x big %b", v, n), 2);
+    cr_assert_eq(integer(c, "HSETNX", "HSETNX h big %b", w, n), 0);
+    expect_status(c, redisCommand(c, "HMSET h big2 %b", w, n), "OK", "HMSET");
+    cr_assert_eq(integer(c, "HSTRLEN", "HSTRLEN h big"), (long long)n);
+    cr_assert_eq(integer(c, "RPUSH", "RPUSH l a %b b", v, n), 3);
+    cr_assert_eq(integer(c, "LPUSH", "LPUSH l %b", w, n), 4);
+    cr_assert_eq(integer(c, "LPUSHX", "LPUSHX none %b", v, n), 0);
+    cr_assert_eq(integer(c, "EXISTS", "EXISTS none"), 0);
+    expect_status(c, redisCommand(c, "SET str s"), "OK", "SET str");
+    const char *wrongtype = "WRONGTYPE Operation against a key holding the wrong kind of value";
+    expect_error(c, wrongtype, "RPUSH str %b", v, n);
+    expect_error(c, wrongtype, "HSET str f %b", v, n);
+    expect_error(c, wrongtype, "LSET str 0 %b", v, n);
+    /* LSET and LINSERT replace and insert one large element. */
+    cr_assert_eq(integer(c, "RPUSH", "RPUSH m x y"), 2);
+    expect_status(c, redisCommand(c, "LSET m 0 %b", v, n), "OK", "LSET");
+    expect_error(c, "ERR index out of range", "LSET m 5 %b", w, n);
+    expect_error(c, "ERR no such key", "LSET none 0 %b", w, n);
+    cr_assert_eq(integer(c, "LINSERT", "LINSERT m AFTER y %b", w, n), 3);
+    cr_assert_eq(integer(c, "LINSERT", "LINSERT m AFTER nopivot %b", w, n), -1);
+    expect_bulk(c, "s", 1, "WRONGTYPE changes nothing", "GET str");
+    expect_collections(c, v, w, n, "written");
+    live_total(&s, "collections");
+    redisFree(c);
+    restarts_keep(&s, "collections");
+    /* The clean stop's checkpoint holds the elements; it was loaded, not
+     * skipped for a full replay. */
+    cr_assert(srv_log_contains(&s, "loaded checkpoint", NULL), "no checkpoint was loaded");
+    cr_assert(!srv_log_contains(&s, "skipped", NULL), "a checkpoint was refused");
+    c = conn(&s);
+    expect_collections(c, v, w, n, "after restarts");
+    redisFree(c);
+    free(v);
+    free(w);
+    finish(&s);
+}
+
+/* The DUMP payload of key (the caller frees it). */
+static redisReply *dump_of(redisContext *c, const char *key)
+{
+    redisReply *r = redisCommand(c, "DUMP %s", key);
+    cr_assert_not_null(r, "DUMP %s: no reply (%s)", key, c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING, "DUMP %s: type %d", key, r->type);
+    return r;
+}
+
+/* RESTORE of payloads past the record limit (D45): a large string and a
+ * hash holding a large field come back whole; BUSYKEY, REPLACE and a
+ * damaged payload answer as Redis; restarts keep them. */
+Test(bigvalues, restore_of_a_large_payload)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    size_t n = 3 * MB + 5;
+    char *v = pattern(n, 31);
+    expect_status(c, redisCommand(c, "SET str %b", v, n), "OK", "SET str");
+    cr_assert_eq(integer(c, "HSET", "HSET h small x big %b", v, n), 2);
+    redisReply *ds = dump_of(c, "str"), *dh = dump_of(c, "h");
+    cr_assert_gt(ds->len, n);
+    expect_status(c, redisCommand(c, "RESTORE str2 0 %b", ds->str, ds->len), "OK", "RESTORE");
+    expect_value(c, "str2", v, n, "restored string");
+    expect_error(c, "BUSYKEY Target key name already exists.", "RESTORE str2 0 %b", dh->str,
+                 dh->len);
+    expect_status(c, redisCommand(c, "RESTORE str2 0 %b REPLACE", dh->str, dh->len), "OK",
+                  "RESTORE REPLACE");
+    expect_bulk(c, v, n, "restored hash", "HGET str2 big");
+    expect_bulk(c, "x", 1, "restored hash", "HGET str2 small");
+    ds->str[n / 2] ^= 1;
+    expect_error(c, "ERR DUMP payload version or checksum are wrong", "RESTORE bad 0 %b", ds->str,
+                 ds->len);
+    cr_assert_eq(integer(c, "EXISTS", "EXISTS bad"), 0);
+    freeReplyObject(ds);
+    freeReplyObject(dh);
+    live_total(&s, "RESTORE");
+    redisFree(c);
+    restarts_keep(&s, "RESTORE");
+    c = conn(&s);
+    expect_bulk(c, v, n, "restored hash after restarts", "HGET str2 big");
+    redisFree(c);
+    free(v);
     finish(&s);
 }
