@@ -229,10 +229,11 @@ static const char *list_encoding(const st_obj_t *o)
 /*
  * Checkpoint stream (integers little-endian):
  *   u8 version (1), u32 element count, then per element, head first:
- *     u8 0, u32 length, bytes        (inline, or held in RAM: D45)
+ *     u8 0, u32 length, bytes        (inline; read back at any length)
  *     u8 1, u64 lsn, u32 length      (a log extent)
  *     u8 2, u32 length, bytes        (held in RAM: a long element RESTORE
- *                                     decoded from an LZF node, D40)
+ *                                     decoded from an LZF node, D40, or
+ *                                     read from a big value's parts, D45)
  */
 #define CKPT_VERSION 1
 
@@ -266,8 +267,7 @@ static void list_ckpt_write(const st_obj_t *o, buf_t *out)
             put_u32(out, len);
             buf_append(out, st_piece_ram(&pl->p[0]), len);
         } else {
-            /* Inline, or a large element read into RAM (a piece list of
-             * RAM blocks only), read without I/O. */
+            /* Inline: read without I/O. */
             uint64_t vlen = st_ent_vlen(e);
             buf_append(out, "\0", 1);
             put_u32(out, (uint32_t)vlen);
