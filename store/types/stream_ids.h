@@ -1,0 +1,29 @@
+/*
+ * stream_ids.h - what the stream command files (t_stream.c,
+ * t_stream_group.c) share: an ID argument's parse and an ID's reply.
+ */
+#ifndef ATTIC_STORE_STREAM_IDS_H
+#define ATTIC_STORE_STREAM_IDS_H
+
+#include "handlers.h"
+#include "resp.h"
+#include "store/core/stream.h"
+#include "streamid.h"
+
+static inline int st_parse_sid(const rec_arg_t *x, int strict, uint64_t missing_seq, st_sid_t *id)
+{
+    return sid_parse((const char *)x->ptr, x->len, strict, missing_seq, &id->ms, &id->seq, NULL);
+}
+
+static inline void st_reply_sid(buf_t *r, st_sid_t id)
+{
+    char t[SID_TEXT_MAX];
+    resp_bulk(r, t, (size_t)sid_format(t, id.ms, id.seq));
+}
+
+/* XINFO GROUPS key, XINFO CONSUMERS key group (argv[0] is the
+ * subcommand; the arity is checked): t_stream_group.c. */
+void st_xinfo_groups(const read_args_t *a, buf_t *r);
+void st_xinfo_consumers(const read_args_t *a, buf_t *r);
+
+#endif

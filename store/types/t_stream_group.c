@@ -1,0 +1,331 @@
+/*
+ * t_stream_group.c - the store's consumer-group commands (D42): the write
+ * XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER, HELP) and
+ * the reads XINFO GROUPS and XINFO CONSUMERS. Store process only; a type
+ * handler (calls core/sgroup.c, called by route.c) following route.c's
+ * determinism rules: a consumer's times are the record's apply clock
+ * (ctx->now, D14), so a replay makes the same groups.
+ *
+ * XGROUP's record holds the user's arguments unchanged; every check is
+ * made here, in Redis 7.0's order (options, key, group, then the
+ * subcommand's own), and a refused record changes nothing, live or on
+ * replay.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "handlers.h"
+#include "resp.h"
+#include "store/core/entry.h"
+#include "store/core/object.h"
+#include "store/core/sgroup.h"
+#include "store/core/stream.h"
+#include "store/core/watch.h"
+#include "stream_ids.h"
+#include "strutil.h"
+
+static const char *const xgroup_help[] = {
+    "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CREATE <key> <groupname> <id|$> [option]",
+    "    Create a new consumer group. Options are:",
+    "    * MKSTREAM",
+    "      Create the empty stream if it does not exist.",
+    "    * ENTRIESREAD entries_read",
+    "      Set the group's entries_read counter (internal use).",
+    "CREATECONSUMER <key> <groupname> <consumer>",
+    "    Create a new consumer in the specified group.",
+    "DELCONSUMER <key> <groupname> <consumer>",
+    "    Remove the specified consumer.",
+    "DESTROY <key> <groupname>",
+    "    Remove the specified group.",
+    "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+    "    Set the current group ID and entries_read counter.",
+    "HELP",
+    "    Prints this help.",
+};
+
+static void reply_error(buf_t *r, const char *e)
+{
+    if (r) resp_error(r, e);
+}
+
+/* "-NOGROUP No such consumer group 'g' for key name 'k'" */
+static void reply_nogroup(buf_t *r, const rec_arg_t *key, const rec_arg_t *group)
+{
+    if (!r) return;
+    char msg[600];
+    int gl = group->len < 256 ? (int)group->len : 256, kl = key->len < 256 ? (int)key->len : 256;
+    snprintf(msg, sizeof(msg), "NOGROUP No such consumer group '%.*s' for key name '%.*s'", gl,
+             (const char *)group->ptr, kl, (const char *)key->ptr);
+    for (char *p = msg; *p; p++)
+        if (*p == '\r' || *p == '\n') *p = ' ';
+    resp_error(r, msg);
+}
+
+static void reply_subcommand_syntax(buf_t *r, const rec_arg_t *sub)
+{
+    if (!r) return;
+    char msg[300];
+    int n = sub->len < 128 ? (int)sub->len : 128;
+    snprintf(msg, sizeof(msg),
+             "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try XGROUP HELP.", n,
+             (const char *)sub->ptr);
+    for (char *p = msg; *p; p++)
+        if (*p == '\r' || *p == '\n') *p = ' ';
+    resp_error(r, msg);
+}
+
+/* CREATE's MKSTREAM and CREATE's and SETID's ENTRIESREAD, from argument 4
+ * on: 0, or -1 with the error replied. */
+static int xgroup_options(const apply_args_t *a, int create, int setid, int *mkstream,
+                          long long *entries_read, buf_t *r)
+{
+    for (uint16_t i = 4; i < a->argc;) {
+        if (create && st_arg_is(&a->argv[i], "MKSTREAM")) {
+            *mkstream = 1;
+            i++;
+        } else if ((create || setid) && st_arg_is(&a->argv[i], "ENTRIESREAD") && i + 1 < a->argc) {
+            if (str_to_ll((const char *)a->argv[i + 1].ptr, a->argv[i + 1].len, entries_read)) {
+                reply_error(r, "ERR value is not an integer or out of range");
+                return -1;
+            }
+            if (*entries_read < 0 && *entries_read != SG_ENTRIES_UNKNOWN) {
+                reply_error(r, "ERR value for ENTRIESREAD must be positive or -1");
+                return -1;
+            }
+            i += 2;
+        } else {
+            reply_subcommand_syntax(r, &a->argv[0]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The group's ID argument: "$" is the stream's last ID (0-0 when it is
+ * not there yet). 0, or -1 with the error replied. */
+static int group_id(const rec_arg_t *x, st_stream_t *s, int strict, st_sid_t *id, buf_t *r)
+{
+    if (x->len == 1 && x->ptr[0] == '$') {
+        *id = s ? st_stream_meta(s)->last_id : (st_sid_t){0, 0};
+        return 0;
+    }
+    if (st_parse_sid(x, strict, 0, id)) {
+        reply_error(r, SID_ERR_INVALID);
+        return -1;
+    }
+    return 0;
+}
+
+static void xgroup_help_reply(buf_t *r)
+{
+    if (!r) return;
+    size_t n = sizeof(xgroup_help) / sizeof(xgroup_help[0]);
+    resp_array(r, (long long)n);
+    for (size_t i = 0; i < n; i++)
+        resp_simple(r, xgroup_help[i]);
+}
+
+/* CMD_XGROUP: sub key group [id|consumer] [options], or HELP. */
+void st_apply_xgroup(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    const rec_arg_t *sub = &a->argv[0];
+    int create = st_arg_is(sub, "CREATE"), setid = st_arg_is(sub, "SETID"), mkstream = 0;
+    long long entries_read = SG_ENTRIES_UNKNOWN;
+    st_stream_t *s = NULL;
+    idx_entry_t **slot = NULL;
+    st_sgroup_t *g = NULL;
+    if (a->argc >= 3) {
+        if (xgroup_options(a, create, setid, &mkstream, &entries_read, r)) return;
+        slot = st_find_live(a->db, &a->argv[1], ctx->now, 1);
+        if (st_wrongtype(slot, ST_STREAM, r)) return;
+        if (slot) s = st_ent_stream(*slot);
+        if (s) g = sg_find(st_stream_groups(s), a->argv[2].ptr, a->argv[2].len);
+    }
+    if (a->argc >= 3 && !mkstream) {
+        if (!s) {
+            reply_error(r, "ERR The XGROUP subcommand requires the key to exist. Note that for "
+                           "CREATE you may want to use the MKSTREAM option to create an empty "
+                           "stream automatically.");
+            return;
+        }
+        if (!g && (setid || st_arg_is(sub, "CREATECONSUMER") || st_arg_is(sub, "DELCONSUMER"))) {
+            reply_nogroup(r, &a->argv[1], &a->argv[2]);
+            return;
+        }
+    }
+    if (a->argc == 1 && st_arg_is(sub, "HELP")) {
+        xgroup_help_reply(r);
+    } else if (create && a->argc >= 4 && a->argc <= 7) {
+        st_sid_t id;
+        if (group_id(&a->argv[3], s, 1, &id, r)) return;
+        if (g) {
+            reply_error(r, "BUSYGROUP Consumer Group name already exists");
+            return;
+        }
+        if (!s) {
+            s = st_stream_new();
+            st_ent_store(a->db, NULL, st_ent_new_obj(&a->argv[1], (st_obj_t *)s, 0));
+        }
+        uint64_t before = st_stream_bytes(s);
+        sg_create(st_stream_groups(s), a->argv[2].ptr, a->argv[2].len, id, entries_read);
+        ctx->entry_bytes += st_stream_bytes(s) - before;
+        st_key_changed(ctx, a, a->dbnum, &a->argv[1]);
+        if (r) resp_simple(r, "OK");
+    } else if (setid && (a->argc == 4 || a->argc == 6)) {
+        st_sid_t id;
+        if (group_id(&a->argv[3], s, 0, &id, r)) return;
+        g->last_id = id;
+        g->entries_read = entries_read;
+        st_key_changed(ctx, a, a->dbnum, &a->argv[1]);
+        if (r) resp_simple(r, "OK");
+    } else if (st_arg_is(sub, "DESTROY") && a->argc == 3) {
+        if (g) {
+            uint64_t before = st_stream_bytes(s);
+            sg_destroy(st_stream_groups(s), g);
+            ctx->entry_bytes -= before - st_stream_bytes(s);
+            st_key_changed(ctx, a, a->dbnum, &a->argv[1]);
+        }
+        if (r) resp_integer(r, g ? 1 : 0);
+    } else if (st_arg_is(sub, "CREATECONSUMER") && a->argc == 4) {
+        int made = !sg_consumer(g, a->argv[3].ptr, a->argv[3].len);
+        if (made) {
+            uint64_t before = st_stream_bytes(s);
+            sg_consumer_add(g, a->argv[3].ptr, a->argv[3].len, ctx->now);
+            ctx->entry_bytes += st_stream_bytes(s) - before;
+            st_key_changed(ctx, a, a->dbnum, &a->argv[1]);
+        }
+        if (r) resp_integer(r, made);
+    } else if (st_arg_is(sub, "DELCONSUMER") && a->argc == 4) {
+        st_sconsumer_t *c = sg_consumer(g, a->argv[3].ptr, a->argv[3].len);
+        uint64_t pending = 0;
+        if (c) {
+            uint64_t before = st_stream_bytes(s);
+            pending = sg_consumer_del(g, c);
+            ctx->entry_bytes -= before - st_stream_bytes(s);
+            st_key_changed(ctx, a, a->dbnum, &a->argv[1]);
+        }
+        if (r) resp_integer(r, (long long)pending);
+    } else {
+        reply_subcommand_syntax(r, sub);
+    }
+}
+
+/* ---- reads ---- */
+
+/* The stream at key for XINFO: NULL with the error replied when absent
+ * or of another type. */
+static st_stream_t *info_stream(const read_args_t *a, const rec_arg_t *key, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, key, a->now, 0);
+    if (st_wrongtype(slot, ST_STREAM, r)) return NULL;
+    if (!slot) {
+        resp_error(r, "ERR no such key");
+        return NULL;
+    }
+    return st_ent_stream(*slot);
+}
+
+/* 1 when an entry deleted by XDEL lies in [start, end] (Redis'
+ * streamRangeHasTombstones). */
+static int has_tombstones(st_stream_t *s, st_sid_t start, st_sid_t end)
+{
+    const st_stream_meta_t *m = st_stream_meta_c(s);
+    uint64_t n = st_stream_len(s);
+    if (!n || (m->max_deleted.ms == 0 && m->max_deleted.seq == 0)) return 0;
+    if (st_sid_cmp(st_stream_at(s, 0)->id, m->max_deleted) > 0) return 0;
+    return st_sid_cmp(start, m->max_deleted) <= 0 && st_sid_cmp(end, m->max_deleted) >= 0;
+}
+
+/* The entries-read counter of ID id when it can be known, else
+ * SG_ENTRIES_UNKNOWN (Redis' streamEstimateDistanceFromFirstEverEntry). */
+static int64_t entries_before(st_stream_t *s, st_sid_t id)
+{
+    const st_stream_meta_t *m = st_stream_meta_c(s);
+    uint64_t n = st_stream_len(s);
+    if (!m->entries_added) return 0;
+    int cmp_last = st_sid_cmp(id, m->last_id);
+    if (!n && cmp_last < 1) return (int64_t)m->entries_added;
+    if (cmp_last == 0) return (int64_t)m->entries_added;
+    if (cmp_last > 0) return SG_ENTRIES_UNKNOWN;
+    st_sid_t first = n ? st_stream_at(s, 0)->id : (st_sid_t){0, 0};
+    int cmp_first = st_sid_cmp(id, first);
+    int no_del = m->max_deleted.ms == 0 && m->max_deleted.seq == 0;
+    if (no_del || st_sid_cmp(m->max_deleted, first) < 0) {
+        if (cmp_first < 0) return (int64_t)(m->entries_added - n);
+        if (cmp_first == 0) return (int64_t)(m->entries_added - n + 1);
+    }
+    return SG_ENTRIES_UNKNOWN;
+}
+
+/* A group's lag, or a null when it cannot be known (Redis'
+ * streamReplyWithCGLag). */
+static void reply_lag(buf_t *r, int proto, st_stream_t *s, const st_sgroup_t *g)
+{
+    const st_stream_meta_t *m = st_stream_meta_c(s);
+    if (!m->entries_added) {
+        resp_integer(r, 0);
+        return;
+    }
+    if (g->entries_read != SG_ENTRIES_UNKNOWN &&
+        !has_tombstones(s, g->last_id, (st_sid_t){UINT64_MAX, UINT64_MAX})) {
+        resp_integer(r, (long long)m->entries_added - g->entries_read);
+        return;
+    }
+    int64_t read = entries_before(s, g->last_id);
+    if (read != SG_ENTRIES_UNKNOWN)
+        resp_integer(r, (long long)m->entries_added - read);
+    else
+        resp_null3(r, proto);
+}
+
+void st_xinfo_groups(const read_args_t *a, buf_t *r)
+{
+    st_stream_t *s = info_stream(a, &a->argv[1], r);
+    if (!s) return;
+    const st_sgroups_t *t = st_stream_groups(s);
+    resp_array(r, t->n);
+    for (uint32_t i = 0; i < t->n; i++) {
+        const st_sgroup_t *g = t->g[i];
+        resp_map(r, a->proto, 6);
+        resp_bulk_cstr(r, "name");
+        resp_bulk(r, g->name, g->nlen);
+        resp_bulk_cstr(r, "consumers");
+        resp_integer(r, g->nc);
+        resp_bulk_cstr(r, "pending");
+        resp_integer(r, (long long)g->npel);
+        resp_bulk_cstr(r, "last-delivered-id");
+        st_reply_sid(r, g->last_id);
+        resp_bulk_cstr(r, "entries-read");
+        if (g->entries_read != SG_ENTRIES_UNKNOWN)
+            resp_integer(r, g->entries_read);
+        else
+            resp_null3(r, a->proto);
+        resp_bulk_cstr(r, "lag");
+        reply_lag(r, a->proto, s, g);
+    }
+}
+
+void st_xinfo_consumers(const read_args_t *a, buf_t *r)
+{
+    st_stream_t *s = info_stream(a, &a->argv[1], r);
+    if (!s) return;
+    const st_sgroup_t *g = sg_find(st_stream_groups(s), a->argv[2].ptr, a->argv[2].len);
+    if (!g) {
+        reply_nogroup(r, &a->argv[1], &a->argv[2]);
+        return;
+    }
+    resp_array(r, g->nc);
+    for (uint32_t i = 0; i < g->nc; i++) {
+        const st_sconsumer_t *c = g->c[i];
+        int64_t idle = a->now - c->seen;
+        resp_map(r, a->proto, 3);
+        resp_bulk_cstr(r, "name");
+        resp_bulk(r, c->name, c->nlen);
+        resp_bulk_cstr(r, "pending");
+        resp_integer(r, (long long)sg_consumer_pending(g, c));
+        resp_bulk_cstr(r, "idle");
+        resp_integer(r, idle > 0 ? idle : 0);
+    }
+}
