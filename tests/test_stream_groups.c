@@ -154,6 +154,12 @@ Test(sgroups, accounting_and_checkpoint_round_trip)
     sg_pel_add(g, (st_sid_t){1, 1}, g->c[0], T0 + 8);
     cr_assert_eq(g->pel[0].id.ms, 1, "the PEL is in ID order");
     cr_assert_eq(sg_consumer_pending(g, g->c[1]), 1);
+    cr_assert(strstr(rd(T0, CMD_XINFO, "STREAM", "s", "FULL", "COUNT", "1", NULL),
+                     "$7\r\npending\r\n*1\r\n*4\r\n$3\r\n1-1\r\n$5\r\nalice\r\n:1000008\r\n"
+                     ":1\r\n$9\r\nconsumers\r\n*2\r\n*8\r\n$4\r\nname\r\n$5\r\nalice\r\n"
+                     "$9\r\nseen-time\r\n:1000003\r\n$9\r\npel-count\r\n:1\r\n$7\r\npending\r\n"
+                     "*1\r\n*3\r\n$3\r\n1-1\r\n:1000008\r\n:1\r\n"),
+              "FULL shows the PEL and each consumer's, COUNT bounding both");
     buf_t b;
     buf_init(&b);
     st_stream_ops.ckpt_write((st_obj_t *)s, &b);

@@ -25,5 +25,8 @@ static inline void st_reply_sid(buf_t *r, st_sid_t id)
  * subcommand; the arity is checked): t_stream_group.c. */
 void st_xinfo_groups(const read_args_t *a, buf_t *r);
 void st_xinfo_consumers(const read_args_t *a, buf_t *r);
+/* XINFO STREAM FULL's "groups" value (at most count pending entries per
+ * list; 0: all). */
+void st_xinfo_full_groups(buf_t *r, int proto, st_stream_t *s, uint64_t count);
 
 #endif

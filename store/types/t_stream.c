@@ -477,7 +477,7 @@ static void xinfo_stream(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         for (uint64_t i = 0; i < k; i++)
             reply_entry(&body, st_stream_at(s, i));
         resp_bulk_cstr(&body, "groups");
-        resp_array(&body, 0);
+        st_xinfo_full_groups(&body, a->proto, s, count <= 0 ? 0 : (uint64_t)count);
     } else {
         resp_bulk_cstr(&body, "groups");
         resp_integer(&body, st_stream_groups(s)->n);

@@ -280,6 +280,19 @@ static void reply_lag(buf_t *r, int proto, st_stream_t *s, const st_sgroup_t *g)
         resp_null3(r, proto);
 }
 
+/* The "entries-read" and "lag" fields of a group (XINFO GROUPS and
+ * XINFO STREAM FULL). */
+static void reply_read_and_lag(buf_t *r, int proto, st_stream_t *s, const st_sgroup_t *g)
+{
+    resp_bulk_cstr(r, "entries-read");
+    if (g->entries_read != SG_ENTRIES_UNKNOWN)
+        resp_integer(r, g->entries_read);
+    else
+        resp_null3(r, proto);
+    resp_bulk_cstr(r, "lag");
+    reply_lag(r, proto, s, g);
+}
+
 void st_xinfo_groups(const read_args_t *a, buf_t *r)
 {
     st_stream_t *s = info_stream(a, &a->argv[1], r);
@@ -297,13 +310,7 @@ void st_xinfo_groups(const read_args_t *a, buf_t *r)
         resp_integer(r, (long long)g->npel);
         resp_bulk_cstr(r, "last-delivered-id");
         st_reply_sid(r, g->last_id);
-        resp_bulk_cstr(r, "entries-read");
-        if (g->entries_read != SG_ENTRIES_UNKNOWN)
-            resp_integer(r, g->entries_read);
-        else
-            resp_null3(r, a->proto);
-        resp_bulk_cstr(r, "lag");
-        reply_lag(r, a->proto, s, g);
+        reply_read_and_lag(r, a->proto, s, g);
     }
 }
 
@@ -327,5 +334,58 @@ void st_xinfo_consumers(const read_args_t *a, buf_t *r)
         resp_integer(r, (long long)sg_consumer_pending(g, c));
         resp_bulk_cstr(r, "idle");
         resp_integer(r, idle > 0 ? idle : 0);
+    }
+}
+
+/* XINFO STREAM FULL's "groups" value: each group with its PEL and its
+ * consumers (each with its own pending entries), at most count pending
+ * entries per list (0: all), as Redis 7.0.15. */
+void st_xinfo_full_groups(buf_t *r, int proto, st_stream_t *s, uint64_t count)
+{
+    const st_sgroups_t *t = st_stream_groups(s);
+    resp_array(r, t->n);
+    for (uint32_t i = 0; i < t->n; i++) {
+        const st_sgroup_t *g = t->g[i];
+        uint64_t k = count && count < g->npel ? count : g->npel;
+        resp_map(r, proto, 7);
+        resp_bulk_cstr(r, "name");
+        resp_bulk(r, g->name, g->nlen);
+        resp_bulk_cstr(r, "last-delivered-id");
+        st_reply_sid(r, g->last_id);
+        reply_read_and_lag(r, proto, s, g);
+        resp_bulk_cstr(r, "pel-count");
+        resp_integer(r, (long long)g->npel);
+        resp_bulk_cstr(r, "pending");
+        resp_array(r, (long long)k);
+        for (uint64_t p = 0; p < k; p++) {
+            resp_array(r, 4);
+            st_reply_sid(r, g->pel[p].id);
+            resp_bulk(r, g->pel[p].owner->name, g->pel[p].owner->nlen);
+            resp_integer(r, g->pel[p].delivered);
+            resp_integer(r, (long long)g->pel[p].count);
+        }
+        resp_bulk_cstr(r, "consumers");
+        resp_array(r, g->nc);
+        for (uint32_t c = 0; c < g->nc; c++) {
+            const st_sconsumer_t *sc = g->c[c];
+            uint64_t mine = sg_consumer_pending(g, sc), n = count && count < mine ? count : mine;
+            resp_map(r, proto, 4);
+            resp_bulk_cstr(r, "name");
+            resp_bulk(r, sc->name, sc->nlen);
+            resp_bulk_cstr(r, "seen-time");
+            resp_integer(r, sc->seen);
+            resp_bulk_cstr(r, "pel-count");
+            resp_integer(r, (long long)mine);
+            resp_bulk_cstr(r, "pending");
+            resp_array(r, (long long)n);
+            for (uint64_t p = 0; p < g->npel && n; p++) {
+                if (g->pel[p].owner != sc) continue;
+                resp_array(r, 3);
+                st_reply_sid(r, g->pel[p].id);
+                resp_integer(r, g->pel[p].delivered);
+                resp_integer(r, (long long)g->pel[p].count);
+                n--;
+            }
+        }
     }
 }
