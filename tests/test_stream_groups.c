@@ -209,3 +209,26 @@ Test(sgroups, accounting_and_checkpoint_round_trip)
     wr(T0, CMD_DEL, "s", NULL);
     cr_assert_eq(ctx->entry_bytes, base, "RAM accounting back to where it was");
 }
+
+/* XACK: pending entries are put in by hand (XREADGROUP is not built yet),
+ * so this test checks no replay. */
+Test(sgroups, xack_removes_pending_ids)
+{
+    cr_assert_str_eq(wr(T0, CMD_XACK, "s", "g", "1-1", NULL), ":0\r\n", "no key");
+    wr(T0, CMD_XADD, "s", "1-1", "f", "v", NULL);
+    cr_assert_str_eq(wr(T0, CMD_XACK, "s", "g", "x", NULL), ":0\r\n", "no group: IDs unread");
+    wr(T0, CMD_XGROUP, "CREATE", "s", "g", "0", NULL);
+    wr(T0, CMD_XGROUP, "CREATECONSUMER", "s", "g", "c", NULL);
+    st_sgroup_t *g = sg_find(st_stream_groups(stream_of("s")), "g", 1);
+    for (uint64_t i = 1; i <= 4; i++)
+        sg_pel_add(g, (st_sid_t){i, 1}, g->c[0], T0);
+    cr_assert_str_eq(wr(T0, CMD_XACK, "s", "g", "1-1", "x", NULL),
+                     "-ERR Invalid stream ID specified as stream command argument\r\n");
+    cr_assert_eq(g->npel, 4, "all or nothing");
+    cr_assert_str_eq(wr(T0, CMD_XACK, "s", "g", "1-1", "3-1", "3-1", "9-9", "2", NULL), ":2\r\n");
+    cr_assert_eq(g->npel, 2);
+    cr_assert(g->pel[0].id.ms == 2 && g->pel[1].id.ms == 4);
+    wr(T0, CMD_SET, "str", "v", "#u32:0", "#i64:0", NULL);
+    cr_assert_str_eq(wr(T0, CMD_XACK, "str", "g", "1", NULL),
+                     "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
+}

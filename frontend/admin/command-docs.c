@@ -4017,6 +4017,24 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n"
         "$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         676},
+    {"xack",
+        "*10\r\n$4\r\nxack\r\n:-4\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
+        "$5\r\nflags\r\n~2\r\n+RW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        303,
+        "%5\r\n$7\r\nsummary\r\n$79\r\nRemove IDs from a consumer group's pending entries; reply how"
+        " many were pending\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nstream\r\n$10\r\ncomplexity\r\n$46\r\nO(log N) per ID in the group's pending entries\r"
+        "\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\ngroup\r\n$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\n"
+        "name\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n"
+        "~1\r\n+multiple\r\n",
+        421},
     {"xgroup",
         "*10\r\n$6\r\nxgroup\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
         "~0\r\n~0\r\n*6\r\n*10\r\n$14\r\nxgroup|destroy\r\n:4\r\n~1\r\n"

@@ -1,7 +1,8 @@
 /*
  * t_stream_group.c - the store's consumer-group commands (D42): the write
  * XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER, HELP) and
- * the reads XINFO GROUPS and XINFO CONSUMERS. Store process only; a type
+ * XACK, and the reads XINFO GROUPS, XINFO CONSUMERS and XINFO STREAM
+ * FULL's groups. Store process only; a type
  * handler (calls core/sgroup.c, called by route.c) following route.c's
  * determinism rules: a consumer's times are the record's apply clock
  * (ctx->now, D14), so a replay makes the same groups.
@@ -210,6 +211,38 @@ void st_apply_xgroup(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     } else {
         reply_subcommand_syntax(r, sub);
     }
+}
+
+/* CMD_XACK key group id...: no key or group acknowledges nothing; the
+ * IDs are all checked before any is removed (all or nothing, as Redis:
+ * the reply cannot be an error once some were acknowledged). */
+void st_apply_xack(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
+    if (st_wrongtype(slot, ST_STREAM, r)) return;
+    st_stream_t *s = slot ? st_ent_stream(*slot) : NULL;
+    st_sgroup_t *g = s ? sg_find(st_stream_groups(s), a->argv[1].ptr, a->argv[1].len) : NULL;
+    if (!g) {
+        if (r) resp_integer(r, 0);
+        return;
+    }
+    st_sid_t id;
+    for (uint16_t i = 2; i < a->argc; i++) {
+        if (st_parse_sid(&a->argv[i], 1, 0, &id)) {
+            reply_error(r, SID_ERR_INVALID);
+            return;
+        }
+    }
+    long long acked = 0;
+    for (uint16_t i = 2; i < a->argc; i++) {
+        st_parse_sid(&a->argv[i], 1, 0, &id);
+        uint64_t at = sg_pel_lower(g, id);
+        if (at == g->npel || st_sid_cmp(g->pel[at].id, id) != 0) continue;
+        sg_pel_remove(g, at);
+        acked++;
+    }
+    if (acked) st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
+    if (r) resp_integer(r, acked);
 }
 
 /* ---- reads ---- */

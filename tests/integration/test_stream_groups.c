@@ -58,6 +58,11 @@ Test(stream_groups, xgroup_byte_for_byte)
     D(&d, "xinfo", "stream", "s");
     D(&d, "xinfo", "stream", "s", "full");
     D(&d, "xinfo", "stream", "s", "full", "count", "1");
+    D(&d, "xack", "s", "g", "1-1", "2");
+    D(&d, "xack", "s", "g", "1-1", "x");
+    D(&d, "xack", "s", "nog", "x");
+    D(&d, "xack", "nokey", "g", "x");
+    D(&d, "xack", "s", "g");
     D(&d, "xgroup", "createconsumer", "s", "g", "c1");
     D(&d, "xgroup", "createconsumer", "s", "g", "c1");
     D(&d, "xgroup", "createconsumer", "s", "nog", "c1");
