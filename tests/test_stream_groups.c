@@ -222,6 +222,18 @@ Test(sgroups, xack_removes_pending_ids)
     st_sgroup_t *g = sg_find(st_stream_groups(stream_of("s")), "g", 1);
     for (uint64_t i = 1; i <= 4; i++)
         sg_pel_add(g, (st_sid_t){i, 1}, g->c[0], T0);
+    sg_consumer_add(g, "b", 1, T0);
+    g->pel[3].owner = g->c[0]; /* 4-1 is b's */
+    cr_assert_str_eq(rd(T0 + 10, CMD_XPENDING, "s", "g", NULL),
+                     "*4\r\n:4\r\n$3\r\n1-1\r\n$3\r\n4-1\r\n*2\r\n*2\r\n$1\r\nb\r\n$1\r\n1\r\n"
+                     "*2\r\n$1\r\nc\r\n$1\r\n3\r\n");
+    cr_assert_str_eq(
+        rd(T0 + 10, CMD_XPENDING, "s", "g", "IDLE", "5", "(1-1", "+", "2", "c", NULL),
+        "*2\r\n*4\r\n$3\r\n2-1\r\n$1\r\nc\r\n:10\r\n:1\r\n*4\r\n$3\r\n3-1\r\n$1\r\nc\r\n"
+        ":10\r\n:1\r\n");
+    cr_assert_str_eq(rd(T0 + 10, CMD_XPENDING, "s", "g", "IDLE", "50", "-", "+", "9", NULL),
+                     "*0\r\n");
+    cr_assert_str_eq(rd(T0 + 10, CMD_XPENDING, "s", "g", "-", "+", "9", "nobody", NULL), "*0\r\n");
     cr_assert_str_eq(wr(T0, CMD_XACK, "s", "g", "1-1", "x", NULL),
                      "-ERR Invalid stream ID specified as stream command argument\r\n");
     cr_assert_eq(g->npel, 4, "all or nothing");

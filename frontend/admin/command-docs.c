@@ -4035,6 +4035,31 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "name\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n"
         "~1\r\n+multiple\r\n",
         421},
+    {"xpending",
+        "*10\r\n$8\r\nxpending\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@stream\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        332,
+        "%5\r\n$7\r\nsummary\r\n$76\r\nA consumer group's pending entries: a summary, or the entries"
+        " of an ID range\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nstream\r\n$10\r\ncomplexity\r\n$58\r\nO(N) in the entries returned, O(consumers) for "
+        "the summary\r\n$9\r\narguments\r\n*3\r\n%3\r\n$4\r\nname\r\n$3\r\n"
+        "key\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\ngroup\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%4\r\n$4\r\nname\r\n$7\r\nfilters\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*5\r\n%5\r\n"
+        "$4\r\nname\r\n$13\r\nmin-idle-time\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$4\r\nIDLE\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%2\r\n$4\r\nname\r\n$5\r\nstart\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$3\r\nend\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n%3\r\n$4\r\nname\r\n$8\r\nconsumer\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        795},
     {"xgroup",
         "*10\r\n$6\r\nxgroup\r\n:-2\r\n~0\r\n:0\r\n:0\r\n:0\r\n~1\r\n+@slow\r\n"
         "~0\r\n~0\r\n*6\r\n*10\r\n$14\r\nxgroup|destroy\r\n:4\r\n~1\r\n"

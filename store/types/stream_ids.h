@@ -21,6 +21,10 @@ static inline void st_reply_sid(buf_t *r, st_sid_t id)
     resp_bulk(r, t, (size_t)sid_format(t, id.ms, id.seq));
 }
 
+/* An interval bound of XRANGE (and XPENDING): "(" makes it exclusive.
+ * Returns 0, or -1 with the error replied (t_stream.c). */
+int st_parse_bound(const rec_arg_t *x, uint64_t missing_seq, int start, st_sid_t *id, buf_t *r);
+
 /* XINFO GROUPS key, XINFO CONSUMERS key group (argv[0] is the
  * subcommand; the arity is checked): t_stream_group.c. */
 void st_xinfo_groups(const read_args_t *a, buf_t *r);

@@ -312,7 +312,7 @@ void st_read_xlen(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 
 /* An interval bound of XRANGE: "(" makes it exclusive. Returns 0, or -1
  * with the error replied. */
-static int parse_bound(const rec_arg_t *x, uint64_t missing_seq, int start, st_sid_t *id, buf_t *r)
+int st_parse_bound(const rec_arg_t *x, uint64_t missing_seq, int start, st_sid_t *id, buf_t *r)
 {
     int ex = x->len > 1 && x->ptr[0] == '(';
     rec_arg_t y = ex ? (rec_arg_t){x->ptr + 1, x->len - 1} : *x;
@@ -359,8 +359,8 @@ static void reply_range(store_ctx_t *ctx, buf_t *r, const st_stream_t *s, st_sid
 static void range(store_ctx_t *ctx, const read_args_t *a, buf_t *r, int rev)
 {
     st_sid_t lo, hi;
-    if (parse_bound(&a->argv[rev ? 2 : 1], 0, 1, &lo, r)) return;
-    if (parse_bound(&a->argv[rev ? 1 : 2], UINT64_MAX, 0, &hi, r)) return;
+    if (st_parse_bound(&a->argv[rev ? 2 : 1], 0, 1, &lo, r)) return;
+    if (st_parse_bound(&a->argv[rev ? 1 : 2], UINT64_MAX, 0, &hi, r)) return;
     long long count = -1;
     for (uint16_t j = 3; j < a->argc; j++) {
         if (st_arg_is(&a->argv[j], "COUNT") && a->argc - j - 1 >= 1) {

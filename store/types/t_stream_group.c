@@ -51,6 +51,14 @@ static void reply_error(buf_t *r, const char *e)
     if (r) resp_error(r, e);
 }
 
+/* An error that echoes arguments: CR and LF become spaces, as Redis. */
+static void reply_echoed_error(buf_t *r, char *msg)
+{
+    for (char *p = msg; *p; p++)
+        if (*p == '\r' || *p == '\n') *p = ' ';
+    resp_error(r, msg);
+}
+
 /* "-NOGROUP No such consumer group 'g' for key name 'k'" */
 static void reply_nogroup(buf_t *r, const rec_arg_t *key, const rec_arg_t *group)
 {
@@ -59,9 +67,7 @@ static void reply_nogroup(buf_t *r, const rec_arg_t *key, const rec_arg_t *group
     int gl = group->len < 256 ? (int)group->len : 256, kl = key->len < 256 ? (int)key->len : 256;
     snprintf(msg, sizeof(msg), "NOGROUP No such consumer group '%.*s' for key name '%.*s'", gl,
              (const char *)group->ptr, kl, (const char *)key->ptr);
-    for (char *p = msg; *p; p++)
-        if (*p == '\r' || *p == '\n') *p = ' ';
-    resp_error(r, msg);
+    reply_echoed_error(r, msg);
 }
 
 static void reply_subcommand_syntax(buf_t *r, const rec_arg_t *sub)
@@ -72,9 +78,7 @@ static void reply_subcommand_syntax(buf_t *r, const rec_arg_t *sub)
     snprintf(msg, sizeof(msg),
              "ERR unknown subcommand or wrong number of arguments for '%.*s'. Try XGROUP HELP.", n,
              (const char *)sub->ptr);
-    for (char *p = msg; *p; p++)
-        if (*p == '\r' || *p == '\n') *p = ' ';
-    resp_error(r, msg);
+    reply_echoed_error(r, msg);
 }
 
 /* CREATE's MKSTREAM and CREATE's and SETID's ENTRIESREAD, from argument 4
@@ -421,4 +425,108 @@ void st_xinfo_full_groups(buf_t *r, int proto, st_stream_t *s, uint64_t count)
             }
         }
     }
+}
+
+/* XPENDING key group [[IDLE ms] start end count [consumer]]: the
+ * arguments are checked before the key (Redis' order). */
+void st_read_xpending(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    (void)ctx;
+    long long minidle = 0, count = 0;
+    st_sid_t lo = {0, 0}, hi = {0, 0};
+    const rec_arg_t *who = NULL;
+    if (a->argc != 2 && (a->argc < 5 || a->argc > 8)) {
+        resp_error(r, "ERR syntax error");
+        return;
+    }
+    if (a->argc >= 5) {
+        uint16_t at = 2;
+        if (st_arg_is(&a->argv[2], "IDLE")) {
+            if (str_to_ll((const char *)a->argv[3].ptr, a->argv[3].len, &minidle)) {
+                resp_error(r, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (a->argc < 7) {
+                resp_error(r, "ERR syntax error");
+                return;
+            }
+            at += 2;
+        }
+        if (str_to_ll((const char *)a->argv[at + 2].ptr, a->argv[at + 2].len, &count)) {
+            resp_error(r, "ERR value is not an integer or out of range");
+            return;
+        }
+        if (count < 0) count = 0;
+        if (st_parse_bound(&a->argv[at], 0, 1, &lo, r)) return;
+        if (st_parse_bound(&a->argv[at + 1], UINT64_MAX, 0, &hi, r)) return;
+        if (at + 3 < a->argc) who = &a->argv[at + 3];
+    }
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (st_wrongtype(slot, ST_STREAM, r)) return;
+    st_sgroup_t *g =
+        slot ? sg_find(st_stream_groups(st_ent_stream(*slot)), a->argv[1].ptr, a->argv[1].len)
+             : NULL;
+    if (!g) {
+        char msg[600];
+        int kl = a->argv[0].len < 256 ? (int)a->argv[0].len : 256;
+        int gl = a->argv[1].len < 256 ? (int)a->argv[1].len : 256;
+        snprintf(msg, sizeof(msg), "NOGROUP No such key '%.*s' or consumer group '%.*s'", kl,
+                 (const char *)a->argv[0].ptr, gl, (const char *)a->argv[1].ptr);
+        reply_echoed_error(r, msg);
+        return;
+    }
+    if (a->argc == 2) {
+        resp_array(r, 4);
+        resp_integer(r, (long long)g->npel);
+        if (!g->npel) {
+            resp_null(r);
+            resp_null(r);
+            resp_null_array(r);
+            return;
+        }
+        st_reply_sid(r, g->pel[0].id);
+        st_reply_sid(r, g->pel[g->npel - 1].id);
+        buf_t body;
+        buf_init(&body);
+        long long n = 0;
+        for (uint32_t i = 0; i < g->nc; i++) {
+            uint64_t k = sg_consumer_pending(g, g->c[i]);
+            if (!k) continue;
+            char t[24];
+            resp_array(&body, 2);
+            resp_bulk(&body, g->c[i]->name, g->c[i]->nlen);
+            resp_bulk(&body, t, (size_t)snprintf(t, sizeof(t), "%llu", (unsigned long long)k));
+            n++;
+        }
+        resp_array(r, n);
+        buf_append(r, body.data, body.len);
+        buf_free(&body);
+        return;
+    }
+    const st_sconsumer_t *only = who ? sg_consumer(g, who->ptr, who->len) : NULL;
+    if (who && !only) {
+        resp_array(r, 0);
+        return;
+    }
+    buf_t body;
+    buf_init(&body);
+    long long n = 0;
+    for (uint64_t i = sg_pel_lower(g, lo); count && i < g->npel; i++) {
+        const st_spending_t *p = &g->pel[i];
+        if (st_sid_cmp(p->id, hi) > 0) break;
+        if (only && p->owner != only) continue;
+        int64_t idle = a->now - p->delivered;
+        if (idle < 0) idle = 0;
+        if (minidle && idle < minidle) continue;
+        resp_array(&body, 4);
+        st_reply_sid(&body, p->id);
+        resp_bulk(&body, p->owner->name, p->owner->nlen);
+        resp_integer(&body, idle);
+        resp_integer(&body, (long long)p->count);
+        n++;
+        count--;
+    }
+    resp_array(r, n);
+    buf_append(r, body.data, body.len);
+    buf_free(&body);
 }
