@@ -27,7 +27,8 @@ int fe_enc_xadd(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_
     return 0;
 }
 
-/* XDEL key id [id ...], XSETID key last-id [options]. */
+/* XDEL key id [id ...], XSETID key last-id [options], XGROUP sub key
+ * group ... (D42: every check of XGROUP is the store's, in Redis' order). */
 int fe_enc_xplain(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
 {
     (void)c;

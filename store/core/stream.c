@@ -16,6 +16,7 @@
 
 #include "alloc.h"
 #include "command.h"
+#include "sgroup.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -26,6 +27,7 @@ struct st_stream {
     uint64_t n, cap;
     uint64_t bytes; /* sum of the entries' allocations */
     st_stream_meta_t meta;
+    st_sgroups_t groups; /* consumer groups (sgroup.c, D42) */
 };
 
 st_stream_t *st_stream_new(void)
@@ -46,6 +48,7 @@ void st_stream_free(st_stream_t *s)
     for (uint64_t i = 0; i < s->n; i++)
         free(s->v[i]);
     free(s->v);
+    sg_free_all(&s->groups);
     free(s);
 }
 
@@ -56,7 +59,12 @@ uint64_t st_stream_len(const st_stream_t *s)
 
 uint64_t st_stream_bytes(const st_stream_t *s)
 {
-    return sizeof(*s) + s->cap * sizeof(s->v[0]) + s->bytes;
+    return sizeof(*s) + s->cap * sizeof(s->v[0]) + s->bytes + sg_bytes(&s->groups);
+}
+
+st_sgroups_t *st_stream_groups(st_stream_t *s)
+{
+    return &s->groups;
 }
 
 st_stream_meta_t *st_stream_meta(st_stream_t *s)
@@ -154,9 +162,10 @@ void st_sentry_item(const st_sentry_t *e, uint32_t k, const unsigned char **p, u
 /* ---- the operations table (object.h) ----
  * Checkpoint stream: u8 version, the meta (last ID, max deleted ID: 16
  * bytes each; entries added: 8), u64 count, then per entry: its ID (16),
- * u32 pairs, u32 size, its data. */
+ * u32 pairs, u32 size, its data. Version 2 adds the consumer groups
+ * after the entries (sgroup.c); version 1 (no groups) is still read. */
 
-#define SCKPT_VERSION 1
+#define SCKPT_VERSION 2
 #define SCKPT_HEAD    (1 + 16 + 16 + 8 + 8)
 
 static void put_sid(unsigned char *p, st_sid_t id)
@@ -180,6 +189,7 @@ static st_obj_t *sobj_dup(const st_obj_t *o)
         push(c, e);
     }
     c->meta = s->meta;
+    sg_dup(&c->groups, &s->groups);
     return (st_obj_t *)c;
 }
 
@@ -207,6 +217,7 @@ static int sobj_digest(store_ctx_t *ctx, const st_obj_t *o, uint64_t *out)
         XXH3_64bits_update(&st, id, sizeof(id));
         XXH3_64bits_update(&st, s->v[i]->data, s->v[i]->size);
     }
+    if (s->groups.n) sg_digest(&s->groups, &st); /* a stream without groups keeps its digest */
     *out = XXH3_64bits_digest(&st);
     return 0;
 }
@@ -245,6 +256,7 @@ static void sobj_ckpt_write(const st_obj_t *o, buf_t *out)
         buf_append(out, b, sizeof(b));
         buf_append(out, s->v[i]->data, s->v[i]->size);
     }
+    sg_ckpt_write(&s->groups, out);
 }
 
 /* 1 when data[0, size) is npairs * 2 length-prefixed items exactly. */
@@ -262,7 +274,7 @@ static int items_ok(const unsigned char *p, uint32_t size, uint32_t npairs)
 
 static long sobj_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
 {
-    if (len < SCKPT_HEAD || p[0] != SCKPT_VERSION) return -1;
+    if (len < SCKPT_HEAD || (p[0] != 1 && p[0] != SCKPT_VERSION)) return -1;
     st_stream_t *s = st_stream_new();
     s->meta.last_id = get_sid(p + 1);
     s->meta.max_deleted = get_sid(p + 17);
@@ -280,6 +292,11 @@ static long sobj_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
         memcpy(e->data, p + at, size);
         push(s, e);
         at += size;
+    }
+    if (p[0] == SCKPT_VERSION) {
+        long used = sg_ckpt_read(&s->groups, p + at, len - at);
+        if (used < 0) goto bad;
+        at += (size_t)used;
     }
     *out = (st_obj_t *)s;
     return (long)at;

@@ -63,6 +63,9 @@ typedef struct st_stream_meta {
 st_stream_meta_t *st_stream_meta(st_stream_t *s);
 const st_stream_meta_t *st_stream_meta_c(const st_stream_t *s);
 
+/* The stream's consumer groups (sgroup.h). */
+struct st_sgroups *st_stream_groups(st_stream_t *s);
+
 /* Entry i (0 = the smallest ID), i < len. */
 const st_sentry_t *st_stream_at(const st_stream_t *s, uint64_t i);
 /* The index of the first entry whose ID is >= id (len when none). */

@@ -22,8 +22,10 @@
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
 #include "store/core/object.h"
+#include "store/core/sgroup.h"
 #include "store/core/stream.h"
 #include "store/core/watch.h"
+#include "stream_ids.h"
 #include "streamid.h"
 #include "strutil.h"
 #include "pubsub.h"
@@ -55,16 +57,8 @@ static int trim_parse(const rec_arg_t *argv, uint16_t argc, int xadd, sid_trim_a
     return rc;
 }
 
-static int parse_id(const rec_arg_t *x, int strict, uint64_t missing_seq, st_sid_t *id)
-{
-    return sid_parse((const char *)x->ptr, x->len, strict, missing_seq, &id->ms, &id->seq, NULL);
-}
-
-static void reply_id(buf_t *r, st_sid_t id)
-{
-    char t[SID_TEXT_MAX];
-    resp_bulk(r, t, (size_t)sid_format(t, id.ms, id.seq));
-}
+#define parse_id st_parse_sid
+#define reply_id st_reply_sid
 
 /* [id, [field, value, ...]] */
 static void reply_entry(buf_t *r, const st_sentry_t *e)
@@ -321,7 +315,7 @@ void st_read_xlen(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 
 /* An interval bound of XRANGE: "(" makes it exclusive. Returns 0, or -1
  * with the error replied. */
-static int parse_bound(const rec_arg_t *x, uint64_t missing_seq, int start, st_sid_t *id, buf_t *r)
+int st_parse_bound(const rec_arg_t *x, uint64_t missing_seq, int start, st_sid_t *id, buf_t *r)
 {
     int ex = x->len > 1 && x->ptr[0] == '(';
     rec_arg_t y = ex ? (rec_arg_t){x->ptr + 1, x->len - 1} : *x;
@@ -368,8 +362,8 @@ static void reply_range(store_ctx_t *ctx, buf_t *r, const st_stream_t *s, st_sid
 static void range(store_ctx_t *ctx, const read_args_t *a, buf_t *r, int rev)
 {
     st_sid_t lo, hi;
-    if (parse_bound(&a->argv[rev ? 2 : 1], 0, 1, &lo, r)) return;
-    if (parse_bound(&a->argv[rev ? 1 : 2], UINT64_MAX, 0, &hi, r)) return;
+    if (st_parse_bound(&a->argv[rev ? 2 : 1], 0, 1, &lo, r)) return;
+    if (st_parse_bound(&a->argv[rev ? 1 : 2], UINT64_MAX, 0, &hi, r)) return;
     long long count = -1;
     for (uint16_t j = 3; j < a->argc; j++) {
         if (st_arg_is(&a->argv[j], "COUNT") && a->argc - j - 1 >= 1) {
@@ -486,10 +480,10 @@ static void xinfo_stream(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         for (uint64_t i = 0; i < k; i++)
             reply_entry(&body, st_stream_at(s, i));
         resp_bulk_cstr(&body, "groups");
-        resp_array(&body, 0);
+        st_xinfo_full_groups(&body, a->proto, s, count <= 0 ? 0 : (uint64_t)count);
     } else {
         resp_bulk_cstr(&body, "groups");
-        resp_integer(&body, 0);
+        resp_integer(&body, st_stream_groups(s)->n);
         resp_bulk_cstr(&body, "first-entry");
         if (n)
             reply_entry(&body, st_stream_at(s, 0));
@@ -506,8 +500,8 @@ static void xinfo_stream(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     buf_free(&body);
 }
 
-/* XINFO STREAM ..., XINFO HELP; GROUPS and CONSUMERS have no groups to
- * show yet (consumer groups are not built: docs/COMMANDS.md). */
+/* XINFO STREAM ..., XINFO HELP, XINFO GROUPS and CONSUMERS
+ * (t_stream_group.c; the frontend checked their arity). */
 void st_read_xinfo(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
     if (st_arg_is(&a->argv[0], "STREAM")) {
@@ -516,6 +510,10 @@ void st_read_xinfo(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
             return;
         }
         xinfo_stream(ctx, a, r);
+    } else if (st_arg_is(&a->argv[0], "GROUPS")) {
+        st_xinfo_groups(a, r);
+    } else if (st_arg_is(&a->argv[0], "CONSUMERS")) {
+        st_xinfo_consumers(a, r);
     } else if (st_arg_is(&a->argv[0], "HELP") && a->argc == 1) {
         size_t n = sizeof(xinfo_help) / sizeof(xinfo_help[0]);
         resp_array(r, (long long)n);

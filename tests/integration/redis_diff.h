@@ -304,6 +304,17 @@ static inline void rdiff_start_both_with(diff_t *d, const char *atticdb_args,
 }
 
 /* Both servers, atticdb-server with --frontends 2, one connection each. */
+/* HELLO 3 on connection 0 of both servers (its reply is not compared:
+ * the client ids differ). */
+static inline void rdiff_resp3(diff_t *d)
+{
+    const char *hello[] = {"HELLO", "3"};
+    const size_t lens[] = {5, 1};
+    size_t n1, n2;
+    free(wire_cmd(d->r[0], 2, hello, lens, &n1));
+    free(wire_cmd(d->a[0], 2, hello, lens, &n2));
+}
+
 static inline void rdiff_start_both(diff_t *d)
 {
     rdiff_start_both_with(d, "--frontends 2", NULL, 1);

@@ -18,16 +18,6 @@
 
 TestSuite(streams, .fini = rdiff_teardown, .timeout = 120);
 
-/* RESP3 on both (HELLO's reply is not compared: its client ids differ). */
-static void resp3(diff_t *d)
-{
-    const char *hello[] = {"HELLO", "3"};
-    const size_t lens[] = {5, 1};
-    size_t n1, n2;
-    free(wire_cmd(d->r[0], 2, hello, lens, &n1));
-    free(wire_cmd(d->a[0], 2, hello, lens, &n2));
-}
-
 Test(streams, explicit_ids_byte_for_byte)
 {
     diff_t d;
@@ -128,7 +118,7 @@ Test(streams, explicit_ids_byte_for_byte)
     D(&d, "xadd", "s", "5-*", "a", "b");
     D(&d, "xsetid", "s", "18446744073709551615-18446744073709551615");
     D(&d, "xinfo", "stream", "s");
-    resp3(&d);
+    rdiff_resp3(&d);
     D(&d, "xinfo", "stream", "s");
     D(&d, "xinfo", "stream", "s", "full");
     D(&d, "xadd", "nm", "nomkstream", "*", "a", "b");
@@ -325,7 +315,7 @@ Test(streams, xread_byte_for_byte)
     D(&d, "xread", "streams", "s", "+");
     D(&d, "xread", "streams", "s", "0", "");
     D(&d, "xread", "streams", "nokey", "0");
-    resp3(&d);
+    rdiff_resp3(&d);
     D(&d, "xread", "streams", "s", "0");
     D(&d, "xread", "streams", "nokey", "0");
     D(&d, "xread", "count", "1", "streams", "s", "s", "0", "1-1");

@@ -1,0 +1,237 @@
+/*
+ * test_stream_groups.c - stream consumer groups (D42) between a real
+ * atticdb-server and a real redis-server 7.0.15: XGROUP CREATE (MKSTREAM,
+ * ENTRIESREAD) SETID DESTROY CREATECONSUMER DELCONSUMER HELP and XINFO
+ * GROUPS compared byte for byte (errors included, RESP2 and RESP3, inside
+ * MULTI), XINFO CONSUMERS by shape (its idle times come from each
+ * server's clock), and groups that come back with the same DEBUG DIGEST
+ * from a checkpoint (clean stop) and from the log (SIGKILL of every
+ * process).
+ */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redis_diff.h"
+
+TestSuite(stream_groups, .fini = rdiff_teardown, .timeout = 120);
+
+Test(stream_groups, xgroup_byte_for_byte)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    D(&d, "xgroup", "help");
+    D(&d, "xgroup", "foo");
+    D(&d, "xgroup", "create", "s", "g");
+    D(&d, "xgroup", "destroy", "s");
+    D(&d, "xgroup", "create", "s", "g", "$");
+    D(&d, "xgroup", "create", "s", "g", "$", "mkstream", "entriesread", "-2");
+    D(&d, "xgroup", "create", "s", "g", "$", "mkstream", "entriesread", "x");
+    D(&d, "xgroup", "create", "s", "g", "$", "mkstream", "entriesread");
+    D(&d, "xgroup", "create", "s", "g", "$", "bogus");
+    D(&d, "xgroup", "create", "s", "g", "1-x", "mkstream");
+    D(&d, "exists", "s");
+    D(&d, "xgroup", "create", "s", "g", "$", "mkstream");
+    D(&d, "xgroup", "create", "s", "g", "0");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xadd", "s", "1-1", "f", "v");
+    D(&d, "xadd", "s", "2-1", "f", "v");
+    D(&d, "xadd", "s", "3-1", "f", "v");
+    D(&d, "xgroup", "create", "s", "first", "1-1");
+    D(&d, "xgroup", "create", "s", "last", "$");
+    D(&d, "xgroup", "create", "s", "read", "0", "ENTRIESREAD", "1");
+    D(&d, "xgroup", "create", "s", "f", "5");
+    D(&d, "xgroup", "create", "s", "fir", "1", "mkstream", "mkstream");
+    D(&d, "xgroup", "create", "s", "x", "1", "mkstream", "mkstream", "mkstream", "mkstream");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xgroup", "setid", "s", "nog", "0");
+    D(&d, "xgroup", "setid", "s", "g", "2");
+    D(&d, "xgroup", "setid", "s", "g", "$", "entriesread", "3");
+    D(&d, "xgroup", "setid", "s", "g", "0", "mkstream");
+    D(&d, "xgroup", "setid", "s", "g", "0", "entriesread", "-5");
+    D(&d, "xgroup", "setid", "s", "g", "x");
+    D(&d, "xgroup", "setid", "nokey", "g", "0");
+    D(&d, "xdel", "s", "2-1");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xinfo", "stream", "s");
+    D(&d, "xinfo", "stream", "s", "full");
+    D(&d, "xinfo", "stream", "s", "full", "count", "1");
+    D(&d, "xack", "s", "g", "1-1", "2");
+    D(&d, "xack", "s", "g", "1-1", "x");
+    D(&d, "xack", "s", "nog", "x");
+    D(&d, "xack", "nokey", "g", "x");
+    D(&d, "xack", "s", "g");
+    D(&d, "xpending", "s", "g");
+    D(&d, "xpending", "s", "nog");
+    D(&d, "xpending", "nokey", "g");
+    D(&d, "xpending", "str0", "g");
+    D(&d, "xpending", "s", "g", "-", "+", "10");
+    D(&d, "xpending", "s", "g", "-", "+", "10", "c1");
+    D(&d, "xpending", "s", "g", "IDLE", "10", "-", "+", "10");
+    D(&d, "xpending", "s", "g", "IDLE", "x", "-", "+", "10");
+    D(&d, "xpending", "s", "g", "IDLE", "10", "-", "+");
+    D(&d, "xpending", "s", "g", "-", "+", "x");
+    D(&d, "xpending", "s", "g", "x", "+", "10");
+    D(&d, "xpending", "s", "g", "(-", "+", "10");
+    D(&d, "xpending", "s", "g", "-", "(0-0", "10");
+    D(&d, "xpending", "s", "g", "-", "+");
+    D(&d, "xpending", "s", "g", "-", "+", "1", "c", "d", "e");
+    D(&d, "xpending", "nokey", "g", "x", "+", "10");
+    D(&d, "xgroup", "createconsumer", "s", "g", "c1");
+    D(&d, "xgroup", "createconsumer", "s", "g", "c1");
+    D(&d, "xgroup", "createconsumer", "s", "nog", "c1");
+    D(&d, "xgroup", "createconsumer", "nokey", "g", "c1");
+    D(&d, "xgroup", "createconsumer", "s", "g");
+    D(&d, "xgroup", "delconsumer", "s", "g", "c9");
+    D(&d, "xgroup", "delconsumer", "s", "g", "c1");
+    D(&d, "xgroup", "delconsumer", "s", "nog", "c1");
+    D(&d, "xgroup", "destroy", "s", "g");
+    D(&d, "xgroup", "destroy", "s", "g");
+    D(&d, "xgroup", "destroy", "nokey", "g");
+    D(&d, "xgroup", "destroy", "s", "g", "x");
+    D(&d, "xinfo", "groups", "nokey");
+    D(&d, "xinfo", "groups");
+    D(&d, "xinfo", "consumers", "s");
+    D(&d, "xinfo", "consumers", "s", "nog");
+    D(&d, "xinfo", "consumers", "nokey", "g");
+    D(&d, "set", "str", "v");
+    D(&d, "xgroup", "create", "str", "g", "$", "mkstream");
+    D(&d, "xinfo", "groups", "str");
+    D(&d, "xinfo", "consumers", "str", "g");
+    D(&d, "copy", "s", "s2");
+    D(&d, "xinfo", "groups", "s2");
+    rdiff_resp3(&d);
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xinfo", "stream", "s", "full");
+    D(&d, "xgroup", "help");
+    D(&d, "MULTI");
+    D(&d, "xgroup", "create", "m", "g", "$", "mkstream");
+    D(&d, "xgroup", "create", "m", "g", "$");
+    D(&d, "xgroup", "createconsumer", "m", "g", "c");
+    D(&d, "xinfo", "groups", "m");
+    D(&d, "EXEC");
+    D(&d, "xgroup", "create", "e", "g", "$", "mkstream");
+    D(&d, "xinfo", "groups", "e");
+    rdiff_end_both(&d);
+}
+
+static redisReply *cmd(redisContext *c, const char *text)
+{
+    redisReply *r = redisCommand(c, text);
+    cr_assert_not_null(r, "%s", text);
+    cr_assert_neq(r->type, REDIS_REPLY_ERROR, "%s: %s", text, r->str);
+    return r;
+}
+
+/* XINFO CONSUMERS: names in order, pending counts, idle times >= 0. */
+Test(stream_groups, xinfo_consumers_shape)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, ""), 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    freeReplyObject(cmd(c, "XGROUP CREATE s g $ MKSTREAM"));
+    freeReplyObject(cmd(c, "XGROUP CREATECONSUMER s g zed"));
+    freeReplyObject(cmd(c, "XGROUP CREATECONSUMER s g al"));
+    redisReply *r = cmd(c, "XINFO CONSUMERS s g");
+    cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
+    cr_assert_eq(r->elements, 2);
+    const char *names[] = {"al", "zed"};
+    for (size_t i = 0; i < 2; i++) {
+        redisReply *e = r->element[i];
+        cr_assert_eq(e->elements, 6);
+        cr_assert_str_eq(e->element[0]->str, "name");
+        cr_assert_str_eq(e->element[1]->str, names[i]);
+        cr_assert_str_eq(e->element[2]->str, "pending");
+        cr_assert_eq(e->element[3]->integer, 0);
+        cr_assert_str_eq(e->element[4]->str, "idle");
+        cr_assert_geq(e->element[5]->integer, 0);
+    }
+    freeReplyObject(r);
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
+
+static char *status_of(redisContext *c, const char *text)
+{
+    redisReply *r = cmd(c, text);
+    char *out = strdup(r->str ? r->str : "");
+    freeReplyObject(r);
+    return out;
+}
+
+/* A command that must not fail, printf-formatted. */
+static void must(redisContext *c, const char *fmt, int round, int i)
+{
+    char t[128];
+    snprintf(t, sizeof(t), fmt, round, i);
+    freeReplyObject(cmd(c, t));
+}
+
+static void group_writes(redisContext *c, int round)
+{
+    for (int i = 0; i < 20; i++)
+        must(c, "XADD s%d * n %d", round, i);
+    must(c, "XGROUP CREATE s%d g 0", round, 0);
+    must(c, "XGROUP CREATE s%d h $ ENTRIESREAD %d", round, 20);
+    must(c, "XGROUP CREATE new%d g%d $ MKSTREAM", round, 0);
+    for (int i = 0; i < 5; i++)
+        must(c, "XGROUP CREATECONSUMER s%d g c%d", round, i);
+    must(c, "XGROUP DELCONSUMER s%d g c%d", round, 2);
+    must(c, "XGROUP SETID s%d h 0-%d", round, 5);
+}
+
+/* Groups and consumers come back from a checkpoint (a clean stop writes
+ * one at the last LSN) and from the log (SIGKILL of everything) with the
+ * same DEBUG DIGEST and the same XINFO GROUPS. */
+Test(stream_groups, survive_checkpoint_and_sigkill)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 2"), 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    char *d0 = status_of(c, "DEBUG DIGEST");
+    group_writes(c, 0);
+    char *d1 = status_of(c, "DEBUG DIGEST");
+    cr_assert_str_neq(d1, d0);
+    redisReply *g1 = cmd(c, "XINFO GROUPS s0");
+    cr_assert_eq(g1->elements, 2);
+    redisFree(c);
+
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    cr_assert_not_null(c);
+    char *d2 = status_of(c, "DEBUG DIGEST"); /* answered once the store is ready */
+    cr_assert(srv_log_contains(&s, "store: loaded checkpoint", NULL));
+    cr_assert_str_eq(d2, d1, "the same digest from the checkpoint");
+    redisReply *g2 = cmd(c, "XINFO GROUPS s0");
+    cr_assert_eq(g2->elements, g1->elements);
+    for (size_t i = 0; i < g1->elements; i++)
+        for (size_t k = 0; k < g1->element[i]->elements; k++)
+            cr_assert_eq(g2->element[i]->element[k]->integer, g1->element[i]->element[k]->integer);
+    redisReply *cs = cmd(c, "XINFO CONSUMERS s0 g");
+    cr_assert_eq(cs->elements, 4, "four consumers after DELCONSUMER");
+    freeReplyObject(cs);
+
+    group_writes(c, 1);
+    freeReplyObject(cmd(c, "XGROUP DESTROY s0 h"));
+    char *d3 = status_of(c, "DEBUG DIGEST");
+    redisFree(c);
+    srv_kill_all(&s);
+    cr_assert_eq(srv_restart(&s), 0, "restart after SIGKILL");
+    c = srv_connect(&s);
+    cr_assert_not_null(c);
+    char *d4 = status_of(c, "DEBUG DIGEST");
+    cr_assert_str_eq(d4, d3, "the same digest after replay");
+    redisReply *g3 = cmd(c, "XINFO GROUPS s0");
+    cr_assert_eq(g3->elements, 1, "DESTROY replayed");
+    freeReplyObject(g1), freeReplyObject(g2), freeReplyObject(g3);
+    free(d0), free(d1), free(d2), free(d3), free(d4);
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
