@@ -110,6 +110,15 @@ static void write_some(redisContext *c, int from, int n)
     }
 }
 
+/* A linked pair with n rounds of writes on both (n > 0: a fresh
+ * leader's offset is 0, which expect_caught_up waits to see move). */
+static void start_synced_pair(redisContext **lc, redisContext **rc, int n)
+{
+    start_pair(lc, rc);
+    write_some(*lc, 0, n);
+    expect_caught_up(*lc, *rc);
+}
+
 Test(repl_stream, writes_reach_the_replica_which_refuses_writes)
 {
     redisContext *lc, *rc;
@@ -158,9 +167,7 @@ Test(repl_stream, writes_reach_the_replica_which_refuses_writes)
 Test(repl_stream, a_killed_replica_resumes_from_its_lsn)
 {
     redisContext *lc, *rc;
-    start_pair(&lc, &rc);
-    write_some(lc, 0, 1000);
-    expect_caught_up(lc, rc);
+    start_synced_pair(&lc, &rc, 1000);
     redisFree(rc);
     srv_kill_all(&R); /* SIGKILL of every process of the replica */
     write_some(lc, 1000, 1000);
@@ -307,8 +314,7 @@ Test(repl_stream, bad_input_gets_clear_errors_and_loses_nothing)
 Test(repl_stream, wait_counts_replicas_that_acked_the_last_write)
 {
     redisContext *lc, *rc;
-    start_pair(&lc, &rc);
-    expect_caught_up(lc, rc); /* linked */
+    start_synced_pair(&lc, &rc, 10);
     char buf[512];
     cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET w 1"), "+OK\r\n");
     /* Waits (no timeout) until the one replica has it durable. */
@@ -333,6 +339,85 @@ Test(repl_stream, wait_counts_replicas_that_acked_the_last_write)
                      "-ERR WAIT cannot be used with replica instances. Please also note that "
                      "since Redis 4.0 if a replica is configured to be writable (which is not the "
                      "default) writes to replicas are just local and are not propagated.\r\n");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+/* Reads a reply off c; returns WAITAOF's pair as "local,replicas". */
+static const char *waitaof_pair(redisContext *c, char *out, size_t n)
+{
+    redisReply *r;
+    cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK && r);
+    cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2, "WAITAOF's pair (%d)", r->type);
+    snprintf(out, n, "%lld,%lld", r->element[0]->integer, r->element[1]->integer);
+    freeReplyObject(r);
+    return out;
+}
+
+Test(repl_stream, waitaof_counts_replicas_that_made_the_last_write_durable)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 10);
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET w 1"), "+OK\r\n");
+    /* No timeout: held until the replica's durable LSN passed the SET. */
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "WAITAOF 1 1 0"), "*2\r\n:1\r\n:1\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "WAITAOF 0 2 200"),
+                     "*2\r\n:1\r\n:1\r\n"); /* two asked, one exists: after the timeout */
+    /* Request order around a held WAITAOF, and WAIT beside it. */
+    redisAppendCommand(lc, "SET w 2");
+    redisAppendCommand(lc, "WAITAOF 1 1 0");
+    redisAppendCommand(lc, "WAITAOF 1 2 100"); /* after the one above: 1 replica */
+    redisAppendCommand(lc, "WAIT 1 0");
+    redisAppendCommand(lc, "GET w");
+    redisReply *r;
+    cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+    cr_expect_str_eq(r->str, "OK");
+    freeReplyObject(r);
+    cr_expect_str_eq(waitaof_pair(lc, buf, sizeof(buf)), "1,1");
+    cr_expect_str_eq(waitaof_pair(lc, buf, sizeof(buf)), "1,1");
+    cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+    cr_expect_eq(r->integer, 1, "WAIT reads the same acks");
+    freeReplyObject(r);
+    cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+    cr_expect_str_eq(r->str, "2");
+    freeReplyObject(r);
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "WAITAOF 0 0 0"),
+                     "-ERR WAITAOF cannot be used with replica instances. Please also note that "
+                     "writes to replicas are just local and are not propagated.\r\n");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+Test(repl_stream, a_waitaof_parked_while_its_replica_is_killed_answers_after_the_restart)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 100);
+    redisFree(rc);
+    /* Stopped, the replica acks nothing: the SET is acked (durable here)
+     * and the WAITAOF behind it parks. */
+    cr_assert(kill(-R.pid, SIGSTOP) == 0);
+    redisAppendCommand(lc, "SET parked 1");
+    redisAppendCommand(lc, "WAITAOF 1 1 0");
+    redisReply *r;
+    cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+    cr_expect_str_eq(r->str, "OK");
+    freeReplyObject(r);
+    /* A second client's bounded WAITAOF sees the replica behind. */
+    redisContext *l2 = srv_connect(&L);
+    cr_assert(l2);
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(l2, buf, sizeof(buf), "SET other 1"), "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(l2, buf, sizeof(buf), "WAITAOF 1 1 300"), "*2\r\n:1\r\n:0\r\n");
+    srv_kill_all(&R); /* SIGKILL while the WAITAOF is parked */
+    cr_expect_str_eq(srv_cmd_raw(l2, buf, sizeof(buf), "WAITAOF 1 1 300"), "*2\r\n:1\r\n:0\r\n");
+    cr_assert(srv_restart(&R) == 0, "replica restarts");
+    /* It resumes from its LSN and acks past the SET: the parked reply. */
+    cr_expect_str_eq(waitaof_pair(lc, buf, sizeof(buf)), "1,1");
+    rc = srv_connect(&R);
+    cr_assert(rc);
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "GET parked"), "$1\r\n1\r\n");
+    redisFree(l2);
     redisFree(lc);
     redisFree(rc);
 }
