@@ -460,6 +460,11 @@ void fe_info_replication(fe_t *fe, buf_t *b, const char *replid)
     } else {
         buf_appendf(b, "role:master\r\n");
     }
+    shm_config_t *sc = &fe_shm(fe->shm)->config;
+    int64_t want = atomic_load(&sc->min_replicas_to_write);
+    int64_t lag = atomic_load(&sc->min_replicas_max_lag);
+    if (want > 0 && lag > 0) /* as Redis: only while the guard is on */
+        buf_appendf(b, "min_slaves_good_slaves:%d\r\n", repl_good_replicas(r, lag, now));
     uint32_t n = 0;
     for (int i = 0; i < REPL_MAX_REPLICAS; i++)
         n += atomic_load(&r->replicas[i].online) != 0;

@@ -422,6 +422,58 @@ Test(repl_stream, a_waitaof_parked_while_its_replica_is_killed_answers_after_the
     redisFree(rc);
 }
 
+/* Sends SET key v until its reply is `want` (bounded: the sender notices a
+ * dead replica, or a restarted one acks, in its own time). */
+static void set_until(redisContext *c, const char *want)
+{
+    char buf[256];
+    for (int i = 0; i < 1200; i++) {
+        if (!strcmp(srv_cmd_raw(c, buf, sizeof(buf), "SET guard v%d", i), want)) return;
+        usleep(50000);
+    }
+    cr_assert_fail("SET never answered %s (last %s)", want, buf);
+}
+
+Test(repl_stream, min_replicas_to_write_refuses_writes_until_the_replica_is_back)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 10);
+    redisFree(rc);
+    static const char refused[] = "-NOREPLICAS Not enough good replicas to write.\r\n";
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG SET min-slaves-to-write 1"),
+                     "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG GET min-replicas-to-write"),
+                     "*2\r\n$21\r\nmin-replicas-to-write\r\n$1\r\n1\r\n");
+    cr_expect_eq(info_num(lc, "min_slaves_good_slaves"), 1);
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET k 1"), "+OK\r\n");
+    /* Two wanted, one good: refused, nothing changed; reads go on. */
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG SET min-replicas-to-write 2"),
+                     "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET k 2"), refused);
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "INCR counter"), refused);
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "GET k"), "$1\r\n1\r\n");
+    /* max-lag 0 turns the guard off, as in Redis (and hides the field). */
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG SET min-slaves-max-lag 0"),
+                     "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET k 3"), "+OK\r\n");
+    cr_expect_eq(info_num(lc, "min_slaves_good_slaves"), -1, "no field while off");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG SET min-replicas-max-lag 10"),
+                     "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG SET min-replicas-to-write 1"),
+                     "+OK\r\n");
+    /* The replica dies: refused once the leader sees it gone; it comes
+     * back: accepted again. */
+    srv_kill_all(&R);
+    set_until(lc, refused);
+    cr_expect_eq(info_num(lc, "min_slaves_good_slaves"), 0);
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "GET k"), "$1\r\n3\r\n");
+    cr_assert(srv_restart(&R) == 0, "replica restarts");
+    set_until(lc, "+OK\r\n");
+    cr_expect_eq(info_num(lc, "min_slaves_good_slaves"), 1);
+    redisFree(lc);
+}
+
 Test(repl_stream, with_min_replicas_acked_every_acked_write_survives_the_leader)
 {
     cr_assert(srv_start(&L, SMALL " --min-replicas-acked 1") == 0, "leader did not start");
