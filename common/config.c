@@ -493,6 +493,13 @@ static const config_entry_t table[] = {
     STRING("backup-dir", "backups", backup_dir),
     /* Every write's ack waits until this many replicas made it durable
      * too; 0 = local durability only (D33). */
+    /* Redis' write guard: below min-replicas-to-write replicas that acked
+     * within min-replicas-max-lag seconds, writes get -NOREPLICAS (D44);
+     * the min-slaves-* names are Redis' aliases. */
+    NUM("min-replicas-to-write", CONFIG_INT, MUT, "0", 0, INT_MAX, min_replicas_to_write),
+    NUM("min-slaves-to-write", CONFIG_INT, MUT, "0", 0, INT_MAX, min_replicas_to_write),
+    NUM("min-replicas-max-lag", CONFIG_INT, MUT, "10", 0, INT_MAX, min_replicas_max_lag),
+    NUM("min-slaves-max-lag", CONFIG_INT, MUT, "10", 0, INT_MAX, min_replicas_max_lag),
     NUM("min-replicas-acked", CONFIG_INT, 0, "0", 0, REPL_MAX_REPLICAS, min_replicas_acked),
     /* The store relocates live values out of the log's oldest segments
      * while the log they span is more than this many times their bytes;

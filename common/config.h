@@ -88,8 +88,10 @@ typedef struct config {
     int log_sync;                      /* CONFIG_SYNC_* */
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
     char *backup_dir;                  /* where SAVE/BGSAVE put backups; relative: to dir (D38) */
-    int min_replicas_acked;            /* a write's ack waits for this many replicas (D33) */
-    char *replicaof_host; /* `replicaof host port`: the leader to follow, NULL = none */
+    int min_replicas_to_write; /* writes refused (-NOREPLICAS) below this many good replicas */
+    int min_replicas_max_lag;  /* seconds since its last ack within which a replica is good */
+    int min_replicas_acked;    /* a write's ack waits for this many replicas (D33) */
+    char *replicaof_host;      /* `replicaof host port`: the leader to follow, NULL = none */
     int replicaof_port;
     char *config_file;       /* absolute path of the file given at start, NULL = none
                               * (INFO server, CONFIG REWRITE) */

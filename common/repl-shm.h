@@ -61,4 +61,20 @@ typedef struct repl_shm {
     repl_replica_t replicas[REPL_MAX_REPLICAS];
 } repl_shm_t;
 
+/*
+ * Redis' "good" replicas (min-replicas-to-write, INFO's
+ * min_slaves_good_slaves): online, and last acked at most max_lag_s whole
+ * seconds before now_ms (shm_now_ms()). Read by every frontend, written by
+ * the sender only: a lock-free pass over the table.
+ */
+static inline int repl_good_replicas(const repl_shm_t *r, int64_t max_lag_s, int64_t now_ms)
+{
+    int n = 0;
+    for (int i = 0; i < REPL_MAX_REPLICAS; i++) {
+        const repl_replica_t *s = &r->replicas[i];
+        n += atomic_load(&s->online) && (now_ms - atomic_load(&s->last_ack_ms)) / 1000 <= max_lag_s;
+    }
+    return n;
+}
+
 #endif

@@ -65,6 +65,7 @@ typedef struct shm_config {
     /* notify-keyspace-events; the store reads its copy in shm_t (D37) */
     _Atomic int64_t notify_keyspace_events;
     _Atomic int64_t lfu_log_factor, lfu_decay_time;
+    _Atomic int64_t min_replicas_to_write, min_replicas_max_lag; /* D44 */
     char requirepass[SHM_REQUIREPASS_MAX]; /* CONFIG GET requirepass; under lock */
 } shm_config_t;
 

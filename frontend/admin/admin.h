@@ -333,9 +333,11 @@ void fe_cmd_lastsave(struct fe_conn *c, int argc, const char **argv, const uint3
 /* ---- repl.c: replication commands (D33) ---- */
 void fe_cmd_role(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 void fe_cmd_wait(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
+void fe_cmd_waitaof(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                    buf_t *out);
 void fe_cmd_replconf(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
                      buf_t *out);
-/* Answer the WAITs whose replicas acked or whose timeout passed (repl.c):
+/* Answer the WAITs and WAITAOFs whose replicas acked or whose timeout passed (repl.c):
  * at each wake-up and tick. */
 void fe_repl_waits_check(struct fe *fe);
 /* INFO's # Replication section (repl.c), with Redis' master_replid. */

@@ -624,6 +624,20 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\nname\r\n$11\r\nnumreplicas\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
         "%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
         359},
+    {"waitaof",
+        "*10\r\n$7\r\nwaitaof\r\n:4\r\n~1\r\n+noscript\r\n:0\r\n:0\r\n"
+        ":0\r\n~2\r\n+@slow\r\n+@connection\r\n~2\r\n$25\r\nrequest_policy:all_shards\r\n"
+        "$23\r\nresponse_policy:agg_min\r\n~0\r\n~0\r\n",
+        149,
+        "%5\r\n$7\r\nsummary\r\n$167\r\nWait until this connection's writes are durable here and on "
+        "a number of replicas, or the timeout passes; the answer is [1 if durable here, how many rep"
+        "licas have them]\r\n$5\r\nsince\r\n$5\r\n7.2.0\r\n$5\r\ngroup\r\n"
+        "$7\r\ngeneric\r\n$10\r\ncomplexity\r\n$4\r\nO(1)\r\n$9\r\narguments\r\n"
+        "*3\r\n%2\r\n$4\r\nname\r\n$8\r\nnumlocal\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%2\r\n$4\r\nname\r\n$11\r\nnumreplicas\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$7\r\ntimeout\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n",
+        440},
     {"replicaof",
         "*10\r\n$9\r\nreplicaof\r\n:3\r\n~4\r\n+admin\r\n+noscript\r\n"
         "+stale\r\n+no_async_loading\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n"

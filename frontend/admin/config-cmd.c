@@ -87,6 +87,8 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->obuf_pubsub_soft = (uint64_t)atomic_load(&sc->obuf_pubsub_soft);
     c->obuf_pubsub_soft_seconds = (int)atomic_load(&sc->obuf_pubsub_soft_seconds);
     c->protected_mode = (int)atomic_load(&sc->protected_mode);
+    c->min_replicas_to_write = (int)atomic_load(&sc->min_replicas_to_write);
+    c->min_replicas_max_lag = (int)atomic_load(&sc->min_replicas_max_lag);
     c->slowlog_log_slower_than = atomic_load(&sc->slowlog_slower_than);
     c->slowlog_max_len = atomic_load(&sc->slowlog_max_len);
     c->loglevel = (int)atomic_load(&sc->loglevel);
@@ -134,6 +136,8 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->notify_keyspace_events, c->notify_keyspace_events);
     atomic_store(&sc->lfu_log_factor, c->lfu_log_factor);
     atomic_store(&sc->lfu_decay_time, c->lfu_decay_time);
+    atomic_store(&sc->min_replicas_to_write, c->min_replicas_to_write);
+    atomic_store(&sc->min_replicas_max_lag, c->min_replicas_max_lag);
 }
 
 void fe_config_store_memory(const config_t *c, shm_t *shm)

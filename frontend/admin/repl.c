@@ -107,18 +107,43 @@ static int replicas_at(const shm_t *shm, uint64_t lsn)
     return n;
 }
 
-/* A WAIT whose reply is held (FE_KIND_HELD) until `n` replicas acked
- * `lsn` or its timer fires; in the frontend's list fe->admin->waits. */
+/* A WAIT or WAITAOF whose reply is held (FE_KIND_HELD) until `n`
+ * replicas acked `lsn` (and, WAITAOF, this server's durable LSN passed it
+ * when `nlocal`) or its timer fires; in the frontend's list fe->admin->waits. */
 typedef struct fe_repl_wait {
     struct fe_repl_wait *next;
     fe_t *fe;
     fe_reply_t *r;
     uint64_t lsn;
     long long n;
+    int aof;             /* WAITAOF: reply [local, replicas] */
+    long long nlocal;    /* WAITAOF's numlocal (0 or 1) */
     struct event *timer; /* NULL: no timeout (WAIT n 0 waits for ever) */
 } fe_repl_wait_t;
 
-/* Answer w with the count now and forget it. */
+/* WAITAOF's local count: 1 once this server's durable LSN passed lsn.
+ * Every write here is fsynced before its ack, so it is the durable LSN
+ * that answers Redis' "fsynced to the local AOF" (D44). */
+static int local_at(const shm_t *shm, uint64_t lsn)
+{
+    return repl_offset(shm) >= lsn;
+}
+
+static int wait_done(const shm_t *shm, const fe_repl_wait_t *w)
+{
+    return replicas_at(shm, w->lsn) >= w->n && (!w->aof || local_at(shm, w->lsn) >= w->nlocal);
+}
+
+/* The reply of w (WAIT's count, WAITAOF's pair) as the counts are now. */
+static int wait_reply(const shm_t *shm, int aof, uint64_t lsn, char *reply, size_t n)
+{
+    if (aof)
+        return snprintf(reply, n, "*2\r\n:%d\r\n:%d\r\n", local_at(shm, lsn),
+                        replicas_at(shm, lsn));
+    return snprintf(reply, n, ":%d\r\n", replicas_at(shm, lsn));
+}
+
+/* Answer w with the counts now and forget it. */
 static void wait_answer(fe_repl_wait_t *w)
 {
     fe_t *fe = w->fe;
@@ -127,8 +152,8 @@ static void wait_answer(fe_repl_wait_t *w)
             *pp = w->next;
             break;
         }
-    char reply[32];
-    int len = snprintf(reply, sizeof(reply), ":%d\r\n", replicas_at(fe->shm, w->lsn));
+    char reply[48];
+    int len = wait_reply(fe->shm, w->aof, w->lsn, reply, sizeof(reply));
     fe_reply_complete(fe, w->r, reply, (size_t)len);
     if (w->timer) event_free(w->timer);
     free(w);
@@ -145,8 +170,53 @@ void fe_repl_waits_check(fe_t *fe)
     for (fe_repl_wait_t *w = fe->admin->waits, *next; w; w = next) {
         next = w->next;
         /* A client that left is answered too: that frees its entry. */
-        if (!w->r->conn || replicas_at(fe->shm, w->lsn) >= w->n) wait_answer(w);
+        if (!w->r->conn || wait_done(fe->shm, w)) wait_answer(w);
     }
+}
+
+/* Park or answer a parsed WAIT/WAITAOF. Replicas count once their acked
+ * (durable) LSN passed this connection's last write. Enough already, or
+ * inside MULTI (as Redis): the counts now. Else the reply waits in the
+ * connection's order, answered by fe_repl_waits_check or the timer. */
+static void wait_start(fe_conn_t *c, fe_repl_wait_t proto, long long timeout, buf_t *out)
+{
+    fe_t *fe = c->fe;
+    proto.lsn = c->last_write_end;
+    if (wait_done(fe->shm, &proto) || c->multi) {
+        char reply[48];
+        int len = wait_reply(fe->shm, proto.aof, proto.lsn, reply, sizeof(reply));
+        buf_append(out, reply, (size_t)len);
+        return;
+    }
+    fe_repl_wait_t *w = calloc(1, sizeof(*w));
+    if (!w) abort();
+    *w = proto;
+    w->fe = fe;
+    w->r = fe_reply_push(c);
+    fe_wait_store(fe, w->r, FE_KIND_HELD, fe->next_read_id++);
+    if (timeout > 0) {
+        w->timer = evtimer_new(fe->base, on_wait_timeout, w);
+        struct timeval tv = {.tv_sec = (time_t)(timeout / 1000),
+                             .tv_usec = (suseconds_t)(timeout % 1000) * 1000};
+        evtimer_add(w->timer, &tv);
+    }
+    w->next = fe->admin->waits;
+    fe->admin->waits = w;
+}
+
+/* A timeout in milliseconds, parsed as Redis does; 0 and an error reply
+ * in out on bad input. */
+static int parse_timeout(const char *arg, uint32_t len, long long *timeout, buf_t *out)
+{
+    if (str_to_ll(arg, len, timeout) != 0) {
+        resp_error(out, "ERR timeout is not an integer or out of range");
+        return -1;
+    }
+    if (*timeout < 0) {
+        resp_error(out, "ERR timeout is negative");
+        return -1;
+    }
+    return 0;
 }
 
 /* WAIT numreplicas timeout: Redis parses the count first, then the
@@ -159,45 +229,50 @@ void fe_cmd_wait(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens
         resp_error(out, "ERR value is not an integer or out of range");
         return;
     }
-    if (str_to_ll(argv[2], lens[2], &timeout) != 0) {
-        resp_error(out, "ERR timeout is not an integer or out of range");
-        return;
-    }
-    if (timeout < 0) {
-        resp_error(out, "ERR timeout is negative");
-        return;
-    }
+    if (parse_timeout(argv[2], lens[2], &timeout, out) != 0) return;
     if (is_replica(c->fe->shm)) {
         resp_error(out, "ERR WAIT cannot be used with replica instances. Please also note that "
                         "since Redis 4.0 if a replica is configured to be writable (which is not "
                         "the default) writes to replicas are just local and are not propagated.");
         return;
     }
-    /* Replicas count once their acked (durable) LSN passed this
-     * connection's last write. Enough already, or inside MULTI (as
-     * Redis): the count now. Else the reply waits in the connection's
-     * order, answered by fe_repl_waits_check or the timer. */
-    fe_t *fe = c->fe;
-    int have = replicas_at(fe->shm, c->last_write_end);
-    if (have >= numreplicas || c->multi) {
-        resp_integer(out, have);
+    wait_start(c, (fe_repl_wait_t){.n = numreplicas}, timeout, out);
+}
+
+/* WAITAOF numlocal numreplicas timeout (Redis 7.2's): numlocal 0 or 1,
+ * numreplicas not negative, then the timeout, each with Redis 7.2's
+ * error; refused on a replica. The reply is [local, replicas]: local is 1
+ * once the connection's last write is durable here (always, by the time
+ * a reply can be sent after it), replicas those whose acked LSN, which is
+ * their own durable LSN (D33), passed it. "appendonly no" never applies:
+ * every write is fsynced (D44). */
+void fe_cmd_waitaof(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    (void)argc;
+    long long numlocal, numreplicas, timeout;
+    if (str_to_ll(argv[1], lens[1], &numlocal) != 0) {
+        resp_error(out, "ERR value is not an integer or out of range");
         return;
     }
-    fe_repl_wait_t *w = calloc(1, sizeof(*w));
-    if (!w) abort();
-    w->fe = fe;
-    w->lsn = c->last_write_end;
-    w->n = numreplicas;
-    w->r = fe_reply_push(c);
-    fe_wait_store(fe, w->r, FE_KIND_HELD, fe->next_read_id++);
-    if (timeout > 0) {
-        w->timer = evtimer_new(fe->base, on_wait_timeout, w);
-        struct timeval tv = {.tv_sec = (time_t)(timeout / 1000),
-                             .tv_usec = (suseconds_t)(timeout % 1000) * 1000};
-        evtimer_add(w->timer, &tv);
+    if (numlocal < 0 || numlocal > 1) {
+        resp_error(out, "ERR value is out of range, value must between 0 and 1");
+        return;
     }
-    w->next = fe->admin->waits;
-    fe->admin->waits = w;
+    if (str_to_ll(argv[2], lens[2], &numreplicas) != 0) {
+        resp_error(out, "ERR value is not an integer or out of range");
+        return;
+    }
+    if (numreplicas < 0) {
+        resp_error(out, "ERR value is out of range, must be positive");
+        return;
+    }
+    if (parse_timeout(argv[3], lens[3], &timeout, out) != 0) return;
+    if (is_replica(c->fe->shm)) {
+        resp_error(out, "ERR WAITAOF cannot be used with replica instances. Please also note that "
+                        "writes to replicas are just local and are not propagated.");
+        return;
+    }
+    wait_start(c, (fe_repl_wait_t){.n = numreplicas, .aof = 1, .nlocal = numlocal}, timeout, out);
 }
 
 /* REPLICAOF host port | NO ONE (and SLAVEOF). A port is checked as Redis
@@ -385,6 +460,11 @@ void fe_info_replication(fe_t *fe, buf_t *b, const char *replid)
     } else {
         buf_appendf(b, "role:master\r\n");
     }
+    shm_config_t *sc = &fe_shm(fe->shm)->config;
+    int64_t want = atomic_load(&sc->min_replicas_to_write);
+    int64_t lag = atomic_load(&sc->min_replicas_max_lag);
+    if (want > 0 && lag > 0) /* as Redis: only while the guard is on */
+        buf_appendf(b, "min_slaves_good_slaves:%d\r\n", repl_good_replicas(r, lag, now));
     uint32_t n = 0;
     for (int i = 0; i < REPL_MAX_REPLICAS; i++)
         n += atomic_load(&r->replicas[i].online) != 0;

@@ -300,6 +300,9 @@ void fe_reply_errorf(fe_conn_t *c, const char *fmt, ...) __attribute__((format(p
 /* 1 (and the error replied) when writes are refused (the log stopped, the
  * disk full), else 0. */
 int fe_write_refused(fe_conn_t *c);
+/* 1 when min-replicas-to-write and min-replicas-max-lag are both set and
+ * fewer replicas are good (common/repl-shm.h): writes get -NOREPLICAS. */
+int fe_too_few_replicas(shm_t *shm);
 /* Claim, encode and commit one record with payload op+db `opdb` and these
  * arguments, and queue its reply (the store's when needs_store_reply, else
  * +OK once durable). Returns 0; -EAGAIN when the ring is full; -EMSGSIZE

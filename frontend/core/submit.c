@@ -31,11 +31,25 @@
 #include "io_fault.h"
 #include "record.h"
 
+int fe_too_few_replicas(shm_t *shm)
+{
+    shm_config_t *sc = &fe_shm(shm)->config;
+    int64_t want = atomic_load_explicit(&sc->min_replicas_to_write, memory_order_relaxed);
+    int64_t lag = atomic_load_explicit(&sc->min_replicas_max_lag, memory_order_relaxed);
+    /* Redis: the guard is on only when both are set. */
+    return want > 0 && lag > 0 && repl_good_replicas(&shm->repl, lag, shm_now_ms()) < want;
+}
+
 int fe_write_refused(fe_conn_t *c)
 {
     if (atomic_load(&c->fe->shm->repl.is_replica)) {
         /* A replica's log is its leader's (D33): nothing else may claim. */
         static const char msg[] = "-READONLY You can't write against a read only replica.\r\n";
+        fe_reply_ready_static(c, msg, sizeof(msg) - 1);
+        return 1;
+    }
+    if (fe_too_few_replicas(c->fe->shm)) {
+        static const char msg[] = "-NOREPLICAS Not enough good replicas to write.\r\n";
         fe_reply_ready_static(c, msg, sizeof(msg) - 1);
         return 1;
     }

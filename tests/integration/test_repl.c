@@ -101,6 +101,45 @@ Test(repl, wait_parses_like_redis_and_counts_no_replicas)
     redisFree(c);
 }
 
+Test(repl, waitaof_parses_like_redis_7_2_and_counts_local_durability)
+{
+    /* Each pair: a command and Redis 7.2's reply to it on a leader with
+     * appendfsync always and no replicas (7.0.15, the reference here, has
+     * no WAITAOF: these follow 7.2's argument checks, in its order). */
+    static const char *const cases[][2] = {
+        {"WAITAOF 0 0 0", "*2\r\n:1\r\n:0\r\n"},
+        {"WAITAOF 1 0 0", "*2\r\n:1\r\n:0\r\n"},
+        {"WAITAOF 1 1 50", "*2\r\n:1\r\n:0\r\n"}, /* the timeout passes */
+        {"WAITAOF 2 0 0", "-ERR value is out of range, value must between 0 and 1\r\n"},
+        {"WAITAOF -1 0 0", "-ERR value is out of range, value must between 0 and 1\r\n"},
+        {"WAITAOF 2 x 0", "-ERR value is out of range, value must between 0 and 1\r\n"},
+        {"WAITAOF x 0 0", "-ERR value is not an integer or out of range\r\n"},
+        {"WAITAOF 1 x 0", "-ERR value is not an integer or out of range\r\n"},
+        {"WAITAOF 1 -1 0", "-ERR value is out of range, must be positive\r\n"},
+        {"WAITAOF 1 0 -1", "-ERR timeout is negative\r\n"},
+        {"WAITAOF 1 0 x", "-ERR timeout is not an integer or out of range\r\n"},
+        {"WAITAOF 1 0", "-ERR wrong number of arguments for 'waitaof' command\r\n"},
+    };
+    redisContext *c = up();
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "SET k v"), "+OK\r\n");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), cases[i][0]), cases[i][1], "%s",
+                         cases[i][0]);
+    /* Inside MULTI it does not block: the counts at EXEC. */
+    cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "MULTI"), "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "SET k w"), "+QUEUED\r\n");
+    cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "WAITAOF 1 3 0"), "+QUEUED\r\n");
+    cr_expect_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "EXEC"), "*2\r\n+OK\r\n*2\r\n:1\r\n:0\r\n");
+    redisReply *r = redisCommand(c, "COMMAND INFO waitaof");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+              r->element[0]->type == REDIS_REPLY_ARRAY);
+    cr_expect_str_eq(r->element[0]->element[0]->str, "waitaof");
+    cr_expect_eq(r->element[0]->element[1]->integer, 4);
+    freeReplyObject(r);
+    redisFree(c);
+}
+
 Test(repl, replicaof_no_one_and_bad_ports_as_redis)
 {
     /* Each pair: a command, redis-server 7.0.15's reply on a master,

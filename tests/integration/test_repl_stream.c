@@ -110,6 +110,15 @@ static void write_some(redisContext *c, int from, int n)
     }
 }
 
+/* A linked pair with n rounds of writes on both (n > 0: a fresh
+ * leader's offset is 0, which expect_caught_up waits to see move). */
+static void start_synced_pair(redisContext **lc, redisContext **rc, int n)
+{
+    start_pair(lc, rc);
+    write_some(*lc, 0, n);
+    expect_caught_up(*lc, *rc);
+}
+
 Test(repl_stream, writes_reach_the_replica_which_refuses_writes)
 {
     redisContext *lc, *rc;
@@ -158,9 +167,7 @@ Test(repl_stream, writes_reach_the_replica_which_refuses_writes)
 Test(repl_stream, a_killed_replica_resumes_from_its_lsn)
 {
     redisContext *lc, *rc;
-    start_pair(&lc, &rc);
-    write_some(lc, 0, 1000);
-    expect_caught_up(lc, rc);
+    start_synced_pair(&lc, &rc, 1000);
     redisFree(rc);
     srv_kill_all(&R); /* SIGKILL of every process of the replica */
     write_some(lc, 1000, 1000);
@@ -307,8 +314,7 @@ Test(repl_stream, bad_input_gets_clear_errors_and_loses_nothing)
 Test(repl_stream, wait_counts_replicas_that_acked_the_last_write)
 {
     redisContext *lc, *rc;
-    start_pair(&lc, &rc);
-    expect_caught_up(lc, rc); /* linked */
+    start_synced_pair(&lc, &rc, 10);
     char buf[512];
     cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET w 1"), "+OK\r\n");
     /* Waits (no timeout) until the one replica has it durable. */
@@ -317,10 +323,11 @@ Test(repl_stream, wait_counts_replicas_that_acked_the_last_write)
     cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "WAIT 2 200"), ":1\r\n");
     /* Replies stay in request order around a held WAIT. */
     redisAppendCommand(lc, "SET w 2");
-    redisAppendCommand(lc, "WAIT 2 100");
+    redisAppendCommand(lc, "WAIT 1 0");   /* the replica has it ... */
+    redisAppendCommand(lc, "WAIT 2 100"); /* ... so this counts it, however slow */
     redisAppendCommand(lc, "GET w");
-    const char *want[] = {"OK", NULL, "2"};
-    for (int i = 0; i < 3; i++) {
+    const char *want[] = {"OK", NULL, NULL, "2"};
+    for (int i = 0; i < 4; i++) {
         redisReply *r;
         cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
         if (want[i])
@@ -335,6 +342,137 @@ Test(repl_stream, wait_counts_replicas_that_acked_the_last_write)
                      "default) writes to replicas are just local and are not propagated.\r\n");
     redisFree(lc);
     redisFree(rc);
+}
+
+/* Reads a reply off c; returns WAITAOF's pair as "local,replicas". */
+static const char *waitaof_pair(redisContext *c, char *out, size_t n)
+{
+    redisReply *r;
+    cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK && r);
+    cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2, "WAITAOF's pair (%d)", r->type);
+    snprintf(out, n, "%lld,%lld", r->element[0]->integer, r->element[1]->integer);
+    freeReplyObject(r);
+    return out;
+}
+
+Test(repl_stream, waitaof_counts_replicas_that_made_the_last_write_durable)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 10);
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET w 1"), "+OK\r\n");
+    /* No timeout: held until the replica's durable LSN passed the SET. */
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "WAITAOF 1 1 0"), "*2\r\n:1\r\n:1\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "WAITAOF 0 2 200"),
+                     "*2\r\n:1\r\n:1\r\n"); /* two asked, one exists: after the timeout */
+    /* Request order around a held WAITAOF, and WAIT beside it. */
+    redisAppendCommand(lc, "SET w 2");
+    redisAppendCommand(lc, "WAITAOF 1 1 0");
+    redisAppendCommand(lc, "WAITAOF 1 2 100"); /* after the one above: 1 replica */
+    redisAppendCommand(lc, "WAIT 1 0");
+    redisAppendCommand(lc, "GET w");
+    redisReply *r;
+    cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+    cr_expect_str_eq(r->str, "OK");
+    freeReplyObject(r);
+    cr_expect_str_eq(waitaof_pair(lc, buf, sizeof(buf)), "1,1");
+    cr_expect_str_eq(waitaof_pair(lc, buf, sizeof(buf)), "1,1");
+    cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+    cr_expect_eq(r->integer, 1, "WAIT reads the same acks");
+    freeReplyObject(r);
+    cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+    cr_expect_str_eq(r->str, "2");
+    freeReplyObject(r);
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "WAITAOF 0 0 0"),
+                     "-ERR WAITAOF cannot be used with replica instances. Please also note that "
+                     "writes to replicas are just local and are not propagated.\r\n");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+Test(repl_stream, a_waitaof_parked_while_its_replica_is_killed_answers_after_the_restart)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 100);
+    redisFree(rc);
+    /* Stopped, the replica acks nothing: the SET is acked (durable here)
+     * and the WAITAOF behind it parks. */
+    cr_assert(kill(-R.pid, SIGSTOP) == 0);
+    redisAppendCommand(lc, "SET parked 1");
+    redisAppendCommand(lc, "WAITAOF 1 1 0");
+    redisReply *r;
+    cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+    cr_expect_str_eq(r->str, "OK");
+    freeReplyObject(r);
+    /* A second client's bounded WAITAOF sees the replica behind. */
+    redisContext *l2 = srv_connect(&L);
+    cr_assert(l2);
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(l2, buf, sizeof(buf), "SET other 1"), "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(l2, buf, sizeof(buf), "WAITAOF 1 1 300"), "*2\r\n:1\r\n:0\r\n");
+    srv_kill_all(&R); /* SIGKILL while the WAITAOF is parked */
+    cr_expect_str_eq(srv_cmd_raw(l2, buf, sizeof(buf), "WAITAOF 1 1 300"), "*2\r\n:1\r\n:0\r\n");
+    cr_assert(srv_restart(&R) == 0, "replica restarts");
+    /* It resumes from its LSN and acks past the SET: the parked reply. */
+    cr_expect_str_eq(waitaof_pair(lc, buf, sizeof(buf)), "1,1");
+    rc = srv_connect(&R);
+    cr_assert(rc);
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "GET parked"), "$1\r\n1\r\n");
+    redisFree(l2);
+    redisFree(lc);
+    redisFree(rc);
+}
+
+/* Sends SET key v until its reply is `want` (bounded: the sender notices a
+ * dead replica, or a restarted one acks, in its own time). */
+static void set_until(redisContext *c, const char *want)
+{
+    char buf[256];
+    for (int i = 0; i < 1200; i++) {
+        if (!strcmp(srv_cmd_raw(c, buf, sizeof(buf), "SET guard v%d", i), want)) return;
+        usleep(50000);
+    }
+    cr_assert_fail("SET never answered %s (last %s)", want, buf);
+}
+
+Test(repl_stream, min_replicas_to_write_refuses_writes_until_the_replica_is_back)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 10);
+    redisFree(rc);
+    static const char refused[] = "-NOREPLICAS Not enough good replicas to write.\r\n";
+    char buf[512];
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG SET min-slaves-to-write 1"),
+                     "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG GET min-replicas-to-write"),
+                     "*2\r\n$21\r\nmin-replicas-to-write\r\n$1\r\n1\r\n");
+    cr_expect_eq(info_num(lc, "min_slaves_good_slaves"), 1);
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET k 1"), "+OK\r\n");
+    /* Two wanted, one good: refused, nothing changed; reads go on. */
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG SET min-replicas-to-write 2"),
+                     "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET k 2"), refused);
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "INCR counter"), refused);
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "GET k"), "$1\r\n1\r\n");
+    /* max-lag 0 turns the guard off, as in Redis (and hides the field). */
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG SET min-slaves-max-lag 0"),
+                     "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "SET k 3"), "+OK\r\n");
+    cr_expect_eq(info_num(lc, "min_slaves_good_slaves"), -1, "no field while off");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG SET min-replicas-max-lag 10"),
+                     "+OK\r\n");
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "CONFIG SET min-replicas-to-write 1"),
+                     "+OK\r\n");
+    /* The replica dies: refused once the leader sees it gone; it comes
+     * back: accepted again. */
+    srv_kill_all(&R);
+    set_until(lc, refused);
+    cr_expect_eq(info_num(lc, "min_slaves_good_slaves"), 0);
+    cr_expect_str_eq(srv_cmd_raw(lc, buf, sizeof(buf), "GET k"), "$1\r\n3\r\n");
+    cr_assert(srv_restart(&R) == 0, "replica restarts");
+    set_until(lc, "+OK\r\n");
+    cr_expect_eq(info_num(lc, "min_slaves_good_slaves"), 1);
+    redisFree(lc);
 }
 
 Test(repl_stream, with_min_replicas_acked_every_acked_write_survives_the_leader)
