@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "pubsub.h"
 #include "handlers.h"
 #include "resp.h"
 #include "store/core/entry.h"
@@ -176,21 +177,21 @@ void st_apply_xgroup(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         uint64_t before = st_stream_bytes(s);
         sg_create(st_stream_groups(s), a->argv[2].ptr, a->argv[2].len, id, entries_read);
         ctx->entry_bytes += st_stream_bytes(s) - before;
-        st_key_changed(ctx, a, a->dbnum, &a->argv[1]);
+        st_key_changed_as(ctx, a, a->dbnum, &a->argv[1], PS_NOTIFY_STREAM, "xgroup-create");
         if (r) resp_simple(r, "OK");
     } else if (setid && (a->argc == 4 || a->argc == 6)) {
         st_sid_t id;
         if (group_id(&a->argv[3], s, 0, &id, r)) return;
         g->last_id = id;
         g->entries_read = entries_read;
-        st_key_changed(ctx, a, a->dbnum, &a->argv[1]);
+        st_key_changed_as(ctx, a, a->dbnum, &a->argv[1], PS_NOTIFY_STREAM, "xgroup-setid");
         if (r) resp_simple(r, "OK");
     } else if (st_arg_is(sub, "DESTROY") && a->argc == 3) {
         if (g) {
             uint64_t before = st_stream_bytes(s);
             sg_destroy(st_stream_groups(s), g);
             ctx->entry_bytes -= before - st_stream_bytes(s);
-            st_key_changed(ctx, a, a->dbnum, &a->argv[1]);
+            st_key_changed_as(ctx, a, a->dbnum, &a->argv[1], PS_NOTIFY_STREAM, "xgroup-destroy");
         }
         if (r) resp_integer(r, g ? 1 : 0);
     } else if (st_arg_is(sub, "CREATECONSUMER") && a->argc == 4) {
@@ -199,7 +200,8 @@ void st_apply_xgroup(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
             uint64_t before = st_stream_bytes(s);
             sg_consumer_add(g, a->argv[3].ptr, a->argv[3].len, ctx->now);
             ctx->entry_bytes += st_stream_bytes(s) - before;
-            st_key_changed(ctx, a, a->dbnum, &a->argv[1]);
+            st_key_changed_as(ctx, a, a->dbnum, &a->argv[1], PS_NOTIFY_STREAM,
+                              "xgroup-createconsumer");
         }
         if (r) resp_integer(r, made);
     } else if (st_arg_is(sub, "DELCONSUMER") && a->argc == 4) {
@@ -209,7 +211,8 @@ void st_apply_xgroup(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
             uint64_t before = st_stream_bytes(s);
             pending = sg_consumer_del(g, c);
             ctx->entry_bytes -= before - st_stream_bytes(s);
-            st_key_changed(ctx, a, a->dbnum, &a->argv[1]);
+            st_key_changed_as(ctx, a, a->dbnum, &a->argv[1], PS_NOTIFY_STREAM,
+                              "xgroup-delconsumer");
         }
         if (r) resp_integer(r, (long long)pending);
     } else {
