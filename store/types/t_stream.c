@@ -31,7 +31,6 @@
 #include "pubsub.h"
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"
-#define SID_MAX     ((st_sid_t){UINT64_MAX, UINT64_MAX})
 
 /* The record's arguments as the pointer and length arrays streamid.c
  * takes (free both with free()). */
@@ -311,33 +310,6 @@ void st_read_xlen(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     int wrong;
     st_stream_t *s = read_stream(a, &a->argv[0], &wrong, r);
     if (!wrong) resp_integer(r, s ? (long long)st_stream_len(s) : 0);
-}
-
-/* An interval bound of XRANGE: "(" makes it exclusive. Returns 0, or -1
- * with the error replied. */
-int st_parse_bound(const rec_arg_t *x, uint64_t missing_seq, int start, st_sid_t *id, buf_t *r)
-{
-    int ex = x->len > 1 && x->ptr[0] == '(';
-    rec_arg_t y = ex ? (rec_arg_t){x->ptr + 1, x->len - 1} : *x;
-    if (parse_id(&y, ex, missing_seq, id)) {
-        resp_error(r, SID_ERR_INVALID);
-        return -1;
-    }
-    if (!ex) return 0;
-    if (start) {
-        if (st_sid_cmp(*id, SID_MAX) == 0) {
-            resp_error(r, "ERR invalid start ID for the interval");
-            return -1;
-        }
-        *id = id->seq == UINT64_MAX ? (st_sid_t){id->ms + 1, 0} : (st_sid_t){id->ms, id->seq + 1};
-    } else {
-        if (id->ms == 0 && id->seq == 0) {
-            resp_error(r, "ERR invalid end ID for the interval");
-            return -1;
-        }
-        *id = id->seq == 0 ? (st_sid_t){id->ms - 1, UINT64_MAX} : (st_sid_t){id->ms, id->seq - 1};
-    }
-    return 0;
 }
 
 /* The entries of s in [lo, hi] (reversed: from hi down), at most count

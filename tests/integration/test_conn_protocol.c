@@ -354,6 +354,13 @@ static void docs_entry_like_redis(const char *name, const rnode_t *a, const rnod
     }
 }
 
+/* Commands AtticDB has from Redis releases after the 7.0.15 these tests run
+ * against (WAITAOF is 7.2's): test_repl checks its COMMAND INFO. */
+static int newer_than_redis_7_0(const rnode_t *name)
+{
+    return name->len == 7 && !strncasecmp(name->s, "waitaof", 7);
+}
+
 /* COMMAND DOCS keeps Redis' structure (since, group, doc_flags, arguments
  * with their names, types, tokens and flags, subcommands) but not its prose:
  * every entry has our own summary and complexity, and no history. Compared
@@ -375,15 +382,22 @@ Test(conn, command_docs_structure, .fini = teardown)
         /* the same names asked of Redis */
         char line[4096] = "COMMAND DOCS";
         size_t ln = strlen(line);
-        for (size_t i = 0; i + 1 < ad.n; i += 2)
+        size_t newer = 0; /* entries of commands after Redis 7.0 */
+        for (size_t i = 0; i + 1 < ad.n; i += 2) {
+            if (newer_than_redis_7_0(&ad.kid[i])) {
+                newer += 2;
+                continue;
+            }
             ln += (size_t)snprintf(line + ln, sizeof(line) - ln, " %.*s", (int)ad.kid[i].len,
                                    ad.kid[i].s);
+        }
         cr_assert_lt(ln, sizeof(line) - 1);
         char *rbytes = strdup(cmd(r, "%s", line));
         rparse(rbytes, &rd);
         cr_expect_gt(ad.n / 2, 60, "COMMAND DOCS has %zu entries", ad.n / 2);
-        cr_expect_eq(ad.n, rd.n, "Redis has docs for every command AtticDB has");
+        cr_expect_eq(ad.n - newer, rd.n, "Redis has docs for every command AtticDB has");
         for (size_t i = 0; i + 1 < ad.n; i += 2) {
+            if (newer_than_redis_7_0(&ad.kid[i])) continue;
             char name[64];
             snprintf(name, sizeof(name), "%.*s", (int)ad.kid[i].len, ad.kid[i].s);
             const rnode_t *re = field(&rd, name);
