@@ -27,7 +27,8 @@ typedef struct st_notify_note {
     rec_arg_t key;
     unsigned cls;      /* with event: its class */
     const char *event; /* NULL: the operation's (event_of) */
-    int owned;         /* key.ptr is a copy to free ("new": the entry may move) */
+    int owned;         /* "new": told as the key was added, whatever followed */
+    int copied;        /* key.ptr is a copy to free after the flush (always) */
 } st_notify_note_t;
 
 void st_notify(store_ctx_t *ctx, unsigned cls, const char *event, unsigned dbnum,
@@ -67,7 +68,13 @@ static int note_add(store_ctx_t *ctx, st_notify_note_t note)
 void st_notify_note(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key, unsigned cls,
                     const char *event)
 {
-    if (ctx->notify_flags) note_add(ctx, (st_notify_note_t){dbnum, *key, cls, event, 0});
+    if (!ctx->notify_flags) return;
+    /* A copy: a client served inside this write names its key from the
+     * waiter, which is freed before the flush (block.c). */
+    unsigned char *copy = malloc(key->len ? key->len : 1);
+    if (!copy) return; /* an event lost, never the write */
+    memcpy(copy, key->ptr, key->len);
+    if (note_add(ctx, (st_notify_note_t){dbnum, {copy, key->len}, cls, event, 0, 1})) free(copy);
 }
 
 /* db's number in ctx, or -1. */
@@ -85,7 +92,7 @@ void st_notify_new(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e)
     unsigned char *copy = malloc(e->klen ? e->klen : 1);
     if (!copy) return; /* an event lost, never the write */
     memcpy(copy, idx_key(e), e->klen);
-    st_notify_note_t n = {(unsigned)dbnum, {copy, e->klen}, PS_NOTIFY_NEW, "new", 1};
+    st_notify_note_t n = {(unsigned)dbnum, {copy, e->klen}, PS_NOTIFY_NEW, "new", 1, 1};
     if (note_add(ctx, n)) free(copy);
 }
 
@@ -215,31 +222,38 @@ static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t 
     }
 }
 
+/* The events of one note (flush's loop body). */
+static void flush_note(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a,
+                       const st_notify_note_t *n)
+{
+    if (n->owned) {
+        st_notify(ctx, n->cls, n->event, n->dbnum, n->key.ptr, n->key.len);
+        return;
+    }
+    ev_t ev = n->event ? (ev_t){n->cls, n->event, 1, 0} : event_of(op, a, n);
+    if (!ev.name) return;
+    st_db_t *db = st_db(ctx, n->dbnum);
+    int gone = !db || !st_find_live(db, &n->key, ctx->now, 0);
+    if (gone && ev.gone_is_del) {
+        st_notify(ctx, PS_NOTIFY_GENERIC, "del", n->dbnum, n->key.ptr, n->key.len);
+        return;
+    }
+    st_notify(ctx, ev.cls, ev.name, n->dbnum, n->key.ptr, n->key.len);
+    /* SET with a TTL (SETEX, SET EX) also says "expire", as Redis. */
+    if (op == CMD_SET && !n->event && cmd_get_i64(a->argv[3].ptr))
+        st_notify(ctx, PS_NOTIFY_GENERIC, "expire", n->dbnum, n->key.ptr, n->key.len);
+    if (gone && ev.del_if_gone)
+        st_notify(ctx, PS_NOTIFY_GENERIC, "del", n->dbnum, n->key.ptr, n->key.len);
+}
+
 void st_notify_flush(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a)
 {
     uint32_t count = ctx->nnotes;
     ctx->nnotes = 0;
     for (uint32_t i = 0; i < count; i++) {
         const st_notify_note_t *n = &ctx->notes[i];
-        if (n->owned) { /* "new": told as the key was added, whatever followed */
-            st_notify(ctx, n->cls, n->event, n->dbnum, n->key.ptr, n->key.len);
-            free((void *)n->key.ptr);
-            continue;
-        }
-        ev_t ev = n->event ? (ev_t){n->cls, n->event, 1, 0} : event_of(op, a, n);
-        if (!ev.name) continue;
-        st_db_t *db = st_db(ctx, n->dbnum);
-        int gone = !db || !st_find_live(db, &n->key, ctx->now, 0);
-        if (gone && ev.gone_is_del) {
-            st_notify(ctx, PS_NOTIFY_GENERIC, "del", n->dbnum, n->key.ptr, n->key.len);
-            continue;
-        }
-        st_notify(ctx, ev.cls, ev.name, n->dbnum, n->key.ptr, n->key.len);
-        /* SET with a TTL (SETEX, SET EX) also says "expire", as Redis. */
-        if (op == CMD_SET && !n->event && cmd_get_i64(a->argv[3].ptr))
-            st_notify(ctx, PS_NOTIFY_GENERIC, "expire", n->dbnum, n->key.ptr, n->key.len);
-        if (gone && ev.del_if_gone)
-            st_notify(ctx, PS_NOTIFY_GENERIC, "del", n->dbnum, n->key.ptr, n->key.len);
+        flush_note(ctx, op, a, n);
+        if (n->copied) free((void *)n->key.ptr);
     }
 }
 
