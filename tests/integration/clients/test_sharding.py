@@ -6,7 +6,8 @@
                   cluster mode's refusals byte for byte as Redis 7.0.15
                   gives them, redis-py's RedisCluster and redis-cli -c
                   writing and reading through every node, each key found on
-                  the node its slot names and nowhere else.
+                  the node its slot names and nowhere else; ioredis's
+                  Cluster the same, when node and ioredis are there.
   TwemproxyTest   three plain atticdb-servers behind nutcracker (twemproxy,
                   fnv1a_64 + modula): every acked key is on the shard the
                   proxy's hash names. Skipped without /usr/sbin/nutcracker.
@@ -312,6 +313,23 @@ class ClusterTest(unittest.TestCase):
         self.assertTrue(all(n > 50 for n in owners), owners)  # the keys spread over all three
         for c in direct:
             c.close()
+
+    def test_ioredis_cluster_client(self):
+        node = shutil.which("node") or shutil.which("nodejs")
+        if not node:
+            self.skipTest("no node (Debian: apt-get install nodejs)")
+        here = os.path.dirname(os.path.abspath(__file__))
+        env = dict(os.environ, ATTIC_CLUSTER_PORTS=",".join(map(str, self.ports)))
+        out = subprocess.run([node, os.path.join(here, "cluster_ioredis.js")], cwd=here, env=env,
+                             capture_output=True, timeout=90)
+        if out.returncode == 77:
+            self.skipTest(out.stdout.decode().strip() +
+                          " (cd tests/integration/clients && npm install --no-save ioredis)")
+        self.assertEqual(out.returncode, 0, out.stderr.decode() + out.stdout.decode())
+        placed = dict(line.split() for line in out.stdout.decode().splitlines())
+        self.assertEqual(len(placed), 200, "every key answered by exactly one node")
+        for k, port in placed.items():
+            self.assertEqual(int(port), self.ports[owner_of(key_slot(k))], k)
 
     def test_redis_cli_follows_redirects(self):
         cli = shutil.which("redis-cli")
