@@ -189,6 +189,9 @@ typedef struct shm {
     _Atomic uint64_t mem_version;
     _Atomic int64_t mem_maxmemory, mem_policy, mem_samples, mem_lfu_log_factor, mem_lfu_decay_time;
     _Atomic int64_t mem_tenacity; /* maxmemory-eviction-tenacity (D43) */
+    /* list-max-listpack-size: how DUMP splits a list into nodes (D40); it
+     * travels with the memory settings, under the same mem_version. */
+    _Atomic int64_t mem_list_fill;
     /* The store's (D43): since when (CLOCK_MONOTONIC ms, 0 = not now) the
      * figure it compares is over maxmemory, and the ms of the spells over
      * it that ended; kept here, not in the store, so that a respawned

@@ -74,6 +74,7 @@ void store_evict_settings(store_evict_t *ev, store_ctx_t *ctx, shm_t *shm)
     a->lfu_log_factor = (int)atomic_load(&shm->mem_lfu_log_factor);
     a->lfu_decay_time = (int)atomic_load(&shm->mem_lfu_decay_time);
     ev->tenacity = (int)atomic_load(&shm->mem_tenacity);
+    ctx->list_fill = atomic_load(&shm->mem_list_fill);
     ev->last_round_ms = 0; /* a new policy may find victims: look now */
 }
 

@@ -48,6 +48,7 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
     ctx->access.policy = cfg->maxmemory_policy;
     ctx->access.samples = (int)cfg->maxmemory_samples;
     ctx->access.lfu_log_factor = cfg->lfu_log_factor;
+    ctx->list_fill = cfg->list_max_listpack_size;
     ctx->access.lfu_decay_time = cfg->lfu_decay_time;
     ctx->args_cap = 16;
     ctx->args = malloc(ctx->args_cap * sizeof(rec_arg_t));

@@ -98,6 +98,7 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->set_max_intset_entries = atomic_load(&sc->set_max_intset_entries);
     c->zset_max_listpack_entries = atomic_load(&sc->zset_max_listpack_entries);
     c->zset_max_listpack_value = atomic_load(&sc->zset_max_listpack_value);
+    c->list_max_listpack_size = atomic_load(&sc->list_max_listpack_size);
     c->maxmemory = (uint64_t)atomic_load(&sc->maxmemory);
     c->maxmemory_policy = (int)atomic_load(&sc->maxmemory_policy);
     c->maxmemory_samples = atomic_load(&sc->maxmemory_samples);
@@ -129,6 +130,7 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->set_max_intset_entries, c->set_max_intset_entries);
     atomic_store(&sc->zset_max_listpack_entries, c->zset_max_listpack_entries);
     atomic_store(&sc->zset_max_listpack_value, c->zset_max_listpack_value);
+    atomic_store(&sc->list_max_listpack_size, c->list_max_listpack_size);
     atomic_store(&sc->maxmemory, (int64_t)c->maxmemory);
     atomic_store(&sc->maxmemory_policy, c->maxmemory_policy);
     atomic_store(&sc->maxmemory_samples, c->maxmemory_samples);
@@ -148,6 +150,7 @@ void fe_config_store_memory(const config_t *c, shm_t *shm)
     atomic_store(&shm->mem_tenacity, c->maxmemory_eviction_tenacity);
     atomic_store(&shm->mem_lfu_log_factor, c->lfu_log_factor);
     atomic_store(&shm->mem_lfu_decay_time, c->lfu_decay_time);
+    atomic_store(&shm->mem_list_fill, c->list_max_listpack_size);
     atomic_fetch_add(&shm->mem_version, 1);
 }
 

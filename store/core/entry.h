@@ -131,7 +131,10 @@ struct store_ctx {
     int big_arg;
     st_live_t live;     /* live.c: bytes of each log segment entries refer to */
     st_access_t access; /* access.c: the policy, access data's meaning, evict.c's pool */
-    uint64_t evicted;   /* keys CMD_EVICT removed (INFO evicted_keys) */
+    /* list-max-listpack-size as CONFIG SET left it: only DUMP's node split
+     * reads it (t_dump.c, D40); a list's own layout does not depend on it. */
+    int64_t list_fill;
+    uint64_t evicted; /* keys CMD_EVICT removed (INFO evicted_keys) */
     /* INFO expired_keys (removed by lazy or active expiry), keyspace_hits
      * and keyspace_misses (lookups of read commands: `reading` is set
      * while one runs, store_read_proto). */

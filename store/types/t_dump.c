@@ -340,9 +340,8 @@ static int dump_zset(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
 
 /* ---- lists: RDB_TYPE_LIST_QUICKLIST_2, nodes split as Redis' quicklist ---- */
 
-/* list-max-listpack-size: the store does not follow CONFIG SET of it
- * (D40), so nodes are split under Redis' default, 8 KB per listpack. */
-#define LIST_FILL            (-2)
+/* Nodes are split under list-max-listpack-size as CONFIG SET left it
+ * (ctx->list_fill; Redis' default -2 is 8 KB per listpack). */
 #define LIST_SAFETY_LIMIT    8192u
 #define LIST_PLAIN_THRESHOLD (UINT64_C(1) << 30) /* Redis' packed_threshold */
 #define QL_CONTAINER_PLAIN   1u
@@ -389,6 +388,8 @@ static int dump_list(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
     uint64_t nnodes = 0;
     uint32_t count = 0;
     int rc = 0;
+    /* Redis clamps a list's fill to -5..32767 when it makes the list. */
+    int fill = ctx->list_fill < -5 ? -5 : ctx->list_fill > 32767 ? 32767 : (int)ctx->list_fill;
     for (uint32_t i = 0; i < st_list_len(l) && !rc; i++) {
         idx_entry_t *x = st_list_at(l, i);
         uint64_t n = st_ent_vlen(x);
@@ -401,7 +402,7 @@ static int dump_list(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
             st_rdb_string(&nodes, tmp, n);
             nnodes++;
         } else {
-            if (count && !ql_node_allows(lp.len + 1, count, n, LIST_FILL))
+            if (count && !ql_node_allows(lp.len + 1, count, n, fill))
                 ql_flush(&lp, &count, &nodes, &nnodes);
             st_lp_entry(&lp, tmp, n);
             count++;

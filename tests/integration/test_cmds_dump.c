@@ -211,6 +211,17 @@ static void same_list(redisContext *a, const char *ka, redisContext *b, const ch
     freeReplyObject(y);
 }
 
+/* n incompressible 100-byte elements (xorshift from seed): Redis leaves
+ * their nodes uncompressed, so DUMP payloads can be byte-equal. */
+static void random_elements(unsigned char (*out)[100], int n, uint64_t seed)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 100; k++) {
+            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+            out[i][k] = (unsigned char)seed;
+        }
+}
+
 /* Lists (RDB type 18, D40) both ways: short, integer elements, several
  * 8 KB nodes, an element over 8 KB in a node of its own; payloads of
  * incompressible elements (Redis stores those nodes without LZF) are
@@ -223,12 +234,7 @@ Test(dump, lists_move_both_ways)
     start_both(&d, &r, &a);
     redisContext *both[] = {r, a};
     static unsigned char rnd[200][100];
-    uint64_t seed = 88172645463325252ull;
-    for (int i = 0; i < 200; i++)
-        for (int k = 0; k < 100; k++) {
-            seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-            rnd[i][k] = (unsigned char)seed;
-        }
+    random_elements(rnd, 200, 88172645463325252ull);
     static char big[9000];
     memset(big, 'b', sizeof big - 1);
     for (int s = 0; s < 2; s++) {
@@ -276,5 +282,34 @@ Test(dump, lists_move_both_ways)
     freeReplyObject(x), freeReplyObject(y);
     freeReplyObject(p);
     same(a, r, "EXISTS %s", "bad");
+    end_both(&d, r, a);
+}
+
+/* CONFIG SET list-max-listpack-size reaches CONFIG GET and DUMP's node
+ * split: by count (4 elements a node), by size (-1: 4 KB) and clamped
+ * (-9 acts as -5, 99999 as 32767), payloads byte-equal to Redis' for
+ * lists made under each setting. */
+Test(dump, list_max_listpack_size_shapes_the_nodes)
+{
+    diff_t d;
+    redisContext *r, *a;
+    start_both(&d, &r, &a);
+    redisContext *both[] = {r, a};
+    static unsigned char rnd[100][100];
+    random_elements(rnd, 100, 2463534242ull);
+    const char *fills[] = {"4", "-1", "-9", "99999", "1"};
+    for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
+        char key[32];
+        snprintf(key, sizeof key, "l%zu", f);
+        for (int s = 0; s < 2; s++) {
+            redisReply *ok = q(both[s], "CONFIG SET list-max-listpack-size %s", fills[f]);
+            cr_assert_str_eq(ok->str, "OK");
+            freeReplyObject(ok);
+            for (int i = 0; i < 100; i++)
+                freeReplyObject(q(both[s], "RPUSH %s %b", key, rnd[i], (size_t)100));
+        }
+        same(a, r, "CONFIG GET %s", "list-max-listpack-size");
+        same(a, r, "DUMP %s", key);
+    }
     end_both(&d, r, a);
 }
