@@ -99,6 +99,7 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->zset_max_listpack_entries = atomic_load(&sc->zset_max_listpack_entries);
     c->zset_max_listpack_value = atomic_load(&sc->zset_max_listpack_value);
     c->list_max_listpack_size = atomic_load(&sc->list_max_listpack_size);
+    c->list_compress_depth = atomic_load(&sc->list_compress_depth);
     c->maxmemory = (uint64_t)atomic_load(&sc->maxmemory);
     c->maxmemory_policy = (int)atomic_load(&sc->maxmemory_policy);
     c->maxmemory_samples = atomic_load(&sc->maxmemory_samples);
@@ -131,6 +132,7 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->zset_max_listpack_entries, c->zset_max_listpack_entries);
     atomic_store(&sc->zset_max_listpack_value, c->zset_max_listpack_value);
     atomic_store(&sc->list_max_listpack_size, c->list_max_listpack_size);
+    atomic_store(&sc->list_compress_depth, c->list_compress_depth);
     atomic_store(&sc->maxmemory, (int64_t)c->maxmemory);
     atomic_store(&sc->maxmemory_policy, c->maxmemory_policy);
     atomic_store(&sc->maxmemory_samples, c->maxmemory_samples);
