@@ -274,15 +274,34 @@ Test(acl, permission_decisions)
     cr_expect_eq(check(t, "fa", "GET FOO"), ACL_OK);
     cr_expect_eq(check(t, "fa", "GET bar"), ACL_DENIED_CMD);
 
-    /* +@all ~* is the unrestricted fast path; a rule removing anything
-     * leaves it */
+    /* +@all ~* &* is the unrestricted fast path; a rule removing anything
+     * leaves it (a new user has no channels, as in Redis 7.0) */
     expect_ok(t, "all", "on nopass ~* +@all");
+    cr_expect(!acl_user_unrestricted(acl_find(t, "all", 3)));
+    cr_expect_eq(check(t, "all", "PUBLISH ch m"), ACL_DENIED_CHANNEL);
+    cr_expect_eq(check(t, "all", "GET k"), ACL_OK);
+    expect_ok(t, "all", "&*");
     cr_expect(acl_user_unrestricted(acl_find(t, "all", 3)));
     expect_ok(t, "all", "-ping");
     cr_expect(!acl_user_unrestricted(acl_find(t, "all", 3)));
     cr_expect_eq(check(t, "all", "PING"), ACL_DENIED_CMD);
     expect_ok(t, "all", "+ping");
     cr_expect(acl_user_unrestricted(acl_find(t, "all", 3)));
+
+    /* channels: globs for channels, literal for PSUBSCRIBE's patterns;
+     * shard channels ignore key patterns, keys come before channels */
+    expect_ok(t, "ch", "on nopass ~k* +@all &news.* &ex?ct");
+    cr_expect_eq(check(t, "ch", "PUBLISH news.a m"), ACL_OK);
+    cr_expect_eq(check(t, "ch", "PUBLISH other m"), ACL_DENIED_CHANNEL);
+    cr_expect_eq(check(t, "ch", "SPUBLISH news.b m"), ACL_OK); /* not ~k*: not a key */
+    cr_expect_eq(check(t, "ch", "SUBSCRIBE exact exbct"), ACL_OK);
+    cr_expect_eq(check(t, "ch", "SUBSCRIBE news.a other"), ACL_DENIED_CHANNEL);
+    cr_expect_eq(check(t, "ch", "SSUBSCRIBE zz"), ACL_DENIED_CHANNEL);
+    cr_expect_eq(check(t, "ch", "PSUBSCRIBE news.* ex?ct"), ACL_OK);
+    cr_expect_eq(check(t, "ch", "PSUBSCRIBE news.x"), ACL_DENIED_CHANNEL);
+    cr_expect_eq(check(t, "ch", "UNSUBSCRIBE zz"), ACL_OK);
+    cr_expect_eq(check(t, "ch", "PUNSUBSCRIBE zz*"), ACL_OK);
+    cr_expect_eq(check(t, "ch", "GET z"), ACL_DENIED_KEY);
 
     /* categories: +@read -@keyspace */
     expect_ok(t, "r", "on nopass allkeys +@read -@keyspace");

@@ -169,6 +169,11 @@ static void acl_dryrun(fe_conn_t *c, int argc, const char **argv, const uint32_t
     if (rc == ACL_DENIED_CMD) {
         len = snprintf(msg, sizeof(msg), "This user has no permissions to run the '%s' command",
                        fe_cmd_index_name(idx));
+    } else if (rc == ACL_DENIED_CHANNEL) {
+        int bad = acl_denied_channel(u, d, n, args, alens);
+        len =
+            snprintf(msg, sizeof(msg), "This user has no permissions to access the '%.*s' channel",
+                     (int)(alens[bad] > 256 ? 256 : alens[bad]), args[bad]);
     } else {
         /* The first key the user may not touch (acl_check found one). */
         int bad = 0;
@@ -294,10 +299,13 @@ void fe_cmd_acl(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens,
             resp_null3(out, c->proto);
     } else if (fe_word_eq(sub, sl, "setuser")) {
         setuser_arg_t a = {argv[2], lens[2], argc - 3, argv + 3, lens + 3};
-        if (fe_acl_update(fe, do_setuser, &a, err, sizeof(err)) != 0)
+        if (fe_acl_update(fe, do_setuser, &a, err, sizeof(err)) != 0) {
             resp_error(out, err);
-        else
+        } else {
             resp_simple(out, "OK");
+            fe_acl_sweep(
+                fe); /* subscribers whose channels it took away; the others' on their timer */
+        }
     } else if (fe_word_eq(sub, sl, "deluser")) {
         for (int i = 2; i < argc; i++)
             if (fe_word_eq(argv[i], lens[i], "default") && lens[i] == 7 &&

@@ -7,8 +7,8 @@
  *
  * The model follows Redis 7.0's ACL for the common cases: a user is on or
  * off, has SHA-256 password hashes or is nopass, key patterns (~pat,
- * allkeys), channel patterns (&pat, allchannels; kept and shown, there is no
- * pub/sub), and one permission bit per "command index" (admin.h: a command,
+ * allkeys), channel patterns (&pat, allchannels: PUBLISH, SUBSCRIBE,
+ * PSUBSCRIBE and the shard forms), and one permission bit per "command index" (admin.h: a command,
  * or a subcommand such as config|get), set and cleared by +cmd, -cmd,
  * +cmd|sub, +@category, -@category, +@all, -@all. Rules apply all or
  * nothing: acl_setuser works on a copy and keeps it only if every rule
@@ -220,7 +220,7 @@ static void update_unrestricted(acl_user_t *u)
 {
     int all = 1;
     FOR_EACH_INDEX(idx, if (!bit_get(u, idx)) all = 0);
-    u->unrestricted = all && u->allkeys;
+    u->unrestricted = all && u->allkeys && u->allchannels;
 }
 
 /* Set or clear a command and all its subcommands. */
@@ -771,6 +771,42 @@ int acl_key_ok(const acl_user_t *u, const char *k, size_t n)
     return u->unrestricted || u->allkeys || key_allowed(u, k, n);
 }
 
+int acl_channel_ok(const acl_user_t *u, const char *ch, size_t n, int is_pattern)
+{
+    if (u->unrestricted || u->allchannels) return 1;
+    for (int i = 0; i < u->channels.n; i++) {
+        const acl_str_t *p = &u->channels.v[i];
+        if (is_pattern ? p->n == n && !memcmp(p->p, ch, n) : glob_match(p->p, p->n, ch, n, 0))
+            return 1;
+    }
+    return 0;
+}
+
+int acl_denied_channel(const acl_user_t *u, const cmd_desc_t *d, int argc, const char *const *argv,
+                       const uint32_t *lens)
+{
+    if (u->unrestricted || u->allchannels) return 0;
+    /* Redis 7.0's channel arguments: PUBLISH's and SPUBLISH's first, every
+     * one of the subscribes; the unsubscribes are never refused. */
+    int last;
+    switch (d->id) {
+    case CMD_PUBLISH:
+    case CMD_SPUBLISH:
+        last = argc > 1 ? 1 : 0;
+        break;
+    case CMD_SUBSCRIBE:
+    case CMD_SSUBSCRIBE:
+    case CMD_PSUBSCRIBE:
+        last = argc - 1;
+        break;
+    default:
+        return 0;
+    }
+    for (int i = 1; i <= last; i++)
+        if (!acl_channel_ok(u, argv[i], lens[i], d->id == CMD_PSUBSCRIBE)) return i;
+    return 0;
+}
+
 static int firstarg_allowed(const acl_user_t *u, cmd_id_t id, int argc, const char *const *argv,
                             const uint32_t *lens)
 {
@@ -792,15 +828,14 @@ int acl_check(const acl_user_t *u, const cmd_desc_t *d, unsigned idx, int argc,
     if (u->unrestricted) return ACL_OK;
     if (!bit_get(u, idx) && !firstarg_allowed(u, d->id, argc, argv, lens)) return ACL_DENIED_CMD;
     /* A line whose keys cannot be found (a bad numkeys) names none: the
-     * command itself then answers its error, as Redis does. */
-    if (u->allkeys || cmd_key_count(d, argc, argv, lens) < 0) return ACL_OK;
-    /* SSUBSCRIBE's and SPUBLISH's "keys" are shard channels (Redis' not_key
-     * key specs): key patterns do not apply, and channel rules are not
-     * kept here (docs/COMMANDS.md, Pub/Sub). */
-    if (d->flags & CMDF_PUBSUB) return ACL_OK;
-    for (int i = cmd_key_next(d, argc, argv, lens, 0); i; i = cmd_key_next(d, argc, argv, lens, i))
-        if (!key_allowed(u, argv[i], lens[i])) return ACL_DENIED_KEY;
-    return ACL_OK;
+     * command itself then answers its error, as Redis does. SSUBSCRIBE's
+     * and SPUBLISH's "keys" are shard channels (Redis' not_key key specs):
+     * key patterns do not apply to them, channel patterns do. */
+    if (!u->allkeys && !(d->flags & CMDF_PUBSUB) && cmd_key_count(d, argc, argv, lens) >= 0)
+        for (int i = cmd_key_next(d, argc, argv, lens, 0); i;
+             i = cmd_key_next(d, argc, argv, lens, i))
+            if (!key_allowed(u, argv[i], lens[i])) return ACL_DENIED_KEY;
+    return acl_denied_channel(u, d, argc, argv, lens) ? ACL_DENIED_CHANNEL : ACL_OK;
 }
 
 /* ---- saving and loading (shm) ----

@@ -149,7 +149,9 @@ int fe_acl_auth(fe_conn_t *c, const char *user, size_t ulen, const char *pass, s
     return 0;
 }
 
-/* Close the clients whose user is gone (ACL DELUSER on any frontend). */
+/* Close the clients whose user is gone (ACL DELUSER on any frontend),
+ * and, as Redis 7.0 does, the subscribers whose user may no longer use
+ * one of their channels or patterns (ACL SETUSER's channel rules). */
 void fe_acl_sweep(fe_t *fe)
 {
     fe_acl_refresh(fe);
@@ -157,14 +159,17 @@ void fe_acl_sweep(fe_t *fe)
     fe->admin->acl_swept_gen = fe->admin->acl_gen;
     for (fe_conn_t *c = fe->conns, *next; c; c = next) {
         next = c->next;
-        if (c->admin->user && !acl_find(fe->admin->acl, c->admin->user, strlen(c->admin->user)))
-            fe_conn_kill(c);
+        const char *name = c->admin->user ? c->admin->user : "default";
+        acl_user_t *u = acl_find(fe->admin->acl, name, strlen(name));
+        if ((c->admin->user && !u) || (u && !fe_pubsub_conn_allowed(c, u))) fe_conn_kill(c);
     }
 }
 
 static const char ERR_NOAUTH[] = "-NOAUTH Authentication required.\r\n";
 static const char ERR_NOPERM_KEY[] =
     "-NOPERM this user has no permissions to access one of the keys used as arguments\r\n";
+static const char ERR_NOPERM_CHANNEL[] =
+    "-NOPERM this user has no permissions to access one of the channels used as arguments\r\n";
 
 /* The error for a refused command (dispatch.c turns EXEC's into
  * EXECABORT, as Redis words it). */
@@ -220,7 +225,7 @@ int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *e
                  fe_cmd_index_name(c->admin->cur_idx));
         reject(err, d, msg);
     } else {
-        reject(err, d, ERR_NOPERM_KEY);
+        reject(err, d, rc == ACL_DENIED_KEY ? ERR_NOPERM_KEY : ERR_NOPERM_CHANNEL);
     }
     return -1;
 }

@@ -201,7 +201,7 @@ void fe_command(struct fe_conn *c, int argc, const char **argv, const uint32_t *
 typedef struct acl_user acl_user_t;
 typedef struct acl_table acl_table_t;
 
-enum { ACL_OK = 0, ACL_DENIED_CMD = 1, ACL_DENIED_KEY = 2 };
+enum { ACL_OK = 0, ACL_DENIED_CMD = 1, ACL_DENIED_KEY = 2, ACL_DENIED_CHANNEL = 3 };
 
 /* A table holding only the default user ("on nopass ~* &* +@all"). */
 acl_table_t *acl_table_new(void);
@@ -218,7 +218,8 @@ acl_user_t *acl_at(const acl_table_t *t, int i); /* in name order */
 const char *acl_user_name(const acl_user_t *u);
 int acl_user_enabled(const acl_user_t *u);
 int acl_user_nopass(const acl_user_t *u);
-/* May this user run everything on every key? (the check's fast path) */
+/* May this user run everything on every key and channel? (the check's
+ * fast path) */
 int acl_user_unrestricted(const acl_user_t *u);
 /* 1 when pass matches one of the user's passwords (or the user is nopass). */
 int acl_user_password_ok(const acl_user_t *u, const char *pass, size_t n);
@@ -226,12 +227,21 @@ int acl_user_password_ok(const acl_user_t *u, const char *pass, size_t n);
 void acl_user_describe(const acl_user_t *u, buf_t *out);
 /* ACL GETUSER's map. */
 void acl_user_getuser(const acl_user_t *u, int proto, buf_t *out);
-/* May u run the call (idx from fe_cmd_index)? ACL_OK, ACL_DENIED_CMD or
- * ACL_DENIED_KEY (its keys are found from d's key positions). */
+/* May u run the call (idx from fe_cmd_index)? ACL_OK, ACL_DENIED_CMD,
+ * ACL_DENIED_KEY (its keys are found from d's key positions) or
+ * ACL_DENIED_CHANNEL, checked in that order as Redis 7.0 does. */
 int acl_check(const acl_user_t *u, const cmd_desc_t *d, unsigned idx, int argc,
               const char *const *argv, const uint32_t *lens);
 /* 1 when u may touch key k (its key patterns, or allkeys). */
 int acl_key_ok(const acl_user_t *u, const char *k, size_t n);
+/* 1 when u may use channel ch: a channel (PUBLISH, SUBSCRIBE and their
+ * shard forms) matches one of u's &patterns; a PSUBSCRIBE pattern must be
+ * one of them, literally (Redis' ACLCheckChannelAgainstList). */
+int acl_channel_ok(const acl_user_t *u, const char *ch, size_t n, int is_pattern);
+/* The first argument of the call that names a channel u may not use, 0
+ * when there is none (ACL DRYRUN names it). */
+int acl_denied_channel(const acl_user_t *u, const cmd_desc_t *d, int argc, const char *const *argv,
+                       const uint32_t *lens);
 /* Serialise the table for shm (binary; acl_table_load reads it back). */
 void acl_table_save(const acl_table_t *t, buf_t *out);
 acl_table_t *acl_table_load(const char *p, size_t n);
@@ -368,6 +378,8 @@ void fe_pubsub_reset(struct fe_conn *c);
 uint64_t fe_pubsub_count(struct fe *fe, int kind);
 /* c's channels, patterns and shard channels (CLIENT LIST's sub, psub, ssub). */
 void fe_pubsub_conn_counts(const struct fe_conn *c, unsigned out[3]);
+/* 1 when user u may keep every subscription c has (ACL channel rules). */
+int fe_pubsub_conn_allowed(const struct fe_conn *c, const acl_user_t *u);
 /* Publish to channel (kind PS_CHANNEL or PS_SHARD) from this frontend;
  * returns the receivers on every frontend, as PUBLISH replies. */
 uint64_t fe_pubsub_publish(struct fe *fe, int kind, const char *chan, size_t clen, const char *msg,

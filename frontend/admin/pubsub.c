@@ -437,6 +437,16 @@ void fe_pubsub_conn_counts(const fe_conn_t *c, unsigned out[3])
         out[k] = pc ? pc->count[k] : 0;
 }
 
+int fe_pubsub_conn_allowed(const fe_conn_t *c, const acl_user_t *u)
+{
+    const fe_ps_conn_t *pc = c->admin->pubsub;
+    for (uint32_t i = 0; pc && i < pc->n; i++) {
+        const ps_local_t *e = pc->items[i];
+        if (!acl_channel_ok(u, e->name, e->len, e->kind == PS_PATTERN)) return 0;
+    }
+    return 1;
+}
+
 uint64_t fe_pubsub_count(fe_t *fe, int kind)
 {
     list_arg_t a = {0};

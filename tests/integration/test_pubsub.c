@@ -130,6 +130,48 @@ Test(pubsub, replies_as_redis_resp3)
     same_script(script, 2);
 }
 
+/* ACL channel rules as Redis 7.0 applies them: PUBLISH, SPUBLISH and the
+ * subscribes checked against the user's &patterns (glob), a PSUBSCRIBE
+ * pattern only if it is one of them literally, unsubscribes never, key
+ * patterns not on shard channels; the error inside MULTI; ACL DRYRUN's
+ * words; and a subscriber closed when ACL SETUSER takes one of its
+ * channels or patterns away (one frontend: at once, as Redis). */
+Test(pubsub, acl_channel_rules_as_redis)
+{
+    redis_or_skip();
+    start("--frontends 1");
+    static const step_t script[] = {
+        {0, 2,
+         "ACL SETUSER u reset on nopass +@all ~* &news.* &ex?ct\r\n"
+         "ACL SETUSER k reset on nopass +@all ~k* &*\r\n"},
+        {1, 5,
+         "AUTH u x\r\nPUBLISH news.a m\r\nPUBLISH other m\r\nSPUBLISH other m\r\n"
+         "SPUBLISH news.b m\r\n"},
+        {1, 4, "PSUBSCRIBE news.x\r\nMULTI\r\nPUBLISH zz m\r\nEXEC\r\n"},
+        {1, 2, "UNSUBSCRIBE zz\r\nPUNSUBSCRIBE zz*\r\n"},
+        {1, 3, "AUTH k x\r\nSPUBLISH zz m\r\nPUBLISH kq m\r\n"},
+        {0, 6,
+         "ACL DRYRUN u PUBLISH zz m\r\nACL DRYRUN u PSUBSCRIBE news.* x*\r\n"
+         "ACL DRYRUN u SUBSCRIBE news.1 x\r\nACL DRYRUN u SPUBLISH x m\r\n"
+         "ACL DRYRUN u PUBLISH news.z m\r\nACL GETUSER u\r\n"},
+        {2, 3, "AUTH u x\r\nSUBSCRIBE news.a other\r\nSUBSCRIBE news.a\r\n"},
+        {3, 6,
+         "AUTH u x\r\nPSUBSCRIBE ex*\r\nPSUBSCRIBE news.* ex?ct\r\nSSUBSCRIBE zz\r\n"
+         "SSUBSCRIBE news.q\r\n"},
+        /* more rights: nobody is closed */
+        {0, 1, "ACL SETUSER u &other\r\n"},
+        {1, 2, "AUTH u x\r\nPUBLISH news.a hi\r\n"},
+        {2, 1, ""},
+        {3, 1, ""},
+        /* news.* is no longer one of u's patterns: its subscriber goes */
+        {0, 1, "ACL SETUSER u resetchannels &news.a &news.q\r\n"},
+        {2, 1, "PING\r\n"},
+        {3, 1, "PING\r\n"},
+        {0, 0, NULL},
+    };
+    same_script(script, 4);
+}
+
 /* ---- across frontends ---- */
 
 static long long info_field(const char *text, const char *field)
