@@ -415,7 +415,8 @@ static void add_literal_str(struct fe_multi *m, int db, const char *s)
  * included: *db follows it); c->db is the transaction's database. */
 static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, int *db, buf_t *lit)
 {
-    const cmd_desc_t *d = q->d;
+    /* SORT without STORE is a read (D47). */
+    const cmd_desc_t *d = cmd_runs_as(q->d, q->argc, q->argv, q->lens);
     fe_args_t a = {.argc = q->argc, .argv = q->argv, .lens = q->lens};
     if (d->id == CMD_SELECT) {
         int n = fe_select_db(c, q->argv[1], q->lens[1], lit);
