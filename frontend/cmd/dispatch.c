@@ -418,5 +418,12 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         break;
     }
     buf_free(&out);
+    if (run->id == CMD_SORT_RO) { /* SORT's words, checked here (D47) */
+        const char *err = fe_sort_refused(c, run, &a);
+        if (err) {
+            fe_reply_errorf(c, "%s", err);
+            return 0;
+        }
+    }
     return dispatch_read(c, run, &a);
 }

@@ -445,7 +445,11 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
         }
         fe_enc_release(&e);
     } else if (d->route == CMD_ROUTE_READ) {
-        if (q->argc - 1 > MAX_RECORD_ARGS) {
+        const char *sort_err = d->id == CMD_SORT_RO ? fe_sort_refused(c, d, &a) : NULL;
+        if (sort_err) {
+            resp_error(lit, sort_err);
+            add_literal(m, *db, lit);
+        } else if (q->argc - 1 > MAX_RECORD_ARGS) {
             add_literal_str(m, *db, "-ERR too many arguments (at most 65535 keys per read)\r\n");
         } else {
             add_payload(m, d->id, *db, q->argc - 1, (const unsigned char *const *)(q->argv + 1),
