@@ -12,10 +12,10 @@
  * in RAM. The apply depends only on the state and the record: it looks
  * keys up by the apply clock, never reaps or touches anything but the
  * destination, and an element's order among equals is its position in
- * the input, which is a function of the state (a set's order is its
- * table's, the same on replay and after a checkpoint is read, as SMEMBERS
- * relies on). A log that cannot be read back while applying stops the
- * store, as everywhere on the apply path.
+ * the input, which is a function of the contents: a list's order, a
+ * sorted set's, and for a set its members' byte order (never its table's,
+ * which a checkpoint read back may lay out otherwise). A log that cannot be read back while
+ * applying stops the store, as everywhere on the apply path.
  *
  * Redis' behaviours kept: BY without '*' sorts nothing (the natural order:
  * a list's, a sorted set's by score, DESC reversing them; a set's own
@@ -237,6 +237,15 @@ static long long sort_prepare(sort_run_t *run, const rec_arg_t *argv, int argc, 
     if (slot && load_items(run, *slot, reverse, it)) {
         if (r) resp_error(r, ERR_READ);
         return -1;
+    }
+    /* Set members that sort equal (ALPHA by equal or missing BY values)
+     * keep their input order: make it the members' byte order, not the
+     * table's, which a checkpoint read back may lay out otherwise. */
+    if (!s->dontsort && s->alpha && s->by && slot && st_ent_type(*slot) == ST_SET) {
+        sort_spec_t bytes = {.alpha = 1, .store = 1, .limit_count = -1};
+        sort_items(it->v, it->n, &bytes);
+        for (size_t i = 0; i < it->n; i++)
+            it->v[i].origin = i;
     }
     if (!s->dontsort) {
         int rc = load_keys(run, s, argv, it);
