@@ -263,7 +263,7 @@ void sort_window(const sort_spec_t *s, long long n, long long *start, long long 
     if (s->limit_count < 0)
         en = n - 1;
     else /* saturating: LIMIT 2 9223372036854775807 is "to the end" */
-        en = s->limit_count - 1 > LLONG_MAX - st ? LLONG_MAX : st + s->limit_count - 1;
+        en = s->limit_count - 1 > LLONG_MAX - st ? LLONG_MAX : st + (s->limit_count - 1);
     if (st >= n) {
         st = n - 1;
         en = n - 2;
