@@ -206,54 +206,53 @@ static int load_keys(sort_run_t *run, const sort_spec_t *s, const rec_arg_t *arg
     return bad ? -1 : 0;
 }
 
-/* Parse, look the key up, load, sort: the part the read and the write
- * share. Returns the number of elements of the window [*start, *end] in
- * it->v, or -1 after replying the error in r (r may be NULL: replay). */
-static long long sort_prepare(sort_run_t *run, const rec_arg_t *argv, int argc, unsigned flags,
-                              sort_spec_t *s, items_t *it, long long *start, long long *end,
-                              buf_t *r)
+/* Look the key up, load its elements and what they sort by, sort them.
+ * Returns NULL, or the error to reply. */
+static const char *sort_load(sort_run_t *run, const rec_arg_t *argv, sort_spec_t *s, items_t *it)
 {
-    const char *err = sort_parse(argv, argc, flags, s);
-    if (err) {
-        if (r) resp_error(r, err);
-        return -1;
-    }
     idx_entry_t **slot = st_find_live(run->db, &argv[0], run->now, 0);
-    if (slot) {
-        unsigned t = st_ent_type(*slot);
-        if (t != ST_LIST && t != ST_SET && t != ST_ZSET) {
-            if (r) resp_error(r, ST_ERR_WRONGTYPE);
-            return -1;
-        }
-        /* A set sorts ALPHA rather than in its table's order into a
-         * stored list. */
-        if (s->dontsort && t == ST_SET && s->store) {
-            s->dontsort = 0;
-            s->alpha = 1;
-            s->by = 0;
-        }
+    unsigned t = slot ? st_ent_type(*slot) : ST_LIST;
+    if (t != ST_LIST && t != ST_SET && t != ST_ZSET) return ST_ERR_WRONGTYPE;
+    /* A set sorts ALPHA rather than in its table's order into a stored
+     * list. */
+    if (s->dontsort && t == ST_SET && s->store) {
+        s->dontsort = 0;
+        s->alpha = 1;
+        s->by = 0;
     }
-    int reverse = s->dontsort && s->desc && slot && st_ent_type(*slot) != ST_SET;
-    if (slot && load_items(run, *slot, reverse, it)) {
-        if (r) resp_error(r, ERR_READ);
-        return -1;
-    }
+    if (slot && load_items(run, *slot, s->dontsort && s->desc && t != ST_SET, it)) return ERR_READ;
     /* Set members that sort equal (ALPHA by equal or missing BY values)
      * keep their input order: make it the members' byte order, not the
      * table's, which a checkpoint read back may lay out otherwise. */
-    if (!s->dontsort && s->alpha && s->by && slot && st_ent_type(*slot) == ST_SET) {
+    if (!s->dontsort && s->alpha && s->by && t == ST_SET) {
         sort_spec_t bytes = {.alpha = 1, .store = 1, .limit_count = -1};
         sort_items(it->v, it->n, &bytes);
         for (size_t i = 0; i < it->n; i++)
             it->v[i].origin = i;
     }
-    if (!s->dontsort) {
-        int rc = load_keys(run, s, argv, it);
-        if (rc) {
-            if (r) resp_error(r, rc == -1 ? ERR_SCORES : ERR_READ);
-            return -1;
-        }
-        sort_items(it->v, it->n, s);
+    if (s->dontsort) return NULL;
+    int rc = load_keys(run, s, argv, it);
+    if (rc) return rc == -1 ? ERR_SCORES : ERR_READ;
+    sort_items(it->v, it->n, s);
+    return NULL;
+}
+
+/* Parse, then sort_load: the part the read and the write share. Returns
+ * the number of elements of the window [*start, *end] in it->v (s to be
+ * freed by the caller), or -1 after replying the error in r (r may be
+ * NULL: replay). */
+static long long sort_prepare(sort_run_t *run, const rec_arg_t *argv, int argc, unsigned flags,
+                              sort_spec_t *s, items_t *it, long long *start, long long *end,
+                              buf_t *r)
+{
+    const char *err = sort_parse(argv, argc, flags, s);
+    if (!err) {
+        err = sort_load(run, argv, s, it);
+        if (err) sort_spec_free(s);
+    }
+    if (err) {
+        if (r) resp_error(r, err);
+        return -1;
     }
     sort_window(s, (long long)it->n, start, end);
     return *end >= *start ? *end - *start + 1 : 0;
