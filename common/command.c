@@ -8,6 +8,7 @@
  */
 #include "command.h"
 
+#include "sort.h"
 #include "strutil.h"
 
 #include <string.h>
@@ -247,6 +248,26 @@ static const uint8_t keys_after_streams[CMD__COUNT] = {
 #include "commands.def"
 };
 
+static const uint8_t key_after_store[CMD__COUNT] = {
+#define KEYSORT(ID) [CMD_##ID] = 1,
+#include "commands.def"
+};
+
+/* A SORT-shaped line's STORE key (KEYSORT), or 0. */
+static int store_key_of(const cmd_desc_t *d, int argc, const char *const *argv,
+                        const uint32_t *lens)
+{
+    if ((unsigned)d->id >= (unsigned)CMD__COUNT || !key_after_store[d->id]) return 0;
+    return sort_store_key_at(argc, argv, lens);
+}
+
+const cmd_desc_t *cmd_runs_as(const cmd_desc_t *d, int argc, const char *const *argv,
+                              const uint32_t *lens)
+{
+    if (d->id == CMD_SORT && !sort_store_key_at(argc, argv, lens)) return cmd_by_id(CMD_SORT_RO);
+    return d;
+}
+
 /* The keys of an XREAD-shaped line (KEYSTREAMS): the first half of the
  * words after the first STREAMS, which starts them at *at + 1; -1 when
  * there is no STREAMS or the words after it are none or odd. */
@@ -286,6 +307,7 @@ int cmd_key_count(const cmd_desc_t *d, int argc, const char *const *argv, const 
     if (n < 0) return -1;
     int step = d->key_step > 0 ? d->key_step : 1, last = fixed_last(d, argc), count = (int)n;
     if (last) count += (last - d->first_key) / step + 1;
+    if (store_key_of(d, argc, argv, lens)) count++;
     return count > 0 ? count : -1;
 }
 
@@ -295,6 +317,8 @@ int cmd_key_next(const cmd_desc_t *d, int argc, const char *const *argv, const u
     int step = d->key_step > 0 ? d->key_step : 1, last = fixed_last(d, argc);
     if (last && prev < d->first_key) return d->first_key;
     if (last && prev < last && prev + step <= last) return prev + step;
+    int store = store_key_of(d, argc, argv, lens);
+    if (store) return prev < store ? store : 0;
     int at = 0;
     long long n = numkeys_of(d, argc, argv, lens, &at);
     if (n <= 0) return 0;

@@ -261,6 +261,12 @@ int cmd_key_count(const cmd_desc_t *d, int argc, const char *const *argv, const 
 int cmd_key_next(const cmd_desc_t *d, int argc, const char *const *argv, const uint32_t *lens,
                  int prev);
 
+/* The row a command line of d runs as: SORT without a STORE key runs as
+ * SORT_RO, a read the store answers (D47); every other line as d. Flags
+ * (a write's refusals, denyoom), ACL and statistics stay d's. */
+const cmd_desc_t *cmd_runs_as(const cmd_desc_t *d, int argc, const char *const *argv,
+                              const uint32_t *lens);
+
 /* Flags of SET's canonical u32 argument. */
 enum set_flags {
     SETF_NX = 1u << 0,

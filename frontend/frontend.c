@@ -99,6 +99,7 @@ static const fe_hooks_t hooks = {
 
 static const fe_cmd_hooks_t cmd_hooks = {
     .check = fe_acl_check,
+    .all_keys = fe_acl_all_keys,
     .counted = fe_cmdstat,
     .local = run_local,
 };

@@ -304,6 +304,11 @@ int acl_user_unrestricted(const acl_user_t *u)
     return u->unrestricted;
 }
 
+int acl_user_all_keys(const acl_user_t *u)
+{
+    return u->unrestricted || u->allkeys;
+}
+
 static int pass_find(const acl_user_t *u, const unsigned char *h)
 {
     for (int i = 0; i < u->npass; i++)

@@ -179,6 +179,12 @@ static void reject(buf_t *err, const cmd_desc_t *d, const char *line)
     buf_append(err, line, strlen(line));
 }
 
+int fe_acl_all_keys(fe_conn_t *c)
+{
+    acl_user_t *u = fe_acl_user(c);
+    return !u || acl_user_all_keys(u);
+}
+
 int fe_acl_check(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err)
 {
     fe_t *fe = c->fe;

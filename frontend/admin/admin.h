@@ -221,6 +221,8 @@ int acl_user_nopass(const acl_user_t *u);
 /* May this user run everything on every key and channel? (the check's
  * fast path) */
 int acl_user_unrestricted(const acl_user_t *u);
+/* 1 when u may read every key (allkeys): SORT's BY and GET need it. */
+int acl_user_all_keys(const acl_user_t *u);
 /* 1 when pass matches one of the user's passwords (or the user is nopass). */
 int acl_user_password_ok(const acl_user_t *u, const char *pass, size_t n);
 /* ACL LIST's line: "user default on nopass ~* &* +@all". */
@@ -260,6 +262,8 @@ char *acl_strndup(const char *s, size_t n);
  * these arguments? 0 = yes; -1 = no, and the error reply (NOAUTH, NOPERM)
  * was appended to err. */
 int fe_acl_check(struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a, buf_t *err);
+/* 1 when c's user may read every key (fe_cmd_hooks_t.all_keys). */
+int fe_acl_all_keys(struct fe_conn *c);
 /* Re-read the shared table if another frontend changed it. */
 void fe_acl_refresh(struct fe *fe);
 /* Periodic: close the clients whose user was deleted. */

@@ -26,6 +26,8 @@ typedef struct fe_cmd_hooks {
      * reply (NOAUTH, NOPERM) was appended to err. Once per command, before
      * it is queued or run. */
     int (*check)(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err);
+    /* May c's user read every key? (SORT's BY and GET patterns need it.) */
+    int (*all_keys)(fe_conn_t *c);
     /* d is being run for c (not queued): count it (INFO commandstats). */
     void (*counted)(fe_conn_t *c, const cmd_desc_t *d);
     /* Run the LOCAL command d, its reply into out (the registry's table). */
@@ -37,6 +39,11 @@ typedef struct fe_cmd_hooks {
  * for ring or channel space, -EBUSY when a write must wait for the
  * connection's earlier reads (nothing was consumed or replied then). */
 int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
+
+/* t_sort.c: SORT's and SORT_RO's words checked as the store will parse
+ * them, with what only a frontend knows (cluster mode, the user's key
+ * access: D47). Returns NULL, or the error's text (common/sort.h's). */
+const char *fe_sort_refused(fe_conn_t *c, const cmd_desc_t *run, const fe_args_t *a);
 
 /* multi.c: MULTI, EXEC, DISCARD, WATCH, UNWATCH. fe_multi_command runs one
  * of them; fe_multi_queue queues any other command inside MULTI (reply

@@ -381,15 +381,22 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         buf_free(&out);
         return fe_multi_queue(c, d, &a);
     }
+    /* SORT without STORE is a read, refused where Redis refuses a write
+     * command (a replica, too few replicas, a stopped log). */
+    const cmd_desc_t *run = cmd_runs_as(d, a.argc, argv, lens);
+    if (run != d && (d->flags & CMDF_WRITE) && fe_write_refused(c)) {
+        buf_free(&out);
+        return 0;
+    }
     /* A read routed to the store that must wait is dispatched again later,
      * so it is counted then. */
-    if (d->route == CMD_ROUTE_READ && fe_read_must_wait(c)) {
+    if (run->route == CMD_ROUTE_READ && fe_read_must_wait(c)) {
         buf_free(&out);
         return -EBUSY;
     }
     c->last_cmd = d->id;
     c->fe->cmd_hooks->counted(c, d);
-    switch (d->route) {
+    switch (run->route) {
     case CMD_ROUTE_MULTI:
         buf_free(&out);
         return fe_multi_command(c, d, &a);
@@ -411,5 +418,12 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         break;
     }
     buf_free(&out);
-    return dispatch_read(c, d, &a);
+    if (run->id == CMD_SORT_RO) { /* SORT's words, checked here (D47) */
+        const char *err = fe_sort_refused(c, run, &a);
+        if (err) {
+            fe_reply_errorf(c, "%s", err);
+            return 0;
+        }
+    }
+    return dispatch_read(c, run, &a);
 }

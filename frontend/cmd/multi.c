@@ -415,7 +415,8 @@ static void add_literal_str(struct fe_multi *m, int db, const char *s)
  * included: *db follows it); c->db is the transaction's database. */
 static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, int *db, buf_t *lit)
 {
-    const cmd_desc_t *d = q->d;
+    /* SORT without STORE is a read (D47). */
+    const cmd_desc_t *d = cmd_runs_as(q->d, q->argc, q->argv, q->lens);
     fe_args_t a = {.argc = q->argc, .argv = q->argv, .lens = q->lens};
     if (d->id == CMD_SELECT) {
         int n = fe_select_db(c, q->argv[1], q->lens[1], lit);
@@ -444,7 +445,11 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
         }
         fe_enc_release(&e);
     } else if (d->route == CMD_ROUTE_READ) {
-        if (q->argc - 1 > MAX_RECORD_ARGS) {
+        const char *sort_err = d->id == CMD_SORT_RO ? fe_sort_refused(c, d, &a) : NULL;
+        if (sort_err) {
+            resp_error(lit, sort_err);
+            add_literal(m, *db, lit);
+        } else if (q->argc - 1 > MAX_RECORD_ARGS) {
             add_literal_str(m, *db, "-ERR too many arguments (at most 65535 keys per read)\r\n");
         } else {
             add_payload(m, d->id, *db, q->argc - 1, (const unsigned char *const *)(q->argv + 1),

@@ -205,6 +205,8 @@ static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t 
     }
     case CMD_ZRANGESTORE:
         return (ev_t){Z, "zrangestore", 0, 1};
+    case CMD_SORT:
+        return (ev_t){L, "sortstore", 0, 1};
     case CMD_ZUNIONSTORE: {
         static const char *const store[] = {"zunionstore", "zinterstore", "zdiffstore"};
         return (ev_t){Z, store[U32(2) < 3 ? U32(2) : 0], 0, 1};

@@ -131,6 +131,13 @@ Test(repl_stream, writes_reach_the_replica_which_refuses_writes)
                      "-READONLY You can't write against a read only replica.\r\n");
     cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "INCR counter"),
                      "-READONLY You can't write against a read only replica.\r\n");
+    /* SORT is a write command even without STORE, as in Redis; SORT_RO
+     * is the read a replica serves (D47). */
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "SORT nosuch"),
+                     "-READONLY You can't write against a read only replica.\r\n");
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "SORT_RO nosuch"), "*0\r\n");
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "SORT_RO counter"),
+                     "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
     cr_expect_str_eq(info_field(rc, "role", buf, sizeof(buf)), "slave");
     cr_expect_str_eq(info_field(rc, "master_link_status", buf, sizeof(buf)), "up");
     cr_expect_eq(info_num(rc, "master_port"), L.port);

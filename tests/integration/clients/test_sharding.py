@@ -254,6 +254,26 @@ class ClusterTest(unittest.TestCase):
             (b"READONLY", b"+OK\r\n"),
             (b"READWRITE", b"+OK\r\n"),
             (b"ASKING", b"+OK\r\n"),
+            # SORT (D47): BY with a pattern and every GET are refused in
+            # cluster mode, as Redis 7.0.15 refuses them (checked against
+            # redis-server with cluster-enabled); STORE's key is routed
+            (b"RPUSH {b}l 3 1 2", b":3\r\n"),
+            (b"SORT {b}l", b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n"),
+            (b"SORT {b}l BY nosort DESC", b"*3\r\n$1\r\n2\r\n$1\r\n1\r\n$1\r\n3\r\n"),
+            (b"SORT {b}l BY {b}w_*", b"-ERR BY option of SORT denied in Cluster mode.\r\n"),
+            (b"SORT {b}l GET #", b"-ERR GET option of SORT denied in Cluster mode.\r\n"),
+            (b"SORT_RO {b}l GET {b}x*", b"-ERR GET option of SORT denied in Cluster mode.\r\n"),
+            (b"SORT {b}l GET # STORE {b}d", b"-ERR GET option of SORT denied in Cluster mode.\r\n"),
+            (b"SORT {b}l LIMIT x 1 GET #", b"-ERR value is not an integer or out of range\r\n"),
+            (b"SORT {b}l STORE {b}d", b":3\r\n"),
+            (b"LRANGE {b}d 0 -1", b"*3\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n"),
+            (b"SORT {b}l STORE k2", b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"),
+            (b"SORT {b}l STORE foo", b"-CROSSSLOT Keys in request don't hash to the same slot\r\n"),
+            (b"MULTI", b"+OK\r\n"),
+            (b"SORT {b}l GET #", b"+QUEUED\r\n"),
+            (b"SORT {b}l DESC STORE {b}d", b"+QUEUED\r\n"),
+            (b"EXEC", b"*2\r\n-ERR GET option of SORT denied in Cluster mode.\r\n:3\r\n"),
+            (b"DEL {b}l {b}d", b":2\r\n"),
             # a queued command of another node's slot aborts the transaction
             (b"MULTI", b"+OK\r\n"),
             (b"SET b 1", b"+QUEUED\r\n"),
