@@ -10,7 +10,10 @@
  * evicted_keys counts, a restart after kill -9 replays the evictions to
  * the same digest, and OBJECT FREQ/IDLETIME answer as redis-server 7.0.15
  * does. maxmemory-eviction-tenacity and INFO's total_/current_eviction_
- * exceeded_time (D43) are compared with redis-server's.
+ * exceeded_time (D43) are compared with redis-server's. The access data
+ * survives a restart from a checkpoint (D49): OBJECT FREQ / IDLETIME as
+ * they were, eviction still choosing the cold keys, and a kill at each of
+ * its fault points (ckptaccess, accessload) costs nothing.
  *
  * Waits poll for a condition with a generous timeout; nothing asserts how
  * long anything took. The LRU clock counts seconds (as Redis'), so the
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -294,10 +298,44 @@ Test(maxmemory, noeviction_refuses_growing_writes_and_serves_reads_and_deletes)
     finish(&s, c);
 }
 
+/* DEBUG DIGEST's answer into out (64 bytes). */
+static void digest_of(redisContext *c, char *out)
+{
+    redisReply *r = cmd(c, "DEBUG DIGEST");
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    snprintf(out, 64, "%s", r->str);
+    freeReplyObject(r);
+}
+
+static void expect_digest(redisContext *c, const char *want, const char *what)
+{
+    char got[64];
+    digest_of(c, got);
+    cr_expect_str_eq(got, want, "%s", what);
+}
+
+/* Stop the server cleanly after a write (so the stop writes a checkpoint,
+ * with the access data as it is now, D49) and start it again on the same
+ * directory; returns the new connection. */
+static redisContext *restart_from_checkpoint(srv_t *s, redisContext *c)
+{
+    ok(c, "SET restart:marker 1");
+    redisFree(c);
+    cr_assert_eq(srv_stop(s), 0);
+    cr_assert_eq(srv_restart(s), 0);
+    cr_assert(srv_log_contains(s, "loaded checkpoint", NULL), "the restart loaded a checkpoint");
+    c = srv_connect(s);
+    cr_assert(c);
+    return c;
+}
+
 /* Under policy, nhot keys read `reads` times (after pause_s seconds) and
  * ncold keys never read: shrinking used_memory to 60 % evicts cold keys
- * and keeps nearly every hot one, and evicted_keys counts them all. */
-static void hot_set_stays(const char *policy, int nhot, int ncold, int reads, int pause_s)
+ * and keeps nearly every hot one, and evicted_keys counts them all. With
+ * restart set, the server restarts from a checkpoint between the reads
+ * and the eviction. */
+static void hot_set_stays(const char *policy, int nhot, int ncold, int reads, int pause_s,
+                          int restart)
 {
     srv_t s;
     char args[64];
@@ -308,6 +346,10 @@ static void hot_set_stays(const char *policy, int nhot, int ncold, int reads, in
     cr_assert_eq(cmd_int(c, "DBSIZE"), nhot + ncold);
     if (pause_s) sleep((unsigned)pause_s);
     read_all(c, "hot", nhot, reads);
+    if (restart) {
+        c = restart_from_checkpoint(&s, c);
+        cr_assert_eq(cmd_int(c, "DEL restart:marker"), 1);
+    }
     shrink_to(c, 60);
     int hot = count_present(c, "hot", nhot), cold = count_present(c, "cold", ncold);
     long long evicted = info_num(c, "evicted_keys");
@@ -323,12 +365,144 @@ static void hot_set_stays(const char *policy, int nhot, int ncold, int reads, in
 Test(maxmemory, allkeys_lru_keeps_the_keys_read_again_and_evicts_the_cold_ones)
 {
     /* Two seconds: the LRU clock's resolution, so the reads are later. */
-    hot_set_stays("allkeys-lru", 500, 3000, 1, 2);
+    hot_set_stays("allkeys-lru", 500, 3000, 1, 2, 0);
 }
 
 Test(maxmemory, allkeys_lfu_keeps_the_keys_used_more)
 {
-    hot_set_stays("allkeys-lfu", 300, 2000, 10, 0);
+    hot_set_stays("allkeys-lfu", 300, 2000, 10, 0, 0);
+}
+
+/* The access data is in the checkpoint (D49): after a restart eviction
+ * still tells the keys used from the ones not, under LRU and LFU. */
+Test(maxmemory, eviction_after_a_restart_evicts_the_cold_keys_under_lru)
+{
+    hot_set_stays("allkeys-lru", 500, 3000, 1, 2, 1);
+}
+
+Test(maxmemory, eviction_after_a_restart_evicts_the_cold_keys_under_lfu)
+{
+    hot_set_stays("allkeys-lfu", 300, 2000, 10, 0, 1);
+}
+
+/* OBJECT FREQ of prefix:0..n-1 into out. */
+static void freqs(redisContext *c, const char *prefix, int n, long long *out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = cmd_int(c, "OBJECT FREQ %s:%d", prefix, i);
+}
+
+/* After a restart each counter is what it was, less at most the one step
+ * lfu-decay-time (1 minute) takes if a minute passed meanwhile. */
+static void expect_freqs_kept(redisContext *c, const char *prefix, int n, const long long *before)
+{
+    long long after[64];
+    cr_assert_leq(n, 64);
+    freqs(c, prefix, n, after);
+    for (int i = 0; i < n; i++)
+        cr_expect(after[i] <= before[i] && after[i] >= before[i] - 1,
+                  "OBJECT FREQ %s:%d: %lld before the restart, %lld after", prefix, i, before[i],
+                  after[i]);
+}
+
+Test(maxmemory, object_freq_under_allkeys_lfu_survives_a_restart)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--maxmemory-policy allkeys-lfu");
+    fill(c, "hot", 20, 0, 0);
+    fill(c, "cold", 20, 0, 0);
+    read_all(c, "hot", 20, 300);
+    long long hot[20], cold[20];
+    freqs(c, "hot", 20, hot);
+    freqs(c, "cold", 20, cold);
+    for (int i = 0; i < 20; i++) /* 300 uses take a counter from 5 to about 13 */
+        cr_assert_gt(hot[i], 8, "hot:%d used 300 times: OBJECT FREQ %lld", i, hot[i]);
+    c = restart_from_checkpoint(&s, c);
+    expect_freqs_kept(c, "hot", 20, hot);
+    expect_freqs_kept(c, "cold", 20, cold);
+    finish(&s, c);
+}
+
+Test(maxmemory, object_idletime_survives_a_restart)
+{
+    srv_t s;
+    redisContext *c = start(&s, "");
+    fill(c, "old", 20, 0, 0);
+    sleep(3); /* the LRU clock counts seconds */
+    fill(c, "new", 20, 0, 0);
+    long long old[20];
+    for (int i = 0; i < 20; i++) {
+        old[i] = cmd_int(c, "OBJECT IDLETIME old:%d", i);
+        cr_assert_geq(old[i], 2, "old:%d idle since its write: %lld s", i, old[i]);
+    }
+    time_t t0 = time(NULL);
+    c = restart_from_checkpoint(&s, c);
+    long long passed = (long long)(time(NULL) - t0);
+    for (int i = 0; i < 20; i++) {
+        long long now = cmd_int(c, "OBJECT IDLETIME old:%d", i);
+        /* Idle as before plus the seconds of the restart (and one for the
+         * clock's resolution), not since the restart. */
+        cr_expect(now >= old[i] && now <= old[i] + passed + 1,
+                  "old:%d: idle %lld s before, %lld s after a %lld s restart", i, old[i], now,
+                  passed);
+        cr_expect_lt(cmd_int(c, "OBJECT IDLETIME new:%d", i), old[i], "new:%d is the younger", i);
+    }
+    finish(&s, c);
+}
+
+/* Fault point 22 (ckptaccess): the checkpoint child of the clean stop is
+ * killed with every entry written and no access data: no checkpoint comes
+ * of it, and the restart replays the log to the same state. */
+Test(maxmemory, checkpoint_child_killed_before_the_access_data_leaves_no_checkpoint)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "store.ckptaccess:1:KILL", ""), 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert(c);
+    fill(c, "k", 200, 0, 0);
+    char digest[64];
+    digest_of(c, digest);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert(srv_log_contains(&s, "the checkpoint at LSN", "killed by signal 9"),
+              "the child died at the fault point");
+    cr_assert_eq(srv_restart(&s), 0);
+    cr_expect(!srv_log_contains(&s, "loaded checkpoint", NULL), "no checkpoint was completed");
+    c = srv_connect(&s);
+    cr_assert(c);
+    expect_digest(c, digest, "the replay reaches the same state");
+    cr_expect_eq(cmd_int(c, "DBSIZE"), 200);
+    finish(&s, c);
+}
+
+/* Fault point 23 (accessload): the store starting from a checkpoint is
+ * killed with its entries loaded and their access data not applied; the
+ * store the master starts next loads the whole file again, access data
+ * included. */
+Test(maxmemory, store_killed_while_loading_the_access_data_loads_it_again)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--maxmemory-policy allkeys-lfu");
+    fill(c, "hot", 20, 0, 0);
+    read_all(c, "hot", 20, 300);
+    long long hot[20];
+    freqs(c, "hot", 20, hot);
+    ok(c, "SET restart:marker 1");
+    char digest[64];
+    digest_of(c, digest);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    setenv("ATTICDB_TEST_FAULTS", "store.accessload:1:KILL", 1);
+    int rc = srv_restart(&s);
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(rc, 0);
+    c = srv_connect(&s);
+    cr_assert(c);
+    cr_expect(srv_log_contains(&s, "store (pid", "killed by signal 9"),
+              "the first store died at the fault point");
+    expect_digest(c, digest, "the state of the checkpoint");
+    expect_freqs_kept(c, "hot", 20, hot);
+    finish(&s, c);
 }
 
 Test(maxmemory, volatile_ttl_takes_the_nearest_expiries_and_never_a_key_without_ttl)
@@ -415,20 +589,15 @@ Test(maxmemory, replay_after_kill_9_reaches_the_same_state_and_evicted_keys_stay
     for (int i = 0; i < 3000 && !gone[0]; i++)
         if (!cmd_int(c, "EXISTS k:%d", i)) snprintf(gone, sizeof(gone), "k:%d", i);
     cr_assert(gone[0]);
-    r = cmd(c, "DEBUG DIGEST");
-    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
     char digest[64];
-    snprintf(digest, sizeof(digest), "%s", r->str);
-    freeReplyObject(r);
+    digest_of(c, digest);
     redisFree(c);
 
     srv_kill_all(&s);
     cr_assert_eq(srv_restart(&s), 0);
     c = srv_connect(&s);
     cr_assert(c);
-    r = cmd(c, "DEBUG DIGEST");
-    cr_expect_str_eq(r->str, digest, "replay reaches the state the evictions left");
-    freeReplyObject(r);
+    expect_digest(c, digest, "replay reaches the state the evictions left");
     cr_expect_eq(cmd_int(c, "DBSIZE"), keys);
     cr_expect_eq(cmd_int(c, "EXISTS %s", gone), 0, "an evicted key stays gone");
     cr_expect_eq(info_num(c, "evicted_keys"), 0, "counted since the start, as Redis");
