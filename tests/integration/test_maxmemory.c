@@ -13,13 +13,15 @@
  * exceeded_time (D43) are compared with redis-server's. The access data
  * survives a restart from a checkpoint (D49): OBJECT FREQ / IDLETIME as
  * they were, eviction still choosing the cold keys, and a kill at each of
- * its fault points (ckptaccess, accessload) costs nothing.
+ * its fault points (ckptaccess, accessload) costs nothing. A round at
+ * tenacity 0 yields after 16 victims and later rounds finish the work.
  *
  * Waits poll for a condition with a generous timeout; nothing asserts how
  * long anything took. The LRU clock counts seconds (as Redis'), so the
  * LRU test lets two seconds pass between the cold writes and the hot reads.
  */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -840,4 +842,67 @@ Test(maxmemory, used_memory_counts_the_shared_memory_and_adds_up_as_redis)
     memory_adds_up(d.r[0], 0);
     memory_adds_up(d.a[0], 1);
     rdiff_end_both(&d);
+}
+
+/* The server's child with this title (srv_find_children: the master's
+ * children only, so not a checkpoint child of the store). */
+static pid_t child_of_master(const srv_t *s, const char *title)
+{
+    pid_t pid = 0;
+    cr_assert_eq(srv_wait_children(s, title, &pid, 1, 1), 1, "no %s process", title);
+    return pid;
+}
+
+/*
+ * maxmemory-eviction-tenacity's yield (D43): at tenacity 0 a round may
+ * take 16 victims, and a bound that needs hundreds of evictions makes the
+ * first round stop there and leave the rest to later rounds. Made
+ * visible without timing: with the logger stopped the round's records
+ * cannot be applied, so no second round starts, the spell over the bound
+ * goes on (current_eviction_exceeded_time > 0) and no key is gone yet;
+ * with the store then stopped and the logger let go, the log gains
+ * exactly the first round's 16 records; with the store let go the later
+ * rounds bring memory under the bound and the spell ends (back to 0).
+ */
+Test(maxmemory, a_round_at_tenacity_0_yields_after_16_victims_and_later_rounds_finish)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--maxmemory-policy allkeys-random --frontends 1");
+    fill(c, "k", 2000, 0, 0);
+    cr_assert_eq(cmd_int(c, "DBSIZE"), 2000);
+    ok(c, "CONFIG SET maxmemory-eviction-tenacity 0");
+    long long records = info_num(c, "atticdb_records"), bound = bounded(c) / 2;
+    cr_assert_gt(records, 0);
+    pid_t logger = child_of_master(&s, "atticdb-server: logger");
+    pid_t store = child_of_master(&s, "atticdb-server: store");
+
+    cr_assert_eq(kill(logger, SIGSTOP), 0);
+    ok(c, "CONFIG SET maxmemory %lld", bound);
+    int i = 0;
+    while (info_num(c, "current_eviction_exceeded_time") <= 0 && i++ < 6000)
+        usleep(10000);
+    cr_expect_gt(info_num(c, "current_eviction_exceeded_time"), 0, "a spell over the bound runs");
+    cr_expect_eq(info_num(c, "evicted_keys"), 0, "nothing is applied while the logger waits");
+
+    cr_assert_eq(kill(store, SIGSTOP), 0);
+    cr_assert_eq(kill(logger, SIGCONT), 0);
+    for (i = 0; info_num(c, "atticdb_records") < records + 16 && i < 6000; i++)
+        usleep(10000);
+    freeReplyObject(
+        cmd(c, "PING")); /* one more turn of the frontend: the logger's count is settled */
+    cr_expect_eq(info_num(c, "atticdb_records") - records, 16,
+                 "the first round wrote 16 victims and yielded");
+
+    cr_assert_eq(kill(store, SIGCONT), 0);
+    for (i = 0;
+         (info_num(c, "current_eviction_exceeded_time") != 0 || bounded(c) > bound) && i < 6000;
+         i++)
+        usleep(10000);
+    cr_expect_eq(info_num(c, "current_eviction_exceeded_time"), 0, "the spell ended");
+    cr_expect_leq(bounded(c), bound, "later rounds brought memory under the bound");
+    long long evicted = info_num(c, "evicted_keys");
+    cr_expect_gt(evicted, 16, "the rest was evicted later (%lld keys)", evicted);
+    cr_expect_eq(evicted, 2000 - cmd_int(c, "DBSIZE"));
+    cr_expect_gt(info_num(c, "total_eviction_exceeded_time"), 0, "the spell is in the total");
+    finish(&s, c);
 }
