@@ -749,15 +749,20 @@ Test(maxmemory, eviction_tenacity_is_redis_setting)
     rdiff_end_both(&d);
 }
 
-/* A field of INFO stats from a raw reply of the differential runner; -1
- * when missing. */
-static long long wire_info_num(wire_conn_t *c, const char *field)
+/* A field of an INFO section from a raw reply of the differential runner;
+ * -1 when missing. */
+static long long wire_info_field(wire_conn_t *c, const char *section, const char *field)
 {
-    const char *r = ONE(c, "INFO", "stats");
+    const char *r = ONE(c, "INFO", section);
     char key[128];
     snprintf(key, sizeof(key), "\r\n%s:", field);
     const char *p = strstr(r, key);
     return p ? atoll(p + strlen(key)) : -1;
+}
+
+static long long wire_info_num(wire_conn_t *c, const char *field)
+{
+    return wire_info_field(c, "stats", field);
 }
 
 /* Poll both servers (PING between, since Redis looks at its memory only
@@ -905,4 +910,82 @@ Test(maxmemory, a_round_at_tenacity_0_yields_after_16_victims_and_later_rounds_f
     cr_expect_eq(evicted, 2000 - cmd_int(c, "DBSIZE"));
     cr_expect_gt(info_num(c, "total_eviction_exceeded_time"), 0, "the spell is in the total");
     finish(&s, c);
+}
+
+/* MEMORY STATS' field names in order ("db.0.overhead.hashtable.main" for
+ * a database's), into out as one line each; its top-level integer fields
+ * into v by name (names[], -1 when missing). */
+static void memory_stats_of(wire_conn_t *c, wire_buf_t *out, const char *const *names, int n,
+                            long long *v)
+{
+    const char *r = ONE(c, "MEMORY", "STATS");
+    wire_val_t val;
+    cr_assert_eq(wire_parse(r, strlen(r), &val), 0, "MEMORY STATS: %s", r);
+    cr_assert(val.type == '*' && val.n % 2 == 0);
+    for (int k = 0; k < n; k++)
+        v[k] = -1;
+    for (long long i = 0; i + 1 < val.n; i += 2) {
+        const wire_val_t *name = &val.elem[i], *x = &val.elem[i + 1];
+        cr_assert_eq(name->type, '$');
+        if (x->type == '*') {
+            for (long long j = 0; j + 1 < x->n; j += 2)
+                wire_buf_printf(out, "%.*s.%.*s\n", (int)name->len, name->str, (int)x->elem[j].len,
+                                x->elem[j].str);
+            continue;
+        }
+        wire_buf_printf(out, "%.*s\n", (int)name->len, name->str);
+        for (int k = 0; k < n; k++)
+            if (x->type == ':' && strlen(names[k]) == name->len &&
+                !memcmp(names[k], name->str, name->len))
+                v[k] = x->integer;
+    }
+    wire_val_free(&val);
+}
+
+static long long wire_info_memory(wire_conn_t *c, const char *field)
+{
+    return wire_info_field(c, "memory", field);
+}
+
+/* MEMORY STATS has redis-server 7.0.15's fields in its order, and counts
+ * what INFO's used_memory counts (D49): total.allocated is used_memory,
+ * startup.allocated used_memory_startup, overhead.total and dataset.bytes
+ * INFO's overhead and dataset. */
+Test(maxmemory, memory_stats_has_redis_fields_and_counts_what_used_memory_counts)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 1", NULL, 1);
+    D(&d, "SET", "a", "1");
+    D(&d, "SET", "b", "a-value-longer-than-the-inline-prefix-of-an-entry");
+    D(&d, "SELECT", "3");
+    D(&d, "SET", "c", "1");
+    D(&d, "SELECT", "0");
+    D(&d, "DBSIZE");
+    static const char *const names[] = {"total.allocated", "startup.allocated", "overhead.total",
+                                        "dataset.bytes",   "clients.normal",    "peak.allocated",
+                                        "keys.count"};
+    enum { TOTAL, STARTUP, OVERHEAD, DATASET, CLIENTS, PEAK, KEYS, N };
+    wire_buf_t fields[2] = {{0}, {0}};
+    long long v[N];
+    memory_stats_of(d.r[0], &fields[0], names, N, v);
+    cr_expect_eq(v[KEYS], 3, "redis");
+    memory_stats_of(d.a[0], &fields[1], names, N, v);
+    /* AtticDB's figures hold still between two commands (Redis' move with
+     * each reply it builds), except the clients' buffers. */
+    wire_conn_t *a = d.a[0];
+    long long used = wire_info_memory(a, "used_memory"),
+              clients = wire_info_memory(a, "mem_clients_normal");
+    cr_expect_eq(v[TOTAL] - v[CLIENTS], used - clients, "total.allocated %lld, used_memory %lld",
+                 v[TOTAL], used);
+    cr_expect_eq(v[STARTUP], wire_info_memory(a, "used_memory_startup"));
+    cr_expect_eq(v[OVERHEAD] - v[CLIENTS], wire_info_memory(a, "used_memory_overhead") - clients);
+    cr_expect_eq(v[DATASET], wire_info_memory(a, "used_memory_dataset"));
+    cr_expect_eq(v[TOTAL], v[OVERHEAD] + v[DATASET], "total = overhead + dataset");
+    cr_expect(v[STARTUP] > 0 && v[STARTUP] < v[OVERHEAD], "startup within overhead");
+    cr_expect_geq(v[PEAK], v[TOTAL]);
+    cr_expect_eq(v[KEYS], 3);
+    cr_expect_str_eq(fields[1].p, fields[0].p, "the field names and order of redis-server");
+    wire_buf_free(&fields[0]);
+    wire_buf_free(&fields[1]);
+    rdiff_end_both(&d);
 }
