@@ -33,7 +33,8 @@
  * committed and whose final record is not claimed yet, "bigapply" the
  * store's Nth applied CMD_CHUNK; KILL there kills the process.
  * Access data in checkpoints (D49): "ckptaccess" is the checkpoint child
- * with every entry written and none of the access blocks, "accessload"
+ * (a backup's too) with every entry written and none of the access
+ * blocks, "accessload"
  * the store loading a checkpoint with its entries in and its access data
  * not applied yet; KILL there kills the process.
  *
