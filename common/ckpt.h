@@ -50,6 +50,9 @@ enum {
                            * log segments this checkpoint still needs (D27) */
     CKPT_BLK_BLOCKED = 5, /* the blocked clients' queues (store/core/block.c), in pieces,
                            * concatenated; after the WATCH blocks, only when some wait */
+    CKPT_BLK_ACCESS = 6,  /* when CKPT_F_ACCESS, last: each key's access data (LRU clock or
+                           * LFU counter, store/core/access.h), per item u32 database, u32
+                           * key length, u32 the 24 bits, the key (D49) */
 };
 
 /* Header flags. */
@@ -57,6 +60,9 @@ enum {
 #define CKPT_F_MINREF                                                                              \
     2u /* a CKPT_BLK_MINREF block comes first (files without it:                                   \
         * the checkpoint may need any segment) */
+#define CKPT_F_ACCESS                                                                              \
+    4u /* CKPT_BLK_ACCESS blocks come last, one item per key (files                                \
+        * without them: every key's access data starts afresh, D49) */
 
 typedef struct ckpt_info {
     uint32_t version;

@@ -54,6 +54,8 @@ enum {
     F_BIG_CHUNK,
     F_BIG_FINAL,
     F_BIG_APPLY,
+    F_CKPT_ACCESS,
+    F_ACCESS_LOAD,
     F_NOPS
 };
 
@@ -64,7 +66,7 @@ static const char *const op_names[F_NOPS] = {
     "claim",       "start",        "release",         "releasing",      "failed",
     "ckptwritten", "ckptrenamed",  "ckptdelete",      "segdelete",      "segdeleted",
     "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied",
-    "bigchunk",    "bigfinal",     "bigapply"};
+    "bigchunk",    "bigfinal",     "bigapply",        "ckptaccess",     "accessload"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -313,8 +315,11 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_RESTORE_COPIED] = F_RESTORE_COPIED,
                               [IO_FAULT_BIG_CHUNK] = F_BIG_CHUNK,
                               [IO_FAULT_BIG_FINAL] = F_BIG_FINAL,
-                              [IO_FAULT_BIG_APPLY] = F_BIG_APPLY};
-    if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
+                              [IO_FAULT_BIG_APPLY] = F_BIG_APPLY,
+                              [IO_FAULT_CKPT_ACCESS] = F_CKPT_ACCESS,
+                              [IO_FAULT_ACCESS_LOAD] = F_ACCESS_LOAD};
+    /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
+    if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);
 }
 

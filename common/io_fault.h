@@ -32,6 +32,11 @@
  * committed CMD_CHUNK, "bigfinal" its Nth value whose chunks are all
  * committed and whose final record is not claimed yet, "bigapply" the
  * store's Nth applied CMD_CHUNK; KILL there kills the process.
+ * Access data in checkpoints (D49): "ckptaccess" is the checkpoint child
+ * (a backup's too) with every entry written and none of the access
+ * blocks, "accessload"
+ * the store loading a checkpoint with its entries in and its access data
+ * not applied yet; KILL there kills the process.
  *
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
  * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
@@ -103,6 +108,9 @@ enum io_fault_point {
     IO_FAULT_BIG_CHUNK = 15, /* "bigchunk": a frontend committed one CMD_CHUNK */
     IO_FAULT_BIG_FINAL = 16, /* "bigfinal": every chunk committed, the final not claimed */
     IO_FAULT_BIG_APPLY = 17, /* "bigapply": the store applied a CMD_CHUNK */
+    /* Access data in checkpoints (store/checkpoint.c, D49): */
+    IO_FAULT_CKPT_ACCESS = 22, /* "ckptaccess": the child wrote the entries, not the access data */
+    IO_FAULT_ACCESS_LOAD = 23, /* "accessload": entries loaded, the access data not yet applied */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -179,6 +179,11 @@ typedef struct shm {
     _Atomic uint64_t store_keys; /* keys in the store, all databases */
     _Atomic uint64_t store_expires;
     _Atomic uint64_t store_index_bytes; /* RAM of the key index (INFO memory) */
+    _Atomic uint64_t store_table_bytes; /* of it, the bucket arrays (INFO / MEMORY overhead) */
+    /* INFO used_memory_peak less the shared memory: the largest
+     * shm_used_memory seen, raised by frontend 0 every tick (10 ms), by
+     * every INFO and every MEMORY STATS (shm_memory). */
+    _Atomic uint64_t used_memory_peak;
     /* The applied LSN the figures above are of, stored (release) after
      * them: INFO waits for it to reach durable_lsn (D25). */
     _Atomic uint64_t store_counts_lsn;
@@ -279,6 +284,41 @@ static inline uint64_t shm_clients_bytes(const shm_t *s)
 static inline uint64_t shm_used_memory(const shm_t *s)
 {
     return atomic_load_explicit(&s->store_index_bytes, memory_order_relaxed) + shm_clients_bytes(s);
+}
+
+/*
+ * INFO memory's and MEMORY STATS' figures (D43, D49), from one place so
+ * that the two agree: used is all the server holds, the dataset (the
+ * store's index and entries, the bucket arrays of which are overhead, as
+ * Redis counts its hash tables) plus the clients' buffers plus the shared
+ * memory mapped at start (the ring, channels and tables: startup memory,
+ * and not counted for eviction). index_bytes and table_bytes are the
+ * store's figures (published in shm_t by the store, or its own fresh
+ * ones). Raises the peak to what it sees.
+ */
+typedef struct shm_memory {
+    uint64_t used;     /* INFO used_memory, MEMORY STATS total.allocated */
+    uint64_t peak;     /* used_memory_peak, peak.allocated */
+    uint64_t startup;  /* used_memory_startup, startup.allocated: the shared memory */
+    uint64_t clients;  /* mem_clients_normal, clients.normal */
+    uint64_t tables;   /* the store's bucket arrays (MEMORY STATS db.N) */
+    uint64_t overhead; /* used_memory_overhead, overhead.total: the three above */
+    uint64_t dataset;  /* used_memory_dataset, dataset.bytes: used less overhead */
+} shm_memory_t;
+
+static inline void shm_memory(shm_t *s, uint64_t index_bytes, uint64_t table_bytes, shm_memory_t *m)
+{
+    m->clients = shm_clients_bytes(s);
+    m->startup = s->total_size;
+    m->tables = table_bytes < index_bytes ? table_bytes : index_bytes;
+    m->used = index_bytes + m->clients + m->startup;
+    m->overhead = m->startup + m->clients + m->tables;
+    m->dataset = m->used - m->overhead;
+    uint64_t bounded = index_bytes + m->clients;
+    uint64_t p = atomic_load_explicit(&s->used_memory_peak, memory_order_relaxed);
+    while (bounded > p && !atomic_compare_exchange_weak(&s->used_memory_peak, &p, bounded)) {
+    }
+    m->peak = (bounded > p ? bounded : p) + m->startup;
 }
 
 /* Claimers in use: one per frontend, then the store's, then the receiver's. */

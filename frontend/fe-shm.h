@@ -175,9 +175,6 @@ typedef struct shm_admin {
     _Alignas(64) shm_client_t clients[SHM_CLIENT_SLOTS];
     _Alignas(64) shm_slowlog_t slowlog;
     _Alignas(64) shm_latency_t latency;
-    /* INFO used_memory_peak: the largest store_index_bytes seen, sampled by
-     * frontend 0 every tick (10 ms) and by every INFO. */
-    _Atomic uint64_t used_memory_peak;
     /* INFO evicted_keys at the last CONFIG RESETSTAT (the store's count,
      * shm_t.evicted_keys, never goes back; INFO shows what it gained since). */
     _Atomic uint64_t evicted_base;

@@ -23,6 +23,11 @@
  *     X must be judged as it was when it was acknowledged;
  *   - the clients blocked on keys (core/block.c, D36), in registration
  *     order: a push after X serves the waiter a replay from the start would.
+ * And one thing that is not log state: each key's access data (the LRU
+ * clock or LFU counter of core/access.h), last, in ACCESS blocks, so a
+ * restart's OBJECT IDLETIME / FREQ and eviction order go on from X's
+ * (D49). Reads change it without a record, so a restart has it as of the
+ * checkpoint, with the writes replayed after X touching their keys again.
  * Not in it: the index's layout and seed (random per process anyway), the
  * counters derivable from the entries (rebuilt while loading), the active
  * expiry cursor (when it runs never changes what later records see).
@@ -39,6 +44,9 @@
  *   nothing, PIECE_RAM the piece's bytes.
  *   collection body (vkind VK_OBJ, ilen 0): u64 length, then that many
  *   bytes its type's ckpt_write wrote (its values' extents as LSNs too).
+ * The ACCESS payload, one item per key, databases in order and each in the
+ * ENTRIES blocks' order: u32 database, u32 klen, u32 the 24 access bits,
+ * the key bytes. A file without them (older) loads with fresh access data.
  * LOG pieces and extents stay LSNs: the log below X must stay readable
  * while a checkpoint refers to it. So a MINREF block comes first: the
  * lowest LSN any entry refers to (from the live-bytes table, core/live.c;
@@ -160,6 +168,33 @@ static int save_entry(void *arg, idx_entry_t *e)
     return ckpt_item_done(w) ? 1 : 0;
 }
 
+typedef struct access_arg {
+    ckpt_writer_t *w;
+    uint32_t db;
+} access_arg_t;
+
+static int save_access(void *arg, idx_entry_t *e)
+{
+    access_arg_t *a = arg;
+    uint32_t h[3] = {a->db, e->klen, idx_access(e)};
+    ckpt_put(a->w, CKPT_BLK_ACCESS, h, sizeof(h));
+    ckpt_put(a->w, CKPT_BLK_ACCESS, e->data, e->klen);
+    return ckpt_item_done(a->w) ? 1 : 0;
+}
+
+/* Every key's access data, after the entries (the same visiting order). */
+static int save_access_all(store_ctx_t *ctx, ckpt_writer_t *w)
+{
+    /* Tests: killed with the entries written and no access data. */
+    if (io_fault_point(IO_FAULT_CKPT_ACCESS)) raise(SIGKILL);
+    int rc = 0;
+    for (int i = 0; i < ctx->ndb && !rc; i++) {
+        access_arg_t a = {w, (uint32_t)i};
+        rc = idx_foreach(&ctx->dbs[i]->ix, save_access, &a) ? -1 : 0;
+    }
+    return rc ? rc : ckpt_flush_block(w);
+}
+
 /* A state kept as bytes (the WATCH table, the blocked clients): n bytes
  * from save, in blocks of the given type of at most CKPT_WATCH_CHUNK. */
 static int save_blob(store_ctx_t *ctx, ckpt_writer_t *w, uint32_t type, size_t n,
@@ -194,6 +229,7 @@ int store_ckpt_save(store_ctx_t *ctx, const char *dir)
         .ndb = (uint32_t)ctx->ndb,
         .flags = ctx->watch ? CKPT_F_WATCH : 0,
     };
+    if (info.keys) info.flags |= CKPT_F_ACCESS;
     /* The lowest LSN an entry refers to, from the live-bytes table (exact
      * at the fork: it is the child's copy); the loader recounts it and
      * refuses a file that disagrees. A broken table (live.c) writes none:
@@ -230,6 +266,7 @@ int store_ckpt_save(store_ctx_t *ctx, const char *dir)
     if (!rc) rc = save_blob(ctx, &w, CKPT_BLK_WATCH, st_watch_state_size(ctx), st_watch_state_save);
     if (!rc)
         rc = save_blob(ctx, &w, CKPT_BLK_BLOCKED, st_block_state_size(ctx), st_block_state_save);
+    if (!rc) rc = save_access_all(ctx, &w);
     uint64_t bytes = w.off;
     if (rc) {
         int e = errno;
@@ -289,6 +326,7 @@ typedef struct load_state {
     unsigned char *watch; /* WATCH blocks, concatenated */
     size_t watch_len, watch_cap;
     buf_t blocked; /* BLOCKED blocks, concatenated */
+    uint64_t access_items;
     char *err;
     size_t errlen;
 } load_state_t;
@@ -440,6 +478,30 @@ static int load_entries(load_state_t *ls, const unsigned char *p, uint64_t n, ui
     return 0;
 }
 
+/* An ACCESS block: after every database, each item a key loaded. */
+static int load_access(load_state_t *ls, const unsigned char *p, uint64_t n, uint32_t items)
+{
+    store_ctx_t *ctx = ls->ctx;
+    if (db_done(ls)) return -1;
+    if (ls->dbs_seen != ctx->ndb) return load_fail(ls, "malformed access data (before a database)");
+    /* Tests: killed with the entries in and their access data not. */
+    if (!ls->access_items && io_fault_point(IO_FAULT_ACCESS_LOAD)) raise(SIGKILL);
+    cursor_t c = {p, p + n};
+    for (uint32_t i = 0; i < items; i++) {
+        uint32_t h[3];
+        if (take(&c, h, sizeof(h)) || h[0] >= (uint32_t)ctx->ndb || h[2] > IDX_ACCESS_MAX ||
+            h[1] > (size_t)(c.end - c.p))
+            return load_fail(ls, "malformed access data");
+        idx_entry_t **slot = idx_find(&ctx->dbs[h[0]]->ix, c.p, h[1]);
+        if (!slot) return load_fail(ls, "malformed access data (a key it does not hold)");
+        idx_set_access(*slot, h[2]);
+        c.p += h[1];
+    }
+    if (c.p != c.end) return load_fail(ls, "malformed access data (bytes after its last item)");
+    ls->access_items += items;
+    return 0;
+}
+
 static int load_block(load_state_t *ls, uint32_t type, uint32_t items, const unsigned char *p,
                       uint64_t n)
 {
@@ -482,6 +544,8 @@ static int load_block(load_state_t *ls, uint32_t type, uint32_t items, const uns
     case CKPT_BLK_BLOCKED:
         buf_append(&ls->blocked, p, (size_t)n);
         return 0;
+    case CKPT_BLK_ACCESS:
+        return load_access(ls, p, n, items);
     default:
         return load_fail(ls, "a block of an unknown type");
     }
@@ -502,6 +566,9 @@ int store_ckpt_load(store_ctx_t *ctx, const char *path, char *err, size_t errlen
         snprintf(err, errlen, "written with %u databases, not %d", (unsigned)r.info.ndb, ctx->ndb);
         goto out;
     }
+    /* The entries' fresh access data (a file without ACCESS blocks keeps
+     * it) is as of the checkpoint's clock. */
+    ctx->now = r.info.now;
     for (;;) {
         uint32_t type, items;
         const unsigned char *p;
@@ -527,6 +594,11 @@ int store_ckpt_load(store_ctx_t *ctx, const char *path, char *err, size_t errlen
     if (ls.blocked.len &&
         st_block_state_load(ctx, (const unsigned char *)ls.blocked.data, ls.blocked.len)) {
         load_fail(&ls, "malformed blocked clients");
+        goto out;
+    }
+    if (!!(r.info.flags & CKPT_F_ACCESS) != (ls.access_items > 0) ||
+        (ls.access_items && ls.access_items != r.info.keys)) {
+        load_fail(&ls, "malformed access data (not one item per key)");
         goto out;
     }
     if (!!(r.info.flags & CKPT_F_MINREF) != ls.has_min_ref ||

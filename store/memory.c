@@ -22,6 +22,7 @@
 
 #include "procstat.h"
 #include "resp.h"
+#include "shm.h"
 #include "store/core/entry.h"
 #include "store/core/index.h"
 #include "store/core/object.h"
@@ -79,43 +80,63 @@ static void pair_int(buf_t *r, const char *name, long long v)
     resp_integer(r, v);
 }
 
+/* Redis replies its ratios as floats widened to double: the same digits. */
 static void pair_double(buf_t *r, const char *name, double v)
 {
     char s[64];
-    int n = snprintf(s, sizeof(s), "%.17g", v);
+    int n = snprintf(s, sizeof(s), "%.17g", (double)(float)v);
     resp_bulk_cstr(r, name);
     resp_bulk(r, s, (size_t)n); /* RESP2's double: a bulk string, as Redis */
 }
 
-/* MEMORY STATS: Redis' field names for what the store measures exactly;
- * the fields Redis has for things AtticDB does not have (replication
- * buffers, Lua, AOF buffer) are left out rather than shown as zeros, and
- * the allocator's own figures too (mimalloc is not asked). A flat array,
- * Redis' RESP2 form, for RESP3 clients too (store replies are RESP2). */
+static double ratio(uint64_t a, uint64_t b)
+{
+    return b ? (double)a / (double)b : 0.0;
+}
+
+/*
+ * MEMORY STATS: Redis 7.0.15's fields in its order, counting what INFO's
+ * used_memory counts (shm_memory, D49): total.allocated is used_memory
+ * (the index and entries, the clients' buffers, the shared memory),
+ * startup.allocated the shared memory, overhead.total that plus the
+ * clients' buffers and the bucket arrays, as INFO's used_memory_overhead.
+ * What AtticDB does not have (a replication backlog in RAM: replicas read
+ * the log; replicas' output buffers, cluster links, an AOF buffer, Lua,
+ * functions) is 0. The allocator (mimalloc) is not asked: its fields are
+ * what Redis shows for an allocator it cannot ask (allocated = used,
+ * active = resident = the processes' RSS), so the ratios read alike. A
+ * flat array, Redis' RESP2 form, for RESP3 clients too (store replies are
+ * RESP2). Without the shared memory (tests) the index alone.
+ */
 static void memory_stats(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
-    uint64_t total = store_index_bytes(ctx), keys = store_key_count(ctx);
-    uint64_t tables = 0;
+    (void)a;
+    uint64_t index = store_index_bytes(ctx), keys = store_key_count(ctx);
+    shm_memory_t m = {.used = index, .peak = index, .tables = store_table_bytes(ctx)};
+    if (ctx->shm)
+        shm_memory(ctx->shm, index, m.tables, &m);
+    else
+        m.overhead = m.tables, m.dataset = index - m.tables;
     int ndb = store_db_count(ctx), used_dbs = 0;
     for (int i = 0; i < ndb; i++) {
-        tables += idx_table_bytes(&ctx->dbs[i]->ix);
         uint64_t k, x;
         store_db_stats(ctx, i, &k, &x);
         used_dbs += k > 0;
     }
     proc_usage_t u;
     proc_server_usage((int)getppid(), &u);
-    uint64_t dataset = total > tables ? total - tables : 0;
-    resp_array(r, 2 * (9 + used_dbs));
-    pair_int(r, "total.allocated", (long long)total);
-    pair_int(r, "overhead.total", (long long)tables);
-    pair_int(r, "keys.count", (long long)keys);
-    pair_int(r, "keys.bytes-per-key", keys ? (long long)(total / keys) : 0);
-    pair_int(r, "dataset.bytes", (long long)dataset);
-    pair_double(r, "dataset.percentage", total ? 100.0 * (double)dataset / (double)total : 0.0);
-    pair_int(r, "atticdb.rss.bytes", (long long)u.rss);
-    pair_double(r, "fragmentation", total ? (double)u.rss / (double)total : 0.0);
-    pair_int(r, "fragmentation.bytes", (long long)u.rss - (long long)total);
+    uint64_t net = m.used - m.startup;
+    resp_array(r, 2 * (27 + used_dbs));
+    pair_int(r, "peak.allocated", (long long)m.peak);
+    pair_int(r, "total.allocated", (long long)m.used);
+    pair_int(r, "startup.allocated", (long long)m.startup);
+    pair_int(r, "replication.backlog", 0);
+    pair_int(r, "clients.slaves", 0);
+    pair_int(r, "clients.normal", (long long)m.clients);
+    pair_int(r, "cluster.links", 0);
+    pair_int(r, "aof.buffer", 0);
+    pair_int(r, "lua.caches", 0);
+    pair_int(r, "functions.caches", 0);
     for (int i = 0; i < ndb; i++) {
         uint64_t k, x;
         store_db_stats(ctx, i, &k, &x);
@@ -123,10 +144,28 @@ static void memory_stats(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         char name[16];
         snprintf(name, sizeof(name), "db.%d", i);
         resp_bulk_cstr(r, name);
-        resp_array(r, 4);
+        resp_array(r, 6);
         pair_int(r, "overhead.hashtable.main", (long long)idx_table_bytes(&ctx->dbs[i]->ix));
         pair_int(r, "overhead.hashtable.expires", 0); /* TTLs live in the entries */
+        pair_int(r, "overhead.hashtable.slot-to-keys", 0);
     }
+    pair_int(r, "overhead.total", (long long)m.overhead);
+    pair_int(r, "keys.count", (long long)keys);
+    pair_int(r, "keys.bytes-per-key", keys ? (long long)(net / keys) : 0);
+    pair_int(r, "dataset.bytes", (long long)m.dataset);
+    pair_double(r, "dataset.percentage", 100.0 * ratio(m.dataset, net));
+    pair_double(r, "peak.percentage", 100.0 * ratio(m.used, m.peak));
+    pair_int(r, "allocator.allocated", (long long)m.used);
+    pair_int(r, "allocator.active", (long long)u.rss);
+    pair_int(r, "allocator.resident", (long long)u.rss);
+    pair_double(r, "allocator-fragmentation.ratio", ratio(u.rss, m.used));
+    pair_int(r, "allocator-fragmentation.bytes", (long long)u.rss - (long long)m.used);
+    pair_double(r, "allocator-rss.ratio", 1.0);
+    pair_int(r, "allocator-rss.bytes", 0);
+    pair_double(r, "rss-overhead.ratio", 1.0);
+    pair_int(r, "rss-overhead.bytes", 0);
+    pair_double(r, "fragmentation", ratio(u.rss, m.used));
+    pair_int(r, "fragmentation.bytes", (long long)u.rss - (long long)m.used);
 }
 
 /* MEMORY DOCTOR: Redis' openings, AtticDB's checks. */

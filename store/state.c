@@ -161,12 +161,17 @@ void store_db_stats(const store_ctx_t *ctx, int dbnum, uint64_t *keys, uint64_t 
     *expires = db->expires;
 }
 
-uint64_t store_index_bytes(const store_ctx_t *ctx)
+uint64_t store_table_bytes(const store_ctx_t *ctx)
 {
-    uint64_t n = ctx->entry_bytes;
+    uint64_t n = 0;
     for (int i = 0; i < ctx->ndb; i++)
         n += idx_table_bytes(&ctx->dbs[i]->ix);
     return n;
+}
+
+uint64_t store_index_bytes(const store_ctx_t *ctx)
+{
+    return ctx->entry_bytes + store_table_bytes(ctx);
 }
 
 uint64_t store_evicted(const store_ctx_t *ctx)

@@ -121,6 +121,8 @@ int64_t store_notify_expired_max(const store_ctx_t *ctx);
 /* RAM held by the index: bucket arrays plus the entries' allocations as
  * requested (allocator rounding not included). */
 uint64_t store_index_bytes(const store_ctx_t *ctx);
+/* Of it, the bucket arrays (what Redis counts as its hash tables' overhead). */
+uint64_t store_table_bytes(const store_ctx_t *ctx);
 /* Keys CMD_EVICT records removed since ctx was created (INFO evicted_keys). */
 uint64_t store_evicted(const store_ctx_t *ctx);
 /* Keys removed by expiry, lazy or active, and read lookups that found

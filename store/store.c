@@ -165,6 +165,8 @@ static void publish_counts(store_proc_t *s)
     atomic_store_explicit(&s->shm->store_expires, store_expire_count(s->ctx), memory_order_relaxed);
     atomic_store_explicit(&s->shm->store_index_bytes, store_index_bytes(s->ctx),
                           memory_order_relaxed);
+    atomic_store_explicit(&s->shm->store_table_bytes, store_table_bytes(s->ctx),
+                          memory_order_relaxed);
     for (int i = 0; i < s->nfe; i++) {
         uint32_t n = st_block_count(s->ctx) ? st_block_count_origin(s->ctx, (uint16_t)(i + 1)) : 0;
         if (atomic_load_explicit(&s->shm->fe[i].store_waiters, memory_order_relaxed) != n)
@@ -691,6 +693,7 @@ int store_main(shm_t *shm, const config_t *cfg)
     store_set_notify_out(s.ctx, notify_publish, &s);
     store_set_notify_expired_floor(s.ctx, atomic_load(&shm->notify_expired_ms));
     store_backup_init(&s.backup, cfg, &s.ckpt, shm, s.ctx);
+    s.ctx->shm = shm; /* MEMORY STATS: the figures INFO reads (shm_memory) */
     int rc = replay(&s, cfg, from, released);
     st_block_take_deferred(s.ctx);
     /* From here on, blocked clients served or unblocked get replies (the

@@ -507,15 +507,21 @@ Test(checkpoint, damaged_newest_falls_back_to_the_older)
     cr_assert(strstr(err, "CRC"), "%s", err);
 }
 
+/* The size of the checkpoint file at `at`. */
+static off_t ckpt_size(uint64_t at)
+{
+    char path[512];
+    ckpt_path(path, sizeof(path), dir, at, 0);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    return st.st_size;
+}
+
 Test(checkpoint, truncated_newest_falls_back_to_the_older)
 {
     uint64_t older, newer;
     two_checkpoints(&older, &newer);
-    char path[512];
-    ckpt_path(path, sizeof(path), dir, newer, 0);
-    struct stat st;
-    cr_assert_eq(stat(path, &st), 0);
-    damage(newer, 0, (int)st.st_size - 1);
+    damage(newer, 0, (int)ckpt_size(newer) - 1);
     cr_assert_eq(restore_and_check(&cfg, lsn), older);
 }
 
@@ -817,11 +823,17 @@ Test(checkpoint, digest_hides_keys_expired_by_the_clock)
 /* ---- files that verify but do not make sense ---------------------------- */
 
 /* A checkpoint at `at` whose database 0 holds one entry with these bytes
- * after its 16-byte header (key "k", no inline bytes). */
-static void write_odd_checkpoint(uint64_t at, uint8_t vkind, const void *body, size_t n)
+ * after its 16-byte header (key "k", no inline bytes), then `items` ACCESS
+ * items of acc's bytes (none: no block), with these header flags. */
+static void write_one_key_checkpoint(uint64_t at, uint32_t flags, uint8_t vkind, const void *body,
+                                     size_t n, const void *acc, size_t accn, uint32_t items)
 {
-    ckpt_info_t info = {
-        .segment_size = cfg.segment_size, .lsn = at, .now = T0, .keys = 1, .ndb = 16};
+    ckpt_info_t info = {.segment_size = cfg.segment_size,
+                        .lsn = at,
+                        .now = T0,
+                        .keys = 1,
+                        .ndb = 16,
+                        .flags = flags};
     ckpt_writer_t w;
     cr_assert_eq(ckpt_writer_open(&w, dir, &info), 0);
     for (uint32_t i = 0; i < 16; i++) {
@@ -840,7 +852,17 @@ static void write_odd_checkpoint(uint64_t at, uint8_t vkind, const void *body, s
         ckpt_put(&w, CKPT_BLK_ENTRIES, body, n);
         cr_assert_eq(ckpt_item_done(&w), 0);
     }
+    if (items) {
+        ckpt_put(&w, CKPT_BLK_ACCESS, acc, accn);
+        for (uint32_t i = 0; i < items; i++)
+            cr_assert_eq(ckpt_item_done(&w), 0);
+    }
     cr_assert_eq(ckpt_writer_commit(&w), 0);
+}
+
+static void write_odd_checkpoint(uint64_t at, uint8_t vkind, const void *body, size_t n)
+{
+    write_one_key_checkpoint(at, 0, vkind, body, n, NULL, 0, 0);
 }
 
 static void expect_refused(uint64_t at, const char *why)
@@ -887,4 +909,186 @@ Test(checkpoint, references_beyond_the_checkpoint_are_refused)
     memcpy(b + 16, &where, 8);
     write_odd_checkpoint(20480, VK_LIST, b, 24);
     expect_refused(20480, "a capacity of billions of pieces");
+}
+
+/* ---- access data (D49) -------------------------------------------------- */
+
+/* The 24 access bits of key in database db of c (fails when absent). */
+static uint32_t access_of(store_ctx_t *c, int db, const char *key)
+{
+    idx_entry_t **slot = idx_find(&c->dbs[db]->ix, key, (uint32_t)strlen(key));
+    cr_assert(slot, "%s is in database %d", key, db);
+    return idx_access(*slot);
+}
+
+/* OBJECT `what` of key in database 0 of c at now, as a reply. */
+static const char *object_of(store_ctx_t *c, int64_t now, const char *what, const char *key,
+                             char *out, size_t outlen)
+{
+    store_ctx_t *live = ctx;
+    ctx = c;
+    sh_rd(now, 0, CMD_OBJECT, what, key, NULL);
+    ctx = live;
+    cr_assert_lt(reply_len, outlen);
+    memcpy(out, reply, reply_len + 1);
+    return out;
+}
+
+/* Keys read at different times (LRU) or different numbers of times (LFU)
+ * load with the access data they had: the same 24 bits, the same OBJECT
+ * IDLETIME / FREQ. */
+static void access_round_trips(int policy)
+{
+    ctx->access.policy = policy;
+    for (int i = 0; i < 40; i++) {
+        char k[16];
+        snprintf(k, sizeof(k), "k%d", i);
+        set(T0, i % 3, k, i % 2 ? "a-value-longer-than-the-inline-prefix" : "v", 0);
+    }
+    wr(T0, CMD_HSET, 0, "h", "#i64:274877907456", "#u32:0", "f", "v", NULL);
+    /* k0..k9 of database 0 (every third) read again, later and more. */
+    for (int i = 0; i < 30; i += 3) {
+        char k[16];
+        snprintf(k, sizeof(k), "k%d", i);
+        for (int n = 0; n <= i * 10; n++)
+            sh_rd(T0 + 1000 * (60 + i), 0, CMD_GET, k, NULL);
+    }
+    int64_t later = T0 + 1000 * 600;
+    char want[64], got[64];
+    object_of(ctx, later, st_policy_lfu(policy) ? "freq" : "idletime", "k27", want, sizeof(want));
+    object_of(ctx, later, st_policy_lfu(policy) ? "freq" : "idletime", "k0", got, sizeof(got));
+    cr_assert_str_neq(want, got, "the test reads the keys unevenly");
+    cr_assert_eq(store_ckpt_save(ctx, dir), 0);
+    store_ctx_t *c = load_at(lsn);
+    c->access.policy = policy;
+    expect_same_state(ctx, c, T0, "loaded");
+    for (int i = 0; i < 40; i++) {
+        char k[16];
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(access_of(c, i % 3, k), access_of(ctx, i % 3, k), "%s's access data", k);
+    }
+    cr_assert_eq(access_of(c, 0, "h"), access_of(ctx, 0, "h"));
+    const char *keys[] = {"k0", "k9", "k27", "h"};
+    for (int i = 0; i < 4; i++) {
+        const char *what = st_policy_lfu(policy) ? "freq" : "idletime";
+        object_of(ctx, later, what, keys[i], want, sizeof(want));
+        object_of(c, later, what, keys[i], got, sizeof(got));
+        cr_assert_str_eq(got, want, "OBJECT %s %s", what, keys[i]);
+    }
+    store_ctx_destroy(c);
+}
+
+Test(checkpoint, lru_access_data_round_trips)
+{
+    access_round_trips(CONFIG_POLICY_ALLKEYS_LRU);
+}
+
+Test(checkpoint, lfu_access_data_round_trips)
+{
+    access_round_trips(CONFIG_POLICY_ALLKEYS_LFU);
+}
+
+Test(checkpoint, access_data_is_one_item_per_key_after_the_databases)
+{
+    every_shape();
+    cr_assert_eq(store_ckpt_save(ctx, dir), 0);
+    char path[512];
+    ckpt_path(path, sizeof(path), dir, lsn, 0);
+    ckpt_reader_t r;
+    cr_assert_eq(ckpt_reader_open(&r, path, 0), 0);
+    cr_assert(r.info.flags & CKPT_F_ACCESS);
+    uint32_t type, items, last = 0;
+    const unsigned char *p;
+    uint64_t n, access = 0;
+    int k;
+    while ((k = ckpt_reader_next(&r, &type, &items, &p, &n)) == 1) {
+        if (type == CKPT_BLK_ACCESS) access += items;
+        cr_assert(last != CKPT_BLK_ACCESS || type == CKPT_BLK_ACCESS, "the access data is last");
+        last = type;
+    }
+    cr_assert_eq(k, 0, "%s", r.err);
+    ckpt_reader_close(&r);
+    cr_assert_eq(access, store_key_count(ctx));
+}
+
+/* A file without access data (written before D49) loads; its keys' data
+ * is fresh, as of the checkpoint's apply clock. */
+Test(checkpoint, a_checkpoint_without_access_data_loads_fresh)
+{
+    unsigned char body[1] = {0};
+    write_odd_checkpoint(4096, VK_INLINE, body, 0);
+    store_ctx_t *c = load_at(4096);
+    char got[64];
+    object_of(c, T0 + 7000, "idletime", "k", got, sizeof(got));
+    cr_assert_str_eq(got, ":7\r\n", "idle since the checkpoint's clock");
+    store_ctx_destroy(c);
+}
+
+/* A checkpoint holding key "k" (inline, empty) in database 0 and `items`
+ * ACCESS items of these bytes (none: no block), CKPT_F_ACCESS set. */
+static void write_access_checkpoint(uint64_t at, const void *acc, size_t n, uint32_t items)
+{
+    write_one_key_checkpoint(at, CKPT_F_ACCESS, VK_INLINE, "", 0, acc, n, items);
+}
+
+/* One ACCESS item: database, key length, bits, key. */
+static size_t access_item(unsigned char *b, uint32_t db, const char *key, uint32_t bits)
+{
+    uint32_t klen = (uint32_t)strlen(key);
+    memcpy(b, &db, 4);
+    memcpy(b + 4, &klen, 4);
+    memcpy(b + 8, &bits, 4);
+    memcpy(b + 12, key, klen);
+    return 12 + klen;
+}
+
+Test(checkpoint, malformed_access_data_is_refused)
+{
+    unsigned char b[64];
+    size_t n = access_item(b, 0, "k", 1234);
+    write_access_checkpoint(4096, b, n, 1);
+    store_ctx_t *c = load_at(4096); /* the control */
+    cr_assert_eq(access_of(c, 0, "k"), 1234);
+    store_ctx_destroy(c);
+
+    write_access_checkpoint(4096, b, n - 1, 1);
+    expect_refused(4096, "an item cut short");
+    write_access_checkpoint(4096, b, 8, 1);
+    expect_refused(4096, "an item without its bits");
+    n = access_item(b, 0, "k", 1234);
+    b[n] = 'x';
+    write_access_checkpoint(4096, b, n + 1, 1);
+    expect_refused(4096, "bytes after the last item");
+    write_access_checkpoint(4096, b, access_item(b, 0, "other", 1), 1);
+    expect_refused(4096, "a key the checkpoint does not hold");
+    write_access_checkpoint(4096, b, access_item(b, 1, "k", 1), 1);
+    expect_refused(4096, "the key in another database");
+    write_access_checkpoint(4096, b, access_item(b, 16, "k", 1), 1);
+    expect_refused(4096, "a database beyond the last");
+    write_access_checkpoint(4096, b, access_item(b, 0, "k", 1u << 24), 1);
+    expect_refused(4096, "more than 24 bits");
+    write_access_checkpoint(4096, b, 0, 0);
+    expect_refused(4096, "the flag without the blocks");
+    n = access_item(b, 0, "k", 1);
+    n += access_item(b + n, 0, "k", 2);
+    write_access_checkpoint(4096, b, n, 2);
+    expect_refused(4096, "more items than keys");
+}
+
+/* The access blocks are the file's last: damaged or cut there, the file is
+ * refused by its CRCs as any block is, and the older one is used. */
+Test(checkpoint, damaged_or_truncated_access_block_falls_back_to_the_older)
+{
+    uint64_t older, newer;
+    two_checkpoints(&older, &newer);
+    damage(newer, ckpt_size(newer) - CKPT_TRAILER - 3, -1); /* in the last access item */
+    cr_assert_eq(restore_and_check(&cfg, lsn), older);
+    char path[512], err[256];
+    ckpt_path(path, sizeof(path), dir, newer, 0);
+    cr_assert_neq(ckpt_verify(path, 0, NULL, NULL, err, sizeof(err)), 0);
+    cr_assert(strstr(err, "CRC"), "%s", err);
+
+    two_checkpoints(&older, &newer);
+    damage(newer, 0, (int)(ckpt_size(newer) - CKPT_TRAILER - 5)); /* cut inside the access block */
+    cr_assert_eq(restore_and_check(&cfg, lsn), older);
 }

@@ -180,12 +180,11 @@ void fe_admin_on_timer(fe_t *fe)
     fe_stats_sync_epoch(fe);
     fe_latency_tick(fe);
     if (fe->slot == 0) {
-        /* INFO used_memory_peak (frontend/fe-shm.h). */
-        shm_admin_t *a = fe_shm(fe->shm);
-        uint64_t used = shm_used_memory(fe->shm);
-        uint64_t peak = atomic_load_explicit(&a->used_memory_peak, memory_order_relaxed);
-        while (used > peak && !atomic_compare_exchange_weak(&a->used_memory_peak, &peak, used)) {
-        } /* INFO raises it too, from any frontend */
+        /* INFO used_memory_peak (shm_memory raises it; INFO and MEMORY
+         * STATS do too, from any frontend and the store). */
+        shm_memory_t m;
+        shm_memory(fe->shm, atomic_load(&fe->shm->store_index_bytes),
+                   atomic_load(&fe->shm->store_table_bytes), &m);
     }
     int64_t now = shm_now_ms();
     if (now - fe->admin->ops_sample_ms >= 1000) {

@@ -216,17 +216,6 @@ static void info_clients(fe_t *fe, buf_t *b)
                 blocked_clients(fe));
 }
 
-/* used_memory_peak: frontend 0 samples it every tick (hooks.c); INFO takes
- * what it sees too. */
-static uint64_t memory_peak(fe_t *fe, uint64_t used)
-{
-    _Atomic uint64_t *peak = &fe_shm(fe->shm)->used_memory_peak;
-    uint64_t p = atomic_load(peak);
-    while (used > p && !atomic_compare_exchange_weak(peak, &p, used)) {
-    }
-    return used > p ? used : p;
-}
-
 /* maxmemory-policy's name, from the settings table (common/config.c). */
 static const char *policy_name(int64_t v)
 {
@@ -236,29 +225,21 @@ static const char *policy_name(int64_t v)
     return "noeviction";
 }
 
-/* The shared memory the server mapped at start: the ring, the channels,
- * the Pub/Sub ring and the tables (INFO atticdb_shared_memory). */
-static uint64_t shared_bytes(const fe_t *fe)
-{
-    return shm_size(fe->shm->nfrontends, fe->cfg->ring_size, fe->cfg->chan_size,
-                    fe->shm->frontend_size);
-}
-
 static void info_memory(fe_t *fe, buf_t *b)
 {
     proc_usage_t u;
     server_usage(fe, &u);
-    /* used_memory is all the server holds (D43): the store's index and
-     * entries (the dataset), the clients' buffers and the shared memory
-     * mapped at start (the ring, channels and tables; a constant of the
-     * settings, also used_memory_startup). As Redis leaves its AOF and
-     * replicas' buffers out of the comparison, maxmemory bounds used_memory
-     * less the shared memory (mem_not_counted_for_evict): shm_used_memory,
-     * what the frontends and the store compare. */
-    uint64_t dataset = atomic_load(&fe->shm->store_index_bytes);
-    uint64_t clients = shm_clients_bytes(fe->shm), shared = shared_bytes(fe);
-    uint64_t used = dataset + clients + shared;
-    uint64_t peak = memory_peak(fe, dataset + clients) + shared;
+    /* used_memory is all the server holds (D43, shm_memory): the store's
+     * index and entries, the clients' buffers and the shared memory mapped
+     * at start (the ring, channels and tables; a constant of the settings,
+     * also used_memory_startup). As Redis leaves its AOF and replicas'
+     * buffers out of the comparison, maxmemory bounds used_memory less the
+     * shared memory (mem_not_counted_for_evict): shm_used_memory, what the
+     * frontends and the store compare. MEMORY STATS reads the same. */
+    shm_memory_t m;
+    uint64_t index = atomic_load(&fe->shm->store_index_bytes);
+    shm_memory(fe->shm, index, atomic_load(&fe->shm->store_table_bytes), &m);
+    uint64_t clients = m.clients, shared = m.startup, used = m.used, peak = m.peak;
     long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
     uint64_t total = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : 0;
     char h_used[32], h_rss[32], h_total[32], h_peak[32], h_max[32];
@@ -298,11 +279,11 @@ static void info_memory(fe_t *fe, buf_t *b)
                 "atticdb_index_bytes:%" PRIu64 "\r\n"
                 "atticdb_shared_memory:%" PRIu64 "\r\n",
                 used, h_used, u.rss, h_rss, peak, h_peak,
-                peak ? 100.0 * (double)used / (double)peak : 100.0, clients + shared, shared,
-                dataset, used > shared ? 100.0 * (double)dataset / (double)(used - shared) : 0.0,
-                total, h_total, maxmem, h_max, policy_name(policy),
+                peak ? 100.0 * (double)used / (double)peak : 100.0, m.overhead, shared, m.dataset,
+                used > shared ? 100.0 * (double)m.dataset / (double)(used - shared) : 0.0, total,
+                h_total, maxmem, h_max, policy_name(policy),
                 used ? (double)u.rss / (double)used : 0.0, (int64_t)u.rss - (int64_t)used, shared,
-                clients, dataset, shared);
+                clients, index, shared);
 }
 
 /* The latency below which a fraction q of the recorded fsyncs fell, in

@@ -163,6 +163,10 @@ struct store_ctx {
     /* SAVE and BGSAVE's schedule (store/save.c), set by the store process;
      * NULL where tests and tools drive the state machine alone. */
     struct store_backup *backup;
+    /* The shared memory, set by the store process (MEMORY STATS reads the
+     * clients' buffers and the peak there, as INFO does); NULL where tests
+     * and tools drive the state machine alone. */
+    struct shm *shm;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */

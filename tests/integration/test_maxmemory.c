@@ -10,17 +10,23 @@
  * evicted_keys counts, a restart after kill -9 replays the evictions to
  * the same digest, and OBJECT FREQ/IDLETIME answer as redis-server 7.0.15
  * does. maxmemory-eviction-tenacity and INFO's total_/current_eviction_
- * exceeded_time (D43) are compared with redis-server's.
+ * exceeded_time (D43) are compared with redis-server's. The access data
+ * survives a restart from a checkpoint (D49): OBJECT FREQ / IDLETIME as
+ * they were, eviction still choosing the cold keys, and a kill at each of
+ * its fault points (ckptaccess, accessload) costs nothing. A round at
+ * tenacity 0 yields after 16 victims and later rounds finish the work.
  *
  * Waits poll for a condition with a generous timeout; nothing asserts how
  * long anything took. The LRU clock counts seconds (as Redis'), so the
  * LRU test lets two seconds pass between the cold writes and the hot reads.
  */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -294,10 +300,44 @@ Test(maxmemory, noeviction_refuses_growing_writes_and_serves_reads_and_deletes)
     finish(&s, c);
 }
 
+/* DEBUG DIGEST's answer into out (64 bytes). */
+static void digest_of(redisContext *c, char *out)
+{
+    redisReply *r = cmd(c, "DEBUG DIGEST");
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
+    snprintf(out, 64, "%s", r->str);
+    freeReplyObject(r);
+}
+
+static void expect_digest(redisContext *c, const char *want, const char *what)
+{
+    char got[64];
+    digest_of(c, got);
+    cr_expect_str_eq(got, want, "%s", what);
+}
+
+/* Stop the server cleanly after a write (so the stop writes a checkpoint,
+ * with the access data as it is now, D49) and start it again on the same
+ * directory; returns the new connection. */
+static redisContext *restart_from_checkpoint(srv_t *s, redisContext *c)
+{
+    ok(c, "SET restart:marker 1");
+    redisFree(c);
+    cr_assert_eq(srv_stop(s), 0);
+    cr_assert_eq(srv_restart(s), 0);
+    cr_assert(srv_log_contains(s, "loaded checkpoint", NULL), "the restart loaded a checkpoint");
+    c = srv_connect(s);
+    cr_assert(c);
+    return c;
+}
+
 /* Under policy, nhot keys read `reads` times (after pause_s seconds) and
  * ncold keys never read: shrinking used_memory to 60 % evicts cold keys
- * and keeps nearly every hot one, and evicted_keys counts them all. */
-static void hot_set_stays(const char *policy, int nhot, int ncold, int reads, int pause_s)
+ * and keeps nearly every hot one, and evicted_keys counts them all. With
+ * restart set, the server restarts from a checkpoint between the reads
+ * and the eviction. */
+static void hot_set_stays(const char *policy, int nhot, int ncold, int reads, int pause_s,
+                          int restart)
 {
     srv_t s;
     char args[64];
@@ -308,6 +348,10 @@ static void hot_set_stays(const char *policy, int nhot, int ncold, int reads, in
     cr_assert_eq(cmd_int(c, "DBSIZE"), nhot + ncold);
     if (pause_s) sleep((unsigned)pause_s);
     read_all(c, "hot", nhot, reads);
+    if (restart) {
+        c = restart_from_checkpoint(&s, c);
+        cr_assert_eq(cmd_int(c, "DEL restart:marker"), 1);
+    }
     shrink_to(c, 60);
     int hot = count_present(c, "hot", nhot), cold = count_present(c, "cold", ncold);
     long long evicted = info_num(c, "evicted_keys");
@@ -323,12 +367,144 @@ static void hot_set_stays(const char *policy, int nhot, int ncold, int reads, in
 Test(maxmemory, allkeys_lru_keeps_the_keys_read_again_and_evicts_the_cold_ones)
 {
     /* Two seconds: the LRU clock's resolution, so the reads are later. */
-    hot_set_stays("allkeys-lru", 500, 3000, 1, 2);
+    hot_set_stays("allkeys-lru", 500, 3000, 1, 2, 0);
 }
 
 Test(maxmemory, allkeys_lfu_keeps_the_keys_used_more)
 {
-    hot_set_stays("allkeys-lfu", 300, 2000, 10, 0);
+    hot_set_stays("allkeys-lfu", 300, 2000, 10, 0, 0);
+}
+
+/* The access data is in the checkpoint (D49): after a restart eviction
+ * still tells the keys used from the ones not, under LRU and LFU. */
+Test(maxmemory, eviction_after_a_restart_evicts_the_cold_keys_under_lru)
+{
+    hot_set_stays("allkeys-lru", 500, 3000, 1, 2, 1);
+}
+
+Test(maxmemory, eviction_after_a_restart_evicts_the_cold_keys_under_lfu)
+{
+    hot_set_stays("allkeys-lfu", 300, 2000, 10, 0, 1);
+}
+
+/* OBJECT FREQ of prefix:0..n-1 into out. */
+static void freqs(redisContext *c, const char *prefix, int n, long long *out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = cmd_int(c, "OBJECT FREQ %s:%d", prefix, i);
+}
+
+/* After a restart each counter is what it was, less at most the one step
+ * lfu-decay-time (1 minute) takes if a minute passed meanwhile. */
+static void expect_freqs_kept(redisContext *c, const char *prefix, int n, const long long *before)
+{
+    long long after[64];
+    cr_assert_leq(n, 64);
+    freqs(c, prefix, n, after);
+    for (int i = 0; i < n; i++)
+        cr_expect(after[i] <= before[i] && after[i] >= before[i] - 1,
+                  "OBJECT FREQ %s:%d: %lld before the restart, %lld after", prefix, i, before[i],
+                  after[i]);
+}
+
+Test(maxmemory, object_freq_under_allkeys_lfu_survives_a_restart)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--maxmemory-policy allkeys-lfu");
+    fill(c, "hot", 20, 0, 0);
+    fill(c, "cold", 20, 0, 0);
+    read_all(c, "hot", 20, 300);
+    long long hot[20], cold[20];
+    freqs(c, "hot", 20, hot);
+    freqs(c, "cold", 20, cold);
+    for (int i = 0; i < 20; i++) /* 300 uses take a counter from 5 to about 13 */
+        cr_assert_gt(hot[i], 8, "hot:%d used 300 times: OBJECT FREQ %lld", i, hot[i]);
+    c = restart_from_checkpoint(&s, c);
+    expect_freqs_kept(c, "hot", 20, hot);
+    expect_freqs_kept(c, "cold", 20, cold);
+    finish(&s, c);
+}
+
+Test(maxmemory, object_idletime_survives_a_restart)
+{
+    srv_t s;
+    redisContext *c = start(&s, "");
+    fill(c, "old", 20, 0, 0);
+    sleep(3); /* the LRU clock counts seconds */
+    fill(c, "new", 20, 0, 0);
+    long long old[20];
+    for (int i = 0; i < 20; i++) {
+        old[i] = cmd_int(c, "OBJECT IDLETIME old:%d", i);
+        cr_assert_geq(old[i], 2, "old:%d idle since its write: %lld s", i, old[i]);
+    }
+    time_t t0 = time(NULL);
+    c = restart_from_checkpoint(&s, c);
+    long long passed = (long long)(time(NULL) - t0);
+    for (int i = 0; i < 20; i++) {
+        long long now = cmd_int(c, "OBJECT IDLETIME old:%d", i);
+        /* Idle as before plus the seconds of the restart (and one for the
+         * clock's resolution), not since the restart. */
+        cr_expect(now >= old[i] && now <= old[i] + passed + 1,
+                  "old:%d: idle %lld s before, %lld s after a %lld s restart", i, old[i], now,
+                  passed);
+        cr_expect_lt(cmd_int(c, "OBJECT IDLETIME new:%d", i), now, "new:%d is the younger", i);
+    }
+    finish(&s, c);
+}
+
+/* Fault point 22 (ckptaccess): the checkpoint child of the clean stop is
+ * killed with every entry written and no access data: no checkpoint comes
+ * of it, and the restart replays the log to the same state. */
+Test(maxmemory, checkpoint_child_killed_before_the_access_data_leaves_no_checkpoint)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "store.ckptaccess:1:KILL", ""), 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert(c);
+    fill(c, "k", 200, 0, 0);
+    char digest[64];
+    digest_of(c, digest);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert(srv_log_contains(&s, "the checkpoint at LSN", "killed by signal 9"),
+              "the child died at the fault point");
+    cr_assert_eq(srv_restart(&s), 0);
+    cr_expect(!srv_log_contains(&s, "loaded checkpoint", NULL), "no checkpoint was completed");
+    c = srv_connect(&s);
+    cr_assert(c);
+    expect_digest(c, digest, "the replay reaches the same state");
+    cr_expect_eq(cmd_int(c, "DBSIZE"), 200);
+    finish(&s, c);
+}
+
+/* Fault point 23 (accessload): the store starting from a checkpoint is
+ * killed with its entries loaded and their access data not applied; the
+ * store the master starts next loads the whole file again, access data
+ * included. */
+Test(maxmemory, store_killed_while_loading_the_access_data_loads_it_again)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--maxmemory-policy allkeys-lfu");
+    fill(c, "hot", 20, 0, 0);
+    read_all(c, "hot", 20, 300);
+    long long hot[20];
+    freqs(c, "hot", 20, hot);
+    ok(c, "SET restart:marker 1");
+    char digest[64];
+    digest_of(c, digest);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    setenv("ATTICDB_TEST_FAULTS", "store.accessload:1:KILL", 1);
+    int rc = srv_restart(&s);
+    unsetenv("ATTICDB_TEST_FAULTS");
+    cr_assert_eq(rc, 0);
+    c = srv_connect(&s);
+    cr_assert(c);
+    cr_expect(srv_log_contains(&s, "store (pid", "killed by signal 9"),
+              "the first store died at the fault point");
+    expect_digest(c, digest, "the state of the checkpoint");
+    expect_freqs_kept(c, "hot", 20, hot);
+    finish(&s, c);
 }
 
 Test(maxmemory, volatile_ttl_takes_the_nearest_expiries_and_never_a_key_without_ttl)
@@ -415,20 +591,15 @@ Test(maxmemory, replay_after_kill_9_reaches_the_same_state_and_evicted_keys_stay
     for (int i = 0; i < 3000 && !gone[0]; i++)
         if (!cmd_int(c, "EXISTS k:%d", i)) snprintf(gone, sizeof(gone), "k:%d", i);
     cr_assert(gone[0]);
-    r = cmd(c, "DEBUG DIGEST");
-    cr_assert_eq(r->type, REDIS_REPLY_STATUS);
     char digest[64];
-    snprintf(digest, sizeof(digest), "%s", r->str);
-    freeReplyObject(r);
+    digest_of(c, digest);
     redisFree(c);
 
     srv_kill_all(&s);
     cr_assert_eq(srv_restart(&s), 0);
     c = srv_connect(&s);
     cr_assert(c);
-    r = cmd(c, "DEBUG DIGEST");
-    cr_expect_str_eq(r->str, digest, "replay reaches the state the evictions left");
-    freeReplyObject(r);
+    expect_digest(c, digest, "replay reaches the state the evictions left");
     cr_expect_eq(cmd_int(c, "DBSIZE"), keys);
     cr_expect_eq(cmd_int(c, "EXISTS %s", gone), 0, "an evicted key stays gone");
     cr_expect_eq(info_num(c, "evicted_keys"), 0, "counted since the start, as Redis");
@@ -578,15 +749,20 @@ Test(maxmemory, eviction_tenacity_is_redis_setting)
     rdiff_end_both(&d);
 }
 
-/* A field of INFO stats from a raw reply of the differential runner; -1
- * when missing. */
-static long long wire_info_num(wire_conn_t *c, const char *field)
+/* A field of an INFO section from a raw reply of the differential runner;
+ * -1 when missing. */
+static long long wire_info_field(wire_conn_t *c, const char *section, const char *field)
 {
-    const char *r = ONE(c, "INFO", "stats");
+    const char *r = ONE(c, "INFO", section);
     char key[128];
     snprintf(key, sizeof(key), "\r\n%s:", field);
     const char *p = strstr(r, key);
     return p ? atoll(p + strlen(key)) : -1;
+}
+
+static long long wire_info_num(wire_conn_t *c, const char *field)
+{
+    return wire_info_field(c, "stats", field);
 }
 
 /* Poll both servers (PING between, since Redis looks at its memory only
@@ -670,5 +846,146 @@ Test(maxmemory, used_memory_counts_the_shared_memory_and_adds_up_as_redis)
     D(&d, "DBSIZE");
     memory_adds_up(d.r[0], 0);
     memory_adds_up(d.a[0], 1);
+    rdiff_end_both(&d);
+}
+
+/* The server's child with this title (srv_find_children: the master's
+ * children only, so not a checkpoint child of the store). */
+static pid_t child_of_master(const srv_t *s, const char *title)
+{
+    pid_t pid = 0;
+    cr_assert_eq(srv_wait_children(s, title, &pid, 1, 1), 1, "no %s process", title);
+    return pid;
+}
+
+/*
+ * maxmemory-eviction-tenacity's yield (D43): at tenacity 0 a round may
+ * take 16 victims, and a bound that needs hundreds of evictions makes the
+ * first round stop there and leave the rest to later rounds. Made
+ * visible without timing: with the logger stopped the round's records
+ * cannot be applied, so no second round starts, the spell over the bound
+ * goes on (current_eviction_exceeded_time > 0) and no key is gone yet;
+ * with the store then stopped and the logger let go, the log gains
+ * exactly the first round's 16 records; with the store let go the later
+ * rounds bring memory under the bound and the spell ends (back to 0).
+ */
+Test(maxmemory, a_round_at_tenacity_0_yields_after_16_victims_and_later_rounds_finish)
+{
+    srv_t s;
+    redisContext *c = start(&s, "--maxmemory-policy allkeys-random --frontends 1");
+    fill(c, "k", 2000, 0, 0);
+    cr_assert_eq(cmd_int(c, "DBSIZE"), 2000);
+    ok(c, "CONFIG SET maxmemory-eviction-tenacity 0");
+    long long records = info_num(c, "atticdb_records"), bound = bounded(c) / 2;
+    cr_assert_gt(records, 0);
+    pid_t logger = child_of_master(&s, "atticdb-server: logger");
+    pid_t store = child_of_master(&s, "atticdb-server: store");
+
+    cr_assert_eq(kill(logger, SIGSTOP), 0);
+    ok(c, "CONFIG SET maxmemory %lld", bound);
+    int i = 0;
+    while (info_num(c, "current_eviction_exceeded_time") <= 0 && i++ < 6000)
+        usleep(10000);
+    cr_expect_gt(info_num(c, "current_eviction_exceeded_time"), 0, "a spell over the bound runs");
+    cr_expect_eq(info_num(c, "evicted_keys"), 0, "nothing is applied while the logger waits");
+
+    cr_assert_eq(kill(store, SIGSTOP), 0);
+    cr_assert_eq(kill(logger, SIGCONT), 0);
+    for (i = 0; info_num(c, "atticdb_records") < records + 16 && i < 6000; i++)
+        usleep(10000);
+    freeReplyObject(
+        cmd(c, "PING")); /* one more turn of the frontend: the logger's count is settled */
+    cr_expect_eq(info_num(c, "atticdb_records") - records, 16,
+                 "the first round wrote 16 victims and yielded");
+
+    cr_assert_eq(kill(store, SIGCONT), 0);
+    for (i = 0;
+         (info_num(c, "current_eviction_exceeded_time") != 0 || bounded(c) > bound) && i < 6000;
+         i++)
+        usleep(10000);
+    cr_expect_eq(info_num(c, "current_eviction_exceeded_time"), 0, "the spell ended");
+    cr_expect_leq(bounded(c), bound, "later rounds brought memory under the bound");
+    long long evicted = info_num(c, "evicted_keys");
+    cr_expect_gt(evicted, 16, "the rest was evicted later (%lld keys)", evicted);
+    cr_expect_eq(evicted, 2000 - cmd_int(c, "DBSIZE"));
+    cr_expect_gt(info_num(c, "total_eviction_exceeded_time"), 0, "the spell is in the total");
+    finish(&s, c);
+}
+
+/* MEMORY STATS' field names in order ("db.0.overhead.hashtable.main" for
+ * a database's), into out as one line each; its top-level integer fields
+ * into v by name (names[], -1 when missing). */
+static void memory_stats_of(wire_conn_t *c, wire_buf_t *out, const char *const *names, int n,
+                            long long *v)
+{
+    const char *r = ONE(c, "MEMORY", "STATS");
+    wire_val_t val;
+    cr_assert_eq(wire_parse(r, strlen(r), &val), 0, "MEMORY STATS: %s", r);
+    cr_assert(val.type == '*' && val.n % 2 == 0);
+    for (int k = 0; k < n; k++)
+        v[k] = -1;
+    for (long long i = 0; i + 1 < val.n; i += 2) {
+        const wire_val_t *name = &val.elem[i], *x = &val.elem[i + 1];
+        cr_assert_eq(name->type, '$');
+        if (x->type == '*') {
+            for (long long j = 0; j + 1 < x->n; j += 2)
+                wire_buf_printf(out, "%.*s.%.*s\n", (int)name->len, name->str, (int)x->elem[j].len,
+                                x->elem[j].str);
+            continue;
+        }
+        wire_buf_printf(out, "%.*s\n", (int)name->len, name->str);
+        for (int k = 0; k < n; k++)
+            if (x->type == ':' && strlen(names[k]) == name->len &&
+                !memcmp(names[k], name->str, name->len))
+                v[k] = x->integer;
+    }
+    wire_val_free(&val);
+}
+
+static long long wire_info_memory(wire_conn_t *c, const char *field)
+{
+    return wire_info_field(c, "memory", field);
+}
+
+/* MEMORY STATS has redis-server 7.0.15's fields in its order, and counts
+ * what INFO's used_memory counts (D49): total.allocated is used_memory,
+ * startup.allocated used_memory_startup, overhead.total and dataset.bytes
+ * INFO's overhead and dataset. */
+Test(maxmemory, memory_stats_has_redis_fields_and_counts_what_used_memory_counts)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 1", NULL, 1);
+    D(&d, "SET", "a", "1");
+    D(&d, "SET", "b", "a-value-longer-than-the-inline-prefix-of-an-entry");
+    D(&d, "SELECT", "3");
+    D(&d, "SET", "c", "1");
+    D(&d, "SELECT", "0");
+    D(&d, "DBSIZE");
+    static const char *const names[] = {"total.allocated", "startup.allocated", "overhead.total",
+                                        "dataset.bytes",   "clients.normal",    "peak.allocated",
+                                        "keys.count"};
+    enum { TOTAL, STARTUP, OVERHEAD, DATASET, CLIENTS, PEAK, KEYS, N };
+    wire_buf_t fields[2] = {{0}, {0}};
+    long long v[N];
+    memory_stats_of(d.r[0], &fields[0], names, N, v);
+    cr_expect_eq(v[KEYS], 3, "redis");
+    memory_stats_of(d.a[0], &fields[1], names, N, v);
+    /* AtticDB's figures hold still between two commands (Redis' move with
+     * each reply it builds), except the clients' buffers. */
+    wire_conn_t *a = d.a[0];
+    long long used = wire_info_memory(a, "used_memory"),
+              clients = wire_info_memory(a, "mem_clients_normal");
+    cr_expect_eq(v[TOTAL] - v[CLIENTS], used - clients, "total.allocated %lld, used_memory %lld",
+                 v[TOTAL], used);
+    cr_expect_eq(v[STARTUP], wire_info_memory(a, "used_memory_startup"));
+    cr_expect_eq(v[OVERHEAD] - v[CLIENTS], wire_info_memory(a, "used_memory_overhead") - clients);
+    cr_expect_eq(v[DATASET], wire_info_memory(a, "used_memory_dataset"));
+    cr_expect_eq(v[TOTAL], v[OVERHEAD] + v[DATASET], "total = overhead + dataset");
+    cr_expect(v[STARTUP] > 0 && v[STARTUP] < v[OVERHEAD], "startup within overhead");
+    cr_expect_geq(v[PEAK], v[TOTAL]);
+    cr_expect_eq(v[KEYS], 3);
+    cr_expect_str_eq(fields[1].p, fields[0].p, "the field names and order of redis-server");
+    wire_buf_free(&fields[0]);
+    wire_buf_free(&fields[1]);
     rdiff_end_both(&d);
 }
