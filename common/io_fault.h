@@ -31,7 +31,11 @@
  * A value larger than one record (D31): "bigchunk" is a frontend's Nth
  * committed CMD_CHUNK, "bigfinal" its Nth value whose chunks are all
  * committed and whose final record is not claimed yet, "bigapply" the
- * store's Nth applied CMD_CHUNK; KILL there kills the process.
+ * store's Nth applied CMD_CHUNK; KILL there kills the process. A bulk
+ * taken as chunks while it arrives (D48): "streamwhole" is a frontend's
+ * Nth such bulk whose chunks are all committed, before its request runs
+ * (its final not claimed); "bigreply" the store's Nth part of a large
+ * value's reply put in a frontend's channel, the rest not yet.
  *
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
  * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
@@ -103,6 +107,9 @@ enum io_fault_point {
     IO_FAULT_BIG_CHUNK = 15, /* "bigchunk": a frontend committed one CMD_CHUNK */
     IO_FAULT_BIG_FINAL = 16, /* "bigfinal": every chunk committed, the final not claimed */
     IO_FAULT_BIG_APPLY = 17, /* "bigapply": the store applied a CMD_CHUNK */
+    /* A large bulk taken as it arrives, a large value's reply in parts (D48): */
+    IO_FAULT_STREAM_WHOLE = 20, /* "streamwhole": a streamed bulk all in chunks, request not run */
+    IO_FAULT_BIG_REPLY = 21,    /* "bigreply": the store sent a part of a large value's reply */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -563,6 +563,23 @@ static void conn_process_input(fe_conn_t *c)
             fe_block(c, 1);
             break;
         }
+        if (c->stream.on && !c->stream.whole) {
+            /* A large bulk arriving (D48): its bytes go out as chunks. */
+            int rc = fe_stream_pump(c);
+            if (rc == -EAGAIN) {
+                fe_block(c, 1);
+                break;
+            }
+            if (rc == -EPIPE) {
+                fe_reply_errorf(c, "ERR writes are refused now (the log is stopped, the disk "
+                                   "is full or this is a replica): a large value in flight "
+                                   "was dropped");
+                c->closing = 1;
+                conn_pause(c);
+                break;
+            }
+            if (rc == 0) break;
+        }
         size_t avail = c->in.len - c->in_off;
         if (avail < c->need) break;
         const char *err = NULL;
@@ -571,6 +588,7 @@ static void conn_process_input(fe_conn_t *c)
         int64_t used = resp_parse(&fe->limits, start, avail, &c->cmd, &err, &need);
         if (used == RESP_NEED_MORE) {
             c->need = need;
+            if (fe_stream_begin(c)) continue;
             break;
         }
         c->need = 0;
@@ -588,8 +606,11 @@ static void conn_process_input(fe_conn_t *c)
             /* The one hook call per command: routing, and around it the
              * statistics and CLIENT REPLY (frontend/frontend.c). */
             c->dispatching = 1;
+            /* The empty argument that stands for a streamed bulk (D48). */
+            c->stream.ptr = c->stream.whole ? start + c->stream.at - 2 : NULL;
             int rc = fe->hooks->command(c, start, &c->cmd);
             c->dispatching = 0;
+            if (c->stream.on && rc != -EAGAIN && rc != -EBUSY) fe_stream_end(c);
             if (rc == -EAGAIN || rc == -EBUSY) {
                 /* Ring or channel full (retry soon), or a write behind
                  * this connection's reads (retried when they are
@@ -628,8 +649,10 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
      * at once: a 100 MB value costs 100 MB, not the next power of two and
      * the copies of each doubling (the need is at most proto-max-bulk-len
      * past the command's start, and the query buffer limit still holds). */
-    size_t have = c->in.len - c->in_off;
-    if (c->need > have + READ_CHUNK && c->need <= fe->qbuf_limit)
+    size_t have = c->in.len - c->in_off, room = fe_stream_room(c);
+    if (room) /* a bulk taken as chunks: one chunk at a time (D48) */
+        buf_reserve(&c->in, room);
+    else if (c->need > have + READ_CHUNK && c->need <= fe->qbuf_limit)
         buf_reserve(&c->in, c->need - have);
     else
         buf_reserve(&c->in, READ_CHUNK);

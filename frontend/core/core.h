@@ -141,6 +141,18 @@ typedef struct fe_conn {
         uint64_t group;   /* the first chunk's LSN */
         uint64_t off;     /* value bytes they hold */
     } big;
+    /* A large bulk taken from the socket as it arrives (D48, stream.c):
+     * its bytes become chunks (c->big) at most one chunk at a time, and
+     * the request is parsed with an empty argument standing for it. */
+    struct {
+        uint8_t on;      /* the current request's bulk `arg` is being taken */
+        uint8_t whole;   /* all of it is in chunks, its terminator skipped */
+        int arg;         /* its index in the request */
+        size_t at;       /* from in_off: its first byte not yet in a chunk */
+        uint64_t len;    /* its declared length */
+        uint64_t taken;  /* its bytes in committed chunks */
+        const char *ptr; /* at dispatch: the empty argument standing for it */
+    } stream;
 
     /* Closing from above (fe_conn_kill) and dropping replies (CLIENT REPLY):
      * the core's mechanisms, which the admin layer sets. */
@@ -280,7 +292,30 @@ typedef struct fe_hooks {
     void (*on_wake)(fe_t *fe);
     /* Every tick of the periodic timer, before the idle scan. */
     void (*on_timer)(fe_t *fe);
+    /* May argument `arg` of a request of `count` arguments named name[0,
+     * n) be taken as chunks while it arrives (D48)? 1 when it is the
+     * value of a write that takes large values in chunks and c may send
+     * it, else 0 (then it is read whole, as any bulk). */
+    int (*stream_arg)(fe_conn_t *c, const char *name, size_t n, int count, int arg);
 } fe_hooks_t;
+
+/* ---- stream.c: a large bulk taken as chunks while it arrives (D48) ---- */
+/* After resp_parse said RESP_NEED_MORE for c's request: if it waits in
+ * the bytes of a bulk that stream_arg accepts and that is longer than a
+ * chunk, start taking it (c->stream.on). Returns 1 when started. */
+int fe_stream_begin(fe_conn_t *c);
+/* Commit the streamed bulk's bytes that fill a chunk (or end it) and
+ * drop them from the input. Returns 1 once all of it is committed and
+ * the request parses with it empty (c->stream.whole), 0 when more input
+ * is needed, -EAGAIN when the ring is full (retry), -EPIPE when writes
+ * are refused (the log stopped, a replica): c is being closed. */
+int fe_stream_pump(fe_conn_t *c);
+/* Bytes the next read of c should have room for while it streams (0 when
+ * it does not). */
+size_t fe_stream_room(const fe_conn_t *c);
+/* The streamed request was run (or refused): its parts are dropped unless
+ * its final was committed; c->stream is cleared. */
+void fe_stream_end(fe_conn_t *c);
 
 /* ---- reply.c: reply entries, in request order ---- */
 fe_reply_t *fe_reply_push(fe_conn_t *c); /* append a new entry to c's FIFO */
@@ -318,6 +353,13 @@ size_t fe_record_max_payload(const fe_t *fe);
  * same write); -EMSGSIZE when even the final would not fit. */
 int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *const *argv,
                   const uint32_t *lens, int which);
+/* Commit c's next CMD_CHUNK: n bytes at p of the value being written
+ * (the group starts with the first). Returns 0, -EAGAIN (ring full). */
+int fe_submit_chunk(fe_conn_t *c, const unsigned char *p, uint32_t n);
+/* Value bytes per CMD_CHUNK (0 when a record cannot hold one). */
+uint64_t fe_chunk_bytes(const fe_t *fe);
+/* 1 when writes may be claimed now (no replica, log running, space). */
+int fe_writes_open(fe_t *fe);
 /* c's large value will not be finished (the client left, the write was
  * refused on a retry): its parts are dropped by a CMD_BIGABORT, now or,
  * when the ring is full, at a later tick (fe_submit_tick). */
