@@ -273,7 +273,14 @@ static uint64_t fe_collect_store(fe_t *fe)
             fe_reply_t *r = fe_map_find(fe, kind, h.id);
             const char *body = (const char *)msg + sizeof(h);
             uint32_t blen = h.len;
-            if (r && h.len <= len - sizeof(h) && fe_reply_part(r, &h, &body, &blen)) {
+            int in_parts = (h.kind & (STORE_REPLY_PAUSE | STORE_REPLY_LOST)) || (r && r->big_token);
+            if (in_parts && h.len <= len - sizeof(h) && kind == STORE_REPLY_READ) {
+                /* A large value's reply, part by part (D48, bigreply.c). */
+                if (r)
+                    done += (uint64_t)fe_bigreply_part(fe, r, &h, body, blen);
+                else
+                    fe_bigreply_orphan(fe, &h, body, blen);
+            } else if (r && h.len <= len - sizeof(h) && fe_reply_part(r, &h, &body, &blen)) {
                 fe_map_take(fe, kind, h.id);
                 uint32_t clen;
                 char *copy;
@@ -377,6 +384,7 @@ static void conn_free(fe_conn_t *c)
             r->conn = NULL; /* freed when the store's reply arrives */
         } else {
             if (r->state == FE_WAIT_DURABLE) fe->nwaiting--;
+            if (r->state == FE_PAUSED) fe_bigreply_drop(fe, r); /* D48 */
             fe_reply_free(fe, r);
         }
     }
@@ -478,6 +486,7 @@ static int conn_flush(fe_conn_t *c)
                     return -1;
                 }
                 event_add(c->ev_write, NULL);
+                fe_bigreply_pull(c); /* room for a large reply's next part (D48) */
                 return 0;
             }
             conn_close(c);
@@ -489,10 +498,11 @@ static int conn_flush(fe_conn_t *c)
     c->out_off = 0;
     c->obuf_soft_since_ms = 0;
     buf_reset(&c->out);
-    if (c->out.cap > 1024 * 1024) {
+    if (c->out.cap > 4 * 1024 * 1024) {
         buf_free(&c->out);
         buf_init(&c->out);
     }
+    fe_bigreply_pull(c);
     if (c->closing && !c->head) {
         conn_close(c);
         return -1;
@@ -841,6 +851,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     if (atomic_load(&fe->shm->tick_wanted) && atomic_exchange(&fe->shm->tick_wanted, 0))
         fe_submit_tick(fe);
     if (fe->nbig_owed) fe_big_flush_owed(fe);
+    fe_bigreply_tick(fe);
     fe->hooks->on_timer(fe); /* settings, ACL sweep, CLIENT KILL, INFO's sampling */
     int64_t now = shm_now_ms();
     if (now - fe->last_obuf_sum_ms >= FE_OBUF_SUM_MS) {

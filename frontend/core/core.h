@@ -38,6 +38,7 @@ enum fe_reply_state {
     FE_READY = 0,        /* data holds the reply */
     FE_WAIT_DURABLE = 1, /* fixed reply once durable_lsn >= lsn_end */
     FE_WAIT_STORE = 2,   /* the store sends the reply, matched by (kind, id) */
+    FE_PAUSED = 3,       /* a large value's reply in parts: the next not asked for yet (D48) */
 };
 
 /* One request's place in its connection's reply order. */
@@ -55,6 +56,10 @@ typedef struct fe_reply {
     const char *data;
     buf_t *parts;    /* a store reply arriving in parts, so far */
     uint8_t discard; /* CLIENT REPLY OFF/SKIP: dropped, never sent */
+    /* A large value's reply in parts (D48, bigreply.c): the store's token
+     * for it (0 = not such a reply) and whether parts remain after data. */
+    uint8_t big_more;
+    uint64_t big_token;
     /* The admin layer's per-request words (statistics, slow log:
      * frontend/admin/admin.h says what they hold), zeroed with the entry;
      * the core never reads them. */
@@ -219,6 +224,11 @@ typedef struct fe {
      * CMD_BIGABORT found the ring full: written at the next tick (D31). */
     uint64_t big_owed[FE_BIG_OWED_MAX];
     unsigned nbig_owed;
+    /* Large values' replies in parts (D48): STORE_REQ_DROPs that found the
+     * request channel full (id, token), and a STORE_REQ_NEXT that did. */
+    uint64_t bigreply_owed[FE_BIG_OWED_MAX][2];
+    unsigned nbigreply_owed;
+    int bigreply_retry;
 
     /* Limits the core enforces, kept equal to the settings shared by all
      * frontends by the refresh hook (frontend/admin/config-cmd.c). */
@@ -316,6 +326,25 @@ size_t fe_stream_room(const fe_conn_t *c);
 /* The streamed request was run (or refused): its parts are dropped unless
  * its final was committed; c->stream is cleared. */
 void fe_stream_end(fe_conn_t *c);
+
+/* ---- bigreply.c: a large value's reply in parts, asked for one at a time (D48) ---- */
+/* A part (h, body[0, len)) of r's reply, which fe_collect_store found
+ * waiting: r is ready with it (the store is asked for the next once it is
+ * written out). Returns 1 when it is the reply's first part (the read is
+ * answered), else 0. */
+int fe_bigreply_part(fe_t *fe, fe_reply_t *r, const store_reply_t *h, const char *body,
+                     uint32_t len);
+/* A paused part for no waiting entry (a respawned store answering a read
+ * again): the store is told to drop that reply. */
+void fe_bigreply_orphan(fe_t *fe, const store_reply_t *h, const char *body, uint32_t len);
+/* If c's head is a paused reply and little of c's output is unsent, ask
+ * the store for its next part (retried at the next tick when the channel
+ * is full). */
+void fe_bigreply_pull(fe_conn_t *c);
+/* r, a paused reply whose client left, is given up (the store frees it). */
+void fe_bigreply_drop(fe_t *fe, const fe_reply_t *r);
+/* Each tick: the drops and pulls that found the request channel full. */
+void fe_bigreply_tick(fe_t *fe);
 
 /* ---- reply.c: reply entries, in request order ---- */
 fe_reply_t *fe_reply_push(fe_conn_t *c); /* append a new entry to c's FIFO */

@@ -1099,3 +1099,221 @@ Test(bigvalues, set_members_and_a_transaction_with_large_values)
     free(w);
     finish(&s);
 }
+
+/* ---- a large value's reply in parts (D48) ---- */
+
+/* The reply to a GET (or GETRANGE) of n bytes that repeat v[0, vn) from
+ * offset `from`, read from c's socket and checked byte by byte as it
+ * arrives (nothing is held whole here either). */
+typedef struct bulk_reader {
+    redisContext *c;
+    const char *v;
+    size_t vn, from, n, hl, got;
+    char head[32];
+} bulk_reader_t;
+
+static void bulk_reader_init(bulk_reader_t *b, redisContext *c, const char *v, size_t vn,
+                             size_t from, size_t n)
+{
+    *b = (bulk_reader_t){.c = c, .v = v, .vn = vn, .from = from, .n = n};
+    b->hl = (size_t)snprintf(b->head, sizeof(b->head), "$%zu\r\n", n);
+}
+
+/* Read and check up to `step` more bytes: 1 when the reply is complete,
+ * 0 when not, -1 when the connection closed first. */
+static int bulk_reader_step(bulk_reader_t *b, size_t step)
+{
+    static char buf[1 << 16];
+    size_t total = b->hl + b->n + 2, lim = b->got + step < total ? b->got + step : total;
+    while (b->got < lim) {
+        size_t room = lim - b->got < sizeof(buf) ? lim - b->got : sizeof(buf);
+        ssize_t r = read(b->c->fd, buf, room);
+        if (r <= 0) return -1;
+        for (ssize_t i = 0; i < r; i++, b->got++) {
+            size_t at = b->got;
+            char want = at < b->hl           ? b->head[at]
+                        : at < b->hl + b->n  ? b->v[(b->from + at - b->hl) % b->vn]
+                        : at == b->hl + b->n ? '\r'
+                                             : '\n';
+            cr_assert_eq(buf[i], want, "reply byte %zu", at);
+        }
+    }
+    return b->got == total;
+}
+
+static void expect_bulk_read(redisContext *c, const char *v, size_t vn, size_t from, size_t n)
+{
+    bulk_reader_t b;
+    bulk_reader_init(&b, c, v, vn, from, n);
+    int rc;
+    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
+        ;
+    cr_assert_eq(rc, 1, "the connection closed after %zu bytes", b.got);
+}
+
+static void send_command(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *cmd;
+    int n = redisvFormatCommand(&cmd, fmt, ap);
+    va_end(ap);
+    cr_assert_gt(n, 0);
+    cr_assert_eq(write(c->fd, cmd, (size_t)n), n);
+    redisFreeCommand(cmd);
+}
+
+/* Three clients GET 200 MB values at once: neither the store nor the
+ * frontend holds one (each reply goes in parts of 1 MB that the frontend
+ * asks for as its client reads): both stay within 64 MB of their RSS
+ * before the GETs, where a whole reply would take 200 MB in each. */
+Test(bigvalues, rss_bounded_while_clients_get_200mb)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    enum { NCLIENTS = 3 };
+    size_t n = 200 * MB, vn = MB + 7;
+    char *v = pattern(vn, 201);
+    redisContext *cl[NCLIENTS];
+    for (int i = 0; i < NCLIENTS; i++) {
+        cl[i] = conn(&s);
+        const char *args[] = {"SET", i == 0 ? "g0" : i == 1 ? "g1" : "g2"};
+        send_head(cl[i], 3, args, n);
+        send_bytes(cl[i], v, vn, 0, n);
+        cr_assert_eq(write(cl[i]->fd, "\r\n", 2), 2);
+        redisReply *r = NULL;
+        cr_assert_eq(redisGetReply(cl[i], (void **)&r), REDIS_OK);
+        expect_status(cl[i], r, "OK", "SET 200 MB");
+    }
+    pid_t fe = the_frontend(&s), st;
+    cr_assert_eq(srv_wait_children(&s, "atticdb-server: store", &st, 1, 1), 1);
+    long fe0 = proc_kb(fe, "VmRSS:"), st0 = proc_kb(st, "VmRSS:");
+    for (int i = 0; i < NCLIENTS; i++)
+        send_command(cl[i], "GET g%d", i);
+    /* Read them interleaved, 4 MB at a time each, bytes checked. */
+    bulk_reader_t br[NCLIENTS];
+    for (int i = 0; i < NCLIENTS; i++)
+        bulk_reader_init(&br[i], cl[i], v, vn, 0, n);
+    for (int left = NCLIENTS; left > 0;) {
+        left = 0;
+        for (int i = 0; i < NCLIENTS; i++) {
+            int rc = bulk_reader_step(&br[i], 4 * MB);
+            cr_assert_geq(rc, 0, "client %d: the connection closed", i);
+            left += rc == 0;
+        }
+    }
+    long fe1 = proc_kb(fe, "VmHWM:"), st1 = proc_kb(st, "VmHWM:");
+    cr_log_info("3 x GET 200 MB: frontend RSS %ld kB before, peak %ld kB; store %ld kB before, "
+                "peak %ld kB",
+                fe0, fe1, st0, st1);
+    cr_assert_lt(fe1 - fe0, 64 * 1024, "frontend peak %ld kB, %ld kB before", fe1, fe0);
+    cr_assert_lt(st1 - st0, 64 * 1024, "store peak %ld kB, %ld kB before", st1, st0);
+    for (int i = 0; i < NCLIENTS; i++)
+        redisFree(cl[i]);
+    /* GETRANGE in parts, from an offset inside a part. */
+    redisContext *c = conn(&s);
+    send_command(c, "GETRANGE g2 %d %d", 3 * MB + 5, 3 * MB + 5 + 9 * MB - 1);
+    expect_bulk_read(c, v, vn, 3 * MB + 5, 9 * MB);
+    redisFree(c);
+    free(v);
+    finish(&s);
+}
+
+/* A reply in parts is the value as it was when the GET ran: the key
+ * overwritten, deleted and its log made dead meanwhile change nothing of
+ * what the rest of the reply carries (the snapshot pins its log). Replies
+ * after it on the connection keep their order; a RESP3 client gets the
+ * same bulk; a client that leaves mid-reply leaves the server serving. */
+Test(bigvalues, a_reply_in_parts_is_the_value_when_read)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --segment-size 32mb --checkpoint-bytes 8mb"), 0);
+    redisContext *c = conn(&s), *w = conn(&s);
+    size_t n = 40 * MB, vn = MB + 3;
+    char *v = pattern(n, 300), *v2 = pattern(vn, 301);
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET 40 MB");
+    /* Pipelined: the large GET, then a small one and a write. */
+    send_command(c, "GET big");
+    send_command(c, "SET small after");
+    send_command(c, "GET small");
+    bulk_reader_t b;
+    bulk_reader_init(&b, c, v, n, 0, n);
+    cr_assert_eq(bulk_reader_step(&b, 6 * MB), 0);
+    /* Meanwhile: overwritten, deleted, and 100 MB of other writes. */
+    expect_status(w, redisCommand(w, "SET big %b", v2, vn), "OK", "overwrite");
+    cr_assert_eq(integer(w, "DEL", "DEL big"), 1);
+    for (int i = 0; i < 25; i++)
+        expect_status(w, redisCommand(w, "SET filler %b", v2, vn), "OK", "filler");
+    int rc;
+    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
+        ;
+    cr_assert_eq(rc, 1, "the reply was cut");
+    redisReply *r = NULL;
+    cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+    expect_status(c, r, "OK", "the SET after it");
+    cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING);
+    cr_assert_str_eq(r->str, "after");
+    freeReplyObject(r);
+    /* RESP3: the same bulk. */
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET again");
+    /* HELLO's RESP3 map read raw (hiredis here may not parse it), up to
+     * the PING after it. */
+    send_command(c, "HELLO 3");
+    send_command(c, "PING");
+    char hello[4096];
+    size_t hn = 0;
+    while (hn < 7 || memcmp(hello + hn - 7, "+PONG\r\n", 7) != 0) {
+        cr_assert_lt(hn, sizeof(hello) - 1, "HELLO 3's reply");
+        ssize_t k = read(c->fd, hello + hn, 1);
+        cr_assert_eq(k, 1);
+        hn++;
+    }
+    cr_assert_eq(hello[0], '%', "HELLO 3 answers a map");
+    send_command(c, "GET big");
+    expect_bulk_read(c, v, n, 0, n);
+    redisFree(c);
+    /* A client that leaves after the first parts. */
+    redisContext *gone = conn(&s);
+    send_command(gone, "GET big");
+    bulk_reader_init(&b, gone, v, n, 0, n);
+    cr_assert_eq(bulk_reader_step(&b, 3 * MB), 0);
+    redisFree(gone);
+    expect_value(w, "big", v, n, "after a reader left");
+    redisFree(w);
+    free(v);
+    free(v2);
+    finish(&s);
+}
+
+/* Fault point "bigreply" (21): the store dies with a part of a reply
+ * sent. Its client, which has part of a bulk, is disconnected (never given
+ * bytes of another value); the respawned store serves the value whole. */
+Test(bigvalues, store_killed_mid_reply)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "store.bigreply:3:KILL", "--frontends 1"), 0);
+    redisContext *c = conn(&s);
+    size_t n = 12 * MB;
+    char *v = pattern(n, 400);
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET 12 MB");
+    send_command(c, "GET big");
+    bulk_reader_t b;
+    bulk_reader_init(&b, c, v, n, 0, n);
+    int rc;
+    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
+        ;
+    cr_assert_eq(rc, -1, "the client got the whole reply though the store died");
+    cr_assert_gt(b.got, 2 * MB, "the parts before the kill arrived");
+    redisFree(c);
+    time_t deadline = time(NULL) + 60;
+    while (!srv_log_contains(&s, "store", "killed by signal 9")) {
+        cr_assert_lt(time(NULL), deadline, "the fault did not fire");
+        usleep(20000);
+    }
+    c = conn(&s);
+    expect_value(c, "big", v, n, "after the store's respawn");
+    redisFree(c);
+    free(v);
+    finish(&s);
+}
