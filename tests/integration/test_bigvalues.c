@@ -1317,3 +1317,44 @@ Test(bigvalues, store_killed_mid_reply)
     free(v);
     finish(&s);
 }
+
+/* The frontend SIGKILLed while a reply in parts is half read: its client
+ * loses the connection; the store drops the reply (its frontend is gone)
+ * and serves the value whole to the respawned frontend's clients. */
+Test(bigvalues, frontend_killed_mid_reply)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    redisContext *c = conn(&s);
+    /* Far more than the socket buffers and the frontend's 3 MB hold. */
+    size_t n = 48 * MB;
+    char *v = pattern(n, 500);
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET 48 MB");
+    send_command(c, "GET big");
+    bulk_reader_t b;
+    bulk_reader_init(&b, c, v, n, 0, n);
+    cr_assert_eq(bulk_reader_step(&b, 5 * MB), 0);
+    kill(the_frontend(&s), SIGKILL);
+    int rc;
+    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
+        ;
+    cr_assert_eq(rc, -1, "the whole reply came from a killed frontend");
+    redisFree(c);
+    time_t deadline = time(NULL) + 60;
+    for (;;) {
+        c = srv_connect(&s);
+        redisReply *r = c ? redisCommand(c, "PING") : NULL;
+        int ok = r && r->type == REDIS_REPLY_STATUS;
+        if (r) freeReplyObject(r);
+        if (ok) break;
+        if (c) redisFree(c);
+        cr_assert_lt(time(NULL), deadline, "no frontend after the kill");
+        usleep(50000);
+    }
+    struct timeval tv = {120, 0};
+    redisSetTimeout(c, tv);
+    expect_value(c, "big", v, n, "after the frontend's respawn");
+    redisFree(c);
+    free(v);
+    finish(&s);
+}
