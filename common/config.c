@@ -483,6 +483,10 @@ static const config_entry_t table[] = {
     NUM("ring-size", CONFIG_MEMORY, 0, "16mb", 64 * 1024, LLONG_MAX, ring_size),
     NUM("segment-size", CONFIG_MEMORY, 0, "64mb", 64 * 1024, LLONG_MAX, segment_size),
     NUM("channel-size", CONFIG_MEMORY, 0, "4mb", 64 * 1024, LLONG_MAX, chan_size),
+    /* A bulk longer than this (or than a record holds) goes into the log
+     * as chunks of at most this many bytes while it arrives (D48). */
+    NUM("big-value-buffer", CONFIG_MEMORY, 0, "4mb", 64 * 1024, 1024ll * 1024 * 1024,
+        big_value_buffer),
     ENUM("log-sync", 0, "fdatasync", log_sync, log_sync_names),
     NUM("respawn-limit", CONFIG_INT, 0, "5", 1, 1000, respawn_limit),
     /* The store writes a checkpoint each time this much log was applied

@@ -56,9 +56,10 @@ typedef struct config {
     int64_t max_args;
     size_t max_inline_len;
     uint64_t client_query_buffer_limit;
-    int64_t maxclients;   /* 1..4294967295, as Redis */
-    uint64_t maxmemory;   /* bytes of used_memory past which the policy applies; 0 = none */
-    int maxmemory_policy; /* CONFIG_POLICY_*: index in the maxmemory-policy names (config.c) */
+    uint64_t big_value_buffer; /* bytes of a large bulk a connection holds while it arrives (D48) */
+    int64_t maxclients;        /* 1..4294967295, as Redis */
+    uint64_t maxmemory;        /* bytes of used_memory past which the policy applies; 0 = none */
+    int maxmemory_policy;      /* CONFIG_POLICY_*: index in the maxmemory-policy names (config.c) */
     int64_t maxmemory_samples;
     int maxmemory_eviction_tenacity; /* 0..100: how long one eviction round may run (D43) */
     uint32_t notify_keyspace_events; /* enum ps_notify (common/pubsub.h), D37 */

@@ -56,6 +56,8 @@ enum {
     F_BIG_APPLY,
     F_CKPT_ACCESS,
     F_ACCESS_LOAD,
+    F_STREAM_WHOLE,
+    F_BIG_REPLY,
     F_NOPS
 };
 
@@ -66,7 +68,8 @@ static const char *const op_names[F_NOPS] = {
     "claim",       "start",        "release",         "releasing",      "failed",
     "ckptwritten", "ckptrenamed",  "ckptdelete",      "segdelete",      "segdeleted",
     "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied",
-    "bigchunk",    "bigfinal",     "bigapply",        "ckptaccess",     "accessload"};
+    "bigchunk",    "bigfinal",     "bigapply",        "ckptaccess",     "accessload",
+    "streamwhole", "bigreply"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -317,7 +320,9 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_BIG_FINAL] = F_BIG_FINAL,
                               [IO_FAULT_BIG_APPLY] = F_BIG_APPLY,
                               [IO_FAULT_CKPT_ACCESS] = F_CKPT_ACCESS,
-                              [IO_FAULT_ACCESS_LOAD] = F_ACCESS_LOAD};
+                              [IO_FAULT_ACCESS_LOAD] = F_ACCESS_LOAD,
+                              [IO_FAULT_STREAM_WHOLE] = F_STREAM_WHOLE,
+                              [IO_FAULT_BIG_REPLY] = F_BIG_REPLY};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);

@@ -31,11 +31,14 @@
  * A value larger than one record (D31): "bigchunk" is a frontend's Nth
  * committed CMD_CHUNK, "bigfinal" its Nth value whose chunks are all
  * committed and whose final record is not claimed yet, "bigapply" the
- * store's Nth applied CMD_CHUNK; KILL there kills the process.
+ * store's Nth applied CMD_CHUNK; KILL there kills the process. A bulk
+ * taken as chunks while it arrives (D48): "streamwhole" is a frontend's
+ * Nth such bulk whose chunks are all committed, before its request runs
+ * (its final not claimed); "bigreply" the store's Nth part of a large
+ * value's reply put in a frontend's channel, the rest not yet.
  * Access data in checkpoints (D49): "ckptaccess" is the checkpoint child
  * (a backup's too) with every entry written and none of the access
- * blocks, "accessload"
- * the store loading a checkpoint with its entries in and its access data
+ * blocks, "accessload" the store loading a checkpoint with its entries in and its access data
  * not applied yet; KILL there kills the process.
  *
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
@@ -108,6 +111,9 @@ enum io_fault_point {
     IO_FAULT_BIG_CHUNK = 15, /* "bigchunk": a frontend committed one CMD_CHUNK */
     IO_FAULT_BIG_FINAL = 16, /* "bigfinal": every chunk committed, the final not claimed */
     IO_FAULT_BIG_APPLY = 17, /* "bigapply": the store applied a CMD_CHUNK */
+    /* A large bulk taken as it arrives, a large value's reply in parts (D48): */
+    IO_FAULT_STREAM_WHOLE = 20, /* "streamwhole": a streamed bulk all in chunks, request not run */
+    IO_FAULT_BIG_REPLY = 21,    /* "bigreply": the store sent a part of a large value's reply */
     /* Access data in checkpoints (store/checkpoint.c, D49): */
     IO_FAULT_CKPT_ACCESS = 22, /* "ckptaccess": the child wrote the entries, not the access data */
     IO_FAULT_ACCESS_LOAD = 23, /* "accessload": entries loaded, the access data not yet applied */

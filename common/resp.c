@@ -256,7 +256,13 @@ static int64_t parse_multibulk(const resp_limits_t *lim, const char *buf, size_t
             size_t whole = (unsigned long long)bulk_len + 2 > SIZE_MAX - data
                                ? SIZE_MAX
                                : data + (size_t)bulk_len + 2;
-            return parse_more(cmd, need, whole);
+            int64_t rc = parse_more(cmd, need, whole);
+            cmd->partial_arg = argc;
+            cmd->partial_count = (int)count;
+            cmd->partial_hdr = pos;
+            cmd->partial_data = data;
+            cmd->partial_len = (size_t)bulk_len;
+            return rc;
         }
 
         cmd_push(cmd, argc, (size_t)count, data, (size_t)bulk_len, 0);
@@ -420,6 +426,7 @@ static int64_t parse_inline(const resp_limits_t *lim, const char *buf, size_t le
 int64_t resp_parse(const resp_limits_t *lim, const char *buf, size_t len, resp_cmd_t *cmd,
                    const char **err, size_t *need)
 {
+    cmd->partial_arg = -1;
     if (len == 0) return parse_more(cmd, need, 1);
     /* Redis picks the form from the first byte of each request. */
     if (buf[0] == '*') return parse_multibulk(lim, buf, len, cmd, err, need);

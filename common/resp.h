@@ -48,6 +48,15 @@ typedef struct resp_cmd {
     /* Storage for an error text that quotes input ("expected '$', got 'X'");
      * *err may point here, valid until the next resp_parse on this cmd. */
     char err_text[48];
+    /* After RESP_NEED_MORE in the bytes of a multibulk's bulk: that bulk,
+     * so a caller can take a large value as it arrives (D48). Its index
+     * (-1 when the wait is elsewhere), the request's argument count, the
+     * offsets of its '$' and of its first byte, and its declared length;
+     * args[0, partial_arg) are the arguments before it. */
+    int partial_arg;
+    int partial_count;
+    size_t partial_hdr, partial_data;
+    size_t partial_len;
 } resp_cmd_t;
 
 #define RESP_ARG_UNESCAPED 1u

@@ -75,8 +75,21 @@ enum { STORE_REPLY_READ = 1, STORE_REPLY_WRITE = 2 };
  * every part but the first STORE_REPLY_CONT. A reply in one message has
  * neither. A part without CONT starts the reply over (a store that died
  * part-way resends it whole). */
-#define STORE_REPLY_MORE    0x100u
-#define STORE_REPLY_CONT    0x200u
+#define STORE_REPLY_MORE 0x100u
+#define STORE_REPLY_CONT 0x200u
+/* A large value's GET or GETRANGE answered in parts that the frontend asks
+ * for one at a time (D48), so neither process holds the value: every part
+ * but the last has STORE_REPLY_PAUSE, every part but the first CONT, and
+ * each part's bytes start with a u64 token naming the reply (the store's
+ * pid and a count). The frontend asks for the next part with a request
+ * whose `reserved` is STORE_REQ_NEXT, id the read's id, db and proto the
+ * token's low and high halves; STORE_REQ_DROP gives the reply up (its
+ * client left). A token the store does not know (it was respawned) gets
+ * an empty part with STORE_REPLY_LOST: the client, which has part of a
+ * bulk, is disconnected. */
+#define STORE_REPLY_PAUSE 0x400u
+#define STORE_REPLY_LOST  0x800u
+enum { STORE_REQ_NEXT = 1, STORE_REQ_DROP = 2 };
 #define STORE_REPLY_KIND(k) ((k)&0xffu)
 
 typedef struct shm_frontend {

@@ -65,6 +65,15 @@ static int run_command(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     return rc;
 }
 
+/* A large bulk is taken as chunks while it arrives (D48) only from a
+ * client that may write at all: one that must AUTH first could otherwise
+ * fill the log with parts that are then dropped. */
+static int stream_arg(fe_conn_t *c, const char *name, size_t n, int count, int arg)
+{
+    return fe_dispatch_stream_arg(c, name, n, count, arg) && fe_acl_user(c) &&
+           !fe_acl_auth_required(c);
+}
+
 static void conn_closing(fe_conn_t *c)
 {
     fe_block_closed(c);
@@ -95,6 +104,7 @@ static const fe_hooks_t hooks = {
     .on_input = fe_admin_on_input,
     .on_wake = fe_admin_on_wake,
     .on_timer = on_timer,
+    .stream_arg = stream_arg,
 };
 
 static const fe_cmd_hooks_t cmd_hooks = {

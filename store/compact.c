@@ -175,6 +175,7 @@ int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_
     free(v);
     if (sched->child) limit = min_u64(limit, sched->child_min_ref);
     limit = min_u64(limit, st_live_lowest(&ctx->live));
+    limit = min_u64(limit, ctx->reply_pin); /* a value's reply still in parts (D48) */
     int deleted = 0;
     while (c->log_start + c->segment_size <= limit) {
         char path[4096];

@@ -365,7 +365,8 @@ static int big_form_ok(cmd_id_t op, uint32_t which)
     if (op == CMD_SET || op == CMD_APPEND) return which == 1;
     if (op == CMD_SETRANGE) return which == 2;
     if (op == CMD_HSET) return which >= 4 && which % 2 == 0;
-    if (op == CMD_LPUSH) return which >= 2;
+    if (op == CMD_LPUSH || op == CMD_SADD) return which >= 2;
+    if (op == CMD_SREM) return which >= 1;
     if (op == CMD_LSET) return which == 2;
     if (op == CMD_LINSERT) return which == 3;
     if (op == CMD_RESTORE) return which == 1;
@@ -373,14 +374,14 @@ static int big_form_ok(cmd_id_t op, uint32_t which)
 }
 
 /* The writes whose large value becomes an element of a collection (a hash
- * field's value, a list element) or is parsed (a RESTORE payload): those
+ * field's value, a list element, a set member: D48) or is parsed (a RESTORE payload): those
  * keep their elements' bytes in RAM or as one log extent, never as a
  * piece list (D45), so the parts are read into RAM and handed over as an
  * ordinary argument. */
 static int big_form_in_ram(cmd_id_t op)
 {
     return op == CMD_HSET || op == CMD_LPUSH || op == CMD_LSET || op == CMD_LINSERT ||
-           op == CMD_RESTORE;
+           op == CMD_RESTORE || op == CMD_SADD || op == CMD_SREM;
 }
 
 void st_apply_bigfinal(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)

@@ -39,6 +39,7 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
 {
     store_ctx_t *ctx = calloc(1, sizeof(*ctx));
     if (!ctx) return NULL;
+    ctx->reply_pin = UINT64_MAX;
     ctx->dir = strdup(cfg->dir ? cfg->dir : ".");
     ctx->segment_size = cfg->segment_size;
     ctx->max_bulk = cfg->proto_max_bulk_len;
@@ -110,6 +111,7 @@ void store_ctx_destroy(store_ctx_t *ctx)
     for (unsigned i = 0; i < STORE_FD_CACHE; i++)
         if (ctx->fds[i].fd >= 0) io->close(ctx->fds[i].fd);
     st_live_free(&ctx->live);
+    st_vsnap_free(ctx->reply_stream);
     free(ctx->args);
     free(ctx->dir);
     free(ctx->cluster);
@@ -119,6 +121,43 @@ void store_ctx_destroy(store_ctx_t *ctx)
 void store_set_max_reply(store_ctx_t *ctx, uint64_t max_reply)
 {
     ctx->max_reply = max_reply;
+}
+
+void store_set_reply_parts(store_ctx_t *ctx, int ok)
+{
+    ctx->reply_stream_ok = ok;
+}
+
+store_vsnap_t *store_take_reply_parts(store_ctx_t *ctx)
+{
+    store_vsnap_t *v = ctx->reply_stream;
+    ctx->reply_stream = NULL;
+    return v;
+}
+
+void store_set_reply_pin(store_ctx_t *ctx, uint64_t lsn)
+{
+    ctx->reply_pin = lsn;
+}
+
+uint64_t store_vsnap_len(const store_vsnap_t *v)
+{
+    return st_vsnap_len(v);
+}
+
+uint64_t store_vsnap_lowest(const store_vsnap_t *v)
+{
+    return st_vsnap_lowest(v);
+}
+
+int store_vsnap_read(store_ctx_t *ctx, store_vsnap_t *v, uint64_t off, uint64_t n, void *dst)
+{
+    return st_vsnap_read(ctx, v, off, n, dst);
+}
+
+void store_vsnap_free(store_vsnap_t *v)
+{
+    st_vsnap_free(v);
 }
 
 uint64_t store_applied(const store_ctx_t *ctx)

@@ -47,6 +47,22 @@ void store_ctx_destroy(store_ctx_t *ctx);
  * would exceed it is answered with STORE_ERR_TOO_LARGE instead of being read. */
 void store_set_max_reply(store_ctx_t *ctx, uint64_t max_reply);
 
+/* A large value's reply in parts (D48). While store_set_reply_parts(ctx,
+ * 1), a GET or GETRANGE of at least ST_STREAM_MIN bytes (core/value.h)
+ * writes only its bulk's header into the reply and leaves the bytes as a
+ * snapshot, which store_take_reply_parts hands over (NULL when none):
+ * store_vsnap_read reads bytes of it (0, or -1 on an I/O error), and the
+ * log it reads stays while store_set_reply_pin holds an LSN at or below
+ * store_vsnap_lowest (UINT64_MAX: none) for compaction (compact.c). */
+typedef struct st_vsnap store_vsnap_t;
+void store_set_reply_parts(store_ctx_t *ctx, int ok);
+store_vsnap_t *store_take_reply_parts(store_ctx_t *ctx);
+void store_set_reply_pin(store_ctx_t *ctx, uint64_t lsn);
+uint64_t store_vsnap_len(const store_vsnap_t *v);
+uint64_t store_vsnap_lowest(const store_vsnap_t *v);
+int store_vsnap_read(store_ctx_t *ctx, store_vsnap_t *v, uint64_t off, uint64_t n, void *dst);
+void store_vsnap_free(store_vsnap_t *v);
+
 /*
  * Apply one record (REC_CMD or REC_PAD, as laid out in the ring or log).
  * When reply is not NULL, the command's RESP reply is appended to it.

@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -44,6 +45,7 @@
 #include "command.h"
 #include "compact.h"
 #include "evict.h"
+#include "io_fault.h"
 #include "log.h"
 #include "record.h"
 #include "ring.h"
@@ -85,7 +87,22 @@ typedef struct store_proc {
     store_evict_t evict;       /* eviction under maxmemory (store/evict.c) */
     uint64_t evicted_at_start; /* evictions the replay applied (not this run's) */
     uint64_t expired_at_start; /* keys the replay expired (not this run's) */
+    /* Large values' replies in parts, each sent as its frontend asks (D48). */
+    struct reply_stream *streams;
+    int nstreams, cap_streams;
+    uint64_t stream_count; /* for the tokens */
 } store_proc_t;
+
+/* One large value's reply in parts: bytes [0, off) of the bulk (its value
+ * and "\r\n") are sent. */
+typedef struct reply_stream {
+    int fe;
+    int32_t fe_pid; /* dropped when its frontend is no longer this process */
+    uint64_t id, token, off;
+    store_vsnap_t *v;
+} reply_stream_t;
+
+#define STORE_PART_BYTES (1u << 20) /* value bytes per part, at most */
 
 /* The shared memory of this process, for master_gone(). */
 static const shm_t *store_shm;
@@ -102,6 +119,35 @@ static int master_gone(void)
  * -1 when the master is gone. The state machine refuses to build replies
  * over STORE_MAX_REPLY (store_set_max_reply).
  */
+/* Put one message (hdr, then data[0, hdr->len)) into frontend fe's reply
+ * channel, waiting for room. Returns 0 (sent, or dropped because the
+ * frontend is dead) or -1 when the master is gone. */
+static int put_message(store_proc_t *s, int fe, const store_reply_t *hdr, const void *data)
+{
+    chan_t *c = shm_from_store(s->shm, fe);
+    for (;;) {
+        unsigned char *p = chan_reserve(c, (uint32_t)(sizeof(*hdr) + hdr->len));
+        if (p) {
+            memcpy(p, hdr, sizeof(*hdr));
+            memcpy(p + sizeof(*hdr), data, hdr->len);
+            chan_publish(c);
+            s->wake_mask |= 1ull << fe;
+            return 0;
+        }
+        if (atomic_load(&s->shm->fe[fe].pid) == 0) return 0; /* nobody to read it */
+        if (master_gone()) return -1;
+        /* While we wait, let producers have the ring space whose replies
+         * are all sent (everything below this write; everything applied,
+         * for a read): a frontend blocked on a full ring must not wait for
+         * us while we wait for it. */
+        ring_release(s->ring,
+                     STORE_REPLY_KIND(hdr->kind) == STORE_REPLY_WRITE ? hdr->id : s->applied);
+        shm_wake(&s->shm->fe[fe].wake);
+        struct timespec ts = {0, 20 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static int send_reply(store_proc_t *s, int fe, uint64_t id, uint32_t kind, const buf_t *body)
 {
     chan_t *c = shm_from_store(s->shm, fe);
@@ -114,26 +160,7 @@ static int send_reply(store_proc_t *s, int fe, uint64_t id, uint32_t kind, const
         store_reply_t hdr = {.id = id, .len = (uint32_t)n, .kind = kind};
         if (off > 0) hdr.kind |= STORE_REPLY_CONT;
         if (off + n < len) hdr.kind |= STORE_REPLY_MORE;
-        for (;;) {
-            unsigned char *p = chan_reserve(c, (uint32_t)(sizeof(hdr) + n));
-            if (p) {
-                memcpy(p, &hdr, sizeof(hdr));
-                memcpy(p + sizeof(hdr), data + off, n);
-                chan_publish(c);
-                s->wake_mask |= 1ull << fe;
-                break;
-            }
-            if (atomic_load(&s->shm->fe[fe].pid) == 0) return 0; /* nobody to read it */
-            if (master_gone()) return -1;
-            /* While we wait, let producers have the ring space whose
-             * replies are all sent (everything below this write;
-             * everything applied, for a read): a frontend blocked on a full
-             * ring must not wait for us while we wait for it. */
-            ring_release(s->ring, kind == STORE_REPLY_WRITE ? id : s->applied);
-            shm_wake(&s->shm->fe[fe].wake);
-            struct timespec ts = {0, 20 * 1000};
-            nanosleep(&ts, NULL);
-        }
+        if (put_message(s, fe, &hdr, data + off)) return -1;
         off += n;
     } while (off < len);
     return 0;
@@ -394,13 +421,130 @@ static void out_shrink(store_proc_t *s)
     }
 }
 
+/* ---- large values' replies in parts (D48) ---- */
+
+/* Compaction keeps the log the open replies read. */
+static void streams_pin(store_proc_t *s)
+{
+    uint64_t low = UINT64_MAX;
+    for (int i = 0; i < s->nstreams; i++) {
+        uint64_t l = store_vsnap_lowest(s->streams[i].v);
+        if (l < low) low = l;
+    }
+    store_set_reply_pin(s->ctx, low);
+}
+
+static void stream_remove(store_proc_t *s, int i)
+{
+    store_vsnap_free(s->streams[i].v);
+    s->streams[i] = s->streams[--s->nstreams];
+    streams_pin(s);
+}
+
+/* A reply whose frontend is gone (killed, respawned) is dropped. */
+static void streams_sweep(store_proc_t *s)
+{
+    for (int i = s->nstreams; i-- > 0;)
+        if (atomic_load(&s->shm->fe[s->streams[i].fe].pid) != s->streams[i].fe_pid)
+            stream_remove(s, i);
+}
+
+/* Send st's next part: prefix (the bulk's header, first part only), then
+ * bytes of the value and its "\r\n". Returns 1 when it was the last, 0
+ * when more remain, -1 when the master is gone. */
+static int stream_part(store_proc_t *s, reply_stream_t *st, const buf_t *prefix)
+{
+    uint64_t total = store_vsnap_len(st->v) + 2, n = total - st->off;
+    size_t room = chan_max_msg(shm_from_store(s->shm, st->fe)) - sizeof(store_reply_t) - 8 -
+                  (prefix ? prefix->len : 0);
+    if (n > room) n = room;
+    if (n > STORE_PART_BYTES) n = STORE_PART_BYTES;
+    buf_t *b = &s->out;
+    if (b != prefix) buf_reset(b);
+    uint32_t kind = STORE_REPLY_READ | (prefix ? 0 : STORE_REPLY_CONT);
+    /* The token first, then the header already in s->out. */
+    size_t head = prefix ? prefix->len : 0;
+    buf_reserve(b, 8 + (size_t)n);
+    memmove(b->data + 8, b->data, head);
+    memcpy(b->data, &st->token, 8);
+    b->len = 8 + head;
+    uint64_t vlen = store_vsnap_len(st->v), from = st->off;
+    uint64_t in_value = from < vlen ? (vlen - from < n ? vlen - from : n) : 0;
+    if (in_value &&
+        store_vsnap_read(s->ctx, st->v, from, in_value, (unsigned char *)b->data + b->len)) {
+        /* The client has part of the bulk: it can only be disconnected. */
+        log_warn("store: reading a large value's reply failed: its client is disconnected");
+        store_reply_t lost = {.id = st->id, .len = 0, .kind = kind | STORE_REPLY_LOST};
+        return put_message(s, st->fe, &lost, "") ? -1 : 1;
+    }
+    b->len += (size_t)in_value;
+    for (uint64_t k = from + in_value; k < from + n; k++)
+        b->data[b->len++] = k == vlen ? '\r' : '\n';
+    st->off += n;
+    int last = st->off == total;
+    if (!last) kind |= STORE_REPLY_PAUSE;
+    store_reply_t hdr = {.id = st->id, .len = (uint32_t)b->len, .kind = kind};
+    if (put_message(s, st->fe, &hdr, b->data)) return -1;
+    /* Test hook: the store dies with a part sent and the rest not. */
+    if (io_fault_point(IO_FAULT_BIG_REPLY) == IO_FAULT_KILL) raise(SIGKILL);
+    return last;
+}
+
+/* A read whose reply left its value as a snapshot: a new reply in parts,
+ * its first part now. */
+static int stream_begin(store_proc_t *s, int fe, uint64_t id, store_vsnap_t *v)
+{
+    if (s->nstreams == s->cap_streams) {
+        int cap = s->cap_streams ? s->cap_streams * 2 : 8;
+        reply_stream_t *n = realloc(s->streams, (size_t)cap * sizeof(*n));
+        if (!n) {
+            log_warn("store: out of memory");
+            exit(EXIT_FATAL);
+        }
+        s->streams = n;
+        s->cap_streams = cap;
+    }
+    reply_stream_t *st = &s->streams[s->nstreams++];
+    *st = (reply_stream_t){.fe = fe,
+                           .fe_pid = atomic_load(&s->shm->fe[fe].pid),
+                           .id = id,
+                           .token = (uint64_t)(uint32_t)getpid() << 32 | ++s->stream_count,
+                           .v = v};
+    streams_pin(s);
+    int rc = stream_part(s, st, &s->out);
+    if (rc == 1) stream_remove(s, (int)(st - s->streams));
+    return rc < 0 ? -1 : 0;
+}
+
+/* STORE_REQ_NEXT or STORE_REQ_DROP from frontend fe. */
+static int stream_request(store_proc_t *s, int fe, const store_req_t *req)
+{
+    uint64_t token = (uint64_t)req->proto << 32 | req->db;
+    for (int i = 0; i < s->nstreams; i++) {
+        reply_stream_t *st = &s->streams[i];
+        if (st->fe != fe || st->id != req->id || st->token != token) continue;
+        int rc = req->reserved == STORE_REQ_NEXT ? stream_part(s, st, NULL) : 1;
+        if (rc == 1) stream_remove(s, i);
+        return rc < 0 ? -1 : 0;
+    }
+    if (req->reserved != STORE_REQ_NEXT) return 0;
+    store_reply_t lost = {
+        .id = req->id, .len = 0, .kind = STORE_REPLY_READ | STORE_REPLY_CONT | STORE_REPLY_LOST};
+    return put_message(s, fe, &lost, "");
+}
+
 static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
 {
+    if (req->reserved) return stream_request(s, fe, req);
     buf_reset(&s->out);
+    store_set_reply_parts(s->ctx, 1);
     store_read_proto(s->ctx, req->db, (int)req->proto, payload, req->payload_len, shm_now_ms(),
                      &s->out);
+    store_set_reply_parts(s->ctx, 0);
     publish_stats(s); /* before the reply: an INFO after it counts this read */
-    int rc = send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+    store_vsnap_t *v = store_take_reply_parts(s->ctx);
+    int rc =
+        v ? stream_begin(s, fe, req->id, v) : send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
     out_shrink(s);
     return rc;
 }
@@ -427,6 +571,7 @@ static int log_failed(store_proc_t *s)
  */
 static int serve_requests(store_proc_t *s)
 {
+    if (s->nstreams) streams_sweep(s);
     int total = 0;
     uint64_t held = 0;
     int failed = log_failed(s);
@@ -716,6 +861,9 @@ int store_main(shm_t *shm, const config_t *cfg)
     }
     store_ckpt_finish(&s.ckpt, s.ctx, 0); /* a child still running dies with us */
     store_compact_free(&s.compact);
+    while (s.nstreams)
+        stream_remove(&s, 0);
+    free(s.streams);
     buf_free(&s.out);
     store_ctx_destroy(s.ctx);
     return rc;

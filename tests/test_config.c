@@ -158,6 +158,8 @@ static const config_case_t cases[] = {
     {"segment-size", "1kb", RANGE("65536", LLMAX)},
     {"channel-size", "8mb", NULL},
     {"channel-size", "1kb", RANGE("65536", LLMAX)},
+    {"big-value-buffer", "1mb", NULL},
+    {"big-value-buffer", "2gb", RANGE("65536", "1073741824")},
     {"log-sync", "odsync", NULL},
     {"log-sync", "uring", NULL},
     {"log-sync", "direct", NULL},

@@ -171,6 +171,33 @@ Test(multibulk, need_more_and_need)
     EXPECT_MORE("*1\r\n$536870912\r\n", 16 + 536870912ull + 2);
 }
 
+/* Waiting inside a bulk's bytes, the parser says which bulk, where its
+ * header and bytes start, and its length, with the arguments before it
+ * (D48: a large value is taken as it arrives); anywhere else it says
+ * none. */
+Test(multibulk, need_more_inside_a_bulk_names_it)
+{
+    resp_cmd_t cmd;
+    resp_cmd_init(&cmd);
+    const char *in = "*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\nabc";
+    cr_assert_eq(resp_parse(&default_limits, in, strlen(in), &cmd, NULL, NULL), RESP_NEED_MORE);
+    cr_assert_eq(cmd.partial_arg, 2);
+    cr_assert_eq(cmd.partial_count, 4);
+    cr_assert_eq(cmd.partial_hdr, 20);
+    cr_assert_eq(cmd.partial_data, 25);
+    cr_assert_eq(cmd.partial_len, 10);
+    cr_assert_eq(cmd.args[0].off, 8);
+    cr_assert_eq(cmd.args[0].len, 3);
+    cr_assert_eq(cmd.args[1].off, 17);
+    const char *head = "*4\r\n$3\r\nSET\r\n$1";
+    cr_assert_eq(resp_parse(&default_limits, head, strlen(head), &cmd, NULL, NULL), RESP_NEED_MORE);
+    cr_assert_eq(cmd.partial_arg, -1, "waiting in a header, not in a bulk's bytes");
+    const char *whole = "*1\r\n$4\r\nPING\r\n";
+    cr_assert_gt(resp_parse(&default_limits, whole, strlen(whole), &cmd, NULL, NULL), 0);
+    cr_assert_eq(cmd.partial_arg, -1);
+    resp_cmd_free(&cmd);
+}
+
 Test(multibulk, need_is_optional)
 {
     resp_cmd_t cmd;

@@ -39,6 +39,11 @@ typedef struct fe_cmd_hooks {
  * for ring or channel space, -EBUSY when a write must wait for the
  * connection's earlier reads (nothing was consumed or replied then). */
 int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
+/* dispatch.c: is argument `arg` of a request of `count` arguments named
+ * name[0, n) the value of a write that takes a large value as chunks, so
+ * that it may be taken while it arrives (D48; the core's stream_arg
+ * hook, with the ACL's part in frontend.c)? 1 or 0. Never inside MULTI. */
+int fe_dispatch_stream_arg(fe_conn_t *c, const char *name, size_t n, int count, int arg);
 
 /* t_sort.c: SORT's and SORT_RO's words checked as the store will parse
  * them, with what only a frontend knows (cluster mode, the user's key

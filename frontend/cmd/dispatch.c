@@ -53,7 +53,8 @@ static int largest_arg(int first, int step, int argc, const uint32_t *lens)
  * APPEND, SETRANGE, the largest value of MSET / MSETNX, of HSET / HMSET /
  * HSETNX (CMD_HSET key limits flags field value ...), the largest
  * element of LPUSH / RPUSH / LPUSHX / RPUSHX (CMD_LPUSH key mode
- * element ...), LSET's element (key index element), LINSERT's
+ * element ...), the largest member of SADD (key limit member ...) and of
+ * SREM (key member ...; D48), LSET's element (key index element), LINSERT's
  * (key after pivot element) and RESTORE's payload; one per record; -1 for other writes. The
  * store's big_form_ok (route.c) accepts the same. */
 static int big_value_arg(cmd_id_t id, int argc, const uint32_t *lens)
@@ -62,11 +63,48 @@ static int big_value_arg(cmd_id_t id, int argc, const uint32_t *lens)
     if (id == CMD_SETRANGE) return 2;
     if (id == CMD_MSET || id == CMD_MSETNX) return largest_arg(1, 2, argc, lens);
     if (id == CMD_HSET && argc >= 5) return largest_arg(4, 2, argc, lens);
-    if (id == CMD_LPUSH && argc >= 3) return largest_arg(2, 1, argc, lens);
+    if ((id == CMD_LPUSH || id == CMD_SADD) && argc >= 3) return largest_arg(2, 1, argc, lens);
+    if (id == CMD_SREM && argc >= 2) return largest_arg(1, 1, argc, lens);
     if (id == CMD_LSET) return 2;
     if (id == CMD_LINSERT) return 3;
     if (id == CMD_RESTORE) return 1;
     return -1;
+}
+
+static void reply_too_large(fe_conn_t *c, int argc, const uint32_t *lens)
+{
+    size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
+    if (payload > UINT32_MAX - 2 * REC_ALIGN) {
+        reply_static(c, "-ERR request too large for the log\r\n");
+        return;
+    }
+    fe_reply_errorf(c,
+                    "ERR request too large: its log record needs %u bytes, ring-size allows "
+                    "%llu per record",
+                    rec_space((uint32_t)payload), (unsigned long long)ring_max_record(c->fe->ring));
+}
+
+/* A write whose value came as chunks while it arrived (D48, core/stream.c):
+ * the empty argument at c->stream.ptr stands for it. It must be the
+ * form's value argument (big_value_arg with its length back), else the
+ * write is refused as too large, as it was when the value was read whole:
+ * the caller drops the parts. */
+static int submit_streamed(fe_conn_t *c, cmd_id_t id, int argc, const unsigned char *const *argv,
+                           const uint32_t *lens)
+{
+    int i = 0;
+    while (i < argc && (const char *)argv[i] != c->stream.ptr)
+        i++;
+    uint32_t *full = malloc((size_t)(argc ? argc : 1) * sizeof(*full));
+    if (!full) abort();
+    memcpy(full, lens, (size_t)argc * sizeof(*full));
+    if (i < argc) full[i] = (uint32_t)c->stream.len; /* at most proto-max-bulk-len */
+    int rc = -EMSGSIZE;
+    if (i < argc && big_value_arg(id, argc, full) == i)
+        rc = fe_submit_big(c, REC_OP_DB(id, c->db), argc, argv, full, i);
+    if (rc == -EMSGSIZE) reply_too_large(c, argc, full);
+    free(full);
+    return rc == -EMSGSIZE ? 0 : rc;
 }
 
 /* Submit one canonical write in the connection's database; a record too
@@ -78,6 +116,7 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
         reply_static(c, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
         return 0;
     }
+    if (c->stream.whole) return submit_streamed(c, id, argc, argv, lens);
     int which = big_value_arg(id, argc, lens), rc;
     if (which >= 0 && (c->big.active ||
                        rec_cmd_payload_size((uint16_t)argc, lens) > fe_record_max_payload(c->fe)))
@@ -85,19 +124,47 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
     else
         rc = fe_submit_record(c, REC_OP_DB(id, c->db), needs_store_reply, argc, argv, lens);
     if (rc == -EMSGSIZE) {
-        size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
-        if (payload > UINT32_MAX - 2 * REC_ALIGN) {
-            reply_static(c, "-ERR request too large for the log\r\n");
-            return 0;
-        }
-        fe_reply_errorf(c,
-                        "ERR request too large: its log record needs %u bytes, ring-size allows "
-                        "%llu per record",
-                        rec_space((uint32_t)payload),
-                        (unsigned long long)ring_max_record(c->fe->ring));
+        reply_too_large(c, argc, lens);
         return 0;
     }
     return rc;
+}
+
+int fe_dispatch_stream_arg(fe_conn_t *c, const char *name, size_t n, int count, int arg)
+{
+    if (c->multi) return 0; /* a transaction is one record (D15) */
+    const cmd_desc_t *d = cmd_lookup(name, (uint32_t)n);
+    if (!d || !cmd_arity_ok(d->arity, count)) return 0;
+    switch (d->id) {
+    case CMD_SET:
+    case CMD_SETNX:
+    case CMD_GETSET:
+    case CMD_APPEND:
+        return arg == 2;
+    case CMD_SETEX:
+    case CMD_PSETEX:
+    case CMD_SETRANGE:
+    case CMD_HSETNX:
+    case CMD_LSET:
+        return arg == 3;
+    case CMD_LINSERT:
+        return arg == 4;
+    case CMD_MSET:
+    case CMD_MSETNX:
+        return arg % 2 == 0;
+    case CMD_HSET:
+    case CMD_HMSET:
+        return arg >= 3 && arg % 2 == 1;
+    case CMD_LPUSH:
+    case CMD_RPUSH:
+    case CMD_LPUSHX:
+    case CMD_RPUSHX:
+    case CMD_SADD:
+    case CMD_SREM:
+        return arg >= 2;
+    default:
+        return 0;
+    }
 }
 
 static void reply_arity(fe_conn_t *c, const cmd_desc_t *d)

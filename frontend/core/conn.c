@@ -273,7 +273,14 @@ static uint64_t fe_collect_store(fe_t *fe)
             fe_reply_t *r = fe_map_find(fe, kind, h.id);
             const char *body = (const char *)msg + sizeof(h);
             uint32_t blen = h.len;
-            if (r && h.len <= len - sizeof(h) && fe_reply_part(r, &h, &body, &blen)) {
+            int in_parts = (h.kind & (STORE_REPLY_PAUSE | STORE_REPLY_LOST)) || (r && r->big_token);
+            if (in_parts && h.len <= len - sizeof(h) && kind == STORE_REPLY_READ) {
+                /* A large value's reply, part by part (D48, bigreply.c). */
+                if (r)
+                    done += (uint64_t)fe_bigreply_part(fe, r, &h, body, blen);
+                else
+                    fe_bigreply_orphan(fe, &h, body, blen);
+            } else if (r && h.len <= len - sizeof(h) && fe_reply_part(r, &h, &body, &blen)) {
                 fe_map_take(fe, kind, h.id);
                 uint32_t clen;
                 char *copy;
@@ -377,6 +384,7 @@ static void conn_free(fe_conn_t *c)
             r->conn = NULL; /* freed when the store's reply arrives */
         } else {
             if (r->state == FE_WAIT_DURABLE) fe->nwaiting--;
+            if (r->state == FE_PAUSED) fe_bigreply_drop(fe, r); /* D48 */
             fe_reply_free(fe, r);
         }
     }
@@ -478,6 +486,7 @@ static int conn_flush(fe_conn_t *c)
                     return -1;
                 }
                 event_add(c->ev_write, NULL);
+                fe_bigreply_pull(c); /* room for a large reply's next part (D48) */
                 return 0;
             }
             conn_close(c);
@@ -489,10 +498,11 @@ static int conn_flush(fe_conn_t *c)
     c->out_off = 0;
     c->obuf_soft_since_ms = 0;
     buf_reset(&c->out);
-    if (c->out.cap > 1024 * 1024) {
+    if (c->out.cap > 4 * 1024 * 1024) {
         buf_free(&c->out);
         buf_init(&c->out);
     }
+    fe_bigreply_pull(c);
     if (c->closing && !c->head) {
         conn_close(c);
         return -1;
@@ -563,6 +573,23 @@ static void conn_process_input(fe_conn_t *c)
             fe_block(c, 1);
             break;
         }
+        if (c->stream.on && !c->stream.whole) {
+            /* A large bulk arriving (D48): its bytes go out as chunks. */
+            int rc = fe_stream_pump(c);
+            if (rc == -EAGAIN) {
+                fe_block(c, 1);
+                break;
+            }
+            if (rc == -EPIPE) {
+                fe_reply_errorf(c, "ERR writes are refused now (the log is stopped, the disk "
+                                   "is full or this is a replica): a large value in flight "
+                                   "was dropped");
+                c->closing = 1;
+                conn_pause(c);
+                break;
+            }
+            if (rc == 0) break;
+        }
         size_t avail = c->in.len - c->in_off;
         if (avail < c->need) break;
         const char *err = NULL;
@@ -571,6 +598,7 @@ static void conn_process_input(fe_conn_t *c)
         int64_t used = resp_parse(&fe->limits, start, avail, &c->cmd, &err, &need);
         if (used == RESP_NEED_MORE) {
             c->need = need;
+            if (fe_stream_begin(c)) continue;
             break;
         }
         c->need = 0;
@@ -588,8 +616,11 @@ static void conn_process_input(fe_conn_t *c)
             /* The one hook call per command: routing, and around it the
              * statistics and CLIENT REPLY (frontend/frontend.c). */
             c->dispatching = 1;
+            /* The empty argument that stands for a streamed bulk (D48). */
+            c->stream.ptr = c->stream.whole ? start + c->stream.at - 2 : NULL;
             int rc = fe->hooks->command(c, start, &c->cmd);
             c->dispatching = 0;
+            if (c->stream.on && rc != -EAGAIN && rc != -EBUSY) fe_stream_end(c);
             if (rc == -EAGAIN || rc == -EBUSY) {
                 /* Ring or channel full (retry soon), or a write behind
                  * this connection's reads (retried when they are
@@ -628,8 +659,10 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
      * at once: a 100 MB value costs 100 MB, not the next power of two and
      * the copies of each doubling (the need is at most proto-max-bulk-len
      * past the command's start, and the query buffer limit still holds). */
-    size_t have = c->in.len - c->in_off;
-    if (c->need > have + READ_CHUNK && c->need <= fe->qbuf_limit)
+    size_t have = c->in.len - c->in_off, room = fe_stream_room(c);
+    if (room) /* a bulk taken as chunks: one chunk at a time (D48) */
+        buf_reserve(&c->in, room);
+    else if (c->need > have + READ_CHUNK && c->need <= fe->qbuf_limit)
         buf_reserve(&c->in, c->need - have);
     else
         buf_reserve(&c->in, READ_CHUNK);
@@ -818,6 +851,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     if (atomic_load(&fe->shm->tick_wanted) && atomic_exchange(&fe->shm->tick_wanted, 0))
         fe_submit_tick(fe);
     if (fe->nbig_owed) fe_big_flush_owed(fe);
+    fe_bigreply_tick(fe);
     fe->hooks->on_timer(fe); /* settings, ACL sweep, CLIENT KILL, INFO's sampling */
     int64_t now = shm_now_ms();
     if (now - fe->last_obuf_sum_ms >= FE_OBUF_SUM_MS) {

@@ -38,6 +38,7 @@ enum fe_reply_state {
     FE_READY = 0,        /* data holds the reply */
     FE_WAIT_DURABLE = 1, /* fixed reply once durable_lsn >= lsn_end */
     FE_WAIT_STORE = 2,   /* the store sends the reply, matched by (kind, id) */
+    FE_PAUSED = 3,       /* a large value's reply in parts: the next not asked for yet (D48) */
 };
 
 /* One request's place in its connection's reply order. */
@@ -55,6 +56,10 @@ typedef struct fe_reply {
     const char *data;
     buf_t *parts;    /* a store reply arriving in parts, so far */
     uint8_t discard; /* CLIENT REPLY OFF/SKIP: dropped, never sent */
+    /* A large value's reply in parts (D48, bigreply.c): the store's token
+     * for it (0 = not such a reply) and whether parts remain after data. */
+    uint8_t big_more;
+    uint64_t big_token;
     /* The admin layer's per-request words (statistics, slow log:
      * frontend/admin/admin.h says what they hold), zeroed with the entry;
      * the core never reads them. */
@@ -141,6 +146,18 @@ typedef struct fe_conn {
         uint64_t group;   /* the first chunk's LSN */
         uint64_t off;     /* value bytes they hold */
     } big;
+    /* A large bulk taken from the socket as it arrives (D48, stream.c):
+     * its bytes become chunks (c->big) at most one chunk at a time, and
+     * the request is parsed with an empty argument standing for it. */
+    struct {
+        uint8_t on;      /* the current request's bulk `arg` is being taken */
+        uint8_t whole;   /* all of it is in chunks, its terminator skipped */
+        int arg;         /* its index in the request */
+        size_t at;       /* from in_off: its first byte not yet in a chunk */
+        uint64_t len;    /* its declared length */
+        uint64_t taken;  /* its bytes in committed chunks */
+        const char *ptr; /* at dispatch: the empty argument standing for it */
+    } stream;
 
     /* Closing from above (fe_conn_kill) and dropping replies (CLIENT REPLY):
      * the core's mechanisms, which the admin layer sets. */
@@ -207,6 +224,11 @@ typedef struct fe {
      * CMD_BIGABORT found the ring full: written at the next tick (D31). */
     uint64_t big_owed[FE_BIG_OWED_MAX];
     unsigned nbig_owed;
+    /* Large values' replies in parts (D48): STORE_REQ_DROPs that found the
+     * request channel full (id, token), and a STORE_REQ_NEXT that did. */
+    uint64_t bigreply_owed[FE_BIG_OWED_MAX][2];
+    unsigned nbigreply_owed;
+    int bigreply_retry;
 
     /* Limits the core enforces, kept equal to the settings shared by all
      * frontends by the refresh hook (frontend/admin/config-cmd.c). */
@@ -280,7 +302,49 @@ typedef struct fe_hooks {
     void (*on_wake)(fe_t *fe);
     /* Every tick of the periodic timer, before the idle scan. */
     void (*on_timer)(fe_t *fe);
+    /* May argument `arg` of a request of `count` arguments named name[0,
+     * n) be taken as chunks while it arrives (D48)? 1 when it is the
+     * value of a write that takes large values in chunks and c may send
+     * it, else 0 (then it is read whole, as any bulk). */
+    int (*stream_arg)(fe_conn_t *c, const char *name, size_t n, int count, int arg);
 } fe_hooks_t;
+
+/* ---- stream.c: a large bulk taken as chunks while it arrives (D48) ---- */
+/* After resp_parse said RESP_NEED_MORE for c's request: if it waits in
+ * the bytes of a bulk that stream_arg accepts and that is longer than a
+ * chunk, start taking it (c->stream.on). Returns 1 when started. */
+int fe_stream_begin(fe_conn_t *c);
+/* Commit the streamed bulk's bytes that fill a chunk (or end it) and
+ * drop them from the input. Returns 1 once all of it is committed and
+ * the request parses with it empty (c->stream.whole), 0 when more input
+ * is needed, -EAGAIN when the ring is full (retry), -EPIPE when writes
+ * are refused (the log stopped, a replica): c is being closed. */
+int fe_stream_pump(fe_conn_t *c);
+/* Bytes the next read of c should have room for while it streams (0 when
+ * it does not). */
+size_t fe_stream_room(const fe_conn_t *c);
+/* The streamed request was run (or refused): its parts are dropped unless
+ * its final was committed; c->stream is cleared. */
+void fe_stream_end(fe_conn_t *c);
+
+/* ---- bigreply.c: a large value's reply in parts, asked for one at a time (D48) ---- */
+/* A part (h, body[0, len)) of r's reply, which fe_collect_store found
+ * waiting: r is ready with it (the store is asked for the next once it is
+ * written out). Returns 1 when it is the reply's first part (the read is
+ * answered), else 0. */
+int fe_bigreply_part(fe_t *fe, fe_reply_t *r, const store_reply_t *h, const char *body,
+                     uint32_t len);
+/* A paused part for no waiting entry (a respawned store answering a read
+ * again): the store is told to drop that reply. */
+void fe_bigreply_orphan(fe_t *fe, const store_reply_t *h, const char *body, uint32_t len);
+/* If c's head is a paused reply and little of c's output is unsent, ask
+ * the store for its next part (retried at the next tick when the channel
+ * is full). */
+void fe_bigreply_pull(fe_conn_t *c);
+/* r, a paused reply whose client left, is given up (the store frees it). */
+void fe_bigreply_drop(fe_t *fe, const fe_reply_t *r);
+/* Each tick: the drops and pulls that found the request channel full. */
+void fe_bigreply_tick(fe_t *fe);
 
 /* ---- reply.c: reply entries, in request order ---- */
 fe_reply_t *fe_reply_push(fe_conn_t *c); /* append a new entry to c's FIFO */
@@ -318,6 +382,13 @@ size_t fe_record_max_payload(const fe_t *fe);
  * same write); -EMSGSIZE when even the final would not fit. */
 int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *const *argv,
                   const uint32_t *lens, int which);
+/* Commit c's next CMD_CHUNK: n bytes at p of the value being written
+ * (the group starts with the first). Returns 0, -EAGAIN (ring full). */
+int fe_submit_chunk(fe_conn_t *c, const unsigned char *p, uint32_t n);
+/* Value bytes per CMD_CHUNK (0 when a record cannot hold one). */
+uint64_t fe_chunk_bytes(const fe_t *fe);
+/* 1 when writes may be claimed now (no replica, log running, space). */
+int fe_writes_open(fe_t *fe);
 /* c's large value will not be finished (the client left, the write was
  * refused on a retry): its parts are dropped by a CMD_BIGABORT, now or,
  * when the ring is full, at a later tick (fe_submit_tick). */

@@ -225,6 +225,17 @@ void fe_conn_collect(fe_conn_t *c)
         } else if (!r->discard) {
             buf_append(&c->out, r->data, r->len);
         }
+        if (r->big_more) {
+            /* A large value's reply (D48): it stays first until its last
+             * part is out (bigreply.c asks for the next). */
+            if (r->owns_data) free((void *)r->data);
+            r->data = NULL;
+            r->len = 0;
+            r->owns_data = 0;
+            r->state = FE_PAUSED;
+            fe_bigreply_pull(c);
+            return;
+        }
         c->head = r->next;
         if (!c->head) c->tail = NULL;
         c->npending--;

@@ -40,6 +40,13 @@ int fe_too_few_replicas(shm_t *shm)
     return want > 0 && lag > 0 && repl_good_replicas(&shm->repl, lag, shm_now_ms()) < want;
 }
 
+int fe_writes_open(fe_t *fe)
+{
+    return !atomic_load(&fe->shm->repl.is_replica) &&
+           atomic_load(&fe->shm->logger_state) != LOGGER_FAILED &&
+           !atomic_load(&fe->shm->log_no_space);
+}
+
 int fe_write_refused(fe_conn_t *c)
 {
     if (atomic_load(&c->fe->shm->repl.is_replica)) {
@@ -169,7 +176,7 @@ int fe_submit_bare(fe_t *fe, uint16_t opdb, int argc, const unsigned char *const
 
 /* Value bytes per CMD_CHUNK: what a record holds besides the chunk's
  * other arguments, in whole pages. */
-static uint64_t chunk_bytes(const fe_t *fe)
+uint64_t fe_chunk_bytes(const fe_t *fe)
 {
     size_t max = fe_record_max_payload(fe);
     return max > 8192 ? (max - 4096) & ~(size_t)4095 : 0;
@@ -202,8 +209,7 @@ void fe_big_flush_owed(fe_t *fe)
         fe->nbig_owed--;
 }
 
-/* Commit c's next chunk: n value bytes at p. Returns put_record's code. */
-static int put_chunk(fe_conn_t *c, const unsigned char *p, uint32_t n)
+int fe_submit_chunk(fe_conn_t *c, const unsigned char *p, uint32_t n)
 {
     fe_t *fe = c->fe;
     unsigned char group[8], seq[4], owner[8];
@@ -234,7 +240,7 @@ int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *co
                   const uint32_t *lens, int which)
 {
     fe_t *fe = c->fe;
-    uint64_t per = chunk_bytes(fe), total = lens[which];
+    uint64_t per = fe_chunk_bytes(fe), total = lens[which];
     if (!per || argc > FE_MAX_RECORD_ARGS) return -EMSGSIZE;
     /* The final nests the write with the value left out: it must fit. */
     uint32_t *nlens = malloc((size_t)argc * sizeof(*nlens));
@@ -254,7 +260,7 @@ int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *co
             break;
         }
         uint64_t n = total - c->big.off < per ? total - c->big.off : per;
-        rc = put_chunk(c, argv[which] + c->big.off, (uint32_t)n);
+        rc = fe_submit_chunk(c, argv[which] + c->big.off, (uint32_t)n);
         if (rc) {
             free(nlens);
             return rc;

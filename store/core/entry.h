@@ -129,6 +129,13 @@ struct store_ctx {
     st_groups_t groups;
     st_pieces_t *big;
     int big_arg;
+    /* A read's large value sent in parts as its frontend asks (D48):
+     * reply_stream_ok is set by the store process around a read request
+     * (never inside EXEC), and GET / GETRANGE then leave the bulk's
+     * bytes as a snapshot here instead of in the reply. */
+    int reply_stream_ok;
+    struct st_vsnap *reply_stream;
+    uint64_t reply_pin; /* the lowest LSN an open streamed reply reads (UINT64_MAX: none) */
     st_live_t live;     /* live.c: bytes of each log segment entries refer to */
     st_access_t access; /* access.c: the policy, access data's meaning, evict.c's pool */
     /* list-max-listpack-size as CONFIG SET left it: only DUMP's node split

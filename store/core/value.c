@@ -155,6 +155,151 @@ void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
     st_reply_range(ctx, e, 0, st_ent_vlen(e), b);
 }
 
+/* ---- a range kept for a reply in parts (D48) ---------------------------- */
+
+/* Runs of the range, in order: log bytes, zeros, or a copy in RAM (the
+ * inline prefix, SETBIT's blocks). The log bytes stay where they are: the
+ * snapshot pins them (ctx->reply_pin keeps compaction from deleting
+ * their segments), so later writes to the key cannot change what the
+ * rest of the reply carries. */
+typedef struct st_vrun {
+    uint64_t where; /* PIECE_LOG: LSN; PIECE_RAM: the copy; PIECE_ZERO: 0 */
+    uint64_t len;
+    unsigned kind;
+} st_vrun_t;
+
+struct st_vsnap {
+    uint64_t len, lowest; /* bytes; the lowest LSN a run reads */
+    uint32_t n, cap, cur; /* runs; cur: the run the next read starts in */
+    uint64_t cur_off;     /* offset of run cur in the range */
+    st_vrun_t *run;
+};
+
+#define ST_SNAP_RAM_MAX (1u << 20) /* RAM bytes a snapshot copies at most */
+
+static int snap_add(struct st_vsnap *v, unsigned kind, uint64_t where, uint64_t len, uint64_t *ram)
+{
+    if (!len) return 0;
+    if (v->n == v->cap) {
+        uint32_t cap = v->cap ? v->cap * 2 : 8;
+        st_vrun_t *r = realloc(v->run, cap * sizeof(*r));
+        if (!r) return -1;
+        v->run = r;
+        v->cap = cap;
+    }
+    if (kind == PIECE_RAM) {
+        if ((*ram += len) > ST_SNAP_RAM_MAX) return -1;
+        unsigned char *copy = malloc((size_t)len);
+        if (!copy) return -1;
+        memcpy(copy, (const void *)(uintptr_t)where, (size_t)len);
+        where = (uintptr_t)copy;
+    } else if (kind == PIECE_LOG && where < v->lowest) {
+        v->lowest = where;
+    }
+    v->run[v->n++] = (st_vrun_t){where, len, kind};
+    return 0;
+}
+
+void st_vsnap_free(struct st_vsnap *v)
+{
+    if (!v) return;
+    for (uint32_t i = 0; i < v->n; i++)
+        if (v->run[i].kind == PIECE_RAM) free((void *)(uintptr_t)v->run[i].where);
+    free(v->run);
+    free(v);
+}
+
+/* Bytes [off, off + len) of e's value as runs; NULL when they would copy
+ * more than ST_SNAP_RAM_MAX bytes of RAM (the reply is then built whole). */
+static struct st_vsnap *vsnap_take(idx_entry_t *e, uint64_t off, uint64_t len)
+{
+    struct st_vsnap *v = calloc(1, sizeof(*v));
+    if (!v) return NULL;
+    v->len = len;
+    v->lowest = UINT64_MAX;
+    uint64_t ram = 0;
+    int bad = 0;
+    if (off < e->ilen) {
+        uint64_t k = e->ilen - off < len ? e->ilen - off : len;
+        bad |= snap_add(v, PIECE_RAM, (uintptr_t)(st_ent_inline(e) + off), k, &ram);
+        off += k;
+        len -= k;
+    }
+    uint64_t a = off - e->ilen;
+    if (len && st_ent_kind(e) == VK_EXTENT) {
+        uint64_t lsn;
+        uint32_t elen;
+        st_ent_get_ext1(e, &lsn, &elen);
+        bad |= snap_add(v, PIECE_LOG, lsn + a, len, &ram);
+    } else if (len && st_ent_kind(e) == VK_LIST) {
+        const st_pieces_t *l = st_ent_pieces(e);
+        for (uint32_t i = st_pieces_find(l, a); len > 0 && i < l->n && !bad; i++) {
+            const st_piece_t *p = &l->p[i];
+            uint64_t s = st_piece_start(l, i), take = st_piece_end(p) - a;
+            if (take > len) take = len;
+            unsigned kind = st_piece_kind(p);
+            uint64_t where = kind == PIECE_ZERO ? 0 : p->where + (a - s);
+            bad |= snap_add(v, kind, where, take, &ram);
+            a += take;
+            len -= take;
+        }
+    } else if (len) {
+        bad = 1;
+    }
+    if (bad) {
+        st_vsnap_free(v);
+        return NULL;
+    }
+    return v;
+}
+
+uint64_t st_vsnap_lowest(const struct st_vsnap *v)
+{
+    return v->lowest;
+}
+
+uint64_t st_vsnap_len(const struct st_vsnap *v)
+{
+    return v->len;
+}
+
+int st_vsnap_read(store_ctx_t *ctx, struct st_vsnap *v, uint64_t off, uint64_t n,
+                  unsigned char *dst)
+{
+    if (off < v->cur_off) v->cur = 0, v->cur_off = 0; /* read again from the start */
+    while (v->cur < v->n && v->cur_off + v->run[v->cur].len <= off)
+        v->cur_off += v->run[v->cur++].len;
+    for (uint32_t i = v->cur; n > 0 && i < v->n; i++) {
+        const st_vrun_t *r = &v->run[i];
+        uint64_t start = i == v->cur ? v->cur_off : off, skip = off - start;
+        uint64_t take = r->len - skip < n ? r->len - skip : n;
+        if (r->kind == PIECE_LOG) {
+            if (st_read_log(ctx, r->where + skip, take, dst)) return -1;
+        } else if (r->kind == PIECE_RAM) {
+            memcpy(dst, (const unsigned char *)(uintptr_t)r->where + skip, (size_t)take);
+        } else {
+            memset(dst, 0, (size_t)take);
+        }
+        dst += take;
+        off += take;
+        n -= take;
+    }
+    return n ? -1 : 0;
+}
+
+void st_reply_range_parts(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b)
+{
+    if (ctx->reply_stream_ok && !ctx->reply_stream && len >= ST_STREAM_MIN &&
+        (!ctx->max_reply || len <= ctx->max_reply)) {
+        ctx->reply_stream = vsnap_take(e, off, len);
+        if (ctx->reply_stream) {
+            resp_bulk_header(b, (size_t)len);
+            return;
+        }
+    }
+    st_reply_range(ctx, e, off, len, b);
+}
+
 /* ---- pieces ------------------------------------------------------------ */
 
 /* Read the log while applying a record: failing is fatal (banner). */

@@ -22,6 +22,21 @@ int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst);
 void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b);
 /* The same for bytes [off, off + len) of e's value (within its length). */
 void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b);
+/* st_reply_range for a read that may send its bytes in parts (GET,
+ * GETRANGE; D48): when ctx->reply_stream_ok and len is at least
+ * ST_STREAM_MIN, only the bulk's header goes into b and the range is left
+ * in ctx->reply_stream as a snapshot (store_vsnap_read reads it). */
+#define ST_STREAM_MIN (4u << 20)
+void st_reply_range_parts(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b);
+struct st_vsnap;
+/* A snapshot's length, the lowest LSN it reads (UINT64_MAX: none), bytes
+ * [off, off + n) of it into dst (0, or -1 on a read error), and freeing
+ * it. Reads are cheapest in order. */
+uint64_t st_vsnap_len(const struct st_vsnap *v);
+uint64_t st_vsnap_lowest(const struct st_vsnap *v);
+int st_vsnap_read(store_ctx_t *ctx, struct st_vsnap *v, uint64_t off, uint64_t n,
+                  unsigned char *dst);
+void st_vsnap_free(struct st_vsnap *v);
 /* All of l's bytes in one new buffer (the caller frees it), *len set to
  * their count; read while applying, so an I/O error stops the store. */
 unsigned char *st_pieces_read(store_ctx_t *ctx, const st_pieces_t *l, uint64_t *len);

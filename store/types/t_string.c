@@ -289,7 +289,7 @@ void st_read_get(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
     if (st_wrongtype(slot, ST_STRING, r)) return;
     if (slot)
-        st_reply_value(ctx, *slot, r);
+        st_reply_range_parts(ctx, *slot, 0, st_ent_vlen(*slot), r);
     else
         resp_null(r);
 }
@@ -345,7 +345,7 @@ void st_read_getrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         resp_bulk(r, "", 0);
         return;
     }
-    st_reply_range(ctx, *slot, (uint64_t)start, (uint64_t)(end - start + 1), r);
+    st_reply_range_parts(ctx, *slot, (uint64_t)start, (uint64_t)(end - start + 1), r);
 }
 
 /* ---- OBJECT ------------------------------------------------------------ */

@@ -42,7 +42,9 @@ int srv_wait_exit(srv_t *s, int seconds);
  * server's environment only. */
 int srv_start_faults(srv_t *s, const char *faults, const char *extra);
 
-/* Start again on the same dir and port (after a stop or kill). */
+/* Start again on the same dir and port (after a stop or kill); returns
+ * once the store serves too (INFO loading:0), or, if it does not within
+ * 30 s, once PING is answered. */
 int srv_restart(srv_t *s);
 
 /* SIGTERM and wait for exit; returns the exit status (or -1 on timeout,

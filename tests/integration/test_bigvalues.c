@@ -537,28 +537,87 @@ Test(bigvalues, power_cut_during_large_sets)
     finish(&s);
 }
 
+/* ---- large bulks taken from the socket as they arrive (D48) ---- */
+
+/* Send the start of a request whose last argument is a bulk of n bytes
+ * (its header only), on c's socket. */
+static void send_head(redisContext *c, int argc, const char *const *args, size_t n)
+{
+    char head[512];
+    int hl = snprintf(head, sizeof(head), "*%d\r\n", argc);
+    for (int i = 0; i < argc - 1; i++)
+        hl += snprintf(head + hl, sizeof(head) - (size_t)hl, "$%zu\r\n%s\r\n", strlen(args[i]),
+                       args[i]);
+    hl += snprintf(head + hl, sizeof(head) - (size_t)hl, "$%zu\r\n", n);
+    cr_assert_eq(write(c->fd, head, (size_t)hl), hl);
+}
+
+/* Write bytes [from, to) of a value that repeats v[0, vn) on c's socket. */
+static void send_bytes(redisContext *c, const char *v, size_t vn, size_t from, size_t to)
+{
+    while (from < to) {
+        size_t at = from % vn, n = vn - at < to - from ? vn - at : to - from;
+        ssize_t w = write(c->fd, v + at, n);
+        cr_assert_gt(w, 0, "write: the server closed the connection");
+        from += (size_t)w;
+    }
+}
+
+/* A kB figure of /proc/<pid>/status ("VmHWM:", "VmRSS:"). */
+static long proc_kb(pid_t pid, const char *field)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    long kb = -1;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, field, strlen(field)) == 0) kb = atol(line + strlen(field));
+    fclose(f);
+    cr_assert_geq(kb, 0, "%s has no %s", path, field);
+    return kb;
+}
+
+static pid_t the_frontend(const srv_t *s)
+{
+    pid_t fe;
+    cr_assert_eq(srv_wait_children(s, "atticdb-server: frontend", &fe, 1, 1), 1, "no frontend");
+    return fe;
+}
+
+/* A server holding k = "old", and a connection that has sent half of a
+ * SET k of n bytes (v), whose chunks the store has taken (pending parts,
+ * counted live: the value goes out as it arrives, it is not held).
+ * *live0 is the live total before. */
+static redisContext *half_sent_set(srv_t *s, const char *v, size_t n, long long *live0)
+{
+    redisContext *c = start_small(s);
+    expect_status(c, redisCommand(c, "SET k old"), "OK", "SET old");
+    *live0 = live_total(s, "before");
+    redisFree(c);
+    redisContext *raw = conn(s);
+    const char *args[] = {"SET", "k"};
+    send_head(raw, 3, args, n);
+    send_bytes(raw, v, n, 0, n / 2);
+    time_t deadline = time(NULL) + 60;
+    while (live_total(s, "streaming") < *live0 + (long long)MB) {
+        cr_assert_lt(time(NULL), deadline, "the value's chunks never counted");
+        usleep(20000);
+    }
+    return raw;
+}
+
 Test(bigvalues, client_leaves_in_the_middle_of_a_value)
 {
     srv_t s;
-    redisContext *c = start_small(&s);
-    expect_status(c, redisCommand(c, "SET k old"), "OK", "SET old");
-    long long live0 = live_total(&s, "before");
-    /* Half of a 4 MB bulk, then the connection closes. */
     size_t n = 4 * MB;
     char *v = pattern(n, 5);
-    char head[64];
-    int hl = snprintf(head, sizeof(head), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%zu\r\n", n);
-    redisContext *raw = conn(&s);
-    cr_assert_eq(write(raw->fd, head, (size_t)hl), hl);
-    size_t off = 0;
-    while (off < n / 2) {
-        ssize_t w = write(raw->fd, v + off, n / 2 - off);
-        cr_assert_gt(w, 0);
-        off += (size_t)w;
-    }
-    redisFree(raw);
+    long long live0;
+    redisContext *raw = half_sent_set(&s, v, n, &live0);
+    redisFree(raw); /* half of the bulk sent, then the connection closes */
+    redisContext *c = conn(&s);
     expect_value(c, "k", "old", 3, "after the client left");
-    cr_assert_eq(live_total(&s, "after"), live0, "nothing of the half value is counted");
+    live_back_to(&s, live0, "nothing of the half value is counted");
     free(v);
     redisFree(c);
     finish(&s);
@@ -762,6 +821,539 @@ Test(bigvalues, restore_of_a_large_payload)
     restarts_keep(&s, "RESTORE");
     c = conn(&s);
     expect_bulk(c, v, n, "restored hash after restarts", "HGET str2 big");
+    redisFree(c);
+    free(v);
+    finish(&s);
+}
+
+/* 64 MB through the default ring (records of 4 MB): SET, GET, the bytes. */
+Test(bigvalues, streamed_64mb_round_trip)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    redisContext *c = conn(&s);
+    size_t n = 64 * MB + 17;
+    char *v = pattern(n, 64);
+    expect_status(c, redisCommand(c, "SET k64 %b", v, n), "OK", "SET 64 MB");
+    expect_value(c, "k64", v, n, "64 MB");
+    redisReply *r = redisCommand(c, "GETRANGE k64 %d %d", (int)(4 * MB - 3), (int)(4 * MB + 3));
+    cr_assert_eq(r->len, 7);
+    cr_assert(memcmp(r->str, v + 4 * MB - 3, 7) == 0, "GETRANGE across a chunk's end");
+    freeReplyObject(r);
+    redisFree(c);
+    restarts_keep(&s, "64 MB");
+    c = conn(&s);
+    expect_value(c, "k64", v, n, "64 MB after restarts");
+    redisFree(c);
+    free(v);
+    finish(&s);
+}
+
+/* APPEND past 100 MB in 30 MB steps, each streamed. */
+Test(bigvalues, append_past_100mb)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    redisContext *c = conn(&s);
+    size_t step = 30 * MB + 1, total = 4 * step;
+    char *v = pattern(total, 101);
+    for (size_t have = 0; have < total; have += step)
+        cr_assert_eq(integer(c, "APPEND", "APPEND a %b", v + have, step), (long long)(have + step));
+    cr_assert_eq(integer(c, "STRLEN", "STRLEN a"), (long long)total);
+    expect_value(c, "a", v, total, "120 MB by APPEND");
+    redisFree(c);
+    restarts_keep(&s, "APPEND past 100 MB");
+    free(v);
+    finish(&s);
+}
+
+/* Three clients send 200 MB values at once, interleaved: the frontend's
+ * peak RSS stays within 64 MB of its idle RSS (each connection holds at
+ * most one chunk of its value: big-value-buffer, 4 MB), where holding the
+ * values would take 600 MB. Each value reads back whole. */
+Test(bigvalues, frontend_rss_bounded_while_clients_set_200mb)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    pid_t fe = the_frontend(&s);
+    enum { NCLIENTS = 3 };
+    size_t n = 200 * MB, vn = MB + 7;
+    char *v = pattern(vn, 200);
+    redisContext *cl[NCLIENTS];
+    for (int i = 0; i < NCLIENTS; i++) {
+        cl[i] = conn(&s);
+        expect_status(cl[i], redisCommand(cl[i], "PING"), "PONG", "PING");
+    }
+    long idle = proc_kb(fe, "VmRSS:");
+    for (int i = 0; i < NCLIENTS; i++) {
+        char key[16];
+        snprintf(key, sizeof(key), "v%d", i);
+        const char *args[] = {"SET", key};
+        send_head(cl[i], 3, args, n);
+    }
+    for (size_t off = 0; off < n; off += 4 * MB)
+        for (int i = 0; i < NCLIENTS; i++)
+            send_bytes(cl[i], v, vn, off, off + 4 * MB < n ? off + 4 * MB : n);
+    for (int i = 0; i < NCLIENTS; i++) {
+        cr_assert_eq(write(cl[i]->fd, "\r\n", 2), 2);
+        redisReply *r = NULL;
+        cr_assert_eq(redisGetReply(cl[i], (void **)&r), REDIS_OK, "client %d: %s", i,
+                     cl[i]->errstr);
+        expect_status(cl[i], r, "OK", "SET 200 MB");
+    }
+    long peak = proc_kb(fe, "VmHWM:");
+    cr_log_info("frontend RSS idle %ld kB, peak %ld kB while %d clients SET 200 MB", idle, peak,
+                NCLIENTS);
+    cr_assert_lt(peak - idle, 64 * 1024, "frontend peak RSS %ld kB, idle %ld kB", peak, idle);
+    for (int i = 0; i < NCLIENTS; i++) {
+        cr_assert_eq(integer(cl[i], "STRLEN", "STRLEN v%d", i), (long long)n);
+        /* Probes across the value, each against the pattern it repeats. */
+        for (size_t at = 0; at < n; at += 37 * MB + 5) {
+            size_t len = n - at < 4096 ? n - at : 4096;
+            redisReply *r = redisCommand(cl[i], "GETRANGE v%d %lld %lld", i, (long long)at,
+                                         (long long)(at + len - 1));
+            cr_assert_not_null(r, "GETRANGE: %s", cl[i]->errstr);
+            cr_assert_eq(r->len, len);
+            for (size_t j = 0; j < len; j++)
+                cr_assert_eq(r->str[j], v[(at + j) % vn], "v%d byte %zu", i, at + j);
+            freeReplyObject(r);
+        }
+        redisFree(cl[i]);
+    }
+    free(v);
+    finish(&s);
+}
+
+/* A streamed value whose request turns out wrong after it: Redis' error,
+ * nothing written, the parts dropped (no live bytes left). */
+Test(bigvalues, streamed_value_then_a_bad_argument)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    expect_status(c, redisCommand(c, "SET k old"), "OK", "SET old");
+    long long live0 = live_total(&s, "before");
+    size_t n = 3 * MB;
+    char *v = pattern(n, 9);
+    redisReply *r = redisCommand(c, "SET k %b BADOPT", v, n);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert_str_eq(r->str, "ERR syntax error");
+    freeReplyObject(r);
+    r = redisCommand(c, "SET k %b EX 0", v, n);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert_str_eq(r->str, "ERR invalid expire time in 'set' command");
+    freeReplyObject(r);
+    r = redisCommand(c, "MSET k %b k2", v, n);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert_str_eq(r->str, "ERR wrong number of arguments for 'mset' command");
+    freeReplyObject(r);
+    r = redisCommand(c, "SETRANGE k -1 %b", v, n);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert_str_eq(r->str, "ERR offset is out of range");
+    freeReplyObject(r);
+    r = redisCommand(c, "SET k %b NX", v, n);
+    cr_assert_eq(r->type, REDIS_REPLY_NIL, "SET NX on a key present");
+    freeReplyObject(r);
+    expect_value(c, "k", "old", 3, "after the refused writes");
+    live_back_to(&s, live0, "the refused writes' parts");
+    /* The same connection goes on: a streamed write that is good. */
+    expect_status(c, redisCommand(c, "SET k %b XX", v, n), "OK", "SET XX");
+    expect_value(c, "k", v, n, "the good write");
+    redisFree(c);
+    restarts_keep(&s, "refused streamed writes");
+    free(v);
+    finish(&s);
+}
+
+/* The frontend SIGKILLed while half of a value has arrived: the old value
+ * stays, the parts are dropped, restarts agree. */
+Test(bigvalues, frontend_sigkilled_mid_stream)
+{
+    srv_t s;
+    size_t n = 8 * MB;
+    char *v = pattern(n, 11);
+    long long live0;
+    redisContext *raw = half_sent_set(&s, v, n, &live0);
+    kill(the_frontend(&s), SIGKILL);
+    redisFree(raw);
+    time_t deadline = time(NULL) + 60;
+    while (!srv_log_contains(&s, "value group", "is gone")) {
+        cr_assert_lt(time(NULL), deadline, "the dead frontend's parts were not dropped");
+        usleep(20000);
+    }
+    redisContext *c = conn(&s);
+    expect_value(c, "k", "old", 3, "after the frontend died");
+    redisFree(c);
+    live_back_to(&s, live0, "the dead frontend's parts");
+    restarts_keep(&s, "frontend killed mid-stream");
+    free(v);
+    finish(&s);
+}
+
+/* The logger SIGKILLed while a value streams in: the write goes on after
+ * its respawn or fails, never leaving part of it; after restarts k is the
+ * old value or the new one, whole. */
+Test(bigvalues, logger_sigkilled_mid_stream)
+{
+    srv_t s;
+    size_t n = 8 * MB;
+    char *v = pattern(n, 12);
+    long long live0;
+    redisContext *raw = half_sent_set(&s, v, n, &live0);
+    pid_t lg;
+    cr_assert_eq(srv_wait_children(&s, "atticdb-server: logger", &lg, 1, 1), 1);
+    kill(lg, SIGKILL);
+    /* The rest may find the connection closed (then not acknowledged). */
+    int acked = 0;
+    size_t off = n / 2;
+    while (off < n) {
+        ssize_t w = write(raw->fd, v + off, n - off);
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    if (off == n && write(raw->fd, "\r\n", 2) == 2) {
+        redisReply *r = NULL;
+        if (redisGetReply(raw, (void **)&r) == REDIS_OK && r) {
+            acked = r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0;
+            freeReplyObject(r);
+        }
+    }
+    redisFree(raw);
+    time_t deadline = time(NULL) + 60;
+    for (;;) {
+        redisContext *c = srv_connect(&s);
+        redisReply *r = c ? redisCommand(c, "GET k") : NULL;
+        if (r && r->type == REDIS_REPLY_STRING) {
+            if (acked || r->len == n)
+                cr_assert(r->len == n && memcmp(r->str, v, n) == 0, "k is not the new value whole");
+            else
+                cr_assert_str_eq(r->str, "old", "k is neither old nor new");
+            freeReplyObject(r);
+            redisFree(c);
+            break;
+        }
+        if (r) freeReplyObject(r);
+        if (c) redisFree(c);
+        cr_assert_lt(time(NULL), deadline, "no answer after the logger died");
+        usleep(50000);
+    }
+    cr_assert(srv_log_contains(&s, "logger", "killed by signal 9"), "the logger did not die");
+    cr_assert_leq(live_total(&s, "after"), live0 + (long long)n, "parts left counted");
+    cr_log_info("logger killed mid-stream: acknowledged %d", acked);
+    restarts_keep(&s, "logger killed mid-stream");
+    free(v);
+    finish(&s);
+}
+
+/* Fault point "streamwhole" (20): the frontend dies with the whole value
+ * in chunks, its terminator read, and its request not yet run (no final
+ * claimed): nothing of it is applied, the store drops the parts. */
+Test(bigvalues, frontend_killed_with_a_streamed_value_whole)
+{
+    interrupted_set("frontend.streamwhole:1:KILL", "frontend 0",
+                    "frontend killed with the streamed value whole", 0);
+}
+
+/* A set member past the record limit (D48: read into RAM at the final,
+ * as Redis holds it): SADD, SREM, WRONGTYPE, SMEMBERS returns it whole,
+ * restarts keep it. A large SET
+ * queued in MULTI is refused as the transaction is (one record, D15):
+ * EXEC answers EXECABORT and nothing changes. */
+Test(bigvalues, set_members_and_a_transaction_with_large_values)
+{
+    srv_t s;
+    redisContext *c = start_small(&s);
+    size_t n = 3 * MB + 1;
+    char *v = pattern(n, 13), *w = pattern(n, 14);
+    cr_assert_eq(integer(c, "SADD", "SADD s small %b", v, n), 2);
+    cr_assert_eq(integer(c, "SADD again", "SADD s %b", v, n), 0);
+    cr_assert_eq(integer(c, "SADD w", "SADD s %b", w, n), 1);
+    cr_assert_eq(integer(c, "SREM", "SREM s %b", w, n), 1);
+    cr_assert_eq(integer(c, "SREM absent", "SREM s %b", w, n), 0);
+    cr_assert_eq(integer(c, "SCARD", "SCARD s"), 2);
+    expect_status(c, redisCommand(c, "SET str x"), "OK", "SET str");
+    expect_error(c, "WRONGTYPE Operation against a key holding the wrong kind of value",
+                 "SADD str %b", v, n);
+    redisReply *r = redisCommand(c, "SMEMBERS s");
+    cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
+    cr_assert_eq(r->elements, 2);
+    int found = 0;
+    for (size_t i = 0; i < 2; i++)
+        found += r->element[i]->len == n && memcmp(r->element[i]->str, v, n) == 0;
+    cr_assert_eq(found, 1, "SMEMBERS: the large member whole");
+    freeReplyObject(r);
+    /* MULTI: the queued write is refused, the transaction discarded. */
+    expect_status(c, redisCommand(c, "MULTI"), "OK", "MULTI");
+    r = redisCommand(c, "SET str %b", v, n);
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
+    cr_assert(strncmp(r->str, "ERR transaction too large", 25) == 0, "%s", r->str);
+    freeReplyObject(r);
+    expect_error(c, "EXECABORT Transaction discarded because of previous errors.", "EXEC");
+    expect_value(c, "str", "x", 1, "after the refused transaction");
+    redisFree(c);
+    restarts_keep(&s, "large set members");
+    c = conn(&s);
+    cr_assert_eq(integer(c, "SCARD after restarts", "SCARD s"), 2);
+    cr_assert_eq(integer(c, "SREM", "SREM s %b", v, n), 1);
+    redisFree(c);
+    free(v);
+    free(w);
+    finish(&s);
+}
+
+/* ---- a large value's reply in parts (D48) ---- */
+
+/* The reply to a GET (or GETRANGE) of n bytes that repeat v[0, vn) from
+ * offset `from`, read from c's socket and checked byte by byte as it
+ * arrives (nothing is held whole here either). */
+typedef struct bulk_reader {
+    redisContext *c;
+    const char *v;
+    size_t vn, from, n, hl, got;
+    char head[32];
+} bulk_reader_t;
+
+static void bulk_reader_init(bulk_reader_t *b, redisContext *c, const char *v, size_t vn,
+                             size_t from, size_t n)
+{
+    *b = (bulk_reader_t){.c = c, .v = v, .vn = vn, .from = from, .n = n};
+    b->hl = (size_t)snprintf(b->head, sizeof(b->head), "$%zu\r\n", n);
+}
+
+/* Read and check up to `step` more bytes: 1 when the reply is complete,
+ * 0 when not, -1 when the connection closed first. */
+static int bulk_reader_step(bulk_reader_t *b, size_t step)
+{
+    static char buf[1 << 16];
+    size_t total = b->hl + b->n + 2, lim = b->got + step < total ? b->got + step : total;
+    while (b->got < lim) {
+        size_t room = lim - b->got < sizeof(buf) ? lim - b->got : sizeof(buf);
+        ssize_t r = read(b->c->fd, buf, room);
+        if (r <= 0) return -1;
+        for (ssize_t i = 0; i < r; i++, b->got++) {
+            size_t at = b->got;
+            char want = at < b->hl           ? b->head[at]
+                        : at < b->hl + b->n  ? b->v[(b->from + at - b->hl) % b->vn]
+                        : at == b->hl + b->n ? '\r'
+                                             : '\n';
+            cr_assert_eq(buf[i], want, "reply byte %zu", at);
+        }
+    }
+    return b->got == total;
+}
+
+static void expect_bulk_read(redisContext *c, const char *v, size_t vn, size_t from, size_t n)
+{
+    bulk_reader_t b;
+    bulk_reader_init(&b, c, v, vn, from, n);
+    int rc;
+    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
+        ;
+    cr_assert_eq(rc, 1, "the connection closed after %zu bytes", b.got);
+}
+
+static void send_command(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *cmd;
+    int n = redisvFormatCommand(&cmd, fmt, ap);
+    va_end(ap);
+    cr_assert_gt(n, 0);
+    cr_assert_eq(write(c->fd, cmd, (size_t)n), n);
+    redisFreeCommand(cmd);
+}
+
+/* Three clients GET 200 MB values at once: neither the store nor the
+ * frontend holds one (each reply goes in parts of 1 MB that the frontend
+ * asks for as its client reads): both stay within 64 MB of their RSS
+ * before the GETs, where a whole reply would take 200 MB in each. */
+Test(bigvalues, rss_bounded_while_clients_get_200mb)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    enum { NCLIENTS = 3 };
+    size_t n = 200 * MB, vn = MB + 7;
+    char *v = pattern(vn, 201);
+    redisContext *cl[NCLIENTS];
+    for (int i = 0; i < NCLIENTS; i++) {
+        cl[i] = conn(&s);
+        const char *args[] = {"SET", i == 0 ? "g0" : i == 1 ? "g1" : "g2"};
+        send_head(cl[i], 3, args, n);
+        send_bytes(cl[i], v, vn, 0, n);
+        cr_assert_eq(write(cl[i]->fd, "\r\n", 2), 2);
+        redisReply *r = NULL;
+        cr_assert_eq(redisGetReply(cl[i], (void **)&r), REDIS_OK);
+        expect_status(cl[i], r, "OK", "SET 200 MB");
+    }
+    pid_t fe = the_frontend(&s), st;
+    cr_assert_eq(srv_wait_children(&s, "atticdb-server: store", &st, 1, 1), 1);
+    long fe0 = proc_kb(fe, "VmRSS:"), st0 = proc_kb(st, "VmRSS:");
+    for (int i = 0; i < NCLIENTS; i++)
+        send_command(cl[i], "GET g%d", i);
+    /* Read them interleaved, 4 MB at a time each, bytes checked. */
+    bulk_reader_t br[NCLIENTS];
+    for (int i = 0; i < NCLIENTS; i++)
+        bulk_reader_init(&br[i], cl[i], v, vn, 0, n);
+    for (int left = NCLIENTS; left > 0;) {
+        left = 0;
+        for (int i = 0; i < NCLIENTS; i++) {
+            int rc = bulk_reader_step(&br[i], 4 * MB);
+            cr_assert_geq(rc, 0, "client %d: the connection closed", i);
+            left += rc == 0;
+        }
+    }
+    long fe1 = proc_kb(fe, "VmHWM:"), st1 = proc_kb(st, "VmHWM:");
+    cr_log_info("3 x GET 200 MB: frontend RSS %ld kB before, peak %ld kB; store %ld kB before, "
+                "peak %ld kB",
+                fe0, fe1, st0, st1);
+    cr_assert_lt(fe1 - fe0, 64 * 1024, "frontend peak %ld kB, %ld kB before", fe1, fe0);
+    cr_assert_lt(st1 - st0, 64 * 1024, "store peak %ld kB, %ld kB before", st1, st0);
+    for (int i = 0; i < NCLIENTS; i++)
+        redisFree(cl[i]);
+    /* GETRANGE in parts, from an offset inside a part. */
+    redisContext *c = conn(&s);
+    send_command(c, "GETRANGE g2 %d %d", 3 * MB + 5, 3 * MB + 5 + 9 * MB - 1);
+    expect_bulk_read(c, v, vn, 3 * MB + 5, 9 * MB);
+    redisFree(c);
+    free(v);
+    finish(&s);
+}
+
+/* A reply in parts is the value as it was when the GET ran: the key
+ * overwritten, deleted and its log made dead meanwhile change nothing of
+ * what the rest of the reply carries (the snapshot pins its log). Replies
+ * after it on the connection keep their order; a RESP3 client gets the
+ * same bulk; a client that leaves mid-reply leaves the server serving. */
+Test(bigvalues, a_reply_in_parts_is_the_value_when_read)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --segment-size 32mb --checkpoint-bytes 8mb"), 0);
+    redisContext *c = conn(&s), *w = conn(&s);
+    size_t n = 40 * MB, vn = MB + 3;
+    char *v = pattern(n, 300), *v2 = pattern(vn, 301);
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET 40 MB");
+    /* Pipelined: the large GET, then a small one and a write. */
+    send_command(c, "GET big");
+    send_command(c, "SET small after");
+    send_command(c, "GET small");
+    bulk_reader_t b;
+    bulk_reader_init(&b, c, v, n, 0, n);
+    cr_assert_eq(bulk_reader_step(&b, 6 * MB), 0);
+    /* Meanwhile: overwritten, deleted, and 100 MB of other writes. */
+    expect_status(w, redisCommand(w, "SET big %b", v2, vn), "OK", "overwrite");
+    cr_assert_eq(integer(w, "DEL", "DEL big"), 1);
+    for (int i = 0; i < 25; i++)
+        expect_status(w, redisCommand(w, "SET filler %b", v2, vn), "OK", "filler");
+    int rc;
+    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
+        ;
+    cr_assert_eq(rc, 1, "the reply was cut");
+    redisReply *r = NULL;
+    cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+    expect_status(c, r, "OK", "the SET after it");
+    cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING);
+    cr_assert_str_eq(r->str, "after");
+    freeReplyObject(r);
+    /* RESP3: the same bulk. */
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET again");
+    /* HELLO's RESP3 map read raw (hiredis here may not parse it), up to
+     * the PING after it. */
+    send_command(c, "HELLO 3");
+    send_command(c, "PING");
+    char hello[4096];
+    size_t hn = 0;
+    while (hn < 7 || memcmp(hello + hn - 7, "+PONG\r\n", 7) != 0) {
+        cr_assert_lt(hn, sizeof(hello) - 1, "HELLO 3's reply");
+        ssize_t k = read(c->fd, hello + hn, 1);
+        cr_assert_eq(k, 1);
+        hn++;
+    }
+    cr_assert_eq(hello[0], '%', "HELLO 3 answers a map");
+    send_command(c, "GET big");
+    expect_bulk_read(c, v, n, 0, n);
+    redisFree(c);
+    /* A client that leaves after the first parts. */
+    redisContext *gone = conn(&s);
+    send_command(gone, "GET big");
+    bulk_reader_init(&b, gone, v, n, 0, n);
+    cr_assert_eq(bulk_reader_step(&b, 3 * MB), 0);
+    redisFree(gone);
+    expect_value(w, "big", v, n, "after a reader left");
+    redisFree(w);
+    free(v);
+    free(v2);
+    finish(&s);
+}
+
+/* Fault point "bigreply" (21): the store dies with a part of a reply
+ * sent. Its client, which has part of a bulk, is disconnected (never given
+ * bytes of another value); the respawned store serves the value whole. */
+Test(bigvalues, store_killed_mid_reply)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "store.bigreply:3:KILL", "--frontends 1"), 0);
+    redisContext *c = conn(&s);
+    size_t n = 12 * MB;
+    char *v = pattern(n, 400);
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET 12 MB");
+    send_command(c, "GET big");
+    bulk_reader_t b;
+    bulk_reader_init(&b, c, v, n, 0, n);
+    int rc;
+    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
+        ;
+    cr_assert_eq(rc, -1, "the client got the whole reply though the store died");
+    cr_assert_gt(b.got, 2 * MB, "the parts before the kill arrived");
+    redisFree(c);
+    time_t deadline = time(NULL) + 60;
+    while (!srv_log_contains(&s, "store", "killed by signal 9")) {
+        cr_assert_lt(time(NULL), deadline, "the fault did not fire");
+        usleep(20000);
+    }
+    c = conn(&s);
+    expect_value(c, "big", v, n, "after the store's respawn");
+    redisFree(c);
+    free(v);
+    finish(&s);
+}
+
+/* The frontend SIGKILLed while a reply in parts is half read: its client
+ * loses the connection; the store drops the reply (its frontend is gone)
+ * and serves the value whole to the respawned frontend's clients. */
+Test(bigvalues, frontend_killed_mid_reply)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    redisContext *c = conn(&s);
+    /* Far more than the socket buffers and the frontend's 3 MB hold. */
+    size_t n = 48 * MB;
+    char *v = pattern(n, 500);
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET 48 MB");
+    send_command(c, "GET big");
+    bulk_reader_t b;
+    bulk_reader_init(&b, c, v, n, 0, n);
+    cr_assert_eq(bulk_reader_step(&b, 5 * MB), 0);
+    kill(the_frontend(&s), SIGKILL);
+    int rc;
+    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
+        ;
+    cr_assert_eq(rc, -1, "the whole reply came from a killed frontend");
+    redisFree(c);
+    time_t deadline = time(NULL) + 60;
+    for (;;) {
+        c = srv_connect(&s);
+        redisReply *r = c ? redisCommand(c, "PING") : NULL;
+        int ok = r && r->type == REDIS_REPLY_STATUS;
+        if (r) freeReplyObject(r);
+        if (ok) break;
+        if (c) redisFree(c);
+        cr_assert_lt(time(NULL), deadline, "no frontend after the kill");
+        usleep(50000);
+    }
+    struct timeval tv = {120, 0};
+    redisSetTimeout(c, tv);
+    expect_value(c, "big", v, n, "after the frontend's respawn");
     redisFree(c);
     free(v);
     finish(&s);

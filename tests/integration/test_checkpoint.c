@@ -315,6 +315,47 @@ Test(checkpoint, damaged_checkpoints_fall_back_to_older_then_to_the_log)
     srv_cleanup(&s);
 }
 
+/* A restart that refuses its checkpoint (damaged here; one of another
+ * format is refused the same way) replays the whole log: the frontends
+ * answer PING meanwhile, and a read waits for the replay. srv_restart
+ * returns only once the store serves (INFO loading:0), so a test's first
+ * read gets its reply within a 2 s client timeout, not none; the state
+ * is the one before the stop. */
+Test(checkpoint, restart_replaying_the_whole_log_returns_once_the_store_serves)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    redisContext *c = srv_connect(&s);
+    struct timeval tv = {60, 0};
+    redisSetTimeout(c, tv);
+    enum { KEYS = 200000, BATCH = 1000 };
+    for (int i = 0; i < KEYS; i += BATCH) {
+        for (int j = i; j < i + BATCH; j++)
+            redisAppendCommand(c, "SET key:%d value-%d", j, j);
+        for (int j = i; j < i + BATCH; j++) {
+            redisReply *r;
+            cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK, "%s", c->errstr);
+            freeReplyObject(r);
+        }
+    }
+    char d[41];
+    digest(c, d);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    cr_assert_eq(count_files(&s, 0), 1, "the clean stop's checkpoint");
+    damage_checkpoint(&s, -1, 2);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    char loading[8];
+    cr_assert_str_eq(srv_info_persistence(c, "loading", loading, sizeof(loading)), "0",
+                     "srv_restart returned before the store served");
+    redisFree(c);
+    cr_assert(srv_log_contains(&s, "no usable checkpoint: replaying the whole log", NULL));
+    expect_digest(&s, d, "after replaying the whole log");
+    srv_kill_all(&s);
+    srv_cleanup(&s);
+}
+
 /* ---- faults in the checkpoint child --------------------------------------- */
 
 static const char *awaited; /* the log line a fault run waits for */

@@ -371,9 +371,10 @@ Test(durability, record_over_a_quarter_of_the_ring_is_refused, .timeout = 30)
     size_t big = 300 * 1024; /* over 256 KB: a quarter of the ring */
     char *v = malloc(big);
     memset(v, 'x', big);
-    /* A set member cannot be written in parts (D31 covers the string
-     * writes, D45 hash values and list elements): refused whole. */
-    redisReply *r = redisCommand(c, "SADD big %b", v, big);
+    /* A sorted set member cannot be written in parts (D31 covers the
+     * string writes, D45 hash values and list elements, D48 set
+     * members): refused whole. */
+    redisReply *r = redisCommand(c, "ZADD big 1 %b", v, big);
     cr_assert_eq(r->type, REDIS_REPLY_ERROR);
     cr_assert(strstr(r->str, "request too large") != NULL, "%s", r->str);
     freeReplyObject(r);
