@@ -2,7 +2,9 @@
  * test_cmds_dump.c - DUMP and RESTORE (D34) between a real atticdb-server
  * and a real redis-server 7.0.15: values DUMPed by Redis RESTORE into
  * AtticDB and read back the same, values DUMPed by AtticDB RESTORE into
- * Redis, and the small values whose payloads must be byte-equal.
+ * Redis, the small values whose payloads must be byte-equal, and
+ * RESTORE's IDLETIME and FREQ read back by OBJECT as Redis' (D52), live
+ * and after a replay.
  */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
