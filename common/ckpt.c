@@ -368,12 +368,11 @@ void ckpt_reader_close(ckpt_reader_t *r)
     r->buf = NULL;
 }
 
-int ckpt_verify(const char *path, uint64_t segment_size, ckpt_info_t *info,
-                uint64_t items_by_type[4], char *err, size_t errlen)
+int ckpt_verify_each(const char *path, uint64_t segment_size, ckpt_info_t *info, ckpt_block_fn fn,
+                     void *arg, char *err, size_t errlen)
 {
     ckpt_reader_t r;
     int rc = ckpt_reader_open(&r, path, segment_size);
-    if (items_by_type) memset(items_by_type, 0, 4 * sizeof(uint64_t));
     while (rc == 0) {
         uint32_t type, items;
         const unsigned char *p;
@@ -381,10 +380,42 @@ int ckpt_verify(const char *path, uint64_t segment_size, ckpt_info_t *info,
         int k = ckpt_reader_next(&r, &type, &items, &p, &n);
         if (k < 0) rc = -1;
         if (k <= 0) break;
-        if (items_by_type && type < 4) items_by_type[type] += items;
+        if (fn) fn(arg, &r.info, type, items, p, n);
     }
     if (info) *info = r.info;
     if (rc) snprintf(err, errlen, "%s", r.err);
     ckpt_reader_close(&r);
     return rc;
+}
+
+static void count_items(void *arg, const ckpt_info_t *info, uint32_t type, uint32_t items,
+                        const unsigned char *p, uint64_t n)
+{
+    (void)info, (void)p, (void)n;
+    uint64_t *items_by_type = arg;
+    if (type < 4) items_by_type[type] += items;
+}
+
+int ckpt_verify(const char *path, uint64_t segment_size, ckpt_info_t *info,
+                uint64_t items_by_type[4], char *err, size_t errlen)
+{
+    if (items_by_type) memset(items_by_type, 0, 4 * sizeof(uint64_t));
+    return ckpt_verify_each(path, segment_size, info, items_by_type ? count_items : NULL,
+                            items_by_type, err, errlen);
+}
+
+int ckpt_access_next(const unsigned char **p, const unsigned char *end, uint32_t ndb,
+                     ckpt_access_item_t *it)
+{
+    uint32_t h[3];
+    if ((size_t)(end - *p) < sizeof(h)) return -1;
+    memcpy(h, *p, sizeof(h));
+    if (h[0] >= ndb || h[2] > CKPT_ACCESS_BITS_MAX || h[1] > (size_t)(end - *p) - sizeof(h))
+        return -1;
+    it->db = h[0];
+    it->klen = h[1];
+    it->bits = h[2];
+    it->key = *p + sizeof(h);
+    *p = it->key + h[1];
+    return 0;
 }

@@ -145,6 +145,34 @@ int ckpt_reader_next(ckpt_reader_t *r, uint32_t *type, uint32_t *items, const un
                      uint64_t *n);
 void ckpt_reader_close(ckpt_reader_t *r);
 
+/* ckpt_verify calling fn (when not NULL) with each block as it is read
+ * (info: the header's); a block's payload is trusted only once the whole
+ * file verified (0 returned). */
+typedef void (*ckpt_block_fn)(void *arg, const ckpt_info_t *info, uint32_t type, uint32_t items,
+                              const unsigned char *p, uint64_t n);
+int ckpt_verify_each(const char *path, uint64_t segment_size, ckpt_info_t *info, ckpt_block_fn fn,
+                     void *arg, char *err, size_t errlen);
+
+/* ---- access data (CKPT_BLK_ACCESS) ---- */
+
+#define CKPT_ACCESS_BITS_MAX 0xffffffu /* an item's bits: 24 (store/core/index.h) */
+
+typedef struct ckpt_access_item {
+    uint32_t db, klen, bits;
+    const unsigned char *key; /* klen bytes, inside the payload */
+} ckpt_access_item_t;
+
+/* The next item of an ACCESS payload at *p (before end) in a file of ndb
+ * databases: 0 with *it filled in and *p past the item, or -1 (nothing
+ * moved) when the item is cut short, names a database past the last or
+ * has bits past 24: what the store's loader and atticdb-check both refuse
+ * as malformed access data (D49). The rest of the loader's checks need
+ * the state: the key must be one the file holds, the blocks must follow
+ * every database, and their items, with no bytes after the last, must be
+ * one per key exactly when the header has CKPT_F_ACCESS. */
+int ckpt_access_next(const unsigned char **p, const unsigned char *end, uint32_t ndb,
+                     ckpt_access_item_t *it);
+
 /* Read a whole file through: 0 when it verifies (info filled in, blocks
  * and items by type counted into items_by_type[0..3] when not NULL), -1
  * with the reason in err. */

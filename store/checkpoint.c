@@ -93,6 +93,8 @@
 #define CKPT_WATCH_CHUNK (1u << 20)
 #define CKPT_CHILD_NICE  10 /* the checkpoint child's nice value */
 
+_Static_assert(CKPT_ACCESS_BITS_MAX == IDX_ACCESS_MAX, "an ACCESS item holds an entry's bits");
+
 /* ---- writing ------------------------------------------------------------ */
 
 typedef struct save_arg {
@@ -486,18 +488,16 @@ static int load_access(load_state_t *ls, const unsigned char *p, uint64_t n, uin
     if (ls->dbs_seen != ctx->ndb) return load_fail(ls, "malformed access data (before a database)");
     /* Tests: killed with the entries in and their access data not. */
     if (!ls->access_items && io_fault_point(IO_FAULT_ACCESS_LOAD)) raise(SIGKILL);
-    cursor_t c = {p, p + n};
+    const unsigned char *end = p + n;
     for (uint32_t i = 0; i < items; i++) {
-        uint32_t h[3];
-        if (take(&c, h, sizeof(h)) || h[0] >= (uint32_t)ctx->ndb || h[2] > IDX_ACCESS_MAX ||
-            h[1] > (size_t)(c.end - c.p))
+        ckpt_access_item_t it;
+        if (ckpt_access_next(&p, end, (uint32_t)ctx->ndb, &it))
             return load_fail(ls, "malformed access data");
-        idx_entry_t **slot = idx_find(&ctx->dbs[h[0]]->ix, c.p, h[1]);
+        idx_entry_t **slot = idx_find(&ctx->dbs[it.db]->ix, it.key, it.klen);
         if (!slot) return load_fail(ls, "malformed access data (a key it does not hold)");
-        idx_set_access(*slot, h[2]);
-        c.p += h[1];
+        idx_set_access(*slot, it.bits);
     }
-    if (c.p != c.end) return load_fail(ls, "malformed access data (bytes after its last item)");
+    if (p != end) return load_fail(ls, "malformed access data (bytes after its last item)");
     ls->access_items += items;
     return 0;
 }

@@ -35,8 +35,12 @@ void st_rdb_string(buf_t *b, const unsigned char *p, size_t n);
 void st_lp_entry(buf_t *b, const unsigned char *p, size_t n);
 /* 0 when p[0, n) ends in a known RDB version and a right CRC64. */
 int st_dump_verify(const unsigned char *p, size_t n);
-/* RESTORE's record flags. */
-#define ST_RESTORE_REPLACE 1u
+/* RESTORE's record flags (2 and 4 are the TTL's verdicts, frontend/cmd/
+ * t_dump.c). IDLETIME or FREQ given: the record's eighth argument is its
+ * value (D52). */
+#define ST_RESTORE_REPLACE  1u
+#define ST_RESTORE_IDLETIME 8u
+#define ST_RESTORE_FREQ     16u
 
 /* Append e's payload to out: 0, -1 on an I/O error, -2 for a type with no
  * writer yet (out unchanged on error). */

@@ -257,6 +257,7 @@ void sh_new_store(uint64_t segment_size, int databases, uint64_t seed)
     cfg.segment_size = segment_size;
     cfg.proto_max_bulk_len = 512ll << 20;
     cfg.databases = databases;
+    cfg.list_max_listpack_size = -2; /* Redis' default (DUMP splits lists by it) */
     ctx = store_ctx_create(&cfg, seed);
     cr_assert(ctx);
 }

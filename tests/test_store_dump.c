@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "store/core/access.h"
 #include "store/core/list.h"
 #include "store/core/value.h"
 #include "store/dump.h"
@@ -555,4 +556,64 @@ Test(dump, long_element_of_a_compressed_node)
     st_list_ops.free(back);
     st_list_ops.free((st_obj_t *)l);
     buf_free(&ck);
+}
+
+/* ---- RESTORE's IDLETIME and FREQ in the record (D52) ---- */
+
+#define ZLIMITS ((int64_t)(128 | (uint64_t)64 << 32))
+
+/* OBJECT sub key read at now: its integer (asserted). */
+static long long object_int(int64_t now, const char *sub, const char *key)
+{
+    const char *r = rd(now, CMD_OBJECT, sub, key, NULL);
+    cr_assert_eq(r[0], ':', "OBJECT %s %s: %s", sub, key, r);
+    return strtoll(r + 1, NULL, 10);
+}
+
+/* A RESTORE record of each age: six arguments (before zsets), seven
+ * (before D52: no access value), eight (flags say IDLETIME or FREQ). */
+static const char *restore_v(const char *key, int argc, uint32_t flags, int64_t access)
+{
+    unsigned char p[64];
+    size_t n = unhex("000568656c6c6f0a006372df766534200a", p); /* "hello" */
+    if (argc == 6) return restore_bytes(key, p, n, flags, 0);
+    if (argc == 7)
+        return sh_put_key(T0, CMD_RESTORE, key, "buiiii", p, n, flags, (int64_t)0, LIMITS,
+                          (int64_t)512, ZLIMITS);
+    return sh_put_key(T0, CMD_RESTORE, key, "buiiiii", p, n, flags, (int64_t)0, LIMITS,
+                      (int64_t)512, ZLIMITS, access);
+}
+
+Test(dump, restore_records_without_the_access_value_still_apply)
+{
+    ctx->access.policy = CONFIG_POLICY_ALLKEYS_LFU;
+    cr_assert_str_eq(restore_v("six", 6, 0, 0), "+OK\r\n");
+    cr_assert_str_eq(restore_v("seven", 7, 0, 0), "+OK\r\n");
+    /* an older record whose flags had no access bits: fresh data */
+    cr_assert_eq(object_int(T0, "freq", "six"), ST_LFU_INIT);
+    cr_assert_eq(object_int(T0, "freq", "seven"), ST_LFU_INIT);
+    cr_assert_str_eq(rd(T0, CMD_GET, "seven", NULL), "$5\r\nhello\r\n");
+    ctx->access.policy = CONFIG_POLICY_ALLKEYS_LRU;
+    cr_assert_str_eq(restore_v("lru7", 7, 0, 0), "+OK\r\n");
+    cr_assert_eq(object_int(T0 + 3000, "idletime", "lru7"), 3, "fresh at the record's time");
+}
+
+Test(dump, restore_access_value_sets_freq_or_idletime_by_policy)
+{
+    ctx->access.policy = CONFIG_POLICY_ALLKEYS_LFU;
+    cr_assert_str_eq(restore_v("f", 8, ST_RESTORE_FREQ, 42), "+OK\r\n");
+    cr_assert_str_eq(restore_v("fi", 8, ST_RESTORE_IDLETIME, 42), "+OK\r\n");
+    cr_assert_eq(object_int(T0, "freq", "f"), 42);
+    cr_assert_eq(object_int(T0, "freq", "fi"), ST_LFU_INIT, "IDLETIME ignored under LFU");
+    ctx->access.policy = CONFIG_POLICY_NOEVICTION;
+    cr_assert_str_eq(restore_v("i", 8, ST_RESTORE_IDLETIME, 100), "+OK\r\n");
+    cr_assert_str_eq(restore_v("if", 8, ST_RESTORE_FREQ, 100), "+OK\r\n");
+    cr_assert_eq(object_int(T0, "idletime", "i"), 100);
+    cr_assert_eq(object_int(T0 + 5000, "idletime", "i"), 105, "idle since the record's time");
+    cr_assert_eq(object_int(T0, "idletime", "if"), 0, "FREQ ignored under LRU");
+    /* REPLACE: a fresh counter, not the replaced key's (as Redis) */
+    ctx->access.policy = CONFIG_POLICY_ALLKEYS_LFU;
+    cr_assert_str_eq(restore_v("r", 8, ST_RESTORE_FREQ, 200), "+OK\r\n");
+    cr_assert_str_eq(restore_v("r", 8, ST_RESTORE_REPLACE, 0), "+OK\r\n");
+    cr_assert_eq(object_int(T0, "freq", "r"), ST_LFU_INIT);
 }

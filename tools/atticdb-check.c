@@ -12,7 +12,8 @@
  * middle (a bad record that a later valid record shows was durable, which
  * the server refuses to start on; record.h, durable_gap). Then each store
  * checkpoint (common/ckpt.h) is read through and its CRCs checked: its LSN,
- * keys and size, or why it is invalid (the server skips such a one for an
+ * keys and size, its access data (D49: items and blocks, verified as the
+ * store's loader verifies them), or why it is invalid (the server skips such a one for an
  * older one or a full replay), and whether it lies beyond the log's end.
  * Exit status: 0 the log is whole (or ends in a torn tail) and every
  * checkpoint verifies, 1 damage in the middle or an invalid checkpoint, 2
@@ -87,7 +88,63 @@ static void dump_record(const void *rec)
     printf("\n");
 }
 
-/* Verify every checkpoint in dir; returns how many are invalid. */
+/* A checkpoint's access data (D49) as its blocks are read: blocks,
+ * items, the databases started so far, and the first problem. */
+typedef struct access_report {
+    uint64_t blocks, items;
+    uint32_t dbs;
+    const char *why;
+} access_report_t;
+
+/* The ACCESS block p[0, n) of items items, in a file of ndb databases of
+ * which dbs were started before it: NULL when it verifies, else why not. */
+static const char *access_block_problem(const unsigned char *p, uint64_t n, uint32_t items,
+                                        uint32_t ndb, uint32_t dbs)
+{
+    if (dbs != ndb) return "before a database";
+    const unsigned char *end = p + n;
+    for (uint32_t i = 0; i < items; i++) {
+        ckpt_access_item_t it;
+        if (ckpt_access_next(&p, end, ndb, &it))
+            return "an item cut short, past the last database or with bits past 24";
+    }
+    return p == end ? NULL : "bytes after its last item";
+}
+
+static void access_block(void *arg, const ckpt_info_t *info, uint32_t type, uint32_t items,
+                         const unsigned char *p, uint64_t n)
+{
+    access_report_t *ac = arg;
+    ac->dbs += type == CKPT_BLK_DB;
+    if (type != CKPT_BLK_ACCESS) return;
+    ac->blocks++;
+    ac->items += items;
+    if (!ac->why) ac->why = access_block_problem(p, n, items, info->ndb, ac->dbs);
+}
+
+/*
+ * Verify the checkpoint at path: its CRCs (ckpt_verify's checks) and its
+ * access data as the store's loader does (store/checkpoint.c,
+ * load_access): each block after every database, each item whole, of a
+ * database the file has, with 24 bits, no bytes after the last, and one
+ * item per key exactly when the header has CKPT_F_ACCESS. Not checked:
+ * that each item's key is one the file holds (that needs the entries'
+ * formats, which are the store's). Returns 0, or -1 with the reason in
+ * err (the server skips such a file).
+ */
+static int verify_checkpoint(const char *path, uint64_t seg_size, ckpt_info_t *info,
+                             access_report_t *ac, char *err, size_t errlen)
+{
+    memset(ac, 0, sizeof(*ac));
+    if (ckpt_verify_each(path, seg_size, info, access_block, ac, err, errlen)) return -1;
+    if (!ac->why && (!!(info->flags & CKPT_F_ACCESS) != (ac->items > 0) ||
+                     (ac->items && ac->items != info->keys)))
+        ac->why = "not one item per key";
+    if (!ac->why) return 0;
+    snprintf(err, errlen, "malformed access data (%s)", ac->why);
+    return -1;
+}
+
 /* Each checkpoint, verified; log_start/log_end: the log present. A log
  * whose start was deleted (log_start > 0) needs one the server can load:
  * without, it refuses to start (store/checkpoint.c, D27). Returns the
@@ -104,13 +161,18 @@ static int report_checkpoints(const char *dir, uint64_t seg_size, uint64_t log_s
         char path[4096], err[256];
         ckpt_path(path, sizeof(path), dir, v[i], 0);
         ckpt_info_t info;
-        uint64_t items[4];
-        if (ckpt_verify(path, seg_size, &info, items, err, sizeof(err)) == 0) {
+        access_report_t ac;
+        if (verify_checkpoint(path, seg_size, &info, &ac, err, sizeof(err)) == 0) {
+            char access[96] = ", no access data (its keys load fresh)";
+            if (info.flags & CKPT_F_ACCESS)
+                snprintf(access, sizeof(access),
+                         ", access data: %" PRIu64 " items in %" PRIu64 " blocks", ac.items,
+                         ac.blocks);
             printf("  checkpoint at LSN %" PRIu64 ": valid, %" PRIu64
                    " keys in %u databases, %" PRIu64 " blocks, %" PRIu64
-                   " bytes, apply clock %" PRId64 "%s%s\n",
+                   " bytes, apply clock %" PRId64 "%s%s%s\n",
                    info.lsn, info.keys, (unsigned)info.ndb, info.blocks, info.file_size, info.now,
-                   info.flags & CKPT_F_WATCH ? ", WATCH table" : "",
+                   info.flags & CKPT_F_WATCH ? ", WATCH table" : "", access,
                    info.lsn > log_end     ? "; beyond the log's end: the server skips it"
                    : info.lsn < log_start ? "; below the log's start: the server skips it"
                                           : "");

@@ -5,8 +5,10 @@
  * store's, in Redis' order (store/types/t_restore.c), so the TTL's
  * verdict travels in the flags. The record carries the absolute expiry
  * and the encoding limits, so replay decodes the same value the same way.
- * IDLETIME and FREQ are checked and then ignored (AtticDB keeps no LRU or
- * LFU data).
+ * IDLETIME or FREQ (one of them: Redis takes the other as a syntax
+ * error) travels as a flag and the record's last argument, and the store
+ * sets the key's access data from it under the policy it applies with
+ * (D52).
  */
 #include <limits.h>
 #include <stdint.h>
@@ -24,6 +26,7 @@ int fe_enc_restore(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, 
     (void)d;
     uint32_t flags = 0;
     int abs = 0, idle = 0, freq = 0;
+    long long access = 0; /* the IDLETIME or FREQ value */
     for (int j = 4; j < a->argc; j++) {
         const char *o = a->argv[j];
         size_t n = a->lens[j];
@@ -38,6 +41,7 @@ int fe_enc_restore(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, 
                 return fe_enc_fail(e, FE_ERR_NOT_INT);
             if (v < 0) return fe_enc_fail(e, "ERR Invalid IDLETIME value, must be >= 0");
             idle = 1;
+            access = v;
             j++;
         } else if (fe_word_eq(o, n, "freq") && more && !idle) {
             if (str_to_ll(a->argv[j + 1], a->lens[j + 1], &v))
@@ -45,11 +49,14 @@ int fe_enc_restore(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, 
             if (v < 0 || v > 255)
                 return fe_enc_fail(e, "ERR Invalid FREQ value, must be >= 0 and <= 255");
             freq = 1;
+            access = v;
             j++;
         } else {
             return fe_enc_fail(e, FE_ERR_SYNTAX);
         }
     }
+    if (idle) flags |= ST_RESTORE_IDLETIME;
+    if (freq) flags |= ST_RESTORE_FREQ;
     long long ttl = 0;
     if (str_to_ll(a->argv[2], a->lens[2], &ttl)) {
         flags |= RESTORE_TTL_NOT_INT;
@@ -76,5 +83,6 @@ int fe_enc_restore(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, 
     lo = zn < 0 ? 0 : zn > UINT32_MAX ? UINT32_MAX : (uint64_t)zn;
     hi = zv < 0 ? 0 : zv > UINT32_MAX ? UINT32_MAX : (uint64_t)zv;
     fe_enc_i64(e, (int64_t)(lo | hi << 32));
+    fe_enc_i64(e, access); /* appended last: older records lack it (D52) */
     return 0;
 }

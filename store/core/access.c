@@ -97,3 +97,24 @@ unsigned st_access_freq(const st_access_t *a, const idx_entry_t *e, int64_t now_
 {
     return lfu_decayed(a, idx_access(e), now_ms);
 }
+
+int st_access_restore(const st_access_t *a, idx_entry_t *e, int64_t freq, int64_t idle_s,
+                      int64_t now_ms)
+{
+    if (st_policy_lfu(a->policy)) {
+        if (freq < 0) return 0;
+        idx_set_access(e, (lfu_minutes(now_ms) << 8) | ((uint32_t)freq & LFU_MAX));
+        return 1;
+    }
+    if (idle_s < 0) return 0;
+    /* Redis' arithmetic, so that any IDLETIME reads back as Redis' does:
+     * the seconds scaled to its clock's milliseconds and back in 64 bits
+     * (wrapping for an IDLETIME over 2^63 / 1000, as its multiply does),
+     * the clock less them, LRU_CLOCK_MAX added once when below zero, then
+     * kept to 24 bits (its lru field). */
+    int64_t idle = (int64_t)((uint64_t)idle_s * 1000u) / 1000;
+    int64_t at = (int64_t)lru_clock(now_ms) - idle;
+    if (at < 0) at += LRU_MAX;
+    idx_set_access(e, (uint32_t)((uint64_t)at & LRU_MAX));
+    return 1;
+}

@@ -55,5 +55,12 @@ void st_access_touch(st_access_t *a, idx_entry_t *e, int64_t now_ms);
  * (LFU data, decayed to now), both read-only. */
 uint64_t st_access_idle_ms(const idx_entry_t *e, int64_t now_ms);
 unsigned st_access_freq(const st_access_t *a, const idx_entry_t *e, int64_t now_ms);
+/* RESTORE's FREQ and IDLETIME (negative: not given), as Redis'
+ * objectSetLRUOrLFU: under an LFU policy freq (0-255) becomes the counter,
+ * decremented last at now_ms; under any other policy the access time
+ * becomes idle_s seconds before now_ms (wrapping as the LRU clock does);
+ * the other option is ignored. Returns 1 when e's data was set, else 0. */
+int st_access_restore(const st_access_t *a, idx_entry_t *e, int64_t freq, int64_t idle_s,
+                      int64_t now_ms);
 
 #endif

@@ -23,6 +23,7 @@
 #include "command.h"
 #include "handlers.h"
 #include "resp.h"
+#include "store/core/access.h"
 #include "store/core/entry.h"
 #include "store/core/hash.h"
 #include "store/core/index.h"
@@ -730,8 +731,23 @@ static const restore_fn readers[ST_RDB_LIST_QUICKLIST_2 + 1] = {
     [ST_RDB_ZSET_LISTPACK] = read_zset_listpack,
 };
 
+/* A restored key's access data: fresh, as Redis' new object's (REPLACE
+ * keeps nothing of the old key's), then IDLETIME or FREQ, read at the
+ * apply clock (the record's time on replay, so a replayed key has been
+ * idle since the RESTORE plus IDLETIME). */
+static void restore_access(store_ctx_t *ctx, const apply_args_t *a, uint32_t flags, idx_entry_t *e)
+{
+    st_access_new(&ctx->access, e, ctx->now);
+    if (a->argc < 8 || a->argv[7].len != 8) return;
+    int64_t v = cmd_get_i64(a->argv[7].ptr);
+    st_access_restore(&ctx->access, e, flags & ST_RESTORE_FREQ ? v : -1,
+                      flags & ST_RESTORE_IDLETIME ? v : -1, ctx->now);
+}
+
 /* CMD_RESTORE key payload flags expire_at hash_limits intset_limit
- * [zset_limits: records written before zsets lack it; Redis' defaults]. */
+ * [zset_limits: records written before zsets lack it; Redis' defaults]
+ * [access: IDLETIME's or FREQ's value, as the flags say; records written
+ * before D52 lack it, and their keys get fresh access data]. */
 void st_apply_restore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     const rec_arg_t *key = &a->argv[0];
@@ -773,6 +789,7 @@ void st_apply_restore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         return;
     }
     st_ent_store(a->db, slot, e);
+    restore_access(ctx, a, flags, e);
     if (x.expire_at && x.expire_at <= ctx->now) { /* already expired: only the delete */
         idx_entry_t **s = idx_find(&a->db->ix, key->ptr, key->len);
         if (s) st_remove(a->db, s);

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ckpt.h"
 #include "harness.h"
 
 TestSuite(check, .fini = srv_cleanup_all, .timeout = 60);
@@ -122,4 +123,111 @@ Test(check, cut_fails_cleanly_when_a_call_fails)
     redisFree(c);
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
+}
+
+/* Rewrite the checkpoint at path block by block (same header, same
+ * blocks), with the ACCESS blocks' payloads through damage(): the CRCs are
+ * right, so only the access data's sense can make it invalid. */
+static void rewrite_access(const char *dir, const char *path,
+                           void (*damage)(unsigned char *p, uint64_t *n, uint32_t *items))
+{
+    ckpt_reader_t r;
+    cr_assert_eq(ckpt_reader_open(&r, path, 0), 0, "%s", r.err);
+    ckpt_writer_t w;
+    cr_assert_eq(ckpt_writer_open(&w, dir, &r.info), 0);
+    int damaged = 0;
+    for (;;) {
+        uint32_t type, items;
+        const unsigned char *p;
+        uint64_t n;
+        int k = ckpt_reader_next(&r, &type, &items, &p, &n);
+        cr_assert_geq(k, 0, "%s", r.err);
+        if (k == 0) break;
+        unsigned char *copy = malloc(n ? n : 1);
+        memcpy(copy, p, n);
+        if (type == CKPT_BLK_ACCESS && !damaged++) damage(copy, &n, &items);
+        ckpt_put(&w, type, copy, n);
+        w.items = items; /* as read: ckpt_item_done would split a large block */
+        cr_assert_eq(ckpt_flush_block(&w), 0);
+        free(copy);
+    }
+    cr_assert(damaged, "the checkpoint has no access data");
+    ckpt_reader_close(&r);
+    cr_assert_eq(ckpt_writer_commit(&w), 0);
+}
+
+static void bits_past_24(unsigned char *p, uint64_t *n, uint32_t *items)
+{
+    (void)n, (void)items;
+    uint32_t bits = 1u << 24;
+    memcpy(p + 8, &bits, 4); /* the first item's bits */
+}
+
+static void one_item_less(unsigned char *p, uint64_t *n, uint32_t *items)
+{
+    uint32_t klen;
+    memcpy(&klen, p + 4, 4);
+    memmove(p, p + 12 + klen, *n - 12 - klen); /* the first item gone */
+    *n -= 12 + klen;
+    (*items)--;
+}
+
+static void trailing_bytes(unsigned char *p, uint64_t *n, uint32_t *items)
+{
+    (void)p, (void)items;
+    (*n)--; /* the last item's key cut short by one byte */
+}
+
+/* atticdb-check lists a checkpoint's access data (block type 6, D49) with
+ * its item and block counts, and refuses it as the store's loader does:
+ * bits past 24, an item less than the keys, an item cut short; in each
+ * case the server too skips the file ("malformed access data") and
+ * replays the log instead, with every key there. */
+Test(check, access_data_listed_and_verified_as_the_loader_does)
+{
+    void (*damages[])(unsigned char *, uint64_t *, uint32_t *) = {bits_past_24, one_item_less,
+                                                                  trailing_bytes};
+    const char *whys[] = {"an item cut short, past the last database or with bits past 24",
+                          "not one item per key", "an item cut short"};
+    for (size_t d = 0; d < sizeof damages / sizeof damages[0]; d++) {
+        srv_t s;
+        cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+        redisContext *c = srv_connect(&s);
+        for (int i = 0; i < 300; i++)
+            freeReplyObject(redisCommand(c, "SET key:%d v", i));
+        freeReplyObject(redisCommand(c, "SELECT 3"));
+        for (int i = 0; i < 5; i++)
+            freeReplyObject(redisCommand(c, "SET other:%d v", i));
+        redisFree(c);
+        cr_assert_eq(srv_stop(&s), 0); /* a clean stop writes a checkpoint */
+
+        char out[8192];
+        cr_assert_eq(run_check(s.dir, out, sizeof(out)), 0, "%s", out);
+        cr_assert(strstr(out, "305 keys in 16 databases") &&
+                      strstr(out, "access data: 305 items in 1 blocks"),
+                  "%s", out);
+        uint64_t *v;
+        size_t n;
+        cr_assert_eq(ckpt_list(s.dir, 0, &v, &n), 0);
+        cr_assert_eq(n, 1);
+        char path[4096];
+        ckpt_path(path, sizeof(path), s.dir, v[0], 0);
+        free(v);
+        rewrite_access(s.dir, path, damages[d]);
+        cr_assert_eq(run_check(s.dir, out, sizeof(out)), 1, "%s", out);
+        char want[200];
+        snprintf(want, sizeof(want), "INVALID (malformed access data (%s", whys[d]);
+        cr_assert(strstr(out, want), "want \"%s\" in:\n%s", want, out);
+
+        cr_assert_eq(srv_restart(&s), 0);
+        c = srv_connect(&s);
+        redisReply *r = redisCommand(c, "DBSIZE");
+        cr_assert_eq(r->integer, 300, "the log replayed instead");
+        freeReplyObject(r);
+        redisFree(c);
+        cr_assert(srv_log_contains(&s, "malformed access data", NULL),
+                  "the server did not refuse the file too");
+        srv_stop(&s);
+        srv_cleanup(&s);
+    }
 }

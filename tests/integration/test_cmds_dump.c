@@ -2,14 +2,18 @@
  * test_cmds_dump.c - DUMP and RESTORE (D34) between a real atticdb-server
  * and a real redis-server 7.0.15: values DUMPed by Redis RESTORE into
  * AtticDB and read back the same, values DUMPed by AtticDB RESTORE into
- * Redis, and the small values whose payloads must be byte-equal.
+ * Redis, the small values whose payloads must be byte-equal, and
+ * RESTORE's IDLETIME and FREQ read back by OBJECT as Redis' (D52), live
+ * and after a replay.
  */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "redis_diff.h"
 
@@ -312,4 +316,150 @@ Test(dump, list_max_listpack_size_shapes_the_nodes)
         same(a, r, "DUMP %s", key);
     }
     end_both(&d, r, a);
+}
+
+/* The integer of an integer reply, or LLONG_MIN for any other reply. */
+static long long int_or_min(const redisReply *x)
+{
+    return x->type == REDIS_REPLY_INTEGER ? x->integer : LLONG_MIN;
+}
+
+/* OBJECT sub key on both: the same reply; two IDLETIME integers may be
+ * apart by the seconds a clock moved between the two servers' replies. */
+static void same_access(redisContext *r, redisContext *a, const char *sub, const char *what)
+{
+    redisReply *x = q(r, "OBJECT %s x", sub), *y = q(a, "OBJECT %s x", sub);
+    cr_assert_eq(x->type, y->type, "OBJECT %s after %s: %s vs %s", sub, what, x->str ? x->str : "",
+                 y->str ? y->str : "");
+    if (x->type == REDIS_REPLY_ERROR) cr_assert_str_eq(y->str, x->str, "%s after %s", sub, what);
+    long long rx = int_or_min(x), ay = int_or_min(y);
+    if (!strcmp(sub, "IDLETIME"))
+        cr_assert(rx - ay <= 2 && ay - rx <= 2, "IDLETIME after %s: redis %lld, atticdb %lld", what,
+                  rx, ay);
+    else
+        cr_assert_eq(ay, rx, "FREQ after %s: redis %lld, atticdb %lld", what, rx, ay);
+    freeReplyObject(x), freeReplyObject(y);
+}
+
+/* RESTORE's IDLETIME and FREQ set the key's access data as Redis'
+ * objectSetLRUOrLFU does (D52): FREQ the counter under an LFU policy,
+ * IDLETIME the idle seconds under any other (noeviction included), the
+ * other option ignored, REPLACE giving a fresh key's data (a hot key
+ * replaced without FREQ reads 5); values past the LRU clock's 24 bits
+ * wrap as Redis' do. OBJECT FREQ and IDLETIME (replies or errors) are
+ * compared after each, under each policy, set by CONFIG SET. */
+Test(dump, restore_idletime_and_freq_set_the_access_data_as_redis)
+{
+    diff_t d;
+    redisContext *r, *a;
+    start_both(&d, &r, &a);
+    redisContext *both[] = {r, a};
+    const char *policies[] = {"allkeys-lru", "allkeys-lfu", "noeviction", "volatile-lfu"};
+    const char *opts[] = {"",
+                          "IDLETIME 100",
+                          "FREQ 7",
+                          "IDLETIME 0",
+                          "FREQ 0",
+                          "FREQ 255",
+                          "IDLETIME 99999999",
+                          "IDLETIME 16777216",
+                          "IDLETIME 9223372036854775807",
+                          "IDLETIME 9223372036854776",
+                          "REPLACE",
+                          "REPLACE FREQ 3",
+                          "REPLACE IDLETIME 5000",
+                          "ABSTTL IDLETIME 7 REPLACE"};
+    for (int s = 0; s < 2; s++)
+        freeReplyObject(q(both[s], "SET src hello"));
+    redisReply *p = q(r, "DUMP src");
+    for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
+        for (int s = 0; s < 2; s++) {
+            redisReply *ok = q(both[s], "CONFIG SET maxmemory-policy %s", policies[i]);
+            cr_assert_str_eq(ok->str, "OK");
+            freeReplyObject(ok);
+        }
+        for (size_t j = 0; j < sizeof opts / sizeof opts[0]; j++) {
+            char what[128], cmd[128];
+            snprintf(what, sizeof what, "RESTORE x 0 <payload> %s under %s", opts[j], policies[i]);
+            snprintf(cmd, sizeof cmd, "RESTORE x 0 %%b %s", opts[j]);
+            for (int s = 0; s < 2; s++) {
+                freeReplyObject(q(both[s], "DEL x"));
+                if (strstr(opts[j], "REPLACE")) {
+                    freeReplyObject(q(both[s], "SET x old"));
+                    for (int k = 0; k < 300; k++) /* a hot key: its counter grows */
+                        freeReplyObject(q(both[s], "GET x"));
+                }
+            }
+            redisReply *x = q(r, cmd, p->str, p->len), *y = q(a, cmd, p->str, p->len);
+            cr_assert_eq(x->type, y->type, "%s", what);
+            cr_assert_str_eq(y->str ? y->str : "", x->str ? x->str : "", "%s", what);
+            freeReplyObject(x), freeReplyObject(y);
+            same_access(r, a, "FREQ", what);
+            same_access(r, a, "IDLETIME", what);
+        }
+    }
+    freeReplyObject(p);
+    end_both(&d, r, a);
+}
+
+/* OBJECT sub key on c, an integer (asserted). */
+static long long object_int(redisContext *c, const char *sub, const char *key)
+{
+    redisReply *x = q(c, "OBJECT %s %s", sub, key);
+    cr_assert_eq(x->type, REDIS_REPLY_INTEGER, "OBJECT %s %s: %s", sub, key, x->str);
+    long long v = x->integer;
+    freeReplyObject(x);
+    return v;
+}
+
+/* RESTORE ... FREQ / IDLETIME are in the record (D52): after a kill -9
+ * (no checkpoint after the RESTOREs, so the store replays them) OBJECT
+ * FREQ reads the FREQ given (lfu-decay-time 0: no decay) and a key
+ * restored without it a fresh 5; under LRU the idle time is IDLETIME's
+ * plus the seconds since the RESTORE, not the seconds since the replay. */
+Test(dump, restore_access_options_survive_a_replay)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --maxmemory-policy allkeys-lfu --lfu-decay-time 0"),
+                 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    freeReplyObject(q(c, "SET src hello"));
+    redisReply *p = q(c, "DUMP src");
+    cr_assert_eq(p->type, REDIS_REPLY_STRING);
+    freeReplyObject(q(c, "RESTORE hot 0 %b FREQ 200", p->str, p->len));
+    freeReplyObject(q(c, "RESTORE plain 0 %b", p->str, p->len));
+    freeReplyObject(q(c, "RESTORE lru 0 %b IDLETIME 5000", p->str, p->len));
+    cr_assert_eq(object_int(c, "FREQ", "hot"), 200);
+    redisFree(c);
+    srv_kill_all(&s);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    cr_assert_not_null(c);
+    cr_assert_eq(object_int(c, "FREQ", "hot"), 200, "FREQ 200 replayed");
+    cr_assert_eq(object_int(c, "FREQ", "plain"), 5, "no FREQ: a fresh counter");
+    cr_assert_eq(object_int(c, "FREQ", "lru"), 5, "IDLETIME ignored under LFU");
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
+
+    cr_assert_eq(srv_start(&s, "--frontends 1 --maxmemory-policy allkeys-lru"), 0);
+    c = srv_connect(&s);
+    cr_assert_not_null(c);
+    time_t t0 = time(NULL);
+    freeReplyObject(q(c, "RESTORE lru 0 %b IDLETIME 5000", p->str, p->len));
+    freeReplyObject(q(c, "RESTORE hot 0 %b FREQ 200", p->str, p->len));
+    redisFree(c);
+    srv_kill_all(&s);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    cr_assert_not_null(c);
+    long long idle = object_int(c, "IDLETIME", "lru"), passed = (long long)(time(NULL) - t0);
+    cr_assert(idle >= 5000 && idle <= 5000 + passed + 1,
+              "IDLETIME 5000 replayed: %lld s idle, %lld s after the RESTORE", idle, passed);
+    cr_assert_leq(object_int(c, "IDLETIME", "hot"), passed + 1, "FREQ ignored under LRU");
+    freeReplyObject(p);
+    redisFree(c);
+    srv_stop(&s);
+    srv_cleanup(&s);
 }
