@@ -99,7 +99,7 @@ int fe_enc_block_timeout(const struct fe_args *a, int i, fe_enc_t *e);
 /* A blocking form's fixed head (CMD_BLPOP, CMD_BZPOPMIN): the client,
  * its protocol, the side (tail / highest scores), the store's kind of
  * waiter (enum st_block_kind: 1 BLPOP/BRPOP, 2 BLMPOP, 4 BZPOPMIN/MAX,
- * 5 BZMPOP) and the count (t_list.c). */
+ * 5 BZMPOP, 6 XREADGROUP) and the count (t_list.c). */
 void fe_enc_block_head(const struct fe_conn *c, fe_enc_t *e, cmd_id_t op, int side, uint32_t kind,
                        long long count);
 /* Refuse with "ERR invalid expire time in '<cmd>' command". Returns -1. */

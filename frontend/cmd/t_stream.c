@@ -1,6 +1,7 @@
 /*
  * t_stream.c - canonical encoding of the stream writes (encode.h), in a
- * frontend process: XADD, XTRIM, XDEL, XSETID. Their records hold the
+ * frontend process: XADD, XTRIM, XDEL, XSETID, XGROUP, XACK, XCLAIM,
+ * XAUTOCLAIM and XREADGROUP. Their records hold the
  * user's arguments unchanged (an ID of "*" included: the store resolves
  * it with the record's apply clock, D39). XADD's and XTRIM's options are
  * checked here with the parser the store uses (common/streamid.c), so bad
@@ -33,5 +34,28 @@ int fe_enc_xplain(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, f
 {
     (void)c;
     fe_enc_plain(e, d->id, 1, a);
+    return 0;
+}
+
+/* XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...
+ * (D46): the options are checked here, as Redis checks them before any
+ * key is looked up; the keys, the group and the IDs are the store's. The
+ * record is a blocking one (client, protocol, two unused words and the
+ * waiter's kind, as CMD_BLPOP's) followed by the user's words: with
+ * BLOCK the client may wait for the store's reply (block.c). */
+int fe_enc_xreadgroup(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    sid_xread_args_t o;
+    const char *err;
+    if (sid_xread_parse(a->argc - 1, a->argv + 1, a->lens + 1, 1, &o, &err))
+        return fe_enc_fail(e, "%s", err);
+    fe_enc_block_head(c, e, CMD_XREADGROUP, 0, 6, 0); /* ST_BLOCK_STREAM_GROUP */
+    fe_enc_tail(e, a, 1);
+    if (o.block_ms >= 0) {
+        e->blocks = 1;
+        /* A deadline past the clock's range is no deadline (forever). */
+        e->block_ms = o.block_ms > INT64_MAX - shm_now_ms() ? 0 : o.block_ms;
+    }
     return 0;
 }

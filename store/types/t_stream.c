@@ -32,24 +32,12 @@
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"
 
-/* The record's arguments as the pointer and length arrays streamid.c
- * takes (free both with free()). */
-static void arrays_of(const rec_arg_t *argv, uint16_t argc, const char ***p, uint32_t **n)
-{
-    *p = st_xmalloc(sizeof(**p) * (argc ? argc : 1));
-    *n = st_xmalloc(sizeof(**n) * (argc ? argc : 1));
-    for (uint16_t i = 0; i < argc; i++) {
-        (*p)[i] = (const char *)argv[i].ptr;
-        (*n)[i] = argv[i].len;
-    }
-}
-
 static int trim_parse(const rec_arg_t *argv, uint16_t argc, int xadd, sid_trim_args_t *o,
                       const char **err)
 {
     const char **p;
     uint32_t *n;
-    arrays_of(argv, argc, &p, &n);
+    st_args_arrays(argv, argc, &p, &n);
     int rc = sid_trim_parse(argc, p, n, xadd, o, err);
     free(p);
     free(n);
@@ -59,19 +47,7 @@ static int trim_parse(const rec_arg_t *argv, uint16_t argc, int xadd, sid_trim_a
 #define parse_id st_parse_sid
 #define reply_id st_reply_sid
 
-/* [id, [field, value, ...]] */
-static void reply_entry(buf_t *r, const st_sentry_t *e)
-{
-    resp_array(r, 2);
-    reply_id(r, e->id);
-    resp_array(r, 2ll * e->npairs);
-    for (uint32_t k = 0; k < 2 * e->npairs; k++) {
-        const unsigned char *p;
-        uint32_t n;
-        st_sentry_item(e, k, &p, &n);
-        resp_bulk(r, p, n);
-    }
-}
+#define reply_entry st_reply_entry
 
 static void account(store_ctx_t *ctx, const st_stream_t *s, uint64_t before)
 {
