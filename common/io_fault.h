@@ -32,6 +32,10 @@
  * committed CMD_CHUNK, "bigfinal" its Nth value whose chunks are all
  * committed and whose final record is not claimed yet, "bigapply" the
  * store's Nth applied CMD_CHUNK; KILL there kills the process.
+ * XREADGROUP ... BLOCK (D46): "xrgparked" is the store's Nth waiter
+ * queued by a live apply (its record applied, its reply deferred),
+ * "xrgserved" its Nth waiter served inside the record that touched its
+ * key (the PEL written, the reply built and not sent); KILL kills it.
  *
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
  * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
@@ -103,6 +107,9 @@ enum io_fault_point {
     IO_FAULT_BIG_CHUNK = 15, /* "bigchunk": a frontend committed one CMD_CHUNK */
     IO_FAULT_BIG_FINAL = 16, /* "bigfinal": every chunk committed, the final not claimed */
     IO_FAULT_BIG_APPLY = 17, /* "bigapply": the store applied a CMD_CHUNK */
+    /* XREADGROUP ... BLOCK (D46), the store applying live: */
+    IO_FAULT_XRG_PARKED = 18, /* "xrgparked": a waiter queued, its reply deferred */
+    IO_FAULT_XRG_SERVED = 19, /* "xrgserved": a waiter served (PEL written), no reply sent */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -12,12 +12,14 @@
  * subcommand's own), and a refused record changes nothing, live or on
  * replay.
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "pubsub.h"
 #include "handlers.h"
+#include "io_fault.h"
 #include "resp.h"
 #include "store/core/entry.h"
 #include "store/core/object.h"
@@ -696,6 +698,7 @@ static void readgroup_wait(store_ctx_t *ctx, const apply_args_t *a, const sid_xr
                            .dst = {(const unsigned char *)names.data, (uint32_t)names.len}};
     st_block_wait(ctx, a, &sp, r);
     buf_free(&names);
+    if (r && !ctx->in_exec && io_fault_point(IO_FAULT_XRG_PARKED) == IO_FAULT_KILL) raise(SIGKILL);
 }
 
 /* CMD_XREADGROUP client proto 0 kind 0 GROUP g c [options] STREAMS
@@ -797,5 +800,6 @@ int st_stream_group_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *
         resp_bulk(r, key->ptr, key->len);
     }
     deliver_new(ctx, s, g, c, (uint64_t)w->count, w->right, r);
+    if (r && io_fault_point(IO_FAULT_XRG_SERVED) == IO_FAULT_KILL) raise(SIGKILL);
     return ST_SERVED;
 }
