@@ -2,11 +2,12 @@
  * test_stream_groups.c - stream consumer groups (D42) between a real
  * atticdb-server and a real redis-server 7.0.15: XGROUP CREATE (MKSTREAM,
  * ENTRIESREAD) SETID DESTROY CREATECONSUMER DELCONSUMER HELP and XINFO
- * GROUPS compared byte for byte (errors included, RESP2 and RESP3, inside
- * MULTI), XINFO CONSUMERS by shape (its idle times come from each
- * server's clock), and groups that come back with the same DEBUG DIGEST
- * from a checkpoint (clean stop) and from the log (SIGKILL of every
- * process).
+ * GROUPS, XREADGROUP, XCLAIM and XAUTOCLAIM compared byte for byte
+ * (errors included, RESP2 and RESP3, inside MULTI), XINFO CONSUMERS by
+ * shape (its idle times come from each server's clock), and groups, with
+ * the pending entries those commands leave, that come back with the same
+ * DEBUG DIGEST from a checkpoint (clean stop) and from the log (SIGKILL of
+ * every process).
  */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
@@ -330,6 +331,21 @@ static void group_writes(redisContext *c, int round)
         must(c, "XGROUP CREATECONSUMER s%d g c%d", round, i);
     must(c, "XGROUP DELCONSUMER s%d g c%d", round, 2);
     must(c, "XGROUP SETID s%d h 0-%d", round, 5);
+    /* The PEL and counters XREADGROUP, XCLAIM and XAUTOCLAIM leave (D46),
+     * their delivery times the records'. */
+    must(c, "XREADGROUP GROUP g c1 COUNT 5 STREAMS s%d >", round, 0);
+    must(c, "XREADGROUP GROUP g c3 COUNT 3 STREAMS s%d s0 > >", round, 0);
+    must(c, "XREADGROUP GROUP h c9 NOACK STREAMS s%d >", round, 0);
+    redisReply *r = cmd(c, round ? "XRANGE s1 - + COUNT 2" : "XRANGE s0 - + COUNT 2");
+    char del[128], claim[128];
+    snprintf(del, sizeof(del), "XDEL s%d %s", round, r->element[0]->element[0]->str);
+    snprintf(claim, sizeof(claim), "XCLAIM s%d g c4 0 %s RETRYCOUNT 4", round,
+             r->element[1]->element[0]->str);
+    freeReplyObject(r);
+    freeReplyObject(cmd(c, del));
+    must(c, "XREADGROUP GROUP g c1 COUNT 2 STREAMS s%d 0-%d", round, 0);
+    freeReplyObject(cmd(c, claim));
+    must(c, "XAUTOCLAIM s%d g c%d 0 0 COUNT 3", round, 5);
 }
 
 /* Groups and consumers come back from a checkpoint (a clean stop writes
@@ -362,7 +378,7 @@ Test(stream_groups, survive_checkpoint_and_sigkill)
         for (size_t k = 0; k < g1->element[i]->elements; k++)
             cr_assert_eq(g2->element[i]->element[k]->integer, g1->element[i]->element[k]->integer);
     redisReply *cs = cmd(c, "XINFO CONSUMERS s0 g");
-    cr_assert_eq(cs->elements, 4, "four consumers after DELCONSUMER");
+    cr_assert_eq(cs->elements, 5, "c0 c1 c3 c4, and c5 made by XAUTOCLAIM");
     freeReplyObject(cs);
 
     group_writes(c, 1);
