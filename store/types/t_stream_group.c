@@ -705,7 +705,8 @@ static void readgroup_wait(store_ctx_t *ctx, const apply_args_t *a, const sid_xr
  * key... id... (CMD_BLPOP's head; the frontend checked the options).
  * Nothing changes before every stream passed readgroup_check. A history
  * always answers, ">" when the stream has entries above the group's last
- * ID; the consumer is made or seen on every stream. None answered: with
+ * ID; the consumer is made or seen on each stream that answers (7.0.15:
+ * a read that waits makes none until it is served). None answered: with
  * BLOCK the client waits, else a null array. It is no WATCHed change
  * (Redis signals none). */
 void st_apply_xreadgroup(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
@@ -739,9 +740,9 @@ void st_apply_xreadgroup(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         int history = st_sid_cmp(gt[i], SID_MAX) != 0;
         uint64_t len = st_stream_len(s);
         int serve = history || (len && st_sid_cmp(st_stream_at(s, len - 1)->id, g->last_id) > 0);
+        if (!serve) continue;
         st_sconsumer_t *c =
             consumer_seen(ctx, s, g, a->dbnum, &keys[i], consumer->ptr, consumer->len);
-        if (!serve) continue;
         served++;
         if (proto != 3) resp_array(&body, 2);
         resp_bulk(&body, keys[i].ptr, keys[i].len);

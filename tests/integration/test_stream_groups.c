@@ -151,6 +151,8 @@ Test(stream_groups, xreadgroup_byte_for_byte)
     D(&d, "xreadgroup", "group", "g", "c", "count", "2", "streams", "s", ">");
     D(&d, "xreadgroup", "group", "g", "c", "count", "0", "streams", "s", ">");
     D(&d, "xreadgroup", "group", "g", "c", "streams", "s", ">");
+    D(&d, "xreadgroup", "group", "g", "nobody", "streams", "s", ">");
+    D(&d, "xinfo", "groups", "s");
     D(&d, "xreadgroup", "group", "g", "c", "block", "100", "streams", "s", "0");
     D(&d, "xpending", "s", "g");
     D(&d, "xinfo", "groups", "s");
