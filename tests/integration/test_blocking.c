@@ -656,6 +656,22 @@ Test(blocking, xreadgroup_block_matches_redis)
     D(&d, "DEL", "s");
     both_reply1(&d, __LINE__, "XREADGROUP's key deleted");
     both_blocked(&d, 0);
+    D(&d, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    BLOCK1(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">");
+    both_blocked(&d, 1);
+    D(&d, "SET", "s", "string");
+    both_reply1(&d, __LINE__, "XREADGROUP's key replaced by a string");
+    D(&d, "DEL", "s");
+    D(&d, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    BLOCK1(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">");
+    both_blocked(&d, 1);
+    BLOCK1(&d, "BLPOP", "nolist", "0"); /* sent on conn 1 after its XREADGROUP: queued */
+    D(&d, "FLUSHALL");
+    both_reply1(&d, __LINE__, "XREADGROUP's database flushed");
+    both_blocked(&d, 1); /* the BLPOP waits on: a flush serves no pop */
+    D(&d, "RPUSH", "nolist", "x");
+    both_reply1(&d, __LINE__, "BLPOP after the flush");
+    both_blocked(&d, 0);
     ONE(d.r[1], "HELLO", "3");
     ONE(d.a[1], "HELLO", "3");
     D(&d, "XGROUP", "CREATE", "r3", "g", "$", "MKSTREAM");

@@ -193,6 +193,8 @@ Test(stream_groups, xreadgroup_byte_for_byte)
     D(&d, "xreadgroup", "group", "nog", "c", "streams", "m", "0");
     D(&d, "EXEC");
     D(&d, "xpending", "m", "g");
+    D(&d, "command", "info", "xreadgroup", "xclaim", "xautoclaim");
+    D(&d, "command", "getkeys", "xreadgroup", "group", "g", "c", "streams", "a", "b", ">", ">");
     rdiff_end_both(&d);
 }
 
