@@ -134,7 +134,9 @@ static int xclaim_options(store_ctx_t *ctx, const apply_args_t *a, uint16_t j, x
                                     : "ERR Invalid TIME option argument for XCLAIM");
                 return -1;
             }
-            o->delivered = idle ? ctx->now - v : v;
+            /* Wrapping as Redis' mstime_t arithmetic does; a result out of
+             * [0, now] becomes now below. */
+            o->delivered = idle ? (int64_t)((uint64_t)ctx->now - (uint64_t)v) : v;
         } else if (st_arg_is(x, "RETRYCOUNT") && more) {
             j++;
             if (str_to_ll((const char *)a->argv[j].ptr, a->argv[j].len, &o->retries)) {
