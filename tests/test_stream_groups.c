@@ -344,8 +344,8 @@ static void take_reply(void *arg, uint16_t origin, uint64_t id, const buf_t *bod
 /* A waiter of XREADGROUP BLOCK is served inside the XADD that adds an
  * entry: the serve writes the PEL at the XADD's time; one of another
  * group behind a waiter with nothing new is still served; a group
- * destroyed answers -NOGROUP, a key deleted -UNBLOCKED. (The harness's
- * records come from no frontend, so the waiters are added directly.) */
+ * destroyed answers -NOGROUP. (The waiters are added directly, with
+ * chosen ids and names.) */
 Test(sgroups, blocked_readgroup_served_inside_xadd)
 {
     wr(T0, CMD_XGROUP, "CREATE", "s", "g", "$", "MKSTREAM", NULL);
@@ -386,4 +386,56 @@ Test(sgroups, blocked_readgroup_served_inside_xadd)
                      "exists\r\n");
     buf_free(&all);
     st_block_set_live(ctx, 0);
+}
+
+/* CMD_XREADBLOCK (XREAD with BLOCK, D46): answered by the record in log
+ * order, or its client waits after the IDs ("$": the last ID when the
+ * record is applied); a waiter is served by an XADD past its ID only, one
+ * passed over leaving those behind it free to be served. */
+Test(sgroups, xread_block_record_and_waiter)
+{
+    wr(T0, CMD_XADD, "s", "1-1", "f", "a", NULL);
+    cr_assert_str_eq(wr(T0, CMD_XREADBLOCK, "#i64:7", "#u32:3", "#u32:0", "#u32:7", "#i64:0",
+                        "BLOCK", "0", "STREAMS", "s", "0", NULL),
+                     "%1\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\na\r\n");
+    cr_assert_str_eq(wr(T0, CMD_XREADBLOCK, "#i64:7", "#u32:2", "#u32:0", "#u32:7", "#i64:0",
+                        "BLOCK", "0", "STREAMS", "s", "$", NULL),
+                     "", "nothing after 1-1: its client waits, the reply deferred");
+    cr_assert_eq(st_block_count(ctx), 1);
+    cr_assert_str_eq(wr(T0, CMD_XREADBLOCK, "#i64:7", "#u32:2", "#u32:0", "#u32:7", "#i64:0",
+                        "BLOCK", "0", "GROUP", "g", "c", "STREAMS", "s", "$", NULL),
+                     "-ERR The GROUP option is only supported by XREADGROUP. You called XREAD "
+                     "instead.\r\n");
+    st_block_set_live(ctx, 1);
+    rec_arg_t key = {(const unsigned char *)"s", 1};
+    unsigned char after[16];
+    cmd_put_i64(after, 3); /* 3-0 */
+    cmd_put_i64(after + 8, 0);
+    st_waiter_spec_t sp = {.id = 200,
+                           .client_id = 20,
+                           .origin = 1,
+                           .kind = ST_BLOCK_STREAM_READ,
+                           .proto = 2,
+                           .count = 1000,
+                           .nkeys = 1,
+                           .keys = &key,
+                           .dst = {after, 16}};
+    cr_assert_eq(st_block_add(ctx, &sp), 0);
+    wr(T0, CMD_XADD, "s", "2-1", "f", "b", NULL);
+    cr_assert_eq(st_block_count(ctx), 1, "the record's waiter served; 2-1 is not after 3-0");
+    wr(T0, CMD_XADD, "s", "4-1", "f", "c", NULL);
+    cr_assert_eq(st_block_count(ctx), 0);
+    buf_t all;
+    buf_init(&all);
+    st_block_take_replies(ctx, take_reply, &all);
+    buf_append(&all, "", 1);
+    const char *mine = strstr(all.data, "[200]");
+    cr_assert_not_null(mine);
+    cr_assert_str_eq(mine, "[200]*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n4-1\r\n*2\r\n$1\r\nf\r\n"
+                           "$1\r\nc\r\n");
+    const char *first = strstr(all.data, "$3\r\n2-1\r\n");
+    cr_assert(first && first < mine, "the record's waiter got 2-1, first");
+    buf_free(&all);
+    st_block_set_live(ctx, 0);
+    sh_check_replay("sgroups");
 }

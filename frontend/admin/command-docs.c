@@ -4017,9 +4017,9 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\n"
         "keystep\r\n:1\r\n$5\r\nlimit\r\n:2\r\n~0\r\n",
         369,
-        "%5\r\n$7\r\nsummary\r\n$82\r\nEntries above the IDs given of one or more streams; BLOCK onl"
-        "y when some are there\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\n"
-        "group\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$28\r\nO(M) in the entries returned\r\n"
+        "%5\r\n$7\r\nsummary\r\n$76\r\nEntries above the IDs given of one or more streams; BLOCK wai"
+        "ts for new ones\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nstream\r\n$10\r\ncomplexity\r\n$28\r\nO(M) in the entries returned\r\n"
         "$9\r\narguments\r\n*3\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\n"
         "type\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\n"
         "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$12\r\nmilliseconds\r\n"
@@ -4030,7 +4030,7 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n"
         "~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n"
         "$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
-        676},
+        670},
     {"xack",
         "*10\r\n$4\r\nxack\r\n:-4\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n"
         ":1\r\n~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"

@@ -37,25 +37,48 @@ int fe_enc_xplain(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, f
     return 0;
 }
 
-/* XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id...
- * (D46): the options are checked here, as Redis checks them before any
- * key is looked up; the keys, the group and the IDs are the store's. The
- * record is a blocking one (client, protocol, two unused words and the
- * waiter's kind, as CMD_BLPOP's) followed by the user's words: with
- * BLOCK the client may wait for the store's reply (block.c). */
-int fe_enc_xreadgroup(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+/* The record of XREADGROUP (group set: CMD_XREADGROUP, waiter kind 6,
+ * ST_BLOCK_STREAM_GROUP) or of XREAD with BLOCK (CMD_XREADBLOCK, kind 7,
+ * ST_BLOCK_STREAM_READ), D46: the options are checked here, as Redis
+ * checks them before any key is looked up (the keys, groups and IDs are
+ * the store's); a blocking record (client, protocol, two unused words and
+ * the waiter's kind, as CMD_BLPOP's) followed by the user's words. With
+ * BLOCK the client may wait for the store's reply (block.c), 0 ms or a
+ * deadline past the clock's range meaning forever. */
+static int enc_stream_read(const fe_conn_t *c, const fe_args_t *a, fe_enc_t *e, int group)
 {
-    (void)d;
     sid_xread_args_t o;
     const char *err;
-    if (sid_xread_parse(a->argc - 1, a->argv + 1, a->lens + 1, 1, &o, &err))
+    if (sid_xread_parse(a->argc - 1, a->argv + 1, a->lens + 1, group, &o, &err))
         return fe_enc_fail(e, "%s", err);
-    fe_enc_block_head(c, e, CMD_XREADGROUP, 0, 6, 0); /* ST_BLOCK_STREAM_GROUP */
+    fe_enc_block_head(c, e, group ? CMD_XREADGROUP : CMD_XREADBLOCK, 0, group ? 6 : 7, 0);
     fe_enc_tail(e, a, 1);
     if (o.block_ms >= 0) {
         e->blocks = 1;
-        /* A deadline past the clock's range is no deadline (forever). */
         e->block_ms = o.block_ms > INT64_MAX - shm_now_ms() ? 0 : o.block_ms;
     }
     return 0;
+}
+
+/* XREADGROUP GROUP g c [COUNT n] [BLOCK ms] [NOACK] STREAMS key... id... */
+int fe_enc_xreadgroup(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    return enc_stream_read(c, a, e, 1);
+}
+
+int fe_xread_blocks(const fe_args_t *a)
+{
+    sid_xread_args_t o;
+    const char *err;
+    return sid_xread_parse(a->argc - 1, a->argv + 1, a->lens + 1, 0, &o, &err) == 0 &&
+           o.block_ms >= 0;
+}
+
+/* XREAD ... BLOCK ms ...: the store answers it at once or queues the
+ * client. */
+int fe_enc_xreadblock(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    return enc_stream_read(c, a, e, 0);
 }

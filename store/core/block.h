@@ -34,6 +34,9 @@ enum st_block_kind {
      * COUNT, dst the group and consumer (u32 group length, group,
      * consumer: types/t_stream_group.c) */
     ST_BLOCK_STREAM_GROUP = 6,
+    /* XREAD ... BLOCK: [[key, entries]]; count the COUNT, dst the IDs
+     * waited after, 16 bytes per key (types/t_stream.c) */
+    ST_BLOCK_STREAM_READ = 7,
     ST_BLOCK_KINDS
 };
 

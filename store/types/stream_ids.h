@@ -57,6 +57,20 @@ static inline void st_reply_entry(buf_t *r, const st_sentry_t *e)
     }
 }
 
+/* The head of a blocked reader's reply, one stream served (XREAD and
+ * XREADGROUP BLOCK, D46): [[key, ...]], or RESP3's {key: ...}; the
+ * entries follow. */
+static inline void st_reply_served_key(buf_t *r, int proto, const rec_arg_t *key)
+{
+    if (proto == 3) {
+        resp_map(r, 3, 1);
+    } else {
+        resp_array(r, 1);
+        resp_array(r, 2);
+    }
+    resp_bulk(r, key->ptr, key->len);
+}
+
 /* The record's arguments as the pointer and length arrays streamid.c
  * takes (free both with free()). */
 static inline void st_args_arrays(const rec_arg_t *argv, uint16_t argc, const char ***p,

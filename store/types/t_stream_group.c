@@ -791,15 +791,7 @@ int st_stream_group_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *
     }
     if (st_sid_cmp(st_stream_meta_c(s)->last_id, g->last_id) <= 0) return ST_PASSED;
     st_sconsumer_t *c = consumer_seen(ctx, s, g, a->dbnum, key, cname, w->dst.len - 4 - glen);
-    if (r) {
-        if (w->proto == 3) {
-            resp_map(r, 3, 1);
-        } else {
-            resp_array(r, 1);
-            resp_array(r, 2);
-        }
-        resp_bulk(r, key->ptr, key->len);
-    }
+    if (r) st_reply_served_key(r, w->proto, key);
     deliver_new(ctx, s, g, c, (uint64_t)w->count, w->right, r);
     if (r && io_fault_point(IO_FAULT_XRG_SERVED) == IO_FAULT_KILL) raise(SIGKILL);
     return ST_SERVED;

@@ -683,6 +683,14 @@ Test(blocking, xreadgroup_block_matches_redis)
     rdiff_end_both(&d);
 }
 
+/* Send w's blocking command (hiredis splits it into words) and wait until
+ * n clients are blocked. */
+#define PARK(w, p, n, cmd)                                                                         \
+    do {                                                                                           \
+        send_only((w), cmd);                                                                       \
+        wait_blocked((p), (n));                                                                    \
+    } while (0)
+
 /* Close the n connections given, then stop the server (a clean exit). */
 static void close_and_stop(int n, ...)
 {
@@ -737,12 +745,9 @@ Test(blocking, xreadgroup_across_frontends)
     freeReplyObject(q(p, "XGROUP CREATE s g $ MKSTREAM"));
     freeReplyObject(q(p, "XGROUP CREATE s h $"));
     freeReplyObject(q(p, "XGROUP CREATE other g $ MKSTREAM"));
-    send_only(w1, "XREADGROUP GROUP g a BLOCK 0 STREAMS s >");
-    wait_blocked(p, 1);
-    send_only(w2, "XREADGROUP GROUP g b BLOCK 0 STREAMS other s > >");
-    wait_blocked(p, 2);
-    send_only(w3, "XREADGROUP GROUP h c BLOCK 0 STREAMS s >");
-    wait_blocked(p, 3);
+    PARK(w1, p, 1, "XREADGROUP GROUP g a BLOCK 0 STREAMS s >");
+    PARK(w2, p, 2, "XREADGROUP GROUP g b BLOCK 0 STREAMS other s > >");
+    PARK(w3, p, 3, "XREADGROUP GROUP h c BLOCK 0 STREAMS s >");
     freeReplyObject(q(p, "XADD s 1-0 f v"));
     expect_group_entry(w1, "s", "1-0");
     expect_group_entry(w3, "s", "1-0");
@@ -754,22 +759,19 @@ Test(blocking, xreadgroup_across_frontends)
     expect_group_entry(w2, "s", "2-0");
     wait_blocked(p, 0);
     /* A parked client on a frontend that dies. */
-    send_only(w1, "XREADGROUP GROUP g a BLOCK 0 STREAMS s >");
-    wait_blocked(p, 1);
+    PARK(w1, p, 1, "XREADGROUP GROUP g a BLOCK 0 STREAMS s >");
     pid_t old = child("atticdb-server: frontend 0");
     kill(old, SIGKILL);
     respawned("atticdb-server: frontend 0", old);
     redisContext *w4 = conn_on(0);
-    send_only(w4, "XREADGROUP GROUP g d BLOCK 0 STREAMS s >");
-    wait_blocked(p, 1);
+    PARK(w4, p, 1, "XREADGROUP GROUP g d BLOCK 0 STREAMS s >");
     freeReplyObject(q(p, "XADD s 3-0 f v"));
     expect_group_entry(w4, "s", "3-0");
     pel = pending_of(p, "s");
     cr_assert_str_eq(pel, "1-0:a:1 2-0:b:1 3-0:d:1", "the dead client got nothing");
     free(pel);
     /* A waiter parked across a kill -9 of everything. */
-    send_only(w4, "XREADGROUP GROUP g d BLOCK 0 STREAMS s >");
-    wait_blocked(p, 1);
+    PARK(w4, p, 1, "XREADGROUP GROUP g d BLOCK 0 STREAMS s >");
     char *before = digest(p);
     redisFree(w1);
     redisFree(w2);
@@ -822,4 +824,76 @@ Test(blocking, xreadgroup_store_killed_parked)
 Test(blocking, xreadgroup_store_killed_served)
 {
     store_killed_at("store.xrgserved:1:KILL");
+}
+
+/* ---- XREAD ... BLOCK (D46) ---- */
+
+/* Byte for byte against Redis: answered at once, served by an XADD and
+ * by an EXEC (COUNT), "$" as the stream's last ID when the command was
+ * applied, a deleted or replaced key keeps the client waiting, one stream
+ * of several, a timeout, RESP3. */
+Test(blocking, xread_block_matches_redis)
+{
+    diff_t d = {0};
+    rdiff_start_both_with(&d, "--frontends 2", NULL, 2);
+    D(&d, "XADD", "s", "1-0", "f", "v");
+    D(&d, "XREAD", "BLOCK", "0", "STREAMS", "s", "0");
+    BLOCK1(&d, "XREAD", "BLOCK", "0", "STREAMS", "s", "$");
+    both_blocked(&d, 1);
+    D(&d, "XADD", "s", "2-0", "f", "w");
+    both_reply1(&d, __LINE__, "XREAD served by XADD");
+    BLOCK1(&d, "XREAD", "COUNT", "1", "BLOCK", "0", "STREAMS", "nokey", "s", "$", "$");
+    both_blocked(&d, 1);
+    D(&d, "MULTI");
+    D(&d, "XADD", "s", "3-0", "f", "x");
+    D(&d, "XADD", "s", "4-0", "f", "y");
+    D(&d, "EXEC");
+    both_reply1(&d, __LINE__, "XREAD COUNT 1 served by EXEC");
+    BLOCK1(&d, "XREAD", "BLOCK", "0", "STREAMS", "s", "4-0");
+    both_blocked(&d, 1);
+    D(&d, "DEL", "s");
+    D(&d, "SET", "s", "string");
+    D(&d, "DEL", "s");
+    both_blocked(&d, 1);
+    D(&d, "XADD", "s", "5-0", "f", "z");
+    both_reply1(&d, __LINE__, "XREAD served by a new stream at the key");
+    BLOCK1(&d, "XREAD", "BLOCK", "0", "STREAMS", "a", "b", "$", "$");
+    both_blocked(&d, 1);
+    D(&d, "XADD", "b", "1-0", "x", "y");
+    both_reply1(&d, __LINE__, "XREAD served by its second stream");
+    DC(&d, 1, "XREAD", "BLOCK", "50", "STREAMS", "s", "$");
+    ONE(d.r[1], "HELLO", "3");
+    ONE(d.a[1], "HELLO", "3");
+    BLOCK1(&d, "XREAD", "BLOCK", "0", "STREAMS", "s", "$");
+    both_blocked(&d, 1);
+    D(&d, "XADD", "s", "6-0", "f", "r");
+    both_reply1(&d, __LINE__, "XREAD served in RESP3");
+    DC(&d, 1, "XREAD", "BLOCK", "50", "STREAMS", "s", "$");
+    rdiff_end_both(&d);
+}
+
+/* Readers blocked on one frontend, the writer on the other: every reader
+ * whose ID is below the new entry is served by one XADD (XREAD is no
+ * queue), one waiting after a higher ID keeps waiting while a reader
+ * behind it is served, and an XREADGROUP waiter on the same key is served
+ * by the same XADD. */
+Test(blocking, xread_across_frontends)
+{
+    cr_assert_eq(srv_start(&S, "--frontends 2"), 0);
+    redisContext *w1 = conn_on(0), *w2 = conn_on(0), *w3 = conn_on(0), *p = conn_on(1);
+    freeReplyObject(q(p, "XADD s 4-0 f v"));
+    freeReplyObject(q(p, "XGROUP CREATE s g $"));
+    PARK(w1, p, 1, "XREAD BLOCK 0 STREAMS s 7-0");
+    PARK(w2, p, 2, "XREAD BLOCK 0 STREAMS s $");
+    PARK(w3, p, 3, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+    freeReplyObject(q(p, "XADD s 5-0 f v"));
+    expect_group_entry(w2, "s", "5-0");
+    expect_group_entry(w3, "s", "5-0");
+    wait_blocked(p, 1);
+    PARK(w2, p, 2, "XREAD BLOCK 0 STREAMS s $");
+    freeReplyObject(q(p, "XADD s 8-0 f v"));
+    expect_group_entry(w1, "s", "8-0");
+    expect_group_entry(w2, "s", "8-0");
+    wait_blocked(p, 0);
+    close_and_stop(4, w1, w2, w3, p);
 }
