@@ -365,6 +365,16 @@ Test(sgroups, blocked_readgroup_served_inside_xadd)
                                .dst = {(const unsigned char *)names[i], 7}};
         cr_assert_eq(st_block_add(ctx, &sp), 0);
     }
+    /* The waiters through a checkpoint's block state, back in order. */
+    size_t n = st_block_state_size(ctx);
+    unsigned char *saved = malloc(n);
+    st_block_state_save(ctx, saved);
+    st_block_free(ctx);
+    cr_assert_eq(st_block_count(ctx), 0);
+    cr_assert_eq(st_block_state_load(ctx, saved, n), 0);
+    free(saved);
+    cr_assert_eq(st_block_count(ctx), 3);
+    st_block_set_live(ctx, 1);
     wr(T0 + 50, CMD_XADD, "s", "1-1", "f", "v", NULL);
     cr_assert_eq(st_block_count(ctx), 1, "c1 (group g) and c3 (group h) served, c2 waits");
     st_sgroup_t *g = sg_find(st_stream_groups(stream_of("s")), "g", 1);
