@@ -1,8 +1,9 @@
 /*
  * t_stream.c - the store's stream commands (handlers.h): the writes XADD,
- * XTRIM, XDEL, XSETID and the reads XLEN, XRANGE, XREVRANGE, XREAD and
- * XINFO STREAM. Store process only; a type handler (calls core/, called by
- * route.c) following route.c's determinism rules.
+ * XTRIM, XDEL, XSETID, the reads XLEN, XRANGE, XREVRANGE, XREAD and XINFO
+ * STREAM, and XREAD BLOCK's record (CMD_XREADBLOCK) and waiters (D46).
+ * Store process only; a type handler (calls core/, called by route.c)
+ * following route.c's determinism rules.
  *
  * Records hold the user's arguments unchanged. An ID of "*" is resolved
  * here with the record's apply clock (ctx->now, D14), never the wall

@@ -1,8 +1,9 @@
 /*
- * t_stream_group.c - the store's consumer-group commands (D42): the write
- * XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER, HELP) and
- * XACK, and the reads XINFO GROUPS, XINFO CONSUMERS and XINFO STREAM
- * FULL's groups. Store process only; a type
+ * t_stream_group.c - the store's consumer-group commands (D42, D46): the
+ * writes XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER,
+ * HELP), XACK and XREADGROUP (with its BLOCK waiters' serve), and the
+ * reads XINFO GROUPS, XINFO CONSUMERS and XINFO STREAM FULL's groups
+ * (XCLAIM and XAUTOCLAIM are t_stream_claim.c's). Store process only; a type
  * handler (calls core/sgroup.c, called by route.c) following route.c's
  * determinism rules: a consumer's times are the record's apply clock
  * (ctx->now, D14), so a replay makes the same groups.
