@@ -58,6 +58,8 @@ enum {
     F_ACCESS_LOAD,
     F_STREAM_WHOLE,
     F_BIG_REPLY,
+    F_XRG_PARKED,
+    F_XRG_SERVED,
     F_NOPS
 };
 
@@ -69,7 +71,7 @@ static const char *const op_names[F_NOPS] = {
     "ckptwritten", "ckptrenamed",  "ckptdelete",      "segdelete",      "segdeleted",
     "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied",
     "bigchunk",    "bigfinal",     "bigapply",        "ckptaccess",     "accessload",
-    "streamwhole", "bigreply"};
+    "streamwhole", "bigreply",     "xrgparked",       "xrgserved"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -322,7 +324,9 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_CKPT_ACCESS] = F_CKPT_ACCESS,
                               [IO_FAULT_ACCESS_LOAD] = F_ACCESS_LOAD,
                               [IO_FAULT_STREAM_WHOLE] = F_STREAM_WHOLE,
-                              [IO_FAULT_BIG_REPLY] = F_BIG_REPLY};
+                              [IO_FAULT_BIG_REPLY] = F_BIG_REPLY,
+                              [IO_FAULT_XRG_PARKED] = F_XRG_PARKED,
+                              [IO_FAULT_XRG_SERVED] = F_XRG_SERVED};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);

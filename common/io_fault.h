@@ -31,8 +31,12 @@
  * A value larger than one record (D31): "bigchunk" is a frontend's Nth
  * committed CMD_CHUNK, "bigfinal" its Nth value whose chunks are all
  * committed and whose final record is not claimed yet, "bigapply" the
- * store's Nth applied CMD_CHUNK; KILL there kills the process. A bulk
- * taken as chunks while it arrives (D48): "streamwhole" is a frontend's
+ * store's Nth applied CMD_CHUNK; KILL there kills the process.
+ * XREADGROUP ... BLOCK (D46): "xrgparked" is the store's Nth waiter
+ * queued by a live apply (its record applied, its reply deferred),
+ * "xrgserved" its Nth waiter served inside the record that touched its
+ * key (the PEL written, the reply built and not sent); KILL kills it.
+ * A bulk taken as chunks while it arrives (D48): "streamwhole" is a frontend's
  * Nth such bulk whose chunks are all committed, before its request runs
  * (its final not claimed); "bigreply" the store's Nth part of a large
  * value's reply put in a frontend's channel, the rest not yet.
@@ -111,6 +115,9 @@ enum io_fault_point {
     IO_FAULT_BIG_CHUNK = 15, /* "bigchunk": a frontend committed one CMD_CHUNK */
     IO_FAULT_BIG_FINAL = 16, /* "bigfinal": every chunk committed, the final not claimed */
     IO_FAULT_BIG_APPLY = 17, /* "bigapply": the store applied a CMD_CHUNK */
+    /* XREADGROUP ... BLOCK (D46), the store applying live: */
+    IO_FAULT_XRG_PARKED = 18, /* "xrgparked": a waiter queued, its reply deferred */
+    IO_FAULT_XRG_SERVED = 19, /* "xrgserved": a waiter served (PEL written), no reply sent */
     /* A large bulk taken as it arrives, a large value's reply in parts (D48): */
     IO_FAULT_STREAM_WHOLE = 20, /* "streamwhole": a streamed bulk all in chunks, request not run */
     IO_FAULT_BIG_REPLY = 21,    /* "bigreply": the store sent a part of a large value's reply */

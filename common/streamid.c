@@ -149,3 +149,50 @@ int sid_trim_parse(int argc, const char *const *argv, const uint32_t *lens, int 
     }
     return 0;
 }
+
+int sid_xread_parse(int argc, const char *const *argv, const uint32_t *lens, int group,
+                    sid_xread_args_t *o, const char **err)
+{
+    memset(o, 0, sizeof(*o));
+    o->block_ms = -1;
+    for (int i = 0; i < argc; i++) {
+        int more = argc - i - 1;
+        if (is(argv[i], lens[i], "BLOCK") && more) {
+            i++;
+            if (str_to_ll(argv[i], lens[i], &o->block_ms))
+                return *err = "ERR timeout is not an integer or out of range", -1;
+            if (o->block_ms < 0) return *err = "ERR timeout is negative", -1;
+        } else if (is(argv[i], lens[i], "COUNT") && more) {
+            i++;
+            if (str_to_ll(argv[i], lens[i], &o->count))
+                return *err = "ERR value is not an integer or out of range", -1;
+            if (o->count < 0) o->count = 0;
+        } else if (is(argv[i], lens[i], "STREAMS") && more) {
+            o->streams_at = i + 1;
+            if ((argc - o->streams_at) % 2)
+                return *err = "ERR Unbalanced XREAD list of streams: for each stream key an ID "
+                              "or '$' must be specified.",
+                       -1;
+            o->nstreams = (argc - o->streams_at) / 2;
+            break;
+        } else if (is(argv[i], lens[i], "GROUP") && more >= 2) {
+            if (!group)
+                return *err = "ERR The GROUP option is only supported by XREADGROUP. You called "
+                              "XREAD instead.",
+                       -1;
+            o->group_at = i + 1;
+            i += 2;
+        } else if (is(argv[i], lens[i], "NOACK")) {
+            if (!group)
+                return *err = "ERR The NOACK option is only supported by XREADGROUP. You called "
+                              "XREAD instead.",
+                       -1;
+            o->noack = 1;
+        } else {
+            return *err = "ERR syntax error", -1;
+        }
+    }
+    if (!o->streams_at) return *err = "ERR syntax error", -1;
+    if (group && !o->group_at) return *err = "ERR Missing GROUP option for XREADGROUP", -1;
+    return 0;
+}

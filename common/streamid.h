@@ -53,4 +53,22 @@ typedef struct sid_trim_args {
 int sid_trim_parse(int argc, const char *const *argv, const uint32_t *lens, int xadd,
                    sid_trim_args_t *out, const char **err);
 
+/* XREAD's and XREADGROUP's options (Redis 7.0.15's xreadCommand, its
+ * first loop): what comes before the keys' lookup. */
+typedef struct sid_xread_args {
+    long long count;    /* 0: no limit */
+    long long block_ms; /* -1: no BLOCK; 0: forever */
+    int noack;
+    int group_at;   /* the index of the group's name (the consumer's follows); 0: none */
+    int streams_at; /* the index of the first key */
+    int nstreams;
+} sid_xread_args_t;
+
+/* Parse argv[0, argc) (the words after the command's name) as XREAD's
+ * (group 0) or XREADGROUP's options, in Redis' order (7.0.15 takes any
+ * BLOCK that is not negative). Returns 0, or -1 with *err set to Redis'
+ * text. */
+int sid_xread_parse(int argc, const char *const *argv, const uint32_t *lens, int group,
+                    sid_xread_args_t *out, const char **err);
+
 #endif

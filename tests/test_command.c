@@ -89,8 +89,8 @@ static fe_conn_t enc_conn;
 /* Encode command d with argc words: every argument "1", or, when that is
  * refused (COPY 1 1: the same key; SETBIT 1 1 2), "1", "2", "3" ..., or
  * "1", "BEFORE", "LEFT", "LEFT" (LINSERT, LMOVE, LMPOP's keywords), or
- * "1", "1", "MIN" (ZMPOP's); then "1", "1", "1", "LEFT" (BLMPOP's), and
- * "1", "STORE", "3" (SORT's). */
+ * "1", "1", "MIN" (ZMPOP's); then "1", "1", "1", "LEFT" (BLMPOP's),
+ * "1", "STORE", "3" (SORT's) and XREADGROUP's GROUP g c STREAMS k >. */
 static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
 {
     static const char *const words[] = {"1", "2", "3", "4", "5", "6", "7", "8"};
@@ -100,6 +100,7 @@ static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
     static const char *const trims[] = {"1", "MAXLEN", "1", "4", "5", "6", "7", "8"};
     static const char *const ztimed[] = {"1", "1", "1", "MIN", "5", "6", "7", "8"};   /* BZMPOP */
     static const char *const stores[] = {"1", "STORE", "3", "4", "5", "6", "7", "8"}; /* SORT */
+    static const char *const grouped[] = {"GROUP", "g", "c", "STREAMS", "k", ">", "7", "8"};
     /* Static: an encoder may point e->argv at the arguments it was given
      * (fe_enc_plain), and the caller reads e after this returns. */
     static const char *argv[8];
@@ -109,12 +110,13 @@ static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
     enc_fe.cfg = &enc_cfg;
     enc_fe.limits.max_bulk_len = 512 * 1024 * 1024;
     enc_conn.fe = &enc_fe;
-    for (int attempt = 0; attempt < 8; attempt++) {
+    for (int attempt = 0; attempt < 9; attempt++) {
         fe_enc_init(e); /* as dispatch does before each encoder */
         argv[0] = d->name;
         lens[0] = (uint32_t)strlen(d->name);
         for (int i = 1; i < argc; i++) {
-            argv[i] = attempt == 7   ? stores[i - 1]
+            argv[i] = attempt == 8   ? grouped[i - 1] /* XREADGROUP */
+                      : attempt == 7 ? stores[i - 1]
                       : attempt == 6 ? ztimed[i - 1]
                       : attempt == 5 ? trims[i - 1]
                       : attempt == 4 ? timed[i - 1]
@@ -151,8 +153,8 @@ Test(registry, every_route_has_its_handler)
         int argc = d->arity < 0 ? -d->arity : d->arity;
         if (d->id == CMD_SORT) argc = 4; /* a write only with STORE destination */
         cr_assert_eq(encode_some(d, argc, &e), 0, "%s: encodes", d->name);
-        rec_arg_t args[FE_ENC_FIXED];
-        cr_assert_leq(e.argc, FE_ENC_FIXED);
+        rec_arg_t args[2 * FE_ENC_FIXED]; /* XREADGROUP's head and 6 words: 11 */
+        cr_assert_leq(e.argc, 2 * FE_ENC_FIXED);
         for (int k = 0; k < e.argc; k++) {
             args[k].ptr = e.argv[k];
             args[k].len = e.lens[k];

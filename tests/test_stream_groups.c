@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "command.h"
+#include "store/core/block.h"
 #include "store/core/entry.h"
 #include "store/core/index.h"
 #include "store/core/object.h"
@@ -136,6 +137,20 @@ Test(sgroups, xinfo_groups_lag)
     sh_check_replay("sgroups");
 }
 
+/* s written to a checkpoint and read back: the copy (the caller frees
+ * it), asserted to digest as s does; b holds the bytes. */
+static st_obj_t *ckpt_round_trip(st_stream_t *s, buf_t *b)
+{
+    st_stream_ops.ckpt_write((st_obj_t *)s, b);
+    st_obj_t *o = NULL;
+    cr_assert_eq(st_stream_ops.ckpt_read((const unsigned char *)b->data, b->len, &o), (long)b->len);
+    uint64_t d0, d1;
+    cr_assert_eq(st_stream_ops.digest(ctx, (st_obj_t *)s, &d0), 0);
+    cr_assert_eq(st_stream_ops.digest(ctx, o, &d1), 0);
+    cr_assert_eq(d0, d1, "read back as written");
+    return o;
+}
+
 Test(sgroups, accounting_and_checkpoint_round_trip)
 {
     uint64_t base = ctx->entry_bytes;
@@ -162,13 +177,9 @@ Test(sgroups, accounting_and_checkpoint_round_trip)
               "FULL shows the PEL and each consumer's, COUNT bounding both");
     buf_t b;
     buf_init(&b);
-    st_stream_ops.ckpt_write((st_obj_t *)s, &b);
-    st_obj_t *o = NULL;
-    cr_assert_eq(st_stream_ops.ckpt_read((const unsigned char *)b.data, b.len, &o), (long)b.len);
+    st_obj_t *o = ckpt_round_trip(s, &b);
     uint64_t d0, d1;
     cr_assert_eq(st_stream_ops.digest(ctx, (st_obj_t *)s, &d0), 0);
-    cr_assert_eq(st_stream_ops.digest(ctx, o, &d1), 0);
-    cr_assert_eq(d0, d1, "read back as written");
     st_sgroup_t *r = sg_find(st_stream_groups((st_stream_t *)o), "g1", 2);
     cr_assert_eq(r->npel, 2);
     cr_assert_eq(r->pel[1].count, 3);
@@ -243,4 +254,198 @@ Test(sgroups, xack_removes_pending_ids)
     wr(T0, CMD_SET, "str", "v", "#u32:0", "#i64:0", NULL);
     cr_assert_str_eq(wr(T0, CMD_XACK, "str", "g", "1", NULL),
                      "-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
+}
+
+/* XREADGROUP's record: CMD_BLPOP's head (client, protocol, two unused
+ * words, the waiter's kind) then the user's words. */
+#define XRG(t, ...)                                                                                \
+    wr((t), CMD_XREADGROUP, "#i64:7", "#u32:2", "#u32:0", "#u32:6", "#i64:0", __VA_ARGS__, NULL)
+
+/* XREADGROUP, XCLAIM and XAUTOCLAIM (D46) take every time from the
+ * record: a delivery's time is its record's, idle is judged by the
+ * claiming record's clock; the replay reaches the same digest, and a
+ * checkpoint of the PEL they made reads back the same. */
+Test(sgroups, readgroup_and_claims_use_the_record_time)
+{
+    wr(T0, CMD_XADD, "s", "1-1", "f", "a", NULL);
+    wr(T0, CMD_XADD, "s", "2-1", "f", "b", NULL);
+    wr(T0, CMD_XADD, "s", "3-1", "f", "c", NULL);
+    wr(T0, CMD_XGROUP, "CREATE", "s", "g", "0", NULL);
+    cr_assert_str_eq(XRG(T0 + 5, "GROUP", "g", "alice", "COUNT", "2", "STREAMS", "s", ">"),
+                     "*1\r\n*2\r\n$1\r\ns\r\n*2\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\na\r\n"
+                     "*2\r\n$3\r\n2-1\r\n*2\r\n$1\r\nf\r\n$1\r\nb\r\n");
+    st_sgroup_t *g = sg_find(st_stream_groups(stream_of("s")), "g", 1);
+    cr_assert_eq(g->npel, 2);
+    cr_assert_eq(g->pel[0].delivered, T0 + 5, "delivered at the record's time");
+    cr_assert_eq(g->c[0]->seen, T0 + 5);
+    cr_assert(g->last_id.ms == 2 && g->entries_read == 2);
+    cr_assert_str_eq(
+        XRG(T0 + 6, "GROUP", "g", "bob", "NOACK", "STREAMS", "s", ">"),
+        "*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n3-1\r\n*2\r\n$1\r\nf\r\n$1\r\nc\r\n");
+    cr_assert_eq(g->npel, 2, "NOACK pends nothing");
+    cr_assert_eq(g->nc, 2, "bob made");
+    cr_assert_str_eq(XRG(T0 + 7, "GROUP", "g", "bob", "STREAMS", "s", ">"), "*-1\r\n");
+    cr_assert_eq(g->c[1]->seen, T0 + 6, "not seen by a read that answers nothing (7.0.15)");
+    cr_assert_str_eq(XRG(T0 + 7, "GROUP", "g", "nobody", "STREAMS", "s", ">"), "*-1\r\n");
+    cr_assert_eq(g->nc, 2, "nor made");
+    wr(T0, CMD_XDEL, "s", "2-1", NULL);
+    cr_assert_str_eq(XRG(T0 + 20, "GROUP", "g", "alice", "STREAMS", "s", "0"),
+                     "*1\r\n*2\r\n$1\r\ns\r\n*2\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\na\r\n"
+                     "*2\r\n$3\r\n2-1\r\n*-1\r\n",
+                     "history: a deleted entry is [id, null]");
+    cr_assert(g->pel[0].delivered == T0 + 20 && g->pel[0].count == 2);
+    cr_assert(g->pel[1].delivered == T0 + 5 && g->pel[1].count == 1,
+              "a deleted one is not counted");
+    cr_assert_str_eq(XRG(T0, "GROUP", "g", "alice", "STREAMS", "s", "$"),
+                     "-ERR The $ ID is meaningless in the context of XREADGROUP: you want to read "
+                     "the history of this consumer by specifying a proper ID, or use the > ID to "
+                     "get new messages. The $ ID would just return an empty result set.\r\n");
+    /* Idle by the claiming record's clock: 1-1 was delivered at T0 + 20. */
+    cr_assert_str_eq(wr(T0 + 69, CMD_XCLAIM, "s", "g", "carol", "50", "1-1", "JUSTID", NULL),
+                     "*0\r\n");
+    cr_assert_eq(g->nc, 2, "nothing claimed: no consumer made");
+    cr_assert_str_eq(wr(T0 + 70, CMD_XCLAIM, "s", "g", "carol", "50", "1-1", "JUSTID", NULL),
+                     "*1\r\n$3\r\n1-1\r\n");
+    cr_assert(g->pel[0].owner == g->c[2] && g->pel[0].delivered == T0 + 70 && g->pel[0].count == 2,
+              "JUSTID keeps the count");
+    cr_assert_str_eq(wr(T0 + 70, CMD_XCLAIM, "s", "g", "carol", "0", "1-1", "IDLE", "30",
+                        "RETRYCOUNT", "9", NULL),
+                     "*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\na\r\n");
+    cr_assert(g->pel[0].delivered == T0 + 40 && g->pel[0].count == 9);
+    cr_assert_str_eq(rd(T0 + 100, CMD_XPENDING, "s", "g", "-", "+", "9", NULL),
+                     "*2\r\n*4\r\n$3\r\n1-1\r\n$5\r\ncarol\r\n:60\r\n:9\r\n*4\r\n$3\r\n2-1\r\n"
+                     "$5\r\nalice\r\n:95\r\n:1\r\n");
+    cr_assert_str_eq(wr(T0 + 100, CMD_XAUTOCLAIM, "s", "g", "dave", "61", "0", NULL),
+                     "*3\r\n$3\r\n0-0\r\n*0\r\n*1\r\n$3\r\n2-1\r\n",
+                     "the deleted 2-1 leaves the PEL; 1-1 is idle 60 only");
+    cr_assert_eq(g->npel, 1);
+    cr_assert_str_eq(wr(T0 + 101, CMD_XAUTOCLAIM, "s", "g", "dave", "61", "0", NULL),
+                     "*3\r\n$3\r\n0-0\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\na\r\n"
+                     "*0\r\n");
+    cr_assert(g->pel[0].delivered == T0 + 101 && g->pel[0].count == 10);
+    /* The PEL the records made round-trips through a checkpoint. */
+    st_stream_t *s = stream_of("s");
+    buf_t b;
+    buf_init(&b);
+    st_stream_ops.free(ckpt_round_trip(s, &b));
+    buf_free(&b);
+    sh_check_replay("sgroups");
+}
+
+static void take_reply(void *arg, uint16_t origin, uint64_t id, const buf_t *body)
+{
+    (void)origin;
+    buf_t *all = arg;
+    char t[32];
+    buf_append(all, t, (size_t)snprintf(t, sizeof(t), "[%llu]", (unsigned long long)id));
+    buf_append(all, body->data, body->len);
+}
+
+/* A waiter of XREADGROUP BLOCK is served inside the XADD that adds an
+ * entry: the serve writes the PEL at the XADD's time; one of another
+ * group behind a waiter with nothing new is still served; a group
+ * destroyed answers -NOGROUP. (The waiters are added directly, with
+ * chosen ids and names.) */
+Test(sgroups, blocked_readgroup_served_inside_xadd)
+{
+    wr(T0, CMD_XGROUP, "CREATE", "s", "g", "$", "MKSTREAM", NULL);
+    wr(T0, CMD_XGROUP, "CREATE", "s", "h", "$", NULL);
+    st_block_set_live(ctx, 1);
+    const char *names[3] = {"\x01\0\0\0gc1", "\x01\0\0\0gc2", "\x01\0\0\0hc3"};
+    for (int i = 0; i < 3; i++) {
+        rec_arg_t key = {(const unsigned char *)"s", 1};
+        st_waiter_spec_t sp = {.id = 100 + (uint64_t)i,
+                               .client_id = 10 + (uint64_t)i,
+                               .origin = 1,
+                               .kind = ST_BLOCK_STREAM_GROUP,
+                               .proto = 2,
+                               .count = 1000,
+                               .nkeys = 1,
+                               .keys = &key,
+                               .dst = {(const unsigned char *)names[i], 7}};
+        cr_assert_eq(st_block_add(ctx, &sp), 0);
+    }
+    /* The waiters through a checkpoint's block state, back in order. */
+    size_t n = st_block_state_size(ctx);
+    unsigned char *saved = malloc(n);
+    st_block_state_save(ctx, saved);
+    st_block_free(ctx);
+    cr_assert_eq(st_block_count(ctx), 0);
+    cr_assert_eq(st_block_state_load(ctx, saved, n), 0);
+    free(saved);
+    cr_assert_eq(st_block_count(ctx), 3);
+    st_block_set_live(ctx, 1);
+    wr(T0 + 50, CMD_XADD, "s", "1-1", "f", "v", NULL);
+    cr_assert_eq(st_block_count(ctx), 1, "c1 (group g) and c3 (group h) served, c2 waits");
+    st_sgroup_t *g = sg_find(st_stream_groups(stream_of("s")), "g", 1);
+    st_sgroup_t *h = sg_find(st_stream_groups(stream_of("s")), "h", 1);
+    cr_assert(g->npel == 1 && g->pel[0].delivered == T0 + 50 && g->c[0]->nlen == 2);
+    cr_assert(h->npel == 1 && h->pel[0].owner == h->c[0]);
+    wr(T0, CMD_XGROUP, "DESTROY", "s", "g", NULL);
+    cr_assert_eq(st_block_count(ctx), 0, "c2 leaves when its group is destroyed");
+    buf_t all;
+    buf_init(&all);
+    st_block_take_replies(ctx, take_reply, &all);
+    buf_append(&all, "", 1);
+    cr_assert_str_eq(all.data,
+                     "[100]*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n"
+                     "$1\r\nv\r\n"
+                     "[102]*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n"
+                     "$1\r\nv\r\n"
+                     "[101]-NOGROUP the consumer group this client was blocked on no longer "
+                     "exists\r\n");
+    buf_free(&all);
+    st_block_set_live(ctx, 0);
+}
+
+/* CMD_XREADBLOCK (XREAD with BLOCK, D46): answered by the record in log
+ * order, or its client waits after the IDs ("$": the last ID when the
+ * record is applied); a waiter is served by an XADD past its ID only, one
+ * passed over leaving those behind it free to be served. */
+Test(sgroups, xread_block_record_and_waiter)
+{
+    wr(T0, CMD_XADD, "s", "1-1", "f", "a", NULL);
+    cr_assert_str_eq(wr(T0, CMD_XREADBLOCK, "#i64:7", "#u32:3", "#u32:0", "#u32:7", "#i64:0",
+                        "BLOCK", "0", "STREAMS", "s", "0", NULL),
+                     "%1\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$1\r\na\r\n");
+    cr_assert_str_eq(wr(T0, CMD_XREADBLOCK, "#i64:7", "#u32:2", "#u32:0", "#u32:7", "#i64:0",
+                        "BLOCK", "0", "STREAMS", "s", "$", NULL),
+                     "", "nothing after 1-1: its client waits, the reply deferred");
+    cr_assert_eq(st_block_count(ctx), 1);
+    cr_assert_str_eq(wr(T0, CMD_XREADBLOCK, "#i64:7", "#u32:2", "#u32:0", "#u32:7", "#i64:0",
+                        "BLOCK", "0", "GROUP", "g", "c", "STREAMS", "s", "$", NULL),
+                     "-ERR The GROUP option is only supported by XREADGROUP. You called XREAD "
+                     "instead.\r\n");
+    st_block_set_live(ctx, 1);
+    rec_arg_t key = {(const unsigned char *)"s", 1};
+    unsigned char after[16];
+    cmd_put_i64(after, 3); /* 3-0 */
+    cmd_put_i64(after + 8, 0);
+    st_waiter_spec_t sp = {.id = 200,
+                           .client_id = 20,
+                           .origin = 1,
+                           .kind = ST_BLOCK_STREAM_READ,
+                           .proto = 2,
+                           .count = 1000,
+                           .nkeys = 1,
+                           .keys = &key,
+                           .dst = {after, 16}};
+    cr_assert_eq(st_block_add(ctx, &sp), 0);
+    wr(T0, CMD_XADD, "s", "2-1", "f", "b", NULL);
+    cr_assert_eq(st_block_count(ctx), 1, "the record's waiter served; 2-1 is not after 3-0");
+    wr(T0, CMD_XADD, "s", "4-1", "f", "c", NULL);
+    cr_assert_eq(st_block_count(ctx), 0);
+    buf_t all;
+    buf_init(&all);
+    st_block_take_replies(ctx, take_reply, &all);
+    buf_append(&all, "", 1);
+    const char *mine = strstr(all.data, "[200]");
+    cr_assert_not_null(mine);
+    cr_assert_str_eq(mine, "[200]*1\r\n*2\r\n$1\r\ns\r\n*1\r\n*2\r\n$3\r\n4-1\r\n*2\r\n$1\r\nf\r\n"
+                           "$1\r\nc\r\n");
+    const char *first = strstr(all.data, "$3\r\n2-1\r\n");
+    cr_assert(first && first < mine, "the record's waiter got 2-1, first");
+    buf_free(&all);
+    st_block_set_live(ctx, 0);
+    sh_check_replay("sgroups");
 }

@@ -4017,9 +4017,9 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\n"
         "keystep\r\n:1\r\n$5\r\nlimit\r\n:2\r\n~0\r\n",
         369,
-        "%5\r\n$7\r\nsummary\r\n$82\r\nEntries above the IDs given of one or more streams; BLOCK onl"
-        "y when some are there\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\n"
-        "group\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$28\r\nO(M) in the entries returned\r\n"
+        "%5\r\n$7\r\nsummary\r\n$76\r\nEntries above the IDs given of one or more streams; BLOCK wai"
+        "ts for new ones\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nstream\r\n$10\r\ncomplexity\r\n$28\r\nO(M) in the entries returned\r\n"
         "$9\r\narguments\r\n*3\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\n"
         "type\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\n"
         "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$12\r\nmilliseconds\r\n"
@@ -4030,7 +4030,7 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n"
         "~1\r\n+multiple\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n"
         "$6\r\nstring\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
-        676},
+        670},
     {"xack",
         "*10\r\n$4\r\nxack\r\n:-4\r\n~2\r\n+write\r\n+fast\r\n:1\r\n:1\r\n"
         ":1\r\n~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~0\r\n~1\r\n%3\r\n"
@@ -4049,6 +4049,92 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "name\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\nstring\r\n$5\r\nflags\r\n"
         "~1\r\n+multiple\r\n",
         421},
+    {"xreadgroup",
+        "*10\r\n$10\r\nxreadgroup\r\n:-7\r\n~3\r\n+write\r\n+blocking\r\n"
+        "+movablekeys\r\n:0\r\n:0\r\n:0\r\n~4\r\n+@write\r\n+@stream\r\n"
+        "+@slow\r\n+@blocking\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n"
+        "+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$7\r\nkeyword\r\n$4\r\nspec\r\n%2\r\n$7\r\nkeyword\r\n$7\r\nSTREAMS\r\n"
+        "$9\r\nstartfrom\r\n:4\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:2\r\n~0\r\n",
+        373,
+        "%5\r\n$7\r\nsummary\r\n$108\r\nEntries of streams for a consumer of a group: new ones (>) o"
+        "r its own pending ones; BLOCK waits for new ones\r\n$5\r\nsince\r\n"
+        "$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n"
+        "$28\r\nO(M) in the entries returned\r\n$9\r\narguments\r\n*5\r\n"
+        "%4\r\n$4\r\nname\r\n$14\r\ngroup_consumer\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\ntoken\r\n$5\r\nGROUP\r\n$9\r\narguments\r\n*2\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\ngroup\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$8\r\nconsumer\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%4\r\n$4\r\nname\r\n$12\r\nmilliseconds\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n$5\r\ntoken\r\n$5\r\nBLOCK\r\n$5\r\nflags\r\n~1\r\n"
+        "+optional\r\n%4\r\n$4\r\nname\r\n$5\r\nnoack\r\n$4\r\ntype\r\n"
+        "$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nNOACK\r\n$5\r\nflags\r\n"
+        "~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$7\r\nstreams\r\n$4\r\n"
+        "type\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$7\r\nSTREAMS\r\n$9\r\n"
+        "arguments\r\n*2\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n"
+        "+multiple\r\n%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        997},
+    {"xclaim",
+        "*10\r\n$6\r\nxclaim\r\n:-6\r\n~2\r\n+write\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~1\r\n$23\r\n"
+        "nondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n"
+        "+update\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        335,
+        "%5\r\n$7\r\nsummary\r\n$70\r\nGive pending entries idle long enough to another consumer of "
+        "the group\r\n$5\r\nsince\r\n$5\r\n5.0.0\r\n$5\r\ngroup\r\n$6\r\n"
+        "stream\r\n$10\r\ncomplexity\r\n$46\r\nO(log N) per ID in the group's pending entries\r\n"
+        "$9\r\narguments\r\n*11\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\ngroup\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$8\r\nconsumer\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n"
+        "$4\r\nname\r\n$13\r\nmin-idle-time\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%3\r\n$4\r\nname\r\n$2\r\nid\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "$5\r\nflags\r\n~1\r\n+multiple\r\n%4\r\n$4\r\nname\r\n$2\r\nms\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$4\r\nIDLE\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$22\r\nunix-time-milliseconds\r\n"
+        "$4\r\ntype\r\n$9\r\nunix-time\r\n$5\r\ntoken\r\n$4\r\nTIME\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\ncount\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$10\r\nRETRYCOUNT\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$5\r\nforce\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$5\r\nFORCE\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$6\r\njustid\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$6\r\nJUSTID\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$2\r\nid\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n$5\r\ntoken\r\n$6\r\nLASTID\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n",
+        1123},
+    {"xautoclaim",
+        "*10\r\n$10\r\nxautoclaim\r\n:-6\r\n~2\r\n+write\r\n+fast\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@stream\r\n+@fast\r\n~1\r\n$23\r\n"
+        "nondeterministic_output\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n"
+        "+delete\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n"
+        "$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n"
+        ":0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        340,
+        "%5\r\n$7\r\nsummary\r\n$82\r\nGive the pending entries idle long enough, from a start ID on"
+        ", to another consumer\r\n$5\r\nsince\r\n$5\r\n6.2.0\r\n$5\r\n"
+        "group\r\n$6\r\nstream\r\n$10\r\ncomplexity\r\n$22\r\nO(1) per entry scanned\r\n"
+        "$9\r\narguments\r\n*7\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%2\r\n$4\r\n"
+        "name\r\n$5\r\ngroup\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\n"
+        "name\r\n$8\r\nconsumer\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n"
+        "$4\r\nname\r\n$13\r\nmin-idle-time\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%4\r\n$4\r\nname\r\n$5\r\ncount\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "$5\r\ntoken\r\n$5\r\nCOUNT\r\n$5\r\nflags\r\n~1\r\n+optional\r\n"
+        "%4\r\n$4\r\nname\r\n$6\r\njustid\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$6\r\nJUSTID\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        681},
     {"xpending",
         "*10\r\n$8\r\nxpending\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n"
         ":1\r\n~3\r\n+@read\r\n+@stream\r\n+@slow\r\n~1\r\n$23\r\nnondeterministic_output\r\n"

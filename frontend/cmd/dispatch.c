@@ -188,7 +188,7 @@ static int dispatch_write_once(fe_conn_t *c, const cmd_desc_t *d, const fe_args_
 {
     if (fe_write_refused(c)) return 0;
     if (c->reads_outstanding) return -EBUSY;
-    fe_encode_fn encode = fe_encoder(d->id);
+    fe_encode_fn encode = d->id == CMD_XREAD ? fe_enc_xreadblock : fe_encoder(d->id);
     if (!encode) {
         fe_reply_errorf(c, "ERR command '%s' is not implemented", d->name);
         return 0;
@@ -482,6 +482,13 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         buf_free(&out);
         return dispatch_write(c, d, &a);
     case CMD_ROUTE_READ:
+        /* XREAD BLOCK's waiter is log state (D46): written, as BLPOP is,
+         * except on a replica, whose log is its leader's. */
+        if (d->id == CMD_XREAD && fe_xread_blocks(&a) &&
+            !atomic_load(&c->fe->shm->repl.is_replica)) {
+            buf_free(&out);
+            return dispatch_write(c, d, &a);
+        }
         break;
     }
     buf_free(&out);

@@ -99,9 +99,15 @@ int fe_enc_block_timeout(const struct fe_args *a, int i, fe_enc_t *e);
 /* A blocking form's fixed head (CMD_BLPOP, CMD_BZPOPMIN): the client,
  * its protocol, the side (tail / highest scores), the store's kind of
  * waiter (enum st_block_kind: 1 BLPOP/BRPOP, 2 BLMPOP, 4 BZPOPMIN/MAX,
- * 5 BZMPOP) and the count (t_list.c). */
+ * 5 BZMPOP, 6 XREADGROUP) and the count (t_list.c). */
 void fe_enc_block_head(const struct fe_conn *c, fe_enc_t *e, cmd_id_t op, int side, uint32_t kind,
                        long long count);
+/* XREAD with a valid BLOCK: it is written as a CMD_XREADBLOCK record by
+ * fe_enc_xreadblock instead of read (D46), since its waiter is log state
+ * (t_stream.c). */
+int fe_xread_blocks(const struct fe_args *a);
+int fe_enc_xreadblock(const struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a,
+                      fe_enc_t *e);
 /* Refuse with "ERR invalid expire time in '<cmd>' command". Returns -1. */
 int fe_enc_fail_expire(fe_enc_t *e, const char *cmd);
 

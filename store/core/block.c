@@ -323,8 +323,15 @@ void st_block_serve_ready(store_ctx_t *ctx, const apply_args_t *a, const st_bloc
         if (!b->ready_head) b->ready_tail = NULL;
         k->ready = 0;
         k->serving = 1;
-        while (k->head) {
-            st_waiter_t *w = k->head->w;
+        /* Waiters passed over stay at the head, in their order: the next
+         * one to try is the one after them. */
+        uint32_t passed = 0;
+        for (;;) {
+            st_wnode_t *n = k->head;
+            for (uint32_t i = 0; n && i < passed; i++)
+                n = n->next;
+            if (!n) break;
+            st_waiter_t *w = n->w;
             rec_arg_t key = {k->bytes, k->len};
             st_db_t *db = st_db(ctx, w->dbnum);
             if (!db) break;
@@ -332,9 +339,11 @@ void st_block_serve_ready(store_ctx_t *ctx, const apply_args_t *a, const st_bloc
             buf_t tmp;
             buf_init(&tmp);
             int rc = serve[w->kind](ctx, &wa, w, &key, b->live ? &tmp : NULL);
-            if (rc == ST_NOT_SERVED) {
+            if (rc == ST_NOT_SERVED || rc == ST_PASSED) {
                 buf_free(&tmp);
-                break;
+                if (rc == ST_NOT_SERVED) break;
+                passed++;
+                continue;
             }
             if (b->live) {
                 buf_t *r = reply_for(b, w);

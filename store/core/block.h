@@ -30,6 +30,13 @@ enum st_block_kind {
     ST_BLOCK_LIST_MOVE = 3, /* BLMOVE BRPOPLPUSH: the element moved */
     ST_BLOCK_ZSET_POP = 4,  /* BZPOPMIN BZPOPMAX: [key, member, score] */
     ST_BLOCK_ZSET_MPOP = 5, /* BZMPOP: [key, [[member, score] ...]] */
+    /* XREADGROUP ... BLOCK: [[key, entries]]; right is NOACK, count the
+     * COUNT, dst the group and consumer (u32 group length, group,
+     * consumer: types/t_stream_group.c) */
+    ST_BLOCK_STREAM_GROUP = 6,
+    /* XREAD ... BLOCK: [[key, entries]]; count the COUNT, dst the IDs
+     * waited after, 16 bytes per key (types/t_stream.c) */
+    ST_BLOCK_STREAM_READ = 7,
     ST_BLOCK_KINDS
 };
 
@@ -73,10 +80,11 @@ typedef struct st_waiter_spec {
 /* Serve w from key (ready: its key changed), its reply into r when r is
  * not NULL (live apply; replay passes NULL). Returns ST_SERVED (w leaves,
  * its reply made), ST_NOT_SERVED (nothing there for w: it stays, and so
- * do the waiters behind it on that key) or ST_REFUSED (w leaves with an
+ * do the waiters behind it on that key), ST_REFUSED (w leaves with an
  * error reply and the key unchanged: BLMOVE's destination of another
- * type). */
-enum { ST_NOT_SERVED = 0, ST_SERVED = 1, ST_REFUSED = 2 };
+ * type) or ST_PASSED (nothing for w, but those behind it may have
+ * something: XREADGROUP's waiters of other groups, D46). */
+enum { ST_NOT_SERVED = 0, ST_SERVED = 1, ST_REFUSED = 2, ST_PASSED = 3 };
 typedef int (*st_block_serve_fn)(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w,
                                  const rec_arg_t *key, buf_t *r);
 

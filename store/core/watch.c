@@ -246,6 +246,9 @@ void st_db_swapped(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, unsi
 
 void st_db_flushed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum)
 {
+    /* Clients blocked on its keys: an XREADGROUP waiter answers that its
+     * key is gone (D46); a pop's finds nothing and waits on. */
+    st_block_db_touched(ctx, dbnum, dbnum);
     watch_point_t at;
     st_watch_t *w = db_change(ctx, a, dbnum, &at);
     if (!w) return;

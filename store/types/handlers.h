@@ -39,6 +39,10 @@ int st_zset_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const
                   buf_t *r);
 int st_list_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w, const rec_arg_t *key,
                   buf_t *r);
+int st_stream_group_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w,
+                          const rec_arg_t *key, buf_t *r);
+int st_stream_read_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w,
+                         const rec_arg_t *key, buf_t *r);
 
 /* Helpers the handlers share (keyspace.c). */
 

@@ -6,9 +6,11 @@
 #define ATTIC_STORE_STREAM_IDS_H
 
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "handlers.h"
 #include "resp.h"
+#include "store/core/alloc.h"
 #include "store/core/stream.h"
 #include "streamid.h"
 
@@ -23,6 +25,63 @@ static inline void st_reply_sid(buf_t *r, st_sid_t id)
 {
     char t[SID_TEXT_MAX];
     resp_bulk(r, t, (size_t)sid_format(t, id.ms, id.seq));
+}
+
+/* The ID right after id (Redis' streamIncrID: the largest wraps to 0-0). */
+static inline st_sid_t st_sid_after(st_sid_t id)
+{
+    if (id.seq < UINT64_MAX) return (st_sid_t){id.ms, id.seq + 1};
+    return id.ms < UINT64_MAX ? (st_sid_t){id.ms + 1, 0} : (st_sid_t){0, 0};
+}
+
+/* The entry of ID id in s, or NULL. */
+static inline const st_sentry_t *st_entry_of(const st_stream_t *s, st_sid_t id)
+{
+    uint64_t at = st_stream_lower(s, id);
+    return at < st_stream_len(s) && st_sid_cmp(st_stream_at(s, at)->id, id) == 0
+               ? st_stream_at(s, at)
+               : NULL;
+}
+
+/* [id, [field, value, ...]] */
+static inline void st_reply_entry(buf_t *r, const st_sentry_t *e)
+{
+    resp_array(r, 2);
+    st_reply_sid(r, e->id);
+    resp_array(r, 2ll * e->npairs);
+    for (uint32_t k = 0; k < 2 * e->npairs; k++) {
+        const unsigned char *p;
+        uint32_t n;
+        st_sentry_item(e, k, &p, &n);
+        resp_bulk(r, p, n);
+    }
+}
+
+/* The head of a blocked reader's reply, one stream served (XREAD and
+ * XREADGROUP BLOCK, D46): [[key, ...]], or RESP3's {key: ...}; the
+ * entries follow. */
+static inline void st_reply_served_key(buf_t *r, int proto, const rec_arg_t *key)
+{
+    if (proto == 3) {
+        resp_map(r, 3, 1);
+    } else {
+        resp_array(r, 1);
+        resp_array(r, 2);
+    }
+    resp_bulk(r, key->ptr, key->len);
+}
+
+/* The record's arguments as the pointer and length arrays streamid.c
+ * takes (free both with free()). */
+static inline void st_args_arrays(const rec_arg_t *argv, uint16_t argc, const char ***p,
+                                  uint32_t **n)
+{
+    *p = st_xmalloc(sizeof(**p) * (argc ? argc : 1));
+    *n = st_xmalloc(sizeof(**n) * (argc ? argc : 1));
+    for (uint16_t i = 0; i < argc; i++) {
+        (*p)[i] = (const char *)argv[i].ptr;
+        (*n)[i] = argv[i].len;
+    }
 }
 
 /* An interval bound of XRANGE (and XPENDING): "(" makes it exclusive.

@@ -14,11 +14,13 @@
 #include "store/core/block.h"
 
 /* How each kind of waiter is served (core/block.c calls it through
- * route.c): the lists' three kinds; sorted sets add theirs here. */
+ * route.c): the lists' three kinds, the sorted sets' two, and the
+ * streams' XREADGROUP and XREAD (D46). */
 const st_block_serve_fn st_block_serve_table[ST_BLOCK_KINDS] = {
-    [ST_BLOCK_LIST_POP] = st_list_serve,  [ST_BLOCK_LIST_MPOP] = st_list_serve,
-    [ST_BLOCK_LIST_MOVE] = st_list_serve, [ST_BLOCK_ZSET_POP] = st_zset_serve,
-    [ST_BLOCK_ZSET_MPOP] = st_zset_serve,
+    [ST_BLOCK_LIST_POP] = st_list_serve,           [ST_BLOCK_LIST_MPOP] = st_list_serve,
+    [ST_BLOCK_LIST_MOVE] = st_list_serve,          [ST_BLOCK_ZSET_POP] = st_zset_serve,
+    [ST_BLOCK_ZSET_MPOP] = st_zset_serve,          [ST_BLOCK_STREAM_GROUP] = st_stream_group_serve,
+    [ST_BLOCK_STREAM_READ] = st_stream_read_serve,
 };
 
 /* CMD_UNBLOCK client_id mode (enum st_unblock_mode): the waiter's reply

@@ -1,8 +1,9 @@
 /*
  * t_stream.c - the store's stream commands (handlers.h): the writes XADD,
- * XTRIM, XDEL, XSETID and the reads XLEN, XRANGE, XREVRANGE, XREAD and
- * XINFO STREAM. Store process only; a type handler (calls core/, called by
- * route.c) following route.c's determinism rules.
+ * XTRIM, XDEL, XSETID, the reads XLEN, XRANGE, XREVRANGE, XREAD and XINFO
+ * STREAM, and XREAD BLOCK's record (CMD_XREADBLOCK) and waiters (D46).
+ * Store process only; a type handler (calls core/, called by route.c)
+ * following route.c's determinism rules.
  *
  * Records hold the user's arguments unchanged. An ID of "*" is resolved
  * here with the record's apply clock (ctx->now, D14), never the wall
@@ -20,6 +21,7 @@
 #include "handlers.h"
 #include "resp.h"
 #include "store/core/alloc.h"
+#include "store/core/block.h"
 #include "store/core/entry.h"
 #include "store/core/object.h"
 #include "store/core/sgroup.h"
@@ -32,24 +34,12 @@
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"
 
-/* The record's arguments as the pointer and length arrays streamid.c
- * takes (free both with free()). */
-static void arrays_of(const rec_arg_t *argv, uint16_t argc, const char ***p, uint32_t **n)
-{
-    *p = st_xmalloc(sizeof(**p) * (argc ? argc : 1));
-    *n = st_xmalloc(sizeof(**n) * (argc ? argc : 1));
-    for (uint16_t i = 0; i < argc; i++) {
-        (*p)[i] = (const char *)argv[i].ptr;
-        (*n)[i] = argv[i].len;
-    }
-}
-
 static int trim_parse(const rec_arg_t *argv, uint16_t argc, int xadd, sid_trim_args_t *o,
                       const char **err)
 {
     const char **p;
     uint32_t *n;
-    arrays_of(argv, argc, &p, &n);
+    st_args_arrays(argv, argc, &p, &n);
     int rc = sid_trim_parse(argc, p, n, xadd, o, err);
     free(p);
     free(n);
@@ -59,19 +49,7 @@ static int trim_parse(const rec_arg_t *argv, uint16_t argc, int xadd, sid_trim_a
 #define parse_id st_parse_sid
 #define reply_id st_reply_sid
 
-/* [id, [field, value, ...]] */
-static void reply_entry(buf_t *r, const st_sentry_t *e)
-{
-    resp_array(r, 2);
-    reply_id(r, e->id);
-    resp_array(r, 2ll * e->npairs);
-    for (uint32_t k = 0; k < 2 * e->npairs; k++) {
-        const unsigned char *p;
-        uint32_t n;
-        st_sentry_item(e, k, &p, &n);
-        resp_bulk(r, p, n);
-    }
-}
+#define reply_entry st_reply_entry
 
 static void account(store_ctx_t *ctx, const st_stream_t *s, uint64_t before)
 {
@@ -504,68 +482,29 @@ void st_read_xinfo(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     }
 }
 
-/* XREAD [COUNT n] [BLOCK ms] STREAMS key... id...: entries above each ID
- * ("$": the stream's last ID). A BLOCK whose streams have nothing to
- * answer now is refused with an error that says so: blocking reads are
- * not built yet (docs/COMMANDS.md), and a fake timeout would be a lie.
- * Inside a transaction BLOCK does not block (Redis): a null array. */
-void st_read_xread(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+/* XREAD's words (after the name, options parsed into o) against the
+ * streams as they are now (the read's clock, or the record's): when some
+ * stream has entries above its ID ("$": the stream's last ID), the answer
+ * into r and 1; when none has, nothing replied, 0, and ids[] holds each
+ * stream's ID as resolved (a waiter's, D46); -1 with an error replied. */
+static int xread_answer(store_ctx_t *ctx, const read_args_t *a, const sid_xread_args_t *o,
+                        st_sid_t *ids, buf_t *r)
 {
-    long long count = 0, timeout = -1;
-    uint16_t streams = 0;
-    for (uint16_t i = 0; i < a->argc; i++) {
-        int more = a->argc - i - 1;
-        const rec_arg_t *x = &a->argv[i];
-        if (st_arg_is(x, "BLOCK") && more) {
-            i++;
-            if (str_to_ll((const char *)a->argv[i].ptr, a->argv[i].len, &timeout)) {
-                resp_error(r, "ERR timeout is not an integer or out of range");
-                return;
-            }
-            if (timeout < 0) {
-                resp_error(r, "ERR timeout is negative");
-                return;
-            }
-        } else if (st_arg_is(x, "COUNT") && more) {
-            i++;
-            if (str_to_ll((const char *)a->argv[i].ptr, a->argv[i].len, &count)) {
-                resp_error(r, ERR_NOT_INT);
-                return;
-            }
-            if (count < 0) count = 0;
-        } else if (st_arg_is(x, "STREAMS") && more) {
-            streams = (uint16_t)(i + 1);
-            break;
-        } else {
-            resp_error(r, "ERR syntax error");
-            return;
-        }
-    }
-    if (!streams) {
-        resp_error(r, "ERR syntax error");
-        return;
-    }
-    uint16_t n = (uint16_t)(a->argc - streams);
-    if (n % 2) {
-        resp_error(r, "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' "
-                      "must be specified.");
-        return;
-    }
-    n /= 2;
-    st_sid_t *ids = st_xmalloc(sizeof(*ids) * (n ? n : 1));
+    const rec_arg_t *keys = &a->argv[o->streams_at], *idv = keys + o->nstreams;
+    uint16_t n = (uint16_t)o->nstreams;
     st_stream_t **ss = st_xmalloc(sizeof(*ss) * (n ? n : 1));
+    int rc = -1;
     for (uint16_t i = 0; i < n; i++) {
-        const rec_arg_t *x = &a->argv[streams + n + i];
         int wrong;
-        ss[i] = read_stream(a, &a->argv[streams + i], &wrong, r);
+        ss[i] = read_stream(a, &keys[i], &wrong, r);
         if (wrong) goto done;
-        if (x->len == 1 && x->ptr[0] == '$') {
+        if (idv[i].len == 1 && idv[i].ptr[0] == '$') {
             ids[i] = ss[i] ? st_stream_meta(ss[i])->last_id : (st_sid_t){0, 0};
-        } else if (x->len == 1 && x->ptr[0] == '>') {
+        } else if (idv[i].len == 1 && idv[i].ptr[0] == '>') {
             resp_error(r, "ERR The > ID can be specified only when calling XREADGROUP using the "
                           "GROUP <group> <consumer> option.");
             goto done;
-        } else if (parse_id(x, 1, 0, &ids[i])) {
+        } else if (parse_id(&idv[i], 1, 0, &ids[i])) {
             resp_error(r, SID_ERR_INVALID);
             goto done;
         }
@@ -577,11 +516,9 @@ void st_read_xread(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         st_stream_t *s = ss[i];
         uint64_t len = s ? st_stream_len(s) : 0;
         if (!len || st_sid_cmp(st_stream_at(s, len - 1)->id, ids[i]) <= 0) continue;
-        st_sid_t from = ids[i].seq == UINT64_MAX ? (st_sid_t){ids[i].ms + 1, 0}
-                                                 : (st_sid_t){ids[i].ms, ids[i].seq + 1};
         if (a->proto != 3) resp_array(&body, 2);
-        resp_bulk(&body, a->argv[streams + i].ptr, a->argv[streams + i].len);
-        reply_range(ctx, &body, s, from, SID_MAX, 0, (uint64_t)count);
+        resp_bulk(&body, keys[i].ptr, keys[i].len);
+        reply_range(ctx, &body, s, st_sid_after(ids[i]), SID_MAX, 0, (uint64_t)o->count);
         served++;
     }
     if (served) {
@@ -590,14 +527,109 @@ void st_read_xread(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         else
             resp_array(r, (long long)served);
         buf_append(r, body.data, body.len);
-    } else if (timeout >= 0 && !ctx->in_exec) { /* inside MULTI a BLOCK does not block */
-        resp_error(r, "ERR XREAD BLOCK is not supported by AtticDB yet, and no stream has "
-                      "entries to answer now");
-    } else {
-        resp_null_array(r);
     }
     buf_free(&body);
+    rc = served ? 1 : 0;
 done:
-    free(ids);
     free(ss);
+    return rc;
+}
+
+/* XREAD's options from the words: 0, or -1 with the error replied. */
+static int xread_options(const rec_arg_t *w, uint16_t nw, sid_xread_args_t *o, buf_t *r)
+{
+    const char **pv, *err;
+    uint32_t *lv;
+    st_args_arrays(w, nw, &pv, &lv);
+    int bad = sid_xread_parse(nw, pv, lv, 0, o, &err);
+    free(pv);
+    free(lv);
+    if (bad && r) resp_error(r, err);
+    return bad ? -1 : 0;
+}
+
+/* XREAD [COUNT n] [BLOCK ms] STREAMS key... id...: entries above each ID,
+ * or a null array. A BLOCK outside a transaction comes as CMD_XREADBLOCK
+ * (the frontend routes it as a write, D46), except on a replica, whose
+ * log is its leader's: there a BLOCK with nothing to answer is refused
+ * with an error that says so (a fake timeout would be a lie). Inside
+ * MULTI a BLOCK does not block (Redis): a null array. */
+void st_read_xread(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    sid_xread_args_t o;
+    if (xread_options(a->argv, a->argc, &o, r)) return;
+    st_sid_t *ids = st_xmalloc(sizeof(*ids) * (o.nstreams ? (size_t)o.nstreams : 1));
+    if (xread_answer(ctx, a, &o, ids, r) == 0) {
+        if (o.block_ms >= 0 && !ctx->in_exec)
+            resp_error(r, "ERR XREAD BLOCK is not supported by AtticDB on a replica, and no "
+                          "stream has entries to answer now");
+        else
+            resp_null_array3(r, a->proto);
+    }
+    free(ids);
+}
+
+/* The COUNT of a blocked XREAD given none (Redis 7.0's
+ * XREAD_BLOCKED_DEFAULT_COUNT). */
+#define XREAD_BLOCKED_COUNT 1000
+
+/* CMD_XREADBLOCK client proto 0 kind 0 then XREAD's words, with BLOCK
+ * (CMD_BLPOP's head): answered now as XREAD is, in log order ("$" is the
+ * stream's last ID at this record), or the client waits on every key, its
+ * IDs in the waiter's dst word (16 bytes per key, in the keys' order). */
+void st_apply_xreadblock(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    int proto = (int)cmd_get_u32(a->argv[1].ptr);
+    read_args_t ra = {&a->argv[5], (uint16_t)(a->argc - 5), a->dbnum, a->db, ctx->now, proto,
+                      CMD_XREAD};
+    sid_xread_args_t o;
+    buf_t scratch; /* the read path replies into a buffer; replay has none */
+    buf_init(&scratch);
+    buf_t *out = r ? r : &scratch;
+    if (xread_options(ra.argv, ra.argc, &o, out) == 0) {
+        size_t n = o.nstreams ? (size_t)o.nstreams : 1;
+        st_sid_t *ids = st_xmalloc(sizeof(*ids) * n);
+        if (xread_answer(ctx, &ra, &o, ids, out) == 0) {
+            unsigned char *packed = st_xmalloc(16 * n);
+            for (int i = 0; i < o.nstreams; i++) {
+                cmd_put_i64(packed + 16 * i, (int64_t)ids[i].ms);
+                cmd_put_i64(packed + 16 * i + 8, (int64_t)ids[i].seq);
+            }
+            st_waiter_spec_t sp = {.client_id = (uint64_t)cmd_get_i64(a->argv[0].ptr),
+                                   .proto = (uint8_t)proto,
+                                   .kind = ST_BLOCK_STREAM_READ,
+                                   .count = o.count ? o.count : XREAD_BLOCKED_COUNT,
+                                   .nkeys = (uint32_t)o.nstreams,
+                                   .keys = &ra.argv[o.streams_at],
+                                   .dst = {packed, (uint32_t)(16 * o.nstreams)}};
+            st_block_wait(ctx, a, &sp, r);
+            free(packed);
+        }
+        free(ids);
+    }
+    buf_free(&scratch);
+}
+
+/* A waiter of XREAD ... BLOCK on key (core/block.c): served when the
+ * stream's last ID is above the one it waits after (for the first of its
+ * keys that is key), with the entries above it; a key gone or of another
+ * type keeps it waiting, as Redis 7.0.15. */
+int st_stream_read_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w,
+                         const rec_arg_t *key, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (!slot || st_ent_type(*slot) != ST_STREAM) return ST_PASSED;
+    uint32_t i = 0;
+    while (i < w->nkeys &&
+           (w->keys[i].len != key->len || memcmp(w->keys[i].ptr, key->ptr, key->len) != 0))
+        i++;
+    if (i == w->nkeys || w->dst.len < 16 * (i + 1)) return ST_PASSED;
+    st_sid_t after = {(uint64_t)cmd_get_i64(w->dst.ptr + 16 * i),
+                      (uint64_t)cmd_get_i64(w->dst.ptr + 16 * i + 8)};
+    st_stream_t *s = st_ent_stream(*slot);
+    if (st_sid_cmp(st_stream_meta_c(s)->last_id, after) <= 0) return ST_PASSED;
+    if (!r) return ST_SERVED;
+    st_reply_served_key(r, w->proto, key);
+    reply_range(ctx, r, s, st_sid_after(after), SID_MAX, 0, (uint64_t)w->count);
+    return ST_SERVED;
 }

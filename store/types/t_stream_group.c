@@ -1,8 +1,9 @@
 /*
- * t_stream_group.c - the store's consumer-group commands (D42): the write
- * XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER, HELP) and
- * XACK, and the reads XINFO GROUPS, XINFO CONSUMERS and XINFO STREAM
- * FULL's groups. Store process only; a type
+ * t_stream_group.c - the store's consumer-group commands (D42, D46): the
+ * writes XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER,
+ * HELP), XACK and XREADGROUP (with its BLOCK waiters' serve), and the
+ * reads XINFO GROUPS, XINFO CONSUMERS and XINFO STREAM FULL's groups
+ * (XCLAIM and XAUTOCLAIM are t_stream_claim.c's). Store process only; a type
  * handler (calls core/sgroup.c, called by route.c) following route.c's
  * determinism rules: a consumer's times are the record's apply clock
  * (ctx->now, D14), so a replay makes the same groups.
@@ -12,12 +13,14 @@
  * subcommand's own), and a refused record changes nothing, live or on
  * replay.
  */
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "pubsub.h"
 #include "handlers.h"
+#include "io_fault.h"
 #include "resp.h"
 #include "store/core/entry.h"
 #include "store/core/object.h"
@@ -26,6 +29,12 @@
 #include "store/core/watch.h"
 #include "stream_ids.h"
 #include "strutil.h"
+#include "store/core/block.h"
+#include "store/core/notify.h"
+
+/* The COUNT of a blocked XREADGROUP given none (Redis 7.0's
+ * XREAD_BLOCKED_DEFAULT_COUNT). */
+#define XREADGROUP_BLOCKED_COUNT 1000
 
 static const char *const xgroup_help[] = {
     "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -532,4 +541,259 @@ void st_read_xpending(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     resp_array(r, n);
     buf_append(r, body.data, body.len);
     buf_free(&body);
+}
+
+/* ---- XREADGROUP (D46) ---- */
+
+/* The entries of s above the group's last delivered ID, at most count
+ * (0: all), delivered to c at the record's time: the group's last ID and
+ * entries-read move past each (Redis' streamReplyWithRange), and unless
+ * noack each becomes pending for c (one already pending, after an XGROUP
+ * SETID back, changes hands and counts one delivery). The array into r
+ * (NULL: replay). */
+static void deliver_new(store_ctx_t *ctx, st_stream_t *s, st_sgroup_t *g, st_sconsumer_t *c,
+                        uint64_t count, int noack, buf_t *r)
+{
+    const st_stream_meta_t *m = st_stream_meta_c(s);
+    uint64_t at = 0, n = 0, len = st_stream_len(s);
+    if (st_sid_cmp(g->last_id, SID_MAX) < 0) {
+        at = st_stream_lower(s, st_sid_after(g->last_id));
+        n = len - at;
+    }
+    if (count && n > count) n = count;
+    uint64_t before = st_stream_bytes(s);
+    if (r) resp_array(r, (long long)n);
+    for (uint64_t k = 0; k < n; k++) {
+        const st_sentry_t *e = st_stream_at(s, at + k);
+        if (st_sid_cmp(e->id, g->last_id) > 0) {
+            if (g->entries_read != SG_ENTRIES_UNKNOWN && !has_tombstones(s, e->id, SID_MAX))
+                g->entries_read++;
+            else if (m->entries_added)
+                g->entries_read = entries_before(s, e->id);
+            g->last_id = e->id;
+        }
+        if (r) st_reply_entry(r, e);
+        if (noack) continue;
+        st_spending_t *p = sg_pel_find(g, e->id);
+        if (p)
+            *p = (st_spending_t){e->id, c, ctx->now, 1};
+        else
+            sg_pel_add(g, e->id, c, ctx->now);
+    }
+    ctx->entry_bytes += st_stream_bytes(s) - before;
+}
+
+/* c's own pending entries from ID from on, at most count (0: all): each
+ * still in the stream is delivered once more at the record's time; one
+ * deleted since is [id, null] and keeps its counters, as Redis 7.0. */
+static void deliver_history(store_ctx_t *ctx, st_stream_t *s, st_sgroup_t *g,
+                            const st_sconsumer_t *c, st_sid_t from, uint64_t count, int proto,
+                            buf_t *r)
+{
+    buf_t body;
+    buf_init(&body);
+    uint64_t n = 0;
+    for (uint64_t i = sg_pel_lower(g, from); i < g->npel && (!count || n < count); i++) {
+        st_spending_t *p = &g->pel[i];
+        if (p->owner != c) continue;
+        const st_sentry_t *e = st_entry_of(s, p->id);
+        if (e) {
+            st_reply_entry(&body, e);
+            p->delivered = ctx->now;
+            p->count++;
+        } else {
+            resp_array(&body, 2);
+            st_reply_sid(&body, p->id);
+            resp_null_array3(&body, proto);
+        }
+        n++;
+    }
+    if (r) {
+        resp_array(r, (long long)n);
+        buf_append(r, body.data, body.len);
+    }
+    buf_free(&body);
+}
+
+/* The consumer named name of g, made (with its keyspace event) when it
+ * is not there; seen now either way (Redis' streamLookupConsumer and
+ * streamCreateConsumer). */
+static st_sconsumer_t *consumer_seen(store_ctx_t *ctx, st_stream_t *s, st_sgroup_t *g,
+                                     unsigned dbnum, const rec_arg_t *key, const void *name,
+                                     uint32_t len)
+{
+    st_sconsumer_t *c = sg_consumer(g, name, len);
+    if (!c) {
+        uint64_t before = st_stream_bytes(s);
+        c = sg_consumer_add(g, name, len, ctx->now);
+        ctx->entry_bytes += st_stream_bytes(s) - before;
+        st_notify_note(ctx, dbnum, key, PS_NOTIFY_STREAM, "xgroup-createconsumer");
+    }
+    c->seen = ctx->now;
+    return c;
+}
+
+/* XREADGROUP's NOGROUP error for key. */
+static void reply_nogroup_read(buf_t *r, const rec_arg_t *key, const rec_arg_t *group)
+{
+    if (!r) return;
+    char msg[600];
+    int kl = key->len < 256 ? (int)key->len : 256, gl = group->len < 256 ? (int)group->len : 256;
+    snprintf(msg, sizeof(msg),
+             "NOGROUP No such key '%.*s' or consumer group '%.*s' in XREADGROUP with GROUP option",
+             kl, (const char *)key->ptr, gl, (const char *)group->ptr);
+    reply_echoed_error(r, msg);
+}
+
+/* XREADGROUP's per stream checks, in Redis 7.0.15's order: its type, its
+ * group, its ID ("$" refused, ">" new entries as SID_MAX, else the
+ * consumer's history from above it; "-" and "+" are no IDs here, and the
+ * largest ID written out reads as ">", Redis' marker). 0, or -1 with the
+ * error replied. */
+static int readgroup_check(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *key,
+                           const rec_arg_t *group, const rec_arg_t *id, st_sid_t *gt, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (st_wrongtype(slot, ST_STREAM, r)) return -1;
+    if (!slot || !sg_find(st_stream_groups(st_ent_stream(*slot)), group->ptr, group->len)) {
+        reply_nogroup_read(r, key, group);
+        return -1;
+    }
+    if (id->len == 1 && id->ptr[0] == '$') {
+        reply_error(r, "ERR The $ ID is meaningless in the context of XREADGROUP: you want to "
+                       "read the history of this consumer by specifying a proper ID, or use the "
+                       "> ID to get new messages. The $ ID would just return an empty result "
+                       "set.");
+        return -1;
+    }
+    if (id->len == 1 && id->ptr[0] == '>') {
+        *gt = SID_MAX;
+    } else if (st_parse_sid(id, 1, 0, gt)) {
+        reply_error(r, SID_ERR_INVALID);
+        return -1;
+    }
+    return 0;
+}
+
+/* No stream answered and BLOCK was given: the client waits on every key
+ * (its waiter keeps the group and the consumer in its dst word), or, in
+ * a transaction, gets the null array. */
+static void readgroup_wait(store_ctx_t *ctx, const apply_args_t *a, const sid_xread_args_t *o,
+                           const rec_arg_t *keys, int proto, buf_t *r)
+{
+    const rec_arg_t *group = &a->argv[5 + o->group_at], *consumer = group + 1;
+    buf_t names;
+    buf_init(&names);
+    unsigned char glen[4];
+    cmd_put_u32(glen, group->len);
+    buf_append(&names, glen, 4);
+    buf_append(&names, group->ptr, group->len);
+    buf_append(&names, consumer->ptr, consumer->len);
+    st_waiter_spec_t sp = {.client_id = (uint64_t)cmd_get_i64(a->argv[0].ptr),
+                           .proto = (uint8_t)proto,
+                           .right = (uint8_t)o->noack,
+                           .kind = ST_BLOCK_STREAM_GROUP,
+                           .count = o->count ? o->count : XREADGROUP_BLOCKED_COUNT,
+                           .nkeys = (uint32_t)o->nstreams,
+                           .keys = keys,
+                           .dst = {(const unsigned char *)names.data, (uint32_t)names.len}};
+    st_block_wait(ctx, a, &sp, r);
+    buf_free(&names);
+    if (r && !ctx->in_exec && io_fault_point(IO_FAULT_XRG_PARKED) == IO_FAULT_KILL) raise(SIGKILL);
+}
+
+/* CMD_XREADGROUP client proto 0 kind 0 GROUP g c [options] STREAMS
+ * key... id... (CMD_BLPOP's head; the frontend checked the options).
+ * Nothing changes before every stream passed readgroup_check. A history
+ * always answers, ">" when the stream has entries above the group's last
+ * ID; the consumer is made or seen on each stream that answers (7.0.15:
+ * a read that waits makes none until it is served). None answered: with
+ * BLOCK the client waits, else a null array. It is no WATCHed change
+ * (Redis signals none). */
+void st_apply_xreadgroup(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    int proto = (int)cmd_get_u32(a->argv[1].ptr);
+    const rec_arg_t *w = &a->argv[5];
+    uint16_t nw = (uint16_t)(a->argc - 5);
+    const char **pv, *err;
+    uint32_t *lv;
+    sid_xread_args_t o;
+    st_args_arrays(w, nw, &pv, &lv);
+    int bad = sid_xread_parse(nw, pv, lv, 1, &o, &err);
+    free(pv);
+    free(lv);
+    if (bad) {
+        reply_error(r, err);
+        return;
+    }
+    const rec_arg_t *keys = &w[o.streams_at], *ids = keys + o.nstreams;
+    const rec_arg_t *group = &w[o.group_at], *consumer = group + 1;
+    uint32_t n = (uint32_t)o.nstreams;
+    st_sid_t *gt = st_xmalloc(sizeof(*gt) * n);
+    for (uint32_t i = 0; i < n; i++)
+        if (readgroup_check(ctx, a, &keys[i], group, &ids[i], &gt[i], r)) goto done;
+    buf_t body;
+    buf_init(&body);
+    uint32_t served = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        st_stream_t *s = st_ent_stream(*st_find_live(a->db, &keys[i], ctx->now, 1));
+        st_sgroup_t *g = sg_find(st_stream_groups(s), group->ptr, group->len);
+        int history = st_sid_cmp(gt[i], SID_MAX) != 0;
+        uint64_t len = st_stream_len(s);
+        int serve = history || (len && st_sid_cmp(st_stream_at(s, len - 1)->id, g->last_id) > 0);
+        if (!serve) continue;
+        st_sconsumer_t *c =
+            consumer_seen(ctx, s, g, a->dbnum, &keys[i], consumer->ptr, consumer->len);
+        served++;
+        if (proto != 3) resp_array(&body, 2);
+        resp_bulk(&body, keys[i].ptr, keys[i].len);
+        if (history)
+            deliver_history(ctx, s, g, c, st_sid_after(gt[i]), (uint64_t)o.count, proto, &body);
+        else
+            deliver_new(ctx, s, g, c, (uint64_t)o.count, o.noack, &body);
+    }
+    if (served && r) {
+        if (proto == 3)
+            resp_map(r, 3, served);
+        else
+            resp_array(r, served);
+        buf_append(r, body.data, body.len);
+    } else if (!served && o.block_ms >= 0) {
+        readgroup_wait(ctx, a, &o, keys, proto, r);
+    } else if (!served && r) {
+        resp_null_array3(r, proto);
+    }
+    buf_free(&body);
+done:
+    free(gt);
+}
+
+/* A waiter of XREADGROUP ... BLOCK on key (core/block.c, after a record
+ * touched the key): the key gone or of another type answers -UNBLOCKED,
+ * its group gone -NOGROUP (both as Redis 7.0.15); no entry above the
+ * group's last ID passes it over (waiters of other groups behind it may
+ * be served); else it is served as the ">" read it was, at the serving
+ * record's time. */
+int st_stream_group_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w,
+                          const rec_arg_t *key, buf_t *r)
+{
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (!slot || st_ent_type(*slot) != ST_STREAM) {
+        reply_error(r, "UNBLOCKED the stream key no longer exists");
+        return ST_REFUSED;
+    }
+    st_stream_t *s = st_ent_stream(*slot);
+    uint32_t glen = cmd_get_u32(w->dst.ptr);
+    const unsigned char *gname = w->dst.ptr + 4, *cname = gname + glen;
+    st_sgroup_t *g = sg_find(st_stream_groups(s), gname, glen);
+    if (!g) {
+        reply_error(r, "NOGROUP the consumer group this client was blocked on no longer exists");
+        return ST_REFUSED;
+    }
+    if (st_sid_cmp(st_stream_meta_c(s)->last_id, g->last_id) <= 0) return ST_PASSED;
+    st_sconsumer_t *c = consumer_seen(ctx, s, g, a->dbnum, key, cname, w->dst.len - 4 - glen);
+    if (r) st_reply_served_key(r, w->proto, key);
+    deliver_new(ctx, s, g, c, (uint64_t)w->count, w->right, r);
+    if (r && io_fault_point(IO_FAULT_XRG_SERVED) == IO_FAULT_KILL) raise(SIGKILL);
+    return ST_SERVED;
 }

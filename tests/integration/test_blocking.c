@@ -12,6 +12,10 @@
  *     stuck; the store SIGKILLed while clients are blocked: they are
  *     served or time out; after a kill -9 of everything, replay gives the
  *     same DEBUG DIGEST and no served pop is lost or applied twice.
+ *   XREADGROUP ... BLOCK (D46): against Redis (served by XADD, COUNT,
+ *     NOACK, timeouts, MULTI, -NOGROUP and -UNBLOCKED, RESP3), across
+ *     frontends (oldest of each group first), a frontend killed with a
+ *     parked client, the store killed at "xrgparked" and "xrgserved".
  * Waits poll with generous limits; nothing asserts a duration.
  */
 #include <criterion/criterion.h>
@@ -54,7 +58,8 @@ static void both_blocked(diff_t *d, long long n)
         if (wire_blocked(d->r[0]) == n && wire_blocked(d->a[0]) == n) return;
         usleep(10000);
     }
-    cr_assert_fail("blocked_clients did not reach %lld on both servers", n);
+    cr_assert_fail("blocked_clients did not reach %lld on both servers (%lld, %lld)", n,
+                   wire_blocked(d->r[0]), wire_blocked(d->a[0]));
 }
 
 /* Send a blocking command on connection 1 of both, without its reply. */
@@ -359,7 +364,7 @@ static void wait_blocked(redisContext *c, long long n)
         if (blocked_clients(c) == n) return;
         usleep(10000);
     }
-    cr_assert_fail("blocked_clients did not reach %lld", n);
+    cr_assert_fail("blocked_clients did not reach %lld (%lld)", n, blocked_clients(c));
 }
 
 /* Send a command without reading its reply (it blocks). */
@@ -523,6 +528,20 @@ static char *digest(redisContext *c)
     return d;
 }
 
+/* SIGKILL every process and restart: a new connection, once the replay
+ * reached the DEBUG DIGEST before. */
+static redisContext *killed_and_replayed(const char *before)
+{
+    srv_kill_all(&S);
+    cr_assert_eq(srv_restart(&S), 0, "restart after SIGKILL");
+    redisContext *c = srv_connect(&S);
+    cr_assert_not_null(c);
+    char *after = digest(c);
+    cr_assert_str_eq(after, before, "replay reached another state");
+    free(after);
+    return c;
+}
+
 Test(blocking, store_killed_while_blocked_then_replay)
 {
     cr_assert_eq(srv_start(&S, "--frontends 2"), 0);
@@ -557,12 +576,7 @@ Test(blocking, store_killed_while_blocked_then_replay)
     redisFree(w2);
     redisFree(w3);
     redisFree(p);
-    srv_kill_all(&S);
-    cr_assert_eq(srv_restart(&S), 0, "restart after SIGKILL");
-    redisContext *c = srv_connect(&S);
-    cr_assert_not_null(c);
-    char *after = digest(c);
-    cr_assert_str_eq(after, before, "replay reached another state");
+    redisContext *c = killed_and_replayed(before);
     /* Every served pop stays applied once: k empty, src has f, dst e. */
     cr_assert_eq(qint(c, "EXISTS k"), 0);
     r = q(c, "LRANGE src 0 -1");
@@ -581,9 +595,305 @@ Test(blocking, store_killed_while_blocked_then_replay)
     send_only(w, "BLPOP later 0");
     expect_pair(w, "later", "v");
     free(before);
-    free(after);
     redisFree(w);
     redisFree(c);
     cr_assert_eq(srv_stop(&S), 0);
     srv_cleanup(&S);
+}
+
+/* ---- XREADGROUP ... BLOCK (D46) ---- */
+
+/* Byte for byte against Redis: answered at once (new entries, or a
+ * history, even empty), a timeout, MULTI, served by an XADD with the PEL
+ * written (COUNT, NOACK), a group destroyed (-NOGROUP) and the key
+ * deleted (-UNBLOCKED) while waiting, RESP3. */
+Test(blocking, xreadgroup_block_matches_redis)
+{
+    diff_t d = {0};
+    rdiff_start_both_with(&d, "--frontends 2", NULL, 2);
+    D(&d, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    D(&d, "XGROUP", "CREATE", "s", "h", "$");
+    D(&d, "XADD", "s", "1-0", "f", "v");
+    D(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">");
+    D(&d, "XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "s", "0");
+    D(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", "s", ">", "0");
+    DC(&d, 1, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "100", "STREAMS", "s", ">");
+    D(&d, "MULTI");
+    D(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">");
+    D(&d, "EXEC");
+    BLOCK1(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "nokey", ">");
+    both_reply1(&d, __LINE__, "XREADGROUP BLOCK on a missing key");
+    BLOCK1(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">");
+    both_blocked(&d, 1);
+    D(&d, "XPENDING", "s", "g");
+    D(&d, "XADD", "s", "2-0", "f", "w");
+    both_reply1(&d, __LINE__, "XREADGROUP served by XADD");
+    D(&d, "XPENDING", "s", "g");
+    D(&d, "XINFO", "GROUPS", "s");
+    D(&d, "XREADGROUP", "GROUP", "h", "c", "STREAMS", "s", ">");
+    D(&d, "XGROUP", "CREATE", "other", "h", "$", "MKSTREAM");
+    BLOCK1(&d, "XREADGROUP", "GROUP", "h", "c", "COUNT", "1", "NOACK", "BLOCK", "0", "STREAMS",
+           "other", "s", ">", ">");
+    both_blocked(&d, 1);
+    D(&d, "XACK", "s", "h", "1-0");
+    D(&d, "MULTI");
+    D(&d, "XADD", "s", "3-0", "f", "x");
+    D(&d, "XADD", "s", "4-0", "f", "y");
+    D(&d, "EXEC");
+    both_reply1(&d, __LINE__, "XREADGROUP COUNT 1 NOACK served by EXEC");
+    D(&d, "XPENDING", "s", "h");
+    D(&d, "XINFO", "GROUPS", "s");
+    BLOCK1(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">");
+    both_blocked(&d, 0); /* 3-0 and 4-0 are new for g */
+    both_reply1(&d, __LINE__, "XREADGROUP BLOCK with new entries");
+    BLOCK1(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">");
+    both_blocked(&d, 1);
+    D(&d, "XGROUP", "DESTROY", "s", "g");
+    both_reply1(&d, __LINE__, "XREADGROUP's group destroyed");
+    D(&d, "XREADGROUP", "GROUP", "h", "c", "STREAMS", "s", ">"); /* 4-0, left by COUNT 1 */
+    BLOCK1(&d, "XREADGROUP", "GROUP", "h", "c", "BLOCK", "0", "STREAMS", "s", ">");
+    both_blocked(&d, 1);
+    D(&d, "DEL", "s");
+    both_reply1(&d, __LINE__, "XREADGROUP's key deleted");
+    both_blocked(&d, 0);
+    D(&d, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    BLOCK1(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">");
+    both_blocked(&d, 1);
+    D(&d, "SET", "s", "string");
+    both_reply1(&d, __LINE__, "XREADGROUP's key replaced by a string");
+    D(&d, "DEL", "s");
+    D(&d, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    BLOCK1(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">");
+    both_blocked(&d, 1);
+    BLOCK1(&d, "BLPOP", "nolist", "0"); /* sent on conn 1 after its XREADGROUP: queued */
+    D(&d, "FLUSHALL");
+    both_reply1(&d, __LINE__, "XREADGROUP's database flushed");
+    both_blocked(&d, 1); /* the BLPOP waits on: a flush serves no pop */
+    D(&d, "RPUSH", "nolist", "x");
+    both_reply1(&d, __LINE__, "BLPOP after the flush");
+    both_blocked(&d, 0);
+    ONE(d.r[1], "HELLO", "3");
+    ONE(d.a[1], "HELLO", "3");
+    D(&d, "XGROUP", "CREATE", "r3", "g", "$", "MKSTREAM");
+    BLOCK1(&d, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "r3", ">");
+    both_blocked(&d, 1);
+    D(&d, "XADD", "r3", "1-0", "a", "b");
+    both_reply1(&d, __LINE__, "XREADGROUP served in RESP3");
+    DC(&d, 1, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "50", "STREAMS", "r3", ">");
+    rdiff_end_both(&d);
+}
+
+/* Send w's blocking command (hiredis splits it into words) and wait until
+ * n clients are blocked. */
+#define PARK(w, p, n, cmd)                                                                         \
+    do {                                                                                           \
+        send_only((w), cmd);                                                                       \
+        wait_blocked((p), (n));                                                                    \
+    } while (0)
+
+/* Close the n connections given, then stop the server (a clean exit). */
+static void close_and_stop(int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++)
+        redisFree(va_arg(ap, redisContext *));
+    va_end(ap);
+    cr_assert_eq(srv_stop(&S), 0);
+    srv_cleanup(&S);
+}
+
+/* An XREADGROUP reply: [[key, [[id, [field, value]]]]], one entry. */
+static void expect_group_entry(redisContext *c, const char *key, const char *id)
+{
+    redisReply *r = NULL;
+    cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK, "no reply: %s", c->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_ARRAY, "not an array (type %d %s)", r->type,
+                 r->type == REDIS_REPLY_ERROR ? r->str : "");
+    cr_assert_eq(r->elements, 1);
+    redisReply *k = r->element[0];
+    cr_assert_str_eq(k->element[0]->str, key);
+    cr_assert_eq(k->element[1]->elements, 1);
+    cr_assert_str_eq(k->element[1]->element[0]->element[0]->str, id);
+    freeReplyObject(r);
+}
+
+/* The pending entries of key's group g as "id:owner:count" words. */
+static char *pending_of(redisContext *c, const char *key)
+{
+    redisReply *r = q(c, "XPENDING %s g - + 100", key);
+    cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
+    char *out = calloc(1, 64 * r->elements + 1);
+    for (size_t i = 0; i < r->elements; i++) {
+        redisReply *e = r->element[i];
+        sprintf(out + strlen(out), "%s%s:%s:%lld", i ? " " : "", e->element[0]->str,
+                e->element[1]->str, e->element[3]->integer);
+    }
+    freeReplyObject(r);
+    return out;
+}
+
+/* Waiters and writer on different frontends: an XADD serves the oldest
+ * waiter of each group (the second of a group keeps waiting, one of
+ * another group behind it is served); a frontend killed with a parked
+ * client: its wait is dropped, the next waiter gets the entry; after a
+ * kill -9 of everything the replay reaches the same DEBUG DIGEST. */
+Test(blocking, xreadgroup_across_frontends)
+{
+    cr_assert_eq(srv_start(&S, "--frontends 2"), 0);
+    redisContext *w1 = conn_on(0), *w2 = conn_on(0), *w3 = conn_on(0), *p = conn_on(1);
+    freeReplyObject(q(p, "XGROUP CREATE s g $ MKSTREAM"));
+    freeReplyObject(q(p, "XGROUP CREATE s h $"));
+    freeReplyObject(q(p, "XGROUP CREATE other g $ MKSTREAM"));
+    PARK(w1, p, 1, "XREADGROUP GROUP g a BLOCK 0 STREAMS s >");
+    PARK(w2, p, 2, "XREADGROUP GROUP g b BLOCK 0 STREAMS other s > >");
+    PARK(w3, p, 3, "XREADGROUP GROUP h c BLOCK 0 STREAMS s >");
+    freeReplyObject(q(p, "XADD s 1-0 f v"));
+    expect_group_entry(w1, "s", "1-0");
+    expect_group_entry(w3, "s", "1-0");
+    wait_blocked(p, 1);
+    char *pel = pending_of(p, "s");
+    cr_assert_str_eq(pel, "1-0:a:1");
+    free(pel);
+    freeReplyObject(q(p, "XADD s 2-0 f v"));
+    expect_group_entry(w2, "s", "2-0");
+    wait_blocked(p, 0);
+    /* A parked client on a frontend that dies. */
+    PARK(w1, p, 1, "XREADGROUP GROUP g a BLOCK 0 STREAMS s >");
+    pid_t old = child("atticdb-server: frontend 0");
+    kill(old, SIGKILL);
+    respawned("atticdb-server: frontend 0", old);
+    redisContext *w4 = conn_on(0);
+    PARK(w4, p, 1, "XREADGROUP GROUP g d BLOCK 0 STREAMS s >");
+    freeReplyObject(q(p, "XADD s 3-0 f v"));
+    expect_group_entry(w4, "s", "3-0");
+    pel = pending_of(p, "s");
+    cr_assert_str_eq(pel, "1-0:a:1 2-0:b:1 3-0:d:1", "the dead client got nothing");
+    free(pel);
+    /* A waiter parked across a kill -9 of everything. */
+    PARK(w4, p, 1, "XREADGROUP GROUP g d BLOCK 0 STREAMS s >");
+    char *before = digest(p);
+    redisFree(w1);
+    redisFree(w2);
+    redisFree(w3);
+    redisFree(w4);
+    redisFree(p);
+    redisContext *c = killed_and_replayed(before);
+    freeReplyObject(q(c, "XADD s 4-0 f v"));
+    pel = pending_of(c, "s");
+    cr_assert_str_eq(pel, "1-0:a:1 2-0:b:1 3-0:d:1", "the gone waiter is served nothing");
+    free(pel);
+    free(before);
+    close_and_stop(1, c);
+}
+
+/* The store killed at the two moments of a blocked XREADGROUP that only
+ * its RAM holds (common/io_fault.h): right after queueing the waiter
+ * ("xrgparked") and right after serving it inside the XADD, its PEL
+ * written and its reply not yet sent ("xrgserved"). Either way the new
+ * store rebuilds the state from the log: the client gets its entry once,
+ * delivered once. */
+static void store_killed_at(const char *faults)
+{
+    cr_assert_eq(srv_start_faults(&S, faults, "--frontends 2"), 0);
+    redisContext *w = conn_on(0), *p = conn_on(1);
+    freeReplyObject(q(p, "XGROUP CREATE s g $ MKSTREAM"));
+    pid_t old = child("atticdb-server: store");
+    send_only(w, "XREADGROUP GROUP g a BLOCK 0 STREAMS s >");
+    if (strstr(faults, "xrgparked")) respawned("atticdb-server: store", old);
+    wait_blocked(p, 1);
+    freeReplyObject(q(p, "XADD s 1-0 f v"));
+    if (strstr(faults, "xrgserved")) respawned("atticdb-server: store", old);
+    expect_group_entry(w, "s", "1-0");
+    wait_blocked(p, 0);
+    char *pel = pending_of(p, "s");
+    cr_assert_str_eq(pel, "1-0:a:1", "%s: delivered once", faults);
+    free(pel);
+    /* Nothing more comes to the client: its next command answers. */
+    redisReply *r = q(w, "PING");
+    cr_assert_str_eq(r->str, "PONG");
+    freeReplyObject(r);
+    close_and_stop(2, w, p);
+}
+
+Test(blocking, xreadgroup_store_killed_parked)
+{
+    store_killed_at("store.xrgparked:1:KILL");
+}
+
+Test(blocking, xreadgroup_store_killed_served)
+{
+    store_killed_at("store.xrgserved:1:KILL");
+}
+
+/* ---- XREAD ... BLOCK (D46) ---- */
+
+/* Byte for byte against Redis: answered at once, served by an XADD and
+ * by an EXEC (COUNT), "$" as the stream's last ID when the command was
+ * applied, a deleted or replaced key keeps the client waiting, one stream
+ * of several, a timeout, RESP3. */
+Test(blocking, xread_block_matches_redis)
+{
+    diff_t d = {0};
+    rdiff_start_both_with(&d, "--frontends 2", NULL, 2);
+    D(&d, "XADD", "s", "1-0", "f", "v");
+    D(&d, "XREAD", "BLOCK", "0", "STREAMS", "s", "0");
+    BLOCK1(&d, "XREAD", "BLOCK", "0", "STREAMS", "s", "$");
+    both_blocked(&d, 1);
+    D(&d, "XADD", "s", "2-0", "f", "w");
+    both_reply1(&d, __LINE__, "XREAD served by XADD");
+    BLOCK1(&d, "XREAD", "COUNT", "1", "BLOCK", "0", "STREAMS", "nokey", "s", "$", "$");
+    both_blocked(&d, 1);
+    D(&d, "MULTI");
+    D(&d, "XADD", "s", "3-0", "f", "x");
+    D(&d, "XADD", "s", "4-0", "f", "y");
+    D(&d, "EXEC");
+    both_reply1(&d, __LINE__, "XREAD COUNT 1 served by EXEC");
+    BLOCK1(&d, "XREAD", "BLOCK", "0", "STREAMS", "s", "4-0");
+    both_blocked(&d, 1);
+    D(&d, "DEL", "s");
+    D(&d, "SET", "s", "string");
+    D(&d, "DEL", "s");
+    both_blocked(&d, 1);
+    D(&d, "XADD", "s", "5-0", "f", "z");
+    both_reply1(&d, __LINE__, "XREAD served by a new stream at the key");
+    BLOCK1(&d, "XREAD", "BLOCK", "0", "STREAMS", "a", "b", "$", "$");
+    both_blocked(&d, 1);
+    D(&d, "XADD", "b", "1-0", "x", "y");
+    both_reply1(&d, __LINE__, "XREAD served by its second stream");
+    DC(&d, 1, "XREAD", "BLOCK", "50", "STREAMS", "s", "$");
+    ONE(d.r[1], "HELLO", "3");
+    ONE(d.a[1], "HELLO", "3");
+    BLOCK1(&d, "XREAD", "BLOCK", "0", "STREAMS", "s", "$");
+    both_blocked(&d, 1);
+    D(&d, "XADD", "s", "6-0", "f", "r");
+    both_reply1(&d, __LINE__, "XREAD served in RESP3");
+    DC(&d, 1, "XREAD", "BLOCK", "50", "STREAMS", "s", "$");
+    rdiff_end_both(&d);
+}
+
+/* Readers blocked on one frontend, the writer on the other: every reader
+ * whose ID is below the new entry is served by one XADD (XREAD is no
+ * queue), one waiting after a higher ID keeps waiting while a reader
+ * behind it is served, and an XREADGROUP waiter on the same key is served
+ * by the same XADD. */
+Test(blocking, xread_across_frontends)
+{
+    cr_assert_eq(srv_start(&S, "--frontends 2"), 0);
+    redisContext *w1 = conn_on(0), *w2 = conn_on(0), *w3 = conn_on(0), *p = conn_on(1);
+    freeReplyObject(q(p, "XADD s 4-0 f v"));
+    freeReplyObject(q(p, "XGROUP CREATE s g $"));
+    PARK(w1, p, 1, "XREAD BLOCK 0 STREAMS s 7-0");
+    PARK(w2, p, 2, "XREAD BLOCK 0 STREAMS s $");
+    PARK(w3, p, 3, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+    freeReplyObject(q(p, "XADD s 5-0 f v"));
+    expect_group_entry(w2, "s", "5-0");
+    expect_group_entry(w3, "s", "5-0");
+    wait_blocked(p, 1);
+    PARK(w2, p, 2, "XREAD BLOCK 0 STREAMS s $");
+    freeReplyObject(q(p, "XADD s 8-0 f v"));
+    expect_group_entry(w1, "s", "8-0");
+    expect_group_entry(w2, "s", "8-0");
+    wait_blocked(p, 0);
+    close_and_stop(4, w1, w2, w3, p);
 }

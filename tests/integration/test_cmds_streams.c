@@ -283,7 +283,8 @@ Test(streams, survive_sigkill_of_everything)
     srv_cleanup(&s);
 }
 
-/* XREAD without BLOCK, and with BLOCK when entries are there to answer. */
+/* XREAD, with BLOCK answered at once or timing out (its waits served by
+ * writes are test_blocking's). */
 Test(streams, xread_byte_for_byte)
 {
     diff_t d;
@@ -315,7 +316,12 @@ Test(streams, xread_byte_for_byte)
     D(&d, "xread", "streams", "s", "+");
     D(&d, "xread", "streams", "s", "0", "");
     D(&d, "xread", "streams", "nokey", "0");
+    D(&d, "xread", "block", "50", "streams", "nokey", "$");
+    D(&d, "xread", "block", "50", "streams", "s", "$");
+    D(&d, "xread", "block", "50", "group", "g", "c", "streams", "s", "$");
+    D(&d, "xread", "block", "50", "noack", "streams", "s", "$");
     rdiff_resp3(&d);
+    D(&d, "xread", "block", "50", "streams", "s", "$");
     D(&d, "xread", "streams", "s", "0");
     D(&d, "xread", "streams", "nokey", "0");
     D(&d, "xread", "count", "1", "streams", "s", "s", "0", "1-1");
@@ -323,26 +329,4 @@ Test(streams, xread_byte_for_byte)
     D(&d, "command", "getkeys", "xread", "streams", "a");
     D(&d, "command", "info", "xread");
     rdiff_end_both(&d);
-}
-
-/* XREAD BLOCK with nothing to answer: an honest error, at once. */
-Test(streams, xread_block_without_data_is_refused)
-{
-    srv_t s;
-    cr_assert_eq(srv_start(&s, ""), 0);
-    redisContext *c = srv_connect(&s);
-    cr_assert_not_null(c);
-    redisReply *r = redisCommand(c, "XREAD BLOCK 0 STREAMS nokey $");
-    cr_assert_not_null(r);
-    cr_assert_eq(r->type, REDIS_REPLY_ERROR);
-    cr_assert_str_eq(r->str, "ERR XREAD BLOCK is not supported by AtticDB yet, and no stream has "
-                             "entries to answer now");
-    freeReplyObject(r);
-    freeReplyObject(redisCommand(c, "XADD k 1-1 a b"));
-    r = redisCommand(c, "XREAD BLOCK 100 STREAMS k 0");
-    cr_assert_eq(r->type, REDIS_REPLY_ARRAY, "served at once when entries are there");
-    freeReplyObject(r);
-    redisFree(c);
-    srv_stop(&s);
-    srv_cleanup(&s);
 }

@@ -2,11 +2,12 @@
  * test_stream_groups.c - stream consumer groups (D42) between a real
  * atticdb-server and a real redis-server 7.0.15: XGROUP CREATE (MKSTREAM,
  * ENTRIESREAD) SETID DESTROY CREATECONSUMER DELCONSUMER HELP and XINFO
- * GROUPS compared byte for byte (errors included, RESP2 and RESP3, inside
- * MULTI), XINFO CONSUMERS by shape (its idle times come from each
- * server's clock), and groups that come back with the same DEBUG DIGEST
- * from a checkpoint (clean stop) and from the log (SIGKILL of every
- * process).
+ * GROUPS, XREADGROUP, XCLAIM and XAUTOCLAIM compared byte for byte
+ * (errors included, RESP2 and RESP3, inside MULTI), XINFO CONSUMERS by
+ * shape (its idle times come from each server's clock), and groups, with
+ * the pending entries those commands leave, that come back with the same
+ * DEBUG DIGEST from a checkpoint (clean stop) and from the log (SIGKILL of
+ * every process).
  */
 #include <criterion/criterion.h>
 #include <hiredis/hiredis.h>
@@ -117,6 +118,158 @@ Test(stream_groups, xgroup_byte_for_byte)
     rdiff_end_both(&d);
 }
 
+/* XREADGROUP (D46): new entries, the consumer's history (a deleted
+ * entry as [id, null]), NOACK, COUNT, many streams, errors in Redis'
+ * order; XPENDING's summary shows what was delivered (the extended form
+ * is left out: its idle times come from each server's clock). */
+Test(stream_groups, xreadgroup_byte_for_byte)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    D(&d, "xadd", "s", "1-0", "a", "1");
+    D(&d, "xadd", "s", "2-0", "b", "2");
+    D(&d, "xadd", "s", "3-0", "c", "3");
+    D(&d, "xgroup", "create", "s", "g", "0");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "s", ">");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "$");
+    D(&d, "xreadgroup", "group", "g", "c", "count", "x", "streams", "s", ">");
+    D(&d, "xreadgroup", "group", "g", "c", "block", "-1", "streams", "s", ">");
+    D(&d, "xreadgroup", "group", "g", "c", "block", "x", "streams", "s", ">");
+    D(&d, "xreadgroup", "group", "g", "c", "block", "9223372036854775807", "streams", "s", ">");
+    D(&d, "xreadgroup", "group", "g", "streams", "s", ">", "x");
+    D(&d, "xreadgroup", "count", "1", "streams", "s", ">", "x", "y");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "nokey", ">");
+    D(&d, "xreadgroup", "group", "nog", "c", "streams", "s", ">");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "foo");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "nokey", "foo", "0");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "nokey", ">", "0");
+    D(&d, "xreadgroup", "group", "g", "c", "noack", "xx", "streams", "s", "0");
+    D(&d, "set", "str", "v");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "str", ">");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xreadgroup", "group", "g", "c", "count", "2", "streams", "s", ">");
+    D(&d, "xreadgroup", "group", "g", "c", "count", "0", "streams", "s", ">");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", ">");
+    D(&d, "xreadgroup", "group", "g", "nobody", "streams", "s", ">");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xreadgroup", "group", "g", "c", "block", "100", "streams", "s", "0");
+    D(&d, "xpending", "s", "g");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xdel", "s", "2-0");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "0");
+    D(&d, "xreadgroup", "group", "g", "c", "count", "1", "streams", "s", "1-0");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "-");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "+");
+    D(&d, "xreadgroup", "group", "g", "other", "streams", "s", "0");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xadd", "s", "4-0", "d", "4");
+    D(&d, "xreadgroup", "group", "g", "c2", "noack", "streams", "s", ">");
+    D(&d, "xpending", "s", "g");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xgroup", "setid", "s", "g", "0");
+    D(&d, "xreadgroup", "group", "g", "c2", "streams", "s", ">");
+    D(&d, "xpending", "s", "g");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "0");
+    D(&d, "xgroup", "create", "t", "g", "$", "mkstream");
+    D(&d, "xadd", "t", "9-0", "t", "9");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "t", ">", ">");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "t", "s", ">", "0");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xack", "s", "g", "1-0", "3-0");
+    D(&d, "xpending", "s", "g");
+    rdiff_resp3(&d);
+    D(&d, "xadd", "s", "5-0", "e", "5");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "t", ">", "0");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", ">");
+    D(&d, "xdel", "s", "5-0");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "s", "0");
+    D(&d, "MULTI");
+    D(&d, "xadd", "m", "1-0", "f", "v");
+    D(&d, "xgroup", "create", "m", "g", "0");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "m", ">");
+    D(&d, "xreadgroup", "group", "g", "c", "block", "0", "streams", "m", ">");
+    D(&d, "xreadgroup", "group", "g", "c", "streams", "m", "0");
+    D(&d, "xreadgroup", "group", "nog", "c", "streams", "m", "0");
+    D(&d, "EXEC");
+    D(&d, "xpending", "m", "g");
+    D(&d, "command", "info", "xreadgroup", "xclaim", "xautoclaim");
+    D(&d, "command", "getkeys", "xreadgroup", "group", "g", "c", "streams", "a", "b", ">", ">");
+    rdiff_end_both(&d);
+}
+
+/* XCLAIM and XAUTOCLAIM (D46): claims by ID and by scan, FORCE, JUSTID,
+ * RETRYCOUNT, LASTID, entries deleted since delivery (XCLAIM drops them,
+ * XAUTOCLAIM lists them), cursors, errors in Redis' order. Idle times
+ * are never shown: a min-idle-time of 0 claims everything, one of an
+ * hour nothing, on both servers. */
+Test(stream_groups, xclaim_xautoclaim_byte_for_byte)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    for (int i = 1; i <= 6; i++) {
+        char id[8];
+        snprintf(id, sizeof(id), "%d-0", i);
+        D(&d, "xadd", "s", id, "f", id);
+    }
+    D(&d, "xgroup", "create", "s", "g", "0");
+    D(&d, "xreadgroup", "group", "g", "a", "count", "4", "streams", "s", ">");
+    D(&d, "xclaim", "nokey", "g", "b", "0", "1-0");
+    D(&d, "xclaim", "s", "nog", "b", "0", "1-0");
+    D(&d, "xclaim", "s", "g", "b", "x", "1-0");
+    D(&d, "xclaim", "s", "g", "b", "0", "1-0", "foo");
+    D(&d, "xclaim", "s", "g", "b", "0", "1-0", "idle", "x");
+    D(&d, "xclaim", "s", "g", "b", "0", "1-0", "time", "x");
+    D(&d, "xclaim", "s", "g", "b", "0", "1-0", "retrycount", "x");
+    D(&d, "xclaim", "s", "g", "b", "0", "1-0", "lastid", "x");
+    D(&d, "xclaim", "s", "g", "b", "0", "1-0", "idle");
+    D(&d, "xclaim", "str", "g", "b", "0", "1-0");
+    D(&d, "set", "str", "v");
+    D(&d, "xclaim", "str", "g", "b", "0", "1-0");
+    D(&d, "xclaim", "s", "g", "b", "3600000", "1-0");
+    D(&d, "xinfo", "consumers", "s", "nog");
+    D(&d, "xpending", "s", "g");
+    D(&d, "xclaim", "s", "g", "b", "0", "1-0", "2-0", "9-0");
+    D(&d, "xpending", "s", "g");
+    D(&d, "xclaim", "s", "g", "b", "0", "1-0", "justid");
+    D(&d, "xclaim", "s", "g", "c", "0", "3-0", "retrycount", "7", "justid");
+    D(&d, "xclaim", "s", "g", "c", "0", "5-0", "6-0");
+    D(&d, "xclaim", "s", "g", "c", "0", "5-0", "force", "justid");
+    D(&d, "xclaim", "s", "g", "c", "0", "6-0", "force", "idle", "5", "time", "1");
+    D(&d, "xclaim", "s", "g", "c", "0", "1-0", "lastid", "99-0", "justid");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xinfo", "groups", "s");
+    D(&d, "xdel", "s", "2-0", "4-0");
+    D(&d, "xclaim", "s", "g", "d", "0", "2-0");
+    D(&d, "xpending", "s", "g");
+    D(&d, "xautoclaim", "s", "g", "d", "x", "0");
+    D(&d, "xautoclaim", "s", "g", "d", "0", "x");
+    D(&d, "xautoclaim", "s", "g", "d", "0", "(+");
+    D(&d, "xautoclaim", "s", "g", "d", "0", "0", "count", "0");
+    D(&d, "xautoclaim", "s", "g", "d", "0", "0", "count");
+    D(&d, "xautoclaim", "s", "g", "d", "0", "0", "foo");
+    D(&d, "xautoclaim", "nokey", "g", "d", "0", "0");
+    D(&d, "xautoclaim", "s", "nog", "d", "0", "0");
+    D(&d, "xautoclaim", "str", "g", "d", "0", "0");
+    D(&d, "xautoclaim", "s", "g", "d", "3600000", "0");
+    D(&d, "xautoclaim", "s", "g", "d", "0", "0", "count", "1");
+    D(&d, "xautoclaim", "s", "g", "d", "0", "0", "count", "2", "justid");
+    D(&d, "xautoclaim", "s", "g", "e", "0", "(1-0", "count", "1");
+    D(&d, "xautoclaim", "s", "g", "e", "0", "-");
+    D(&d, "xpending", "s", "g");
+    D(&d, "xinfo", "groups", "s");
+    rdiff_resp3(&d);
+    D(&d, "xautoclaim", "s", "g", "f", "0", "0");
+    D(&d, "xclaim", "s", "g", "f", "0", "1-0", "3-0");
+    D(&d, "MULTI");
+    D(&d, "xclaim", "s", "g", "h", "0", "1-0");
+    D(&d, "xautoclaim", "s", "g", "h", "0", "0", "justid");
+    D(&d, "xclaim", "s", "g", "h", "x", "1-0");
+    D(&d, "EXEC");
+    D(&d, "xpending", "s", "g");
+    rdiff_end_both(&d);
+}
+
 static redisReply *cmd(redisContext *c, const char *text)
 {
     redisReply *r = redisCommand(c, text);
@@ -182,6 +335,21 @@ static void group_writes(redisContext *c, int round)
         must(c, "XGROUP CREATECONSUMER s%d g c%d", round, i);
     must(c, "XGROUP DELCONSUMER s%d g c%d", round, 2);
     must(c, "XGROUP SETID s%d h 0-%d", round, 5);
+    /* The PEL and counters XREADGROUP, XCLAIM and XAUTOCLAIM leave (D46),
+     * their delivery times the records'. */
+    must(c, "XREADGROUP GROUP g c1 COUNT 5 STREAMS s%d >", round, 0);
+    must(c, "XREADGROUP GROUP g c3 COUNT 3 STREAMS s%d s0 > >", round, 0);
+    must(c, "XREADGROUP GROUP h c9 NOACK STREAMS s%d >", round, 0);
+    redisReply *r = cmd(c, round ? "XRANGE s1 - + COUNT 2" : "XRANGE s0 - + COUNT 2");
+    char del[128], claim[128];
+    snprintf(del, sizeof(del), "XDEL s%d %s", round, r->element[0]->element[0]->str);
+    snprintf(claim, sizeof(claim), "XCLAIM s%d g c4 0 %s RETRYCOUNT 4", round,
+             r->element[1]->element[0]->str);
+    freeReplyObject(r);
+    freeReplyObject(cmd(c, del));
+    must(c, "XREADGROUP GROUP g c1 COUNT 2 STREAMS s%d 0-%d", round, 0);
+    freeReplyObject(cmd(c, claim));
+    must(c, "XAUTOCLAIM s%d g c%d 0 0 COUNT 3", round, 5);
 }
 
 /* Groups and consumers come back from a checkpoint (a clean stop writes
@@ -214,7 +382,7 @@ Test(stream_groups, survive_checkpoint_and_sigkill)
         for (size_t k = 0; k < g1->element[i]->elements; k++)
             cr_assert_eq(g2->element[i]->element[k]->integer, g1->element[i]->element[k]->integer);
     redisReply *cs = cmd(c, "XINFO CONSUMERS s0 g");
-    cr_assert_eq(cs->elements, 4, "four consumers after DELCONSUMER");
+    cr_assert_eq(cs->elements, 5, "c0 c1 c3 c4, and c5 made by XAUTOCLAIM");
     freeReplyObject(cs);
 
     group_writes(c, 1);
