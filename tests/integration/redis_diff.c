@@ -809,6 +809,15 @@ int rdiff_wait_expired(diff_t *d, const char *key, int timeout_ms)
     }
 }
 
+void rdiff_hello3(diff_t *d)
+{
+    const char *hello[] = {"HELLO", "3"};
+    const size_t hlens[] = {5, 1};
+    size_t n1, n2;
+    free(wire_cmd(d->r[0], 2, hello, hlens, &n1));
+    free(wire_cmd(d->a[0], 2, hello, hlens, &n2));
+}
+
 const char *rdiff_one(wire_conn_t *c, int argc, const char *const *argv)
 {
     static char *last;

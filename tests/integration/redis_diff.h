@@ -243,6 +243,9 @@ int rdiff_pipeline(diff_t *d, int line, int ci, const char *bytes, size_t len, i
 int rdiff_wait_expired(diff_t *d, const char *key, int timeout_ms);
 /* One command to one server; the reply in a buffer reused at each call. */
 const char *rdiff_one(wire_conn_t *c, int argc, const char *const *argv);
+/* HELLO 3 on connection 0 of both servers (its map is not compared: the
+ * ids differ): the replies that follow are RESP3. */
+void rdiff_hello3(diff_t *d);
 
 #define NARGS(...) ((int)(sizeof((const char *[]){__VA_ARGS__}) / sizeof(const char *)))
 #define RDIFF_(d, ci, how, ...)                                                                    \

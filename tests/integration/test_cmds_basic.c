@@ -717,15 +717,7 @@ Test(cmds, values_larger_than_the_reply_channel, .timeout = 120)
         const size_t alens[] = {6, 3, n};
         rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, 3, (const char *[]){"APPEND", "big", v}, alens);
     }
-    /* RESP3 on both (HELLO's reply map is not compared: its client ids
-     * differ). */
-    {
-        const char *hello[] = {"HELLO", "3"};
-        const size_t hlens[] = {5, 1};
-        size_t n1, n2;
-        free(wire_cmd(d.r[0], 2, hello, hlens, &n1));
-        free(wire_cmd(d.a[0], 2, hello, hlens, &n2));
-    }
+    rdiff_hello3(&d); /* RESP3 on both */
     D(&d, "MGET", "big", "none");
     D(&d, "MULTI");
     D(&d, "GET", "big");

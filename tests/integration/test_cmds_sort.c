@@ -195,15 +195,6 @@ static void forms(diff_t *d)
     D(d, "sort", "big");
 }
 
-static void hello3(diff_t *d)
-{
-    const char *hello[] = {"HELLO", "3"};
-    const size_t hlens[] = {5, 1};
-    size_t n1, n2;
-    free(wire_cmd(d->r[0], 2, hello, hlens, &n1)); /* its map is not compared: ids differ */
-    free(wire_cmd(d->a[0], 2, hello, hlens, &n2));
-}
-
 Test(sort, forms_resp2)
 {
     diff_t d;
@@ -216,7 +207,7 @@ Test(sort, forms_resp3)
 {
     diff_t d;
     rdiff_start_both(&d);
-    hello3(&d);
+    rdiff_hello3(&d);
     forms(&d);
     rdiff_end_both(&d);
 }

@@ -19,15 +19,6 @@
 
 TestSuite(zsets, .fini = rdiff_teardown, .timeout = 120);
 
-static void hello3(diff_t *d)
-{
-    const char *hello[] = {"HELLO", "3"};
-    const size_t hlens[] = {5, 1};
-    size_t n1, n2;
-    free(wire_cmd(d->r[0], 2, hello, hlens, &n1)); /* its map is not compared: ids differ */
-    free(wire_cmd(d->a[0], 2, hello, hlens, &n2));
-}
-
 static void commands(diff_t *d)
 {
     D(d, "set", "k", "v");
@@ -354,7 +345,7 @@ Test(zsets, commands_resp3)
 {
     diff_t d;
     rdiff_start_both(&d);
-    hello3(&d);
+    rdiff_hello3(&d);
     commands(&d);
     rdiff_end_both(&d);
 }
@@ -371,7 +362,7 @@ Test(zsets, edges_resp3)
 {
     diff_t d;
     rdiff_start_both(&d);
-    hello3(&d);
+    rdiff_hello3(&d);
     edges(&d);
     rdiff_end_both(&d);
 }
@@ -389,7 +380,7 @@ Test(zsets, keyspace_wrongtype_multi_resp3)
 {
     diff_t d;
     rdiff_start_both(&d);
-    hello3(&d);
+    rdiff_hello3(&d);
     keyspace(&d);
     rdiff_end_both(&d);
 }
