@@ -397,8 +397,14 @@ static void out_shrink(store_proc_t *s)
 static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
 {
     buf_reset(&s->out);
+    /* A read publishes only "keymiss" (D51), while it runs, so before its
+     * reply: a read is never replayed, so it is never told twice. */
+    store_set_notify_flags(s->ctx,
+                           atomic_load_explicit(&s->shm->notify_flags, memory_order_relaxed));
     store_read_proto(s->ctx, req->db, (int)req->proto, payload, req->payload_len, shm_now_ms(),
                      &s->out);
+    notify_done(s);
+    notify_flush(s);  /* the frontends read the ring before their replies */
     publish_stats(s); /* before the reply: an INFO after it counts this read */
     int rc = send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
     out_shrink(s);
