@@ -130,6 +130,36 @@ Test(pubsub, replies_as_redis_resp3)
     same_script(script, 2);
 }
 
+/* A RESP3 client subscribed to its own key's events gets each push
+ * before the reply of the command that caused it, as from Redis: a read's
+ * "keymiss" (D51) and the events of a write whose reply the store
+ * computes, which reach the frontend by the Pub/Sub ring while the reply
+ * comes by the store's channel. Repeated: before the frontend read the
+ * ring first, 1 reply in 5 came first. (Only writes Redis tells before
+ * replying: a write acked with +OK at durability, SET, replies before
+ * the store applies it, and GETDEL and the pops reply first in Redis,
+ * D51.) */
+Test(pubsub, resp3_pushes_come_before_the_reply)
+{
+    redis_or_skip();
+    start("--frontends 1");
+    step_t script[64] = {
+        {0, 1, "HELLO 3\r\n"},
+        {0, 1, "CONFIG SET notify-keyspace-events K$gm\r\n"},
+        {0, 1, "SUBSCRIBE __keyspace@0__:k\r\n"},
+    };
+    int n = 3;
+    for (int i = 0; i < 14; i++) {
+        script[n++] = (step_t){0, 2, "GET k\r\n"};  /* keymiss, nil */
+        script[n++] = (step_t){0, 2, "INCR k\r\n"}; /* a reply the store computes */
+        script[n++] = (step_t){0, 2, "DEL k\r\n"};
+        script[n++] = (step_t){0, 2, i % 2 ? "GETDEL k\r\n" : "TYPE k\r\n"}; /* keymiss */
+    }
+    script[n++] = (step_t){0, 1, "CONFIG SET notify-keyspace-events \"\"\r\n"};
+    script[n] = (step_t){0, 0, NULL};
+    same_script(script, 1);
+}
+
 /* ACL channel rules as Redis 7.0 applies them: PUBLISH, SPUBLISH and the
  * subscribes checked against the user's &patterns (glob), a PSUBSCRIBE
  * pattern only if it is one of them literally, unsubscribes never, key
