@@ -907,59 +907,58 @@ Test(pubsub, key_misses_notify_as_redis)
     same_events_runs(READS_SCRIPT, runs);
 }
 
-/* A random mix (fixed seed) of writes of every family over five keys
- * that change type, so errors (WRONGTYPE) and emptied keys come too; no
- * short TTLs, whose "expired" would depend on timing. */
-Test(pubsub, random_writes_notify_as_redis)
+/* Writes of every family over five keys that change type. */
+static const char *const WRITE_FORMS[] = {
+    "SET %s v",
+    "DEL %s",
+    "INCR %s",
+    "APPEND %s x",
+    "LPUSH %s a",
+    "RPOP %s",
+    "LMOVE %s %s LEFT RIGHT",
+    "SADD %s m%d",
+    "SREM %s m%d",
+    "HSET %s f%d v",
+    "HDEL %s f%d",
+    "ZADD %s %d m",
+    "ZREM %s m%d",
+    "ZPOPMIN %s",
+    "ZINCRBY %s 1 m%d",
+    "XADD %s MAXLEN 2 * f v",
+    "XTRIM %s MAXLEN 1",
+    "ZUNIONSTORE %s 2 %s %s",
+    "SUNIONSTORE %s %s %s",
+    "RENAME %s %s",
+    "COPY %s %s",
+    "EXPIRE %s 1000",
+    "PERSIST %s",
+    "LTRIM %s 1 -1",
+    "SETRANGE %s 1 x",
+    "GETDEL %s",
+    "SPOP %s",
+    "HINCRBY %s f%d 1",
+};
+
+enum { RANDOM_N = 400 };
+
+/* n seeded lines of forms (each takes keys, %s, and at most one number,
+ * %d) over k0..k4, NULL-terminated in script. */
+static void random_script(const char *const *forms, unsigned nforms, uint64_t x, char (*lines)[64],
+                          const char **script, int n)
 {
-    static const char *const forms[] = {
-        "SET %s v",
-        "DEL %s",
-        "INCR %s",
-        "APPEND %s x",
-        "LPUSH %s a",
-        "RPOP %s",
-        "LMOVE %s %s LEFT RIGHT",
-        "SADD %s m%d",
-        "SREM %s m%d",
-        "HSET %s f%d v",
-        "HDEL %s f%d",
-        "ZADD %s %d m",
-        "ZREM %s m%d",
-        "ZPOPMIN %s",
-        "ZINCRBY %s 1 m%d",
-        "XADD %s MAXLEN 2 * f v",
-        "XTRIM %s MAXLEN 1",
-        "ZUNIONSTORE %s 2 %s %s",
-        "SUNIONSTORE %s %s %s",
-        "RENAME %s %s",
-        "COPY %s %s",
-        "EXPIRE %s 1000",
-        "PERSIST %s",
-        "LTRIM %s 1 -1",
-        "SETRANGE %s 1 x",
-        "GETDEL %s",
-        "SPOP %s",
-        "HINCRBY %s f%d 1",
-    };
-    enum { N = 400, NFORMS = sizeof(forms) / sizeof(forms[0]) };
-    static char lines[N][64];
-    static const char *script[N + 1];
-    uint64_t x = 0x2545F4914F6CDD1Dull;
-    for (int i = 0; i < N; i++) {
+    for (int i = 0; i < n; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         char k[3][4];
         for (int j = 0; j < 3; j++)
             snprintf(k[j], sizeof(k[j]), "k%u", (unsigned)(x >> (8 * j + 16)) % 5);
-        const char *f = forms[x % NFORMS];
-        unsigned n = (unsigned)(x >> 40) % 3;
-        /* each form takes keys (%s) and at most one number (%d) */
+        const char *f = forms[x % nforms];
+        unsigned num = (unsigned)(x >> 40) % 3;
         const char *d = strstr(f, "%d");
         int nkeys = 0;
         for (const char *p = f; (p = strstr(p, "%s")) != NULL; p++)
             nkeys++;
         if (d && nkeys == 1)
-            snprintf(lines[i], sizeof(lines[i]), f, k[0], n);
+            snprintf(lines[i], sizeof(lines[i]), f, k[0], num);
         else if (nkeys == 1)
             snprintf(lines[i], sizeof(lines[i]), f, k[0]);
         else if (nkeys == 2)
@@ -968,11 +967,50 @@ Test(pubsub, random_writes_notify_as_redis)
             snprintf(lines[i], sizeof(lines[i]), f, k[0], k[1], k[2]);
         script[i] = lines[i];
     }
-    script[N] = NULL;
-    redis_or_skip();
-    start("--frontends 2");
-    same_events("KEA", script, "SET __end__ 1");
-    same_events("KEAn", script, "SET __end__ 1");
+    script[n] = NULL;
+}
+
+/* A random mix (fixed seed) of writes of every family over five keys
+ * that change type, so errors (WRONGTYPE) and emptied keys come too; no
+ * short TTLs, whose "expired" would depend on timing. With m, the writes
+ * that read first (COPY, GETDEL, the *STORE sources) tell their misses. */
+Test(pubsub, random_writes_notify_as_redis)
+{
+    enum { NFORMS = sizeof(WRITE_FORMS) / sizeof(WRITE_FORMS[0]) };
+    static char lines[RANDOM_N][64];
+    static const char *script[RANDOM_N + 1];
+    random_script(WRITE_FORMS, NFORMS, 0x2545F4914F6CDD1Dull, lines, script, RANDOM_N);
+    static const flags_run_t runs[] = {{"KEA", "SET __end__ 1"},
+                                       {"KEAn", "SET __end__ 1"},
+                                       {"KEAm", "SET __end__ 1"},
+                                       {NULL, NULL}};
+    same_events_runs(script, runs);
+}
+
+/* The same writes mixed with reads of every type over the same keys:
+ * the misses (D51) among the writes' events, as Redis tells them. */
+Test(pubsub, random_reads_tell_key_misses_as_redis)
+{
+    static const char *const reads[] = {
+        "GET %s",         "MGET %s %s",           "HGET %s f%d",   "HGETALL %s",
+        "LRANGE %s 0 -1", "LINDEX %s 0",          "SMEMBERS %s",   "SISMEMBER %s m%d",
+        "ZRANGE %s 0 -1", "ZSCORE %s m",          "XRANGE %s - +", "XREAD STREAMS %s %s 0 0",
+        "TYPE %s",        "EXISTS %s %s %s",      "TTL %s",        "SINTER %s %s",
+        "ZUNION 2 %s %s", "SORT_RO %s BY nosort", "STRLEN %s",     "OBJECT ENCODING %s",
+    };
+    enum {
+        NW = sizeof(WRITE_FORMS) / sizeof(WRITE_FORMS[0]),
+        NR = sizeof(reads) / sizeof(reads[0])
+    };
+    static const char *forms[NW + NR];
+    for (unsigned i = 0; i < NW + NR; i++)
+        forms[i] = i < NW ? WRITE_FORMS[i] : reads[i - NW];
+    static char lines[RANDOM_N][64];
+    static const char *script[RANDOM_N + 1];
+    random_script(forms, NW + NR, 0x9E3779B97F4A7C15ull, lines, script, RANDOM_N);
+    static const flags_run_t runs[] = {
+        {"KEAm", "SET __end__ 1"}, {"Km", "GET __end__"}, {"Em", "GET __end__"}, {NULL, NULL}};
+    same_events_runs(script, runs);
 }
 
 Test(pubsub, notify_setting_as_redis)
