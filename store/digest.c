@@ -172,7 +172,7 @@ void st_read_debug(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         resp_array(r, a->argc - 1);
         for (int i = 1; i < a->argc; i++) {
             uint64_t sum[3] = {0, 0, 0};
-            idx_entry_t **slot = st_find_peek(a->db, &a->argv[i], a->now);
+            idx_entry_t **slot = st_find_quiet(a->db, &a->argv[i], a->now);
             if (slot) {
                 dig_state_t ds;
                 dig_reset(&ds);

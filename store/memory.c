@@ -66,7 +66,7 @@ static void memory_usage(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         }
         j++;
     }
-    idx_entry_t **slot = st_find_peek(a->db, &a->argv[1], a->now);
+    idx_entry_t **slot = st_find_quiet(a->db, &a->argv[1], a->now);
     if (!slot) {
         resp_null(r);
         return;

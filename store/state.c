@@ -89,6 +89,7 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
     }
     ctx->on_expired = st_notify_expired;
     ctx->on_new = st_notify_new;
+    ctx->on_miss = st_notify_keymiss;
     return ctx;
 }
 

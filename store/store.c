@@ -537,10 +537,16 @@ static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigne
 {
     if (req->reserved) return stream_request(s, fe, req);
     buf_reset(&s->out);
+    /* A read publishes only "keymiss" (D51), while it runs, so before its
+     * reply: a read is never replayed, so it is never told twice. */
+    store_set_notify_flags(s->ctx,
+                           atomic_load_explicit(&s->shm->notify_flags, memory_order_relaxed));
     store_set_reply_parts(s->ctx, 1);
     store_read_proto(s->ctx, req->db, (int)req->proto, payload, req->payload_len, shm_now_ms(),
                      &s->out);
     store_set_reply_parts(s->ctx, 0);
+    notify_done(s);
+    notify_flush(s);  /* the frontends read the ring before their replies */
     publish_stats(s); /* before the reply: an INFO after it counts this read */
     store_vsnap_t *v = store_take_reply_parts(s->ctx);
     int rc =

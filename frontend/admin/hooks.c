@@ -121,6 +121,10 @@ void fe_admin_input_done(fe_conn_t *c)
 void fe_admin_reply_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
 {
     if (r->conn && r->conn->admin->reg) fe_client_flags_sync(r->conn); /* unblocked */
+    /* A subscriber's own command (RESP3): what the store published before
+     * it replied ("keymiss", a write's events) goes out first, as in Redis;
+     * the ring's head moved before the reply was sent (D51). */
+    if (r->conn && r->conn->subscriptions) fe_pubsub_poll(fe);
     unsigned idx1 = fe_note_idx(r->note);
     if (!idx1) return;
     if (!*now) *now = shm_mono_ns();

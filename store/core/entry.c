@@ -302,13 +302,17 @@ void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at)
  */
 /* A read's lookup found the key live (hit) or not (miss): INFO's
  * keyspace_hits and keyspace_misses. */
-static idx_entry_t **count_lookup(st_db_t *db, idx_entry_t **slot)
+static idx_entry_t **count_lookup(st_db_t *db, const rec_arg_t *key, idx_entry_t **slot)
 {
-    if (db->ctx->reading) {
+    store_ctx_t *ctx = db->ctx;
+    if (ctx->reading) {
         if (slot)
-            db->ctx->stat_hits++;
+            ctx->stat_hits++;
         else
-            db->ctx->stat_misses++;
+            ctx->stat_misses++;
+        /* "keymiss" where Redis' lookupKey sends it: in the lookup, before
+         * the reply; OBJECT, MEMORY USAGE and DEBUG look quietly (D51). */
+        if (!slot && !ctx->lookup_quiet && ctx->on_miss) ctx->on_miss(ctx, db, key);
     }
     return slot;
 }
@@ -316,15 +320,24 @@ static idx_entry_t **count_lookup(st_db_t *db, idx_entry_t **slot)
 idx_entry_t **st_find_peek(st_db_t *db, const rec_arg_t *key, int64_t now)
 {
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
-    if (!slot) return count_lookup(db, NULL);
+    if (!slot) return count_lookup(db, key, NULL);
     int64_t at = (*slot)->expire_at_ms;
-    return count_lookup(db, at && at <= now ? NULL : slot);
+    return count_lookup(db, key, at && at <= now ? NULL : slot);
+}
+
+idx_entry_t **st_find_quiet(st_db_t *db, const rec_arg_t *key, int64_t now)
+{
+    int outer = db->ctx->lookup_quiet;
+    db->ctx->lookup_quiet = 1;
+    idx_entry_t **slot = st_find_peek(db, key, now);
+    db->ctx->lookup_quiet = outer;
+    return slot;
 }
 
 idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int reap)
 {
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
-    if (!slot) return count_lookup(db, NULL);
+    if (!slot) return count_lookup(db, key, NULL);
     int64_t at = (*slot)->expire_at_ms;
     if (at && at <= now) {
         if (reap) {
@@ -332,10 +345,18 @@ idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int r
             idx_remove(&db->ix, slot);
             db->ctx->stat_expired++;
         }
-        return count_lookup(db, NULL);
+        return count_lookup(db, key, NULL);
     }
     st_access_touch(&db->ctx->access, *slot, now);
-    return count_lookup(db, slot);
+    return count_lookup(db, key, slot);
+}
+
+idx_entry_t **st_find_read(st_db_t *db, const rec_arg_t *key, int64_t now, int reap)
+{
+    idx_entry_t **slot = st_find_live(db, key, now, reap);
+    /* Inside a read, count_lookup told it already. */
+    if (!slot && !db->ctx->reading && db->ctx->on_miss) db->ctx->on_miss(db->ctx, db, key);
+    return slot;
 }
 
 void st_remove(st_db_t *db, idx_entry_t **slot)

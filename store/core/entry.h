@@ -147,6 +147,8 @@ struct store_ctx {
      * while one runs, store_read_proto). */
     uint64_t stat_expired, stat_hits, stat_misses;
     int reading;
+    /* Set inside st_find_quiet: a miss publishes no "keymiss". */
+    int lookup_quiet;
     /* Keyspace notifications (notify.c, D37): the classes to publish for
      * what is applied now (0 = none: replay, tests), where they go, the
      * keys the running handler changed, and the expiries published. */
@@ -164,6 +166,9 @@ struct store_ctx {
     /* A key added to db (st_ent_store without a slot): notify.c's
      * st_notify_new ("new" keys, notify-keyspace-events n). */
     void (*on_new)(struct store_ctx *ctx, st_db_t *db, const idx_entry_t *e);
+    /* A read's lookup (or a write's st_find_read) found no live key:
+     * notify.c's st_notify_keymiss ("keymiss", notify-keyspace-events m). */
+    void (*on_miss)(struct store_ctx *ctx, st_db_t *db, const rec_arg_t *key);
     /* The static cluster topology (CLUSTER's replies, store/cluster.c),
      * NULL unless cluster-enabled. */
     struct cluster *cluster;
@@ -238,6 +243,14 @@ void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at);
  * MEMORY USAGE, DEBUG DIGEST-VALUE and WATCH look without using). */
 idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int reap);
 idx_entry_t **st_find_peek(st_db_t *db, const rec_arg_t *key, int64_t now);
+/* st_find_peek publishing no "keymiss" (Redis' LOOKUP_NONOTIFY: OBJECT;
+ * MEMORY USAGE and DEBUG DIGEST-VALUE, which Redis answers from the dict). */
+idx_entry_t **st_find_quiet(st_db_t *db, const rec_arg_t *key, int64_t now);
+/* st_find_live for the lookups Redis makes with lookupKeyRead inside a
+ * write (GETSET, GETDEL, GETEX, SET GET, COPY's source, the *STORE
+ * commands' sources, SORT's keys, XACK): a miss publishes "keymiss" as a
+ * read's lookup does (ctx->on_miss; replay publishes nothing, D51). */
+idx_entry_t **st_find_read(st_db_t *db, const rec_arg_t *key, int64_t now, int reap);
 /* RAM e holds (requested bytes: the entry, its piece list or object). */
 uint64_t st_ent_bytes(idx_entry_t *e);
 /* Remove the entry *slot points at from db. */

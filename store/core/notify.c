@@ -259,6 +259,14 @@ void st_notify_flush(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a)
     }
 }
 
+void st_notify_keymiss(store_ctx_t *ctx, st_db_t *db, const rec_arg_t *key)
+{
+    if (!(ctx->notify_flags & PS_NOTIFY_KEY_MISS)) return;
+    int dbnum = db_number(ctx, db);
+    if (dbnum >= 0)
+        st_notify(ctx, PS_NOTIFY_KEY_MISS, "keymiss", (unsigned)dbnum, key->ptr, key->len);
+}
+
 void st_notify_expired(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e)
 {
     if (!(ctx->notify_flags & PS_NOTIFY_EXPIRED)) return;

@@ -36,6 +36,10 @@ void st_notify_flush(store_ctx_t *ctx, cmd_id_t op, const apply_args_t *a);
 /* e was added to db: "new" (class n), published in its place among the
  * operation's events, as Redis tells it when the key is added. */
 void st_notify_new(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e);
+/* A read lookup found no live key in db (entry.c's count_lookup,
+ * st_find_read): "keymiss" (class m), published at once, before the
+ * reply and before the events of the write it is part of, as Redis. */
+void st_notify_keymiss(store_ctx_t *ctx, st_db_t *db, const rec_arg_t *key);
 /* e, in db, is being removed because its TTL passed: "expired". */
 void st_notify_expired(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e);
 

@@ -191,7 +191,7 @@ void st_apply_copy(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (r) resp_error(r, "ERR source and destination objects are the same");
         return;
     }
-    if (!st_find_live(a->db, key, ctx->now, 1)) {
+    if (!st_find_read(a->db, key, ctx->now, 1)) { /* Redis reads the source (keymiss) */
         if (r) resp_integer(r, 0);
         return;
     }

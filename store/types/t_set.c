@@ -260,7 +260,7 @@ static int gather(st_db_t *db, int64_t now, int reap, const rec_arg_t *keys, uin
     s->v = st_xmalloc(((size_t)n + 1) * sizeof(*s->v));
     s->n = n;
     for (uint16_t i = 0; i < n; i++) {
-        idx_entry_t **slot = st_find_live(db, &keys[i], now, reap);
+        idx_entry_t **slot = st_find_read(db, &keys[i], now, reap);
         if (st_wrongtype(slot, ST_SET, r)) {
             free(s->v);
             return -1;

@@ -109,7 +109,7 @@ static idx_entry_t *pattern_lookup(sort_run_t *run, const sort_pattern_t *pat,
     if (pat->kind == SORT_PAT_NONE || pat->kind == SORT_PAT_SELF) return NULL;
     sort_pattern_key(pat, p, n, &run->key);
     rec_arg_t key = {(const unsigned char *)run->key.data, (uint32_t)run->key.len};
-    idx_entry_t **slot = st_find_live(run->db, &key, run->now, 0);
+    idx_entry_t **slot = st_find_read(run->db, &key, run->now, 0);
     if (!slot) return NULL;
     unsigned type = st_ent_type(*slot);
     if (pat->kind == SORT_PAT_KEY) return type == ST_STRING ? *slot : NULL;
@@ -210,7 +210,7 @@ static int load_keys(sort_run_t *run, const sort_spec_t *s, const rec_arg_t *arg
  * Returns NULL, or the error to reply. */
 static const char *sort_load(sort_run_t *run, const rec_arg_t *argv, sort_spec_t *s, items_t *it)
 {
-    idx_entry_t **slot = st_find_live(run->db, &argv[0], run->now, 0);
+    idx_entry_t **slot = st_find_read(run->db, &argv[0], run->now, 0);
     unsigned t = slot ? st_ent_type(*slot) : ST_LIST;
     if (t != ST_LIST && t != ST_SET && t != ST_ZSET) return ST_ERR_WRONGTYPE;
     /* A set sorts ALPHA rather than in its table's order into a stored

@@ -234,7 +234,7 @@ void st_apply_xgroup(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
  * the reply cannot be an error once some were acknowledged). */
 void st_apply_xack(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
+    idx_entry_t **slot = st_find_read(a->db, &a->argv[0], ctx->now, 1);
     if (st_wrongtype(slot, ST_STREAM, r)) return;
     st_stream_t *s = slot ? st_ent_stream(*slot) : NULL;
     st_sgroup_t *g = s ? sg_find(st_stream_groups(s), a->argv[1].ptr, a->argv[1].len) : NULL;

@@ -35,7 +35,9 @@ void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     const rec_arg_t *key = &a->argv[0];
     uint32_t flags = cmd_get_u32(a->argv[2].ptr);
     int64_t expire_at = cmd_get_i64(a->argv[3].ptr);
-    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    /* SET GET (GETSET) reads the key first, as a read does (keymiss). */
+    idx_entry_t **slot = flags & SETF_GET ? st_find_read(a->db, key, ctx->now, 1)
+                                          : st_find_live(a->db, key, ctx->now, 1);
     /* SET overwrites a key of any type, but SET GET reads it first. */
     if ((flags & SETF_GET) && st_wrongtype(slot, ST_STRING, r)) return;
     /* Redis replies GET's old value first, whether or not NX/XX let the
@@ -236,7 +238,7 @@ void st_apply_incrbyfloat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 
 void st_apply_getdel(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
+    idx_entry_t **slot = st_find_read(a->db, &a->argv[0], ctx->now, 1);
     if (st_wrongtype(slot, ST_STRING, r)) return;
     if (!slot) {
         if (r) resp_null(r);
@@ -255,7 +257,7 @@ void st_apply_getex(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     const rec_arg_t *key = &a->argv[0];
     uint32_t flags = cmd_get_u32(a->argv[1].ptr);
     int64_t at = cmd_get_i64(a->argv[2].ptr);
-    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    idx_entry_t **slot = st_find_read(a->db, key, ctx->now, 1);
     if (st_wrongtype(slot, ST_STRING, r)) return;
     if (!slot) {
         if (r) resp_null(r);
@@ -434,7 +436,7 @@ void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
             resp_simple(r, object_help[i]);
         return;
     }
-    idx_entry_t **slot = st_find_peek(a->db, &a->argv[1], a->now);
+    idx_entry_t **slot = st_find_quiet(a->db, &a->argv[1], a->now);
     if (!slot) {
         resp_null(r);
         return;

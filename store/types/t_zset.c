@@ -304,7 +304,7 @@ void st_apply_zrangestore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         return;
     }
     buf_free(&err);
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[2], ctx->now, 1);
+    idx_entry_t **slot = st_find_read(a->db, &a->argv[2], ctx->now, 1);
     if (st_wrongtype(slot, ST_ZSET, r)) return;
     st_zset_t *out = NULL;
     if (slot) {

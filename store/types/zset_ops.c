@@ -543,7 +543,7 @@ st_zset_t *zs_setop(st_db_t *db, int64_t now, int reap, const rec_arg_t *argv, u
     }
     zsrc_t *src = st_xmalloc((size_t)nk * sizeof(*src));
     for (long long i = 0; i < nk; i++) {
-        idx_entry_t **slot = st_find_live(db, &argv[1 + i], now, reap);
+        idx_entry_t **slot = st_find_read(db, &argv[1 + i], now, reap);
         src[i] = (zsrc_t){NULL, NULL, 1.0};
         if (!slot) continue;
         unsigned t = st_ent_type(*slot);

@@ -13,6 +13,9 @@
  *    (offsets past the 512 MB limit are used: they are errors);
  *  - SCAN cursors other than 0 and invalid ones (a cursor is an
  *    implementation's position), OBJECT IDLETIME/REFCOUNT/HELP, TIME, INFO.
+ *  - SORT orders that depend on ties or on a set's table (D47's list):
+ *    ALPHA by a BY pattern, BY nosort without STORE, and ALPHA without
+ *    STORE compared in order (see g_sort).
  * Equal relative times chosen twice for one key with GT/LT could compare
  * differently if both commands fall in the same millisecond on one server:
  * times are drawn from 100,000 values (ms times from 10^8), so that is rare.
@@ -750,6 +753,7 @@ static void g_randomkey(dgen_t *g, dgen_cmd_t *c)
 
 static void g_object(dgen_t *g, dgen_cmd_t *c)
 {
+    if (g->sorted) c->check = DGEN_ENCODING;
     dgen_args(c, "OBJECT");
     switch (rn(g, 10)) {
     case 0:
@@ -1404,6 +1408,47 @@ static void g_discard(dgen_t *g, dgen_cmd_t *c)
     (void)g, dgen_args(c, "DISCARD");
 } /* outside MULTI */
 
+/* ---- SORT and SORT_RO (D47) ---- */
+
+/* Keys a BY or GET pattern names: "k" + the element (k0..k4 exist for
+ * the elements 0..4), a hash field of it, the element itself. */
+static const char *const sort_gets[] = {"#", "k*", "k*->f1", "k*->f0", "nosuch*"};
+
+/* SORT with options whose order is the same on both servers: numeric
+ * order (equal scores by bytes, a total order, even under a LIMIT's
+ * partial sort), ALPHA only with STORE (compared by bytes, total too),
+ * BY a pattern only numeric (ALPHA weights may tie, and ties are not
+ * ordered as Redis orders them), BY nosort only with STORE (a set's own
+ * order without it is its table's). */
+static void g_sort(dgen_t *g, dgen_cmd_t *c)
+{
+    static const char *lim[] = {"0", "1", "2", "-1", "3", "10", "x"};
+    int ro = rn(g, 4) == 0, store = !ro && rn(g, 3) == 0, alpha = store && rn(g, 2);
+    dgen_args(c, ro ? "SORT_RO" : "SORT"), rkey(g, c);
+    unsigned by = rn(g, 5);
+    if (by == 1 && !alpha) dgen_args(c, "BY"), dgen_args(c, "k*");
+    if (by == 2 && !alpha) dgen_args(c, "BY"), dgen_args(c, "k*->f1");
+    if (by == 3 && store) dgen_args(c, "BY"), dgen_args(c, "nosort");
+    if (rn(g, 3) == 0)
+        dgen_args(c, "LIMIT"), dgen_args(c, PICK(g, lim)), dgen_args(c, PICK(g, lim));
+    for (unsigned n = rn(g, 3); n > 0; n--)
+        dgen_args(c, "GET"), dgen_args(c, PICK(g, sort_gets));
+    if (alpha) dgen_args(c, "ALPHA");
+    if (rn(g, 3) == 0) dgen_args(c, "DESC");
+    if (store) dgen_args(c, "STORE"), rkey(g, c);
+}
+
+/* SORT ALPHA without STORE: strcoll stops at a NUL, so elements equal up
+ * to one tie, and a set's come in its table's order: the same elements,
+ * in any order, and no LIMIT (ties would choose which come) or GET. */
+static void g_sort_alpha(dgen_t *g, dgen_cmd_t *c)
+{
+    dgen_args(c, rn(g, 3) ? "SORT" : "SORT_RO"), rkey(g, c);
+    dgen_args(c, "ALPHA");
+    if (rn(g, 2)) dgen_args(c, "DESC");
+    c->check = DGEN_UNORDERED;
+}
+
 enum { G_NO_MULTI = 1, G_NO_MUTATE = 2 };
 
 typedef struct gen {
@@ -1567,6 +1612,8 @@ static const gen_t gens[] = {
     {"ZUNION", 10, 0, g_zsetop},
     {"ZRANDMEMBER", 4, G_NO_MULTI, g_zrandmember},
     {"ZSCAN", 4, G_NO_MULTI | G_NO_MUTATE, g_zscan},
+    {"SORT", 12, 0, g_sort},
+    {"SORT ALPHA", 4, G_NO_MULTI, g_sort_alpha},
     {"CONFIG zset", 2, G_NO_MULTI | G_NO_MUTATE, g_config_zset},
     {"CONFIG SET", 1, G_NO_MULTI | G_NO_MUTATE, g_config_set},
 };
@@ -1678,6 +1725,7 @@ void dgen_next(dgen_t *g, dgen_cmd_t *c)
         at -= gens[i].weight;
     }
     chosen->fn(g, c);
+    if (!strncmp(chosen->name, "SORT", 4)) g->sorted = 1;
     if (!g->in_multi && strcmp(chosen->name, "WATCH") == 0) g->watching = 1;
     if (!g->in_multi && strcmp(chosen->name, "UNWATCH") == 0) g->watching = 0;
     if (!(chosen->flags & G_NO_MUTATE)) mutate(g, c);

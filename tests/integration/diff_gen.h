@@ -2,7 +2,7 @@
  * diff_gen.h - the seeded command generator of the differential test: every
  * string, keyspace, expiry, database and transaction command of issue 5,
  * the hash commands of issue 13 (on the same keys, so WRONGTYPE comes both
- * ways), HELLO 2/3 switching the protocol, CONFIG SET of the hash encoding
+ * ways), SORT and SORT_RO (D47), HELLO 2/3 switching the protocol, CONFIG SET of the hash encoding
  * limits,
  * over a small key space (so commands collide) in a few databases, with
  * random options, wrong arities, unknown names, bad numbers, binary and
@@ -35,6 +35,8 @@ typedef enum dgen_check {
     DGEN_HSCAN,     /* a whole HSCAN iteration: argv[2] is the cursor; pairs in any order */
     DGEN_SSCAN,     /* a whole SSCAN iteration: argv[2] is the cursor; members in any order */
     DGEN_HELLO,     /* HELLO 2|3: both a map/array (server facts differ), or the same error */
+    DGEN_ENCODING,  /* OBJECT ENCODING after a SORT: exact, but Redis' "skiplist" may be
+                     * AtticDB's "listpack" (Redis converts a zset it sorts, D47) */
 } dgen_check_t;
 
 typedef struct dgen_cmd {
@@ -53,6 +55,7 @@ typedef struct dgen {
     int multi_left; /* > 0: inside MULTI, queue this many more, then EXEC/DISCARD */
     int in_multi;
     int watching;
+    int sorted; /* a SORT was generated: zset encodings may differ since (D47) */
     char *skip; /* ",NAME,NAME," not to generate (upper case), or NULL */
     char *only; /* ",NAME,NAME," the only ones to generate, or NULL */
 } dgen_t;

@@ -130,6 +130,36 @@ Test(pubsub, replies_as_redis_resp3)
     same_script(script, 2);
 }
 
+/* A RESP3 client subscribed to its own key's events gets each push
+ * before the reply of the command that caused it, as from Redis: a read's
+ * "keymiss" (D51) and the events of a write whose reply the store
+ * computes, which reach the frontend by the Pub/Sub ring while the reply
+ * comes by the store's channel. Repeated: before the frontend read the
+ * ring first, 1 reply in 5 came first. (Only writes Redis tells before
+ * replying: a write acked with +OK at durability, SET, replies before
+ * the store applies it, and GETDEL and the pops reply first in Redis,
+ * D51.) */
+Test(pubsub, resp3_pushes_come_before_the_reply)
+{
+    redis_or_skip();
+    start("--frontends 1");
+    step_t script[64] = {
+        {0, 1, "HELLO 3\r\n"},
+        {0, 1, "CONFIG SET notify-keyspace-events K$gm\r\n"},
+        {0, 1, "SUBSCRIBE __keyspace@0__:k\r\n"},
+    };
+    int n = 3;
+    for (int i = 0; i < 14; i++) {
+        script[n++] = (step_t){0, 2, "GET k\r\n"};  /* keymiss, nil */
+        script[n++] = (step_t){0, 2, "INCR k\r\n"}; /* a reply the store computes */
+        script[n++] = (step_t){0, 2, "DEL k\r\n"};
+        script[n++] = (step_t){0, 2, i % 2 ? "GETDEL k\r\n" : "TYPE k\r\n"}; /* keymiss */
+    }
+    script[n++] = (step_t){0, 1, "CONFIG SET notify-keyspace-events \"\"\r\n"};
+    script[n] = (step_t){0, 0, NULL};
+    same_script(script, 1);
+}
+
 /* ACL channel rules as Redis 7.0 applies them: PUBLISH, SPUBLISH and the
  * subscribes checked against the user's &patterns (glob), a PSUBSCRIBE
  * pattern only if it is one of them literally, unsubscribes never, key
@@ -676,6 +706,20 @@ static void same_events(const char *flags, const char *const *script, const char
     free(got);
 }
 
+/* One script under each run's flags, ended by a command those flags
+ * publish, on redis-server and on AtticDB with two frontends. */
+typedef struct flags_run {
+    const char *flags, *end;
+} flags_run_t;
+
+static void same_events_runs(const char *const *script, const flags_run_t *runs)
+{
+    redis_or_skip();
+    start("--frontends 2");
+    for (; runs->flags; runs++)
+        same_events(runs->flags, script, runs->end);
+}
+
 Test(pubsub, keyspace_notifications_as_redis)
 {
     redis_or_skip();
@@ -706,69 +750,232 @@ Test(pubsub, keyspace_notifications_as_redis)
  * publish. */
 Test(pubsub, every_write_family_notifies_as_redis)
 {
-    redis_or_skip();
-    start("--frontends 2");
-    same_events("KEA", FAMILIES_SCRIPT, "SET __end__ 1");
-    same_events("KEAn", FAMILIES_SCRIPT, "SET __end__ 1");
-    same_events("Kz", FAMILIES_SCRIPT, "ZADD __end__ 1 a");
-    same_events("Et", FAMILIES_SCRIPT, "XADD __end__ 1-1 f v");
-    same_events("Elgn", FAMILIES_SCRIPT, "RPUSH __end__ a");
-    same_events("KE$sh", FAMILIES_SCRIPT, "SET __end__ 1");
+    static const flags_run_t runs[] = {{"KEA", "SET __end__ 1"},
+                                       {"KEAn", "SET __end__ 1"},
+                                       {"Kz", "ZADD __end__ 1 a"},
+                                       {"Et", "XADD __end__ 1-1 f v"},
+                                       {"Elgn", "RPUSH __end__ a"},
+                                       {"KE$sh", "SET __end__ 1"},
+                                       {NULL, NULL}};
+    same_events_runs(FAMILIES_SCRIPT, runs);
 }
 
-/* A random mix (fixed seed) of writes of every family over five keys
- * that change type, so errors (WRONGTYPE) and emptied keys come too; no
- * short TTLs, whose "expired" would depend on timing. */
-Test(pubsub, random_writes_notify_as_redis)
+/* Reads over missing and present keys of every type, and the writes
+ * that read a key first as Redis' lookupKeyRead does (GETSET, GETDEL,
+ * GETEX, SET GET, COPY, the *STORE commands, SORT, XACK): what "keymiss"
+ * (m, D51) Redis 7.0.15 sends, and where among a write's own events.
+ * OBJECT, MEMORY USAGE and DEBUG look quietly; pops, DEL, RENAME and the
+ * other writes look up without a miss event. */
+static const char *const READS_SCRIPT[] = {"SET s v",
+                                           "RPUSH l b a c",
+                                           "HSET h f v",
+                                           "SADD st a",
+                                           "ZADD z 1 a",
+                                           "XADD x 1-1 f v",
+                                           "SET w_a 3",
+                                           "SET w_b 1",
+                                           "HSET h_b f 2",
+                                           "GET nx",
+                                           "GET s",
+                                           "GET l",
+                                           "MGET nx s nx2 l",
+                                           "STRLEN nx",
+                                           "GETRANGE nx 0 1",
+                                           "SUBSTR s 0 1",
+                                           "GETBIT nx 1",
+                                           "BITCOUNT nx",
+                                           "BITPOS s 1",
+                                           "EXISTS nx s l h st z x nx",
+                                           "TYPE nx",
+                                           "TYPE h",
+                                           "TTL nx",
+                                           "PTTL s",
+                                           "EXPIRETIME nx",
+                                           "PEXPIRETIME nx",
+                                           "TOUCH nx s nx3",
+                                           "DUMP nx",
+                                           "DUMP h",
+                                           "KEYS nx*",
+                                           "SCAN 0",
+                                           "RANDOMKEY",
+                                           "DBSIZE",
+                                           "OBJECT ENCODING nx",
+                                           "OBJECT ENCODING s",
+                                           "MEMORY USAGE nx",
+                                           "DEBUG DIGEST-VALUE nx",
+                                           "HGET nx f",
+                                           "HGET h nofield",
+                                           "HGET s f",
+                                           "HMGET nx f g",
+                                           "HEXISTS h f",
+                                           "HLEN nx",
+                                           "HSTRLEN nx f",
+                                           "HKEYS nx",
+                                           "HVALS h",
+                                           "HGETALL nx",
+                                           "HRANDFIELD nx",
+                                           "HSCAN nx 0",
+                                           "SMEMBERS nx",
+                                           "SMEMBERS z",
+                                           "SISMEMBER nx a",
+                                           "SMISMEMBER st a b",
+                                           "SCARD nx",
+                                           "SRANDMEMBER nx",
+                                           "SINTER st nx st",
+                                           "SINTERCARD 3 st nx nx2",
+                                           "SUNION nx st",
+                                           "SDIFF nx st nx2",
+                                           "SSCAN nx 0",
+                                           "LLEN nx",
+                                           "LINDEX l 0",
+                                           "LRANGE nx 0 -1",
+                                           "LPOS nx a",
+                                           "LPOS l a",
+                                           "ZCARD nx",
+                                           "ZSCORE z nx",
+                                           "ZMSCORE nx a",
+                                           "ZRANK nx a",
+                                           "ZREVRANK z a",
+                                           "ZCOUNT nx 0 1",
+                                           "ZLEXCOUNT nx - +",
+                                           "ZRANGE nx 0 -1",
+                                           "ZRANGE st 0 -1",
+                                           "ZREVRANGE nx 0 -1",
+                                           "ZRANGEBYSCORE nx 0 1",
+                                           "ZREVRANGEBYSCORE z 1 0",
+                                           "ZRANGEBYLEX nx - +",
+                                           "ZREVRANGEBYLEX nx + -",
+                                           "ZRANDMEMBER nx",
+                                           "ZSCAN nx 0",
+                                           "ZUNION 3 st z nx",
+                                           "ZINTER 3 nx st z",
+                                           "ZINTERCARD 2 nx z",
+                                           "ZDIFF 3 z nx nx2",
+                                           "XRANGE nx - +",
+                                           "XRANGE s - +",
+                                           "XREVRANGE x + -",
+                                           "XLEN nx",
+                                           "XREAD STREAMS nx x 0 0",
+                                           "XREAD COUNT 1 STREAMS x nx nx2 0 0 0",
+                                           "XINFO STREAM nx",
+                                           "XINFO GROUPS nx",
+                                           "XPENDING nx g",
+                                           "SORT nx",
+                                           "SORT_RO nx BY w_* GET h_*->f",
+                                           "SORT l BY w_* GET h_*->f GET # ALPHA",
+                                           "SORT l BY h_*->f ALPHA",
+                                           "SORT l BY nosort GET w_*",
+                                           "SORT l ALPHA LIMIT 0 2 GET w_*",
+                                           "SORT l BY w_* GET h_*->f GET w_* STORE d1",
+                                           "SORT nx STORE d1",
+                                           "GETSET nx1 v",
+                                           "GETEX nx",
+                                           "GETEX s PERSIST",
+                                           "GETDEL nx",
+                                           "GETDEL l",
+                                           "SET nx2 v GET",
+                                           "SET nx3 v NX GET",
+                                           "SET s w GET",
+                                           "SETNX nx4 v",
+                                           "INCR nx5",
+                                           "DEL nx",
+                                           "RENAME nx y",
+                                           "MOVE nx 1",
+                                           "EXPIRE nx 10",
+                                           "LPOP nx",
+                                           "LMOVE nx l LEFT RIGHT",
+                                           "HDEL nx f",
+                                           "SREM nx a",
+                                           "SMOVE nx st a",
+                                           "ZPOPMIN nx",
+                                           "XDEL nx 1-1",
+                                           "COPY nx d2",
+                                           "COPY s d2",
+                                           "SINTERSTORE d3 nx st",
+                                           "SUNIONSTORE d3 nx st",
+                                           "SDIFFSTORE d3 st nx",
+                                           "ZRANGESTORE d4 nx 0 -1",
+                                           "ZUNIONSTORE d5 2 nx z",
+                                           "ZINTERSTORE d5 2 z nx",
+                                           "ZDIFFSTORE d5 2 z nx",
+                                           "XACK nx g 1-1",
+                                           "XACK x g 1-1",
+                                           "MULTI",
+                                           "GET nx",
+                                           "SET nx v",
+                                           "GET nx",
+                                           "GETDEL nx6",
+                                           "EXEC",
+                                           "SELECT 1",
+                                           "GET s",
+                                           "SET nx v GET",
+                                           "SELECT 0",
+                                           NULL};
+
+/* Key misses as Redis tells them, with m alone for either kind of
+ * channel, not in A, and with A. */
+Test(pubsub, key_misses_notify_as_redis)
 {
-    static const char *const forms[] = {
-        "SET %s v",
-        "DEL %s",
-        "INCR %s",
-        "APPEND %s x",
-        "LPUSH %s a",
-        "RPOP %s",
-        "LMOVE %s %s LEFT RIGHT",
-        "SADD %s m%d",
-        "SREM %s m%d",
-        "HSET %s f%d v",
-        "HDEL %s f%d",
-        "ZADD %s %d m",
-        "ZREM %s m%d",
-        "ZPOPMIN %s",
-        "ZINCRBY %s 1 m%d",
-        "XADD %s MAXLEN 2 * f v",
-        "XTRIM %s MAXLEN 1",
-        "ZUNIONSTORE %s 2 %s %s",
-        "SUNIONSTORE %s %s %s",
-        "RENAME %s %s",
-        "COPY %s %s",
-        "EXPIRE %s 1000",
-        "PERSIST %s",
-        "LTRIM %s 1 -1",
-        "SETRANGE %s 1 x",
-        "GETDEL %s",
-        "SPOP %s",
-        "HINCRBY %s f%d 1",
-    };
-    enum { N = 400, NFORMS = sizeof(forms) / sizeof(forms[0]) };
-    static char lines[N][64];
-    static const char *script[N + 1];
-    uint64_t x = 0x2545F4914F6CDD1Dull;
-    for (int i = 0; i < N; i++) {
+    static const flags_run_t runs[] = {{"Km", "GET __end__"},
+                                       {"Em", "GET __end__"},
+                                       {"KEA", "SET __end__ 1"},
+                                       {"KEAm", "SET __end__ 1"},
+                                       {NULL, NULL}};
+    same_events_runs(READS_SCRIPT, runs);
+}
+
+/* Writes of every family over five keys that change type. */
+static const char *const WRITE_FORMS[] = {
+    "SET %s v",
+    "DEL %s",
+    "INCR %s",
+    "APPEND %s x",
+    "LPUSH %s a",
+    "RPOP %s",
+    "LMOVE %s %s LEFT RIGHT",
+    "SADD %s m%d",
+    "SREM %s m%d",
+    "HSET %s f%d v",
+    "HDEL %s f%d",
+    "ZADD %s %d m",
+    "ZREM %s m%d",
+    "ZPOPMIN %s",
+    "ZINCRBY %s 1 m%d",
+    "XADD %s MAXLEN 2 * f v",
+    "XTRIM %s MAXLEN 1",
+    "ZUNIONSTORE %s 2 %s %s",
+    "SUNIONSTORE %s %s %s",
+    "RENAME %s %s",
+    "COPY %s %s",
+    "EXPIRE %s 1000",
+    "PERSIST %s",
+    "LTRIM %s 1 -1",
+    "SETRANGE %s 1 x",
+    "GETDEL %s",
+    "SPOP %s",
+    "HINCRBY %s f%d 1",
+};
+
+enum { RANDOM_N = 400 };
+
+/* n seeded lines of forms (each takes keys, %s, and at most one number,
+ * %d) over k0..k4, NULL-terminated in script. */
+static void random_script(const char *const *forms, unsigned nforms, uint64_t x, char (*lines)[64],
+                          const char **script, int n)
+{
+    for (int i = 0; i < n; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         char k[3][4];
         for (int j = 0; j < 3; j++)
             snprintf(k[j], sizeof(k[j]), "k%u", (unsigned)(x >> (8 * j + 16)) % 5);
-        const char *f = forms[x % NFORMS];
-        unsigned n = (unsigned)(x >> 40) % 3;
-        /* each form takes keys (%s) and at most one number (%d) */
+        const char *f = forms[x % nforms];
+        unsigned num = (unsigned)(x >> 40) % 3;
         const char *d = strstr(f, "%d");
         int nkeys = 0;
         for (const char *p = f; (p = strstr(p, "%s")) != NULL; p++)
             nkeys++;
         if (d && nkeys == 1)
-            snprintf(lines[i], sizeof(lines[i]), f, k[0], n);
+            snprintf(lines[i], sizeof(lines[i]), f, k[0], num);
         else if (nkeys == 1)
             snprintf(lines[i], sizeof(lines[i]), f, k[0]);
         else if (nkeys == 2)
@@ -777,11 +984,50 @@ Test(pubsub, random_writes_notify_as_redis)
             snprintf(lines[i], sizeof(lines[i]), f, k[0], k[1], k[2]);
         script[i] = lines[i];
     }
-    script[N] = NULL;
-    redis_or_skip();
-    start("--frontends 2");
-    same_events("KEA", script, "SET __end__ 1");
-    same_events("KEAn", script, "SET __end__ 1");
+    script[n] = NULL;
+}
+
+/* A random mix (fixed seed) of writes of every family over five keys
+ * that change type, so errors (WRONGTYPE) and emptied keys come too; no
+ * short TTLs, whose "expired" would depend on timing. With m, the writes
+ * that read first (COPY, GETDEL, the *STORE sources) tell their misses. */
+Test(pubsub, random_writes_notify_as_redis)
+{
+    enum { NFORMS = sizeof(WRITE_FORMS) / sizeof(WRITE_FORMS[0]) };
+    static char lines[RANDOM_N][64];
+    static const char *script[RANDOM_N + 1];
+    random_script(WRITE_FORMS, NFORMS, 0x2545F4914F6CDD1Dull, lines, script, RANDOM_N);
+    static const flags_run_t runs[] = {{"KEA", "SET __end__ 1"},
+                                       {"KEAn", "SET __end__ 1"},
+                                       {"KEAm", "SET __end__ 1"},
+                                       {NULL, NULL}};
+    same_events_runs(script, runs);
+}
+
+/* The same writes mixed with reads of every type over the same keys:
+ * the misses (D51) among the writes' events, as Redis tells them. */
+Test(pubsub, random_reads_tell_key_misses_as_redis)
+{
+    static const char *const reads[] = {
+        "GET %s",         "MGET %s %s",           "HGET %s f%d",   "HGETALL %s",
+        "LRANGE %s 0 -1", "LINDEX %s 0",          "SMEMBERS %s",   "SISMEMBER %s m%d",
+        "ZRANGE %s 0 -1", "ZSCORE %s m",          "XRANGE %s - +", "XREAD STREAMS %s %s 0 0",
+        "TYPE %s",        "EXISTS %s %s %s",      "TTL %s",        "SINTER %s %s",
+        "ZUNION 2 %s %s", "SORT_RO %s BY nosort", "STRLEN %s",     "OBJECT ENCODING %s",
+    };
+    enum {
+        NW = sizeof(WRITE_FORMS) / sizeof(WRITE_FORMS[0]),
+        NR = sizeof(reads) / sizeof(reads[0])
+    };
+    static const char *forms[NW + NR];
+    for (unsigned i = 0; i < NW + NR; i++)
+        forms[i] = i < NW ? WRITE_FORMS[i] : reads[i - NW];
+    static char lines[RANDOM_N][64];
+    static const char *script[RANDOM_N + 1];
+    random_script(forms, NW + NR, 0x9E3779B97F4A7C15ull, lines, script, RANDOM_N);
+    static const flags_run_t runs[] = {
+        {"KEAm", "SET __end__ 1"}, {"Km", "GET __end__"}, {"Em", "GET __end__"}, {NULL, NULL}};
+    same_events_runs(script, runs);
 }
 
 Test(pubsub, notify_setting_as_redis)
