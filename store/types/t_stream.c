@@ -515,7 +515,7 @@ static int xread_answer(store_ctx_t *ctx, const read_args_t *a, const sid_xread_
     for (uint16_t i = 0; i < n; i++) {
         /* Redis looks each stream up again as it serves them: a missing
          * one is a second miss (keyspace_misses, "keymiss"), as there. */
-        (void)st_find_live(a->db, &a->argv[streams + i], a->now, 0);
+        (void)st_find_live(a->db, &keys[i], a->now, 0);
         st_stream_t *s = ss[i];
         uint64_t len = s ? st_stream_len(s) : 0;
         if (!len || st_sid_cmp(st_stream_at(s, len - 1)->id, ids[i]) <= 0) continue;
