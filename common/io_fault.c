@@ -54,6 +54,8 @@ enum {
     F_BIG_CHUNK,
     F_BIG_FINAL,
     F_BIG_APPLY,
+    F_REPL_COPIED,
+    F_REPL_SWAPPED,
     F_NOPS
 };
 
@@ -64,7 +66,7 @@ static const char *const op_names[F_NOPS] = {
     "claim",       "start",        "release",         "releasing",      "failed",
     "ckptwritten", "ckptrenamed",  "ckptdelete",      "segdelete",      "segdeleted",
     "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied",
-    "bigchunk",    "bigfinal",     "bigapply"};
+    "bigchunk",    "bigfinal",     "bigapply",        "replcopied",     "replswapped"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -313,7 +315,9 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_RESTORE_COPIED] = F_RESTORE_COPIED,
                               [IO_FAULT_BIG_CHUNK] = F_BIG_CHUNK,
                               [IO_FAULT_BIG_FINAL] = F_BIG_FINAL,
-                              [IO_FAULT_BIG_APPLY] = F_BIG_APPLY};
+                              [IO_FAULT_BIG_APPLY] = F_BIG_APPLY,
+                              [IO_FAULT_REPL_COPIED] = F_REPL_COPIED,
+                              [IO_FAULT_REPL_SWAPPED] = F_REPL_SWAPPED};
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0])) return 0;
     return hit(ops[point]);
 }

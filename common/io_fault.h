@@ -32,6 +32,11 @@
  * committed CMD_CHUNK, "bigfinal" its Nth value whose chunks are all
  * committed and whose final record is not claimed yet, "bigapply" the
  * store's Nth applied CMD_CHUNK; KILL there kills the process.
+ * A replica's full copy (D50): "replcopied" is the replication process
+ * with the copy complete and synced in incoming/, not swapped in (KILL
+ * there kills the whole server: the master first, so nothing finishes the
+ * copy's restart); "replswapped" is the master's swap at its start, with
+ * the copy's files in place and old/ not yet removed.
  *
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
  * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
@@ -103,6 +108,9 @@ enum io_fault_point {
     IO_FAULT_BIG_CHUNK = 15, /* "bigchunk": a frontend committed one CMD_CHUNK */
     IO_FAULT_BIG_FINAL = 16, /* "bigfinal": every chunk committed, the final not claimed */
     IO_FAULT_BIG_APPLY = 17, /* "bigapply": the store applied a CMD_CHUNK */
+    /* A replica's full copy (repl/copy.c, common/fullcopy.c; D50): */
+    IO_FAULT_REPL_COPIED = 24,  /* "replcopied": incoming/ complete and synced, not swapped */
+    IO_FAULT_REPL_SWAPPED = 25, /* "replswapped": the copy in place, old/ not yet removed */
 };
 
 /* Count one pass through point; when a fault is due there, its errno
