@@ -5,7 +5,10 @@
  * reach the replica (same DEBUG DIGEST once writes stop), the replica
  * refuses writes with Redis' -READONLY, resumes from its own LSN after a
  * SIGKILL (INFO's atticdb_partial_syncs / atticdb_full_syncs tell a
- * resume from a copy), rides out a stopped leader (SIGSTOP, SIGCONT), and
+ * resume from a copy), rides out a stopped leader (SIGSTOP, SIGCONT), gets
+ * a full copy when its log is not a prefix of the leader's (D50: writes of
+ * its own, an old leader, compaction) and survives a SIGKILL at each of
+ * the copy's narrow windows (fault points replcopied, replswapped), and
  * bad input (a replica of itself, a wrong handshake, garbage on the
  * replication connection) gets a clear error and loses nothing. Waits
  * have generous deadlines; nothing asserts a duration.
@@ -266,17 +269,19 @@ Test(repl_stream, bad_input_gets_clear_errors_and_loses_nothing)
     close(fd);
     char end[32];
     snprintf(end, sizeof(end), "%lld", info_num(lc, "master_repl_offset"));
+    /* Logs that are not a prefix of the leader's: a full copy (D50), the
+     * reason in the leader's log. */
     fd = raw_connect(&L); /* a record ends there, with another CRC */
-    cr_expect(strstr(raw_ask(fd, handshake(end, "12345", "1048576", "262144"), buf, sizeof(buf)),
-                     "diverged"),
-              "%s", buf);
+    cr_expect_str_eq(raw_ask(fd, handshake(end, "12345", "1048576", "262144"), buf, sizeof(buf)),
+                     "+FULLCOPY\r\n");
     close(fd);
+    cr_expect(srv_log_contains(&L, "gets a full copy", "differs from the leader's"));
     fd = raw_connect(&L);
-    cr_expect(
-        strstr(raw_ask(fd, handshake("999999936", "1", "1048576", "262144"), buf, sizeof(buf)),
-               "ahead"),
-        "%s", buf);
+    cr_expect_str_eq(
+        raw_ask(fd, handshake("999999936", "1", "1048576", "262144"), buf, sizeof(buf)),
+        "+FULLCOPY\r\n");
     close(fd);
+    cr_expect(srv_log_contains(&L, "gets a full copy", "ahead"));
     /* A good handshake, then garbage instead of acks: dropped. */
     fd = raw_connect(&L);
     cr_expect_str_eq(raw_ask(fd, handshake("0", "0", "1048576", "262144"), buf, sizeof(buf)),
@@ -539,7 +544,61 @@ Test(repl_stream, killed_replication_processes_are_respawned_and_resume)
     redisFree(rc);
 }
 
-Test(repl_stream, a_server_with_writes_of_its_own_is_refused_and_keeps_them)
+/* ---- full copies (D50) ---------------------------------------------------- */
+
+/* INFO replication's numeric field on a new connection to s (-1 while s
+ * does not answer: a replica restarting on its copy). */
+static long long info_num_of(const srv_t *s, const char *field)
+{
+    redisContext *c = srv_connect(s);
+    if (!c) return -1;
+    long long v = -1;
+    redisReply *r = redisCommand(c, "INFO replication");
+    if (r && r->type == REDIS_REPLY_STRING) {
+        char key[128];
+        snprintf(key, sizeof(key), "\r\n%s:", field);
+        const char *p = strstr(r->str, key);
+        if (p) v = strtoll(p + strlen(key), NULL, 10);
+    }
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+/* Wait (up to 120 s) until s restarted on a full copy; a new connection. */
+static redisContext *wait_full_copy(const srv_t *s)
+{
+    for (int i = 0; i < 2400 && info_num_of(s, "atticdb_full_syncs") != 1; i++)
+        usleep(50000);
+    cr_assert_eq(info_num_of(s, "atticdb_full_syncs"), 1, "no full copy: %s",
+                 srv_log_tail(s, (char[2048]){0}, 2048));
+    redisContext *c = srv_connect(s);
+    cr_assert(c, "connect after the full copy");
+    return c;
+}
+
+/* A path under s's data directory exists. */
+static int in_dir(const srv_t *s, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", s->dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Overwrites of 200 keys with 1 KiB values: the log's old segments die. */
+static void overwrite(redisContext *c, int round)
+{
+    for (int i = 0; i < 200; i++)
+        redisAppendCommand(c, "SET big:%d %01000d", i, round);
+    for (int i = 0; i < 200; i++) {
+        redisReply *r;
+        cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK && r, "reply");
+        cr_assert(r->type != REDIS_REPLY_ERROR, "write failed: %s", r->str);
+        freeReplyObject(r);
+    }
+}
+
+Test(repl_stream, a_server_with_writes_of_its_own_gets_a_full_copy_that_replaces_them)
 {
     redisContext *lc, *sc;
     srv_t *S = &R; /* a second leader, made a replica at run time */
@@ -550,23 +609,134 @@ Test(repl_stream, a_server_with_writes_of_its_own_is_refused_and_keeps_them)
     cr_assert(lc && sc);
     write_some(lc, 0, 300);
     write_some(sc, 5000, 100); /* its own log: not a prefix of the leader's */
-    char before[64], buf[512], cmd[64];
-    digest(sc, before);
+    cr_expect_str_eq(srv_cmd_raw(sc, (char[64]){0}, 64, "SET mine 1"), "+OK\r\n");
+    char cmd[64];
     snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
-    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), cmd), "+OK\r\n");
-    int seen = 0;
-    for (int i = 0; i < 600 && !seen; i++) {
-        seen = strstr(info_field(sc, "atticdb_link_error", buf, sizeof(buf)), "diverged") != NULL;
-        if (!seen) usleep(50000);
-    }
-    cr_expect(seen, "the link error says the logs diverged: %s", buf);
-    cr_expect_eq(info_num(sc, "atticdb_partial_syncs"), 0);
-    cr_expect_eq(info_num(lc, "connected_slaves"), 0);
-    char after[64];
-    digest(sc, after);
-    cr_expect_str_eq(before, after, "its own data is untouched");
-    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), "REPLICAOF NO ONE"), "+OK\r\n");
-    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), "GET counter"), "$3\r\n100\r\n");
+    cr_expect_str_eq(srv_cmd_raw(sc, (char[64]){0}, 64, cmd), "+OK\r\n");
+    redisFree(sc);
+    /* The leader goes on acknowledging writes while it makes and sends
+     * the copy (its store's child writes it, the replication process
+     * sends it): rounds of writes until the replica has restarted on it. */
+    int rounds = 0;
+    while (info_num_of(S, "atticdb_full_syncs") != 1 && rounds < 400)
+        write_some(lc, 1000 + 10 * rounds++, 10);
+    sc = wait_full_copy(S);
+    write_some(lc, 9000, 50);
+    expect_caught_up(lc, sc);
+    char buf[128];
+    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), "GET mine"), "$-1\r\n",
+                     "its own writes are gone (Redis' full sync)");
+    cr_expect_eq(info_num(sc, "atticdb_partial_syncs"), 1, "it resumed from the copy's LSN");
+    cr_expect_eq(info_num(sc, "master_sync_in_progress"), 0);
+    cr_expect(!in_dir(S, "incoming") && !in_dir(S, "old"), "nothing of the copy is left over");
+    cr_expect(srv_log_contains(&L, "gets a full copy", "diverged"), "the leader says why");
     redisFree(lc);
     redisFree(sc);
+}
+
+Test(repl_stream, a_replica_behind_the_leaders_log_start_gets_a_full_copy)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 50);
+    redisFree(rc);
+    cr_assert_eq(srv_stop(&R), 0);
+    long long behind = info_num(lc, "master_repl_offset");
+    /* Compaction deletes the leader's log below its checkpoint's needs. */
+    char v[64];
+    for (int round = 0; round < 2000; round++) {
+        overwrite(lc, round);
+        srv_info_persistence(lc, "atticdb_log_start_lsn", v, sizeof(v));
+        if (strtoll(v, NULL, 10) > behind) break;
+    }
+    cr_assert_gt(strtoll(v, NULL, 10), behind, "the leader's log start passed the replica's LSN");
+    cr_assert(srv_restart(&R) == 0);
+    rc = wait_full_copy(&R);
+    expect_caught_up(lc, rc);
+    cr_expect(srv_log_contains(&L, "gets a full copy", "no longer has its log"),
+              "the leader says why");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+Test(repl_stream, an_old_leader_rejoining_with_records_the_new_leader_never_had_gets_a_full_copy)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 100);
+    redisFree(rc);
+    srv_kill_all(&R);
+    /* Acked by the old leader only (min-replicas-acked 0): lost by the
+     * failover, as Redis' asynchronous replication loses them. */
+    cr_expect_str_eq(srv_cmd_raw(lc, (char[64]){0}, 64, "SET only-old-leader 1"), "+OK\r\n");
+    write_some(lc, 7000, 20);
+    redisFree(lc);
+    srv_kill_all(&L);
+    snprintf(R.extra, sizeof(R.extra), "%s", SMALL); /* promoted */
+    cr_assert(srv_restart(&R) == 0);
+    rc = srv_connect(&R);
+    cr_assert(rc);
+    write_some(rc, 8000, 40);
+    snprintf(L.extra, sizeof(L.extra), SMALL " --replicaof 127.0.0.1 %d", R.port);
+    cr_assert(srv_restart(&L) == 0);
+    lc = wait_full_copy(&L);
+    expect_caught_up(rc, lc);
+    cr_expect_str_eq(srv_cmd_raw(lc, (char[64]){0}, 64, "GET only-old-leader"), "$-1\r\n");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+/* A replica with writes of its own, started with faults, made to follow L:
+ * it dies at the fault point of its full copy. Returns its old digest. */
+static void copy_killed_at(const char *faults, char old[64], char lead[64])
+{
+    redisContext *lc, *sc;
+    cr_assert(srv_start(&L, SMALL) == 0);
+    cr_assert(srv_start_faults(&R, faults, SMALL) == 0);
+    lc = srv_connect(&L);
+    sc = srv_connect(&R);
+    cr_assert(lc && sc);
+    write_some(lc, 0, 300);
+    write_some(sc, 5000, 100);
+    digest(sc, old);
+    digest(lc, lead);
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
+    cr_expect_str_eq(srv_cmd_raw(sc, (char[64]){0}, 64, cmd), "+OK\r\n");
+    redisFree(sc);
+    redisFree(lc);
+    cr_assert_eq(srv_wait_exit(&R, 120), 128 + SIGKILL, "killed at the fault point");
+}
+
+/* Restarted (standalone) after the kill: the copy's data, all of it. */
+static void expect_restart_on_copy(const char *old, const char *lead)
+{
+    snprintf(R.extra, sizeof(R.extra), "%s", SMALL);
+    cr_assert(srv_restart(&R) == 0);
+    redisContext *sc = srv_connect(&R);
+    cr_assert(sc);
+    char now[64];
+    digest(sc, now);
+    cr_expect_str_neq(now, old, "not the old data");
+    cr_expect_str_eq(now, lead, "the leader's data at the copy");
+    cr_expect(!in_dir(&R, "incoming") && !in_dir(&R, "old"), "nothing of the copy is left over");
+    redisFree(sc);
+}
+
+Test(repl_stream, a_replica_killed_with_its_copy_complete_but_not_swapped_starts_on_the_copy)
+{
+    char old[64], lead[64];
+    copy_killed_at("repl.replcopied:1:KILL", old, lead);
+    cr_expect(in_dir(&R, "incoming/MANIFEST"), "the copy is complete in incoming/");
+    cr_expect(in_dir(&R, "log-0000000000000000.seg"), "its own log is still in place");
+    expect_restart_on_copy(old, lead);
+    redisContext *sc = srv_connect(&R);
+    cr_expect_eq(info_num(sc, "atticdb_full_syncs"), 1, "this start swapped the copy in");
+    redisFree(sc);
+}
+
+Test(repl_stream, a_replica_killed_with_the_copy_swapped_in_but_old_data_left_starts_on_the_copy)
+{
+    char old[64], lead[64];
+    copy_killed_at("master.replswapped:1:KILL", old, lead);
+    cr_expect(in_dir(&R, "old") && !in_dir(&R, "incoming/MANIFEST"), "killed between the steps");
+    expect_restart_on_copy(old, lead);
 }
