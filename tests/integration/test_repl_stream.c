@@ -684,17 +684,23 @@ Test(repl_stream, an_old_leader_rejoining_with_records_the_new_leader_never_had_
     redisFree(rc);
 }
 
-/* A replica with writes of its own, started with faults, made to follow L:
- * it dies at the fault point of its full copy. Returns its old digest. */
+/* A replica with writes of its own, started with faults, made to follow L
+ * (started here when it does not run): it dies at the fault of its full
+ * copy. Its old digest and the leader's into old and lead. */
 static void copy_killed_at(const char *faults, char old[64], char lead[64])
 {
     redisContext *lc, *sc;
-    cr_assert(srv_start(&L, SMALL) == 0);
+    if (L.pid <= 0) {
+        cr_assert(srv_start(&L, SMALL) == 0);
+        lc = srv_connect(&L);
+        cr_assert(lc);
+        write_some(lc, 0, 300);
+        redisFree(lc);
+    }
     cr_assert(srv_start_faults(&R, faults, SMALL) == 0);
     lc = srv_connect(&L);
     sc = srv_connect(&R);
     cr_assert(lc && sc);
-    write_some(lc, 0, 300);
     write_some(sc, 5000, 100);
     digest(sc, old);
     digest(lc, lead);
@@ -703,22 +709,29 @@ static void copy_killed_at(const char *faults, char old[64], char lead[64])
     cr_expect_str_eq(srv_cmd_raw(sc, (char[64]){0}, 64, cmd), "+OK\r\n");
     redisFree(sc);
     redisFree(lc);
-    cr_assert_eq(srv_wait_exit(&R, 120), 128 + SIGKILL, "killed at the fault point");
+    cr_assert_eq(srv_wait_exit(&R, 120), 128 + SIGKILL, "killed at the fault (%s)", faults);
 }
 
-/* Restarted (standalone) after the kill: the copy's data, all of it. */
-static void expect_restart_on_copy(const char *old, const char *lead)
+/* Restarted (standalone) after the kill: its digest, with nothing of the
+ * copy left over. */
+static void restart_after_kill(char now[64])
 {
     snprintf(R.extra, sizeof(R.extra), "%s", SMALL);
     cr_assert(srv_restart(&R) == 0);
     redisContext *sc = srv_connect(&R);
     cr_assert(sc);
-    char now[64];
     digest(sc, now);
-    cr_expect_str_neq(now, old, "not the old data");
-    cr_expect_str_eq(now, lead, "the leader's data at the copy");
     cr_expect(!in_dir(&R, "incoming") && !in_dir(&R, "old"), "nothing of the copy is left over");
     redisFree(sc);
+}
+
+/* ... and that digest is the copy's: the leader's data, all of it. */
+static void expect_restart_on_copy(const char *old, const char *lead)
+{
+    char now[64];
+    restart_after_kill(now);
+    cr_expect_str_neq(now, old, "not the old data");
+    cr_expect_str_eq(now, lead, "the leader's data at the copy");
 }
 
 Test(repl_stream, a_replica_killed_with_its_copy_complete_but_not_swapped_starts_on_the_copy)
@@ -739,4 +752,23 @@ Test(repl_stream, a_replica_killed_with_the_copy_swapped_in_but_old_data_left_st
     copy_killed_at("master.replswapped:1:KILL", old, lead);
     cr_expect(in_dir(&R, "old") && !in_dir(&R, "incoming/MANIFEST"), "killed between the steps");
     expect_restart_on_copy(old, lead);
+}
+
+/* The power cut during the copy: each of the receiver's fdatasyncs (the
+ * checkpoint's, the segment's, the MANIFEST's) in turn cuts the power
+ * (io_fault.h's CUT: what was not synced is lost or torn, the server's
+ * process group dies). The restart is on the old data, or the whole copy. */
+Test(repl_stream, a_power_cut_at_each_sync_of_the_copy_restarts_on_old_data_or_the_whole_copy)
+{
+    for (int n = 1; n <= 3; n++) {
+        char faults[64], old[64], lead[64], now[64];
+        snprintf(faults, sizeof(faults), "repl.fdatasync:%d:CUT", n);
+        copy_killed_at(faults, old, lead);
+        restart_after_kill(now);
+        cr_expect(!strcmp(now, old) || !strcmp(now, lead),
+                  "cut at sync %d: the old data or the copy, not %s", n, now);
+        /* The MANIFEST's sync is the last: before it, never the copy. */
+        if (n == 3) cr_expect_str_eq(now, old, "cut at the MANIFEST's sync: the old data");
+        srv_cleanup(&R);
+    }
 }
