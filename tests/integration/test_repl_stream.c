@@ -22,11 +22,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "redis_diff.h"
 
-TestSuite(repl_stream, .fini = srv_cleanup_all, .timeout = 300);
+static void suite_fini(void);
+TestSuite(repl_stream, .fini = suite_fini, .timeout = 300);
 
 #define SMALL "--frontends 2 --ring-size 256kb --segment-size 1mb"
 
@@ -771,4 +774,147 @@ Test(repl_stream, a_power_cut_at_each_sync_of_the_copy_restarts_on_old_data_or_t
         if (n == 3) cr_expect_str_eq(now, old, "cut at the MANIFEST's sync: the old data");
         srv_cleanup(&R);
     }
+}
+
+/* ---- Redis Sentinel (Debian's redis-server in sentinel mode) ---------------- */
+
+static pid_t sentinel_pid;
+static char sentinel_dir[64];
+
+static void suite_fini(void)
+{
+    if (sentinel_pid > 0) {
+        kill(sentinel_pid, SIGKILL);
+        waitpid(sentinel_pid, NULL, 0);
+        sentinel_pid = 0;
+    }
+    if (sentinel_dir[0]) {
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sentinel_dir);
+        if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", sentinel_dir);
+        sentinel_dir[0] = 0;
+    }
+    srv_cleanup_all();
+}
+
+/* One Sentinel watching `leader` as "m" (quorum 1, down after 1 s). */
+static redisContext *start_sentinel(const srv_t *leader)
+{
+    const char *redis = wire_redis_path();
+    cr_assert(redis, "redis-server (Sentinel mode) not found");
+    snprintf(sentinel_dir, sizeof(sentinel_dir), "/tmp/attic-sentinel-XXXXXX");
+    cr_assert(mkdtemp(sentinel_dir));
+    char conf[128];
+    snprintf(conf, sizeof(conf), "%s/sentinel.conf", sentinel_dir);
+    int port = srv_free_port();
+    FILE *f = fopen(conf, "w");
+    cr_assert(f);
+    fprintf(f,
+            "port %d\nbind 127.0.0.1\ndir %s\nlogfile %s/sentinel.log\n"
+            "sentinel monitor m 127.0.0.1 %d 1\nsentinel down-after-milliseconds m 1000\n"
+            "sentinel failover-timeout m 20000\n",
+            port, sentinel_dir, sentinel_dir, leader->port);
+    fclose(f);
+    char *argv[] = {(char *)redis, conf, "--sentinel", NULL};
+    sentinel_pid = srv_spawn(argv);
+    cr_assert(sentinel_pid > 0);
+    redisContext *c = NULL;
+    for (int i = 0; i < 200 && !c; i++) {
+        c = redisConnect("127.0.0.1", port);
+        if (c && c->err) redisFree(c), c = NULL;
+        if (!c) usleep(50000);
+    }
+    cr_assert(c, "Sentinel did not start");
+    return c;
+}
+
+/* The port Sentinel names as m's leader. */
+static int sentinel_leader(redisContext *sc)
+{
+    redisReply *r = redisCommand(sc, "SENTINEL get-master-addr-by-name m");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "get-master-addr-by-name");
+    int port = atoi(r->element[1]->str);
+    freeReplyObject(r);
+    return port;
+}
+
+static size_t sentinel_replicas(redisContext *sc)
+{
+    redisReply *r = redisCommand(sc, "SENTINEL replicas m");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "SENTINEL replicas");
+    size_t n = r->elements;
+    freeReplyObject(r);
+    return n;
+}
+
+/*
+ * Leader and two replicas under Sentinel, min-replicas-acked 1: the leader
+ * is SIGKILLed holding a durable record no replica has (its replication
+ * process stopped, the write not acknowledged); Sentinel promotes a replica
+ * and repoints the other; every acknowledged write is on the new leader;
+ * the old leader, restarted, is made a replica by Sentinel and, its log
+ * having diverged, gets a full copy; all three then hold the same data.
+ */
+Test(repl_stream, sentinel_fails_over_without_losing_acked_writes_and_the_old_leader_rejoins)
+{
+    static srv_t R2;
+    cr_assert(srv_start(&L, SMALL " --min-replicas-acked 1") == 0);
+    char extra[256];
+    snprintf(extra, sizeof(extra), SMALL " --replicaof 127.0.0.1 %d", L.port);
+    cr_assert(srv_start(&R, extra) == 0);
+    cr_assert(srv_start(&R2, extra) == 0);
+    redisContext *sc = start_sentinel(&L);
+    for (int i = 0; i < 1200 && sentinel_replicas(sc) < 2; i++)
+        usleep(50000);
+    cr_assert_eq(sentinel_replicas(sc), 2, "Sentinel found both replicas");
+    redisContext *lc = srv_connect(&L);
+    cr_assert(lc);
+    write_some(lc, 0, 100); /* each acknowledged once a replica has it durable */
+    /* A record durable on the leader only: never shipped, never acked. */
+    pid_t rp;
+    cr_assert_eq(srv_find_children(&L, "atticdb-server: replication", &rp, 1), 1);
+    kill(rp, SIGSTOP);
+    long long before = info_num(lc, "master_repl_offset");
+    redisContext *uc = srv_connect(&L);
+    cr_assert(uc);
+    redisAppendCommand(uc, "SET unacked 1");
+    for (int done = 0; !done;)
+        cr_assert(redisBufferWrite(uc, &done) == REDIS_OK);
+    for (int i = 0; i < 1200 && info_num(lc, "master_repl_offset") == before; i++)
+        usleep(50000);
+    cr_assert_gt(info_num(lc, "master_repl_offset"), before, "the write is durable on the leader");
+    redisFree(uc);
+    redisFree(lc);
+    srv_kill_all(&L);
+    int port = L.port;
+    for (int i = 0; i < 1200 && (port = sentinel_leader(sc)) == L.port; i++)
+        usleep(50000);
+    cr_assert(port == R.port || port == R2.port, "Sentinel promoted a replica (%d)", port);
+    srv_t *N = port == R.port ? &R : &R2, *O = port == R.port ? &R2 : &R;
+    /* Sentinel closes the clients of the servers it reconfigures (CLIENT
+     * KILL TYPE normal): new connections, after it is done. */
+    for (int i = 0; i < 1200 && info_num_of(O, "master_port") != port; i++)
+        usleep(50000);
+    cr_assert_eq(info_num_of(O, "master_port"), port, "Sentinel repointed the other replica");
+    redisContext *nc = srv_connect(N), *oc = srv_connect(O);
+    cr_assert(nc && oc);
+    char buf[128];
+    cr_expect_str_eq(srv_cmd_raw(nc, buf, sizeof(buf), "GET counter"), "$3\r\n100\r\n",
+                     "every acknowledged write is on the new leader");
+    cr_expect_str_eq(srv_cmd_raw(nc, buf, sizeof(buf), "GET unacked"), "$-1\r\n");
+    write_some(nc, 1000, 30);
+    /* The old leader comes back as a leader; Sentinel makes it a replica. */
+    snprintf(L.extra, sizeof(L.extra), "%s", SMALL);
+    cr_assert(srv_restart(&L) == 0);
+    redisContext *lc2 = wait_full_copy(&L);
+    write_some(nc, 2000, 30);
+    expect_caught_up(nc, lc2);
+    expect_caught_up(nc, oc);
+    cr_expect_str_eq(srv_cmd_raw(lc2, buf, sizeof(buf), "GET unacked"), "$-1\r\n",
+                     "the record the new leader never had is gone");
+    cr_expect(srv_log_contains(&L, "REPLICAOF", NULL), "Sentinel sent REPLICAOF");
+    redisFree(lc2);
+    redisFree(nc);
+    redisFree(oc);
+    redisFree(sc);
 }
