@@ -84,18 +84,21 @@ static int write_marker(const char *dir, const char *name)
     return rc ? -1 : io_fsync_dir(dir);
 }
 
+/* 1 when dir/name exists, 0 when it does not, -1 when stat fails otherwise
+ * (errno set): never taken for "absent", which would discard a copy. */
 static int exists(const char *dir, const char *name)
 {
     char path[4096];
     struct stat st;
     join(path, sizeof(path), dir, name);
-    return io->stat(path, &st) == 0;
+    if (io->stat(path, &st) == 0) return 1;
+    return errno == ENOENT ? 0 : -1;
 }
 
 /* No complete copy: remove what an unfinished one or a finished swap left. */
 static int tidy(const char *dir, const char *incoming, const char *old, char *err, size_t errlen)
 {
-    int had = exists(dir, FULLCOPY_INCOMING) || exists(dir, FULLCOPY_OLD);
+    int had = exists(dir, FULLCOPY_INCOMING) != 0 || exists(dir, FULLCOPY_OLD) != 0;
     if (backup_remove_dir(incoming) || backup_remove_dir(old) || (had && io_fsync_dir(dir)))
         return str_fail(err, errlen, "cannot remove %s or %s: %s", incoming, old, strerror(errno));
     return 0;
@@ -106,21 +109,33 @@ int fullcopy_swap(const char *dir, uint64_t segment_size, uint64_t *lsn, char *e
     char incoming[4096], old[4096], why[512];
     fullcopy_path(incoming, sizeof(incoming), dir, 0);
     fullcopy_path(old, sizeof(old), dir, 1);
-    backup_manifest_t m;
-    if (backup_manifest_read(incoming, &m, why, sizeof(why)) != 0) {
-        if (exists(dir, FULLCOPY_INCOMING)) log_warn("an unfinished full copy is removed: %s", why);
+    int has = exists(incoming, BACKUP_MANIFEST), moved = exists(incoming, FULLCOPY_MOVED);
+    if (has < 0 || moved < 0)
+        return str_fail(err, errlen, "cannot look into %s: %s", incoming, strerror(errno));
+    if (!has) {
+        if (exists(dir, FULLCOPY_INCOMING) > 0 && !moved)
+            log_warn("an unfinished full copy in %s is removed", incoming);
         return tidy(dir, incoming, old, err, errlen);
     }
-    int moved = exists(incoming, FULLCOPY_MOVED);
+    backup_manifest_t m;
+    int bad = backup_manifest_read(incoming, &m, why, sizeof(why)) != 0;
+    /* Half swapped: the old files are gone, so the copy must be finished
+     * (a failure stops the start; the next one tries again). */
+    if (bad && moved)
+        return str_fail(err, errlen, "cannot read the MANIFEST of the copy being swapped in: %s",
+                        why);
     /* Before MOVED every file is in incoming/: check them all, since the old
-     * data is kept unless the copy is whole. */
-    if (!moved &&
-        (m.segment_size != segment_size || backup_verify(incoming, NULL, why, sizeof(why)) != 0)) {
-        if (m.segment_size != segment_size)
-            snprintf(why, sizeof(why), "segment-size %" PRIu64 ", not %" PRIu64, m.segment_size,
-                     segment_size);
+     * data is kept unless the copy is whole (an I/O error reading it also
+     * keeps the old data: the replica then asks for a copy again). */
+    if (!bad && !moved && m.segment_size != segment_size) {
+        snprintf(why, sizeof(why), "segment-size %" PRIu64 ", not %" PRIu64, m.segment_size,
+                 segment_size);
+        bad = 1;
+    }
+    if (!bad && !moved && backup_verify(incoming, NULL, why, sizeof(why)) != 0) bad = 1;
+    if (bad) {
         log_warn("the full copy in %s is not usable (%s): starting on the old data", incoming, why);
-        backup_manifest_free(&m);
+        if (m.files) backup_manifest_free(&m);
         return tidy(dir, incoming, old, err, errlen);
     }
     int rc = 0;
@@ -134,7 +149,8 @@ int fullcopy_swap(const char *dir, uint64_t segment_size, uint64_t *lsn, char *e
         step = "move the copy into";
         char path[4096];
         join(path, sizeof(path), incoming, m.files[i].name);
-        if (exists(incoming, m.files[i].name)) rc = move_into(path, dir);
+        int e = exists(incoming, m.files[i].name);
+        rc = e < 0 ? -1 : e ? move_into(path, dir) : 0;
     }
     if (!rc) rc = io_fsync_dir(dir);
     /* The MANIFEST first: without it the rest of incoming/ is never read. */
