@@ -68,6 +68,10 @@ typedef struct repl_shm {
     _Atomic uint32_t copy_done;
     _Atomic uint32_t copy_failed; /* the one copy_done names failed */
     _Atomic uint64_t copy_lsn;
+    /* Handshakes this leader answered (INFO stats' sync_full,
+     * sync_partial_ok, sync_partial_err: a full copy for a replica that
+     * asked from an LSN above 0). */
+    _Atomic uint64_t sent_full, sent_partial_ok, sent_partial_err;
     /* The sender's table (leader side). */
     _Atomic uint32_t nreplicas;
     repl_replica_t replicas[REPL_MAX_REPLICAS];

@@ -173,6 +173,8 @@ static void start_peer(repl_proc_t *p, int fd, uint64_t lsn, uint32_t crc, unsig
         snprintf(why, sizeof(why),
                  "its log differs from the leader's at LSN %" PRIu64 ": the logs diverged", lsn);
     if (why[0]) {
+        atomic_fetch_add(&shm->repl.sent_full, 1);
+        if (lsn > 0) atomic_fetch_add(&shm->repl.sent_partial_err, 1);
         start_copy(p, fd, why, port, ip);
         return;
     }
@@ -181,6 +183,7 @@ static void start_peer(repl_proc_t *p, int fd, uint64_t lsn, uint32_t crc, unsig
     repl_peer_t *r = &p->peers[slot];
     repl_replica_t *s = &shm->repl.replicas[slot];
     r->fd = fd;
+    atomic_fetch_add(&shm->repl.sent_partial_ok, 1);
     r->state = PEER_STREAM;
     r->pos = lsn;
     r->last_send_ms = shm_now_ms();

@@ -35,12 +35,12 @@ TestSuite(repl_stream, .fini = suite_fini, .timeout = 300);
 
 static srv_t L, R;
 
-/* INFO replication's field as text ("" when missing). */
+/* INFO's field (replication, stats, ...) as text ("" when missing). */
 static const char *info_field(redisContext *c, const char *field, char *out, size_t n)
 {
     out[0] = 0;
-    redisReply *r = redisCommand(c, "INFO replication");
-    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO replication");
+    redisReply *r = redisCommand(c, "INFO");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO");
     char key[128];
     snprintf(key, sizeof(key), "\r\n%s:", field);
     const char *p = strstr(r->str, key);
@@ -633,6 +633,12 @@ Test(repl_stream, a_server_with_writes_of_its_own_gets_a_full_copy_that_replaces
     cr_expect_eq(info_num(sc, "master_sync_in_progress"), 0);
     cr_expect(!in_dir(S, "incoming") && !in_dir(S, "old"), "nothing of the copy is left over");
     cr_expect(srv_log_contains(&L, "gets a full copy", "diverged"), "the leader says why");
+    /* INFO stats on the leader, as Redis counts: one full sync, for a
+     * replica that asked from its own LSN (a refused partial), then the
+     * resume from the copy's LSN. */
+    cr_expect_eq(info_num(lc, "sync_full"), 1);
+    cr_expect_eq(info_num(lc, "sync_partial_err"), 1);
+    cr_expect_eq(info_num(lc, "sync_partial_ok"), 1);
     redisFree(lc);
     redisFree(sc);
 }
