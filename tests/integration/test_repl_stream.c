@@ -782,6 +782,81 @@ Test(repl_stream, a_power_cut_at_each_sync_of_the_copy_restarts_on_old_data_or_t
     }
 }
 
+/* How many of the leader's replication process's descriptors are files of
+ * a full copy already unlinked (held open: pinned). */
+static int pinned_copy_files(const srv_t *s)
+{
+    pid_t rp;
+    cr_assert_eq(srv_find_children(s, "atticdb-server: replication", &rp, 1), 1);
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++) {
+        char link[64], target[512];
+        snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)rp, fd);
+        ssize_t len = readlink(link, target, sizeof(target) - 1);
+        if (len <= 0) continue;
+        target[len] = 0;
+        n += strstr(target, "/repl-copy/") && strstr(target, "(deleted)");
+    }
+    return n;
+}
+
+/*
+ * A replica whose receiver stops writing (its first write of the copy
+ * never returns: the fault seam's HANG) holds the leader's copy half sent:
+ * the leader keeps its files open, their directory gone, and goes on
+ * acknowledging writes, checkpointing and deleting log segments; the
+ * replica, killed and restarted, gets a new copy and catches up.
+ */
+Test(repl_stream, a_stalled_copy_pins_its_files_while_the_leader_writes_and_compacts)
+{
+    cr_assert(srv_start(&L, SMALL " --checkpoint-bytes 1mb") == 0);
+    redisContext *lc = srv_connect(&L);
+    cr_assert(lc);
+    /* 60 MB of values: more than the loopback socket buffers hold (up to
+     * tcp_rmem's 32 MB and tcp_wmem's 4 MB here). */
+    for (int i = 0; i < 60000; i += 500) {
+        for (int j = i; j < i + 500; j++)
+            redisAppendCommand(lc, "SET cold:%d %01000d", j, j);
+        for (int j = 0; j < 500; j++) {
+            redisReply *r;
+            cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+            freeReplyObject(r);
+        }
+    }
+    cr_assert(srv_start_faults(&R, "repl.pwrite:1:HANG", SMALL) == 0);
+    redisContext *rc = srv_connect(&R);
+    cr_assert(rc);
+    write_some(rc, 5000, 10); /* of its own: it needs a full copy */
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
+    cr_expect_str_eq(srv_cmd_raw(rc, (char[64]){0}, 64, cmd), "+OK\r\n");
+    redisFree(rc);
+    int pinned = 0;
+    for (int i = 0; i < 1200 && !(pinned = pinned_copy_files(&L)); i++)
+        usleep(50000);
+    cr_assert_gt(pinned, 0, "the copy's files are open, their directory removed: %s",
+                 srv_log_tail(&L, (char[4096]){0}, 4096));
+    char v[64], before[64];
+    srv_info_persistence(lc, "atticdb_log_start_lsn", before, sizeof(before));
+    for (int round = 0; round < 2000; round++) {
+        overwrite(lc, round);
+        srv_info_persistence(lc, "atticdb_log_start_lsn", v, sizeof(v));
+        if (strtoll(v, NULL, 10) > strtoll(before, NULL, 10)) break;
+    }
+    cr_assert_gt(strtoll(v, NULL, 10), strtoll(before, NULL, 10), "the leader deleted segments");
+    cr_expect_gt(pinned_copy_files(&L), 0, "still pinned, still being sent");
+    srv_kill_all(&R);
+    snprintf(R.extra, sizeof(R.extra), SMALL " --replicaof 127.0.0.1 %d", L.port);
+    cr_assert(srv_restart(&R) == 0);
+    rc = wait_full_copy(&R);
+    expect_caught_up(lc, rc);
+    for (int i = 0; i < 200 && pinned_copy_files(&L); i++)
+        usleep(50000);
+    cr_expect_eq(pinned_copy_files(&L), 0, "the stalled copy's files closed with its replica");
+    redisFree(rc);
+    redisFree(lc);
+}
+
 /* ---- Redis Sentinel (Debian's redis-server in sentinel mode) ---------------- */
 
 static pid_t sentinel_pid;
