@@ -60,6 +60,8 @@ enum {
     F_BIG_REPLY,
     F_XRG_PARKED,
     F_XRG_SERVED,
+    F_REPL_COPIED,
+    F_REPL_SWAPPED,
     F_NOPS
 };
 
@@ -71,7 +73,8 @@ static const char *const op_names[F_NOPS] = {
     "ckptwritten", "ckptrenamed",  "ckptdelete",      "segdelete",      "segdeleted",
     "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied",
     "bigchunk",    "bigfinal",     "bigapply",        "ckptaccess",     "accessload",
-    "streamwhole", "bigreply",     "xrgparked",       "xrgserved"};
+    "streamwhole", "bigreply",     "xrgparked",       "xrgserved",      "replcopied",
+    "replswapped"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -326,7 +329,9 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_STREAM_WHOLE] = F_STREAM_WHOLE,
                               [IO_FAULT_BIG_REPLY] = F_BIG_REPLY,
                               [IO_FAULT_XRG_PARKED] = F_XRG_PARKED,
-                              [IO_FAULT_XRG_SERVED] = F_XRG_SERVED};
+                              [IO_FAULT_XRG_SERVED] = F_XRG_SERVED,
+                              [IO_FAULT_REPL_COPIED] = F_REPL_COPIED,
+                              [IO_FAULT_REPL_SWAPPED] = F_REPL_SWAPPED};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);

@@ -44,6 +44,11 @@
  * (a backup's too) with every entry written and none of the access
  * blocks, "accessload" the store loading a checkpoint with its entries in and its access data
  * not applied yet; KILL there kills the process.
+ * A replica's full copy (D50): "replcopied" is the replication process
+ * with the copy complete and synced in incoming/, not swapped in (KILL
+ * there kills the whole server: the master first, so nothing finishes the
+ * copy's restart); "replswapped" is the master's swap at its start, with
+ * the copy's files in place and old/ not yet removed.
  *
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
  * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
@@ -124,6 +129,9 @@ enum io_fault_point {
     /* Access data in checkpoints (store/checkpoint.c, D49): */
     IO_FAULT_CKPT_ACCESS = 22, /* "ckptaccess": the child wrote the entries, not the access data */
     IO_FAULT_ACCESS_LOAD = 23, /* "accessload": entries loaded, the access data not yet applied */
+    /* A replica's full copy (repl/copy.c, common/fullcopy.c; D50): */
+    IO_FAULT_REPL_COPIED = 24,  /* "replcopied": incoming/ complete and synced, not swapped */
+    IO_FAULT_REPL_SWAPPED = 25, /* "replswapped": the copy in place, old/ not yet removed */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

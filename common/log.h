@@ -33,5 +33,8 @@ void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* Exit statuses the master understands. */
 #define EXIT_FATAL  2 /* configuration or data problem: do not respawn, stop the server */
 #define EXIT_IOFAIL 3 /* the logger fail-stopped on an I/O error */
+/* The replication process wrote a leader's full copy into incoming/: the
+ * master restarts the server on it (D50). */
+#define EXIT_FULLCOPY 5
 
 #endif

@@ -54,8 +54,24 @@ typedef struct repl_shm {
     _Atomic int64_t leader_durable_ms; /* when the leader said so */
     char link_error[160];              /* why the last attempt failed, "" = none */
     _Atomic uint64_t partial_syncs;    /* handshakes that resumed from the LSN */
-    _Atomic uint64_t full_syncs;       /* full copies (not done yet: always 0) */
+    _Atomic uint64_t full_syncs;       /* full copies swapped in (at this start: 0 or 1, D50) */
     _Atomic uint64_t sync_errors;      /* handshakes the leader refused */
+    /* A full copy being received (D50): Redis' master_sync_* fields. */
+    _Atomic uint32_t sync_in_progress;
+    _Atomic uint64_t sync_total_bytes; /* the copy's files, as its MANIFEST lists them */
+    _Atomic uint64_t sync_read_bytes;  /* of those, written into incoming/ */
+    /* A full copy asked of the store (leader side, D50): the replication
+     * process bumps copy_wanted; the store writes a backup into the data
+     * directory's repl-copy/ and publishes its LSN, then copy_done (the
+     * copy_wanted it served). */
+    _Atomic uint32_t copy_wanted;
+    _Atomic uint32_t copy_done;
+    _Atomic uint32_t copy_failed; /* the one copy_done names failed */
+    _Atomic uint64_t copy_lsn;
+    /* Handshakes this leader answered (INFO stats' sync_full,
+     * sync_partial_ok, sync_partial_err: a full copy for a replica that
+     * asked from an LSN above 0). */
+    _Atomic uint64_t sent_full, sent_partial_ok, sent_partial_err;
     /* The sender's table (leader side). */
     _Atomic uint32_t nreplicas;
     repl_replica_t replicas[REPL_MAX_REPLICAS];

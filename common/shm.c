@@ -39,7 +39,9 @@ size_t shm_size(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size, uin
 
 static int waiter_init(shm_waiter_t *w)
 {
-    w->efd = eventfd(0, EFD_NONBLOCK);
+    /* Close-on-exec: the master's exec after a full copy (D50) makes new
+     * ones; the forked children keep theirs. */
+    w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     atomic_store(&w->sleeping, 0);
     return w->efd < 0 ? -1 : 0;
 }

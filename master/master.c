@@ -45,6 +45,7 @@
 #include "cluster.h"
 #include "config.h"
 #include "datadir.h"
+#include "fullcopy.h"
 #include "frontend/frontend.h"
 #include "io.h"
 #include "io_fault.h"
@@ -96,6 +97,9 @@ typedef struct master {
     child_t fe[SHM_MAX_FRONTENDS];
     int stopping;
     int exit_status;
+    int restart_on_copy; /* the receiver wrote a full copy: exec again (D50) */
+    int argc;
+    char **argv;
     int notified_ready;           /* READY=1 sent (all_ready) */
     uint64_t extended_ns;         /* last EXTEND_TIMEOUT_USEC sent (announce_ready) */
     uint64_t extended_replay_lsn; /* the store's replay position then */
@@ -567,6 +571,14 @@ static void reap(master_t *m)
             atomic_store(&shm_repl_claimer(m->shm)->owner_dead, 1);
             shm_wake(&m->shm->logger_wake);
         }
+        if (c->role == ROLE_REPL && !m->stopping && WIFEXITED(status) &&
+            WEXITSTATUS(status) == EXIT_FULLCOPY) {
+            log_info("The replication process wrote a full copy of the leader: restarting the "
+                     "server on it");
+            m->restart_on_copy = 1;
+            begin_stop(m, 0);
+            continue;
+        }
         if (m->stopping) {
             if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
                 char namebuf[32], how[96];
@@ -714,6 +726,60 @@ static void shutdown_all(master_t *m)
     log_info("AtticDB is now ready to exit, bye bye...");
 }
 
+/*
+ * After a full copy (D50): the server starts again in this process (the
+ * same pid, so a supervisor sees no exit), by exec, on the same arguments
+ * and the leader it followed: the swap and the recovery are then those of
+ * any start (swap_copy below), and every shared-memory word begins afresh
+ * at the copy's LSNs. Returns only when the exec failed.
+ */
+static void exec_again(master_t *m)
+{
+    repl_shm_t *r = &m->shm->repl;
+    char **argv = calloc((size_t)m->argc + 4, sizeof(*argv));
+    char host[REPL_HOST_MAX], port[16];
+    if (!argv) return;
+    for (int i = 0; i < m->argc; i++)
+        argv[i] = m->argv[i];
+    int n = m->argc;
+    if (atomic_load(&r->is_replica)) {
+        memcpy(host, r->master_host, sizeof(host));
+        host[sizeof(host) - 1] = 0;
+        snprintf(port, sizeof(port), "%u", atomic_load(&r->master_port));
+        argv[n++] = "--replicaof";
+        argv[n++] = host;
+        argv[n++] = port;
+    }
+    /* What the new image opens again: the lock, the port's lock and the
+     * replication socketpair (the listening sockets are closed already). */
+    if (m->lock_fd >= 0) close(m->lock_fd);
+    if (m->port_lock_fd >= 0) close(m->port_lock_fd);
+    close(m->shm->repl_handoff_fd);
+    close(m->shm->repl_handoff_rfd);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    log_info("Starting again on the full copy");
+    execv("/proc/self/exe", argv);
+    log_warn("Can't start again on the full copy (exec: %s): the next start swaps it in",
+             strerror(errno));
+    free(argv);
+}
+
+/* At the start, before the logger recovers: finish a full copy (D50). */
+static int swap_copy(master_t *m)
+{
+    char err[4608];
+    uint64_t lsn;
+    int rc = fullcopy_swap(m->cfg.dir, m->cfg.segment_size, &lsn, err, sizeof(err));
+    if (rc < 0) {
+        log_warn("FATAL: can't finish the full copy in %s: %s", m->cfg.dir, err);
+        return -1;
+    }
+    if (rc == 1) atomic_store(&m->shm->repl.full_syncs, 1);
+    return 0;
+}
+
 int master_run(int argc, char **argv)
 {
     master_t m;
@@ -721,6 +787,8 @@ int master_run(int argc, char **argv)
     m.lock_fd = -1;
     m.unix_fd = -1;
     m.port_lock_fd = -1;
+    m.argc = argc;
+    m.argv = argv;
     if (argc == 2 && (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-v"))) {
         printf("AtticDB server v=%s\n", PACKAGE_VERSION);
         return 0;
@@ -786,6 +854,7 @@ int master_run(int argc, char **argv)
     }
     if (m.cfg.unixsocket && listen_unix(&m) != 0) return 1;
     if (repl_setup(&m) != 0) return 1;
+    if (swap_copy(&m) != 0) return 1;
 
     sigset_t block, old;
     sigemptyset(&block);
@@ -860,6 +929,10 @@ int master_run(int argc, char **argv)
     shutdown_all(&m);
     /* However the logger's failure and the stop signal were ordered. */
     if (atomic_load(&m.shm->logger_state) == LOGGER_FAILED) m.exit_status = 1;
+    if (m.restart_on_copy && !sig_term && !m.exit_status) {
+        exec_again(&m);
+        m.exit_status = 1;
+    }
     config_free(&m.cfg);
     return m.exit_status;
 }

@@ -67,6 +67,7 @@ static void link_down(repl_proc_t *p, int retry)
     if (r->fd >= 0) close(r->fd);
     r->fd = -1;
     if (r->state == RECV_STREAM) atomic_store(&p->shm->repl.link_down_since, shm_now_ms());
+    if (r->state == RECV_COPY) copy_abort(p);
     r->state = RECV_IDLE;
     buf_reset(&r->in);
     buf_reset(&r->log);
@@ -208,6 +209,15 @@ static int read_answer(repl_proc_t *p)
     line[l] = 0;
     if (l && line[l - 1] == '\r') line[--l] = 0;
     uint64_t lsn;
+    if (!strcmp(line, "+FULLCOPY")) {
+        /* This log is not a prefix of the leader's, or the leader's no
+         * longer reaches back to it: its copy replaces this server's data. */
+        r->in_off = n;
+        r->state = RECV_COPY;
+        copy_begin(p);
+        log_info("repl: the leader sends a full copy (this log is not a prefix of its log)");
+        return 1;
+    }
     if (sscanf(line, "+CONTINUE %" SCNu64, &lsn) != 1 || lsn != r->next_lsn) {
         atomic_fetch_add(&p->shm->repl.sync_errors, 1);
         set_error(p, "the leader refused to continue from LSN %" PRIu64 ": %s", r->next_lsn,
@@ -278,10 +288,45 @@ static int push_records(repl_proc_t *p)
     return 0;
 }
 
+/* Frames of a full copy (copy.c). */
+static void read_copy_frames(repl_proc_t *p)
+{
+    repl_recv_t *r = &p->recv;
+    while (r->state == RECV_COPY && r->in.len - r->in_off >= sizeof(repl_frame_t)) {
+        repl_frame_t f;
+        memcpy(&f, r->in.data + r->in_off, sizeof(f));
+        char err[sizeof(p->shm->repl.link_error)];
+        if (f.len > REPL_FRAME_MAX) {
+            set_error(p, "the leader sent a malformed frame (kind %u, %u bytes)", f.kind, f.len);
+            link_down(p, 1);
+            return;
+        }
+        if (r->in.len - r->in_off < sizeof(f) + f.len) break;
+        int rc = copy_frame(p, &f, r->in.data + r->in_off + sizeof(f), err, sizeof(err));
+        r->in_off += sizeof(f) + f.len;
+        if (rc < 0) {
+            atomic_fetch_add(&p->shm->repl.sync_errors, 1);
+            set_error(p, "%s", err);
+            link_down(p, 1);
+            return;
+        }
+        if (rc == 1) {
+            link_down(p, 0);
+            return;
+        }
+    }
+    repl_buf_drop(&r->in, r->in_off);
+    r->in_off = 0;
+}
+
 /* Frames from the leader, after the handshake. */
 static void read_frames(repl_proc_t *p)
 {
     repl_recv_t *r = &p->recv;
+    if (r->state == RECV_COPY) {
+        read_copy_frames(p);
+        return;
+    }
     while (r->state == RECV_STREAM && r->in.len - r->in_off >= sizeof(repl_frame_t)) {
         /* Back-pressure: while the ring is full, leave the rest unparsed. */
         if (r->log.len >= 4 * REPL_FRAME_MAX) break;
@@ -343,6 +388,7 @@ void receiver_step(repl_proc_t *p)
 {
     shm_t *shm = p->shm;
     repl_recv_t *r = &p->recv;
+    if (p->exit_status) return; /* a full copy is complete: the server restarts */
     int replica = atomic_load(&shm->repl.is_replica) != 0;
     if (r->state != RECV_IDLE && (!replica || atomic_load(&shm->repl.gen) != r->gen)) {
         log_info("repl: no longer following that leader (REPLICAOF)");

@@ -9,15 +9,31 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "backup.h"
 #include "buf.h"
 #include "config.h"
 #include "repl/repl.h"
 #include "resp.h"
 #include "shm.h"
 
+enum peer_state {
+    PEER_STREAM,    /* shipping the log from pos */
+    PEER_WAIT_COPY, /* a full copy asked of the store (D50) */
+    PEER_COPY,      /* sending the copy's files */
+    PEER_COPY_SENT, /* all sent: the replica restarts and reconnects */
+};
+
 /* A replica this leader ships to (slot i of shm repl.replicas). */
 typedef struct repl_peer {
-    int fd;       /* -1 = free */
+    int fd; /* -1 = free */
+    enum peer_state state;
+    /* The full copy (D50): its files, open from the moment the store
+     * finished it, so that nothing can delete them while they are sent. */
+    uint32_t copy_gen; /* the shm repl.copy_wanted asked for it */
+    backup_manifest_t copy;
+    int *copy_fds;
+    size_t copy_file; /* the file being sent, its next offset */
+    uint64_t copy_off;
     uint64_t pos; /* next LSN to ship */
     buf_t out;    /* framed bytes not written yet */
     size_t out_off;
@@ -28,7 +44,16 @@ typedef struct repl_peer {
     int64_t last_send_ms;
 } repl_peer_t;
 
-enum recv_state { RECV_IDLE, RECV_CONNECTING, RECV_HANDSHAKE, RECV_STREAM };
+enum recv_state { RECV_IDLE, RECV_CONNECTING, RECV_HANDSHAKE, RECV_STREAM, RECV_COPY };
+
+/* A full copy being written into incoming/ (copy.c, D50). */
+typedef struct repl_copy {
+    int have_manifest;
+    backup_manifest_t m;
+    size_t file; /* the file being written, its fd and next offset */
+    int fd;
+    uint64_t off;
+} repl_copy_t;
 
 /* The follower's link to its leader. */
 typedef struct repl_recv {
@@ -43,6 +68,7 @@ typedef struct repl_recv {
     uint64_t next_lsn;
     uint64_t acked;
     int adopted; /* the ring claimer is ours */
+    repl_copy_t copy;
 } repl_recv_t;
 
 typedef struct repl_proc {
@@ -50,6 +76,7 @@ typedef struct repl_proc {
     const config_t *cfg;
     repl_peer_t peers[REPL_MAX_REPLICAS];
     repl_recv_t recv;
+    int exit_status; /* set: the loop ends with it (EXIT_FULLCOPY) */
 } repl_proc_t;
 
 /* Drop the first n bytes of b (parsed input). */
@@ -76,5 +103,13 @@ int receiver_pollfd(repl_proc_t *p, struct pollfd *fd); /* 1 when it has one */
 void receiver_event(repl_proc_t *p, short revents);
 void receiver_step(repl_proc_t *p);             /* connect, push, ack, follow REPLICAOF */
 int receiver_wants_retry(const repl_proc_t *p); /* ring was full: poll soon */
+
+/* copy.c: the replica's side of a full copy (D50). */
+void copy_begin(repl_proc_t *p); /* the leader answered +FULLCOPY */
+/* One frame of the copy. Returns 0, 1 once the copy is complete and
+ * synced in incoming/ (p->exit_status set), or -1 (the reason set with
+ * set_error's text in err; the caller drops the link). */
+int copy_frame(repl_proc_t *p, const repl_frame_t *f, const char *data, char *err, size_t errlen);
+void copy_abort(repl_proc_t *p); /* the link dropped: what is half written stays unused */
 
 #endif

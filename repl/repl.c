@@ -89,6 +89,7 @@ int repl_main(shm_t *shm, const config_t *cfg)
         seen = atomic_load(&shm->durable_lsn);
         receiver_step(&p);
         sender_ship(&p);
+        if (p.exit_status) return p.exit_status; /* a full copy to restart on */
     }
     return 0;
 }

@@ -24,6 +24,13 @@ enum repl_frame_kind {
     REPL_FRAME_DATA = 1, /* len bytes of the log from LSN lsn (records may
                             be cut between frames; the stream is contiguous) */
     REPL_FRAME_PING = 2, /* nothing to ship: the leader is alive (len 0) */
+    /* A full copy (D50), after `+FULLCOPY` instead of `+CONTINUE`: pings
+     * while the leader's store writes it, then its MANIFEST (common/backup.h;
+     * lsn = its LSN), then every file it names in its order, each in FILE
+     * frames (lsn = the offset in the file). The replica then restarts on
+     * the copy and asks to continue from its LSN. */
+    REPL_FRAME_MANIFEST = 3,
+    REPL_FRAME_FILE = 4,
 };
 
 typedef struct repl_frame {

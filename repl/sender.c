@@ -11,6 +11,7 @@
  * logs are one up to it. A crash here drops every replica's connection;
  * each reconnects and resumes from its own durable LSN.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -29,8 +30,27 @@
 
 #define PING_MS 1000
 
+/* Every backup directory under dir (the store's full copies). */
+static void remove_copies(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    char path[4400];
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        backup_remove_dir(path);
+    }
+    closedir(d);
+}
+
 void sender_init(repl_proc_t *p)
 {
+    /* A predecessor's full copy, unsent: its replicas ask again. */
+    char copies[4096];
+    snprintf(copies, sizeof(copies), "%s/repl-copy", p->cfg->dir);
+    remove_copies(copies);
     for (int i = 0; i < REPL_MAX_REPLICAS; i++) {
         p->peers[i].fd = -1;
         p->peers[i].seg_fd = -1;
@@ -51,6 +71,17 @@ static void count_online(repl_proc_t *p)
     atomic_store(&p->shm->repl.nreplicas, n);
 }
 
+/* The copy's files: closed (the last close frees their space, D50). */
+static void close_copy(repl_peer_t *r)
+{
+    for (size_t f = 0; r->copy_fds && f < r->copy.nfiles; f++)
+        if (r->copy_fds[f] >= 0) close(r->copy_fds[f]);
+    free(r->copy_fds);
+    r->copy_fds = NULL;
+    if (r->copy.files) backup_manifest_free(&r->copy);
+    memset(&r->copy, 0, sizeof(r->copy));
+}
+
 static void peer_close(repl_proc_t *p, int i, const char *why)
 {
     repl_peer_t *r = &p->peers[i];
@@ -60,6 +91,8 @@ static void peer_close(repl_proc_t *p, int i, const char *why)
     r->fd = -1;
     if (r->seg_fd >= 0) close(r->seg_fd);
     r->seg_fd = -1;
+    close_copy(r);
+    r->state = PEER_STREAM;
     buf_reset(&r->out);
     buf_reset(&r->in);
     r->out_off = 0;
@@ -85,8 +118,37 @@ static void refuse(int fd, const char *fmt, ...)
     close(fd);
 }
 
+static int free_slot(repl_proc_t *p, int fd)
+{
+    for (int i = 0; i < REPL_MAX_REPLICAS; i++)
+        if (p->peers[i].fd < 0) return i;
+    refuse(fd, "-ERR too many replicas (at most %d)", REPL_MAX_REPLICAS);
+    return -1;
+}
+
+/* The replica's log is not a prefix of this one (why): it gets a full copy
+ * (D50). The store writes one at its next turn; meanwhile pings. */
+static void start_copy(repl_proc_t *p, int fd, const char *why, unsigned port, const char *ip)
+{
+    int slot = free_slot(p, fd);
+    if (slot < 0) return;
+    repl_peer_t *r = &p->peers[slot];
+    repl_replica_t *s = &p->shm->repl.replicas[slot];
+    r->fd = fd;
+    r->state = PEER_WAIT_COPY;
+    r->pos = 0;
+    r->last_send_ms = shm_now_ms();
+    r->copy_gen = atomic_fetch_add(&p->shm->repl.copy_wanted, 1) + 1;
+    shm_wake(&p->shm->store_wake);
+    buf_appendf(&r->out, "+FULLCOPY\r\n");
+    snprintf(s->ip, sizeof(s->ip), "%s", ip);
+    s->port = port;
+    count_online(p);
+    log_info("repl: replica %s:%u gets a full copy: %s", ip, port, why);
+}
+
 /* Where the replica asked to continue: here when this log holds a record
- * ending at lsn with the replica's CRC. */
+ * ending at lsn with the replica's CRC; else a full copy. */
 static void start_peer(repl_proc_t *p, int fd, uint64_t lsn, uint32_t crc, unsigned port,
                        const char *ip)
 {
@@ -94,39 +156,35 @@ static void start_peer(repl_proc_t *p, int fd, uint64_t lsn, uint32_t crc, unsig
     uint64_t durable = atomic_load(&shm->durable_lsn);
     uint64_t start = atomic_load(&shm->log_start_lsn);
     uint32_t mine;
-    if (lsn > durable) {
-        refuse(fd,
-               "-ERR the replica's log (LSN %" PRIu64 ") is ahead of the leader's (%" PRIu64
-               "): the logs diverged; a full copy is not implemented yet",
-               lsn, durable);
-        return;
-    }
-    if (lsn < start || (lsn == start && lsn > 0)) {
-        refuse(fd,
-               "-ERR the leader no longer has its log at the replica's LSN %" PRIu64
-               " (it starts at %" PRIu64 "); a full copy is not implemented yet",
-               lsn, start);
-        return;
-    }
+    char why[160] = "";
+    if (lsn > durable)
+        snprintf(why, sizeof(why),
+                 "its log (LSN %" PRIu64 ") is ahead of the leader's (%" PRIu64
+                 "): the logs diverged",
+                 lsn, durable);
+    else if (lsn < start || (lsn == start && lsn > 0))
+        snprintf(why, sizeof(why),
+                 "the leader no longer has its log at the replica's LSN %" PRIu64
+                 " (it starts at %" PRIu64 ")",
+                 lsn, start);
     /* No record ends at lsn here, or one with another CRC: the replica's
      * log is not a prefix of this one. */
-    if (repl_tail_crc(p->cfg->dir, p->cfg->segment_size, lsn, &mine) != 0 || mine != crc) {
-        refuse(fd,
-               "-ERR the replica's log differs from the leader's at LSN %" PRIu64
-               ": the logs diverged; a full copy is not implemented yet",
-               lsn);
+    else if (repl_tail_crc(p->cfg->dir, p->cfg->segment_size, lsn, &mine) != 0 || mine != crc)
+        snprintf(why, sizeof(why),
+                 "its log differs from the leader's at LSN %" PRIu64 ": the logs diverged", lsn);
+    if (why[0]) {
+        atomic_fetch_add(&shm->repl.sent_full, 1);
+        if (lsn > 0) atomic_fetch_add(&shm->repl.sent_partial_err, 1);
+        start_copy(p, fd, why, port, ip);
         return;
     }
-    int slot = -1;
-    for (int i = 0; i < REPL_MAX_REPLICAS && slot < 0; i++)
-        if (p->peers[i].fd < 0) slot = i;
-    if (slot < 0) {
-        refuse(fd, "-ERR too many replicas (at most %d)", REPL_MAX_REPLICAS);
-        return;
-    }
+    int slot = free_slot(p, fd);
+    if (slot < 0) return;
     repl_peer_t *r = &p->peers[slot];
     repl_replica_t *s = &shm->repl.replicas[slot];
     r->fd = fd;
+    atomic_fetch_add(&shm->repl.sent_partial_ok, 1);
+    r->state = PEER_STREAM;
     r->pos = lsn;
     r->last_send_ms = shm_now_ms();
     buf_appendf(&r->out, "+CONTINUE %" PRIu64 "\r\n", lsn);
@@ -293,14 +351,115 @@ static int ship_some(repl_proc_t *p, repl_peer_t *r, uint64_t durable)
     return 0;
 }
 
+/* ---- full copies (D50) ----------------------------------------------------- */
+
+/* The store's copy is written: open every file it names (from here on
+ * nothing can take them away), send its MANIFEST. Returns 0 or -1. */
+static int open_copy(repl_proc_t *p, repl_peer_t *r, const char *dir)
+{
+    char err[512], path[4400];
+    if (backup_manifest_read(dir, &r->copy, err, sizeof(err)) != 0) {
+        log_warn("repl: the full copy in %s: %s", dir, err);
+        return -1;
+    }
+    r->copy_fds = malloc((r->copy.nfiles ? r->copy.nfiles : 1) * sizeof(int));
+    if (!r->copy_fds) return -1;
+    for (size_t f = 0; f < r->copy.nfiles; f++) {
+        snprintf(path, sizeof(path), "%s/%s", dir, r->copy.files[f].name);
+        r->copy_fds[f] = io->open(path, O_RDONLY | O_CLOEXEC, 0);
+    }
+    for (size_t f = 0; f < r->copy.nfiles; f++)
+        if (r->copy_fds[f] < 0) return -1;
+    buf_t text;
+    buf_init(&text);
+    backup_manifest_format(&r->copy, &text);
+    int rc = text.len <= REPL_FRAME_MAX ? 0 : -1;
+    if (!rc) {
+        append_frame(r, REPL_FRAME_MANIFEST, (uint32_t)text.len, r->copy.lsn, 0);
+        buf_append(&r->out, text.data, text.len);
+    }
+    buf_free(&text);
+    r->state = PEER_COPY;
+    r->copy_file = 0;
+    r->copy_off = 0;
+    return rc;
+}
+
+/* Peers waiting for the copy the store just finished: each opens it, then
+ * its directory goes (the open files stay readable until sent). */
+static void take_copies(repl_proc_t *p)
+{
+    repl_shm_t *rs = &p->shm->repl;
+    uint32_t done = atomic_load(&rs->copy_done);
+    uint64_t lsn = atomic_load(&rs->copy_lsn);
+    int failed = atomic_load(&rs->copy_failed), opened = 0;
+    char parent[4096], dir[4200];
+    snprintf(parent, sizeof(parent), "%s/repl-copy", p->cfg->dir);
+    backup_dir_path(dir, sizeof(dir), parent, lsn, 0);
+    for (int i = 0; i < REPL_MAX_REPLICAS; i++) {
+        repl_peer_t *r = &p->peers[i];
+        if (r->fd < 0 || r->state != PEER_WAIT_COPY || (int32_t)(done - r->copy_gen) < 0) continue;
+        if (failed)
+            peer_close(p, i, "the leader could not write its full copy (its log says why)");
+        else if (open_copy(p, r, dir) != 0)
+            peer_close(p, i, "the leader's full copy can't be read");
+        else
+            opened = 1;
+    }
+    if (opened) backup_remove_dir(dir);
+}
+
+/* Append up to one frame of the copy's files. Returns 0, or -1. */
+static int ship_copy(repl_peer_t *r)
+{
+    while (r->copy_file < r->copy.nfiles && r->copy_off == r->copy.files[r->copy_file].size) {
+        r->copy_file++;
+        r->copy_off = 0;
+    }
+    if (r->copy_file == r->copy.nfiles) {
+        r->state = PEER_COPY_SENT;
+        close_copy(r);
+        return 0;
+    }
+    uint64_t n = r->copy.files[r->copy_file].size - r->copy_off;
+    if (n > REPL_FRAME_MAX) n = REPL_FRAME_MAX;
+    size_t at = r->out.len;
+    append_frame(r, REPL_FRAME_FILE, (uint32_t)n, r->copy_off, 0);
+    buf_reserve(&r->out, (size_t)n);
+    if (io_pread_all(r->copy_fds[r->copy_file], r->out.data + r->out.len, (size_t)n,
+                     (off_t)r->copy_off) != 0) {
+        r->out.len = at;
+        return -1;
+    }
+    r->out.len += (size_t)n;
+    r->copy_off += n;
+    return 0;
+}
+
 void sender_ship(repl_proc_t *p)
 {
     uint64_t durable = atomic_load_explicit(&p->shm->durable_lsn, memory_order_acquire);
     int64_t now = shm_now_ms();
+    take_copies(p);
     for (int i = 0; i < REPL_MAX_REPLICAS; i++) {
         repl_peer_t *r = &p->peers[i];
         if (r->fd < 0) continue;
         repl_replica_t *s = &p->shm->repl.replicas[i];
+        while (r->state == PEER_COPY && r->out.len - r->out_off < 4 * REPL_FRAME_MAX) {
+            if (ship_copy(r) != 0) {
+                peer_close(p, i, "its full copy can't be read");
+                break;
+            }
+            r->last_send_ms = now;
+        }
+        if (r->fd >= 0 && r->state != PEER_STREAM) {
+            if (now - r->last_send_ms >= PING_MS && r->out.len == r->out_off) {
+                append_frame(r, REPL_FRAME_PING, 0, 0, durable);
+                r->last_send_ms = now;
+            }
+            if (flush_peer(r) != 0) peer_close(p, i, strerror(errno));
+            continue;
+        }
         /* At most a few frames queued: a slow replica is paced by its
          * socket, and this loop stays short for the others. */
         while (r->pos < durable && r->out.len - r->out_off < 4 * REPL_FRAME_MAX) {

@@ -162,7 +162,23 @@ int store_backup_write(store_ctx_t *ctx, const char *dir, uint64_t first, int64_
 static int backup_job(store_ctx_t *ctx, void *arg)
 {
     store_backup_t *b = arg;
-    return store_backup_write(ctx, b->dir, b->first, b->asked_ms);
+    return store_backup_write(ctx, b->for_repl ? b->repl_dir : b->dir, b->first, b->asked_ms);
+}
+
+/* A replica's copy ended: the replication process takes it from here
+ * (repl/sender.c); BGSAVE's counts and LASTSAVE are the operator's. */
+static void copy_done(store_backup_t *b, int ok)
+{
+    b->running = 0;
+    b->for_repl = 0;
+    if (ok)
+        log_info("store: the full copy for a replica at LSN %" PRIu64 " is written", b->lsn);
+    else
+        log_warn("store: the full copy for a replica at LSN %" PRIu64 " failed", b->lsn);
+    if (!b->shm) return;
+    atomic_store(&b->shm->repl.copy_lsn, b->lsn);
+    atomic_store(&b->shm->repl.copy_failed, !ok);
+    atomic_store(&b->shm->repl.copy_done, b->repl_serves);
 }
 
 static void publish_start(store_backup_t *b)
@@ -175,6 +191,10 @@ static void publish_start(store_backup_t *b)
 static void backup_done(void *arg, int ok)
 {
     store_backup_t *b = arg;
+    if (b->for_repl) {
+        copy_done(b, ok);
+        return;
+    }
     int64_t now = shm_now_ms();
     b->running = 0;
     b->last_ok = ok;
@@ -199,12 +219,13 @@ static void backup_done(void *arg, int ok)
 static int start(store_backup_t *b, store_ctx_t *ctx)
 {
     uint64_t log_start = b->shm ? atomic_load(&b->shm->log_start_lsn) : 0;
-    b->wanted = 0;
+    if (!b->for_repl) b->wanted = 0;
     b->first = store_backup_first(ctx, log_start);
     b->lsn = store_applied(ctx);
     b->fork_records = b->records;
     b->running = 1;
-    log_info("store: writing a backup at LSN %" PRIu64 " into %s", b->lsn, b->dir);
+    log_info("store: writing a backup at LSN %" PRIu64 " into %s", b->lsn,
+             b->for_repl ? b->repl_dir : b->dir);
     if (store_ckpt_start_job(b->sched, ctx, backup_job, backup_done, b, b->first) == 0) return 0;
     backup_done(b, 0);
     return -1;
@@ -215,10 +236,14 @@ void store_backup_init(store_backup_t *b, const config_t *cfg, store_ckpt_sched_
 {
     memset(b, 0, sizeof(*b));
     backup_dir_resolve(cfg, b->dir, sizeof(b->dir));
+    snprintf(b->repl_dir, sizeof(b->repl_dir), "%s/repl-copy", cfg->dir);
     b->sched = sched;
     b->shm = shm;
     b->last_ok = 1;
     ctx->backup = b;
+    /* A copy asked for and not served (its writer died with a store) is
+     * written again. */
+    if (shm) b->repl_serves = atomic_load(&shm->repl.copy_done);
     /* A predecessor's child died with it (PR_SET_PDEATHSIG). */
     if (shm && atomic_exchange(&shm->backup_in_progress, 0)) {
         log_warn("store: the backup in progress when the store died was not finished");
@@ -229,6 +254,12 @@ void store_backup_init(store_backup_t *b, const config_t *cfg, store_ckpt_sched_
 void store_backup_poll(store_backup_t *b, store_ctx_t *ctx)
 {
     if (b->wanted && !b->sched->child) start(b, ctx);
+    uint32_t copy = b->shm ? atomic_load(&b->shm->repl.copy_wanted) : 0;
+    if (!b->running && !b->sched->child && copy != b->repl_serves) {
+        b->for_repl = 1;
+        b->repl_serves = copy;
+        start(b, ctx);
+    }
     if (b->shm)
         atomic_store_explicit(&b->shm->backup_changes, b->records - b->base_records,
                               memory_order_relaxed);

@@ -27,6 +27,11 @@ typedef struct store_backup {
     uint64_t records;          /* client writes applied since the store started */
     uint64_t fork_records;     /* records at the running one's fork */
     uint64_t base_records;     /* records at the last good one's fork */
+    /* A full copy for a replica (D50): the same backup, written into
+     * repl_dir for the replication process, outside BGSAVE's counts. */
+    char repl_dir[4096];  /* dir/repl-copy */
+    int for_repl;         /* the running one is a replica's copy */
+    uint32_t repl_serves; /* the copy_wanted it serves */
 } store_backup_t;
 
 /* Set b up for ctx (its SAVE and BGSAVE handlers find it there), with
@@ -36,7 +41,9 @@ void store_backup_init(store_backup_t *b, const config_t *cfg, store_ckpt_sched_
                        shm_t *shm, store_ctx_t *ctx);
 
 /* Between batches (after store_ckpt_poll): start the backup BGSAVE asked
- * for once no child runs; publish the count of writes since the last one. */
+ * for once no child runs, else a replica's full copy the replication
+ * process asked for (shm repl.copy_wanted); publish the count of writes
+ * since the last one. */
 void store_backup_poll(store_backup_t *b, store_ctx_t *ctx);
 
 /*

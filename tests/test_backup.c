@@ -4,7 +4,10 @@
  * written from the store harness's state restores into a data directory
  * that loads to the same digest, with only the segments its checkpoint
  * needs and nothing after its LSN; a failure at any I/O step of writing a
- * backup, or of restoring one, leaves nothing that verifies or restores.
+ * backup, or of restoring one, leaves nothing that verifies or restores;
+ * a replica's full copy (a backup in incoming/, D50) swapped in with any
+ * step of the swap failed ends, at the next swap, on the old data or on
+ * the whole copy.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -19,6 +22,8 @@
 #include "backup.h"
 #include "command.h"
 #include "crc32c.h"
+#include "fullcopy.h"
+#include "ckpt.h"
 #include "io.h"
 #include "io_fault.h"
 #include "record.h"
@@ -374,6 +379,104 @@ Test(backup, a_failed_restore_step_leaves_no_data_directory)
                 snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rdir);
                 cr_assert_eq(system(cmd), 0);
             }
+        }
+    }
+}
+
+/* ---- a replica's full copy swapped in (common/fullcopy.c, D50) ------------ */
+
+/* The state a data directory loads to: its one checkpoint, the log from
+ * its first segment (the copy's log ends at the checkpoint). */
+static uint64_t digest_of_dir(const char *d)
+{
+    config_t c = cfg;
+    c.dir = (char *)d;
+    uint64_t *lsns, from = 0, dg;
+    size_t n;
+    cr_assert_eq(ckpt_list(d, 0, &lsns, &n), 0);
+    cr_assert_eq(n, 1, "one checkpoint in %s, not %zu", d, n);
+    uint64_t at = lsns[0];
+    free(lsns);
+    cr_assert_eq(seg_list(d, &lsns, &n), 0);
+    uint64_t first = n ? lsns[0] : 0;
+    free(lsns);
+    store_ctx_t *r = store_ckpt_restore(&c, 5, first, at, &from);
+    cr_assert(r, "%s loads", d);
+    cr_assert_eq(from, at);
+    cr_assert_eq(store_digest(r, T0 + 10, &dg), 0);
+    store_ctx_destroy(r);
+    return dg;
+}
+
+static int dir_has(const char *d, const char *name)
+{
+    char path[1200];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/%s", d, name);
+    return stat(path, &st) == 0;
+}
+
+/* rdir: a replica's data directory (backup a restored) with the complete
+ * copy b in its incoming/, as the receiver leaves it. */
+static void replica_with_copy(const char *a, const char *b)
+{
+    char cmd[4000], err[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", rdir);
+    cr_assert_eq(system(cmd), 0);
+    cr_assert_eq(backup_restore(a, rdir, err, sizeof(err)), 0, "%s", err);
+    snprintf(cmd, sizeof(cmd), "cp -r '%s' '%s/incoming'", b, rdir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+Test(backup, a_full_copys_swap_failed_at_any_step_ends_on_the_old_data_or_the_whole_copy)
+{
+    overwritten_load();
+    char a[1024], b[1024], err[512];
+    uint64_t da, db;
+    cr_assert_eq(store_backup_write(ctx, bdir, store_backup_first(ctx, 0), 1), 0);
+    backup_dir_path(a, sizeof(a), bdir, lsn, 0);
+    cr_assert_eq(store_digest(ctx, T0 + 10, &da), 0);
+    for (int i = 0; i < 300; i++)
+        set(i, 7);
+    cr_assert_eq(store_backup_write(ctx, bdir, store_backup_first(ctx, 0), 1), 0);
+    backup_dir_path(b, sizeof(b), bdir, lsn, 0);
+    cr_assert_eq(store_digest(ctx, T0 + 10, &db), 0);
+    cr_assert_neq(da, db);
+    /* Without a fault: the copy, and nothing of it left over. */
+    replica_with_copy(a, b);
+    cr_assert_eq(digest_of_dir(rdir), da, "the replica's old data");
+    cr_assert_eq(fullcopy_swap(rdir, MB, NULL, err, sizeof(err)), 1, "%s", err);
+    cr_assert_eq(digest_of_dir(rdir), db, "the copy");
+    cr_assert(!dir_has(rdir, "incoming") && !dir_has(rdir, "old"));
+    cr_assert_eq(fullcopy_swap(rdir, MB, NULL, err, sizeof(err)), 0, "nothing more to swap");
+    /* Each call of the swap failed in turn (the swap stops there, as a
+     * crash would stop it); the next start's swap ends the job. */
+    static const char *const ops[] = {"rename", "fsync", "open",   "unlink",
+                                      "stat",   "mkdir", "opendir"};
+    for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++) {
+        for (long nth = 1; nth < 200; nth++) {
+            char spec[64];
+            snprintf(spec, sizeof(spec), "%s:%ld:EIO", ops[o], nth);
+            replica_with_copy(a, b);
+            cr_assert_eq(io_fault_install(spec, NULL, 1), 1);
+            int rc = fullcopy_swap(rdir, MB, NULL, err, sizeof(err));
+            io_set(NULL);
+            /* A failed swap stops the start (nothing loads the directory
+             * half swapped); one that returned swapped it all (1), or kept
+             * the old data when the copy could not be read before any old
+             * file moved (0: the replica asks for a copy again). */
+            if (rc >= 0) {
+                cr_assert_eq(digest_of_dir(rdir), rc ? db : da, "%s: the swap said %d", spec, rc);
+                cr_assert(!dir_has(rdir, "incoming") && !dir_has(rdir, "old"), "%s", spec);
+                if (rc == 0) continue;
+                cr_assert_gt(nth, 1, "%s: some call failed the swap", ops[o]);
+                break; /* past the swap's last call */
+            }
+            int again = fullcopy_swap(rdir, MB, NULL, err, sizeof(err));
+            cr_assert_geq(again, 0, "%s, then: %s", spec, err);
+            uint64_t now = digest_of_dir(rdir);
+            cr_assert(now == da || now == db, "%s: neither the old data nor the copy", spec);
+            cr_assert(!dir_has(rdir, "incoming") && !dir_has(rdir, "old"), "%s: left over", spec);
         }
     }
 }

@@ -465,6 +465,9 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "instantaneous_input_kbps:%.2f\r\n"
                 "instantaneous_output_kbps:%.2f\r\n"
                 "rejected_connections:%" PRIu64 "\r\n"
+                "sync_full:%" PRIu64 "\r\n"
+                "sync_partial_ok:%" PRIu64 "\r\n"
+                "sync_partial_err:%" PRIu64 "\r\n"
                 "expired_keys:%" PRIu64 "\r\n"
                 "evicted_keys:%" PRIu64 "\r\n"
                 "total_eviction_exceeded_time:%" PRId64 "\r\n"
@@ -476,9 +479,11 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "pubsubshard_channels:%" PRIu64 "\r\n"
                 "total_error_replies:%" PRIu64 "\r\n",
                 conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
-                rejected, expired, evicted, exceeded_total, exceeded_now, hits, misses,
-                fe_pubsub_count(fe, PS_CHANNEL), fe_pubsub_count(fe, PS_PATTERN),
-                fe_pubsub_count(fe, PS_SHARD), errors);
+                rejected, atomic_load(&fe->shm->repl.sent_full),
+                atomic_load(&fe->shm->repl.sent_partial_ok),
+                atomic_load(&fe->shm->repl.sent_partial_err), expired, evicted, exceeded_total,
+                exceeded_now, hits, misses, fe_pubsub_count(fe, PS_CHANNEL),
+                fe_pubsub_count(fe, PS_PATTERN), fe_pubsub_count(fe, PS_SHARD), errors);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)

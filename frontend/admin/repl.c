@@ -446,11 +446,23 @@ void fe_info_replication(fe_t *fe, buf_t *b, const char *replid)
                     "master_port:%u\r\n"
                     "master_link_status:%s\r\n"
                     "master_last_io_seconds_ago:%" PRId64 "\r\n"
-                    "master_sync_in_progress:0\r\n"
+                    "master_sync_in_progress:%u\r\n"
                     "slave_read_repl_offset:%" PRIu64 "\r\n"
                     "slave_repl_offset:%" PRIu64 "\r\n",
-                    host, port, up ? "up" : "down", io && up ? (now - io) / 1000 : -1, durable,
-                    durable);
+                    host, port, up ? "up" : "down", io && up ? (now - io) / 1000 : -1,
+                    atomic_load(&r->sync_in_progress), durable, durable);
+        if (atomic_load(&r->sync_in_progress)) { /* a full copy (D50), as Redis' transfer */
+            uint64_t total = atomic_load(&r->sync_total_bytes);
+            uint64_t got = atomic_load(&r->sync_read_bytes);
+            buf_appendf(b,
+                        "master_sync_total_bytes:%" PRIu64 "\r\n"
+                        "master_sync_read_bytes:%" PRIu64 "\r\n"
+                        "master_sync_left_bytes:%" PRIu64 "\r\n"
+                        "master_sync_perc:%.2f\r\n"
+                        "master_sync_last_io_seconds_ago:%" PRId64 "\r\n",
+                        total, got, total - got, total ? 100.0 * (double)got / (double)total : 0.0,
+                        io ? (now - io) / 1000 : -1);
+        }
         if (!up) {
             int64_t since = atomic_load(&r->link_down_since);
             buf_appendf(b, "master_link_down_since_seconds:%" PRId64 "\r\n",

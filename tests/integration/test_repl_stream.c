@@ -5,7 +5,10 @@
  * reach the replica (same DEBUG DIGEST once writes stop), the replica
  * refuses writes with Redis' -READONLY, resumes from its own LSN after a
  * SIGKILL (INFO's atticdb_partial_syncs / atticdb_full_syncs tell a
- * resume from a copy), rides out a stopped leader (SIGSTOP, SIGCONT), and
+ * resume from a copy), rides out a stopped leader (SIGSTOP, SIGCONT), gets
+ * a full copy when its log is not a prefix of the leader's (D50: writes of
+ * its own, an old leader, compaction) and survives a SIGKILL at each of
+ * the copy's narrow windows (fault points replcopied, replswapped), and
  * bad input (a replica of itself, a wrong handshake, garbage on the
  * replication connection) gets a clear error and loses nothing. Waits
  * have generous deadlines; nothing asserts a duration.
@@ -19,22 +22,25 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "redis_diff.h"
 
-TestSuite(repl_stream, .fini = srv_cleanup_all, .timeout = 300);
+static void suite_fini(void);
+TestSuite(repl_stream, .fini = suite_fini, .timeout = 300);
 
 #define SMALL "--frontends 2 --ring-size 256kb --segment-size 1mb"
 
 static srv_t L, R;
 
-/* INFO replication's field as text ("" when missing). */
+/* INFO's field (replication, stats, ...) as text ("" when missing). */
 static const char *info_field(redisContext *c, const char *field, char *out, size_t n)
 {
     out[0] = 0;
-    redisReply *r = redisCommand(c, "INFO replication");
-    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO replication");
+    redisReply *r = redisCommand(c, "INFO");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO");
     char key[128];
     snprintf(key, sizeof(key), "\r\n%s:", field);
     const char *p = strstr(r->str, key);
@@ -273,17 +279,19 @@ Test(repl_stream, bad_input_gets_clear_errors_and_loses_nothing)
     close(fd);
     char end[32];
     snprintf(end, sizeof(end), "%lld", info_num(lc, "master_repl_offset"));
+    /* Logs that are not a prefix of the leader's: a full copy (D50), the
+     * reason in the leader's log. */
     fd = raw_connect(&L); /* a record ends there, with another CRC */
-    cr_expect(strstr(raw_ask(fd, handshake(end, "12345", "1048576", "262144"), buf, sizeof(buf)),
-                     "diverged"),
-              "%s", buf);
+    cr_expect_str_eq(raw_ask(fd, handshake(end, "12345", "1048576", "262144"), buf, sizeof(buf)),
+                     "+FULLCOPY\r\n");
     close(fd);
+    cr_expect(srv_log_contains(&L, "gets a full copy", "differs from the leader's"));
     fd = raw_connect(&L);
-    cr_expect(
-        strstr(raw_ask(fd, handshake("999999936", "1", "1048576", "262144"), buf, sizeof(buf)),
-               "ahead"),
-        "%s", buf);
+    cr_expect_str_eq(
+        raw_ask(fd, handshake("999999936", "1", "1048576", "262144"), buf, sizeof(buf)),
+        "+FULLCOPY\r\n");
     close(fd);
+    cr_expect(srv_log_contains(&L, "gets a full copy", "ahead"));
     /* A good handshake, then garbage instead of acks: dropped. */
     fd = raw_connect(&L);
     cr_expect_str_eq(raw_ask(fd, handshake("0", "0", "1048576", "262144"), buf, sizeof(buf)),
@@ -546,7 +554,61 @@ Test(repl_stream, killed_replication_processes_are_respawned_and_resume)
     redisFree(rc);
 }
 
-Test(repl_stream, a_server_with_writes_of_its_own_is_refused_and_keeps_them)
+/* ---- full copies (D50) ---------------------------------------------------- */
+
+/* INFO replication's numeric field on a new connection to s (-1 while s
+ * does not answer: a replica restarting on its copy). */
+static long long info_num_of(const srv_t *s, const char *field)
+{
+    redisContext *c = srv_connect(s);
+    if (!c) return -1;
+    long long v = -1;
+    redisReply *r = redisCommand(c, "INFO replication");
+    if (r && r->type == REDIS_REPLY_STRING) {
+        char key[128];
+        snprintf(key, sizeof(key), "\r\n%s:", field);
+        const char *p = strstr(r->str, key);
+        if (p) v = strtoll(p + strlen(key), NULL, 10);
+    }
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
+/* Wait (up to 120 s) until s restarted on a full copy; a new connection. */
+static redisContext *wait_full_copy(const srv_t *s)
+{
+    for (int i = 0; i < 2400 && info_num_of(s, "atticdb_full_syncs") != 1; i++)
+        usleep(50000);
+    cr_assert_eq(info_num_of(s, "atticdb_full_syncs"), 1, "no full copy: %s",
+                 srv_log_tail(s, (char[2048]){0}, 2048));
+    redisContext *c = srv_connect(s);
+    cr_assert(c, "connect after the full copy");
+    return c;
+}
+
+/* A path under s's data directory exists. */
+static int in_dir(const srv_t *s, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", s->dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Overwrites of 200 keys with 1 KiB values: the log's old segments die. */
+static void overwrite(redisContext *c, int round)
+{
+    for (int i = 0; i < 200; i++)
+        redisAppendCommand(c, "SET big:%d %01000d", i, round);
+    for (int i = 0; i < 200; i++) {
+        redisReply *r;
+        cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK && r, "reply");
+        cr_assert(r->type != REDIS_REPLY_ERROR, "write failed: %s", r->str);
+        freeReplyObject(r);
+    }
+}
+
+Test(repl_stream, a_server_with_writes_of_its_own_gets_a_full_copy_that_replaces_them)
 {
     redisContext *lc, *sc;
     srv_t *S = &R; /* a second leader, made a replica at run time */
@@ -557,23 +619,390 @@ Test(repl_stream, a_server_with_writes_of_its_own_is_refused_and_keeps_them)
     cr_assert(lc && sc);
     write_some(lc, 0, 300);
     write_some(sc, 5000, 100); /* its own log: not a prefix of the leader's */
-    char before[64], buf[512], cmd[64];
-    digest(sc, before);
+    cr_expect_str_eq(srv_cmd_raw(sc, (char[64]){0}, 64, "SET mine 1"), "+OK\r\n");
+    char cmd[64];
     snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
-    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), cmd), "+OK\r\n");
-    int seen = 0;
-    for (int i = 0; i < 600 && !seen; i++) {
-        seen = strstr(info_field(sc, "atticdb_link_error", buf, sizeof(buf)), "diverged") != NULL;
-        if (!seen) usleep(50000);
-    }
-    cr_expect(seen, "the link error says the logs diverged: %s", buf);
-    cr_expect_eq(info_num(sc, "atticdb_partial_syncs"), 0);
-    cr_expect_eq(info_num(lc, "connected_slaves"), 0);
-    char after[64];
-    digest(sc, after);
-    cr_expect_str_eq(before, after, "its own data is untouched");
-    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), "REPLICAOF NO ONE"), "+OK\r\n");
-    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), "GET counter"), "$3\r\n100\r\n");
+    cr_expect_str_eq(srv_cmd_raw(sc, (char[64]){0}, 64, cmd), "+OK\r\n");
+    redisFree(sc);
+    /* The leader goes on acknowledging writes while it makes and sends
+     * the copy (its store's child writes it, the replication process
+     * sends it): rounds of writes until the replica has restarted on it. */
+    int rounds = 0;
+    while (info_num_of(S, "atticdb_full_syncs") != 1 && rounds < 400)
+        write_some(lc, 1000 + 10 * rounds++, 10);
+    sc = wait_full_copy(S);
+    write_some(lc, 9000, 50);
+    expect_caught_up(lc, sc);
+    char buf[128];
+    cr_expect_str_eq(srv_cmd_raw(sc, buf, sizeof(buf), "GET mine"), "$-1\r\n",
+                     "its own writes are gone (Redis' full sync)");
+    cr_expect_eq(info_num(sc, "atticdb_partial_syncs"), 1, "it resumed from the copy's LSN");
+    cr_expect_eq(info_num(sc, "master_sync_in_progress"), 0);
+    cr_expect(!in_dir(S, "incoming") && !in_dir(S, "old"), "nothing of the copy is left over");
+    cr_expect(srv_log_contains(&L, "gets a full copy", "diverged"), "the leader says why");
+    /* INFO stats on the leader, as Redis counts: one full sync, for a
+     * replica that asked from its own LSN (a refused partial), then the
+     * resume from the copy's LSN. */
+    cr_expect_eq(info_num(lc, "sync_full"), 1);
+    cr_expect_eq(info_num(lc, "sync_partial_err"), 1);
+    cr_expect_eq(info_num(lc, "sync_partial_ok"), 1);
     redisFree(lc);
+    redisFree(sc);
+}
+
+Test(repl_stream, a_replica_behind_the_leaders_log_start_gets_a_full_copy)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 50);
+    redisFree(rc);
+    cr_assert_eq(srv_stop(&R), 0);
+    long long behind = info_num(lc, "master_repl_offset");
+    /* Compaction deletes the leader's log below its checkpoint's needs. */
+    char v[64];
+    for (int round = 0; round < 2000; round++) {
+        overwrite(lc, round);
+        srv_info_persistence(lc, "atticdb_log_start_lsn", v, sizeof(v));
+        if (strtoll(v, NULL, 10) > behind) break;
+    }
+    cr_assert_gt(strtoll(v, NULL, 10), behind, "the leader's log start passed the replica's LSN");
+    cr_assert(srv_restart(&R) == 0);
+    rc = wait_full_copy(&R);
+    expect_caught_up(lc, rc);
+    cr_expect(srv_log_contains(&L, "gets a full copy", "no longer has its log"),
+              "the leader says why");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+Test(repl_stream, an_old_leader_rejoining_with_records_the_new_leader_never_had_gets_a_full_copy)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 100);
+    redisFree(rc);
+    srv_kill_all(&R);
+    /* Acked by the old leader only (min-replicas-acked 0): lost by the
+     * failover, as Redis' asynchronous replication loses them. */
+    cr_expect_str_eq(srv_cmd_raw(lc, (char[64]){0}, 64, "SET only-old-leader 1"), "+OK\r\n");
+    write_some(lc, 7000, 20);
+    redisFree(lc);
+    srv_kill_all(&L);
+    snprintf(R.extra, sizeof(R.extra), "%s", SMALL); /* promoted */
+    cr_assert(srv_restart(&R) == 0);
+    rc = srv_connect(&R);
+    cr_assert(rc);
+    write_some(rc, 8000, 40);
+    snprintf(L.extra, sizeof(L.extra), SMALL " --replicaof 127.0.0.1 %d", R.port);
+    cr_assert(srv_restart(&L) == 0);
+    lc = wait_full_copy(&L);
+    expect_caught_up(rc, lc);
+    cr_expect_str_eq(srv_cmd_raw(lc, (char[64]){0}, 64, "GET only-old-leader"), "$-1\r\n");
+    redisFree(lc);
+    redisFree(rc);
+}
+
+/* A replica with writes of its own, started with faults, made to follow L
+ * (started here when it does not run): it dies at the fault of its full
+ * copy. Its old digest and the leader's into old and lead. */
+static void copy_killed_at(const char *faults, char old[64], char lead[64])
+{
+    redisContext *lc, *sc;
+    if (L.pid <= 0) {
+        cr_assert(srv_start(&L, SMALL) == 0);
+        lc = srv_connect(&L);
+        cr_assert(lc);
+        write_some(lc, 0, 300);
+        redisFree(lc);
+    }
+    cr_assert(srv_start_faults(&R, faults, SMALL) == 0);
+    lc = srv_connect(&L);
+    sc = srv_connect(&R);
+    cr_assert(lc && sc);
+    write_some(sc, 5000, 100);
+    digest(sc, old);
+    digest(lc, lead);
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
+    cr_expect_str_eq(srv_cmd_raw(sc, (char[64]){0}, 64, cmd), "+OK\r\n");
+    redisFree(sc);
+    redisFree(lc);
+    cr_assert_eq(srv_wait_exit(&R, 120), 128 + SIGKILL, "killed at the fault (%s)", faults);
+}
+
+/* Restarted (standalone) after the kill: its digest, with nothing of the
+ * copy left over. */
+static void restart_after_kill(char now[64])
+{
+    snprintf(R.extra, sizeof(R.extra), "%s", SMALL);
+    cr_assert(srv_restart(&R) == 0);
+    redisContext *sc = srv_connect(&R);
+    cr_assert(sc);
+    digest(sc, now);
+    cr_expect(!in_dir(&R, "incoming") && !in_dir(&R, "old"), "nothing of the copy is left over");
+    redisFree(sc);
+}
+
+/* ... and that digest is the copy's: the leader's data, all of it. */
+static void expect_restart_on_copy(const char *old, const char *lead)
+{
+    char now[64];
+    restart_after_kill(now);
+    cr_expect_str_neq(now, old, "not the old data");
+    cr_expect_str_eq(now, lead, "the leader's data at the copy");
+}
+
+Test(repl_stream, a_replica_killed_with_its_copy_complete_but_not_swapped_starts_on_the_copy)
+{
+    char old[64], lead[64];
+    copy_killed_at("repl.replcopied:1:KILL", old, lead);
+    cr_expect(in_dir(&R, "incoming/MANIFEST"), "the copy is complete in incoming/");
+    cr_expect(in_dir(&R, "log-0000000000000000.seg"), "its own log is still in place");
+    expect_restart_on_copy(old, lead);
+    redisContext *sc = srv_connect(&R);
+    cr_expect_eq(info_num(sc, "atticdb_full_syncs"), 1, "this start swapped the copy in");
+    redisFree(sc);
+}
+
+Test(repl_stream, a_replica_killed_with_the_copy_swapped_in_but_old_data_left_starts_on_the_copy)
+{
+    char old[64], lead[64];
+    copy_killed_at("master.replswapped:1:KILL", old, lead);
+    cr_expect(in_dir(&R, "old") && !in_dir(&R, "incoming/MANIFEST"), "killed between the steps");
+    expect_restart_on_copy(old, lead);
+}
+
+/* The power cut during the copy: each of the receiver's fdatasyncs (the
+ * checkpoint's, the segment's, the MANIFEST's) in turn cuts the power
+ * (io_fault.h's CUT: what was not synced is lost or torn, the server's
+ * process group dies). The restart is on the old data, or the whole copy. */
+Test(repl_stream, a_power_cut_at_each_sync_of_the_copy_restarts_on_old_data_or_the_whole_copy)
+{
+    for (int n = 1; n <= 3; n++) {
+        char faults[64], old[64], lead[64], now[64];
+        snprintf(faults, sizeof(faults), "repl.fdatasync:%d:CUT", n);
+        copy_killed_at(faults, old, lead);
+        restart_after_kill(now);
+        cr_expect(!strcmp(now, old) || !strcmp(now, lead),
+                  "cut at sync %d: the old data or the copy, not %s", n, now);
+        /* The MANIFEST's sync is the last: before it, never the copy. */
+        if (n == 3) cr_expect_str_eq(now, old, "cut at the MANIFEST's sync: the old data");
+        srv_cleanup(&R);
+    }
+}
+
+/* How many of the leader's replication process's descriptors are files of
+ * a full copy already unlinked (held open: pinned). */
+static int pinned_copy_files(const srv_t *s)
+{
+    pid_t rp;
+    cr_assert_eq(srv_find_children(s, "atticdb-server: replication", &rp, 1), 1);
+    int n = 0;
+    for (int fd = 0; fd < 1024; fd++) {
+        char link[64], target[512];
+        snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)rp, fd);
+        ssize_t len = readlink(link, target, sizeof(target) - 1);
+        if (len <= 0) continue;
+        target[len] = 0;
+        n += strstr(target, "/repl-copy/") && strstr(target, "(deleted)");
+    }
+    return n;
+}
+
+/*
+ * A replica whose receiver stops writing (its first write of the copy
+ * never returns: the fault seam's HANG) holds the leader's copy half sent:
+ * the leader keeps its files open, their directory gone, and goes on
+ * acknowledging writes, checkpointing and deleting log segments; the
+ * replica, killed and restarted, gets a new copy and catches up.
+ */
+Test(repl_stream, a_stalled_copy_pins_its_files_while_the_leader_writes_and_compacts)
+{
+    cr_assert(srv_start(&L, SMALL " --checkpoint-bytes 1mb") == 0);
+    redisContext *lc = srv_connect(&L);
+    cr_assert(lc);
+    /* 60 MB of values: more than the loopback socket buffers hold (up to
+     * tcp_rmem's 32 MB and tcp_wmem's 4 MB here). */
+    for (int i = 0; i < 60000; i += 500) {
+        for (int j = i; j < i + 500; j++)
+            redisAppendCommand(lc, "SET cold:%d %01000d", j, j);
+        for (int j = 0; j < 500; j++) {
+            redisReply *r;
+            cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r);
+            freeReplyObject(r);
+        }
+    }
+    cr_assert(srv_start_faults(&R, "repl.pwrite:1:HANG", SMALL) == 0);
+    redisContext *rc = srv_connect(&R);
+    cr_assert(rc);
+    write_some(rc, 5000, 10); /* of its own: it needs a full copy */
+    char cmd[64];
+    snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
+    cr_expect_str_eq(srv_cmd_raw(rc, (char[64]){0}, 64, cmd), "+OK\r\n");
+    redisFree(rc);
+    int pinned = 0;
+    for (int i = 0; i < 1200 && !(pinned = pinned_copy_files(&L)); i++)
+        usleep(50000);
+    cr_assert_gt(pinned, 0, "the copy's files are open, their directory removed: %s",
+                 srv_log_tail(&L, (char[4096]){0}, 4096));
+    char v[64], before[64];
+    srv_info_persistence(lc, "atticdb_log_start_lsn", before, sizeof(before));
+    for (int round = 0; round < 2000; round++) {
+        overwrite(lc, round);
+        srv_info_persistence(lc, "atticdb_log_start_lsn", v, sizeof(v));
+        if (strtoll(v, NULL, 10) > strtoll(before, NULL, 10)) break;
+    }
+    cr_assert_gt(strtoll(v, NULL, 10), strtoll(before, NULL, 10), "the leader deleted segments");
+    cr_expect_gt(pinned_copy_files(&L), 0, "still pinned, still being sent");
+    srv_kill_all(&R);
+    snprintf(R.extra, sizeof(R.extra), SMALL " --replicaof 127.0.0.1 %d", L.port);
+    cr_assert(srv_restart(&R) == 0);
+    rc = wait_full_copy(&R);
+    expect_caught_up(lc, rc);
+    for (int i = 0; i < 200 && pinned_copy_files(&L); i++)
+        usleep(50000);
+    cr_expect_eq(pinned_copy_files(&L), 0, "the stalled copy's files closed with its replica");
+    redisFree(rc);
+    redisFree(lc);
+}
+
+/* ---- Redis Sentinel (Debian's redis-server in sentinel mode) ---------------- */
+
+static pid_t sentinel_pid;
+static char sentinel_dir[64];
+
+static void suite_fini(void)
+{
+    if (sentinel_pid > 0) {
+        kill(sentinel_pid, SIGKILL);
+        waitpid(sentinel_pid, NULL, 0);
+        sentinel_pid = 0;
+    }
+    if (sentinel_dir[0]) {
+        char cmd[128];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sentinel_dir);
+        if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", sentinel_dir);
+        sentinel_dir[0] = 0;
+    }
+    srv_cleanup_all();
+}
+
+/* One Sentinel watching `leader` as "m" (quorum 1, down after 1 s). */
+static redisContext *start_sentinel(const srv_t *leader)
+{
+    const char *redis = wire_redis_path();
+    cr_assert(redis, "redis-server (Sentinel mode) not found");
+    snprintf(sentinel_dir, sizeof(sentinel_dir), "/tmp/attic-sentinel-XXXXXX");
+    cr_assert(mkdtemp(sentinel_dir));
+    char conf[128];
+    snprintf(conf, sizeof(conf), "%s/sentinel.conf", sentinel_dir);
+    int port = srv_free_port();
+    FILE *f = fopen(conf, "w");
+    cr_assert(f);
+    fprintf(f,
+            "port %d\nbind 127.0.0.1\ndir %s\nlogfile %s/sentinel.log\n"
+            "sentinel monitor m 127.0.0.1 %d 1\nsentinel down-after-milliseconds m 1000\n"
+            "sentinel failover-timeout m 20000\n",
+            port, sentinel_dir, sentinel_dir, leader->port);
+    fclose(f);
+    char *argv[] = {(char *)redis, conf, "--sentinel", NULL};
+    sentinel_pid = srv_spawn(argv);
+    cr_assert(sentinel_pid > 0);
+    redisContext *c = NULL;
+    for (int i = 0; i < 200 && !c; i++) {
+        c = redisConnect("127.0.0.1", port);
+        if (c && c->err) redisFree(c), c = NULL;
+        if (!c) usleep(50000);
+    }
+    cr_assert(c, "Sentinel did not start");
+    return c;
+}
+
+/* The port Sentinel names as m's leader. */
+static int sentinel_leader(redisContext *sc)
+{
+    redisReply *r = redisCommand(sc, "SENTINEL get-master-addr-by-name m");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "get-master-addr-by-name");
+    int port = atoi(r->element[1]->str);
+    freeReplyObject(r);
+    return port;
+}
+
+static size_t sentinel_replicas(redisContext *sc)
+{
+    redisReply *r = redisCommand(sc, "SENTINEL replicas m");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY, "SENTINEL replicas");
+    size_t n = r->elements;
+    freeReplyObject(r);
+    return n;
+}
+
+/*
+ * Leader and two replicas under Sentinel, min-replicas-acked 1: the leader
+ * is SIGKILLed holding a durable record no replica has (its replication
+ * process stopped, the write not acknowledged); Sentinel promotes a replica
+ * and repoints the other; every acknowledged write is on the new leader;
+ * the old leader, restarted, is made a replica by Sentinel and, its log
+ * having diverged, gets a full copy; all three then hold the same data.
+ */
+Test(repl_stream, sentinel_fails_over_without_losing_acked_writes_and_the_old_leader_rejoins)
+{
+    static srv_t R2;
+    cr_assert(srv_start(&L, SMALL " --min-replicas-acked 1") == 0);
+    char extra[256];
+    snprintf(extra, sizeof(extra), SMALL " --replicaof 127.0.0.1 %d", L.port);
+    cr_assert(srv_start(&R, extra) == 0);
+    cr_assert(srv_start(&R2, extra) == 0);
+    redisContext *sc = start_sentinel(&L);
+    for (int i = 0; i < 1200 && sentinel_replicas(sc) < 2; i++)
+        usleep(50000);
+    cr_assert_eq(sentinel_replicas(sc), 2, "Sentinel found both replicas");
+    redisContext *lc = srv_connect(&L);
+    cr_assert(lc);
+    write_some(lc, 0, 100); /* each acknowledged once a replica has it durable */
+    /* A record durable on the leader only: never shipped, never acked. */
+    pid_t rp;
+    cr_assert_eq(srv_find_children(&L, "atticdb-server: replication", &rp, 1), 1);
+    kill(rp, SIGSTOP);
+    long long before = info_num(lc, "master_repl_offset");
+    redisContext *uc = srv_connect(&L);
+    cr_assert(uc);
+    redisAppendCommand(uc, "SET unacked 1");
+    for (int done = 0; !done;)
+        cr_assert(redisBufferWrite(uc, &done) == REDIS_OK);
+    for (int i = 0; i < 1200 && info_num(lc, "master_repl_offset") == before; i++)
+        usleep(50000);
+    cr_assert_gt(info_num(lc, "master_repl_offset"), before, "the write is durable on the leader");
+    redisFree(uc);
+    redisFree(lc);
+    srv_kill_all(&L);
+    int port = L.port;
+    for (int i = 0; i < 1200 && (port = sentinel_leader(sc)) == L.port; i++)
+        usleep(50000);
+    cr_assert(port == R.port || port == R2.port, "Sentinel promoted a replica (%d)", port);
+    srv_t *N = port == R.port ? &R : &R2, *O = port == R.port ? &R2 : &R;
+    /* Sentinel closes the clients of the servers it reconfigures (CLIENT
+     * KILL TYPE normal): new connections, after it is done. */
+    for (int i = 0; i < 1200 && info_num_of(O, "master_port") != port; i++)
+        usleep(50000);
+    cr_assert_eq(info_num_of(O, "master_port"), port, "Sentinel repointed the other replica");
+    redisContext *nc = srv_connect(N), *oc = srv_connect(O);
+    cr_assert(nc && oc);
+    char buf[128];
+    cr_expect_str_eq(srv_cmd_raw(nc, buf, sizeof(buf), "GET counter"), "$3\r\n100\r\n",
+                     "every acknowledged write is on the new leader");
+    cr_expect_str_eq(srv_cmd_raw(nc, buf, sizeof(buf), "GET unacked"), "$-1\r\n");
+    write_some(nc, 1000, 30);
+    /* The old leader comes back as a leader; Sentinel makes it a replica. */
+    snprintf(L.extra, sizeof(L.extra), "%s", SMALL);
+    cr_assert(srv_restart(&L) == 0);
+    redisContext *lc2 = wait_full_copy(&L);
+    write_some(nc, 2000, 30);
+    expect_caught_up(nc, lc2);
+    expect_caught_up(nc, oc);
+    cr_expect_str_eq(srv_cmd_raw(lc2, buf, sizeof(buf), "GET unacked"), "$-1\r\n",
+                     "the record the new leader never had is gone");
+    cr_expect(srv_log_contains(&L, "REPLICAOF", NULL), "Sentinel sent REPLICAOF");
+    redisFree(lc2);
+    redisFree(nc);
+    redisFree(oc);
     redisFree(sc);
 }
