@@ -77,8 +77,7 @@ int fe_bigreply_part(fe_t *fe, fe_reply_t *r, const store_reply_t *h, const char
         }
         log_info("A large value's reply was cut short (the store restarted): closing its client");
         r->state = FE_PAUSED;
-        fe_conn_kill(c);
-        return 0;
+        return -1; /* the caller closes c */
     }
     uint64_t token;
     memcpy(&token, body, 8);

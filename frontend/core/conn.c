@@ -276,9 +276,14 @@ static uint64_t fe_collect_store(fe_t *fe)
             int in_parts = (h.kind & (STORE_REPLY_PAUSE | STORE_REPLY_LOST)) || (r && r->big_token);
             if (in_parts && h.len <= len - sizeof(h) && kind == STORE_REPLY_READ) {
                 /* A large value's reply, part by part (D48, bigreply.c). */
-                if (r)
-                    done += (uint64_t)fe_bigreply_part(fe, r, &h, body, blen);
-                else
+                if (r) {
+                    fe_conn_t *rc = r->conn;
+                    int got = fe_bigreply_part(fe, r, &h, body, blen);
+                    if (got < 0)
+                        fe_conn_kill(rc);
+                    else
+                        done += (uint64_t)got;
+                } else
                     fe_bigreply_orphan(fe, &h, body, blen);
             } else if (r && h.len <= len - sizeof(h) && fe_reply_part(r, &h, &body, &blen)) {
                 fe_map_take(fe, kind, h.id);

@@ -331,7 +331,9 @@ void fe_stream_end(fe_conn_t *c);
 /* A part (h, body[0, len)) of r's reply, which fe_collect_store found
  * waiting: r is ready with it (the store is asked for the next once it is
  * written out). Returns 1 when it is the reply's first part (the read is
- * answered), else 0. */
+ * answered), 0 for a later one, -1 when the reply was cut short (a store
+ * restarted mid-reply): the caller must close r's client, which has part
+ * of a bulk. */
 int fe_bigreply_part(fe_t *fe, fe_reply_t *r, const store_reply_t *h, const char *body,
                      uint32_t len);
 /* A paused part for no waiting entry (a respawned store answering a read

@@ -227,13 +227,13 @@ void fe_conn_collect(fe_conn_t *c)
         }
         if (r->big_more) {
             /* A large value's reply (D48): it stays first until its last
-             * part is out (bigreply.c asks for the next). */
+             * part is out (conn_flush asks bigreply.c for the next, once
+             * the output has room). */
             if (r->owns_data) free((void *)r->data);
             r->data = NULL;
             r->len = 0;
             r->owns_data = 0;
             r->state = FE_PAUSED;
-            fe_bigreply_pull(c);
             return;
         }
         c->head = r->next;

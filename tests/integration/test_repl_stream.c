@@ -40,7 +40,7 @@ static const char *info_field(redisContext *c, const char *field, char *out, siz
 {
     out[0] = 0;
     redisReply *r = redisCommand(c, "INFO");
-    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO: %s", r ? r->str : c->errstr);
     char key[128];
     snprintf(key, sizeof(key), "\r\n%s:", field);
     const char *p = strstr(r->str, key);
