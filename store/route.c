@@ -145,7 +145,11 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
     }
     /* The apply clock never goes back, so a record encoded by a frontend
      * whose clock lags still sees what earlier records saw as expired. */
-    if (h.time_ms > ctx->now) ctx->now = h.time_ms;
+    if (h.time_ms > ctx->now) {
+        ctx->now = h.time_ms;
+        /* XREADGROUP waiters on keys the new clock expired (D46). */
+        if (ctx->block) st_block_clock_moved(ctx);
+    }
     ctx->applied = end;
     uint16_t opdb, argc;
     st_apply_fn fn = NULL;

@@ -449,3 +449,49 @@ Test(sgroups, xread_block_record_and_waiter)
     st_block_set_live(ctx, 0);
     sh_check_replay("sgroups");
 }
+
+/* A waited key's TTL passed by a record's clock (D46): the record whose
+ * time reaches it (here a tick) answers the XREADGROUP waiter -UNBLOCKED,
+ * as after a DEL; the XREAD waiter on the key waits on; a record before
+ * the TTL answers nothing. Replay reaches the same state. */
+Test(sgroups, blocked_readgroup_answered_by_the_record_past_its_key_ttl)
+{
+    wr(T0, CMD_XGROUP, "CREATE", "s", "g", "$", "MKSTREAM", NULL);
+    wr(T0, CMD_PEXPIREAT, "s", "#i64:1000100", "#u32:0", NULL);
+    st_block_set_live(ctx, 1);
+    cr_assert_str_eq(XRG(T0, "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"), "");
+    cr_assert_str_eq(wr(T0, CMD_XREADBLOCK, "#i64:8", "#u32:2", "#u32:0", "#u32:7", "#i64:0",
+                        "BLOCK", "0", "STREAMS", "s", "$", NULL),
+                     "");
+    cr_assert_eq(st_block_count(ctx), 2);
+    wr(T0 + 99, CMD_TICK, NULL);
+    cr_assert_eq(st_block_count(ctx), 2, "the TTL is not passed yet");
+    wr(T0 + 100, CMD_TICK, NULL);
+    cr_assert_eq(st_block_count(ctx), 1, "XREADGROUP's waiter answered, XREAD's waits");
+    buf_t all;
+    buf_init(&all);
+    st_block_take_replies(ctx, take_reply, &all);
+    buf_append(&all, "", 1);
+    cr_assert_eq(strstr(all.data, "-UNBLOCKED the stream key no longer exists\r\n") -
+                     strchr(all.data, ']'),
+                 1, "one reply, -UNBLOCKED: %s", all.data);
+    cr_assert_null(strchr(strchr(all.data, ']') + 1, '['), "only one reply: %s", all.data);
+    /* A write at the key past its TTL makes a new stream first, so the
+     * waiter finds no group: -NOGROUP, as Redis (its XADD deletes the
+     * expired key, then serves). */
+    buf_reset(&all);
+    wr(T0 + 100, CMD_XGROUP, "CREATE", "t", "g", "$", "MKSTREAM", NULL);
+    wr(T0 + 100, CMD_PEXPIREAT, "t", "#i64:1000200", "#u32:0", NULL);
+    cr_assert_str_eq(XRG(T0 + 100, "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "t", ">"), "");
+    wr(T0 + 200, CMD_XADD, "t", "1-1", "f", "v", NULL);
+    cr_assert_eq(st_block_count(ctx), 1);
+    st_block_take_replies(ctx, take_reply, &all);
+    buf_append(&all, "", 1);
+    cr_assert_not_null(strstr(all.data, "]-NOGROUP the consumer group this client was blocked on "
+                                        "no longer exists\r\n"),
+                       "%s", all.data);
+    cr_assert_eq(st_stream_len(stream_of("t")), 1);
+    buf_free(&all);
+    st_block_set_live(ctx, 0);
+    sh_check_replay("sgroups");
+}

@@ -50,6 +50,7 @@ typedef struct st_block_reply {
 struct st_block {
     st_waiter_t *head, *tail; /* registration order */
     uint32_t nwaiters;
+    uint32_t ngroup; /* waiters of kind ST_BLOCK_STREAM_GROUP (st_block_clock_moved) */
     st_wkey_t **buckets;
     uint32_t nbuckets, nkeys; /* nbuckets: a power of two, or 0 */
     st_wkey_t *ready_head, *ready_tail;
@@ -191,6 +192,7 @@ int st_block_add(store_ctx_t *ctx, const st_waiter_spec_t *sp)
         b->head = w;
     b->tail = w;
     b->nwaiters++;
+    if (w->kind == ST_BLOCK_STREAM_GROUP) b->ngroup++;
     return 0;
 }
 
@@ -220,6 +222,7 @@ static void remove_waiter(struct st_block *b, st_waiter_t *w)
     else
         b->tail = w->prev;
     b->nwaiters--;
+    if (w->kind == ST_BLOCK_STREAM_GROUP) b->ngroup--;
     free(w);
 }
 
@@ -311,6 +314,23 @@ void st_block_db_touched(store_ctx_t *ctx, unsigned x, unsigned y)
         if (w->dbnum == x || w->dbnum == y)
             for (uint32_t i = 0; i < w->nkeys; i++)
                 if (w->nodes[i].k) make_ready(b, w->nodes[i].k);
+}
+
+void st_block_clock_moved(store_ctx_t *ctx)
+{
+    struct st_block *b = ctx->block;
+    if (!b || !b->ngroup) return;
+    for (st_waiter_t *w = b->head; w; w = w->next) {
+        if (w->kind != ST_BLOCK_STREAM_GROUP) continue;
+        st_db_t *db = st_db(ctx, w->dbnum);
+        for (uint32_t i = 0; db && i < w->nkeys; i++) {
+            st_wkey_t *k = w->nodes[i].k;
+            if (!k) continue;
+            idx_entry_t **slot = idx_find(&db->ix, k->bytes, k->len);
+            int64_t at = slot ? (*slot)->expire_at_ms : 0;
+            if (at && at <= ctx->now) make_ready(b, k);
+        }
+    }
 }
 
 void st_block_serve_ready(store_ctx_t *ctx, const apply_args_t *a, const st_block_serve_fn *serve)

@@ -102,6 +102,13 @@ uint32_t st_block_drop_origin(store_ctx_t *ctx, uint16_t origin);
 /* A key changed (watch.c's st_key_changed calls this): when somebody
  * waits on it, it is served after the record (st_block_serve_ready). */
 void st_block_key_touched(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key);
+/* The apply clock moved (store_apply, before a record's handler): each key
+ * an XREADGROUP waiter waits on whose TTL the new clock passed is made
+ * ready, as a DEL of it would, so that record's apply answers the waiter
+ * -UNBLOCKED (Redis 7.0.15 signals an expired key as deleted; XREAD's and
+ * the pops' waiters keep waiting there too). Walks the waiters only while
+ * one of that kind exists. */
+void st_block_clock_moved(store_ctx_t *ctx);
 /* Every key with waiters in databases a and b is looked at (SWAPDB). */
 void st_block_db_touched(store_ctx_t *ctx, unsigned a, unsigned b);
 /* After a record's handler: serve the waiters of the keys it touched, in

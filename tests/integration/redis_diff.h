@@ -185,7 +185,7 @@ unsigned rdiff_below(uint64_t *state, unsigned n);
 
 /* ---- the differential runner -------------------------------------------- */
 
-#define RDIFF_CONNS 2
+#define RDIFF_CONNS 3
 
 typedef struct diff {
     wire_conn_t *r[RDIFF_CONNS], *a[RDIFF_CONNS]; /* redis, atticdb: connection i of each */

@@ -62,23 +62,29 @@ static void both_blocked(diff_t *d, long long n)
                    wire_blocked(d->r[0]), wire_blocked(d->a[0]));
 }
 
-/* Send a blocking command on connection 1 of both, without its reply. */
-#define BLOCK1(d, ...)                                                                             \
+/* Send a blocking command on connection ci of both, without its reply. */
+#define BLOCKN(d, ci, ...)                                                                         \
     do {                                                                                           \
         const char *argv_[] = {__VA_ARGS__};                                                       \
         int n_ = (int)(sizeof argv_ / sizeof argv_[0]);                                            \
-        cr_assert_eq(wire_send((d)->r[1], n_, argv_, NULL), 0);                                    \
-        cr_assert_eq(wire_send((d)->a[1], n_, argv_, NULL), 0);                                    \
+        cr_assert_eq(wire_send((d)->r[ci], n_, argv_, NULL), 0);                                   \
+        cr_assert_eq(wire_send((d)->a[ci], n_, argv_, NULL), 0);                                   \
     } while (0)
+#define BLOCK1(d, ...) BLOCKN(d, 1, __VA_ARGS__)
 
-/* The replies both connections 1 got (the blocked command's). */
-static void both_reply1(diff_t *d, int line, const char *what)
+/* The replies both connections ci got (the blocked command's). */
+static void both_reply(diff_t *d, int ci, int line, const char *what)
 {
     size_t rn, an;
-    char *rr = wire_reply(d->r[1], &rn), *ar = wire_reply(d->a[1], &an);
+    char *rr = wire_reply(d->r[ci], &rn), *ar = wire_reply(d->a[ci], &an);
     rdiff_compare(d, line, what, rr, rn, ar, an);
     free(rr);
     free(ar);
+}
+
+static void both_reply1(diff_t *d, int line, const char *what)
+{
+    both_reply(d, 1, line, what);
 }
 
 Test(blocking, replies_match_redis)
@@ -896,4 +902,71 @@ Test(blocking, xread_across_frontends)
     expect_group_entry(w2, "s", "8-0");
     wait_blocked(p, 0);
     close_and_stop(4, w1, w2, w3, p);
+}
+
+/* A stream key with a TTL expires under its waiters: Redis 7.0.15 signals
+ * the expired key as deleted, so XREADGROUP's waiter gets -UNBLOCKED and
+ * XREAD's keeps waiting (served by the next stream at the key), whether
+ * active expiry removed it or a read did (active expiry off in Redis:
+ * PTTL's lookup deletes it). Here the answer comes from the apply of the
+ * first record whose clock passed the TTL (a tick, D14), the same on
+ * replay (xreadgroup_expired_key_replays). */
+Test(blocking, xreadgroup_block_on_an_expiring_key_matches_redis)
+{
+    diff_t d = {0};
+    rdiff_start_both_with(&d, "--frontends 2", "--enable-debug-command local", 3);
+    for (int lazy = 0; lazy < 2; lazy++) {
+        if (lazy) cr_assert_str_eq(ONE(d.r[0], "DEBUG", "SET-ACTIVE-EXPIRE", "0"), "+OK\r\n");
+        D(&d, "XADD", "s", "1-0", "f", "v");
+        D(&d, "XGROUP", "CREATE", "s", "g", "$");
+        BLOCKN(&d, 1, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">");
+        BLOCKN(&d, 2, "XREAD", "BLOCK", "0", "STREAMS", "s", "$");
+        both_blocked(&d, 2);
+        D(&d, "PEXPIRE", "s", "100");
+        if (lazy) RDIFF_AWAIT_EXPIRED(&d, "s");
+        both_reply(&d, 1, __LINE__,
+                   lazy ? "XREADGROUP's key expired, then read" : "XREADGROUP's key expired");
+        both_blocked(&d, 1);
+        D(&d, "EXISTS", "s");
+        D(&d, "XADD", "s", "5-0", "a", "b");
+        both_reply(&d, 2, __LINE__, "XREAD served by the stream after the expired one");
+        both_blocked(&d, 0);
+        D(&d, "DEL", "s");
+    }
+    /* A multi-key read: the expired key answers, the other stream is
+     * never looked at. */
+    D(&d, "XGROUP", "CREATE", "t", "g", "$", "MKSTREAM");
+    D(&d, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM");
+    BLOCKN(&d, 1, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "t", "s", ">", ">");
+    both_blocked(&d, 1);
+    D(&d, "PEXPIRE", "s", "100");
+    RDIFF_AWAIT_EXPIRED(&d, "s");
+    both_reply(&d, 1, __LINE__, "XREADGROUP on two keys, one expired");
+    both_blocked(&d, 0);
+    D(&d, "XINFO", "GROUPS", "t");
+    rdiff_end_both(&d);
+}
+
+/* The waiter answered by expiry leaves in the log too: after kill -9 the
+ * replay reaches the same state with no client blocked, and a later
+ * stream at the key is a new one. */
+Test(blocking, xreadgroup_expired_key_replays)
+{
+    cr_assert_eq(srv_start(&S, "--frontends 2"), 0);
+    redisContext *w = conn_on(0), *p = conn_on(1);
+    freeReplyObject(q(p, "XADD s 1-0 f v"));
+    freeReplyObject(q(p, "XGROUP CREATE s g $"));
+    PARK(w, p, 1, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+    freeReplyObject(q(p, "PEXPIRE s 100"));
+    expect_type(w, REDIS_REPLY_ERROR, "UNBLOCKED the stream key no longer exists");
+    wait_blocked(p, 0);
+    cr_assert_eq(qint(p, "EXISTS s"), 0);
+    char *before = digest(p);
+    redisFree(w);
+    redisFree(p);
+    redisContext *c = killed_and_replayed(before);
+    free(before);
+    cr_assert_eq(blocked_clients(c), 0);
+    cr_assert_eq(qint(c, "EXISTS s"), 0);
+    close_and_stop(1, c);
 }
