@@ -490,9 +490,10 @@ Test(bigval, no_pending_group_writes_no_groups_block)
 }
 
 /* The checkpoint at `at` written again with its GROUPS block's payload
- * replaced by p[0, n) of `items` items (none: no block), placed first
- * when `first`, its header's flags less `drop`: CRCs right, contents not. */
-static void rewrite_groups(uint64_t at, const void *gp, size_t gn, uint32_t gitems, int first,
+ * replaced by p[0, n) of `items` items (none: no block), placed before
+ * the access data (where 0), first (1) or last (2), its header's flags
+ * less `drop`: CRCs right, contents not. */
+static void rewrite_groups(uint64_t at, const void *gp, size_t gn, uint32_t gitems, int where,
                            uint32_t drop)
 {
     char path[512];
@@ -519,24 +520,28 @@ static void rewrite_groups(uint64_t at, const void *gp, size_t gn, uint32_t gite
     ckpt_writer_t w;
     cr_assert_eq(ckpt_writer_open(&w, dir, &info), 0);
     int put = !gitems;
-    for (size_t off = 0; off < blocks.len;) {
-        memcpy(&type, blocks.data + off, 4);
-        memcpy(&items, blocks.data + off + 4, 4);
-        memcpy(&n, blocks.data + off + 8, 8);
-        if (!put && (first || type == CKPT_BLK_ACCESS)) {
+    for (size_t off = 0; off <= blocks.len;) {
+        int end = off == blocks.len;
+        if (!end) {
+            memcpy(&type, blocks.data + off, 4);
+            memcpy(&items, blocks.data + off + 4, 4);
+            memcpy(&n, blocks.data + off + 8, 8);
+        }
+        if (!put && (where == 1 || (where == 0 && type == CKPT_BLK_ACCESS) || end)) {
             ckpt_put(&w, CKPT_BLK_GROUPS, gp, gn);
             for (uint32_t i = 0; i < gitems; i++)
                 cr_assert_eq(ckpt_item_done(&w), 0);
             cr_assert_eq(ckpt_flush_block(&w), 0);
             put = 1;
         }
+        if (end) break;
         ckpt_put(&w, type, blocks.data + off + 16, (size_t)n);
         for (uint32_t i = 0; i < items; i++)
             cr_assert_eq(ckpt_item_done(&w), 0);
         cr_assert_eq(ckpt_flush_block(&w), 0);
         off += 16 + (size_t)n;
     }
-    cr_assert(put, "the checkpoint has access data to put the groups before");
+    cr_assert(type == CKPT_BLK_ACCESS, "the checkpoint has access data, last");
     cr_assert_eq(ckpt_writer_commit(&w), 0);
     buf_free(&blocks);
 }
@@ -602,6 +607,8 @@ Test(bigval, malformed_or_truncated_groups_are_refused)
     expect_refused(at, "a byte after the last item");
     rewrite_groups(at, b, n, 1, 1, flags);
     expect_refused(at, "the block before the databases");
+    rewrite_groups(at, b, n, 1, 2, flags);
+    expect_refused(at, "the block after the access data");
     unsigned char two[512];
     memcpy(two, b, n);
     memcpy(two + n, b, n);
