@@ -53,6 +53,8 @@ enum {
     CKPT_BLK_ACCESS = 6,  /* when CKPT_F_ACCESS, last: each key's access data (LRU clock or
                            * LFU counter, store/core/access.h), per item u32 database, u32
                            * key length, u32 the 24 bits, the key (D49) */
+    CKPT_BLK_GROUPS = 7,  /* when CKPT_F_GROUPS, after the BLOCKED blocks: the pending value
+                           * groups (store/core/groups.h), one item per group (D55) */
 };
 
 /* Header flags. */
@@ -63,6 +65,9 @@ enum {
 #define CKPT_F_ACCESS                                                                              \
     4u /* CKPT_BLK_ACCESS blocks come last, one item per key (files                                \
         * without them: every key's access data starts afresh, D49) */
+#define CKPT_F_GROUPS                                                                              \
+    8u /* CKPT_BLK_GROUPS blocks follow the databases: value groups were pending                   \
+        * (files without them: none was, D55) */
 
 typedef struct ckpt_info {
     uint32_t version;

@@ -22,7 +22,9 @@
  *   - the WATCH table (exec.c): an EXEC after X whose watch point is before
  *     X must be judged as it was when it was acknowledged;
  *   - the clients blocked on keys (core/block.c, D36), in registration
- *     order: a push after X serves the waiter a replay from the start would.
+ *     order: a push after X serves the waiter a replay from the start would;
+ *   - the pending value groups (core/groups.c, D31, D55): a chunk or final
+ *     after X continues a group whose first chunks lie before X.
  * And one thing that is not log state: each key's access data (the LRU
  * clock or LFU counter of core/access.h), last, in ACCESS blocks, so a
  * restart's OBJECT IDLETIME / FREQ and eviction order go on from X's
@@ -44,6 +46,11 @@
  *   nothing, PIECE_RAM the piece's bytes.
  *   collection body (vkind VK_OBJ, ilen 0): u64 length, then that many
  *   bytes its type's ckpt_write wrote (its values' extents as LSNs too).
+ * The GROUPS payload, one item per pending group: u64 id (the LSN of its
+ * first chunk), u64 owner, u32 the seq its next chunk must carry, u32
+ * pieces, u32 the list's capacity (MEMORY USAGE counts it), then per piece u64 end word and u64 lsn
+ * (PIECE_LOG only, each at least one byte, all below X). The `aborting` hint is not written: a
+ * restart's sweep decides again whose writer is gone (D31).
  * The ACCESS payload, one item per key, databases in order and each in the
  * ENTRIES blocks' order: u32 database, u32 klen, u32 the 24 access bits,
  * the key bytes. A file without them (older) loads with fresh access data.
@@ -85,6 +92,7 @@
 #include "store/core/object.h"
 #include "store/core/pieces.h"
 #include "store/core/block.h"
+#include "store/core/groups.h"
 #include "store/core/watch.h"
 
 #define CKPT_TYPE_STRING 1
@@ -197,6 +205,26 @@ static int save_access_all(store_ctx_t *ctx, ckpt_writer_t *w)
     return rc ? rc : ckpt_flush_block(w);
 }
 
+/* The pending value groups (D55), one item each: a chunk after the
+ * checkpoint continues its group, a final takes it. */
+static int save_groups(const st_groups_t *t, ckpt_writer_t *w)
+{
+    int rc = 0;
+    for (uint32_t i = 0; i < t->n && !rc; i++) {
+        const st_group_t *g = &t->g[i];
+        uint32_t h32[3] = {g->next_seq, g->l->n, g->l->cap};
+        ckpt_put(w, CKPT_BLK_GROUPS, &g->id, 8);
+        ckpt_put(w, CKPT_BLK_GROUPS, &g->owner, 8);
+        ckpt_put(w, CKPT_BLK_GROUPS, h32, sizeof(h32));
+        for (uint32_t k = 0; k < g->l->n; k++) {
+            ckpt_put(w, CKPT_BLK_GROUPS, &g->l->p[k].end, 8);
+            ckpt_put(w, CKPT_BLK_GROUPS, &g->l->p[k].where, 8);
+        }
+        rc = ckpt_item_done(w);
+    }
+    return rc || !t->n ? rc : ckpt_flush_block(w);
+}
+
 /* A state kept as bytes (the WATCH table, the blocked clients): n bytes
  * from save, in blocks of the given type of at most CKPT_WATCH_CHUNK. */
 static int save_blob(store_ctx_t *ctx, ckpt_writer_t *w, uint32_t type, size_t n,
@@ -232,6 +260,7 @@ int store_ckpt_save(store_ctx_t *ctx, const char *dir)
         .flags = ctx->watch ? CKPT_F_WATCH : 0,
     };
     if (info.keys) info.flags |= CKPT_F_ACCESS;
+    if (ctx->groups.n) info.flags |= CKPT_F_GROUPS;
     /* The lowest LSN an entry refers to, from the live-bytes table (exact
      * at the fork: it is the child's copy); the loader recounts it and
      * refuses a file that disagrees. A broken table (live.c) writes none:
@@ -268,6 +297,7 @@ int store_ckpt_save(store_ctx_t *ctx, const char *dir)
     if (!rc) rc = save_blob(ctx, &w, CKPT_BLK_WATCH, st_watch_state_size(ctx), st_watch_state_save);
     if (!rc)
         rc = save_blob(ctx, &w, CKPT_BLK_BLOCKED, st_block_state_size(ctx), st_block_state_save);
+    if (!rc) rc = save_groups(&ctx->groups, &w);
     if (!rc) rc = save_access_all(ctx, &w);
     uint64_t bytes = w.off;
     if (rc) {
@@ -329,6 +359,7 @@ typedef struct load_state {
     size_t watch_len, watch_cap;
     buf_t blocked; /* BLOCKED blocks, concatenated */
     uint64_t access_items;
+    uint32_t groups; /* GROUPS items loaded */
     char *err;
     size_t errlen;
 } load_state_t;
@@ -502,6 +533,55 @@ static int load_access(load_state_t *ls, const unsigned char *p, uint64_t n, uin
     return 0;
 }
 
+/* A GROUPS item: one pending group, every piece a LOG piece of at least
+ * one byte below the checkpoint's LSN, the group's id not above its first
+ * piece (the id is its first chunk record's LSN). NULL when malformed. */
+static st_pieces_t *load_group(cursor_t *c, uint64_t lsn_max, uint64_t *id, uint64_t *owner,
+                               uint32_t *next_seq)
+{
+    uint32_t n, cap;
+    if (take(c, id, 8) || take(c, owner, 8) || take(c, next_seq, 4) || take(c, &n, 4) ||
+        take(c, &cap, 4) || !n || n > *next_seq || cap < n || n > (size_t)(c->end - c->p) / 16 ||
+        (cap > CKPT_CAP_PLAIN && cap > 2ull * n + 1024))
+        return NULL;
+    st_pieces_t *l = st_pieces_new(cap);
+    uint64_t start = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t endw = 0, where = 0;
+        take(c, &endw, 8);
+        take(c, &where, 8);
+        uint64_t end = endw & PIECE_END_MASK;
+        if (endw >> PIECE_KIND_SHIFT != PIECE_LOG || end <= start || where > lsn_max ||
+            end - start > lsn_max - where || (i == 0 && where < *id)) {
+            st_pieces_free(l);
+            return NULL;
+        }
+        l->p[l->n++] = (st_piece_t){where, endw};
+        start = end;
+    }
+    return l;
+}
+
+/* A GROUPS block: after every database, before the access data. */
+static int load_groups(load_state_t *ls, const unsigned char *p, uint64_t n, uint32_t items)
+{
+    if (db_done(ls)) return -1;
+    if (ls->dbs_seen != ls->ctx->ndb || ls->access_items)
+        return load_fail(ls, "malformed value groups (out of place)");
+    cursor_t c = {p, p + n};
+    for (uint32_t i = 0; i < items; i++) {
+        uint64_t id, owner;
+        uint32_t next_seq;
+        st_pieces_t *l = load_group(&c, ls->lsn, &id, &owner, &next_seq);
+        if (!l) return load_fail(ls, "malformed value groups");
+        if (st_groups_restore(&ls->ctx->groups, id, owner, next_seq, l))
+            return load_fail(ls, "malformed value groups (one group twice)");
+    }
+    if (c.p != c.end) return load_fail(ls, "malformed value groups (bytes after its last item)");
+    ls->groups += items;
+    return 0;
+}
+
 static int load_block(load_state_t *ls, uint32_t type, uint32_t items, const unsigned char *p,
                       uint64_t n)
 {
@@ -546,6 +626,8 @@ static int load_block(load_state_t *ls, uint32_t type, uint32_t items, const uns
         return 0;
     case CKPT_BLK_ACCESS:
         return load_access(ls, p, n, items);
+    case CKPT_BLK_GROUPS:
+        return load_groups(ls, p, n, items);
     default:
         return load_fail(ls, "a block of an unknown type");
     }
@@ -599,6 +681,10 @@ int store_ckpt_load(store_ctx_t *ctx, const char *path, char *err, size_t errlen
     if (!!(r.info.flags & CKPT_F_ACCESS) != (ls.access_items > 0) ||
         (ls.access_items && ls.access_items != r.info.keys)) {
         load_fail(&ls, "malformed access data (not one item per key)");
+        goto out;
+    }
+    if (!!(r.info.flags & CKPT_F_GROUPS) != (ls.groups > 0)) {
+        load_fail(&ls, "malformed value groups (the header's flag disagrees)");
         goto out;
     }
     if (!!(r.info.flags & CKPT_F_MINREF) != ls.has_min_ref ||
@@ -818,10 +904,8 @@ void store_ckpt_poll(store_ckpt_sched_t *s, store_ctx_t *ctx)
     if (!s->every) return;
     uint64_t applied = store_applied(ctx);
     if (applied < s->next_lsn || applied == s->last_lsn) return;
-    /* Never while a large value's parts are pending (D31): a restart from
-     * here would replay the final record without the chunks before it.
-     * Tried again at every turn until none is. */
-    if (ctx->groups.n) return;
+    /* Pending value groups go into the checkpoint (D55): one may be taken
+     * while a client is halfway through a large value. */
     /* The next one after another `every` bytes, whether this one works or
      * not: a failing disk is not hammered, and a failure is retried. */
     s->next_lsn = applied + s->every;
@@ -857,7 +941,7 @@ void store_ckpt_finish(store_ckpt_sched_t *s, store_ctx_t *ctx, int clean)
     }
     while (s->child && !reap_child(s, 1)) {
     }
-    if (!clean || !s->every || store_applied(ctx) == s->last_lsn || ctx->groups.n) return;
+    if (!clean || !s->every || store_applied(ctx) == s->last_lsn) return;
     if (start_child(s, ctx) == 0) {
         while (s->child && !reap_child(s, 1)) {
         }

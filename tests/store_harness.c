@@ -105,8 +105,13 @@ const char *sh_put(int64_t t, uint16_t opdb, uint16_t argc, const unsigned char 
 
 store_ctx_t *sh_replay(store_ctx_t *c, buf_t *all)
 {
+    return sh_replay_from(c, 0, all);
+}
+
+store_ctx_t *sh_replay_from(store_ctx_t *c, uint64_t from, buf_t *all)
+{
     cr_assert(c);
-    for (size_t off = 0; off < log_len;) {
+    for (size_t off = (size_t)from; off < log_len;) {
         const unsigned char *rec = log_copy + off;
         rec_hdr_t h;
         memcpy(&h, rec, sizeof(h));

@@ -61,6 +61,9 @@ void sh_write_log(const unsigned char *rec, uint32_t space);
 /* Apply log_copy, record by record, to c (replies into *all when not
  * NULL); returns c. */
 store_ctx_t *sh_replay(store_ctx_t *c, buf_t *all);
+/* The same from the record at LSN from (a checkpoint's: the log starts at
+ * 0). */
+store_ctx_t *sh_replay_from(store_ctx_t *c, uint64_t from, buf_t *all);
 /* Replay: log_copy applied to two fresh stores (index seeds 7 and 9, one
  * keeping its replies) must reach ctx's digest, and the replies must equal
  * live_replies byte for byte (the first difference is printed); what

@@ -12,10 +12,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "ckpt.h"
 #include "command.h"
 #include "record.h"
+#include "store/checkpoint.h"
 #include "store/compact.h"
+#include "store/core/entry.h"
+#include "store/core/groups.h"
+#include "store/core/pieces.h"
+#include "store/digest.h"
 #include "store/store-internal.h"
 #include "store_harness.h"
 
@@ -357,4 +365,311 @@ Test(bigval, hash_field_and_list_element_take_the_parts_in_ram)
     free(want);
     free(a);
     free(b);
+}
+
+/* ---- pending groups in a checkpoint (D55) ------------------------------- */
+
+/* Load the checkpoint at `at` into a fresh context (fails when refused). */
+static store_ctx_t *load_ckpt(uint64_t at)
+{
+    char path[512], err[256];
+    ckpt_path(path, sizeof(path), dir, at, 0);
+    store_ctx_t *c = store_ctx_create(&cfg, 77);
+    cr_assert(c);
+    cr_assert_eq(store_ckpt_load(c, path, err, sizeof(err)), 0, "load %s: %s", path, err);
+    return c;
+}
+
+static void abort_group(uint64_t g)
+{
+    unsigned char id[8];
+    cmd_put_i64(id, (int64_t)g);
+    const unsigned char *argv[1] = {id};
+    uint32_t lens[1] = {8};
+    sh_put(T0, CMD_BIGABORT, 1, argv, lens);
+}
+
+/* ctx and c hold the same groups: ids, owners, next seqs, pieces. */
+static void expect_same_groups(const store_ctx_t *c, const char *what)
+{
+    cr_assert_eq(c->groups.n, ctx->groups.n, "%s: pending groups", what);
+    for (uint32_t i = 0; i < ctx->groups.n; i++) {
+        const st_group_t *a = &ctx->groups.g[i], *b = &c->groups.g[i];
+        cr_assert_eq(a->id, b->id, "%s: group %u", what, i);
+        cr_assert_eq(a->owner, b->owner, "%s: owner", what);
+        cr_assert_eq(a->next_seq, b->next_seq, "%s: next seq", what);
+        cr_assert_eq(a->l->n, b->l->n, "%s: pieces", what);
+        cr_assert_eq(a->l->cap, b->l->cap, "%s: capacity", what);
+        cr_assert(memcmp(a->l->p, b->l->p, a->l->n * sizeof(st_piece_t)) == 0, "%s: pieces", what);
+    }
+    cr_assert_eq(c->live.total, ctx->live.total, "%s: the pending parts are counted live", what);
+}
+
+/* Three groups pending at the checkpoint (a SET of three parts, an APPEND
+ * of one, one the log then aborts) and one opened after it: loading it and
+ * replaying the log after it gives the state, the replies and the live
+ * bytes a replay of the whole log gives. */
+Test(bigval, pending_groups_round_trip_through_a_checkpoint)
+{
+    char *a = bytes('a', 1000), *b = bytes('b', 2000), *c = bytes('c', 500);
+    sh_put_key(T0, CMD_SET, "app", "bui", "0123456789", (size_t)10, 0u, (int64_t)0);
+    uint64_t g1 = chunk(0, 0, a, 1000);
+    uint64_t g2 = chunk(0, 0, b, 2000);
+    chunk(g1, 1, b, 2000);
+    uint64_t g3 = chunk(0, 0, c, 500);
+    uint64_t at = lsn;
+    cr_assert_eq(store_ckpt_save(ctx, dir), 0);
+    char path[512];
+    ckpt_path(path, sizeof(path), dir, at, 0);
+    ckpt_info_t info;
+    char err[256];
+    cr_assert_eq(ckpt_verify(path, 0, &info, NULL, err, sizeof(err)), 0, "%s", err);
+    cr_assert(info.flags & CKPT_F_GROUPS, "the header says groups are pending");
+    store_ctx_t *loaded = load_ckpt(at);
+    expect_same_groups(loaded, "loaded");
+    /* The log after it: g1 goes on and completes, g2 completes, g3 is
+     * aborted, g4 opens and stays pending. */
+    chunk(g1, 2, c, 500);
+    cr_assert_str_eq(final(g1, CMD_SET, "k", 0), "+OK\r\n");
+    cr_assert_str_eq(final(g2, CMD_APPEND, "app", 0), ":2010\r\n");
+    abort_group(g3);
+    chunk(0, 0, a, 1000);
+    buf_t tail;
+    buf_init(&tail);
+    sh_replay_from(loaded, at, &tail);
+    expect_same_groups(loaded, "after the tail");
+    uint64_t d0, d1;
+    cr_assert_eq(store_digest(ctx, T0, &d0), 0);
+    cr_assert_eq(store_digest(loaded, T0, &d1), 0);
+    cr_assert_eq(d0, d1, "checkpoint + tail = the live state");
+    cr_assert(store_live_verify(loaded));
+    /* The tail's replies are the live ones for those records. */
+    cr_assert_geq(live_replies.len, tail.len);
+    cr_assert(memcmp(live_replies.data + live_replies.len - tail.len, tail.data, tail.len) == 0,
+              "the tail's replies: %.*s", (int)tail.len, tail.data);
+    char *want = bulk(a, b, c);
+    store_ctx_t *live = ctx;
+    ctx = loaded;
+    cr_assert_str_eq(get("k"), want, "the value whose first parts were in the checkpoint");
+    ctx = live;
+    sh_check_replay("groups across a checkpoint");
+    buf_free(&tail);
+    store_ctx_destroy(loaded);
+    free(want);
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* No group pending: no flag and no GROUPS block, the file as before D55
+ * (which is what an older checkpoint is), and it loads. */
+Test(bigval, no_pending_group_writes_no_groups_block)
+{
+    char *a = bytes('a', 1000);
+    uint64_t g = chunk(0, 0, a, 1000);
+    cr_assert_str_eq(final(g, CMD_SET, "k", 0), "+OK\r\n");
+    uint64_t at = lsn;
+    cr_assert_eq(store_ckpt_save(ctx, dir), 0);
+    char path[512];
+    ckpt_path(path, sizeof(path), dir, at, 0);
+    ckpt_reader_t r;
+    cr_assert_eq(ckpt_reader_open(&r, path, 0), 0);
+    cr_assert(!(r.info.flags & CKPT_F_GROUPS));
+    uint32_t type, items;
+    const unsigned char *p;
+    uint64_t n;
+    int k;
+    while ((k = ckpt_reader_next(&r, &type, &items, &p, &n)) == 1)
+        cr_assert_neq(type, CKPT_BLK_GROUPS);
+    cr_assert_eq(k, 0, "%s", r.err);
+    ckpt_reader_close(&r);
+    store_ctx_t *c = load_ckpt(at);
+    cr_assert_eq(c->groups.n, 0);
+    store_ctx_destroy(c);
+    free(a);
+}
+
+/* The checkpoint at `at` written again with its GROUPS block's payload
+ * replaced by p[0, n) of `items` items (none: no block), placed before
+ * the access data (where 0), first (1) or last (2), its header's flags
+ * less `drop`: CRCs right, contents not. */
+static void rewrite_groups(uint64_t at, const void *gp, size_t gn, uint32_t gitems, int where,
+                           uint32_t drop)
+{
+    char path[512];
+    ckpt_path(path, sizeof(path), dir, at, 0);
+    ckpt_reader_t r;
+    cr_assert_eq(ckpt_reader_open(&r, path, 0), 0);
+    ckpt_info_t info = r.info;
+    info.flags &= ~drop;
+    buf_t blocks; /* per block: u32 type, u32 items, u64 n, bytes */
+    buf_init(&blocks);
+    uint32_t type, items;
+    const unsigned char *p;
+    uint64_t n;
+    int k;
+    while ((k = ckpt_reader_next(&r, &type, &items, &p, &n)) == 1) {
+        if (type == CKPT_BLK_GROUPS) continue;
+        buf_append(&blocks, &type, 4);
+        buf_append(&blocks, &items, 4);
+        buf_append(&blocks, &n, 8);
+        buf_append(&blocks, p, (size_t)n);
+    }
+    cr_assert_eq(k, 0, "%s", r.err);
+    ckpt_reader_close(&r);
+    ckpt_writer_t w;
+    cr_assert_eq(ckpt_writer_open(&w, dir, &info), 0);
+    int put = !gitems;
+    for (size_t off = 0; off <= blocks.len;) {
+        int end = off == blocks.len;
+        if (!end) {
+            memcpy(&type, blocks.data + off, 4);
+            memcpy(&items, blocks.data + off + 4, 4);
+            memcpy(&n, blocks.data + off + 8, 8);
+        }
+        if (!put && (where == 1 || (where == 0 && type == CKPT_BLK_ACCESS) || end)) {
+            ckpt_put(&w, CKPT_BLK_GROUPS, gp, gn);
+            for (uint32_t i = 0; i < gitems; i++)
+                cr_assert_eq(ckpt_item_done(&w), 0);
+            cr_assert_eq(ckpt_flush_block(&w), 0);
+            put = 1;
+        }
+        if (end) break;
+        ckpt_put(&w, type, blocks.data + off + 16, (size_t)n);
+        for (uint32_t i = 0; i < items; i++)
+            cr_assert_eq(ckpt_item_done(&w), 0);
+        cr_assert_eq(ckpt_flush_block(&w), 0);
+        off += 16 + (size_t)n;
+    }
+    cr_assert(type == CKPT_BLK_ACCESS, "the checkpoint has access data, last");
+    cr_assert_eq(ckpt_writer_commit(&w), 0);
+    buf_free(&blocks);
+}
+
+static void expect_refused(uint64_t at, const char *why)
+{
+    char path[512], err[256];
+    ckpt_path(path, sizeof(path), dir, at, 0);
+    cr_assert_eq(ckpt_verify(path, 0, NULL, NULL, err, sizeof(err)), 0, "its CRCs are right");
+    store_ctx_t *c = store_ctx_create(&cfg, 77);
+    cr_assert_eq(store_ckpt_load(c, path, err, sizeof(err)), -1, "%s", why);
+    cr_assert(strstr(err, "malformed value groups"), "%s: %s", why, err);
+    store_ctx_destroy(c);
+}
+
+/* One GROUPS item: group id, owner, next seq, capacity, then np pieces of
+ * (end, kind, lsn). Returns its size. */
+static size_t group_item(unsigned char *b, uint64_t id, uint32_t next_seq, uint32_t cap,
+                         uint32_t np, const uint64_t (*pieces)[3])
+{
+    uint64_t owner = (uint64_t)OWNER;
+    uint32_t h[3] = {next_seq, np, cap};
+    memcpy(b, &id, 8);
+    memcpy(b + 8, &owner, 8);
+    memcpy(b + 16, h, 12);
+    size_t at = 28;
+    for (uint32_t i = 0; i < np; i++) {
+        uint64_t endw = pieces[i][0] | pieces[i][1] << PIECE_KIND_SHIFT;
+        memcpy(b + at, &endw, 8);
+        memcpy(b + at + 8, &pieces[i][2], 8);
+        at += 16;
+    }
+    return at;
+}
+
+Test(bigval, malformed_or_truncated_groups_are_refused)
+{
+    /* A checkpoint with a key (so it has access data) and a pending
+     * group, whose block the cases replace. */
+    char *a = bytes('a', 1000);
+    sh_put_key(T0, CMD_SET, "k", "bui", "v", (size_t)1, 0u, (int64_t)0);
+    uint64_t g = chunk(0, 0, a, 1000);
+    chunk(g, 1, a, 1000);
+    uint64_t at = lsn;
+    cr_assert_eq(store_ckpt_save(ctx, dir), 0);
+    uint32_t flags = 0;
+    const st_piece_t *lp = ctx->groups.g[0].l->p;
+    uint64_t ok[2][3] = {{1000, PIECE_LOG, lp[0].where}, {2000, PIECE_LOG, lp[1].where}};
+    unsigned char b[256];
+    size_t n = group_item(b, g, 2, 4, 2, (const uint64_t(*)[3])ok);
+    /* The control: the same bytes, rewritten, load. */
+    rewrite_groups(at, b, n, 1, 0, flags);
+    store_ctx_t *c = load_ckpt(at);
+    expect_same_groups(c, "rewritten");
+    store_ctx_destroy(c);
+
+    rewrite_groups(at, b, n - 1, 1, 0, flags);
+    expect_refused(at, "an item cut short");
+    rewrite_groups(at, b, 20, 1, 0, flags);
+    expect_refused(at, "an item cut inside its header");
+    b[n] = 0;
+    rewrite_groups(at, b, n + 1, 1, 0, flags);
+    expect_refused(at, "a byte after the last item");
+    rewrite_groups(at, b, n, 1, 1, flags);
+    expect_refused(at, "the block before the databases");
+    rewrite_groups(at, b, n, 1, 2, flags);
+    expect_refused(at, "the block after the access data");
+    unsigned char two[512];
+    memcpy(two, b, n);
+    memcpy(two + n, b, n);
+    rewrite_groups(at, two, 2 * n, 2, 0, flags);
+    expect_refused(at, "one group twice");
+
+    uint64_t bad[2][3];
+    memcpy(bad, ok, sizeof(bad));
+    bad[1][2] = at; /* the second piece ends past the checkpoint */
+    rewrite_groups(at, b, group_item(b, g, 2, 4, 2, (const uint64_t(*)[3])bad), 1, 0, flags);
+    expect_refused(at, "a piece past the checkpoint");
+    memcpy(bad, ok, sizeof(bad));
+    bad[1][1] = PIECE_ZERO;
+    rewrite_groups(at, b, group_item(b, g, 2, 4, 2, (const uint64_t(*)[3])bad), 1, 0, flags);
+    expect_refused(at, "a piece that is not in the log");
+    memcpy(bad, ok, sizeof(bad));
+    bad[1][0] = 1000; /* empty */
+    rewrite_groups(at, b, group_item(b, g, 2, 4, 2, (const uint64_t(*)[3])bad), 1, 0, flags);
+    expect_refused(at, "an empty piece");
+    rewrite_groups(at, b, group_item(b, g, 2, 4, 0, (const uint64_t(*)[3])ok), 1, 0, flags);
+    expect_refused(at, "a group of no piece");
+    rewrite_groups(at, b, group_item(b, g, 1, 4, 2, (const uint64_t(*)[3])ok), 1, 0, flags);
+    expect_refused(at, "more pieces than chunks");
+    rewrite_groups(at, b, group_item(b, g, 2, 1, 2, (const uint64_t(*)[3])ok), 1, 0, flags);
+    expect_refused(at, "a capacity below the pieces");
+    rewrite_groups(at, b, group_item(b, lp[0].where + 1, 2, 4, 2, (const uint64_t(*)[3])ok), 1, 0,
+                   flags);
+    expect_refused(at, "an id after its first part");
+    rewrite_groups(at, NULL, 0, 0, 0, flags);
+    expect_refused(at, "the flag without the block");
+    rewrite_groups(at, b, group_item(b, g, 2, 4, 2, (const uint64_t(*)[3])ok), 1, 0, CKPT_F_GROUPS);
+    expect_refused(at, "the block without the flag");
+
+    /* A file cut inside the block does not verify: restore skips it and
+     * replays the whole log, reaching the same groups. */
+    rewrite_groups(at, b, n, 1, 0, flags);
+    char path[512], err[256];
+    ckpt_path(path, sizeof(path), dir, at, 0);
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0);
+    off_t cut = 0;
+    {
+        /* The offset of the GROUPS payload: find the item's bytes. */
+        FILE *f = fopen(path, "rb");
+        cr_assert_not_null(f);
+        unsigned char *all = malloc((size_t)st.st_size);
+        cr_assert_eq(fread(all, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+        fclose(f);
+        for (off_t i = 0; i + (off_t)n <= st.st_size && !cut; i++)
+            if (memcmp(all + i, b, n) == 0) cut = i + (off_t)n / 2;
+        free(all);
+    }
+    cr_assert_gt(cut, 0, "the item is in the file");
+    cr_assert_eq(truncate(path, cut), 0);
+    cr_assert_eq(ckpt_verify(path, 0, NULL, NULL, err, sizeof(err)), -1, "a truncated file");
+    uint64_t from = 0;
+    c = store_ckpt_restore(&cfg, 5, 0, lsn, &from);
+    cr_assert_not_null(c);
+    cr_assert_eq(from, 0, "the whole log is replayed");
+    sh_replay_from(c, from, NULL);
+    expect_same_groups(c, "replayed after the truncated checkpoint");
+    store_ctx_destroy(c);
+    free(a);
 }

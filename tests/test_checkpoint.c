@@ -69,18 +69,6 @@ static store_ctx_t *fresh(void)
     return c;
 }
 
-/* Apply log_copy from byte `from` (an LSN: the log starts at 0) to c. */
-static void replay_from(store_ctx_t *c, uint64_t from, buf_t *all)
-{
-    for (size_t off = (size_t)from; off < log_len;) {
-        const unsigned char *rec = log_copy + off;
-        rec_hdr_t h;
-        memcpy(&h, rec, sizeof(h));
-        cr_assert_geq(store_apply(c, rec, all), 0);
-        off += rec_space(h.len - REC_HDR_SIZE);
-    }
-}
-
 static void expect_same_state(store_ctx_t *a, store_ctx_t *b, int64_t now, const char *what)
 {
     uint64_t d1, d2;
@@ -275,7 +263,7 @@ Test(checkpoint, tail_applies_alike_on_every_shape)
     store_ctx_t *c = load_at(at);
     buf_t tail;
     buf_init(&tail);
-    replay_from(c, at, &tail);
+    sh_replay_from(c, at, &tail);
     cr_assert_eq(tail.len, live_replies.len - mark);
     cr_assert(memcmp(tail.data, live_replies.data + mark, tail.len) == 0, "the same replies");
     expect_same_state(ctx, c, T0 + 1, "after the tail");
@@ -396,7 +384,7 @@ Test(checkpoint, checkpoint_plus_tail_equals_full_replay, .timeout = 60)
         store_ctx_t *c = load_at(ck[i].lsn);
         buf_t tail;
         buf_init(&tail);
-        replay_from(c, ck[i].lsn, &tail);
+        sh_replay_from(c, ck[i].lsn, &tail);
         cr_assert_eq(tail.len, live_replies.len - ck[i].reply_off, "seed %u ckpt %d", seed, i);
         cr_assert(memcmp(tail.data, live_replies.data + ck[i].reply_off, tail.len) == 0,
                   "seed %u: checkpoint %d + tail replied otherwise", seed, i);
@@ -424,7 +412,7 @@ Test(checkpoint, watch_table_is_in_the_checkpoint)
     store_ctx_t *c = load_at(at);
     buf_t tail;
     buf_init(&tail);
-    replay_from(c, at, &tail);
+    sh_replay_from(c, at, &tail);
     cr_assert_eq(tail.len, live_replies.len - mark);
     cr_assert(memcmp(tail.data, live_replies.data + mark, tail.len) == 0,
               "the restored table judges the watches alike");
@@ -462,7 +450,7 @@ static uint64_t restore_and_check(const config_t *c, uint64_t max_lsn)
     store_ctx_t *r = store_ckpt_restore(c, 5, 0, max_lsn, &from);
     cr_assert(r);
     cr_assert_eq(store_applied(r), from);
-    replay_from(r, from, NULL);
+    sh_replay_from(r, from, NULL);
     expect_same_state(ctx, r, T0, "restored");
     store_ctx_destroy(r);
     return from;

@@ -63,6 +63,29 @@ void st_groups_free(st_groups_t *t)
     memset(t, 0, sizeof(*t));
 }
 
+static st_group_t *add(st_groups_t *t, uint64_t id, uint64_t owner, uint32_t next_seq,
+                       st_pieces_t *l)
+{
+    if (t->n == t->cap) {
+        t->cap = t->cap ? t->cap * 2 : 4;
+        t->g = st_xrealloc(t->g, (size_t)t->cap * sizeof(*t->g));
+    }
+    st_group_t *g = &t->g[t->n++];
+    *g = (st_group_t){id, owner, next_seq, 0, l};
+    return g;
+}
+
+int st_groups_restore(st_groups_t *t, uint64_t id, uint64_t owner, uint32_t next_seq,
+                      st_pieces_t *l)
+{
+    if (find(t, id) >= 0) {
+        st_pieces_free(l);
+        return -1;
+    }
+    count(t->live, add(t, id, owner, next_seq, l)->l, +1);
+    return 0;
+}
+
 int st_groups_chunk(st_groups_t *t, uint64_t id, uint64_t owner, uint32_t seq, uint64_t lsn,
                     uint32_t len)
 {
@@ -70,12 +93,8 @@ int st_groups_chunk(st_groups_t *t, uint64_t id, uint64_t owner, uint32_t seq, u
     int i = find(t, id);
     if (seq == 0) {
         if (i >= 0) return -1;
-        if (t->n == t->cap) {
-            t->cap = t->cap ? t->cap * 2 : 4;
-            t->g = st_xrealloc(t->g, (size_t)t->cap * sizeof(*t->g));
-        }
-        i = (int)t->n++;
-        t->g[i] = (st_group_t){id, owner, 0, 0, st_pieces_new(4)};
+        add(t, id, owner, 0, st_pieces_new(4));
+        i = (int)t->n - 1;
     } else if (i < 0 || t->g[i].next_seq != seq || t->g[i].owner != owner) {
         return -1;
     }

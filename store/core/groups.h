@@ -42,6 +42,11 @@ st_pieces_t *st_groups_take(st_groups_t *t, uint64_t id);
 void st_groups_drop(st_groups_t *t, uint64_t id);
 /* Count every pending part into live (a recount, compact.c). */
 void st_groups_count(const st_groups_t *t, st_live_t *live);
+/* Put back a group as a checkpoint held it (D55): its list l (taken:
+ * freed on refusal), counted live. Returns -1, changing nothing, when id
+ * is already pending. */
+int st_groups_restore(st_groups_t *t, uint64_t id, uint64_t owner, uint32_t next_seq,
+                      st_pieces_t *l);
 /* Bytes pending in group id (0 when not pending). */
 uint64_t st_groups_len(const st_groups_t *t, uint64_t id);
 

@@ -594,9 +594,11 @@ static pid_t the_frontend(const srv_t *s)
  * SET k of n bytes (v), whose chunks the store has taken (pending parts,
  * counted live: the value goes out as it arrives, it is not held).
  * *live0 is the live total before. */
-static redisContext *half_sent_set(srv_t *s, const char *v, size_t n, long long *live0)
+static redisContext *half_sent_set_opts(srv_t *s, const char *opts, const char *v, size_t n,
+                                        long long *live0)
 {
-    redisContext *c = start_small(s);
+    cr_assert_eq(srv_start(s, opts), 0);
+    redisContext *c = conn(s);
     expect_status(c, redisCommand(c, "SET k old"), "OK", "SET old");
     *live0 = live_total(s, "before");
     redisFree(c);
@@ -610,6 +612,11 @@ static redisContext *half_sent_set(srv_t *s, const char *v, size_t n, long long 
         usleep(20000);
     }
     return raw;
+}
+
+static redisContext *half_sent_set(srv_t *s, const char *v, size_t n, long long *live0)
+{
+    return half_sent_set_opts(s, SMALL_RING, v, n, live0);
 }
 
 Test(bigvalues, client_leaves_in_the_middle_of_a_value)
@@ -969,6 +976,24 @@ Test(bigvalues, streamed_value_then_a_bad_argument)
     finish(&s);
 }
 
+/* The frontend of raw, which has sent half of a SET k, SIGKILLed: the
+ * store drops the parts (its log says so), k stays "old", the live bytes
+ * go back to live. */
+static void frontend_dies_mid_value(srv_t *s, redisContext *raw, long long live)
+{
+    kill(the_frontend(s), SIGKILL);
+    redisFree(raw);
+    time_t deadline = time(NULL) + 60;
+    while (!srv_log_contains(s, "value group", "is gone")) {
+        cr_assert_lt(time(NULL), deadline, "the dead frontend's parts were not dropped");
+        usleep(20000);
+    }
+    redisContext *c = conn(s);
+    expect_value(c, "k", "old", 3, "after the frontend died");
+    redisFree(c);
+    live_back_to(s, live, "the dead frontend's parts");
+}
+
 /* The frontend SIGKILLed while half of a value has arrived: the old value
  * stays, the parts are dropped, restarts agree. */
 Test(bigvalues, frontend_sigkilled_mid_stream)
@@ -978,17 +1003,7 @@ Test(bigvalues, frontend_sigkilled_mid_stream)
     char *v = pattern(n, 11);
     long long live0;
     redisContext *raw = half_sent_set(&s, v, n, &live0);
-    kill(the_frontend(&s), SIGKILL);
-    redisFree(raw);
-    time_t deadline = time(NULL) + 60;
-    while (!srv_log_contains(&s, "value group", "is gone")) {
-        cr_assert_lt(time(NULL), deadline, "the dead frontend's parts were not dropped");
-        usleep(20000);
-    }
-    redisContext *c = conn(&s);
-    expect_value(c, "k", "old", 3, "after the frontend died");
-    redisFree(c);
-    live_back_to(&s, live0, "the dead frontend's parts");
+    frontend_dies_mid_value(&s, raw, live0);
     restarts_keep(&s, "frontend killed mid-stream");
     free(v);
     finish(&s);
@@ -1360,6 +1375,121 @@ Test(bigvalues, frontend_killed_mid_reply)
     redisSetTimeout(c, tv);
     expect_value(c, "big", v, n, "after the frontend's respawn");
     redisFree(c);
+    free(v);
+    finish(&s);
+}
+
+/* ---- a checkpoint while a value is pending (D55) ---- */
+
+/* The highest LSN of a checkpoint file in s's directory (0: none). */
+static unsigned long long newest_checkpoint(const srv_t *s)
+{
+    DIR *d = opendir(s->dir);
+    cr_assert_not_null(d);
+    unsigned long long newest = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        unsigned long long at;
+        if (strlen(e->d_name) == 32 && sscanf(e->d_name, "checkpoint-%16llx.ckpt", &at) == 1 &&
+            at > newest)
+            newest = at;
+    }
+    closedir(d);
+    return newest;
+}
+
+/* Remove every checkpoint file of the stopped s: its restart replays the
+ * whole log. */
+static void remove_checkpoints(const srv_t *s)
+{
+    unsigned long long at;
+    while ((at = newest_checkpoint(s)) != 0) {
+        char path[512];
+        snprintf(path, sizeof(path), "%s/checkpoint-%016llx.ckpt", s->dir, at);
+        cr_assert_eq(unlink(path), 0, "%s", path);
+    }
+}
+
+/* The digest of s now equals the one a replay of its whole log reaches
+ * (after a clean stop whose checkpoint is removed with the others). */
+static void expect_replay_digest(srv_t *s, const char *what)
+{
+    char before[64], after[64];
+    digest(s, before);
+    cr_assert_eq(srv_stop(s), 0, "%s: clean stop", what);
+    remove_checkpoints(s);
+    cr_assert_eq(srv_restart(s), 0, "%s: restart", what);
+    digest(s, after);
+    cr_assert_str_eq(after, before, "%s: the state a replay of the whole log reaches", what);
+}
+
+/* A client stops halfway through a large SET; another writes past
+ * checkpoint-bytes: a checkpoint is written while the group is pending
+ * (before D55 none was until the value ended); the store is SIGKILLed and
+ * its respawn loads that checkpoint. Returns the half-sent connection. */
+static redisContext *stalled_across_a_checkpoint(srv_t *s, const char *v, size_t n,
+                                                 long long *live0)
+{
+    redisContext *raw = half_sent_set_opts(s, SMALL_RING " --checkpoint-bytes 1mb", v, n, live0);
+    unsigned long long before = newest_checkpoint(s);
+    redisContext *c = conn(s);
+    char *filler = pattern(64 * 1024, 7);
+    for (int i = 0; i < 40; i++)
+        expect_status(c, redisCommand(c, "SET filler:%d %b", i, filler, (size_t)64 * 1024), "OK",
+                      "SET filler");
+    free(filler);
+    time_t deadline = time(NULL) + 60;
+    while (newest_checkpoint(s) <= before) {
+        cr_assert_lt(time(NULL), deadline, "no checkpoint while the value is pending");
+        usleep(20000);
+    }
+    cr_assert_gt(live_total(s, "at the checkpoint"), *live0 + (long long)MB,
+                 "the value is still pending");
+    redisFree(c);
+    pid_t st;
+    cr_assert_eq(srv_wait_children(s, "atticdb-server: store", &st, 1, 1), 1, "no store");
+    kill(st, SIGKILL);
+    deadline = time(NULL) + 60;
+    while (!srv_log_contains(s, "loaded checkpoint", NULL)) {
+        cr_assert_lt(time(NULL), deadline, "the respawned store loaded no checkpoint");
+        usleep(20000);
+    }
+    return raw;
+}
+
+Test(bigvalues, a_value_pending_across_a_checkpoint_completes_after_a_restart_from_it)
+{
+    srv_t s;
+    size_t n = 8 * MB;
+    char *v = pattern(n, 21);
+    long long live0;
+    redisContext *raw = stalled_across_a_checkpoint(&s, v, n, &live0);
+    send_bytes(raw, v, n, n / 2, n);
+    cr_assert_eq(write(raw->fd, "\r\n", 2), 2);
+    redisReply *r;
+    cr_assert_eq(redisGetReply(raw, (void **)&r), REDIS_OK, "%s", raw->errstr);
+    cr_assert_eq(r->type, REDIS_REPLY_STATUS, "the SET: %s", r->str);
+    cr_assert_str_eq(r->str, "OK");
+    freeReplyObject(r);
+    redisFree(raw);
+    redisContext *c = conn(&s);
+    expect_value(c, "k", v, n, "the value whose first half was in the checkpoint");
+    redisFree(c);
+    cr_assert(!srv_log_contains(&s, "names no pending group", NULL), "the final found its parts");
+    expect_replay_digest(&s, "completed after the restart");
+    free(v);
+    finish(&s);
+}
+
+Test(bigvalues, a_value_pending_across_a_checkpoint_is_dropped_when_its_frontend_dies)
+{
+    srv_t s;
+    size_t n = 8 * MB;
+    char *v = pattern(n, 22);
+    long long live0;
+    redisContext *raw = stalled_across_a_checkpoint(&s, v, n, &live0);
+    frontend_dies_mid_value(&s, raw, live0 + 40 * 64 * 1024); /* the filler stays */
+    expect_replay_digest(&s, "dropped after the restart");
     free(v);
     finish(&s);
 }
