@@ -90,6 +90,12 @@ enum { STORE_REPLY_READ = 1, STORE_REPLY_WRITE = 2 };
 #define STORE_REPLY_PAUSE 0x400u
 #define STORE_REPLY_LOST  0x800u
 enum { STORE_REQ_NEXT = 1, STORE_REQ_DROP = 2 };
+/* A write's reply in parts (GETDEL, GETEX, SET GET: D48) has the record's
+ * LSN as its id, another space than the reads' ids: its STORE_REQ_NEXT or
+ * STORE_REQ_DROP has STORE_REQ_WRITE in `reserved` too, and its parts are
+ * STORE_REPLY_WRITE. */
+#define STORE_REQ_WRITE     0x100u
+#define STORE_REQ_WHAT(r)   ((r)&0xffu)
 #define STORE_REPLY_KIND(k) ((k)&0xffu)
 
 typedef struct shm_frontend {

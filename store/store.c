@@ -98,6 +98,7 @@ typedef struct store_proc {
 typedef struct reply_stream {
     int fe;
     int32_t fe_pid; /* dropped when its frontend is no longer this process */
+    uint32_t kind;  /* STORE_REPLY_READ, or STORE_REPLY_WRITE (id an LSN) */
     uint64_t id, token, off;
     store_vsnap_t *v;
 } reply_stream_t;
@@ -345,11 +346,23 @@ static void send_block_reply(void *arg, uint16_t origin, uint64_t id, const buf_
 
 /* A client's write (not the server's own ticks and relocations):
  * rdb_changes_since_last_save (store/save.c). */
-static void count_change(store_proc_t *s, const unsigned char *rec)
+static cmd_id_t rec_op(const unsigned char *rec)
 {
     uint16_t opdb;
     memcpy(&opdb, rec + REC_HDR_SIZE, sizeof(opdb));
-    cmd_id_t op = REC_OP(opdb);
+    return REC_OP(opdb);
+}
+
+/* A write whose reply may be a large value's, in parts (D48): a record of
+ * its own, never one inside an EXEC (the transaction's reply stays whole). */
+static int reply_parts_op(cmd_id_t op)
+{
+    return op == CMD_GETDEL || op == CMD_GETEX || op == CMD_SET;
+}
+
+static void count_change(store_proc_t *s, const unsigned char *rec)
+{
+    cmd_id_t op = rec_op(rec);
     /* A large value counts once, by its final record (D31); evictions are
      * the server's own. */
     if (op != CMD_TICK && op != CMD_RELOCATE && op != CMD_CHUNK && op != CMD_BIGABORT &&
@@ -360,6 +373,7 @@ static void count_change(store_proc_t *s, const unsigned char *rec)
 #define STORE_OUT_KEEP (4u << 20)
 
 static void out_shrink(struct store_proc *s);
+static int stream_begin(store_proc_t *s, int fe, uint32_t kind, uint64_t id, store_vsnap_t *v);
 
 /* Apply up to STORE_APPLY_BATCH durable records from the ring, sending the
  * replies their frontends wait for. Returns records applied, or -1 (fatal:
@@ -380,10 +394,19 @@ static int apply_ring(store_proc_t *s)
         notify_arm(s, h.lsn, h.lsn + rec_space(h.len - REC_HDR_SIZE));
         if (h.type == REC_CMD && h.origin != 0) {
             buf_reset(&s->out);
+            int parts = h.origin <= s->nfe && reply_parts_op(rec_op(rec));
+            store_set_reply_parts(s->ctx, parts);
             rc = store_apply(s->ctx, rec, &s->out);
+            store_set_reply_parts(s->ctx, 0);
+            store_vsnap_t *v = store_take_reply_parts(s->ctx);
             /* A blocking record that queued its client has no reply yet. */
             int deferred = st_block_take_deferred(s->ctx);
-            if (rc >= 0 && h.origin <= s->nfe && !deferred &&
+            if (v && (rc < 0 || deferred)) {
+                store_vsnap_free(v);
+                v = NULL;
+            }
+            if (v && stream_begin(s, h.origin - 1, STORE_REPLY_WRITE, h.lsn, v)) return -1;
+            if (!v && rc >= 0 && h.origin <= s->nfe && !deferred &&
                 send_reply(s, h.origin - 1, h.lsn, STORE_REPLY_WRITE, &s->out))
                 return -1;
             out_shrink(s);
@@ -461,7 +484,7 @@ static int stream_part(store_proc_t *s, reply_stream_t *st, const buf_t *prefix)
     if (n > STORE_PART_BYTES) n = STORE_PART_BYTES;
     buf_t *b = &s->out;
     if (b != prefix) buf_reset(b);
-    uint32_t kind = STORE_REPLY_READ | (prefix ? 0 : STORE_REPLY_CONT);
+    uint32_t kind = st->kind | (prefix ? 0 : STORE_REPLY_CONT);
     /* The token first, then the header already in s->out. */
     size_t head = prefix ? prefix->len : 0;
     buf_reserve(b, 8 + (size_t)n);
@@ -492,7 +515,7 @@ static int stream_part(store_proc_t *s, reply_stream_t *st, const buf_t *prefix)
 
 /* A read whose reply left its value as a snapshot: a new reply in parts,
  * its first part now. */
-static int stream_begin(store_proc_t *s, int fe, uint64_t id, store_vsnap_t *v)
+static int stream_begin(store_proc_t *s, int fe, uint32_t kind, uint64_t id, store_vsnap_t *v)
 {
     if (s->nstreams == s->cap_streams) {
         int cap = s->cap_streams ? s->cap_streams * 2 : 8;
@@ -507,6 +530,7 @@ static int stream_begin(store_proc_t *s, int fe, uint64_t id, store_vsnap_t *v)
     reply_stream_t *st = &s->streams[s->nstreams++];
     *st = (reply_stream_t){.fe = fe,
                            .fe_pid = atomic_load(&s->shm->fe[fe].pid),
+                           .kind = kind,
                            .id = id,
                            .token = (uint64_t)(uint32_t)getpid() << 32 | ++s->stream_count,
                            .v = v};
@@ -520,16 +544,18 @@ static int stream_begin(store_proc_t *s, int fe, uint64_t id, store_vsnap_t *v)
 static int stream_request(store_proc_t *s, int fe, const store_req_t *req)
 {
     uint64_t token = (uint64_t)req->proto << 32 | req->db;
+    uint32_t what = STORE_REQ_WHAT(req->reserved);
+    uint32_t kind = req->reserved & STORE_REQ_WRITE ? STORE_REPLY_WRITE : STORE_REPLY_READ;
     for (int i = 0; i < s->nstreams; i++) {
         reply_stream_t *st = &s->streams[i];
-        if (st->fe != fe || st->id != req->id || st->token != token) continue;
-        int rc = req->reserved == STORE_REQ_NEXT ? stream_part(s, st, NULL) : 1;
+        if (st->fe != fe || st->kind != kind || st->id != req->id || st->token != token) continue;
+        int rc = what == STORE_REQ_NEXT ? stream_part(s, st, NULL) : 1;
         if (rc == 1) stream_remove(s, i);
         return rc < 0 ? -1 : 0;
     }
-    if (req->reserved != STORE_REQ_NEXT) return 0;
+    if (what != STORE_REQ_NEXT) return 0;
     store_reply_t lost = {
-        .id = req->id, .len = 0, .kind = STORE_REPLY_READ | STORE_REPLY_CONT | STORE_REPLY_LOST};
+        .id = req->id, .len = 0, .kind = kind | STORE_REPLY_CONT | STORE_REPLY_LOST};
     return put_message(s, fe, &lost, "");
 }
 
@@ -549,8 +575,8 @@ static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigne
     notify_flush(s);  /* the frontends read the ring before their replies */
     publish_stats(s); /* before the reply: an INFO after it counts this read */
     store_vsnap_t *v = store_take_reply_parts(s->ctx);
-    int rc =
-        v ? stream_begin(s, fe, req->id, v) : send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+    int rc = v ? stream_begin(s, fe, STORE_REPLY_READ, req->id, v)
+               : send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
     out_shrink(s);
     return rc;
 }

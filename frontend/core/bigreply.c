@@ -26,7 +26,7 @@
 
 /* Put a STORE_REQ_NEXT or STORE_REQ_DROP for (id, token) in the request
  * channel: 0, or -1 when it is full. */
-static int put_request(fe_t *fe, uint32_t what, uint64_t id, uint64_t token)
+static int put_request(fe_t *fe, uint32_t what, uint8_t kind, uint64_t id, uint64_t token)
 {
     unsigned char *dst = chan_reserve(fe->to_store, sizeof(store_req_t));
     if (!dst) {
@@ -38,17 +38,18 @@ static int put_request(fe_t *fe, uint32_t what, uint64_t id, uint64_t token)
                        .payload_len = 0,
                        .db = (uint32_t)token,
                        .proto = (uint32_t)(token >> 32),
-                       .reserved = what};
+                       .reserved = what | (kind == STORE_REPLY_WRITE ? STORE_REQ_WRITE : 0)};
     memcpy(dst, &req, sizeof(req));
     chan_publish(fe->to_store);
     fe_wake_store(fe);
     return 0;
 }
 
-static void drop(fe_t *fe, uint64_t id, uint64_t token)
+static void drop(fe_t *fe, uint8_t kind, uint64_t id, uint64_t token)
 {
-    if (put_request(fe, STORE_REQ_DROP, id, token) == 0) return;
+    if (put_request(fe, STORE_REQ_DROP, kind, id, token) == 0) return;
     if (fe->nbigreply_owed < FE_BIG_OWED_MAX) {
+        fe->bigreply_owed_kind[fe->nbigreply_owed] = kind;
         fe->bigreply_owed[fe->nbigreply_owed][0] = id;
         fe->bigreply_owed[fe->nbigreply_owed++][1] = token;
     }
@@ -57,17 +58,20 @@ static void drop(fe_t *fe, uint64_t id, uint64_t token)
 
 void fe_bigreply_drop(fe_t *fe, const fe_reply_t *r)
 {
-    if (r->big_token && r->big_more) drop(fe, r->id, r->big_token);
+    if (r->big_token && r->big_more) drop(fe, r->kind, r->id, r->big_token);
 }
 
 int fe_bigreply_part(fe_t *fe, fe_reply_t *r, const store_reply_t *h, const char *body,
                      uint32_t len)
 {
-    fe_map_take(fe, STORE_REPLY_READ, r->id);
-    fe->nwaiting--;
+    fe_map_take(fe, r->kind, r->id);
     int first = !r->big_token;
     fe_conn_t *c = r->conn;
-    if ((h->kind & STORE_REPLY_LOST) || len < 8 || (first && (h->kind & STORE_REPLY_CONT))) {
+    /* A part out of order (CONT first, or a reply started over by a store
+     * that applied the write again) is a reply cut short too. */
+    int cont = (h->kind & STORE_REPLY_CONT) != 0;
+    if ((h->kind & STORE_REPLY_LOST) || len < 8 || first == cont) {
+        fe->nwaiting--;
         /* Part of a bulk is out: nothing can follow it but the close. */
         r->big_token = 0;
         r->big_more = 0;
@@ -85,6 +89,7 @@ int fe_bigreply_part(fe_t *fe, fe_reply_t *r, const store_reply_t *h, const char
     len -= 8;
     r->big_token = token;
     r->big_more = (h->kind & STORE_REPLY_PAUSE) != 0;
+    if (!first || !c) fe->nwaiting--; /* else the caller's, as for any reply */
     if (!c) {
         fe_bigreply_drop(fe, r);
         fe_reply_free(fe, r);
@@ -114,11 +119,6 @@ int fe_bigreply_part(fe_t *fe, fe_reply_t *r, const store_reply_t *h, const char
     r->len = len;
     r->owns_data = 1;
     r->state = FE_READY;
-    if (first) {
-        uint64_t now = 0;
-        fe->hooks->reply_ready(fe, r, &now);
-        if (--c->reads_outstanding == 0 && c->blocked) event_active(fe->ev_retry, EV_TIMEOUT, 0);
-    }
     return first;
 }
 
@@ -127,7 +127,7 @@ void fe_bigreply_orphan(fe_t *fe, const store_reply_t *h, const char *body, uint
     uint64_t token;
     if (!(h->kind & STORE_REPLY_PAUSE) || len < 8) return;
     memcpy(&token, body, 8);
-    drop(fe, h->id, token);
+    drop(fe, (uint8_t)STORE_REPLY_KIND(h->kind), h->id, token);
 }
 
 void fe_bigreply_pull(fe_conn_t *c)
@@ -136,17 +136,18 @@ void fe_bigreply_pull(fe_conn_t *c)
     fe_reply_t *r = c->head;
     if (!r || r->state != FE_PAUSED || !r->big_token || c->out.len - c->out_off >= FE_BIGREPLY_LOW)
         return;
-    if (put_request(fe, STORE_REQ_NEXT, r->id, r->big_token)) {
+    if (put_request(fe, STORE_REQ_NEXT, r->kind, r->id, r->big_token)) {
         fe->bigreply_retry = 1;
         return;
     }
-    fe_wait_store(fe, r, STORE_REPLY_READ, r->id);
+    fe_wait_store(fe, r, r->kind, r->id);
 }
 
 void fe_bigreply_tick(fe_t *fe)
 {
     while (fe->nbigreply_owed &&
-           put_request(fe, STORE_REQ_DROP, fe->bigreply_owed[fe->nbigreply_owed - 1][0],
+           put_request(fe, STORE_REQ_DROP, fe->bigreply_owed_kind[fe->nbigreply_owed - 1],
+                       fe->bigreply_owed[fe->nbigreply_owed - 1][0],
                        fe->bigreply_owed[fe->nbigreply_owed - 1][1]) == 0)
         fe->nbigreply_owed--;
     if (!fe->bigreply_retry) return;

@@ -259,6 +259,28 @@ void fe_conn_block(fe_conn_t *c, uint64_t lsn, int64_t deadline_ms)
     atomic_fetch_add(&c->fe->stats->blocked, 1);
 }
 
+/* r (its client still here) has its store reply, or the first part of a
+ * large value's (D48), as its data: it is answered, or held while
+ * min-replicas-acked holds its write's ack (D33). Returns 1 when it is
+ * ready, 0 when held. */
+static uint64_t store_reply_ready(fe_t *fe, fe_reply_t *r, uint8_t kind, uint64_t id, uint64_t *now)
+{
+    fe_conn_t *c = r->conn;
+    int held = kind == STORE_REPLY_WRITE && r->lsn_end > fe_ack_lsn(fe);
+    if (!held) fe->nwaiting--;
+    r->state = FE_READY;
+    if (kind == STORE_REPLY_WRITE && c->blocking && c->block_id == id) block_ended(c);
+    if (held)
+        hold_for_replicas(r); /* min-replicas-acked (D33) */
+    else
+        fe->hooks->reply_ready(fe, r, now);
+    if (kind == STORE_REPLY_READ && --c->reads_outstanding == 0 && c->blocked)
+        event_active(fe->ev_retry, EV_TIMEOUT, 0); /* a write waits for it */
+    /* transactions (multi.c): an EXEC whose SELECT waits for its outcome */
+    if (kind == STORE_REPLY_WRITE) fe->hooks->write_reply(c, id, r->data, r->len);
+    return !held;
+}
+
 /* Take the store's replies off the channel. */
 static uint64_t fe_collect_store(fe_t *fe)
 {
@@ -274,15 +296,15 @@ static uint64_t fe_collect_store(fe_t *fe)
             const char *body = (const char *)msg + sizeof(h);
             uint32_t blen = h.len;
             int in_parts = (h.kind & (STORE_REPLY_PAUSE | STORE_REPLY_LOST)) || (r && r->big_token);
-            if (in_parts && h.len <= len - sizeof(h) && kind == STORE_REPLY_READ) {
+            if (in_parts && h.len <= len - sizeof(h)) {
                 /* A large value's reply, part by part (D48, bigreply.c). */
                 if (r) {
                     fe_conn_t *rc = r->conn;
                     int got = fe_bigreply_part(fe, r, &h, body, blen);
                     if (got < 0)
                         fe_conn_kill(rc);
-                    else
-                        done += (uint64_t)got;
+                    else if (got && rc)
+                        done += store_reply_ready(fe, r, kind, h.id, &now);
                 } else
                     fe_bigreply_orphan(fe, &h, body, blen);
             } else if (r && h.len <= len - sizeof(h) && fe_reply_part(r, &h, &body, &blen)) {
@@ -302,28 +324,16 @@ static uint64_t fe_collect_store(fe_t *fe)
                     free(r->parts);
                     r->parts = NULL;
                 }
-                int held = kind == STORE_REPLY_WRITE && r->conn && r->lsn_end > fe_ack_lsn(fe);
-                if (!held) fe->nwaiting--, done++;
                 if (!r->conn) {
                     /* The client left; the entry was only kept for this. */
+                    fe->nwaiting--, done++;
                     free(copy);
                     fe_reply_free(fe, r);
                 } else {
                     r->data = copy;
                     r->len = clen;
                     r->owns_data = 1;
-                    r->state = FE_READY;
-                    fe_conn_t *c = r->conn;
-                    if (kind == STORE_REPLY_WRITE && c->blocking && c->block_id == h.id)
-                        block_ended(c);
-                    if (held)
-                        hold_for_replicas(r); /* min-replicas-acked (D33) */
-                    else
-                        fe->hooks->reply_ready(fe, r, &now);
-                    if (kind == STORE_REPLY_READ && --c->reads_outstanding == 0 && c->blocked)
-                        event_active(fe->ev_retry, EV_TIMEOUT, 0); /* a write waits for it */
-                    /* transactions (multi.c): an EXEC whose SELECT waits for its outcome */
-                    if (kind == STORE_REPLY_WRITE) fe->hooks->write_reply(c, h.id, copy, clen);
+                    done += store_reply_ready(fe, r, kind, h.id, &now);
                 }
             }
             /* An id we don't know is a reply meant for a previous

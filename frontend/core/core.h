@@ -225,8 +225,9 @@ typedef struct fe {
     uint64_t big_owed[FE_BIG_OWED_MAX];
     unsigned nbig_owed;
     /* Large values' replies in parts (D48): STORE_REQ_DROPs that found the
-     * request channel full (id, token), and a STORE_REQ_NEXT that did. */
+     * request channel full (id, token; its kind), and a STORE_REQ_NEXT that did. */
     uint64_t bigreply_owed[FE_BIG_OWED_MAX][2];
+    uint8_t bigreply_owed_kind[FE_BIG_OWED_MAX];
     unsigned nbigreply_owed;
     int bigreply_retry;
 
@@ -330,10 +331,10 @@ void fe_stream_end(fe_conn_t *c);
 /* ---- bigreply.c: a large value's reply in parts, asked for one at a time (D48) ---- */
 /* A part (h, body[0, len)) of r's reply, which fe_collect_store found
  * waiting: r is ready with it (the store is asked for the next once it is
- * written out). Returns 1 when it is the reply's first part (the read is
- * answered), 0 for a later one, -1 when the reply was cut short (a store
- * restarted mid-reply): the caller must close r's client, which has part
- * of a bulk. */
+ * written out). Returns 1 when it is the reply's first part (the caller
+ * answers the read or write with it, as it would a whole reply: the
+ * replica hold, a blocked client, MULTI's hook), 0 for a later one, -1 when the reply was cut short
+ * (a store restarted mid-reply): the caller must close r's client, which has part of a bulk. */
 int fe_bigreply_part(fe_t *fe, fe_reply_t *r, const store_reply_t *h, const char *body,
                      uint32_t len);
 /* A paused part for no waiting entry (a respawned store answering a read

@@ -44,7 +44,7 @@ void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
      * SET happen. */
     if ((flags & SETF_GET) && r) {
         if (slot)
-            st_reply_value(ctx, *slot, r);
+            st_reply_range_parts(ctx, *slot, 0, st_ent_vlen(*slot), r);
         else
             resp_null(r);
     }
@@ -244,7 +244,7 @@ void st_apply_getdel(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (r) resp_null(r);
         return;
     }
-    if (r) st_reply_value(ctx, *slot, r);
+    if (r) st_reply_range_parts(ctx, *slot, 0, st_ent_vlen(*slot), r);
     st_remove(a->db, slot);
     st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
 }
@@ -271,7 +271,7 @@ void st_apply_getex(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (r) resp_error(r, "ERR invalid expire time in 'getex' command");
         return;
     }
-    if (r) st_reply_value(ctx, *slot, r);
+    if (r) st_reply_range_parts(ctx, *slot, 0, st_ent_vlen(*slot), r);
     if (flags & GETEXF_AT) {
         if (at <= ctx->now)
             st_remove(a->db, slot); /* deleted after the reply */

@@ -1306,6 +1306,26 @@ Test(bigvalues, a_reply_in_parts_is_the_value_when_read)
     finish(&s);
 }
 
+/* c was sent a command whose reply is v[0, n) in parts, and the store
+ * dies (fault point 21) with some sent: c gets the first parts, then the
+ * close, never the whole; c is freed once the store's death is logged. */
+static void reply_cut_by_the_store(const srv_t *s, redisContext *c, const char *v, size_t n)
+{
+    bulk_reader_t b;
+    bulk_reader_init(&b, c, v, n, 0, n);
+    int rc;
+    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
+        ;
+    cr_assert_eq(rc, -1, "the client got the whole reply though the store died");
+    cr_assert_gt(b.got, 2 * MB, "the parts before the kill arrived");
+    redisFree(c);
+    time_t deadline = time(NULL) + 60;
+    while (!srv_log_contains(s, "store", "killed by signal 9")) {
+        cr_assert_lt(time(NULL), deadline, "the fault did not fire");
+        usleep(20000);
+    }
+}
+
 /* Fault point "bigreply" (21): the store dies with a part of a reply
  * sent. Its client, which has part of a bulk, is disconnected (never given
  * bytes of another value); the respawned store serves the value whole. */
@@ -1318,19 +1338,7 @@ Test(bigvalues, store_killed_mid_reply)
     char *v = pattern(n, 400);
     expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET 12 MB");
     send_command(c, "GET big");
-    bulk_reader_t b;
-    bulk_reader_init(&b, c, v, n, 0, n);
-    int rc;
-    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
-        ;
-    cr_assert_eq(rc, -1, "the client got the whole reply though the store died");
-    cr_assert_gt(b.got, 2 * MB, "the parts before the kill arrived");
-    redisFree(c);
-    time_t deadline = time(NULL) + 60;
-    while (!srv_log_contains(&s, "store", "killed by signal 9")) {
-        cr_assert_lt(time(NULL), deadline, "the fault did not fire");
-        usleep(20000);
-    }
+    reply_cut_by_the_store(&s, c, v, n);
     c = conn(&s);
     expect_value(c, "big", v, n, "after the store's respawn");
     redisFree(c);
@@ -1490,6 +1498,167 @@ Test(bigvalues, a_value_pending_across_a_checkpoint_is_dropped_when_its_frontend
     redisContext *raw = stalled_across_a_checkpoint(&s, v, n, &live0);
     frontend_dies_mid_value(&s, raw, live0 + 40 * 64 * 1024); /* the filler stays */
     expect_replay_digest(&s, "dropped after the restart");
+    free(v);
+    finish(&s);
+}
+
+/* ---- a large value's write reply in parts: GETDEL, GETEX, SET GET ---- */
+
+/* Read one reply of c (hiredis) and check it: a null, or a status. */
+static void expect_null(redisContext *c, const char *what)
+{
+    redisReply *r = NULL;
+    cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK, "%s", what);
+    cr_assert_eq(r->type, REDIS_REPLY_NIL, "%s: type %d", what, r->type);
+    freeReplyObject(r);
+}
+
+static void expect_next_status(redisContext *c, const char *want, const char *what)
+{
+    redisReply *r = NULL;
+    cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK, "%s", what);
+    expect_status(c, r, want, what);
+}
+
+/* GETDEL of a 200 MB value replies in parts as GET does (D48): neither
+ * the store nor the frontend holds the value (both stay within 64 MB of
+ * their RSS before it, where a whole reply takes 200 MB in each); the
+ * bytes are the value as it was at the apply, though it is deleted and
+ * 100 MB of other writes, checkpoints and compaction run meanwhile (the
+ * snapshot pins its log); the pipelined replies after it keep their
+ * order; a restart replays to the same state. */
+Test(bigvalues, getdel_of_200mb_replies_in_parts)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --segment-size 32mb --checkpoint-bytes 8mb"), 0);
+    size_t n = 200 * MB, vn = MB + 11;
+    char *v = pattern(vn, 600), *v2 = pattern(MB, 601);
+    redisContext *c = conn(&s), *w = conn(&s);
+    const char *args[] = {"SET", "big"};
+    send_head(c, 3, args, n);
+    send_bytes(c, v, vn, 0, n);
+    cr_assert_eq(write(c->fd, "\r\n", 2), 2);
+    expect_next_status(c, "OK", "SET 200 MB");
+    pid_t fe = the_frontend(&s), st;
+    cr_assert_eq(srv_wait_children(&s, "atticdb-server: store", &st, 1, 1), 1);
+    long fe0 = proc_kb(fe, "VmRSS:"), st0 = proc_kb(st, "VmRSS:");
+    send_command(c, "GETDEL big");
+    send_command(c, "GET big");
+    send_command(c, "SET small after");
+    send_command(c, "GET small");
+    bulk_reader_t b;
+    bulk_reader_init(&b, c, v, vn, 0, n);
+    cr_assert_eq(bulk_reader_step(&b, 6 * MB), 0);
+    /* Meanwhile: the key is gone, and 100 MB of other writes. */
+    cr_assert_eq(integer(w, "EXISTS mid-reply", "EXISTS big"), 0);
+    for (int i = 0; i < 100; i++)
+        expect_status(w, redisCommand(w, "SET filler%d %b", i % 4, v2, (size_t)MB), "OK", "filler");
+    int rc;
+    while ((rc = bulk_reader_step(&b, 4 * MB)) == 0)
+        ;
+    cr_assert_eq(rc, 1, "the GETDEL reply was cut after %zu bytes", b.got);
+    long fe1 = proc_kb(fe, "VmHWM:"), st1 = proc_kb(st, "VmHWM:");
+    cr_log_info("GETDEL 200 MB: frontend RSS %ld kB before, peak %ld kB; store %ld kB before, "
+                "peak %ld kB",
+                fe0, fe1, st0, st1);
+    cr_assert_lt(fe1 - fe0, 64 * 1024, "frontend peak %ld kB, %ld kB before", fe1, fe0);
+    cr_assert_lt(st1 - st0, 64 * 1024, "store peak %ld kB, %ld kB before", st1, st0);
+    expect_null(c, "GET after GETDEL");
+    expect_next_status(c, "OK", "the SET after it");
+    redisReply *r = NULL;
+    cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+    cr_assert_eq(r->type, REDIS_REPLY_STRING);
+    cr_assert_str_eq(r->str, "after");
+    freeReplyObject(r);
+    redisFree(c);
+    redisFree(w);
+    restarts_keep(&s, "after a GETDEL in parts");
+    free(v);
+    free(v2);
+    finish(&s);
+}
+
+/* GETEX and SET GET (GETSET) of a large value reply in parts too; a
+ * client that leaves mid-reply leaves the write done and the server
+ * serving; inside MULTI a large GETDEL replies whole (the transaction is
+ * one record, its reply one message). */
+Test(bigvalues, getex_getset_and_a_transaction_with_large_replies)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    redisContext *c = conn(&s);
+    size_t n = 40 * MB;
+    char *v = pattern(n, 700), *v2 = pattern(n, 701);
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET 40 MB");
+    cr_assert_eq(integer(c, "EXPIRE", "EXPIRE big 1000"), 1);
+    send_command(c, "GETEX big PERSIST");
+    send_command(c, "TTL big");
+    expect_bulk_read(c, v, n, 0, n);
+    redisReply *r = NULL;
+    cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+    cr_assert_eq(r->type, REDIS_REPLY_INTEGER);
+    cr_assert_eq(r->integer, -1, "TTL after GETEX PERSIST: %lld", r->integer);
+    freeReplyObject(r);
+    /* GETSET, then SET ... GET: the old value in parts, the new one set. */
+    send_command(c, "GETSET big %b", v2, n);
+    expect_bulk_read(c, v, n, 0, n);
+    send_command(c, "SET big small GET");
+    expect_bulk_read(c, v2, n, 0, n);
+    expect_bulk(c, "small", 5, "after SET GET", "GET big");
+    /* A client that leaves after the first parts of a GETDEL. */
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET again");
+    redisContext *gone = conn(&s);
+    send_command(gone, "GETDEL big");
+    bulk_reader_t b;
+    bulk_reader_init(&b, gone, v, n, 0, n);
+    cr_assert_eq(bulk_reader_step(&b, 3 * MB), 0);
+    redisFree(gone);
+    cr_assert_eq(integer(c, "EXISTS after the reader left", "EXISTS big"), 0);
+    /* Inside MULTI: whole. */
+    expect_status(c, redisCommand(c, "SET big %b", v2, n), "OK", "SET for MULTI");
+    expect_status(c, redisCommand(c, "MULTI"), "OK", "MULTI");
+    expect_status(c, redisCommand(c, "GETDEL big"), "QUEUED", "GETDEL queued");
+    r = redisCommand(c, "EXEC");
+    cr_assert_not_null(r);
+    cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
+    cr_assert_eq(r->elements, 1);
+    cr_assert_eq(r->element[0]->len, n);
+    cr_assert(memcmp(r->element[0]->str, v2, n) == 0, "EXEC's GETDEL: the bytes differ");
+    freeReplyObject(r);
+    cr_assert_eq(integer(c, "EXISTS after EXEC", "EXISTS big"), 0);
+    redisFree(c);
+    restarts_keep(&s, "after GETEX, GETSET and GETDEL in parts");
+    free(v);
+    free(v2);
+    finish(&s);
+}
+
+/* Fault point "bigreply" (21) in a GETDEL's reply: the store dies with a
+ * part sent. The client, which has part of a bulk, is disconnected (as
+ * D48's GET); the deletion is durable and stays after the respawn; a
+ * pipelined GETDEL on a new connection then replies in order. */
+Test(bigvalues, store_killed_mid_getdel_reply)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "store.bigreply:3:KILL", "--frontends 1"), 0);
+    redisContext *c = conn(&s);
+    size_t n = 12 * MB;
+    char *v = pattern(n, 800);
+    expect_status(c, redisCommand(c, "SET big %b", v, n), "OK", "SET 12 MB");
+    expect_status(c, redisCommand(c, "SET big2 %b", v, n), "OK", "SET 12 MB");
+    send_command(c, "GETDEL big");
+    send_command(c, "PING");
+    reply_cut_by_the_store(&s, c, v, n);
+    c = conn(&s);
+    cr_assert_eq(integer(c, "EXISTS after the respawn", "EXISTS big"), 0);
+    send_command(c, "GETDEL big2");
+    send_command(c, "GET big2");
+    send_command(c, "PING");
+    expect_bulk_read(c, v, n, 0, n);
+    expect_null(c, "GET after GETDEL");
+    expect_next_status(c, "PONG", "PING after it");
+    redisFree(c);
+    restarts_keep(&s, "after a store killed mid-GETDEL");
     free(v);
     finish(&s);
 }
