@@ -2,7 +2,10 @@
  * bigreply.c - a large value's reply in parts, asked for one at a time, in
  * a frontend process (D48).
  *
- * A GET or GETRANGE of a value of ST_STREAM_MIN bytes or more is answered
+ * A GET or GETRANGE of a value of ST_STREAM_MIN bytes or more, and a
+ * GETDEL, GETEX or SET ... GET of one outside MULTI (a write's reply: its
+ * id an LSN, its requests flagged STORE_REQ_WRITE; its first part is
+ * answered as any write reply, conn.c), is answered
  * by the store in parts of at most 1 MB (common/shm.h, STORE_REPLY_PAUSE):
  * it keeps a snapshot of the value's byte runs (no copy of its bytes) and
  * sends the next part only when this frontend asks. The entry stays at
