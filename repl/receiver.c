@@ -234,6 +234,20 @@ static int read_answer(repl_proc_t *p)
     return 1;
 }
 
+/* Back-pressure: whether to stop reading the leader's socket. Only while
+ * the ring is full, that is, while a whole record waits at the head of
+ * r->log for space: a record may be up to a quarter of the ring (a large
+ * value's chunk, D31), far more than a few frames, and stopping before it
+ * is whole would wait forever (seen: replication stalled after a 5 MB
+ * SET, session 7). */
+static int recv_backlogged(const repl_recv_t *r)
+{
+    if (r->log.len < 4 * REPL_FRAME_MAX) return 0;
+    rec_hdr_t h;
+    memcpy(&h, r->log.data, sizeof(h));
+    return h.len >= REC_HDR_SIZE && r->log.len >= rec_space(h.len - REC_HDR_SIZE);
+}
+
 /* Push the complete records of r->log into the ring. Returns 0, or -1
  * after a fatal mismatch (link dropped). */
 static int push_records(repl_proc_t *p)
@@ -251,6 +265,16 @@ static int push_records(repl_proc_t *p)
         if (h.lsn != r->next_lsn || h.len < REC_HDR_SIZE) {
             set_error(p, "the leader sent no record where LSN %" PRIu64 " should start",
                       r->next_lsn);
+            link_down(p, 1);
+            return -1;
+        }
+        if (rec_space(h.len - REC_HDR_SIZE) > ring->size / 2) {
+            /* Never placeable here: say so now, not after buffering it. */
+            set_error(p,
+                      "the leader's record at LSN %" PRIu64 " (%u bytes) is larger than this "
+                      "server's ring-size allows: give the replica a ring-size at least the "
+                      "leader's",
+                      r->next_lsn, h.len);
             link_down(p, 1);
             return -1;
         }
@@ -329,7 +353,7 @@ static void read_frames(repl_proc_t *p)
     }
     while (r->state == RECV_STREAM && r->in.len - r->in_off >= sizeof(repl_frame_t)) {
         /* Back-pressure: while the ring is full, leave the rest unparsed. */
-        if (r->log.len >= 4 * REPL_FRAME_MAX) break;
+        if (recv_backlogged(r)) break;
         repl_frame_t f;
         memcpy(&f, r->in.data + r->in_off, sizeof(f));
         if ((f.kind != REPL_FRAME_DATA && f.kind != REPL_FRAME_PING) || f.len > REPL_FRAME_MAX ||
@@ -357,7 +381,7 @@ int receiver_pollfd(repl_proc_t *p, struct pollfd *fd)
     fd->fd = r->fd;
     fd->events = r->state == RECV_CONNECTING ? POLLOUT : POLLIN;
     /* The ring is full: stop reading, so the leader's socket backs up. */
-    if (r->state == RECV_STREAM && r->log.len >= 4 * REPL_FRAME_MAX) fd->events = 0;
+    if (r->state == RECV_STREAM && recv_backlogged(r)) fd->events = 0;
     fd->revents = 0;
     return 1;
 }

@@ -1110,3 +1110,74 @@ Test(repl_stream, leader_killed_at_random_moments_loses_no_write_acked_on_a_repl
     for (unsigned round = 0; round < 4; round++)
         kill_leader_at_random(seed + round, round % 2);
 }
+
+/* A replica of a replica (chained replicas are not built, D33): the
+ * second link is refused with the reason, the replica gets nothing and
+ * serves what it has; the first pair goes on untouched. */
+Test(repl_stream, a_replica_of_a_replica_is_refused_with_the_reason)
+{
+    static srv_t R2;
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 20);
+    char extra[256];
+    snprintf(extra, sizeof(extra), SMALL " --replicaof 127.0.0.1 %d", R.port);
+    cr_assert(srv_start(&R2, extra) == 0, "the second replica did not start");
+    redisContext *c2 = srv_connect(&R2);
+    cr_assert(c2);
+    char buf[256];
+    int seen = 0;
+    for (int i = 0; i < 1200 && !seen; i++) {
+        seen = strstr(info_field(c2, "atticdb_link_error", buf, sizeof(buf)),
+                      "replicas of replicas are not supported") != NULL;
+        if (!seen) usleep(50000);
+    }
+    cr_assert(seen, "the link error says why: %s", buf);
+    cr_expect_str_eq(info_field(c2, "master_link_status", buf, sizeof(buf)), "down");
+    cr_expect_str_eq(srv_cmd_raw(c2, buf, sizeof(buf), "GET counter"), "$-1\r\n",
+                     "nothing reached the second replica");
+    cr_expect_str_eq(srv_cmd_raw(c2, buf, sizeof(buf), "SET x 1"),
+                     "-READONLY You can't write against a read only replica.\r\n");
+    write_some(lc, 100, 20);
+    expect_caught_up(lc, rc);
+    redisFree(c2);
+    redisFree(lc);
+    redisFree(rc);
+    srv_kill_all(&R2);
+}
+
+/* Values larger than a record travel as chunk records of up to a quarter
+ * of the ring (D31), far larger than a replication frame: they reach the
+ * replica whole, and what follows them too (the receiver stopped reading
+ * before such a record was whole, and replication stalled for good). */
+Test(repl_stream, large_values_reach_the_replica_and_the_stream_goes_on)
+{
+    /* The default ring (16 MB): chunks of 4 MB. */
+    cr_assert(srv_start(&L, "--frontends 2") == 0, "leader did not start");
+    char extra[128];
+    snprintf(extra, sizeof(extra), "--frontends 2 --replicaof 127.0.0.1 %d", L.port);
+    cr_assert(srv_start(&R, extra) == 0, "replica did not start");
+    redisContext *lc = srv_connect(&L), *rc = srv_connect(&R);
+    cr_assert(lc && rc);
+    write_some(lc, 0, 10);
+    expect_caught_up(lc, rc);
+    size_t sizes[] = {5u << 20, 12u << 20};
+    for (int k = 0; k < 2; k++) {
+        size_t n = sizes[k];
+        char *v = malloc(n);
+        cr_assert(v);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (char)('a' + (i * 7 + (size_t)k) % 26);
+        redisReply *r = redisCommand(lc, "SET big:%d %b", k, v, n);
+        cr_assert(r && r->type == REDIS_REPLY_STATUS, "SET of %zu bytes", n);
+        freeReplyObject(r);
+        write_some(lc, 100 * (k + 1), 10); /* and the stream goes on after it */
+        expect_caught_up(lc, rc);
+        r = redisCommand(rc, "GET big:%d", k);
+        cr_assert(r && r->type == REDIS_REPLY_STRING && r->len == n, "the replica has it");
+        cr_expect(memcmp(r->str, v, n) == 0, "byte for byte");
+        freeReplyObject(r);
+        free(v);
+    }
+    redisFree(lc);
+    redisFree(rc);
+}
