@@ -1110,3 +1110,77 @@ Test(repl_stream, leader_killed_at_random_moments_loses_no_write_acked_on_a_repl
     for (unsigned round = 0; round < 4; round++)
         kill_leader_at_random(seed + round, round % 2);
 }
+
+/* A torn point with valid records after it, made in a stopped server's
+ * first segment at `off` (a power cut's lost pages in the middle of an
+ * unsynced stretch: D56). */
+static void tear_log_at(const srv_t *s, long off)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/log-0000000000000000.seg", s->dir);
+    FILE *f = fopen(path, "r+");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, off, SEEK_SET);
+    fwrite("\xde\xad\xbe\xef", 1, 4, f);
+    fclose(f);
+}
+
+#define TORN_AT 300000 /* inside the first segment after 1000 rounds */
+
+Test(repl_stream, a_replica_cuts_a_torn_point_its_leaders_records_prove_and_resumes)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 1000);
+    redisFree(rc);
+    cr_assert(in_dir(&R, "SHIPPED"), "the replica notes that its log is the leader's");
+    cr_assert_eq(srv_stop(&R), 0);
+    /* The later records' durable_gap proves the torn point durable on the
+     * leader; on the replica it proves nothing: cut, fetch again. */
+    tear_log_at(&R, TORN_AT);
+    char tail[2048];
+    cr_assert_eq(srv_restart(&R), 0, "the replica did not start: %s",
+                 srv_log_tail(&R, tail, sizeof(tail)));
+    cr_expect(srv_log_contains(&R, "cut the log's torn tail", NULL), "the replica cut its tail");
+    rc = srv_connect(&R);
+    cr_assert(rc);
+    write_some(lc, 1000, 200);
+    expect_caught_up(lc, rc);
+    cr_expect_eq(info_num(rc, "atticdb_full_syncs"), 0, "a resume, not a copy");
+    redisFree(rc);
+    redisFree(lc);
+    /* The same shape on the leader is damage: its records speak of its own
+     * fdatasyncs, so what it cut would include acknowledged writes. */
+    cr_assert_eq(srv_stop(&L), 0);
+    tear_log_at(&L, TORN_AT);
+    cr_assert_neq(srv_restart(&L), 0, "the leader started on a damaged log");
+    cr_expect(srv_log_contains(&L, "corrupt in the middle", "log-0000000000000000.seg"),
+              "the leader names the damage");
+}
+
+Test(repl_stream, a_promoted_replica_trusts_its_own_records_again)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 100);
+    redisFree(lc);
+    char buf[128];
+    cr_assert_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "REPLICAOF NO ONE"), "+OK\r\n");
+    long long promoted = info_num(rc, "master_repl_offset");
+    write_some(rc, 100, 1000); /* its own records, from `promoted` on */
+    redisFree(rc);
+    cr_assert_eq(srv_stop(&R), 0);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/SHIPPED", R.dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    unsigned long long from, to;
+    cr_assert_eq(fscanf(f, "shipped %llu %llu", &from, &to), 2);
+    fclose(f);
+    cr_expect_eq(from, 0);
+    cr_expect_leq(to, (unsigned long long)promoted, "own records from the promotion on");
+    cr_assert_lt((long long)to, TORN_AT);
+    /* A torn point its own later records prove durable: damage. */
+    tear_log_at(&R, TORN_AT);
+    snprintf(R.extra, sizeof(R.extra), "%s", SMALL);
+    cr_assert_neq(srv_restart(&R), 0, "the promoted replica started on a damaged log");
+    cr_expect(srv_log_contains(&R, "corrupt in the middle", NULL), "it names the damage");
+}
