@@ -14,7 +14,9 @@
  * min-replicas-acked 1 and two replicas, a leader SIGKILLed at random
  * moments (some after its link was cut) loses no acknowledged write: the
  * most advanced replica has them all, is promoted, and the other follows
- * it (ATTIC_SEED repeats a run). Waits
+ * it (ATTIC_SEED repeats a run). A torn point that the leader's records
+ * prove durable is cut by a replica (which resumes) and refused by the
+ * leader and by a promoted replica past its promotion (D56). Waits
  * have generous deadlines; nothing asserts a duration.
  */
 #include <arpa/inet.h>
