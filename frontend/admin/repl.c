@@ -477,15 +477,21 @@ void fe_info_replication(fe_t *fe, buf_t *b, const char *replid)
     int64_t lag = atomic_load(&sc->min_replicas_max_lag);
     if (want > 0 && lag > 0) /* as Redis: only while the guard is on */
         buf_appendf(b, "min_slaves_good_slaves:%d\r\n", repl_good_replicas(r, lag, now));
+    /* As Redis: replicas getting a full copy are listed too, in its words
+     * for the copy's phases, at offset 0 (nothing acked yet). */
+    static const char *const copy_words[] = {"online", "wait_bgsave", "send_bulk"};
     uint32_t n = 0;
     for (int i = 0; i < REPL_MAX_REPLICAS; i++)
-        n += atomic_load(&r->replicas[i].online) != 0;
+        n += atomic_load(&r->replicas[i].online) || atomic_load(&r->replicas[i].copying);
     buf_appendf(b, "connected_slaves:%u\r\n", n);
     for (int i = 0, k = 0; i < REPL_MAX_REPLICAS; i++) {
         const repl_replica_t *s = &r->replicas[i];
-        if (!atomic_load(&s->online)) continue;
-        buf_appendf(b, "slave%d:ip=%s,port=%u,state=online,offset=%" PRIu64 ",lag=%" PRId64 "\r\n",
-                    k++, s->ip, s->port, atomic_load(&s->acked_lsn),
+        uint32_t copying = atomic_load(&s->copying);
+        int online = atomic_load(&s->online) != 0;
+        if (!online && (!copying || copying > REPL_COPY_SEND)) continue;
+        buf_appendf(b, "slave%d:ip=%s,port=%u,state=%s,offset=%" PRIu64 ",lag=%" PRId64 "\r\n", k++,
+                    s->ip, s->port, copy_words[online ? 0 : copying],
+                    online ? atomic_load(&s->acked_lsn) : 0,
                     (now - atomic_load(&s->last_ack_ms)) / 1000);
     }
     buf_appendf(b,

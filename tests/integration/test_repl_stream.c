@@ -1186,3 +1186,76 @@ Test(repl_stream, a_promoted_replica_trusts_its_own_records_again)
     cr_assert_neq(srv_restart(&R), 0, "the promoted replica started on a damaged log");
     cr_expect(srv_log_contains(&R, "corrupt in the middle", NULL), "it names the damage");
 }
+
+/* The pid of s's process titled "atticdb-server: <role>". */
+static pid_t role_pid(const srv_t *s, const char *role)
+{
+    char title[64];
+    snprintf(title, sizeof(title), "atticdb-server: %s", role);
+    pid_t pid;
+    cr_assert_eq(srv_wait_children(s, title, &pid, 1, 1), 1, "no %s process", role);
+    return pid;
+}
+
+/* Wait (up to 60 s) until L's INFO replication lists a replica in this
+ * state; its slave0 line into line. */
+static void wait_slave_state(const char *state, char *line, size_t n)
+{
+    char want[64];
+    snprintf(want, sizeof(want), ",state=%s,", state);
+    line[0] = 0;
+    for (int i = 0; i < 1200 && !strstr(line, want); i++) {
+        redisContext *c = srv_connect(&L);
+        cr_assert(c);
+        redisReply *r = redisCommand(c, "INFO replication");
+        cr_assert(r && r->type == REDIS_REPLY_STRING);
+        const char *p = strstr(r->str, "\r\nslave0:");
+        snprintf(line, n, "%.*s", p ? (int)strcspn(p + 2, "\r") : 0, p ? p + 2 : "");
+        freeReplyObject(r);
+        redisFree(c);
+        if (!strstr(line, want)) usleep(50000);
+    }
+    cr_assert(strstr(line, want), "no replica in state %s: \"%s\"", state, line);
+}
+
+/* As Redis 7.0's INFO replication: a replica getting a full copy is listed
+ * while the copy is written (wait_bgsave: the leader's store is held with
+ * SIGSTOP) and sent (send_bulk: the replica's replication process is held),
+ * then online once it streams. */
+Test(repl_stream, info_lists_a_replica_through_its_full_copy)
+{
+    cr_assert(srv_start(&L, SMALL) == 0);
+    redisContext *lc = srv_connect(&L);
+    cr_assert(lc);
+    write_some(lc, 0, 300);
+    cr_assert(srv_start(&R, SMALL) == 0);
+    redisContext *rc = srv_connect(&R);
+    cr_assert(rc);
+    write_some(rc, 5000, 10); /* of its own: it needs a full copy */
+    pid_t store = role_pid(&L, "store");
+    cr_assert(kill(store, SIGSTOP) == 0);
+    char cmd[64], line[256], want[128];
+    snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
+    cr_expect_str_eq(srv_cmd_raw(rc, (char[64]){0}, 64, cmd), "+OK\r\n");
+    redisFree(rc);
+    wait_slave_state("wait_bgsave", line, sizeof(line));
+    snprintf(want, sizeof(want),
+             "slave0:ip=127.0.0.1,port=%d,state=wait_bgsave,offset=0,lag=", R.port);
+    cr_expect(strncmp(line, want, strlen(want)) == 0, "\"%s\"", line);
+    cr_expect_eq(info_num_of(&L, "connected_slaves"), 1);
+    pid_t repl = role_pid(&R, "replication");
+    cr_assert(kill(repl, SIGSTOP) == 0);
+    cr_assert(kill(store, SIGCONT) == 0);
+    wait_slave_state("send_bulk", line, sizeof(line));
+    snprintf(want, sizeof(want),
+             "slave0:ip=127.0.0.1,port=%d,state=send_bulk,offset=0,lag=", R.port);
+    cr_expect(strncmp(line, want, strlen(want)) == 0, "\"%s\"", line);
+    cr_assert(kill(repl, SIGCONT) == 0);
+    rc = wait_full_copy(&R);
+    wait_slave_state("online", line, sizeof(line));
+    snprintf(want, sizeof(want), "slave0:ip=127.0.0.1,port=%d,state=online,offset=", R.port);
+    cr_expect(strncmp(line, want, strlen(want)) == 0, "\"%s\"", line);
+    expect_caught_up(lc, rc);
+    redisFree(rc);
+    redisFree(lc);
+}
