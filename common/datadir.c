@@ -170,3 +170,48 @@ int datadir_cut_log(const char *dir, uint64_t segment_size, const uint64_t *segs
     }
     return zero_tail(dir, seg, segment_size, lsn, zeroed, err, errlen) == 0 ? 0 : -1;
 }
+
+int datadir_shipped_read(const char *dir, uint64_t *from, uint64_t *to, char *err, size_t errlen)
+{
+    char path[4096], text[128];
+    snprintf(path, sizeof(path), "%s/%s", dir, DATADIR_SHIPPED);
+    *from = *to = DATADIR_SHIPPED_OPEN;
+    int fd = io->open(path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) {
+        if (errno == ENOENT) return 0;
+        return str_fail(err, errlen, "can't open %s: %s", path, strerror(errno));
+    }
+    ssize_t n = io->pread(fd, text, sizeof(text) - 1, 0);
+    int e = errno;
+    io->close(fd);
+    if (n < 0) return str_fail(err, errlen, "can't read %s: %s", path, strerror(e));
+    text[n] = 0;
+    unsigned long long f, t;
+    char tail;
+    if (sscanf(text, "shipped %llu %llu%c", &f, &t, &tail) != 3 || tail != '\n' || f > t)
+        return str_fail(err, errlen, "%s is not \"shipped FROM TO\"", path);
+    *from = f;
+    *to = t;
+    return 1;
+}
+
+int datadir_shipped_write(const char *dir, uint64_t from, uint64_t to)
+{
+    char path[4096], tmp[4200], text[128];
+    snprintf(path, sizeof(path), "%s/%s", dir, DATADIR_SHIPPED);
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    int len = snprintf(text, sizeof(text), "shipped %llu %llu\n", (unsigned long long)from,
+                       (unsigned long long)to);
+    int fd = io->open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int rc = fd < 0 ? -1 : io_pwrite_all(fd, text, (size_t)len, 0);
+    if (!rc) rc = io->fdatasync(fd);
+    if (fd >= 0) io->close(fd);
+    if (!rc) rc = io->rename(tmp, path);
+    if (rc) {
+        int e = errno;
+        io->unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return io_fsync_dir(dir);
+}

@@ -44,4 +44,27 @@ int datadir_lock(const char *dir, int flags, char *err, size_t errlen);
 int datadir_cut_log(const char *dir, uint64_t segment_size, const uint64_t *segs, size_t n,
                     uint64_t lsn, uint64_t *zeroed, char *err, size_t errlen);
 
+/*
+ * The shipped part of the log (docs/DECISIONS.md D56). A replica's log holds
+ * its leader's records, whose durable_gap speaks of the leader's fsyncs,
+ * not this server's: recovery must not take them as proof that a torn point
+ * was durable here. The file SHIPPED in the data directory names the LSNs
+ * [from, to) whose records may have come from a leader; to is
+ * DATADIR_SHIPPED_OPEN while the server follows one. Written by the
+ * replication process: before its first claim of a leader's record (from:
+ * its durable LSN then, all below it durable), and at REPLICAOF NO ONE
+ * (to: the end of the last record it claimed; what follows is the server's
+ * own). Read by recovery and atticdb-check.
+ */
+#define DATADIR_SHIPPED      "SHIPPED"
+#define DATADIR_SHIPPED_OPEN UINT64_MAX
+
+/* 1 with the range read, 0 with from = to = DATADIR_SHIPPED_OPEN when there
+ * is no file (nothing shipped), -1 with a message in err when unreadable. */
+int datadir_shipped_read(const char *dir, uint64_t *from, uint64_t *to, char *err, size_t errlen);
+
+/* Replace the file durably (write, fdatasync, rename, directory fsync).
+ * 0, or -1 with errno set. */
+int datadir_shipped_write(const char *dir, uint64_t from, uint64_t to);
+
 #endif

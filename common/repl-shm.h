@@ -34,7 +34,13 @@ typedef struct repl_replica {
     _Atomic uint64_t sent_lsn;    /* shipped up to here */
     _Atomic int64_t last_ack_ms;  /* wall clock of its last ack */
     _Atomic int64_t behind_since; /* ms since which acked < durable, 0 = caught up */
+    _Atomic uint32_t copying;     /* enum repl_copy_state: a full copy's phase (D50) */
 } repl_replica_t;
+
+/* A replica getting a full copy, in Redis' INFO words: the store writes
+ * it (wait_bgsave), then it is sent (send_bulk) until the connection
+ * closes; the replica comes back online on its next connection. */
+enum repl_copy_state { REPL_COPY_NONE = 0, REPL_COPY_WAIT = 1, REPL_COPY_SEND = 2 };
 
 typedef struct repl_shm {
     /* What to follow: is_replica, then host and port under gen (a frontend

@@ -203,14 +203,15 @@ static int all_zero(const unsigned char *p, size_t n)
  *     the records after the damage are found (docs/DECISIONS.md, D11).
  */
 static int segment_proof(const unsigned char *buf, uint64_t seg, uint64_t seg_end, uint64_t p,
-                         uint64_t end, uint64_t *at)
+                         uint64_t end, const seg_untrusted_t *u, uint64_t *at)
 {
     int at_boundary = 1;
     while (p + REC_HDR_SIZE <= seg_end) {
         const unsigned char *r = buf + (p - seg);
         uint64_t next = header_end(r, p, seg_end);
         if (next) {
-            if (rec_check(r, p, seg_end - p) > 0 && rec_proven_durable(r) > end) {
+            int trusted = !u || p < u->from || p >= u->to;
+            if (trusted && rec_check(r, p, seg_end - p) > 0 && rec_proven_durable(r) > end) {
                 *at = p;
                 return 1;
             }
@@ -225,7 +226,8 @@ static int segment_proof(const unsigned char *buf, uint64_t seg, uint64_t seg_en
     return 0;
 }
 
-int seg_find_damage_proof(const char *dir, uint64_t segment_size, uint64_t end, uint64_t *at)
+int seg_find_damage_proof(const char *dir, uint64_t segment_size, uint64_t end,
+                          const seg_untrusted_t *untrusted, uint64_t *at)
 {
     uint64_t *segs;
     size_t n;
@@ -246,7 +248,8 @@ int seg_find_damage_proof(const char *dir, uint64_t segment_size, uint64_t end, 
         if (io_pread_all(fd, buf, segment_size, 0) != 0 && errno != ENODATA) rc = -1;
         io->close(fd);
         if (rc) break;
-        found = segment_proof(buf, seg, seg + segment_size, seg > end ? seg : end, end, at);
+        found =
+            segment_proof(buf, seg, seg + segment_size, seg > end ? seg : end, end, untrusted, at);
     }
     free(buf);
     free(segs);

@@ -57,8 +57,14 @@ int64_t seg_reader_next(seg_reader_t *r, const void **rec);
  * header must be (damage) makes the rest of that segment be searched at
  * 32-byte steps (seg.c, segment_proof).
  * Returns 1 and its LSN in *at when found (damage in the middle of the log),
- * 0 when none (a torn tail), -1 on an I/O error.
+ * 0 when none (a torn tail), -1 on an I/O error. Records at LSNs in
+ * *untrusted (NULL: none) prove nothing: their durable_gap is another
+ * server's (a replica's shipped records, datadir.h DATADIR_SHIPPED, D56).
  */
-int seg_find_damage_proof(const char *dir, uint64_t segment_size, uint64_t end, uint64_t *at);
+typedef struct seg_untrusted {
+    uint64_t from, to; /* [from, to) */
+} seg_untrusted_t;
+int seg_find_damage_proof(const char *dir, uint64_t segment_size, uint64_t end,
+                          const seg_untrusted_t *untrusted, uint64_t *at);
 
 #endif

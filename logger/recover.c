@@ -9,7 +9,9 @@
  * record written there cannot be confused with leftovers. A valid record
  * further on that proves the bad one was durable (record.h, durable_gap)
  * means damage in the middle of the log: recovery refuses, naming file and
- * offset, and leaves the decision to an operator (atticdb-check). Records
+ * offset, and leaves the decision to an operator (atticdb-check). Records a
+ * leader shipped (datadir.h, SHIPPED) prove nothing here: their gap is the
+ * leader's (D56). Records
  * after the end are found by walking their headers, never by reading client
  * values as headers (seg.c), so no value can stop the server from starting.
  */
@@ -93,8 +95,16 @@ int logger_recover(const char *dir, uint64_t segment_size, uint64_t *start, uint
     /* A valid record further on that proves e was durable when it was
      * written means e is damage, not a torn tail (record.h, durable_gap):
      * cutting there would drop acknowledged writes. */
+    /* On a replica the leader's records prove only the leader's
+     * durability (D56): they may come from a batch this server never
+     * synced, and a cut there loses nothing the leader cannot send again. */
+    seg_untrusted_t shipped;
+    if (datadir_shipped_read(dir, &shipped.from, &shipped.to, err, errlen) < 0) {
+        free(segs);
+        return -1;
+    }
     uint64_t proof;
-    int damaged = seg_find_damage_proof(dir, segment_size, e, &proof);
+    int damaged = seg_find_damage_proof(dir, segment_size, e, &shipped, &proof);
     if (damaged < 0) {
         free(segs);
         return str_fail(err, errlen, "I/O error reading the log after LSN %" PRIu64 ": %s", e,

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "datadir.h"
 #include "log.h"
 #include "record.h"
 #include "repl/repl-internal.h"
@@ -102,6 +103,39 @@ static void send_cmd(repl_proc_t *p, int argc, const char **argv)
     buf_free(&b);
 }
 
+/* Note durably in the data directory that records from LSN `from` on may
+ * be a leader's (to = DATADIR_SHIPPED_OPEN), or that those from `to` on are
+ * this server's own again (D56). 1 when the file says so. */
+static int shipped_note(repl_proc_t *p, uint64_t from, uint64_t to)
+{
+    repl_recv_t *r = &p->recv;
+    if (!r->shipped_known) {
+        char err[4608];
+        if (datadir_shipped_read(p->cfg->dir, &r->shipped_from, &r->shipped_to, err, sizeof(err)) <
+            0) {
+            set_error(p, "%s", err);
+            return 0;
+        }
+        r->shipped_known = 1;
+    }
+    if (to == DATADIR_SHIPPED_OPEN && r->shipped_to == DATADIR_SHIPPED_OPEN &&
+        r->shipped_from != DATADIR_SHIPPED_OPEN)
+        return 1; /* following already: the first shipped LSN stays */
+    if (to != DATADIR_SHIPPED_OPEN) {
+        if (r->shipped_from == DATADIR_SHIPPED_OPEN || r->shipped_to != DATADIR_SHIPPED_OPEN)
+            return 1; /* nothing shipped, or closed already */
+        from = r->shipped_from;
+        if (to < from) to = from;
+    }
+    if (datadir_shipped_write(p->cfg->dir, from, to) != 0) {
+        set_error(p, "can't write %s/%s: %s", p->cfg->dir, DATADIR_SHIPPED, strerror(errno));
+        return 0;
+    }
+    r->shipped_from = from;
+    r->shipped_to = to;
+    return 1;
+}
+
 /* Begin following: once every record this server claimed is durable (the
  * LSN to ask from is then the end of its log), connect. */
 static void start_link(repl_proc_t *p)
@@ -114,6 +148,12 @@ static void start_link(repl_proc_t *p)
     if (!r->adopted) {
         r->adopted = ring_claimer_adopt(shm_repl_claimer(shm), durable);
         if (!r->adopted) return;
+    }
+    /* Before the first record of a leader is claimed: recovery must know
+     * that records from here on prove only the leader's durability. */
+    if (!shipped_note(p, durable, DATADIR_SHIPPED_OPEN)) {
+        link_down(p, 1);
+        return;
     }
     r->gen = atomic_load(&shm->repl.gen);
     char host[REPL_HOST_MAX], port[16];
@@ -419,7 +459,18 @@ void receiver_step(repl_proc_t *p)
         link_down(p, 0);
         shm->repl.link_error[0] = 0;
     }
-    if (!replica) return;
+    if (!replica) {
+        /* Promoted (or a leader whose SHIPPED is still open): from the end
+         * of the last record this process claimed, or the durable LSN if it
+         * claimed none, the records are this server's own. Retried at each
+         * step until written. */
+        if (!r->shipped_known || r->shipped_to == DATADIR_SHIPPED_OPEN) {
+            uint64_t own = r->next_lsn ? r->next_lsn : atomic_load(&shm->durable_lsn);
+            if (atomic_load(&shm->logger_state) == LOGGER_RUNNING)
+                shipped_note(p, DATADIR_SHIPPED_OPEN, own);
+        }
+        return;
+    }
     int64_t now = shm_now_ms();
     if (r->state == RECV_IDLE) {
         if (now >= r->next_try_ms) start_link(p);

@@ -67,7 +67,9 @@ typedef struct repl_recv {
     buf_t log; /* log bytes from next_lsn, records not pushed yet */
     uint64_t next_lsn;
     uint64_t acked;
-    int adopted; /* the ring claimer is ours */
+    int adopted;                       /* the ring claimer is ours */
+    int shipped_known;                 /* shipped_from/to hold the data directory's SHIPPED */
+    uint64_t shipped_from, shipped_to; /* datadir.h, D56 */
     repl_copy_t copy;
 } repl_recv_t;
 

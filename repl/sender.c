@@ -59,6 +59,7 @@ void sender_init(repl_proc_t *p)
         resp_cmd_init(&p->peers[i].cmd);
         /* A predecessor's replicas are gone with its sockets. */
         atomic_store(&p->shm->repl.replicas[i].online, 0);
+        atomic_store(&p->shm->repl.replicas[i].copying, REPL_COPY_NONE);
     }
     atomic_store(&p->shm->repl.nreplicas, 0);
 }
@@ -97,6 +98,7 @@ static void peer_close(repl_proc_t *p, int i, const char *why)
     buf_reset(&r->in);
     r->out_off = 0;
     atomic_store(&s->online, 0);
+    atomic_store(&s->copying, REPL_COPY_NONE);
     count_online(p);
 }
 
@@ -143,6 +145,8 @@ static void start_copy(repl_proc_t *p, int fd, const char *why, unsigned port, c
     buf_appendf(&r->out, "+FULLCOPY\r\n");
     snprintf(s->ip, sizeof(s->ip), "%s", ip);
     s->port = port;
+    atomic_store(&s->last_ack_ms, shm_now_ms());
+    atomic_store(&s->copying, REPL_COPY_WAIT); /* listed by INFO from here */
     count_online(p);
     log_info("repl: replica %s:%u gets a full copy: %s", ip, port, why);
 }
@@ -380,6 +384,7 @@ static int open_copy(repl_proc_t *p, repl_peer_t *r, const char *dir)
     }
     buf_free(&text);
     r->state = PEER_COPY;
+    atomic_store(&p->shm->repl.replicas[r - p->peers].copying, REPL_COPY_SEND);
     r->copy_file = 0;
     r->copy_off = 0;
     return rc;

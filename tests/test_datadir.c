@@ -224,3 +224,58 @@ Test(datadir, segment_listing_fails_cleanly)
     cr_assert_eq(seg_list(dir, &got, &n), -1);
     cr_assert_eq(errno, EIO);
 }
+
+/* ---- the shipped part of the log (D56) ---- */
+
+Test(datadir, shipped_note_reads_back_and_none_means_nothing_shipped)
+{
+    uint64_t from = 1, to = 1;
+    char err[512] = "";
+    cr_assert_eq(datadir_shipped_read(dir, &from, &to, err, sizeof(err)), 0, "%s", err);
+    cr_assert_eq(from, DATADIR_SHIPPED_OPEN);
+    cr_assert_eq(to, DATADIR_SHIPPED_OPEN);
+    cr_assert_eq(datadir_shipped_write(dir, 4096, DATADIR_SHIPPED_OPEN), 0);
+    cr_assert_eq(datadir_shipped_read(dir, &from, &to, err, sizeof(err)), 1, "%s", err);
+    cr_assert_eq(from, 4096);
+    cr_assert_eq(to, DATADIR_SHIPPED_OPEN);
+    cr_assert_eq(datadir_shipped_write(dir, 4096, 8192), 0); /* a promotion closes it */
+    cr_assert_eq(datadir_shipped_read(dir, &from, &to, err, sizeof(err)), 1, "%s", err);
+    cr_assert_eq(from, 4096);
+    cr_assert_eq(to, 8192);
+}
+
+Test(datadir, a_malformed_shipped_note_is_an_error_naming_the_file)
+{
+    static const char *const bad[] = {"", "shipped 10\n", "shipped 20 10\n", "shipped 1 2",
+                                      "garbage 1 2\n"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char path[512], err[512] = "";
+        snprintf(path, sizeof(path), "%s/" DATADIR_SHIPPED, dir);
+        FILE *f = fopen(path, "w");
+        cr_assert_not_null(f);
+        fputs(bad[i], f);
+        fclose(f);
+        uint64_t from, to;
+        cr_assert_eq(datadir_shipped_read(dir, &from, &to, err, sizeof(err)), -1, "\"%s\"", bad[i]);
+        cr_assert(strstr(err, DATADIR_SHIPPED), "\"%s\": %s", bad[i], err);
+    }
+}
+
+Test(datadir, a_failed_shipped_note_leaves_the_old_one)
+{
+    static const char *const specs[] = {"open:1:EIO", "pwrite:1:EIO", "fdatasync:1:EIO",
+                                        "rename:1:EIO"};
+    cr_assert_eq(datadir_shipped_write(dir, 100, DATADIR_SHIPPED_OPEN), 0);
+    for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+        install(specs[i]);
+        int rc = datadir_shipped_write(dir, 100, 200);
+        int e = errno;
+        io_fault_install("", NULL, 1);
+        cr_assert_eq(rc, -1, "%s: the write succeeded", specs[i]);
+        cr_assert_eq(e, EIO, "%s: errno %d", specs[i], e);
+        uint64_t from, to;
+        char err[512] = "";
+        cr_assert_eq(datadir_shipped_read(dir, &from, &to, err, sizeof(err)), 1, "%s", err);
+        cr_assert_eq(to, DATADIR_SHIPPED_OPEN, "%s: the old note stays", specs[i]);
+    }
+}

@@ -419,8 +419,14 @@ int main(int argc, char **argv)
     uint64_t seg = end & ~(seg_size - 1);
     char path[4096];
     seg_path(path, sizeof(path), dir, seg);
+    seg_untrusted_t shipped; /* a replica's leader records: as recovery (D56) */
+    char why[4608];
+    if (datadir_shipped_read(dir, &shipped.from, &shipped.to, why, sizeof(why)) < 0) {
+        fprintf(stderr, "atticdb-check: %s\n", why);
+        return 2;
+    }
     uint64_t later;
-    int damaged = seg_find_damage_proof(dir, seg_size, end, &later);
+    int damaged = seg_find_damage_proof(dir, seg_size, end, &shipped, &later);
     if (damaged < 0) {
         fprintf(stderr, "atticdb-check: I/O error after LSN %" PRIu64 ": %s\n", end,
                 strerror(errno));

@@ -39,6 +39,13 @@ static int is_replica(const shm_t *shm)
 }
 
 /* The leader this replica follows, copied out of shm. */
+/* INFO lists a replica that streams or gets a full copy (Redis' slaveN). */
+static int slave_listed(const repl_replica_t *s)
+{
+    uint32_t copying = atomic_load(&s->copying);
+    return atomic_load(&s->online) || copying == REPL_COPY_WAIT || copying == REPL_COPY_SEND;
+}
+
 static void leader_of(const shm_t *shm, char host[REPL_HOST_MAX], unsigned *port)
 {
     memcpy(host, shm->repl.master_host, REPL_HOST_MAX);
@@ -477,15 +484,21 @@ void fe_info_replication(fe_t *fe, buf_t *b, const char *replid)
     int64_t lag = atomic_load(&sc->min_replicas_max_lag);
     if (want > 0 && lag > 0) /* as Redis: only while the guard is on */
         buf_appendf(b, "min_slaves_good_slaves:%d\r\n", repl_good_replicas(r, lag, now));
+    /* As Redis: replicas getting a full copy are listed too, in its words
+     * for the copy's phases, at offset 0 (nothing acked yet). */
+    static const char *const copy_words[] = {"online", "wait_bgsave", "send_bulk"};
     uint32_t n = 0;
     for (int i = 0; i < REPL_MAX_REPLICAS; i++)
-        n += atomic_load(&r->replicas[i].online) != 0;
+        n += slave_listed(&r->replicas[i]);
     buf_appendf(b, "connected_slaves:%u\r\n", n);
     for (int i = 0, k = 0; i < REPL_MAX_REPLICAS; i++) {
         const repl_replica_t *s = &r->replicas[i];
-        if (!atomic_load(&s->online)) continue;
-        buf_appendf(b, "slave%d:ip=%s,port=%u,state=online,offset=%" PRIu64 ",lag=%" PRId64 "\r\n",
-                    k++, s->ip, s->port, atomic_load(&s->acked_lsn),
+        if (!slave_listed(s)) continue;
+        int online = atomic_load(&s->online) != 0;
+        uint32_t copying = atomic_load(&s->copying);
+        buf_appendf(b, "slave%d:ip=%s,port=%u,state=%s,offset=%" PRIu64 ",lag=%" PRId64 "\r\n", k++,
+                    s->ip, s->port, copy_words[online ? 0 : copying],
+                    online ? atomic_load(&s->acked_lsn) : 0,
                     (now - atomic_load(&s->last_ack_ms)) / 1000);
     }
     buf_appendf(b,
@@ -502,7 +515,11 @@ void fe_info_replication(fe_t *fe, buf_t *b, const char *replid)
     /* AtticDB's: lag in bytes and ms on both sides, how links began. */
     for (int i = 0, k = 0; i < REPL_MAX_REPLICAS; i++) {
         const repl_replica_t *s = &r->replicas[i];
-        if (!atomic_load(&s->online)) continue;
+        if (!slave_listed(s)) continue;
+        if (!atomic_load(&s->online)) {
+            k++; /* copying: numbered as in its slaveN line, no lag yet */
+            continue;
+        }
         uint64_t acked = atomic_load(&s->acked_lsn);
         int64_t behind = atomic_load(&s->behind_since);
         buf_appendf(b, "atticdb_slave%d:lag_bytes=%" PRIu64 ",lag_ms=%" PRId64 "\r\n", k++,

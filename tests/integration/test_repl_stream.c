@@ -14,7 +14,9 @@
  * min-replicas-acked 1 and two replicas, a leader SIGKILLed at random
  * moments (some after its link was cut) loses no acknowledged write: the
  * most advanced replica has them all, is promoted, and the other follows
- * it (ATTIC_SEED repeats a run). Waits
+ * it (ATTIC_SEED repeats a run). A torn point that the leader's records
+ * prove durable is cut by a replica (which resumes) and refused by the
+ * leader and by a promoted replica past its promotion (D56). Waits
  * have generous deadlines; nothing asserts a duration.
  */
 #include <arpa/inet.h>
@@ -781,7 +783,8 @@ Test(repl_stream, a_replica_killed_with_the_copy_swapped_in_but_old_data_left_st
  * process group dies). The restart is on the old data, or the whole copy. */
 Test(repl_stream, a_power_cut_at_each_sync_of_the_copy_restarts_on_old_data_or_the_whole_copy)
 {
-    for (int n = 1; n <= 3; n++) {
+    /* Sync 1 is the SHIPPED note's (D56), before the copy's three. */
+    for (int n = 1; n <= 4; n++) {
         char faults[64], old[64], lead[64], now[64];
         snprintf(faults, sizeof(faults), "repl.fdatasync:%d:CUT", n);
         copy_killed_at(faults, old, lead);
@@ -789,7 +792,8 @@ Test(repl_stream, a_power_cut_at_each_sync_of_the_copy_restarts_on_old_data_or_t
         cr_expect(!strcmp(now, old) || !strcmp(now, lead),
                   "cut at sync %d: the old data or the copy, not %s", n, now);
         /* The MANIFEST's sync is the last: before it, never the copy. */
-        if (n == 3) cr_expect_str_eq(now, old, "cut at the MANIFEST's sync: the old data");
+        if (n == 1 || n == 4)
+            cr_expect_str_eq(now, old, "cut at SHIPPED's or the MANIFEST's sync: the old data");
         srv_cleanup(&R);
     }
 }
@@ -835,7 +839,8 @@ Test(repl_stream, a_stalled_copy_pins_its_files_while_the_leader_writes_and_comp
             freeReplyObject(r);
         }
     }
-    cr_assert(srv_start_faults(&R, "repl.pwrite:1:HANG", SMALL) == 0);
+    /* Its first pwrite is the SHIPPED note's (D56), the second the copy's. */
+    cr_assert(srv_start_faults(&R, "repl.pwrite:2:HANG", SMALL) == 0);
     redisContext *rc = srv_connect(&R);
     cr_assert(rc);
     write_some(rc, 5000, 10); /* of its own: it needs a full copy */
@@ -1180,4 +1185,151 @@ Test(repl_stream, large_values_reach_the_replica_and_the_stream_goes_on)
     }
     redisFree(lc);
     redisFree(rc);
+}
+
+/* A torn point with valid records after it, made in a stopped server's
+ * first segment at `off` (a power cut's lost pages in the middle of an
+ * unsynced stretch: D56). */
+static void tear_log_at(const srv_t *s, long off)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/log-0000000000000000.seg", s->dir);
+    FILE *f = fopen(path, "r+");
+    cr_assert_not_null(f, "%s", path);
+    fseek(f, off, SEEK_SET);
+    fwrite("\xde\xad\xbe\xef", 1, 4, f);
+    fclose(f);
+}
+
+#define TORN_AT 300000 /* inside the first segment after 1000 rounds */
+
+Test(repl_stream, a_replica_cuts_a_torn_point_its_leaders_records_prove_and_resumes)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 1000);
+    redisFree(rc);
+    cr_assert(in_dir(&R, "SHIPPED"), "the replica notes that its log is the leader's");
+    cr_assert_eq(srv_stop(&R), 0);
+    /* The later records' durable_gap proves the torn point durable on the
+     * leader; on the replica it proves nothing: cut, fetch again. */
+    tear_log_at(&R, TORN_AT);
+    char tail[2048];
+    cr_assert_eq(srv_restart(&R), 0, "the replica did not start: %s",
+                 srv_log_tail(&R, tail, sizeof(tail)));
+    cr_expect(srv_log_contains(&R, "cut the log's torn tail", NULL), "the replica cut its tail");
+    rc = srv_connect(&R);
+    cr_assert(rc);
+    write_some(lc, 1000, 200);
+    expect_caught_up(lc, rc);
+    cr_expect_eq(info_num(rc, "atticdb_full_syncs"), 0, "a resume, not a copy");
+    redisFree(rc);
+    redisFree(lc);
+    /* The same shape on the leader is damage: its records speak of its own
+     * fdatasyncs, so what it cut would include acknowledged writes. */
+    cr_assert_eq(srv_stop(&L), 0);
+    tear_log_at(&L, TORN_AT);
+    cr_assert_neq(srv_restart(&L), 0, "the leader started on a damaged log");
+    cr_expect(srv_log_contains(&L, "corrupt in the middle", "log-0000000000000000.seg"),
+              "the leader names the damage");
+}
+
+Test(repl_stream, a_promoted_replica_trusts_its_own_records_again)
+{
+    redisContext *lc, *rc;
+    start_synced_pair(&lc, &rc, 100);
+    redisFree(lc);
+    char buf[128];
+    cr_assert_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "REPLICAOF NO ONE"), "+OK\r\n");
+    long long promoted = info_num(rc, "master_repl_offset");
+    write_some(rc, 100, 1000); /* its own records, from `promoted` on */
+    redisFree(rc);
+    cr_assert_eq(srv_stop(&R), 0);
+    char path[512];
+    snprintf(path, sizeof(path), "%s/SHIPPED", R.dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    unsigned long long from, to;
+    cr_assert_eq(fscanf(f, "shipped %llu %llu", &from, &to), 2);
+    fclose(f);
+    cr_expect_eq(from, 0);
+    cr_expect_leq(to, (unsigned long long)promoted, "own records from the promotion on");
+    cr_assert_lt((long long)to, TORN_AT);
+    /* A torn point its own later records prove durable: damage. */
+    tear_log_at(&R, TORN_AT);
+    snprintf(R.extra, sizeof(R.extra), "%s", SMALL);
+    cr_assert_neq(srv_restart(&R), 0, "the promoted replica started on a damaged log");
+    cr_expect(srv_log_contains(&R, "corrupt in the middle", NULL), "it names the damage");
+}
+
+/* The pid of s's process titled "atticdb-server: <role>". */
+static pid_t role_pid(const srv_t *s, const char *role)
+{
+    char title[64];
+    snprintf(title, sizeof(title), "atticdb-server: %s", role);
+    pid_t pid;
+    cr_assert_eq(srv_wait_children(s, title, &pid, 1, 1), 1, "no %s process", role);
+    return pid;
+}
+
+/* Wait (up to 60 s) until L's INFO replication lists a replica in this
+ * state; its slave0 line into line. */
+static void wait_slave_state(const char *state, char *line, size_t n)
+{
+    char want[64];
+    snprintf(want, sizeof(want), ",state=%s,", state);
+    line[0] = 0;
+    for (int i = 0; i < 1200 && !strstr(line, want); i++) {
+        redisContext *c = srv_connect(&L);
+        cr_assert(c);
+        redisReply *r = redisCommand(c, "INFO replication");
+        cr_assert(r && r->type == REDIS_REPLY_STRING);
+        const char *p = strstr(r->str, "\r\nslave0:");
+        snprintf(line, n, "%.*s", p ? (int)strcspn(p + 2, "\r") : 0, p ? p + 2 : "");
+        freeReplyObject(r);
+        redisFree(c);
+        if (!strstr(line, want)) usleep(50000);
+    }
+    cr_assert(strstr(line, want), "no replica in state %s: \"%s\"", state, line);
+}
+
+/* As Redis 7.0's INFO replication: a replica getting a full copy is listed
+ * while the copy is written (wait_bgsave: the leader's store is held with
+ * SIGSTOP) and sent (send_bulk: the replica's replication process is held),
+ * then online once it streams. */
+Test(repl_stream, info_lists_a_replica_through_its_full_copy)
+{
+    cr_assert(srv_start(&L, SMALL) == 0);
+    redisContext *lc = srv_connect(&L);
+    cr_assert(lc);
+    write_some(lc, 0, 300);
+    cr_assert(srv_start(&R, SMALL) == 0);
+    redisContext *rc = srv_connect(&R);
+    cr_assert(rc);
+    write_some(rc, 5000, 10); /* of its own: it needs a full copy */
+    pid_t store = role_pid(&L, "store");
+    cr_assert(kill(store, SIGSTOP) == 0);
+    char cmd[64], line[256], want[128];
+    snprintf(cmd, sizeof(cmd), "REPLICAOF 127.0.0.1 %d", L.port);
+    cr_expect_str_eq(srv_cmd_raw(rc, (char[64]){0}, 64, cmd), "+OK\r\n");
+    redisFree(rc);
+    wait_slave_state("wait_bgsave", line, sizeof(line));
+    snprintf(want, sizeof(want),
+             "slave0:ip=127.0.0.1,port=%d,state=wait_bgsave,offset=0,lag=", R.port);
+    cr_expect(strncmp(line, want, strlen(want)) == 0, "\"%s\"", line);
+    cr_expect_eq(info_num_of(&L, "connected_slaves"), 1);
+    pid_t repl = role_pid(&R, "replication");
+    cr_assert(kill(repl, SIGSTOP) == 0);
+    cr_assert(kill(store, SIGCONT) == 0);
+    wait_slave_state("send_bulk", line, sizeof(line));
+    snprintf(want, sizeof(want),
+             "slave0:ip=127.0.0.1,port=%d,state=send_bulk,offset=0,lag=", R.port);
+    cr_expect(strncmp(line, want, strlen(want)) == 0, "\"%s\"", line);
+    cr_assert(kill(repl, SIGCONT) == 0);
+    rc = wait_full_copy(&R);
+    wait_slave_state("online", line, sizeof(line));
+    snprintf(want, sizeof(want), "slave0:ip=127.0.0.1,port=%d,state=online,offset=", R.port);
+    cr_expect(strncmp(line, want, strlen(want)) == 0, "\"%s\"", line);
+    expect_caught_up(lc, rc);
+    redisFree(rc);
+    redisFree(lc);
 }
