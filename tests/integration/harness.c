@@ -202,6 +202,23 @@ int srv_start_conf(srv_t *s, const char *conf, const char *extra)
     return start(s, conf, extra);
 }
 
+/* The children were in the master's group. They are gone for our purpose
+ * once none holds the data directory's lock any more (a zombie waiting
+ * for init to reap it holds no file): up to 1 s. */
+static void wait_lock_free(const srv_t *s)
+{
+    char lock[300];
+    snprintf(lock, sizeof(lock), "%s/LOCK", s->dir);
+    for (int i = 0; i < 500; i++) {
+        int fd = open(lock, O_RDWR);
+        if (fd < 0) break;
+        int free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
+        close(fd);
+        if (free_now) break;
+        usleep(2000);
+    }
+}
+
 int srv_wait_exit(srv_t *s, int seconds)
 {
     if (s->pid <= 0) return -1;
@@ -210,6 +227,9 @@ int srv_wait_exit(srv_t *s, int seconds)
         if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
             s->pid = 0;
             track(s);
+            /* A master killed with its group (a simulated power cut) may
+             * go first: a restart must not find its children's lock. */
+            wait_lock_free(s);
             return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         }
         usleep(10000);
@@ -278,19 +298,7 @@ void srv_kill_all(srv_t *s)
         kill(-s->pid, SIGKILL);
         waitpid(s->pid, NULL, 0);
     }
-    /* The children were in the same group. They are gone for our purpose
-     * once none holds the data directory's lock any more (a zombie waiting
-     * for init to reap it holds no file). */
-    char lock[300];
-    snprintf(lock, sizeof(lock), "%s/LOCK", s->dir);
-    for (int i = 0; i < 500; i++) {
-        int fd = open(lock, O_RDWR);
-        if (fd < 0) break;
-        int free_now = flock(fd, LOCK_EX | LOCK_NB) == 0;
-        close(fd);
-        if (free_now) break;
-        usleep(2000);
-    }
+    wait_lock_free(s);
     s->pid = 0;
     track(s);
 }
