@@ -568,6 +568,25 @@ static void send_bytes(redisContext *c, const char *v, size_t vn, size_t from, s
     }
 }
 
+/* Whether the RSS bounds mean anything: under AddressSanitizer (CI's
+ * second pass builds server and tests with it) freed memory waits in its
+ * quarantine (up to 256 MB), so peaks measure the sanitizer, not the
+ * bounded buffers; the plain pass checks the bounds. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_BOUNDS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RSS_BOUNDS 0
+#endif
+#endif
+#ifndef RSS_BOUNDS
+#define RSS_BOUNDS 1
+#endif
+#define expect_rss_within(grown, ...)                                                              \
+    do {                                                                                           \
+        if (RSS_BOUNDS) cr_assert_lt((grown), 64 * 1024, __VA_ARGS__);                             \
+    } while (0)
+
 /* A kB figure of /proc/<pid>/status ("VmHWM:", "VmRSS:"). */
 static long proc_kb(pid_t pid, const char *field)
 {
@@ -916,7 +935,7 @@ Test(bigvalues, frontend_rss_bounded_while_clients_set_200mb)
     long peak = proc_kb(fe, "VmHWM:");
     cr_log_info("frontend RSS idle %ld kB, peak %ld kB while %d clients SET 200 MB", idle, peak,
                 NCLIENTS);
-    cr_assert_lt(peak - idle, 64 * 1024, "frontend peak RSS %ld kB, idle %ld kB", peak, idle);
+    expect_rss_within(peak - idle, "frontend peak RSS %ld kB, idle %ld kB", peak, idle);
     for (int i = 0; i < NCLIENTS; i++) {
         cr_assert_eq(integer(cl[i], "STRLEN", "STRLEN v%d", i), (long long)n);
         /* Probes across the value, each against the pattern it repeats. */
@@ -1226,8 +1245,8 @@ Test(bigvalues, rss_bounded_while_clients_get_200mb)
     cr_log_info("3 x GET 200 MB: frontend RSS %ld kB before, peak %ld kB; store %ld kB before, "
                 "peak %ld kB",
                 fe0, fe1, st0, st1);
-    cr_assert_lt(fe1 - fe0, 64 * 1024, "frontend peak %ld kB, %ld kB before", fe1, fe0);
-    cr_assert_lt(st1 - st0, 64 * 1024, "store peak %ld kB, %ld kB before", st1, st0);
+    expect_rss_within(fe1 - fe0, "frontend peak %ld kB, %ld kB before", fe1, fe0);
+    expect_rss_within(st1 - st0, "store peak %ld kB, %ld kB before", st1, st0);
     for (int i = 0; i < NCLIENTS; i++)
         redisFree(cl[i]);
     /* GETRANGE in parts, from an offset inside a part. */
@@ -1561,8 +1580,8 @@ Test(bigvalues, getdel_of_200mb_replies_in_parts)
     cr_log_info("GETDEL 200 MB: frontend RSS %ld kB before, peak %ld kB; store %ld kB before, "
                 "peak %ld kB",
                 fe0, fe1, st0, st1);
-    cr_assert_lt(fe1 - fe0, 64 * 1024, "frontend peak %ld kB, %ld kB before", fe1, fe0);
-    cr_assert_lt(st1 - st0, 64 * 1024, "store peak %ld kB, %ld kB before", st1, st0);
+    expect_rss_within(fe1 - fe0, "frontend peak %ld kB, %ld kB before", fe1, fe0);
+    expect_rss_within(st1 - st0, "store peak %ld kB, %ld kB before", st1, st0);
     expect_null(c, "GET after GETDEL");
     expect_next_status(c, "OK", "the SET after it");
     redisReply *r = NULL;
