@@ -65,13 +65,19 @@ int repl_main(shm_t *shm, const config_t *cfg)
         owner[n++] = -2;
         n += sender_pollfds(&p, fds + n, owner + n, REPL_MAX_REPLICAS);
         if (receiver_pollfd(&p, &fds[n])) owner[n++] = -3;
-        shm_waiter_arm(&shm->repl_wake);
+        /* Only a link (a replica of ours, or our leader) has work when the
+         * durable LSN moves: without one, being woken by every flush cost
+         * a context switch per acked write on the CPUs the acks need. A
+         * link that appears comes through the poll (the handoff pipe, or
+         * REPLICAOF seen within 100 ms), and the next pass arms. */
+        int follow = n > 2;
+        if (follow) shm_waiter_arm(&shm->repl_wake);
         int timeout = receiver_wants_retry(&p) ? 1 : 100;
         /* The re-check after arming (shm.h): a durable LSN that moved
          * while the steps ran woke nobody, so it is work now. */
-        if (atomic_load(&shm->durable_lsn) != seen) timeout = 0;
+        if (follow && atomic_load(&shm->durable_lsn) != seen) timeout = 0;
         int rc = poll(fds, (nfds_t)n, timeout);
-        shm_waiter_disarm(&shm->repl_wake);
+        if (follow) shm_waiter_disarm(&shm->repl_wake);
         if (rc < 0 && errno != EINTR) {
             log_warn("repl: poll: %s", strerror(errno));
             return 1;
