@@ -24,9 +24,11 @@ void st_key_changed_as(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
 void st_db_flushed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum);
 void st_db_swapped(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, unsigned partner);
 void st_watch_free(store_ctx_t *ctx);
-/* Create the table now if there is none yet. EXEC does, first thing: when
- * the table is made fixes the databases' identities (st_db_t.watch_id), so
- * it must happen at the same record on every replay. */
+/* Create the table now if there is none yet. The store process does,
+ * before its replay (store.c), so the first write does not pay for it;
+ * EXEC does too, first thing (a context of the tests). When the table is
+ * made fixes the databases' identities (st_db_t.watch_id), so it must
+ * happen at the same record on every replay. */
 void st_watch_ensure(store_ctx_t *ctx);
 /* Must this watched key abort EXEC? 1 or 0 by the rules of watch.c's banner,
  * for the key watched in database dbnum (in range) at watch_lsn and
