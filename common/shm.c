@@ -46,6 +46,17 @@ static int waiter_init(shm_waiter_t *w)
     return w->efd < 0 ? -1 : 0;
 }
 
+void shm_prefault_ring(shm_t *s)
+{
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t from = (uintptr_t)shm_ring(s) & ~(page - 1);
+    uintptr_t to = (uintptr_t)shm_ring(s) + ring_shm_size(shm_ring(s)->size);
+    (void)madvise((void *)from, to - from, MADV_POPULATE_WRITE);
+}
+
 shm_t *shm_create(uint32_t nfrontends, uint64_t ring_size, uint64_t chan_size,
                   uint64_t frontend_size)
 {

@@ -316,6 +316,7 @@ static void child_run(master_t *m, child_t *c, pid_t master_pid)
         if (start_fault == IO_FAULT_KILL) raise(SIGKILL);
         if (start_fault) _exit(start_fault);
     }
+    shm_prefault_ring(m->shm); /* every role uses the ring (a replica's receiver claims in it) */
     int rc;
     switch (c->role) {
     case ROLE_LOGGER:
