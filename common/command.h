@@ -62,11 +62,15 @@
  *                  store computes and keeps the result's text
  *   CMD_SADD       key, u64 set-max-intset-entries when encoded, member...
  *   CMD_SREM       key, member...
- *   CMD_SPOP       key, i64 count (-1: SPOP without a count), u32 resp3 (1:
- *                  the client speaks RESP3: a count's reply is a set); the
- *                  members popped are those whose XXH3 seeded with the
- *                  record's LSN is smallest: the same on every replay,
- *                  whatever order the set's table keeps them in
+ *   CMD_SPOP_AT    key, i64 count (-1: SPOP without a count), u32 resp3 (1:
+ *                  the client speaks RESP3: a count's reply is a set); pop
+ *                  j takes the member at XXH3(j) seeded with the record's
+ *                  LSN, modulo the members left, in the set's order (a
+ *                  function of the log: core/hash.c), the same on every
+ *                  replay (D62)
+ *   CMD_SPOP       the same arguments, written before D62: the members
+ *                  popped are those whose XXH3 seeded with the record's
+ *                  LSN is smallest, whatever order the set keeps them in
  *   CMD_SMOVE      source, destination, member, u64 set-max-intset-entries
  *   CMD_SINTERSTORE, CMD_SUNIONSTORE, CMD_SDIFFSTORE
  *                  destination, u64 set-max-intset-entries, key...

@@ -57,7 +57,10 @@ Test(sets, encodings_and_order)
     sh_check_replay("sets");
 }
 
-Test(sets, random_sequence_with_spop_replays_alike)
+/* Random writes over four small sets, SPOP in the form `spop` (CMD_SPOP,
+ * the older records', or CMD_SPOP_AT), then a replay into contexts of other
+ * seeds (other table layouts): the same state and the same replies. */
+static void random_sequence(uint16_t spop)
 {
     uint64_t s = 99;
     for (int i = 0; i < 3000; i++) {
@@ -78,10 +81,13 @@ Test(sets, random_sequence_with_spop_replays_alike)
             wr(T0 + i, CMD_SADD, key, "#i64:20", m, NULL);
             break;
         case 3:
-            wr(T0 + i, CMD_SPOP, key, cnt, "#u32:0", NULL);
+            wr(T0 + i, spop, key, cnt, "#u32:0", NULL);
             break;
         case 4:
-            wr(T0 + i, CMD_SMOVE, key, key2, m, MAX, NULL);
+            if ((r >> 30) & 1)
+                wr(T0 + i, CMD_SREM, key, m, NULL);
+            else
+                wr(T0 + i, CMD_SMOVE, key, key2, m, MAX, NULL);
             break;
         case 5:
             wr(T0 + i, CMD_SINTERSTORE, "dst", MAX, key, key2, NULL);
@@ -94,6 +100,93 @@ Test(sets, random_sequence_with_spop_replays_alike)
             break;
         }
     }
+    sh_check_replay("sets");
+}
+
+Test(sets, random_sequence_with_spop_replays_alike)
+{
+    random_sequence(CMD_SPOP_AT);
+}
+
+Test(sets, random_sequence_with_the_older_spop_replays_alike)
+{
+    random_sequence(CMD_SPOP);
+}
+
+/* The set at key in database 0. */
+static st_hash_t *set_at(const char *key)
+{
+    idx_entry_t **slot = idx_find(&ctx->dbs[0]->ix, key, (uint32_t)strlen(key));
+    cr_assert_not_null(slot, "set %s", key);
+    return st_ent_hash(*slot);
+}
+
+/* SPOP picks by position in the members' order (D62): that order must come
+ * back from a checkpoint and from COPY, after removals have moved members
+ * around, or a replay from a checkpoint would pop other members. */
+Test(sets, a_hashtables_order_survives_checkpoints_and_copies)
+{
+    char m[16];
+    for (int i = 0; i < 300; i++) {
+        snprintf(m, sizeof(m), "m%d", i);
+        wr(T0, CMD_SADD, "h", MAX, m, NULL);
+    }
+    for (int i = 0; i < 300; i += 7) { /* each moves the last member into its place */
+        snprintf(m, sizeof(m), "m%d", i);
+        wr(T0, CMD_SREM, "h", m, NULL);
+    }
+    wr(T0, CMD_SPOP_AT, "h", "#i64:20", "#u32:0", NULL);
+    st_hash_t *h = set_at("h");
+    cr_assert(st_hash_is_table(h));
+    const st_type_ops_t *ops = st_type_ops(ST_SET);
+    buf_t b;
+    buf_init(&b);
+    ops->ckpt_write((st_obj_t *)h, &b);
+    st_obj_t *back = NULL;
+    cr_assert_eq(ops->ckpt_read((const unsigned char *)b.data, b.len, &back), (long)b.len);
+    st_obj_t *copy = ops->dup((st_obj_t *)h);
+    uint32_t n = st_hash_len(h);
+    cr_assert_eq(n, 300 - 43 - 20);
+    cr_assert_eq(st_hash_len((st_hash_t *)back), n);
+    for (uint32_t i = 0; i < n; i++) {
+        idx_entry_t *a = st_hash_at(h, i), *c = st_hash_at((st_hash_t *)back, i),
+                    *d = st_hash_at((st_hash_t *)copy, i);
+        cr_assert(a && c && d);
+        cr_assert(a->klen == c->klen && memcmp(a->data, c->data, a->klen) == 0,
+                  "member %u after a checkpoint", i);
+        cr_assert(a->klen == d->klen && memcmp(a->data, d->data, a->klen) == 0,
+                  "member %u of a copy", i);
+        cr_assert_not_null(st_hash_find(h, a->data, a->klen));
+    }
+    ops->free(back);
+    ops->free(copy);
+    buf_free(&b);
+}
+
+/* SPOP without a count, from sets of four members at 400 LSNs: every
+ * member is taken about as often (a pick fixed to one place would not). */
+Test(sets, spop_picks_every_member)
+{
+    const char *names[] = {"a", "b", "c", "d"};
+    int seen[4] = {0};
+    for (int i = 0; i < 400; i++) {
+        wr(T0, CMD_SADD, "p", MAX, "a", "b", "c", "d", NULL);
+        const char *got = wr(T0, CMD_SPOP_AT, "p", "#i64:-1", "#u32:0", NULL);
+        for (int k = 0; k < 4; k++) {
+            char want[16];
+            snprintf(want, sizeof(want), "$1\r\n%s\r\n", names[k]);
+            if (strcmp(got, want) == 0) seen[k]++;
+        }
+        wr(T0, CMD_DEL, "p", NULL);
+    }
+    for (int k = 0; k < 4; k++)
+        cr_assert(seen[k] > 60, "member %s popped %d times of 400", names[k], seen[k]);
+    cr_assert_eq(seen[0] + seen[1] + seen[2] + seen[3], 400);
+    /* A count of the size or more: every member, and the key goes. */
+    wr(T0, CMD_SADD, "p", MAX, "x", "y", NULL);
+    cr_assert_str_eq(wr(T0, CMD_SPOP_AT, "p", "#i64:5", "#u32:0", NULL),
+                     "*2\r\n$1\r\nx\r\n$1\r\ny\r\n");
+    cr_assert_str_eq(rd(T0, CMD_EXISTS, "p", NULL), ":0\r\n");
     sh_check_replay("sets");
 }
 

@@ -53,7 +53,7 @@ int fe_enc_spop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_
         if (str_to_ll(a->argv[2], a->lens[2], &count) || count < 0)
             return fe_enc_fail(e, "ERR value is out of range, must be positive");
     }
-    fe_enc_begin(e, CMD_SPOP, 1);
+    fe_enc_begin(e, CMD_SPOP_AT, 1);
     fe_enc_arg(e, a->argv[1], a->lens[1]);
     fe_enc_i64(e, count);
     fe_enc_u32(e, c->proto >= 3);

@@ -21,6 +21,14 @@
  * in Redis), decided by the type handlers from the limits the records
  * carry (types/t_hash.c), so replay makes the same choice.
  *
+ * A set in the hashtable encoding keeps its members in `vec` as well (D62):
+ * appended when added, the last one moved into a removed member's place,
+ * each member's place in its entry's expire_at_ms (members have no TTL).
+ * That order is a function of the log (every path that adds members walks
+ * its sources in their vec order, a checkpoint writes and reads it), so
+ * SPOP can pick by position in O(1) and replay and a checkpoint read back
+ * pick the same. st_hash_foreach walks it; SSCAN walks the table.
+ *
  * RAM per field (hashtable): the field's entry, 26 + name + 12 bytes (a
  * value in the log) or 26 + name + value (inline), rounded to the
  * allocator's class, plus one 8-byte bucket per 1 to 2 fields.
@@ -50,6 +58,7 @@ struct st_hash {
     uint32_t cap;      /* listpack: room in vec */
     int table;         /* 1: hashtable encoding, fields in ix */
     int sorted;        /* sets' intset: vec in integer order, members integers */
+    int ordered;       /* a set's hashtable: vec holds the members too (banner) */
     uint64_t seed;     /* ix's, kept for a conversion later */
     uint64_t bytes;    /* RAM held (banner) */
     idx_entry_t **vec; /* listpack: fields in insertion order */
@@ -99,6 +108,28 @@ static idx_entry_t *field_dup(idx_entry_t *f)
 static int field_is(const idx_entry_t *f, const void *name, uint32_t n)
 {
     return f->klen == n && memcmp(f->data, name, n) == 0;
+}
+
+/* A member's place in an ordered table's vec (banner). */
+static uint32_t pos_of(const idx_entry_t *f)
+{
+    return (uint32_t)f->expire_at_ms;
+}
+
+static void put_at(st_hash_t *h, uint32_t i, idx_entry_t *f)
+{
+    h->vec[i] = f;
+    f->expire_at_ms = i;
+}
+
+/* Room in vec for one more entry. */
+static void vec_grow(st_hash_t *h)
+{
+    if (h->n < h->cap) return;
+    uint32_t cap = h->cap ? h->cap * 2 : 4;
+    h->vec = st_xrealloc(h->vec, (size_t)cap * sizeof(*h->vec));
+    h->bytes += (uint64_t)(cap - h->cap) * sizeof(*h->vec);
+    h->cap = cap;
 }
 
 /* ---- the hash ---- */
@@ -170,6 +201,12 @@ void st_hash_convert(st_hash_t *h)
         idx_insert(&h->ix, h->vec[i]);
         table_bytes(h, before);
     }
+    if (h->obj.ops == &st_set_ops) { /* vec stays, in the order it had */
+        h->ordered = 1;
+        for (uint32_t i = 0; i < h->n; i++)
+            put_at(h, i, h->vec[i]);
+        return;
+    }
     h->bytes -= (uint64_t)h->cap * sizeof(*h->vec);
     free(h->vec);
     h->vec = NULL;
@@ -204,6 +241,7 @@ int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const 
         if (slot) {
             idx_entry_t *old = *slot;
             idx_relink(slot, old, nf);
+            if (h->ordered) put_at(h, pos_of(old), nf);
             if (live) st_ent_live_add(live, old, -1);
             field_free(h, old);
             return 0;
@@ -211,6 +249,10 @@ int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const 
         uint64_t before = idx_table_bytes(&h->ix);
         idx_insert(&h->ix, nf);
         table_bytes(h, before);
+        if (h->ordered) {
+            vec_grow(h);
+            put_at(h, h->n, nf);
+        }
         h->n++;
         return 1;
     }
@@ -221,12 +263,7 @@ int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const 
         h->vec[i] = nf;
         return 0;
     }
-    if (h->n == h->cap) {
-        uint32_t cap = h->cap ? h->cap * 2 : 4;
-        h->vec = st_xrealloc(h->vec, (size_t)cap * sizeof(*h->vec));
-        h->bytes += (uint64_t)(cap - h->cap) * sizeof(*h->vec);
-        h->cap = cap;
-    }
+    vec_grow(h);
     uint32_t at = h->n;
     if (h->sorted) { /* intset: in integer order */
         long long iv = member_int(nf);
@@ -246,6 +283,10 @@ int st_hash_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n)
         idx_entry_t **slot = idx_find(&h->ix, f, n);
         if (!slot) return 0;
         if (live) st_ent_live_add(live, *slot, -1);
+        if (h->ordered) { /* the last member takes its place */
+            uint32_t i = pos_of(*slot);
+            put_at(h, i, h->vec[h->n - 1]);
+        }
         idx_remove(&h->ix, slot); /* field_free_cb */
         h->n--;
         return 1;
@@ -261,7 +302,7 @@ int st_hash_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n)
 
 int st_hash_foreach(st_hash_t *h, idx_visit_fn fn, void *arg)
 {
-    if (h->table) return idx_foreach(&h->ix, fn, arg);
+    if (h->table && !h->ordered) return idx_foreach(&h->ix, fn, arg);
     for (uint32_t i = 0; i < h->n; i++) {
         int rc = fn(arg, h->vec[i]);
         if (rc) return rc;
@@ -307,13 +348,13 @@ static uint64_t rand_next(uint64_t *s)
 idx_entry_t *st_hash_random(st_hash_t *h, uint64_t *rng)
 {
     if (!h->n) return NULL;
-    if (h->table) return idx_random(&h->ix, rng);
+    if (h->table && !h->ordered) return idx_random(&h->ix, rng);
     return h->vec[rand_next(rng) % h->n];
 }
 
 idx_entry_t *st_hash_at(st_hash_t *h, uint32_t i)
 {
-    return !h->table && i < h->n ? h->vec[i] : NULL;
+    return (!h->table || h->ordered) && i < h->n ? h->vec[i] : NULL;
 }
 
 /* ---- the operations table ---- */
@@ -323,6 +364,7 @@ static void hash_free(st_obj_t *o)
     st_hash_t *h = (st_hash_t *)o;
     if (h->table) {
         idx_destroy(&h->ix);
+        free(h->vec); /* an ordered table's: its entries went with the table */
     } else {
         for (uint32_t i = 0; i < h->n; i++)
             field_free(h, h->vec[i]);
@@ -338,14 +380,13 @@ static void add_field(st_hash_t *h, idx_entry_t *f)
         uint64_t before = idx_table_bytes(&h->ix);
         idx_insert(&h->ix, f);
         table_bytes(h, before);
-    } else {
-        if (h->n == h->cap) {
-            uint32_t cap = h->cap ? h->cap * 2 : 4;
-            h->vec = st_xrealloc(h->vec, (size_t)cap * sizeof(*h->vec));
-            h->bytes += (uint64_t)(cap - h->cap) * sizeof(*h->vec);
-            h->cap = cap;
-        }
-        h->vec[h->n] = f;
+    }
+    if (!h->table || h->ordered) {
+        vec_grow(h);
+        if (h->ordered)
+            put_at(h, h->n, f);
+        else
+            h->vec[h->n] = f;
     }
     h->n++;
 }

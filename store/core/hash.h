@@ -8,7 +8,9 @@
  * field's name where a key's bytes are, then its value inline, as one log
  * extent, or as a piece list held in RAM, so core/value.c's readers and
  * replies serve a field's value as they serve a string's (st_ent_vlen,
- * st_read_value, st_reply_value on the field). Its expire_at_ms is unused.
+ * st_read_value, st_reply_value on the field). Its expire_at_ms is unused,
+ * except by a set in the hashtable encoding: a member's place in its order
+ * (hash.c).
  */
 #ifndef ATTIC_STORE_HASH_H
 #define ATTIC_STORE_HASH_H
@@ -61,7 +63,9 @@ int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const 
 int st_hash_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n);
 
 /* Visit every field once: insertion order (listpack), table order
- * (hashtable). fn returns nonzero to stop; that value is returned. */
+ * (hashtable), and for a set its members' order (hash.c's banner: a
+ * function of the log in every encoding). fn returns nonzero to stop; that
+ * value is returned. */
 int st_hash_foreach(st_hash_t *h, idx_visit_fn fn, void *arg);
 /* HSCAN: the fields at cursor; returns the next cursor (0 = done). A
  * listpack-encoded hash is visited whole in one call, as Redis does. fn's
@@ -69,7 +73,8 @@ int st_hash_foreach(st_hash_t *h, idx_visit_fn fn, void *arg);
 uint64_t st_hash_scan(st_hash_t *h, uint64_t cursor, idx_visit_fn fn, void *arg);
 /* A random field (NULL when empty); *rng is the caller's generator. */
 idx_entry_t *st_hash_random(st_hash_t *h, uint64_t *rng);
-/* Field i in insertion order, for a listpack-encoded hash (else NULL). */
+/* Field i in st_hash_foreach's order, for a listpack-encoded hash or any
+ * set (else NULL). */
 idx_entry_t *st_hash_at(st_hash_t *h, uint32_t i);
 
 #endif

@@ -176,6 +176,7 @@ static ev_t event_of(cmd_id_t op, const apply_args_t *a, const st_notify_note_t 
     case CMD_SREM:
         return (ev_t){SET, "srem", 1, 0};
     case CMD_SPOP:
+    case CMD_SPOP_AT:
         return (ev_t){SET, "spop", 1, 0};
     case CMD_SMOVE:
         return (ev_t){SET, first ? "srem" : "sadd", first, 0};

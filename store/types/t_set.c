@@ -13,10 +13,13 @@
  * integer. The limit is the one each record carries (common/command.h).
  *
  * SPOP is the one write that picks at random: its choice is a function of
- * the set's contents and the record's LSN (st_apply_spop), so live apply,
- * replay and a state read back from a checkpoint remove the same members
- * (ARCHITECTURE.md, contract 4). SRANDMEMBER is a read and
- * uses the process's generator.
+ * the set's members in their order (core/hash.c: a function of the log) and
+ * the record's LSN (st_apply_spop_at), so live apply, replay and a state
+ * read back from a checkpoint remove the same members (ARCHITECTURE.md,
+ * contract 4), in O(count). Records of the older form, CMD_SPOP, chose
+ * from the contents alone in O(N log N) and replay as they did
+ * (st_apply_spop; D62). SRANDMEMBER is a read and uses the process's
+ * generator.
  */
 #include <limits.h>
 #include <stdint.h>
@@ -161,25 +164,35 @@ static int by_pick(const void *x, const void *y)
     return c ? c : (a->m->klen > b->m->klen) - (a->m->klen < b->m->klen);
 }
 
-/* CMD_SPOP key count resp3. */
-void st_apply_spop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+/* SPOP's reply when the key is missing or count is 0: 1 when
+ * done (replied), 0 when there is a set to pop from (*slot). */
+static int spop_trivial(store_ctx_t *ctx, const apply_args_t *a, long long count, int resp3,
+                        idx_entry_t ***slot, buf_t *r)
 {
-    long long count = cmd_get_i64(a->argv[1].ptr);
-    int resp3 = cmd_get_u32(a->argv[2].ptr) != 0;
-    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
-    if (!slot) {
-        if (!r) return;
+    *slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
+    if (!*slot) {
+        if (!r) return 1;
         if (count < 0)
             resp_null(r);
         else
             resp_set(r, resp3 ? 3 : 2, 0);
-        return;
+        return 1;
     }
-    if (st_wrongtype(slot, ST_SET, r)) return;
+    if (st_wrongtype(*slot, ST_SET, r)) return 1;
     if (count == 0) {
         if (r) resp_set(r, resp3 ? 3 : 2, 0);
-        return;
+        return 1;
     }
+    return 0;
+}
+
+/* CMD_SPOP key count resp3: the older form (banner), for its records. */
+void st_apply_spop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    long long count = cmd_get_i64(a->argv[1].ptr);
+    int resp3 = cmd_get_u32(a->argv[2].ptr) != 0;
+    idx_entry_t **slot;
+    if (spop_trivial(ctx, a, count, resp3, &slot, r)) return;
     st_hash_t *s = st_ent_hash(*slot);
     uint32_t size = st_hash_len(s);
     uint32_t n = count < 0 ? 1 : (uint64_t)count < size ? (uint32_t)count : size;
@@ -201,6 +214,45 @@ void st_apply_spop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     account(ctx, s, before);
     st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
     if (!st_hash_len(s)) st_remove(a->db, slot);
+}
+
+/* CMD_SPOP_AT key count resp3 (D62). Pop j (from 0) takes the member at
+ * XXH3(j) seeded with the LSN, modulo the members left, in the set's order;
+ * a count of at least the size takes them all, in that order. O(count) for
+ * a hashtable (the last member fills the gap), O(count x N) for an intset,
+ * as Redis' intset removal. */
+void st_apply_spop_at(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    long long count = cmd_get_i64(a->argv[1].ptr);
+    int resp3 = cmd_get_u32(a->argv[2].ptr) != 0;
+    idx_entry_t **slot;
+    if (spop_trivial(ctx, a, count, resp3, &slot, r)) return;
+    st_hash_t *s = st_ent_hash(*slot);
+    uint32_t size = st_hash_len(s);
+    uint64_t before = st_hash_bytes(s);
+    if (count >= (long long)size) { /* all of it: the key goes */
+        if (r) {
+            resp_set(r, resp3 ? 3 : 2, size);
+            for (uint32_t i = 0; i < size; i++) {
+                idx_entry_t *m = st_hash_at(s, i);
+                resp_bulk(r, m->data, m->klen);
+            }
+        }
+    } else {
+        uint32_t n = count < 0 ? 1 : (uint32_t)count;
+        if (r && count >= 0) resp_set(r, resp3 ? 3 : 2, n);
+        for (uint32_t j = 0; j < n; j++) {
+            unsigned char jb[4];
+            cmd_put_u32(jb, j);
+            uint32_t at = (uint32_t)(XXH3_64bits_withSeed(jb, 4, a->lsn) % st_hash_len(s));
+            idx_entry_t *m = st_hash_at(s, at);
+            if (r) resp_bulk(r, m->data, m->klen);
+            st_hash_del(s, &ctx->live, m->data, m->klen); /* m is freed here: last use */
+        }
+    }
+    account(ctx, s, before);
+    st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
+    if (count >= (long long)size || !st_hash_len(s)) st_remove(a->db, slot);
 }
 
 /* CMD_SMOVE source destination member limit, in Redis 7.0's order: a
