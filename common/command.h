@@ -103,6 +103,16 @@
  *                  value's length, it now points at this record's copy;
  *                  otherwise nothing changes. No reply, no WATCH signal,
  *                  the apply clock unchanged (its time is the store's).
+ *   CMD_PAGEIN     key, u64 seed, u32 ranges: written by the store (D60):
+ *                  the hashtable hash or set at key becomes paged, its
+ *                  members in that many pageless ranges of equal width.
+ *   CMD_PAGE       key, u64 objid, u64 as_of, u64 first_lo, u64 end_lo, u32
+ *                  rest, versions (u64 page LSN per replaced range), page
+ *                  images...: written by the store (D60): the paged object
+ *                  objid's ranges from first_lo (end_lo: only up to it)
+ *                  become these pages, built at as_of; a no-op when the
+ *                  key holds another object or the ranges changed. Like
+ *                  CMD_RELOCATE: no reply, no WATCH signal, no clock.
  *   CMD_CHUNK      u64 group, u32 seq, u64 owner, bytes: one part of a value
  *                  too large for one record (D31). group is the LSN of the
  *                  group's seq 0 chunk; owner the writing frontend's slot <<

@@ -509,6 +509,12 @@ static const config_entry_t table[] = {
      * while the log they span is more than this many times their bytes;
      * 0 = never (D27). */
     SPECIAL("space-amplification-target", 0, "1.5", parse_space_amp, format_space_amp),
+    /* A hashtable-encoded hash or set with this many members moves its
+     * members into pages in the log, keeping a small directory and the
+     * recent changes in RAM; 0 = never (D60). Pages are about
+     * collection-page-size bytes each. */
+    NUM("collection-paging-entries", CONFIG_INT, 0, "65536", 0, UINT32_MAX, paging_entries),
+    NUM("collection-page-size", CONFIG_MEMORY, 0, "4kb", 512, 65536, page_size),
     SPECIAL("user", CONFIG_FILE_ONLY | CONFIG_WORDS, NULL, parse_user, NULL),
     /* The leader to follow at start (D33); REPLICAOF changes it at run
      * time. Redis keeps it out of CONFIG GET too. */

@@ -97,6 +97,8 @@ typedef struct config {
     char *config_file;       /* absolute path of the file given at start, NULL = none
                               * (INFO server, CONFIG REWRITE) */
     double space_amp_target; /* relocate while the log spans more than this x live; 0 = off */
+    uint64_t paging_entries; /* a hash or set this large is paged (D60); 0 = never */
+    uint64_t page_size;      /* a page's target size in bytes (D60) */
     /* A hash is listpack-encoded (OBJECT ENCODING) while it has at most
      * this many fields, none longer than this many bytes (names and values);
      * hash writes carry both into the log (common/command.h, CMD_HSET). */

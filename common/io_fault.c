@@ -62,6 +62,9 @@ enum {
     F_XRG_SERVED,
     F_REPL_COPIED,
     F_REPL_SWAPPED,
+    F_PAGE_IN,
+    F_PAGED,
+    F_PAGE_WRITTEN,
     F_NOPS
 };
 
@@ -74,7 +77,7 @@ static const char *const op_names[F_NOPS] = {
     "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied",
     "bigchunk",    "bigfinal",     "bigapply",        "ckptaccess",     "accessload",
     "streamwhole", "bigreply",     "xrgparked",       "xrgserved",      "replcopied",
-    "replswapped"};
+    "replswapped", "pagein",       "paged",           "pagewritten"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -331,7 +334,10 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_XRG_PARKED] = F_XRG_PARKED,
                               [IO_FAULT_XRG_SERVED] = F_XRG_SERVED,
                               [IO_FAULT_REPL_COPIED] = F_REPL_COPIED,
-                              [IO_FAULT_REPL_SWAPPED] = F_REPL_SWAPPED};
+                              [IO_FAULT_REPL_SWAPPED] = F_REPL_SWAPPED,
+                              [IO_FAULT_PAGE_IN] = F_PAGE_IN,
+                              [IO_FAULT_PAGED] = F_PAGED,
+                              [IO_FAULT_PAGE_WRITTEN] = F_PAGE_WRITTEN};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);

@@ -132,6 +132,10 @@ enum io_fault_point {
     /* A replica's full copy (repl/copy.c, common/fullcopy.c; D50): */
     IO_FAULT_REPL_COPIED = 24,  /* "replcopied": incoming/ complete and synced, not swapped */
     IO_FAULT_REPL_SWAPPED = 25, /* "replswapped": the copy in place, old/ not yet removed */
+    /* Paged collections (store/core/hash_paged.c, store/pager.c; D60): */
+    IO_FAULT_PAGE_IN = 28,      /* "pagein": a CMD_PAGEIN just made a collection paged */
+    IO_FAULT_PAGED = 29,        /* "paged": a CMD_PAGE just replaced ranges (in RAM) */
+    IO_FAULT_PAGE_WRITTEN = 30, /* "pagewritten": the store committed a page record */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

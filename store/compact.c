@@ -216,6 +216,8 @@ void store_compact_free(store_compact_t *c)
 #define RELOC_BUCKET_MAX 64
 typedef struct reloc_scan {
     uint64_t below;
+    store_compact_t *c;
+    unsigned db;
     unsigned n;
     idx_entry_t *e[RELOC_BUCKET_MAX];
 } reloc_scan_t;
@@ -223,6 +225,7 @@ typedef struct reloc_scan {
 static int reloc_visit(void *arg, idx_entry_t *e)
 {
     reloc_scan_t *a = arg;
+    if (st_ent_kind(e) == VK_OBJ && a->c->note) a->c->note(a->c->note_arg, a->db, e);
     if (st_ent_kind(e) != VK_EXTENT || a->n == RELOC_BUCKET_MAX) return 0;
     uint64_t lsn;
     uint32_t len;
@@ -320,7 +323,7 @@ uint64_t store_compact_relocate(store_compact_t *c, store_ctx_t *ctx, shm_t *shm
     uint64_t done = 0;
     int buckets = 0;
     while (c->pass && done < budget && buckets < 4096) {
-        reloc_scan_t a = {.below = c->below};
+        reloc_scan_t a = {.below = c->below, .c = c, .db = (unsigned)c->db};
         uint64_t next = idx_scan(&ctx->dbs[c->db]->ix, c->cursor, reloc_visit, &a);
         buckets++;
         for (unsigned i = 0; i < a.n; i++) {

@@ -23,6 +23,8 @@ uint64_t store_live_segment(const store_ctx_t *ctx, uint64_t seg_start);
  * segment with live bytes, lowest first. */
 void store_live_reply(store_ctx_t *ctx, buf_t *r);
 
+struct idx_entry;
+
 /* What the deleter keeps between calls. */
 #define STORE_COMPACT_KNOWN 8
 typedef struct store_compact {
@@ -47,8 +49,12 @@ typedef struct store_compact {
     int adopted; /* the store's ring claimer is ours */
     unsigned char *buf;
     size_t buf_cap;
-    uint64_t last_low, last_applied;             /* at the last pass's start */
-    uint64_t space_written;                      /* ring bytes of relocation records, ever */
+    uint64_t last_low, last_applied; /* at the last pass's start */
+    uint64_t space_written;          /* ring bytes of relocation records, ever */
+    /* Collections a pass meets (their pages are the pager's to move:
+     * store/pager.c); NULL: none told. */
+    void (*note)(void *arg, unsigned db, struct idx_entry *e);
+    void *note_arg;
     uint64_t relocated, relocated_bytes, passes; /* counts, for the log and tests */
 } store_compact_t;
 

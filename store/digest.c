@@ -24,6 +24,8 @@
 #include "compact.h"
 #include "resp.h"
 #include "store/core/entry.h"
+#include "store/core/hash.h"
+#include "store/core/object.h"
 #include "store/core/index.h"
 #include "store/core/value.h"
 #include "store/types/handlers.h"
@@ -144,6 +146,9 @@ static const char *const debug_help[] = {
     "SEGMENTS",
     "    AtticDB: the log bytes values refer to per segment: [recount agrees (1/0), total,",
     "    then segment start and live bytes for each segment with some].",
+    "PAGED <key>",
+    "    AtticDB: how a hash or set is kept (D60): [paged (1/0), ranges, pages, page bytes,",
+    "    overlay entries in RAM, pinned entries, members].",
     "HELP",
     "    Prints this help.",
 };
@@ -190,6 +195,22 @@ void st_read_debug(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     }
     if (a->argc == 1 && is_sub(&a->argv[0], "segments")) {
         store_live_reply(ctx, r);
+        return;
+    }
+    if (a->argc == 2 && is_sub(&a->argv[0], "paged")) {
+        idx_entry_t **slot = st_find_quiet(a->db, &a->argv[1], a->now);
+        unsigned t = slot ? st_ent_type(*slot) : ST_STRING;
+        if (t != ST_HASH && t != ST_SET) {
+            resp_error(r, "ERR no such key, or not a hash or a set");
+            return;
+        }
+        st_pgstats_t s;
+        st_hash_page_stats(st_ent_hash(*slot), &s);
+        long long v[7] = {s.paged,   s.ranges, s.pages,  (long long)s.page_bytes,
+                          s.overlay, s.pinned, s.members};
+        resp_array(r, 7);
+        for (int i = 0; i < 7; i++)
+            resp_integer(r, v[i]);
         return;
     }
     if (a->argc == 1 && is_sub(&a->argv[0], "help")) {

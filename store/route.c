@@ -59,6 +59,7 @@
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
 #include "store/core/block.h"
+#include "store/core/hash.h"
 #include "store/core/notify.h"
 #include "store/core/value.h"
 #include "store/core/watch.h"
@@ -172,6 +173,8 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
      * apply: one durable step, the same on replay (core/block.c, D36). */
     if (ctx->block) st_block_serve_ready(ctx, &a, st_block_serve_table);
     if (ctx->nnotes) st_notify_flush(ctx, REC_OP(opdb), &a);
+    /* Members copied out of pages live until the record is done (D60). */
+    if (ctx->pgmat.n) st_hash_mat_reset(ctx);
     return 0;
 }
 
@@ -211,6 +214,9 @@ int store_read_proto(store_ctx_t *ctx, unsigned dbnum, int proto, const unsigned
     ctx->reading = 1;
     read(ctx, &a, b);
     ctx->reading = outer;
+    /* Members copied out of pages live until the request is done (D60);
+     * inside a transaction, until its record is. */
+    if (!outer && ctx->pgmat.n && !ctx->in_exec) st_hash_mat_reset(ctx);
     return 0;
 }
 

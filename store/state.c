@@ -22,6 +22,7 @@
 #include "log.h"
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
+#include "store/core/hash.h"
 #include "store/core/index.h"
 #include "store/core/object.h"
 #include "store/core/value.h"
@@ -113,6 +114,7 @@ void store_ctx_destroy(store_ctx_t *ctx)
         if (ctx->fds[i].fd >= 0) io->close(ctx->fds[i].fd);
     st_live_free(&ctx->live);
     st_vsnap_free(ctx->reply_stream);
+    st_hash_pg_ctx_free(ctx);
     free(ctx->args);
     free(ctx->dir);
     free(ctx->cluster);

@@ -46,6 +46,7 @@
 #include "evict.h"
 #include "io_fault.h"
 #include "log.h"
+#include "pager.h"
 #include "record.h"
 #include "ring.h"
 #include "save.h"
@@ -53,6 +54,8 @@
 #include "shm.h"
 #include "store-internal.h"
 #include "store/core/block.h"
+#include "store/core/hash.h"
+#include "store/core/object.h"
 #include "store/core/watch.h"
 #include "store.h"
 
@@ -83,6 +86,9 @@ typedef struct store_proc {
     store_backup_t backup;     /* SAVE and BGSAVE (store/save.c) */
     uint64_t reloc_tokens;     /* value bytes relocation may write now */
     uint64_t reloc_space_seen; /* compact.space_written when last looked */
+    store_pager_t pager;       /* large hashes and sets into pages (store/pager.c, D60) */
+    uint64_t page_tokens;      /* page bytes the pager may write now */
+    uint64_t page_space_seen;  /* pager.space_written when last looked */
     int notify_wake;           /* keyspace events went into the Pub/Sub ring */
     store_evict_t evict;       /* eviction under maxmemory (store/evict.c) */
     uint64_t evicted_at_start; /* evictions the replay applied (not this run's) */
@@ -730,6 +736,43 @@ static int relocate(store_proc_t *s, uint64_t applied_before, int idle)
     return done > 0;
 }
 
+/*
+ * Paging (store/pager.c, D60), rate-limited as relocation is: PAGE_RATIO
+ * bytes of pages per byte of the clients' records applied (a page of
+ * 4 KiB rewritten for about every 16 writes to its range), plus
+ * RELOC_IDLE_BYTES per idle turn, never more than RELOC_BURST at once.
+ * Returns 1 when it did work.
+ */
+#define PAGE_RATIO 4
+static int page(store_proc_t *s, uint64_t applied_before, int idle)
+{
+    uint64_t ours = (s->pager.space_written - s->page_space_seen) +
+                    (s->compact.space_written - s->reloc_space_seen);
+    uint64_t delta = s->applied - applied_before;
+    s->page_space_seen = s->pager.space_written;
+    s->page_tokens += PAGE_RATIO * (delta > ours ? delta - ours : 0);
+    if (idle) s->page_tokens += RELOC_IDLE_BYTES;
+    if (s->page_tokens > RELOC_BURST) s->page_tokens = RELOC_BURST;
+    if (!s->pager.nq) return 0;
+    uint64_t below = s->compact.pass ? s->compact.below : 0;
+    uint64_t done = store_pager_run(&s->pager, s->ctx, s->shm, &s->compact, below, s->page_tokens);
+    s->page_tokens = done < s->page_tokens ? s->page_tokens - done : 0;
+    return done > 0;
+}
+
+/* Compaction's pass met a collection (compact->note): the pager rewrites
+ * its pages below the pass's line. */
+static void note_old_pages(void *arg, unsigned db, idx_entry_t *e)
+{
+    store_proc_t *s = arg;
+    unsigned t = st_ent_type(e);
+    if (t != ST_HASH && t != ST_SET) return;
+    st_pgpolicy_t pol = s->pager.pol;
+    pol.below = s->compact.below;
+    if (st_hash_is_paged(st_ent_hash(e)) && st_hash_page_wanted(st_ent_hash(e), &pol))
+        store_pager_note_key(&s->pager, db, e->data, e->klen);
+}
+
 /* The first store of a server run (shm->block_reset still 0), or a
  * replica just promoted (REPLICAOF NO ONE sets it to 0 again): the
  * waiters the log left are clients of a previous run or of the leader,
@@ -792,6 +835,8 @@ static int run(store_proc_t *s)
         work += served;
         /* [compaction hook] Move live values out of old segments. */
         if (!atomic_load(&s->shm->shutdown) && relocate(s, applied_before, work == 0)) work++;
+        /* [paging hook] Large hashes and sets into pages (D60). */
+        if (!atomic_load(&s->shm->shutdown) && page(s, applied_before, work == 0)) work++;
         /* Parts of large values whose writer died (D31): dropped by a
          * record of the store's, so replay drops them at the same point. */
         store_abort_orphans(&s->compact, s->ctx, s->shm);
@@ -873,6 +918,10 @@ int store_main(shm_t *shm, const config_t *cfg)
     s.compact.target = cfg->checkpoint_bytes ? cfg->space_amp_target
                                              : 0; /* nothing to delete without checkpoints */
     store_compact_restored(&s.compact, s.ctx, from);
+    /* Before the replay: the collections its writes grow are noted. */
+    store_pager_init(&s.pager, s.ctx, cfg, ring_max_record(s.ring), random_seed());
+    s.compact.note = note_old_pages;
+    s.compact.note_arg = &s;
     store_set_notify_out(s.ctx, notify_publish, &s);
     store_set_notify_expired_floor(s.ctx, atomic_load(&shm->notify_expired_ms));
     store_backup_init(&s.backup, cfg, &s.ckpt, shm, s.ctx);
@@ -899,6 +948,9 @@ int store_main(shm_t *shm, const config_t *cfg)
     }
     store_ckpt_finish(&s.ckpt, s.ctx, 0); /* a child still running dies with us */
     store_compact_free(&s.compact);
+    store_pager_free(&s.pager);
+    s.ctx->pager = NULL;
+    s.ctx->on_changed = NULL;
     while (s.nstreams)
         stream_remove(&s, 0);
     free(s.streams);

@@ -96,6 +96,20 @@ typedef struct st_exec_bufs {
     uint32_t outer_cap, nested_cap;
 } st_exec_bufs_t;
 
+/* Paged collections' buffers (core/hash_paged.c, D60): the entries
+ * handed out from pages during the current record or request, and the
+ * last page read. */
+typedef struct st_pgmat {
+    idx_entry_t **v;
+    uint32_t n, cap;
+} st_pgmat_t;
+typedef struct st_pgio {
+    unsigned char *buf;
+    size_t cap;
+    uint64_t lsn; /* the page in buf (0: none) */
+    uint32_t len;
+} st_pgio_t;
+
 struct store_ctx {
     st_db_t **dbs;
     int ndb;
@@ -179,6 +193,17 @@ struct store_ctx {
      * clients' buffers and the peak there, as INFO does); NULL where tests
      * and tools drive the state machine alone. */
     struct shm *shm;
+    /* Paged collections (D60): object ids from the apply clock (pg_seq
+     * numbers those made by one record), and the buffers above. */
+    uint64_t pg_stamp;
+    uint32_t pg_seq;
+    st_pgmat_t pgmat;
+    st_pgio_t pgio;
+    /* A key changed by a write (core/watch.c calls it with the key's
+     * entry, or NULL when gone): store/pager.c's note, set by the store
+     * process; NULL elsewhere. */
+    void (*on_changed)(struct store_ctx *ctx, unsigned dbnum, idx_entry_t *e);
+    void *pager;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */

@@ -42,7 +42,7 @@
 
 #include "alloc.h"
 #include "command.h"
-#include "hash.h"
+#include "hash-internal.h"
 #include "index.h"
 #include "log.h"
 #include "pieces.h"
@@ -52,50 +52,12 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-struct st_hash {
-    st_obj_t obj;
-    uint32_t n;        /* fields */
-    uint32_t cap;      /* listpack: room in vec */
-    int table;         /* 1: hashtable encoding, fields in ix */
-    int sorted;        /* sets' intset: vec in integer order, members integers */
-    int ordered;       /* a set's hashtable: vec holds the members too (banner) */
-    uint64_t seed;     /* ix's, kept for a conversion later */
-    uint64_t bytes;    /* RAM held (banner) */
-    idx_entry_t **vec; /* listpack: fields in insertion order */
-    idx_t ix;          /* hashtable */
-};
-
 /* ---- fields ---- */
-
-static uint64_t field_bytes(idx_entry_t *f)
-{
-    uint64_t n = st_entry_size(f->klen, f->ilen, f->vkind);
-    if (st_ent_kind(f) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(f));
-    return n;
-}
-
-static void field_free(st_hash_t *h, idx_entry_t *f)
-{
-    h->bytes -= field_bytes(f);
-    if (st_ent_kind(f) == VK_LIST) st_pieces_free(st_ent_pieces(f));
-    free(f);
-}
 
 /* The index's free callback (arg is the hash). */
 static void field_free_cb(void *arg, idx_entry_t *f)
 {
-    field_free(arg, f);
-}
-
-static idx_entry_t *field_new(const void *f, uint32_t n, const unsigned char *v, uint64_t vlen,
-                              uint64_t vlsn)
-{
-    rec_arg_t name = {f, n};
-    if (vlsn || vlen <= STORE_INLINE_MAX) {
-        rec_arg_t val = {v, (uint32_t)vlen};
-        return st_ent_new(&name, &val, vlsn, 0);
-    }
-    return st_ent_new_ram(&name, v, (size_t)vlen, 0);
+    st_hash_field_free(arg, f);
 }
 
 /* A copy of field f: its value's extent shared, RAM bytes copied. */
@@ -184,11 +146,6 @@ uint64_t st_hash_bytes(const st_hash_t *h)
     return h->bytes;
 }
 
-static void table_bytes(st_hash_t *h, uint64_t before)
-{
-    h->bytes = h->bytes - before + idx_table_bytes(&h->ix);
-}
-
 void st_hash_convert(st_hash_t *h)
 {
     if (h->table) return;
@@ -199,7 +156,7 @@ void st_hash_convert(st_hash_t *h)
     for (uint32_t i = 0; i < h->n; i++) {
         uint64_t before = idx_table_bytes(&h->ix);
         idx_insert(&h->ix, h->vec[i]);
-        table_bytes(h, before);
+        st_hash_table_bytes(h, before);
     }
     if (h->obj.ops == &st_set_ops) { /* vec stays, in the order it had */
         h->ordered = 1;
@@ -222,6 +179,7 @@ static int64_t vec_find(const st_hash_t *h, const void *f, uint32_t n)
 
 idx_entry_t *st_hash_find(st_hash_t *h, const void *f, uint32_t n)
 {
+    if (h->pg) return st_pg_find(h, f, n);
     if (h->table) {
         idx_entry_t **slot = idx_find(&h->ix, f, n);
         return slot ? *slot : NULL;
@@ -233,8 +191,9 @@ idx_entry_t *st_hash_find(st_hash_t *h, const void *f, uint32_t n)
 int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const unsigned char *v,
                 uint64_t vlen, uint64_t vlsn)
 {
-    idx_entry_t *nf = field_new(f, n, v, vlen, vlsn);
-    h->bytes += field_bytes(nf);
+    if (h->pg) return st_pg_set(h, live, f, n, v, vlen, vlsn);
+    idx_entry_t *nf = st_hash_field_new(f, n, v, vlen, vlsn);
+    h->bytes += st_hash_field_bytes(nf);
     if (live) st_ent_live_add(live, nf, 1);
     if (h->table) {
         idx_entry_t **slot = idx_find(&h->ix, f, n);
@@ -243,12 +202,12 @@ int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const 
             idx_relink(slot, old, nf);
             if (h->ordered) put_at(h, pos_of(old), nf);
             if (live) st_ent_live_add(live, old, -1);
-            field_free(h, old);
+            st_hash_field_free(h, old);
             return 0;
         }
         uint64_t before = idx_table_bytes(&h->ix);
         idx_insert(&h->ix, nf);
-        table_bytes(h, before);
+        st_hash_table_bytes(h, before);
         if (h->ordered) {
             vec_grow(h);
             put_at(h, h->n, nf);
@@ -259,7 +218,7 @@ int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const 
     int64_t i = vec_find(h, f, n);
     if (i >= 0) {
         if (live) st_ent_live_add(live, h->vec[i], -1);
-        field_free(h, h->vec[i]);
+        st_hash_field_free(h, h->vec[i]);
         h->vec[i] = nf;
         return 0;
     }
@@ -279,6 +238,7 @@ int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const 
 
 int st_hash_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n)
 {
+    if (h->pg) return st_pg_del(h, live, f, n);
     if (h->table) {
         idx_entry_t **slot = idx_find(&h->ix, f, n);
         if (!slot) return 0;
@@ -294,7 +254,7 @@ int st_hash_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n)
     int64_t i = vec_find(h, f, n);
     if (i < 0) return 0;
     if (live) st_ent_live_add(live, h->vec[i], -1);
-    field_free(h, h->vec[i]);
+    st_hash_field_free(h, h->vec[i]);
     memmove(&h->vec[i], &h->vec[i + 1], (size_t)(h->n - (uint32_t)i - 1) * sizeof(*h->vec));
     h->n--;
     return 1;
@@ -302,6 +262,7 @@ int st_hash_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n)
 
 int st_hash_foreach(st_hash_t *h, idx_visit_fn fn, void *arg)
 {
+    if (h->pg) return st_pg_foreach(h, fn, arg);
     if (h->table && !h->ordered) return idx_foreach(&h->ix, fn, arg);
     for (uint32_t i = 0; i < h->n; i++) {
         int rc = fn(arg, h->vec[i]);
@@ -324,6 +285,7 @@ static int scan_keep(void *arg, idx_entry_t *f)
 
 uint64_t st_hash_scan(st_hash_t *h, uint64_t cursor, idx_visit_fn fn, void *arg)
 {
+    if (h->pg) return st_pg_scan(h, cursor, fn, arg);
     if (!h->table) {
         for (uint32_t i = 0; i < h->n; i++)
             fn(arg, h->vec[i]);
@@ -332,7 +294,7 @@ uint64_t st_hash_scan(st_hash_t *h, uint64_t cursor, idx_visit_fn fn, void *arg)
     scan_wrap_t w = {fn, arg};
     uint64_t before = idx_table_bytes(&h->ix);
     uint64_t next = idx_scan(&h->ix, cursor, scan_keep, &w);
-    table_bytes(h, before);
+    st_hash_table_bytes(h, before);
     return next;
 }
 
@@ -348,12 +310,14 @@ static uint64_t rand_next(uint64_t *s)
 idx_entry_t *st_hash_random(st_hash_t *h, uint64_t *rng)
 {
     if (!h->n) return NULL;
+    if (h->pg) return st_pg_at(h, (uint32_t)(rand_next(rng) % h->n));
     if (h->table && !h->ordered) return idx_random(&h->ix, rng);
     return h->vec[rand_next(rng) % h->n];
 }
 
 idx_entry_t *st_hash_at(st_hash_t *h, uint32_t i)
 {
+    if (h->pg) return st_pg_at(h, i);
     return (!h->table || h->ordered) && i < h->n ? h->vec[i] : NULL;
 }
 
@@ -362,12 +326,13 @@ idx_entry_t *st_hash_at(st_hash_t *h, uint32_t i)
 static void hash_free(st_obj_t *o)
 {
     st_hash_t *h = (st_hash_t *)o;
+    if (h->pg) st_pg_free(h);
     if (h->table) {
         idx_destroy(&h->ix);
         free(h->vec); /* an ordered table's: its entries went with the table */
     } else {
         for (uint32_t i = 0; i < h->n; i++)
-            field_free(h, h->vec[i]);
+            st_hash_field_free(h, h->vec[i]);
         free(h->vec);
     }
     free(h);
@@ -375,11 +340,11 @@ static void hash_free(st_obj_t *o)
 
 static void add_field(st_hash_t *h, idx_entry_t *f)
 {
-    h->bytes += field_bytes(f);
+    h->bytes += st_hash_field_bytes(f);
     if (h->table) {
         uint64_t before = idx_table_bytes(&h->ix);
         idx_insert(&h->ix, f);
-        table_bytes(h, before);
+        st_hash_table_bytes(h, before);
     }
     if (!h->table || h->ordered) {
         vec_grow(h);
@@ -403,6 +368,15 @@ static st_obj_t *hash_dup(const st_obj_t *o)
     st_hash_t *c = new_of(h->obj.ops, h->seed);
     c->sorted = h->sorted;
     if (h->table) st_hash_convert(c);
+    if (h->pg) {
+        c->ordered = 0; /* a copy of a paged set keeps its page order */
+        c->bytes -= (uint64_t)c->cap * sizeof(*c->vec);
+        free(c->vec);
+        c->vec = NULL;
+        c->cap = 0;
+        st_pg_dup(h, c);
+        return &c->obj;
+    }
     st_hash_foreach(h, dup_visit, c);
     return &c->obj;
 }
@@ -463,6 +437,10 @@ static int count_field(void *arg, idx_entry_t *f)
 /* Every field's extent (sets have none: members hold no values). */
 static void hash_count_log(const st_obj_t *o, st_live_t *t, int sign)
 {
+    if (((const st_hash_t *)o)->pg) {
+        st_pg_count_log((const st_hash_t *)o, t, sign);
+        return;
+    }
     count_arg_t a = {t, sign};
     st_hash_foreach((st_hash_t *)o, count_field, &a);
 }
@@ -479,14 +457,20 @@ static const char *set_encoding(const st_obj_t *o)
 
 /*
  * Checkpoint stream (all integers little-endian):
- *   u8 version (1), u8 encoding (0 listpack or intset, 1 hashtable), u64 seed,
- *   u32 field count, then per field:
+ *   u8 version (1, or 2 when paged), u8 encoding (0 listpack or intset,
+ *   1 hashtable, 2 paged), u64 seed, u32 field count, then per field:
  *     u32 name length, name bytes,
  *     u8 0, u32 value length, value bytes     (inline or held in RAM)
  *     u8 1, u64 lsn, u32 value length         (a log extent)
- * in insertion order for a listpack hash (its replies' order).
+ * in insertion order for a listpack hash (its replies' order). A paged
+ * hash (D60, version 2) has, after the header, its paged seed and object
+ * id (u64 each), u32 ranges and per range u64 lo, u64 page LSN, u32 page
+ * length, u32 image count, u32 live count; then u32 overlay entries, each
+ * a field as above followed by u8 flags and u64 stamp. Version 1 streams
+ * read as before.
  */
-#define CKPT_VERSION 1
+#define CKPT_VERSION       1
+#define CKPT_VERSION_PAGED 2
 
 static void put_u32(buf_t *b, uint32_t v)
 {
@@ -504,11 +488,13 @@ static void put_u64(buf_t *b, uint64_t v)
 
 typedef struct ckpt_arg {
     buf_t *out;
+    int paged; /* each field followed by its overlay flags and stamp */
 } ckpt_arg_t;
 
 static int ckpt_field(void *arg, idx_entry_t *f)
 {
-    buf_t *b = ((ckpt_arg_t *)arg)->out;
+    ckpt_arg_t *a = arg;
+    buf_t *b = a->out;
     put_u32(b, f->klen);
     buf_append(b, f->data, f->klen);
     if (st_ent_kind(f) == VK_EXTENT) {
@@ -518,86 +504,166 @@ static int ckpt_field(void *arg, idx_entry_t *f)
         buf_append(b, "\1", 1);
         put_u64(b, lsn);
         put_u32(b, len);
-        return 0;
+    } else {
+        /* Inline, or bytes held in RAM (a piece list of RAM blocks only:
+         * fields are never APPENDed to), read without I/O. */
+        uint64_t vlen = st_ent_vlen(f);
+        unsigned char *tmp = st_xmalloc(vlen ? (size_t)vlen : 1);
+        if (st_read_value(NULL, f, tmp)) abort(); /* RAM only: cannot fail */
+        buf_append(b, "\0", 1);
+        put_u32(b, (uint32_t)vlen);
+        buf_append(b, tmp, (size_t)vlen);
+        free(tmp);
     }
-    /* Inline, or bytes held in RAM (a piece list of RAM blocks only: fields
-     * are never APPENDed to), read without I/O. */
-    uint64_t vlen = st_ent_vlen(f);
-    unsigned char *tmp = st_xmalloc(vlen ? (size_t)vlen : 1);
-    if (st_read_value(NULL, f, tmp)) abort(); /* RAM only: cannot fail */
-    buf_append(b, "\0", 1);
-    put_u32(b, (uint32_t)vlen);
-    buf_append(b, tmp, (size_t)vlen);
-    free(tmp);
+    if (a->paged) {
+        unsigned char fl = (unsigned char)idx_access(f);
+        buf_append(b, &fl, 1);
+        put_u64(b, (uint64_t)f->expire_at_ms);
+    }
     return 0;
 }
 
 static void hash_ckpt_write(const st_obj_t *o, buf_t *out)
 {
     st_hash_t *h = (st_hash_t *)o;
-    unsigned char hdr[2] = {CKPT_VERSION, (unsigned char)h->table};
+    unsigned char hdr[2] = {h->pg ? CKPT_VERSION_PAGED : CKPT_VERSION,
+                            (unsigned char)(h->pg ? 2 : h->table)};
     buf_append(out, hdr, 2);
     put_u64(out, h->seed);
     put_u32(out, h->n);
-    ckpt_arg_t a = {out};
-    st_hash_foreach(h, ckpt_field, &a);
+    ckpt_arg_t a = {out, h->pg != NULL};
+    if (!h->pg) {
+        st_hash_foreach(h, ckpt_field, &a);
+        return;
+    }
+    const st_paged_t *p = h->pg;
+    put_u64(out, p->seed);
+    put_u64(out, p->objid);
+    put_u32(out, p->ndir);
+    for (uint32_t i = 0; i < p->ndir; i++) {
+        put_u64(out, p->dir[i].lo);
+        put_u64(out, p->dir[i].lsn);
+        put_u32(out, p->dir[i].len);
+        put_u32(out, p->dir[i].count);
+        put_u32(out, p->dir[i].live);
+    }
+    put_u32(out, (uint32_t)idx_count(&h->ix));
+    idx_foreach(&h->ix, ckpt_field, &a);
+}
+
+/* One field of a checkpoint stream at p[*at, len), as ckpt_field wrote
+ * it: the new entry, or NULL when the bytes are not one. */
+static idx_entry_t *ckpt_read_field(const unsigned char *p, size_t len, size_t *at)
+{
+#define NEED(k)                                                                                    \
+    do {                                                                                           \
+        if (len - *at < (size_t)(k)) return NULL;                                                  \
+    } while (0)
+    NEED(4);
+    uint32_t flen = cmd_get_u32(p + *at);
+    *at += 4;
+    NEED((uint64_t)flen + 1);
+    const unsigned char *name = p + *at;
+    *at += flen;
+    unsigned kind = p[(*at)++];
+    if (kind == 1) {
+        NEED(12);
+        uint64_t lsn = (uint64_t)cmd_get_i64(p + *at);
+        uint32_t vlen = cmd_get_u32(p + *at + 8);
+        *at += 12;
+        rec_arg_t nm = {name, flen}, val = {NULL, vlen};
+        if (vlen <= STORE_INLINE_MAX || lsn == 0) return NULL; /* never written so */
+        return st_ent_new(&nm, &val, lsn, 0);
+    }
+    if (kind != 0) return NULL;
+    NEED(4);
+    uint32_t vlen = cmd_get_u32(p + *at);
+    *at += 4;
+    NEED(vlen);
+    idx_entry_t *f = st_hash_field_new(name, flen, p + *at, vlen, 0);
+    *at += vlen;
+    return f;
+#undef NEED
+}
+
+/* A paged hash's part of a version 2 stream, into h (a table, empty). */
+static int ckpt_read_paged(st_hash_t *h, const unsigned char *p, size_t len, size_t *at)
+{
+    if (len - *at < 20) return -1;
+    uint64_t seed = (uint64_t)cmd_get_i64(p + *at), objid = (uint64_t)cmd_get_i64(p + *at + 8);
+    uint32_t ndir = cmd_get_u32(p + *at + 16);
+    *at += 20;
+    if (!ndir || (len - *at) / 28 < ndir) return -1;
+    st_pgdir_t *dir = st_xmalloc((size_t)ndir * sizeof(*dir));
+    for (uint32_t i = 0; i < ndir; i++, *at += 28) {
+        const unsigned char *q = p + *at;
+        dir[i] = (st_pgdir_t){.lo = (uint64_t)cmd_get_i64(q),
+                              .lsn = (uint64_t)cmd_get_i64(q + 8),
+                              .len = cmd_get_u32(q + 16),
+                              .count = cmd_get_u32(q + 20),
+                              .live = cmd_get_u32(q + 24)};
+    }
+    if (st_pg_adopt(h, seed, objid, dir, ndir)) return -1; /* takes dir either way */
+    if (len - *at < 4) return -1;
+    uint32_t novl = cmd_get_u32(p + *at);
+    *at += 4;
+    for (uint32_t i = 0; i < novl; i++) {
+        idx_entry_t *f = ckpt_read_field(p, len, at);
+        if (!f) return -1;
+        if (len - *at < 9 || idx_find(&h->ix, f->data, f->klen)) {
+            free(f);
+            return -1;
+        }
+        unsigned fl = p[*at];
+        int64_t stamp = cmd_get_i64(p + *at + 1);
+        *at += 9;
+        h->bytes += st_hash_field_bytes(f);
+        uint64_t before = idx_table_bytes(&h->ix);
+        idx_insert(&h->ix, f);
+        st_hash_table_bytes(h, before);
+        idx_set_access(f, fl); /* after idx_insert, which sets meta */
+        f->expire_at_ms = stamp;
+    }
+    return st_pg_loaded(h);
 }
 
 static long ckpt_read_of(const st_type_ops_t *ops, const unsigned char *p, size_t len,
                          st_obj_t **out)
 {
-    size_t at = 0;
-#define NEED(k)                                                                                    \
-    do {                                                                                           \
-        if (len - at < (size_t)(k)) goto bad;                                                      \
-    } while (0)
     if (len < 14) return -1;
-    if (p[0] != CKPT_VERSION || p[1] > 1) return -1;
+    int paged = p[0] == CKPT_VERSION_PAGED && p[1] == 2;
+    if (!paged && (p[0] != CKPT_VERSION || p[1] > 1)) return -1;
     st_hash_t *h = new_of(ops, (uint64_t)cmd_get_i64(p + 2));
     h->sorted = ops == &st_set_ops && !p[1];
     if (p[1]) st_hash_convert(h);
     uint32_t n = cmd_get_u32(p + 10);
-    at = 14;
-    for (uint32_t i = 0; i < n; i++) {
-        NEED(4);
-        uint32_t flen = cmd_get_u32(p + at);
-        at += 4;
-        NEED((uint64_t)flen + 1);
-        const unsigned char *name = p + at;
-        at += flen;
-        unsigned kind = p[at++];
-        idx_entry_t *f;
-        if (kind == 1) {
-            NEED(12);
-            uint64_t lsn = (uint64_t)cmd_get_i64(p + at);
-            uint32_t vlen = cmd_get_u32(p + at + 8);
-            at += 12;
-            rec_arg_t nm = {name, flen}, val = {NULL, vlen};
-            if (vlen <= STORE_INLINE_MAX || lsn == 0) goto bad; /* never written so */
-            f = st_ent_new(&nm, &val, lsn, 0);
-        } else if (kind == 0) {
-            NEED(4);
-            uint32_t vlen = cmd_get_u32(p + at);
-            at += 4;
-            NEED(vlen);
-            f = field_new(name, flen, p + at, vlen, 0);
-            at += vlen;
-        } else {
-            goto bad;
+    size_t at = 14;
+    if (paged) {
+        if (h->ordered) { /* a paged set has its page order, not vec's */
+            h->ordered = 0;
+            h->bytes -= (uint64_t)h->cap * sizeof(*h->vec);
+            free(h->vec);
+            h->vec = NULL;
+            h->cap = 0;
         }
-        if (st_hash_find(h, name, flen)) { /* a field twice: not ours */
+        if (ckpt_read_paged(h, p, len, &at) || h->n != n) goto bad;
+        *out = &h->obj;
+        return (long)at;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        idx_entry_t *f = ckpt_read_field(p, len, &at);
+        if (!f) goto bad;
+        if (st_hash_find(h, f->data, f->klen)) { /* a field twice: not ours */
             free(f);
             goto bad;
         }
         add_field(h, f);
-        continue;
-    bad:
-        hash_free(&h->obj);
-        return -1;
     }
-#undef NEED
     *out = &h->obj;
     return (long)at;
+bad:
+    hash_free(&h->obj);
+    return -1;
 }
 
 static long hash_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
@@ -608,6 +674,11 @@ static long hash_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
 static long set_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
 {
     return ckpt_read_of(&st_set_ops, p, len, out);
+}
+
+static void hash_bind(st_obj_t *o, store_ctx_t *ctx)
+{
+    st_pg_bind((st_hash_t *)o, ctx);
 }
 
 const st_type_ops_t st_set_ops = {
@@ -621,6 +692,7 @@ const st_type_ops_t st_set_ops = {
     .encoding = set_encoding,
     .ckpt_write = hash_ckpt_write,
     .ckpt_read = set_ckpt_read,
+    .bind = hash_bind,
 };
 
 const st_type_ops_t st_hash_ops = {
@@ -634,4 +706,5 @@ const st_type_ops_t st_hash_ops = {
     .encoding = hash_encoding,
     .ckpt_write = hash_ckpt_write,
     .ckpt_read = hash_ckpt_read,
+    .bind = hash_bind,
 };

@@ -74,7 +74,87 @@ uint64_t st_hash_scan(st_hash_t *h, uint64_t cursor, idx_visit_fn fn, void *arg)
 /* A random field (NULL when empty); *rng is the caller's generator. */
 idx_entry_t *st_hash_random(st_hash_t *h, uint64_t *rng);
 /* Field i in st_hash_foreach's order, for a listpack-encoded hash or any
- * set (else NULL). */
+ * set (else NULL); a paged one's: in its page order (hash_paged.c). */
 idx_entry_t *st_hash_at(st_hash_t *h, uint32_t i);
+
+/*
+ * The paged form (core/hash_paged.c, D60): a large hashtable whose members
+ * live in pages in the log. Every function above works on it as on a
+ * table, with these differences: an entry found in a page is a copy that
+ * lives until the record or request being served is done
+ * (st_hash_mat_reset); st_hash_foreach's fn must not change the hash; a
+ * page read that fails stops the store.
+ */
+#define ST_PAGE_NAME_MAX   1024u /* longer names and values stay in RAM (pinned) */
+#define ST_PAGE_VALUE_MAX  1024u
+#define ST_PAGE_MAX_IMAGES 64u   /* pages in one CMD_PAGE record */
+#define ST_PAGE_SCAN       4096u /* ranges one st_hash_page_build call looks at */
+#define ST_PAGE_RANGE_MIN  16u   /* overlay entries that make a range want a new page */
+
+int st_hash_is_paged(const st_hash_t *h);
+/* 1 when a member of these sizes is never put in a page. */
+int st_hash_pin_sizes(uint64_t nlen, uint64_t vlen);
+/* CMD_PAGEIN's change: h (a hashtable, not paged) becomes paged with this
+ * seed, its members in `ranges` pageless ranges of equal width (1 ..
+ * ST_PAGE_IN_RANGES_MAX), its object id from ctx's apply clock. Returns 0,
+ * or -1 (nothing done) when h is not such a hash. */
+#define ST_PAGE_IN_RANGES_MAX (1u << 24)
+int st_hash_page_in(store_ctx_t *ctx, st_hash_t *h, uint64_t seed, uint32_t ranges);
+/* CMD_PAGE's change (types/t_page.c checked the argument count and sizes):
+ * 0, or -1 when the record does not fit h's state (another object, ranges
+ * changed since it was built, malformed): nothing changed. */
+int st_hash_page_apply(store_ctx_t *ctx, st_hash_t *h, const apply_args_t *a);
+/* The paged object's id (0 when not paged). */
+uint64_t st_hash_objid(const st_hash_t *h);
+
+/* When the pager (store/pager.c) writes what. */
+typedef struct st_pgpolicy {
+    uint64_t entries;      /* a hashtable with this many members is paged (0: never) */
+    uint32_t overlay_max;  /* past this many overlay entries (or members/16), the densest do */
+    uint64_t below;        /* pages below this LSN are rewritten (compaction), 0 none */
+    uint32_t page_bytes;   /* a page's target size */
+    uint32_t record_bytes; /* pages per record: at most this many bytes */
+} st_pgpolicy_t;
+enum { ST_PAGE_WANT_IN = 1, ST_PAGE_WANT_BUILD = 2 };
+/* What h may want under pol: 0, ST_PAGE_WANT_IN (a CMD_PAGEIN) or
+ * ST_PAGE_WANT_BUILD (CMD_PAGE records: enough overlay entries to be worth
+ * a look, or pages below pol->below; st_hash_page_build finds which).
+ * O(1), but O(ranges) when pol->below is set. */
+int st_hash_page_wanted(const st_hash_t *h, const st_pgpolicy_t *pol);
+/* 1 when h's overlay is past twice its bound: the pager is behind the
+ * writes and must catch up whatever its rate (store/pager.c). */
+int st_hash_page_behind(const st_hash_t *h, const st_pgpolicy_t *pol);
+/* One CMD_PAGE's arguments (after the key). */
+typedef struct st_pgbuilt {
+    uint64_t objid, as_of, first_lo, version, end_lo;
+    uint32_t rest, nimg;
+    buf_t img[ST_PAGE_MAX_IMAGES];
+} st_pgbuilt_t;
+/* Build the next record h wants under pol into out, and mark its range as
+ * in flight: ST_PAGE_BUILT. Else ST_PAGE_NONE when no range wants one,
+ * ST_PAGE_INFLIGHT when only ranges with a record in flight do, and
+ * ST_PAGE_MORE when the ST_PAGE_SCAN ranges looked at did not (the next
+ * call goes on from there). */
+enum { ST_PAGE_NONE, ST_PAGE_BUILT, ST_PAGE_MORE, ST_PAGE_INFLIGHT };
+int st_hash_page_build(store_ctx_t *ctx, st_hash_t *h, const st_pgpolicy_t *pol, st_pgbuilt_t *out);
+/* Forget the in-flight marks (the records were not written, or are all
+ * applied and some did not match). */
+void st_hash_page_unbusy(st_hash_t *h);
+
+/* DEBUG PAGED's figures. */
+typedef struct st_pgstats {
+    int paged;
+    uint32_t ranges, pages, overlay, pinned, members;
+    uint64_t page_bytes;
+} st_pgstats_t;
+void st_hash_page_stats(const st_hash_t *h, st_pgstats_t *s);
+/* Tests: NULL when h's paged state agrees with itself and its pages (the
+ * counts, the flags, the sorted overlay), else what does not. */
+const char *st_hash_page_check(st_hash_t *h);
+
+/* Free the entries handed out from pages (route.c, after each record and
+ * request), and all of ctx's paging buffers (store_ctx_destroy). */
+void st_hash_mat_reset(store_ctx_t *ctx);
+void st_hash_pg_ctx_free(store_ctx_t *ctx);
 
 #endif

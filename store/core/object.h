@@ -63,6 +63,9 @@ typedef struct st_type_ops {
     /* Read what ckpt_write wrote, from p[0, len): returns the bytes used
      * and sets *out, or -1 when the bytes are not such a stream. */
     long (*ckpt_read)(const unsigned char *p, size_t len, st_obj_t **out);
+    /* An object read from a checkpoint is ctx's now (a paged hash reads
+     * its pages through it). NULL: nothing to do. */
+    void (*bind)(st_obj_t *o, store_ctx_t *ctx);
 } st_type_ops_t;
 
 #define VK_TYPE_SHIFT 4

@@ -215,6 +215,8 @@ void st_key_changed_as(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
      * expired entry not yet reclaimed counts as absent, as it would once
      * reclaimed (which happens at different moments live and on replay). */
     idx_entry_t **e = idx_find(&db->ix, key->ptr, key->len);
+    /* The pager (D60) looks at collections that grow. */
+    if (ctx->on_changed) ctx->on_changed(ctx, dbnum, e ? *e : NULL);
     int64_t expire = EXPIRE_ABSENT;
     if (e && (!(*e)->expire_at_ms || (*e)->expire_at_ms > ctx->now)) expire = (*e)->expire_at_ms;
     *s = (watch_slot_t){.lsn1 = at.lsn1, .expire = expire, .fp = fp, .ord = at.ord};

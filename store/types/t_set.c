@@ -216,6 +216,12 @@ void st_apply_spop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     if (!st_hash_len(s)) st_remove(a->db, slot);
 }
 
+static int reply_member(void *arg, idx_entry_t *m)
+{
+    resp_bulk(arg, m->data, m->klen);
+    return 0;
+}
+
 /* CMD_SPOP_AT key count resp3 (D62). Pop j (from 0) takes the member at
  * XXH3(j) seeded with the LSN, modulo the members left, in the set's order;
  * a count of at least the size takes them all, in that order. O(count) for
@@ -230,8 +236,11 @@ void st_apply_spop_at(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     st_hash_t *s = st_ent_hash(*slot);
     uint32_t size = st_hash_len(s);
     uint64_t before = st_hash_bytes(s);
-    if (count >= (long long)size) { /* all of it: the key goes */
-        if (r) {
+    if (count >= (long long)size) {     /* all of it: the key goes */
+        if (r && st_hash_is_paged(s)) { /* by position would cost a page read each (D60) */
+            resp_set(r, resp3 ? 3 : 2, size);
+            st_hash_foreach(s, reply_member, r);
+        } else if (r) {
             resp_set(r, resp3 ? 3 : 2, size);
             for (uint32_t i = 0; i < size; i++) {
                 idx_entry_t *m = st_hash_at(s, i);

@@ -38,6 +38,10 @@
  *   ATTIC_DIFF_MAX_MISMATCHES  stop after this many (default 10)
  *   ATTIC_DIFF_TIMEOUT         hard limit in seconds (default 240)
  *   ATTIC_DIFF_VERBOSE=1       print every command and reply
+ *   ATTIC_DIFF_ARGS            settings given to both servers
+ *                              ("--hash-max-listpack-entries 4")
+ *   ATTIC_DIFF_ATTIC_ARGS      settings given to AtticDB only
+ *                              ("--collection-paging-entries 2": D60)
  *   ATTICDB_SERVER, REDIS_SERVER  the binaries
  * Exit: 0 all identical, 1 differences, 77 no redis-server (skipped),
  * 99 a server did not start.
@@ -597,21 +601,25 @@ int main(void)
     signal(SIGALRM, on_alarm);
     alarm((unsigned)env_long("ATTIC_DIFF_TIMEOUT", 240));
 
-    if (wire_redis_start(&ref_redis, NULL) != 0) {
+    const char *both_args = getenv("ATTIC_DIFF_ARGS");
+    char attic_args[1024];
+    snprintf(attic_args, sizeof(attic_args), "--frontends 2 %s %s", both_args ? both_args : "",
+             getenv("ATTIC_DIFF_ATTIC_ARGS") ? getenv("ATTIC_DIFF_ATTIC_ARGS") : "");
+    if (wire_redis_start(&ref_redis, both_args) != 0) {
         printf("FAIL: redis-server did not start\n");
         stop_servers();
         return 99;
     }
     sides[0] = (side_t){"redis", ref_redis.port, NULL};
     if (both_redis) {
-        if (wire_redis_start(&second_redis, NULL) != 0) {
+        if (wire_redis_start(&second_redis, both_args) != 0) {
             printf("FAIL: the second redis-server did not start\n");
             stop_servers();
             return 99;
         }
         sides[1] = (side_t){"redis2", second_redis.port, NULL};
     } else {
-        if (srv_start(&atticdb, "--frontends 2") != 0) {
+        if (srv_start(&atticdb, attic_args) != 0) {
             char tail[2000];
             printf("FAIL: atticdb-server (%s) did not start; log:\n%s\n",
                    getenv("ATTICDB_SERVER") ? getenv("ATTICDB_SERVER") : "./atticdb-server",

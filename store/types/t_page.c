@@ -1,0 +1,59 @@
+/*
+ * t_page.c - applying the records the store writes to keep large hashes
+ * and sets on disk (D60): CMD_PAGEIN makes one paged, CMD_PAGE puts a run
+ * of its members into pages (core/hash_paged.c has the design; the
+ * store's pager, store/pager.c, decides when to write them).
+ *
+ * Store process, on the apply path (live and replay alike). Like
+ * CMD_RELOCATE (relocate.c): no reply, no WATCH signal, no keyspace event,
+ * the apply clock kept; a record that no longer fits the key's state
+ * (deleted, replaced, renamed away, ranges changed since it was built) is
+ * a no-op, decided by the state the log built only (contract 4). Neither
+ * changes what any read returns, only where the members are.
+ */
+#include <signal.h>
+#include <stdint.h>
+
+#include "command.h"
+#include "io_fault.h"
+#include "store/core/entry.h"
+#include "store/core/hash.h"
+#include "store/core/object.h"
+#include "store/types/handlers.h"
+
+/* The hash or set at the record's key (whatever its TTL: the record moves
+ * bytes, it reads nothing), or NULL. */
+static st_hash_t *target(const apply_args_t *a)
+{
+    idx_entry_t **slot = idx_find(&a->db->ix, a->argv[0].ptr, a->argv[0].len);
+    if (!slot) return NULL;
+    unsigned t = st_ent_type(*slot);
+    return t == ST_HASH || t == ST_SET ? st_ent_hash(*slot) : NULL;
+}
+
+/* CMD_PAGEIN key seed ranges. */
+void st_apply_pagein(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    (void)r;
+    st_hash_t *h = target(a);
+    if (!h) return;
+    uint64_t before = st_hash_bytes(h);
+    if (st_hash_page_in(ctx, h, (uint64_t)cmd_get_i64(a->argv[1].ptr), cmd_get_u32(a->argv[2].ptr)))
+        return;
+    ctx->entry_bytes += st_hash_bytes(h) - before; /* modular: a decrease too */
+    /* Tests: killed with the collection paged in RAM only (the record is durable). */
+    if (io_fault_point(IO_FAULT_PAGE_IN) == IO_FAULT_KILL) raise(SIGKILL);
+}
+
+/* CMD_PAGE key objid as_of first_lo end_lo rest versions image... */
+void st_apply_page(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    (void)r;
+    if (a->argv[4].len != 8 || a->argv[5].len != 4) return;
+    st_hash_t *h = target(a);
+    if (!h) return;
+    uint64_t before = st_hash_bytes(h);
+    if (st_hash_page_apply(ctx, h, a)) return;
+    ctx->entry_bytes += st_hash_bytes(h) - before;
+    if (io_fault_point(IO_FAULT_PAGED) == IO_FAULT_KILL) raise(SIGKILL);
+}
