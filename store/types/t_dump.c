@@ -343,24 +343,26 @@ static int dump_zset(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
 /* Nodes are split under list-max-listpack-size as CONFIG SET left it
  * (ctx->list_fill; Redis' default -2 is 8 KB per listpack). */
 #define LIST_SAFETY_LIMIT    8192u
+#define LIST_SIZE_ESTIMATE   8u                  /* Redis' SIZE_ESTIMATE_OVERHEAD */
 #define LIST_PLAIN_THRESHOLD (UINT64_C(1) << 30) /* Redis' packed_threshold */
 #define QL_CONTAINER_PLAIN   1u
 #define QL_CONTAINER_PACKED  2u
 
-/* Redis 7.0's _quicklistNodeAllowInsert: may an element of sz bytes join
- * a node whose listpack is lp_bytes long and holds count entries? */
+/* Redis 7.0.15's _quicklistNodeAllowInsert (with quicklistNodeExceedsLimit):
+ * may an element of sz bytes join a node whose listpack is lp_bytes long
+ * and holds count entries? It counts 8 bytes of overhead for any element
+ * (SIZE_ESTIMATE_OVERHEAD), not what listpack would take: measured
+ * against redis-server, test_cmds_dump short_elements_fill_nodes_as_redis. */
 static int ql_node_allows(size_t lp_bytes, uint32_t count, uint64_t sz, int fill)
 {
     static const size_t optimization_level[] = {4096, 8192, 16384, 32768, 65536};
-    size_t overhead = (sz < 254 ? 1 : 5) + (sz < 64 ? 1 : sz < 16384 ? 2 : 5);
-    uint64_t new_sz = lp_bytes + sz + overhead;
+    const size_t levels = sizeof(optimization_level) / sizeof(*optimization_level);
+    uint64_t new_sz = lp_bytes + sz + LIST_SIZE_ESTIMATE;
     if (fill < 0) {
         size_t level = (size_t)(-fill) - 1;
-        if (level < sizeof(optimization_level) / sizeof(*optimization_level))
-            return new_sz <= optimization_level[level];
-        return 0;
+        return new_sz <= optimization_level[level < levels ? level : levels - 1];
     }
-    return new_sz <= LIST_SAFETY_LIMIT && (int)count < fill;
+    return new_sz <= LIST_SAFETY_LIMIT && (int64_t)count + 1 <= (fill ? fill : 1);
 }
 
 /* Close the packed node being built (if any) into nodes. */
