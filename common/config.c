@@ -465,11 +465,13 @@ static const config_entry_t table[] = {
         zset_max_listpack_entries),
     NUM("zset-max-listpack-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, zset_max_listpack_value),
     NUM("zset-max-ziplist-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, zset_max_listpack_value),
-    /* Lists: Redis 7.0's ranges and defaults; accepted and reported only,
-     * since every list is a quicklist in 7.0 (docs/DECISIONS.md, D29). */
+    /* Lists: Redis 7.0's ranges and defaults. Every list is a quicklist in
+     * 7.0 (docs/DECISIONS.md, D29): they shape DUMP's nodes only (D40, D57). */
     NUM("list-max-listpack-size", CONFIG_INT, MUT, "-2", INT_MIN, INT_MAX, list_max_listpack_size),
     NUM("list-max-ziplist-size", CONFIG_INT, MUT, "-2", INT_MIN, INT_MAX, list_max_listpack_size),
     NUM("list-compress-depth", CONFIG_INT, MUT, "0", 0, INT_MAX, list_compress_depth),
+    /* DUMP compresses strings with LZF where Redis 7.0 does (D57). */
+    BOOL("rdbcompression", MUT, "yes", rdb_compression),
     /* The Redis Cluster protocol over a static topology, read at start
      * from a file in CLUSTER NODES' format, relative to dir (D35). */
     BOOL("cluster-enabled", 0, "no", cluster_enabled),
@@ -527,7 +529,6 @@ static const config_entry_t table[] = {
     IGNORED("pidfile", CONFIG_FILE_ONLY, NULL),
     IGNORED("always-show-logo", CONFIG_FILE_ONLY, NULL),
     IGNORED("stop-writes-on-bgsave-error", CONFIG_FILE_ONLY, NULL),
-    IGNORED("rdbcompression", CONFIG_FILE_ONLY, NULL),
     IGNORED("rdbchecksum", CONFIG_FILE_ONLY, NULL),
     IGNORED("dbfilename", CONFIG_FILE_ONLY, NULL),
     IGNORED("hz", CONFIG_FILE_ONLY, NULL),

@@ -117,9 +117,12 @@ typedef struct config {
     int cluster_enabled;
     char *cluster_config_file; /* relative to dir unless absolute */
     char *cluster_announce_ip; /* NULL = none */
-    /* Lists (accepted, no effect: every Redis 7.0 list is a quicklist). */
+    /* Lists: every Redis 7.0 list is a quicklist; these two shape only
+     * DUMP's payload (its nodes and which of them are compressed, D40,
+     * D57). */
     int64_t list_max_listpack_size;
     int64_t list_compress_depth;
+    int rdb_compression; /* rdbcompression: DUMP compresses strings with LZF as Redis (D57) */
 } config_t;
 
 /*

@@ -213,9 +213,11 @@ typedef struct shm {
     _Atomic uint64_t mem_version;
     _Atomic int64_t mem_maxmemory, mem_policy, mem_samples, mem_lfu_log_factor, mem_lfu_decay_time;
     _Atomic int64_t mem_tenacity; /* maxmemory-eviction-tenacity (D43) */
-    /* list-max-listpack-size: how DUMP splits a list into nodes (D40); it
-     * travels with the memory settings, under the same mem_version. */
-    _Atomic int64_t mem_list_fill;
+    /* DUMP's settings, which travel with the memory settings, under the
+     * same mem_version: list-max-listpack-size splits a list into nodes
+     * (D40), list-compress-depth and rdbcompression say which of its
+     * strings are LZF-compressed (D57). */
+    _Atomic int64_t mem_list_fill, mem_list_compress_depth, mem_rdb_compression;
     /* The store's (D43): since when (CLOCK_MONOTONIC ms, 0 = not now) the
      * figure it compares is over maxmemory, and the ms of the spells over
      * it that ended; kept here, not in the store, so that a respawned

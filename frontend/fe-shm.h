@@ -61,7 +61,8 @@ typedef struct shm_config {
     _Atomic int64_t set_max_intset_entries;
     _Atomic int64_t zset_max_listpack_entries, zset_max_listpack_value;
     _Atomic int64_t list_max_listpack_size; /* DUMP's node split; the store's copy in shm_t */
-    _Atomic int64_t list_compress_depth;    /* reported only: lists are not compressed */
+    _Atomic int64_t list_compress_depth;    /* DUMP's compressed nodes; the store's copy in shm_t */
+    _Atomic int64_t rdb_compression;        /* DUMP's LZF; the store's copy in shm_t */
     _Atomic int64_t maxmemory, maxmemory_policy, maxmemory_samples; /* D32 */
     _Atomic int64_t maxmemory_eviction_tenacity;                    /* D43 */
     /* notify-keyspace-events; the store reads its copy in shm_t (D37) */

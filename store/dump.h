@@ -31,7 +31,9 @@ enum {
 /* crc64-jones (reflected, no final xor); start with crc = 0. */
 uint64_t st_crc64(uint64_t crc, const unsigned char *p, size_t n);
 void st_rdb_len(buf_t *b, uint64_t len);
-void st_rdb_string(buf_t *b, const unsigned char *p, size_t n);
+/* A string as Redis 7.0's rdbSaveRawString writes it: integer form, LZF
+ * when compress (rdbcompression) and it pays (D57), else plain. */
+void st_rdb_string(buf_t *b, const unsigned char *p, size_t n, int compress);
 void st_lp_entry(buf_t *b, const unsigned char *p, size_t n);
 /* 0 when p[0, n) ends in a known RDB version and a right CRC64. */
 int st_dump_verify(const unsigned char *p, size_t n);

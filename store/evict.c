@@ -75,6 +75,8 @@ void store_evict_settings(store_evict_t *ev, store_ctx_t *ctx, shm_t *shm)
     a->lfu_decay_time = (int)atomic_load(&shm->mem_lfu_decay_time);
     ev->tenacity = (int)atomic_load(&shm->mem_tenacity);
     ctx->list_fill = atomic_load(&shm->mem_list_fill);
+    ctx->list_compress_depth = atomic_load(&shm->mem_list_compress_depth);
+    ctx->rdb_compression = (int)atomic_load(&shm->mem_rdb_compression);
     ev->last_round_ms = 0; /* a new policy may find victims: look now */
 }
 

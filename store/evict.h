@@ -40,7 +40,8 @@ uint64_t store_evict_time_limit_us(int tenacity);
 void store_evict_exceeded(struct shm *shm, int over, int64_t now_ms);
 
 /* Read the settings from shm when they changed (into ctx's access data
- * too). Cheap: call every turn of the loop. */
+ * too, and DUMP's settings into ctx: D40, D57). Cheap: call every turn of
+ * the loop. */
 void store_evict_settings(store_evict_t *ev, store_ctx_t *ctx, struct shm *shm);
 
 /*

@@ -51,6 +51,8 @@ store_ctx_t *store_ctx_create(const config_t *cfg, uint64_t seed)
     ctx->access.samples = (int)cfg->maxmemory_samples;
     ctx->access.lfu_log_factor = cfg->lfu_log_factor;
     ctx->list_fill = cfg->list_max_listpack_size;
+    ctx->list_compress_depth = cfg->list_compress_depth;
+    ctx->rdb_compression = cfg->rdb_compression;
     ctx->access.lfu_decay_time = cfg->lfu_decay_time;
     ctx->args_cap = 16;
     ctx->args = malloc(ctx->args_cap * sizeof(rec_arg_t));

@@ -263,6 +263,7 @@ void sh_new_store(uint64_t segment_size, int databases, uint64_t seed)
     cfg.proto_max_bulk_len = 512ll << 20;
     cfg.databases = databases;
     cfg.list_max_listpack_size = -2; /* Redis' default (DUMP splits lists by it) */
+    cfg.rdb_compression = 1;         /* Redis' default (DUMP compresses, D57) */
     ctx = store_ctx_create(&cfg, seed);
     cr_assert(ctx);
 }

@@ -123,6 +123,9 @@ static const config_case_t cases[] = {
     {"cluster-config-file", "nodes-6379.conf", NULL},
     {"cluster-announce-ip", "10.0.0.7", NULL},
     {"list-compress-depth", "-1", RANGE("0", "2147483647")},
+    {"rdbcompression", "no", NULL},
+    {"rdbcompression", "YES", NULL},
+    {"rdbcompression", "1", NOT_BOOL},
     {"hash-max-listpack-entries", "0", NULL},
     {"hash-max-listpack-entries", "128", NULL},
     {"hash-max-listpack-entries", "-1", RANGE("0", LLMAX)},
@@ -351,6 +354,7 @@ Test(config, defaults_read_back)
     cr_expect_eq(c.slowlog_max_len, 128);
     cr_expect_eq(c.respawn_limit, 5);
     cr_expect_eq(c.max_args, 1024 * 1024);
+    cr_expect_eq(c.rdb_compression, 1);
     const config_entry_t *e;
     for (size_t i = 0; (e = config_entry_at(i)); i++) {
         if ((e->flags & CONFIG_FILE_ONLY) || e->type == CONFIG_IGNORED) continue;

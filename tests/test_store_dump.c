@@ -4,7 +4,9 @@
  * real redis-server 7.0.15 gave for the same values (strings in both
  * encodings, intsets of two widths, listpack hashes with every integer and
  * string entry form used), the table forms' headers and checksums, nil for
- * a missing key.
+ * a missing key; LZF where Redis compresses (D57): byte-equal payloads of
+ * compressible values of each form, rdbcompression no, and the middle
+ * nodes of a list under list-compress-depth.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -123,6 +125,74 @@ Test(dump, table_forms)
     cr_assert_eq(strncmp(h, "0402", 4), 0, "%s", h); /* RDB_TYPE_HASH, 2 fields */
     check_crc(h);
     check_crc("00000a005d9b5c400f7fa2da"); /* Redis's DUMP of "" */
+}
+
+/* ---- LZF, where Redis 7.0 compresses (D57) ---- */
+
+#define HLIM "#i64:274877907456" /* hash-max-listpack: 512 entries, 64 bytes */
+#define ZLIM "#i64:274877907072" /* zset-max-listpack: 128 entries, 64 bytes */
+
+/* Each payload is redis-server 7.0.15's DUMP of the same value under
+ * rdbcompression yes: a string longer than 20 bytes is LZF when that
+ * saves 4 bytes, and so are a listpack, an intset and a table's members
+ * and values, each as one string. */
+Test(dump, compressible_values_match_redis)
+{
+    char a21[22], v40[41], x70[71], y30[31];
+    memset(a21, 'a', 21), a21[21] = 0;
+    memset(v40, 'v', 40), v40[40] = 0;
+    memset(x70, 'x', 70), x70[70] = 0;
+    memset(y30, 'y', 30), y30[30] = 0;
+    set("s21", a21);
+    set("s20", a21 + 1);
+    set("rnd21", "defghijklmnopqrstuvwx");
+    wr(T0, CMD_HSET, "h", HLIM, "#u32:0", "field", v40, "n", "123", NULL);
+    wr(T0, CMD_SADD, "is8", MAX, "1099511627776", "1099511627777", "1099511627778", "1099511627779",
+       "1099511627780", "1099511627781", NULL);
+    wr(T0, CMD_ZADD, "z", ZLIM, "#u32:2", "1", "member-a", "2", "member-b", "3", "member-c", NULL);
+    wr(T0, CMD_HSET, "ht", HLIM, "#u32:0", "f", x70, NULL);
+    wr(T0, CMD_SADD, "st", MAX, y30, NULL);
+    wr(T0, CMD_LPUSH, "l", "#u32:1", "eeeeeeeeee", "eeeeeeeeee", "eeeeeeeeee", "eeeeeeeeee",
+       "eeeeeeeeee", NULL);
+    cr_assert_str_eq(dump_hex("s21"), "00c30615016161e00a000a00fd0cb36807413f68");
+    cr_assert_str_eq(dump_hex("s20"),
+                     "001461616161616161616161616161616161616161610a0083b46b5e1b11acf1",
+                     "20 bytes: never compressed");
+    cr_assert_str_eq(dump_hex("rnd21"),
+                     "00156465666768696a6b6c6d6e6f7071727374757677780a0081ed3c86abc82d1c",
+                     "nothing to gain: plain");
+    cr_assert_str_eq(dump_hex("h"), "10c31b3d0e3d0000000400856669656c6406a876e01e000629816e027b01ff"
+                                    "0a00a7381594d725e2b3");
+    cr_assert_str_eq(dump_hex("is8"),
+                     "0bc32a380408000000062003600000016002600400022006400f000320064"
+                     "00700042006400700052006200700000a002da1261cffc8ec98");
+    cr_assert_str_eq(dump_hex("z"),
+                     "11c3222b112b0000000600886d656d6265722d61090101c00b02620902e0000b"
+                     "0463090301ff0a0013c167eada8851cb");
+    cr_assert_str_eq(dump_hex("ht"), "04010166c3094046017878e039000178780a003e6c955f2e52e7c1");
+    cr_assert_str_eq(dump_hex("st"), "0201c3091e017979e011000179790a002973b299c3a7bc93");
+    cr_assert_str_eq(dump_hex("l"), "120102c3144043074300000005008a65e00000000be0260b010bff0a00a040"
+                                    "806b7746022e");
+}
+
+/* rdbcompression no (what CONFIG SET leaves in ctx): plain strings, as
+ * Redis writes them then. */
+Test(dump, rdbcompression_no_writes_plain_strings)
+{
+    char a21[22], v40[41];
+    memset(a21, 'a', 21), a21[21] = 0;
+    memset(v40, 'v', 40), v40[40] = 0;
+    set("s21", a21);
+    wr(T0, CMD_HSET, "h", HLIM, "#u32:0", "field", v40, "n", "123", NULL);
+    ctx->rdb_compression = 0;
+    cr_assert_str_eq(dump_hex("s21"),
+                     "00156161616161616161616161616161616161616161610a0017e5a5206213f"
+                     "47e");
+    cr_assert_str_eq(dump_hex("h"), "103d3d0000000400856669656c6406a8767676767676767676767676767676"
+                                    "7676767676767676767676767676767676767676767676767629816e027b01"
+                                    "ff0a00dd2d8b67aa868557");
+    ctx->rdb_compression = 1;
+    cr_assert_str_eq(dump_hex("s21"), "00c30615016161e00a000a00fd0cb36807413f68");
 }
 
 /* ---- RESTORE (store/types/t_restore.c) ---- */
@@ -556,6 +626,110 @@ Test(dump, long_element_of_a_compressed_node)
     st_list_ops.free(back);
     st_list_ops.free((st_obj_t *)l);
     buf_free(&ck);
+}
+
+/* LZF strings RESTORE decodes as Redis' loader does (lzf_decompress, then
+ * "the whole length or bad data"): redis-server 7.0.15 takes an empty
+ * string with a byte of compressed data (the decompressor stops when the
+ * output is full and reports 0 bytes, its length), refuses a literal run
+ * longer than the data and a reference before the start (these four
+ * payloads sent to a redis-server by hand: the same answers). */
+Test(dump, restore_lzf_strings_as_redis)
+{
+    unsigned char p[64];
+    const unsigned char empty[] = {0xC3, 1, 0, 0x00};
+    size_t n = payload(p, 0, empty, sizeof empty);
+    cr_assert_str_eq(restore_bytes("e", p, n, 0, 0), "+OK\r\n");
+    cr_assert_str_eq(rd(T0, CMD_GET, "e", NULL), "$0\r\n\r\n");
+    const unsigned char ab[] = {0xC3, 3, 2, 0x01, 'a', 'b'};
+    n = payload(p, 0, ab, sizeof ab);
+    cr_assert_str_eq(restore_bytes("ab", p, n, 0, 0), "+OK\r\n");
+    cr_assert_str_eq(rd(T0, CMD_GET, "ab", NULL), "$2\r\nab\r\n");
+    const unsigned char cut[] = {0xC3, 2, 5, 0x01, 'a'};
+    n = payload(p, 0, cut, sizeof cut);
+    cr_assert_str_eq(restore_bytes("cut", p, n, 0, 0), "-ERR Bad data format\r\n");
+    const unsigned char far[] = {0xC3, 4, 5, 0x00, 'a', 0x40, 0x05}; /* back 6 of 1 */
+    n = payload(p, 0, far, sizeof far);
+    cr_assert_str_eq(restore_bytes("far", p, n, 0, 0), "-ERR Bad data format\r\n");
+    cr_assert_str_eq(rd(T0, CMD_EXISTS, "cut", NULL), ":0\r\n");
+    sh_check_replay("LZF strings");
+}
+
+/* An RDB length at *p (the plain forms DUMP writes), *p moved past it. */
+static uint64_t rdb_len_at(const unsigned char **p)
+{
+    const unsigned char *q = *p;
+    uint64_t v;
+    if (q[0] < 0x40) {
+        v = q[0];
+        *p = q + 1;
+    } else if (q[0] < 0x80) {
+        v = (uint64_t)(q[0] & 0x3f) << 8 | q[1];
+        *p = q + 2;
+    } else {
+        v = (uint64_t)q[1] << 24 | (uint64_t)q[2] << 16 | (uint64_t)q[3] << 8 | q[4];
+        *p = q + 5;
+    }
+    return v;
+}
+
+/* Which nodes of list payload p are LZF blobs, as a string of 'z' (LZF)
+ * and 'r' (plain), one letter a node. */
+static const char *node_forms(const unsigned char *p)
+{
+    static char forms[64];
+    cr_assert_eq(p[0], 18);
+    p++;
+    uint64_t n = rdb_len_at(&p);
+    cr_assert_lt(n, sizeof forms);
+    for (uint64_t i = 0; i < n; i++) {
+        cr_assert_eq(rdb_len_at(&p), 2, "a packed node");
+        if (*p == 0xC3) {
+            p++;
+            uint64_t clen = rdb_len_at(&p);
+            rdb_len_at(&p);
+            p += clen;
+            forms[i] = 'z';
+        } else {
+            p += rdb_len_at(&p);
+            forms[i] = 'r';
+        }
+    }
+    forms[n] = 0;
+    return forms;
+}
+
+/* list-compress-depth d: Redis holds all nodes but the d at each end
+ * compressed, and DUMP writes those as LZF even under rdbcompression no
+ * (the node forms are redis-server's for the same list: 1500 such
+ * elements make seven nodes); the payload restores to the same list. */
+Test(dump, list_compress_depth_compresses_the_middle_nodes)
+{
+    for (int i = 0; i < 1500; i++) {
+        char e[64];
+        snprintf(e, sizeof e, "element-%d-xxxxxxxxxxxxxxxxxxxx", i);
+        wr(T0, CMD_LPUSH, "l", "#u32:1", e, NULL);
+    }
+    static unsigned char p[1 << 16];
+    static const struct {
+        int depth, compress;
+        const char *forms;
+    } cases[] = {{0, 0, "rrrrrrr"}, {0, 1, "zzzzzzz"}, {1, 0, "rzzzzzr"}, {2, 0, "rrzzzrr"},
+                 {3, 0, "rrrzrrr"}, {4, 0, "rrrrrrr"}, {2, 1, "zzzzzzz"}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        ctx->list_compress_depth = cases[c].depth;
+        ctx->rdb_compression = cases[c].compress;
+        size_t n = dump_bytes("l", p, sizeof p);
+        cr_assert_str_eq(node_forms(p), cases[c].forms, "depth %d, rdbcompression %d: %s",
+                         cases[c].depth, cases[c].compress, node_forms(p));
+        char to[16];
+        snprintf(to, sizeof to, "copy%zu", c);
+        cr_assert_str_eq(restore_bytes(to, p, n, 0, 0), "+OK\r\n");
+        static char want[1 << 18];
+        strcpy(want, lrange("l"));
+        cr_assert_str_eq(lrange(to), want);
+    }
+    sh_check_replay("lists restored from compressed nodes");
 }
 
 /* ---- RESTORE's IDLETIME and FREQ in the record (D52) ---- */

@@ -320,7 +320,8 @@ extern const char FE_DENIED_MSG[];
 void fe_config_refresh(struct fe *fe);
 /* Copy the settings CONFIG SET may change (but requirepass) into shm. */
 void fe_config_store_live(const config_t *c, shm_config_t *sc);
-/* The settings the store reads for eviction, into shm_t (D32). */
+/* The settings the store reads for eviction (D32) and DUMP (D40, D57), into
+ * shm_t. */
 void fe_config_store_memory(const config_t *c, shm_t *shm);
 void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
                    buf_t *out);

@@ -100,6 +100,7 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->zset_max_listpack_value = atomic_load(&sc->zset_max_listpack_value);
     c->list_max_listpack_size = atomic_load(&sc->list_max_listpack_size);
     c->list_compress_depth = atomic_load(&sc->list_compress_depth);
+    c->rdb_compression = (int)atomic_load(&sc->rdb_compression);
     c->maxmemory = (uint64_t)atomic_load(&sc->maxmemory);
     c->maxmemory_policy = (int)atomic_load(&sc->maxmemory_policy);
     c->maxmemory_samples = atomic_load(&sc->maxmemory_samples);
@@ -133,6 +134,7 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->zset_max_listpack_value, c->zset_max_listpack_value);
     atomic_store(&sc->list_max_listpack_size, c->list_max_listpack_size);
     atomic_store(&sc->list_compress_depth, c->list_compress_depth);
+    atomic_store(&sc->rdb_compression, c->rdb_compression);
     atomic_store(&sc->maxmemory, (int64_t)c->maxmemory);
     atomic_store(&sc->maxmemory_policy, c->maxmemory_policy);
     atomic_store(&sc->maxmemory_samples, c->maxmemory_samples);
@@ -153,6 +155,8 @@ void fe_config_store_memory(const config_t *c, shm_t *shm)
     atomic_store(&shm->mem_lfu_log_factor, c->lfu_log_factor);
     atomic_store(&shm->mem_lfu_decay_time, c->lfu_decay_time);
     atomic_store(&shm->mem_list_fill, c->list_max_listpack_size);
+    atomic_store(&shm->mem_list_compress_depth, c->list_compress_depth);
+    atomic_store(&shm->mem_rdb_compression, c->rdb_compression);
     atomic_fetch_add(&shm->mem_version, 1);
 }
 

@@ -152,9 +152,13 @@ struct store_ctx {
     uint64_t reply_pin; /* the lowest LSN an open streamed reply reads (UINT64_MAX: none) */
     st_live_t live;     /* live.c: bytes of each log segment entries refer to */
     st_access_t access; /* access.c: the policy, access data's meaning, evict.c's pool */
-    /* list-max-listpack-size as CONFIG SET left it: only DUMP's node split
-     * reads it (t_dump.c, D40); a list's own layout does not depend on it. */
-    int64_t list_fill;
+    /* DUMP's settings as CONFIG SET left them (t_dump.c): list-max-
+     * listpack-size splits a list into nodes (D40), list-compress-depth
+     * says which nodes Redis would hold compressed, rdbcompression whether
+     * strings are LZF-compressed (D57). Nothing a list or a string holds
+     * depends on them. */
+    int64_t list_fill, list_compress_depth;
+    int rdb_compression;
     uint64_t evicted; /* keys CMD_EVICT removed (INFO evicted_keys) */
     /* INFO expired_keys (removed by lazy or active expiry), keyspace_hits
      * and keyspace_misses (lookups of read commands: `reading` is set

@@ -11,13 +11,21 @@
  * table; sets as RDB_TYPE_SET_INTSET while intset-encoded, RDB_TYPE_SET
  * otherwise; sorted sets as RDB_TYPE_ZSET_LISTPACK or RDB_TYPE_ZSET_2;
  * lists as RDB_TYPE_LIST_QUICKLIST_2 (listpack nodes split as Redis'
- * quicklist splits them, D40). DUMP never LZF-compresses (Redis does for strings and blobs
- * longer than 20 bytes when that saves bytes), so payloads are byte-equal
- * to Redis' for values Redis does not compress.
+ * quicklist splits them, D40).
+ *
+ * LZF (D57): every string the payload holds (a value, a member, a field,
+ * and each listpack, intset or quicklist node written as one string) is
+ * written as Redis 7.0's rdbSaveRawString writes it: the integer form,
+ * else, under rdbcompression yes (ctx->rdb_compression) and when longer
+ * than 20 bytes, LZF if liblzf fits it in 4 bytes less than the string,
+ * else plain. liblzf is the compressor Redis bundles (3.6, same settings),
+ * so the bytes are Redis'. A list's middle nodes under list-compress-depth
+ * are LZF whatever rdbcompression says, as Redis holds them compressed.
  *
  * New types add one writer to dump_writers[] below, indexed by enum
  * st_type.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,6 +42,12 @@
 #include "store/core/zset.h"
 #include "store/dump.h"
 #include "strutil.h"
+
+#ifdef HAVE_LIBLZF_LZF_H
+#include <liblzf/lzf.h>
+#else
+#include <lzf.h>
+#endif
 
 /* ---- CRC64 (Jones polynomial, reflected) ---- */
 
@@ -83,10 +97,47 @@ void st_rdb_len(buf_t *b, uint64_t len)
     }
 }
 
-/* A string as Redis' rdbSaveRawString writes it without compression: a
- * canonical integer of at most 11 bytes that fits 32 bits in its integer
- * encoding (0xC0 int8, 0xC1 int16, 0xC2 int32, little-endian). */
-void st_rdb_string(buf_t *b, const unsigned char *p, size_t n)
+/* ---- LZF, where Redis 7.0 compresses ---- */
+
+#define RDB_ENC_LZF      0xC3 /* (RDB_ENCVAL << 6) | RDB_ENC_LZF */
+#define RDB_LZF_MORE     20   /* rdbSaveRawString tries LZF on strings longer than this */
+#define RDB_LZF_SAVING   4    /* rdbSaveLzfStringObject: out of at most len - 4 bytes */
+#define LZF_HEADER_ROOM  19   /* the encoding byte and two 9-byte lengths */
+#define QL_COMPRESS_MIN  48   /* quicklist.c holds a node compressed from 48 bytes */
+#define QL_COMPRESS_GAIN 8    /* ... when LZF saves more than 8 of them */
+
+/* Append p[0, n) LZF-compressed into at most cap bytes, as Redis'
+ * rdbSaveLzfBlob frames it (0xC3, compressed length, original length,
+ * bytes), when the compression fits (the rule is lzf_compress's own:
+ * 0 = did not fit). Returns the compressed length, 0 with b unchanged
+ * when it did not fit; liblzf takes unsigned int lengths, so a string of
+ * 4 GiB or more is never compressed here (D57). */
+static size_t lzf_blob(buf_t *b, const unsigned char *p, size_t n, size_t cap)
+{
+    if (n > UINT_MAX || cap == 0) return 0;
+    if (cap > UINT_MAX) cap = UINT_MAX;
+    /* Compressed straight into b past the largest header, then moved
+     * down behind the real one: no second buffer. */
+    size_t at = b->len;
+    buf_reserve(b, LZF_HEADER_ROOM + cap);
+    unsigned char *z = (unsigned char *)b->data + at + LZF_HEADER_ROOM;
+    unsigned zn = lzf_compress(p, (unsigned)n, z, (unsigned)cap);
+    if (!zn) return 0;
+    unsigned char t = RDB_ENC_LZF;
+    buf_append(b, &t, 1);
+    st_rdb_len(b, zn);
+    st_rdb_len(b, n);
+    memmove(b->data + b->len, z, zn);
+    b->len += zn;
+    return zn;
+}
+
+/* A string as Redis' rdbSaveRawString writes it: a canonical integer of
+ * at most 11 bytes that fits 32 bits in its integer encoding (0xC0 int8,
+ * 0xC1 int16, 0xC2 int32, little-endian); else, when compress
+ * (rdbcompression) and longer than 20 bytes, LZF if it fits in n - 4
+ * bytes; else its length and bytes. */
+void st_rdb_string(buf_t *b, const unsigned char *p, size_t n, int compress)
 {
     long long v;
     if (n > 0 && n <= 11 && !str_to_ll((const char *)p, n, &v)) {
@@ -112,6 +163,7 @@ void st_rdb_string(buf_t *b, const unsigned char *p, size_t n)
             return;
         }
     }
+    if (compress && n > RDB_LZF_MORE && lzf_blob(b, p, n, n - RDB_LZF_SAVING)) return;
     st_rdb_len(b, n);
     buf_append(b, p, n);
 }
@@ -124,7 +176,7 @@ static int rdb_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b)
     unsigned char *tmp = malloc(n ? n : 1);
     if (!tmp) return -1;
     int rc = st_read_value(ctx, e, tmp);
-    if (!rc) st_rdb_string(b, tmp, n);
+    if (!rc) st_rdb_string(b, tmp, n, ctx->rdb_compression);
     free(tmp);
     return rc;
 }
@@ -229,7 +281,7 @@ static int walk_field(void *arg, idx_entry_t *e)
     if (w->listpack)
         st_lp_entry(w->out, e->data, e->klen);
     else
-        st_rdb_string(w->out, e->data, e->klen);
+        st_rdb_string(w->out, e->data, e->klen, w->ctx->rdb_compression);
     if (!w->with_value) return 0;
     if (w->listpack) {
         uint64_t n = st_ent_vlen(e);
@@ -257,8 +309,8 @@ static int dump_string(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
     return rdb_value(ctx, e, out);
 }
 
-/* A listpack's frame: lp_begin, the entries, then lp_end with their count,
- * which writes the header and appends the whole as one RDB string. */
+/* A listpack's frame: lp_begin, the entries, then lp_close with their
+ * count, which writes the end byte and the header. */
 static void lp_begin(buf_t *lp)
 {
     unsigned char hdr[6] = {0};
@@ -266,7 +318,7 @@ static void lp_begin(buf_t *lp)
     buf_append(lp, hdr, 6);
 }
 
-static void lp_end(buf_t *lp, uint64_t count, buf_t *out)
+static void lp_close(buf_t *lp, uint64_t count)
 {
     unsigned char end = 0xFF;
     buf_append(lp, &end, 1);
@@ -276,8 +328,14 @@ static void lp_end(buf_t *lp, uint64_t count, buf_t *out)
         lp->data[i] = (unsigned char)(total >> (8 * i));
     lp->data[4] = (unsigned char)n16;
     lp->data[5] = (unsigned char)(n16 >> 8);
-    st_rdb_len(out, lp->len);
-    buf_append(out, lp->data, lp->len);
+}
+
+/* lp_close, then the listpack as one RDB string (rdbSaveRawString: LZF
+ * when it pays, D57), and lp freed. */
+static void lp_end(store_ctx_t *ctx, buf_t *lp, uint64_t count, buf_t *out)
+{
+    lp_close(lp, count);
+    st_rdb_string(out, (const unsigned char *)lp->data, lp->len, ctx->rdb_compression);
     buf_free(lp);
 }
 
@@ -292,7 +350,7 @@ static int dump_listpack(store_ctx_t *ctx, st_hash_t *h, int with_value, buf_t *
         buf_free(&lp);
         return -1;
     }
-    lp_end(&lp, (uint64_t)st_hash_len(h) * (with_value ? 2 : 1), out);
+    lp_end(ctx, &lp, (uint64_t)st_hash_len(h) * (with_value ? 2 : 1), out);
     return 0;
 }
 
@@ -301,7 +359,6 @@ static int dump_listpack(store_ctx_t *ctx, st_hash_t *h, int with_value, buf_t *
  * as Redis saves them, each with its score's 8 bytes) once a skiplist. */
 static int dump_zset(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
 {
-    (void)ctx;
     st_zset_t *z = st_ent_zset(e);
     unsigned char t = st_zset_is_skiplist(z) ? ST_RDB_ZSET_2 : ST_RDB_ZSET_LISTPACK;
     buf_append(out, &t, 1);
@@ -318,7 +375,7 @@ static int dump_zset(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
             st_lp_entry(&lp, (const unsigned char *)m, n);
             st_lp_entry(&lp, (const unsigned char *)text, (size_t)tn);
         }
-        lp_end(&lp, (uint64_t)st_zset_len(z) * 2, out);
+        lp_end(ctx, &lp, (uint64_t)st_zset_len(z) * 2, out);
         return 0;
     }
     st_rdb_len(out, st_zset_len(z));
@@ -326,7 +383,7 @@ static int dump_zset(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
     for (st_znode_t *x = len ? st_zset_at(z, len - 1) : NULL; x; x = st_znode_prev(x)) {
         uint32_t n;
         const char *m = st_znode_member(x, &n);
-        st_rdb_string(out, (const unsigned char *)m, n);
+        st_rdb_string(out, (const unsigned char *)m, n, ctx->rdb_compression);
         double s = st_znode_score(x);
         uint64_t u;
         memcpy(&u, &s, 8);
@@ -343,49 +400,102 @@ static int dump_zset(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
 /* Nodes are split under list-max-listpack-size as CONFIG SET left it
  * (ctx->list_fill; Redis' default -2 is 8 KB per listpack). */
 #define LIST_SAFETY_LIMIT    8192u
+#define LIST_SIZE_ESTIMATE   8u                  /* Redis' SIZE_ESTIMATE_OVERHEAD */
 #define LIST_PLAIN_THRESHOLD (UINT64_C(1) << 30) /* Redis' packed_threshold */
 #define QL_CONTAINER_PLAIN   1u
 #define QL_CONTAINER_PACKED  2u
 
-/* Redis 7.0's _quicklistNodeAllowInsert: may an element of sz bytes join
- * a node whose listpack is lp_bytes long and holds count entries? */
+/* Redis 7.0.15's _quicklistNodeAllowInsert (with quicklistNodeExceedsLimit):
+ * may an element of sz bytes join a node whose listpack is lp_bytes long
+ * and holds count entries? It counts 8 bytes of overhead for any element
+ * (SIZE_ESTIMATE_OVERHEAD), not what listpack would take: measured
+ * against redis-server, test_cmds_dump short_elements_fill_nodes_as_redis. */
 static int ql_node_allows(size_t lp_bytes, uint32_t count, uint64_t sz, int fill)
 {
     static const size_t optimization_level[] = {4096, 8192, 16384, 32768, 65536};
-    size_t overhead = (sz < 254 ? 1 : 5) + (sz < 64 ? 1 : sz < 16384 ? 2 : 5);
-    uint64_t new_sz = lp_bytes + sz + overhead;
+    const size_t levels = sizeof(optimization_level) / sizeof(*optimization_level);
+    uint64_t new_sz = lp_bytes + sz + LIST_SIZE_ESTIMATE;
     if (fill < 0) {
         size_t level = (size_t)(-fill) - 1;
-        if (level < sizeof(optimization_level) / sizeof(*optimization_level))
-            return new_sz <= optimization_level[level];
-        return 0;
+        return new_sz <= optimization_level[level < levels ? level : levels - 1];
     }
-    return new_sz <= LIST_SAFETY_LIMIT && (int)count < fill;
+    return new_sz <= LIST_SAFETY_LIMIT && (int64_t)count + 1 <= (fill ? fill : 1);
 }
 
-/* Close the packed node being built (if any) into nodes. */
-static void ql_flush(buf_t *lp, uint32_t *count, buf_t *nodes, uint64_t *nnodes)
+/* A list's nodes while DUMP makes them: their bytes one after the other
+ * in raw, and each one's container and length in spans (ql_span_t[]):
+ * which nodes Redis holds compressed depends on their count (ql_write). */
+typedef struct {
+    uint64_t len;
+    unsigned container;
+} ql_span_t;
+
+typedef struct {
+    buf_t raw, spans;
+} ql_nodes_t;
+
+static void ql_add(ql_nodes_t *q, unsigned container, const void *p, size_t n)
+{
+    ql_span_t s = {n, container};
+    buf_append(&q->raw, p, n);
+    buf_append(&q->spans, &s, sizeof(s));
+}
+
+/* Close the packed node being built (if any) into q. */
+static void ql_flush(ql_nodes_t *q, buf_t *lp, uint32_t *count)
 {
     if (!*count) return;
-    st_rdb_len(nodes, QL_CONTAINER_PACKED);
-    lp_end(lp, *count, nodes);
-    (*nnodes)++;
+    lp_close(lp, *count);
+    ql_add(q, QL_CONTAINER_PACKED, lp->data, lp->len);
     *count = 0;
+    buf_free(lp);
     lp_begin(lp);
+}
+
+/* Under list-compress-depth d, Redis 7.0 holds every node of a list but
+ * the d at each end LZF-compressed in RAM (quicklist.c's
+ * __quicklistCompress, the depth clamped to 16 bits), when the node has
+ * at least 48 bytes and LZF (out of at most the node's length) saves more
+ * than 8 of them; rdbSaveObject writes such a node as its LZF blob,
+ * whatever rdbcompression says, and any other one as rdbSaveRawString. */
+static void ql_write(store_ctx_t *ctx, const ql_nodes_t *q, buf_t *out)
+{
+    uint64_t nnodes = q->spans.len / sizeof(ql_span_t);
+    int64_t depth = ctx->list_compress_depth < 0       ? 0
+                    : ctx->list_compress_depth > 65535 ? 65535
+                                                       : ctx->list_compress_depth;
+    const unsigned char *p = (const unsigned char *)q->raw.data;
+    st_rdb_len(out, nnodes);
+    for (uint64_t i = 0; i < nnodes; i++) {
+        ql_span_t s;
+        memcpy(&s, q->spans.data + i * sizeof(s), sizeof(s));
+        st_rdb_len(out, s.container);
+        size_t at = out->len, zn = 0;
+        int held_compressed = depth > 0 && i >= (uint64_t)depth && i + (uint64_t)depth < nnodes &&
+                              s.len >= QL_COMPRESS_MIN;
+        if (held_compressed) {
+            zn = lzf_blob(out, p, s.len, s.len);
+            if (zn && zn + QL_COMPRESS_GAIN >= s.len) out->len = at, zn = 0;
+        }
+        if (!zn) st_rdb_string(out, p, s.len, ctx->rdb_compression);
+        p += s.len;
+    }
 }
 
 /* A list: its node count, then each node's container (2 PACKED: a
  * listpack; 1 PLAIN: one element of 1 GB or more) and bytes, the nodes
- * filled from the head as RPUSH fills Redis' (D40). */
+ * filled from the head as RPUSH fills Redis' (D40), compressed where
+ * Redis' would be (D57). */
 static int dump_list(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
 {
     st_list_t *l = st_ent_list(e);
     unsigned char t = ST_RDB_LIST_QUICKLIST_2;
     buf_append(out, &t, 1);
-    buf_t nodes, lp;
-    buf_init(&nodes);
+    ql_nodes_t q;
+    buf_t lp;
+    buf_init(&q.raw);
+    buf_init(&q.spans);
     lp_begin(&lp);
-    uint64_t nnodes = 0;
     uint32_t count = 0;
     int rc = 0;
     /* Redis clamps a list's fill to -5..32767 when it makes the list. */
@@ -397,25 +507,20 @@ static int dump_list(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
         if (!tmp || st_read_value(ctx, x, tmp)) {
             rc = -1;
         } else if (n >= LIST_PLAIN_THRESHOLD) {
-            ql_flush(&lp, &count, &nodes, &nnodes);
-            st_rdb_len(&nodes, QL_CONTAINER_PLAIN);
-            st_rdb_string(&nodes, tmp, n);
-            nnodes++;
+            ql_flush(&q, &lp, &count);
+            ql_add(&q, QL_CONTAINER_PLAIN, tmp, n);
         } else {
-            if (count && !ql_node_allows(lp.len + 1, count, n, fill))
-                ql_flush(&lp, &count, &nodes, &nnodes);
+            if (count && !ql_node_allows(lp.len + 1, count, n, fill)) ql_flush(&q, &lp, &count);
             st_lp_entry(&lp, tmp, n);
             count++;
         }
         free(tmp);
     }
-    ql_flush(&lp, &count, &nodes, &nnodes);
+    ql_flush(&q, &lp, &count);
     buf_free(&lp);
-    if (!rc) {
-        st_rdb_len(out, nnodes);
-        buf_append(out, nodes.data, nodes.len);
-    }
-    buf_free(&nodes);
+    if (!rc) ql_write(ctx, &q, out);
+    buf_free(&q.raw);
+    buf_free(&q.spans);
     return rc;
 }
 
@@ -485,8 +590,7 @@ static int dump_set(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
             hdr[4 + i] = (unsigned char)(n >> (8 * i));
         buf_append(&is, hdr, 8);
         st_hash_foreach(h, walk_int_put, &w);
-        st_rdb_len(out, is.len);
-        buf_append(out, is.data, is.len);
+        st_rdb_string(out, (const unsigned char *)is.data, is.len, ctx->rdb_compression);
         buf_free(&is);
         return 0;
     }

@@ -82,9 +82,15 @@ static int rd_len(rd_t *r, uint64_t *len, int *enc)
 }
 
 /* LZF: literal runs (ctrl < 32: ctrl+1 bytes) and back references (length
- * ctrl>>5, +2; 7 takes one more byte; offset 13 bits + 1). */
+ * ctrl>>5, +2; 7 takes one more byte; offset 13 bits + 1). Redis' loader
+ * takes what lzf_decompress returns when it is the whole length, and that
+ * is 0 for any data into an empty output (it stops, full, at once): an
+ * empty string takes any compressed bytes, as in redis-server 7.0.15.
+ * Not liblzf's lzf_decompress itself (D57): its lengths are 32-bit, and
+ * Redis 7 loads LZF strings of 4 GiB and more. */
 static int lzf_unpack(const unsigned char *in, size_t in_len, unsigned char *out, size_t out_len)
 {
+    if (!out_len) return 0;
     size_t i = 0, o = 0;
     while (i < in_len) {
         unsigned ctrl = in[i++];

@@ -34,7 +34,7 @@ status=0
 for name in resp record recovery; do
     [ -n "${FUZZ_ONLY:-}" ] && [ "$FUZZ_ONLY" != "$name" ] && continue
     # shellcheck disable=SC2086
-    "$CC" "${cflags[@]}" ${sources[$name]} "${common[@]}" -lpthread -lm -o "$out/fuzz_$name"
+    "$CC" "${cflags[@]}" ${sources[$name]} "${common[@]}" -llzf -lpthread -lm -o "$out/fuzz_$name"
     mkdir -p "$out/corpus_$name"
     echo "fuzz: $name for ${seconds}s"
     if ! ASAN_OPTIONS=detect_leaks=0 "$out/fuzz_$name" -max_total_time="$seconds" -rss_limit_mb=2048 \

@@ -289,6 +289,7 @@ Test(cmds, every_mutable_setting_reads_back_as_redis)
         {"list-max-listpack-size", "7"},
         {"list-max-ziplist-size", "-3"},
         {"list-compress-depth", "2"},
+        {"rdbcompression", "no"},
         {"min-replicas-to-write", "0"},
         {"min-slaves-to-write", "0"},
         {"min-replicas-max-lag", "20"},
