@@ -418,6 +418,7 @@ static void conn_free(fe_conn_t *c)
     close(c->fd);
     buf_free(&c->in);
     buf_free(&c->out);
+    free(c->stream.vals);
     resp_cmd_free(&c->cmd);
     fe->hooks->on_close(c);
     atomic_fetch_sub(&fe->stats->clients, 1);
@@ -631,8 +632,9 @@ static void conn_process_input(fe_conn_t *c)
             /* The one hook call per command: routing, and around it the
              * statistics and CLIENT REPLY (frontend/frontend.c). */
             c->dispatching = 1;
-            /* The empty argument that stands for a streamed bulk (D48). */
-            c->stream.ptr = c->stream.whole ? start + c->stream.at - 2 : NULL;
+            /* Where the empty arguments that stand for streamed bulks are
+             * (D48, fe_stream_find). */
+            c->stream.base = c->stream.whole ? start : NULL;
             int rc = fe->hooks->command(c, start, &c->cmd);
             c->dispatching = 0;
             if (c->stream.on && rc != -EAGAIN && rc != -EBUSY) fe_stream_end(c);

@@ -66,6 +66,23 @@ typedef struct fe_reply {
     uint64_t note[3];
 } fe_reply_t;
 
+/* A bulk of a request taken as chunks while it arrived (D48, stream.c):
+ * argument `arg`, whose empty bulk's data would start `at` bytes after
+ * the request's first byte, is the group's bytes [off, off + len). */
+typedef struct fe_streamed {
+    int arg;
+    size_t at;
+    uint64_t off, len;
+} fe_streamed_t;
+
+/* One value of a large write's group (D58, submit.c): argument `arg` of
+ * the request, or of the transaction's payload `cmd` (multi.c), stands
+ * for the group's bytes [off, off + len). */
+typedef struct fe_bigval {
+    uint32_t cmd, arg;
+    uint64_t off, len;
+} fe_bigval_t;
+
 typedef struct fe_conn {
     struct fe *fe;
     int fd;
@@ -146,17 +163,17 @@ typedef struct fe_conn {
         uint64_t group;   /* the first chunk's LSN */
         uint64_t off;     /* value bytes they hold */
     } big;
-    /* A large bulk taken from the socket as it arrives (D48, stream.c):
-     * its bytes become chunks (c->big) at most one chunk at a time, and
-     * the request is parsed with an empty argument standing for it. */
+    /* Large bulks taken from the socket as they arrive (D48, D58,
+     * stream.c): their bytes become chunks of c's group (c->big) at most
+     * one chunk at a time, and the request is parsed with an empty
+     * argument standing for each. The last of vals is the one arriving. */
     struct {
-        uint8_t on;      /* the current request's bulk `arg` is being taken */
-        uint8_t whole;   /* all of it is in chunks, its terminator skipped */
-        int arg;         /* its index in the request */
-        size_t at;       /* from in_off: its first byte not yet in a chunk */
-        uint64_t len;    /* its declared length */
-        uint64_t taken;  /* its bytes in committed chunks */
-        const char *ptr; /* at dispatch: the empty argument standing for it */
+        uint8_t on;     /* a bulk of the current request is being taken */
+        uint8_t whole;  /* the last one is all in chunks, its terminator skipped */
+        uint64_t taken; /* the last one's bytes in committed chunks */
+        fe_streamed_t *vals;
+        int nvals, cap;
+        const char *base; /* at dispatch: the request's first byte */
     } stream;
 
     /* Closing from above (fe_conn_kill) and dropping replies (CLIENT REPLY):
@@ -325,8 +342,13 @@ int fe_stream_pump(fe_conn_t *c);
  * it does not). */
 size_t fe_stream_room(const fe_conn_t *c);
 /* The streamed request was run (or refused): its parts are dropped unless
- * its final was committed; c->stream is cleared. */
+ * its final was committed or a transaction keeps them (c->multi: queued
+ * commands' values wait in the group for EXEC, D58); c->stream is
+ * cleared. */
 void fe_stream_end(fe_conn_t *c);
+/* At dispatch: the bulk taken as chunks whose empty argument is at p in
+ * the request being run, or NULL when p is no such argument. */
+const fe_streamed_t *fe_stream_find(const fe_conn_t *c, const void *p);
 
 /* ---- bigreply.c: a large value's reply in parts, asked for one at a time (D48) ---- */
 /* A part (h, body[0, len)) of r's reply, which fe_collect_store found
@@ -378,13 +400,25 @@ int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int arg
                      const unsigned char *const *argv, const uint32_t *lens);
 /* The largest payload one record may have (ring-size / 4). */
 size_t fe_record_max_payload(const fe_t *fe);
-/* A write whose argument `which` (a value) makes its record too large
- * (D31): the value as CMD_CHUNK records, then one CMD_BIGFINAL nesting
- * the write, whose reply (the store's) is queued. Returns 0; -EAGAIN when
- * the ring is full (c->big keeps what is committed: call again with the
- * same write); -EMSGSIZE when even the final would not fit. */
-int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *const *argv,
-                  const uint32_t *lens, int which);
+/* Values larger than a record (D31, D58): their bytes go into c's group
+ * as CMD_CHUNK records, then one CMD_BIGFINAL names each value's place
+ * and nests the write (or the transaction) they belong to. */
+/* Commit the bytes of the values v[0, n) that are not in c's group yet:
+ * value k's bytes are src[k] (NULL: in the group already, streamed), its
+ * off where they go. Values to commit come in the group's order and
+ * c->big.off says how far it is (a retry goes on from there). Returns 0,
+ * -EAGAIN (ring full: call again with the same values). */
+int fe_big_put(fe_conn_t *c, const fe_bigval_t *v, const unsigned char *const *src, int n);
+/* Bytes a final record's payload needs for a nested payload of
+ * nested_len bytes and n values (compare with fe_record_max_payload). */
+size_t fe_big_final_size(size_t nested_len, int n);
+/* Commit the CMD_BIGFINAL of c's group, once every value is in it: the
+ * layout v[0, n) (in the group's order) and the nested payload (op+db
+ * opdb, its value arguments empty), and queue its reply (the store's).
+ * c's group is then done. Returns 0, -EAGAIN (ring full, retry), or
+ * -EMSGSIZE (too large a record: nothing committed by this call). */
+int fe_big_final(fe_conn_t *c, uint16_t opdb, const unsigned char *nested, size_t nested_len,
+                 const fe_bigval_t *v, int n);
 /* Commit c's next CMD_CHUNK: n bytes at p of the value being written
  * (the group starts with the first). Returns 0, -EAGAIN (ring full). */
 int fe_submit_chunk(fe_conn_t *c, const unsigned char *p, uint32_t n);
