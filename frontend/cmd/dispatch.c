@@ -246,42 +246,18 @@ static int dispatch_write_once(fe_conn_t *c, const cmd_desc_t *d, const fe_args_
 
 static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
-    fe_t *fe = c->fe;
     int argc = a->argc - 1;
     if (argc > FE_MAX_RECORD_ARGS) {
         reply_static(c, "-ERR too many arguments (at most 65535 keys per read)\r\n");
         return 0;
     }
-    size_t payload = rec_cmd_payload_size((uint16_t)argc, a->lens + 1);
-    size_t total = sizeof(store_req_t) + payload;
-    if (total > chan_max_msg(fe->to_store)) {
-        reply_static(c, "-ERR request too large for the store channel (see channel-size)\r\n");
+    int rc = fe_read_submit(c, (uint16_t)d->id, argc, (const unsigned char *const *)(a->argv + 1),
+                            a->lens + 1);
+    if (rc == -EMSGSIZE) {
+        reply_static(c, "-ERR request too large for the store channel\r\n");
         return 0;
     }
-    unsigned char *dst = chan_reserve(fe->to_store, (uint32_t)total);
-    if (!dst) {
-        fe_wake_store(fe);
-        return -EAGAIN;
-    }
-    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
-    uint64_t min_lsn = durable > c->last_write_end ? durable : c->last_write_end;
-    /* After the log failed, this connection's last write will never be
-     * durable (it got an error): read what is. */
-    if (atomic_load(&fe->shm->logger_state) == LOGGER_FAILED) min_lsn = durable;
-    store_req_t req = {.id = fe->next_read_id++,
-                       .min_lsn = min_lsn,
-                       .payload_len = (uint32_t)payload,
-                       .db = (uint32_t)c->db,
-                       .proto = (uint32_t)c->proto};
-    memcpy(dst, &req, sizeof(req));
-    rec_encode_payload(dst + sizeof(req), (uint16_t)d->id, (uint16_t)argc,
-                       (const unsigned char *const *)(a->argv + 1), a->lens + 1);
-    chan_publish(fe->to_store);
-    fe_wake_store(fe);
-    fe_reply_t *r = fe_reply_push(c);
-    fe_wait_store(fe, r, STORE_REPLY_READ, req.id);
-    c->reads_outstanding++;
-    return 0;
+    return rc;
 }
 
 /* ---- entry ---- */

@@ -391,7 +391,8 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 static void conn_free(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
-    fe_big_abandon(c); /* a large value left without its final (D31) */
+    fe_big_abandon(c);  /* a large value left without its final (D31) */
+    fe_read_abandon(c); /* a read left with part of its request sent (D58) */
     fe_wlist_del(c);
     for (fe_reply_t *r = c->head, *next; r; r = next) {
         next = r->next;
@@ -869,6 +870,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         fe_submit_tick(fe);
     if (fe->nbig_owed) fe_big_flush_owed(fe);
     fe_bigreply_tick(fe);
+    fe_read_tick(fe);
     fe->hooks->on_timer(fe); /* settings, ACL sweep, CLIENT KILL, INFO's sampling */
     int64_t now = shm_now_ms();
     if (now - fe->last_obuf_sum_ms >= FE_OBUF_SUM_MS) {

@@ -237,6 +237,15 @@ typedef struct fe {
      * 0 = none; fe_reads_release retries the connections then. */
     uint64_t read_wait_lsn;
     int claimer_adopted; /* the slot's ring claimer is ours (fe_submit_record) */
+    /* A read whose request goes in parts (D58, request.c): its connection
+     * (NULL: none), its header, the bytes sent; a STORE_REQ_PART_DROP owed
+     * for that id (its client left, the channel was full). */
+    struct {
+        struct fe_conn *c;
+        store_req_t hdr;
+        uint64_t sent;
+        uint8_t drop_owed;
+    } rq;
     /* Large values' groups whose client left before their final and whose
      * CMD_BIGABORT found the ring full: written at the next tick (D31). */
     uint64_t big_owed[FE_BIG_OWED_MAX];
@@ -370,6 +379,19 @@ void fe_bigreply_pull(fe_conn_t *c);
 void fe_bigreply_drop(fe_t *fe, const fe_reply_t *r);
 /* Each tick: the drops and pulls that found the request channel full. */
 void fe_bigreply_tick(fe_t *fe);
+
+/* ---- request.c: reads to the store ---- */
+/* Send c's read `op` (argv/lens: the user's arguments after the name) to
+ * the store and queue its reply: one message, or parts when it is longer
+ * than one (D58). Returns 0; -EAGAIN when the channel is full or another
+ * connection's read is going in parts (run it again: parts already sent
+ * stay sent); -EMSGSIZE when it is longer than 4 GB (nothing sent). */
+int fe_read_submit(fe_conn_t *c, uint16_t op, int argc, const unsigned char *const *argv,
+                   const uint32_t *lens);
+/* c is closing: its read in parts, if any, is given up. */
+void fe_read_abandon(fe_conn_t *c);
+/* Each tick: the STORE_REQ_PART_DROP fe_read_abandon found no room for. */
+void fe_read_tick(fe_t *fe);
 
 /* ---- reply.c: reply entries, in request order ---- */
 fe_reply_t *fe_reply_push(fe_conn_t *c); /* append a new entry to c's FIFO */
