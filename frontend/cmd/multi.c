@@ -306,7 +306,7 @@ static int queue_values(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, u
         src[n] = (const unsigned char *)a->argv[best];
         v[n++] = (fe_bigval_t){0, (uint32_t)best, base, lens[best]};
         base += lens[best];
-        bytes += VALUE_BYTES - lens[best];
+        bytes = bytes - lens[best] + VALUE_BYTES;
         lens[best] = 0;
     }
     int rc = fe_big_put(c, v, src, n);
