@@ -62,6 +62,8 @@ enum {
     F_XRG_SERVED,
     F_REPL_COPIED,
     F_REPL_SWAPPED,
+    F_REQ_PART,
+    F_REQ_PART_SENT,
     F_NOPS
 };
 
@@ -74,7 +76,7 @@ static const char *const op_names[F_NOPS] = {
     "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied",
     "bigchunk",    "bigfinal",     "bigapply",        "ckptaccess",     "accessload",
     "streamwhole", "bigreply",     "xrgparked",       "xrgserved",      "replcopied",
-    "replswapped"};
+    "replswapped", "reqpart",      "reqpartsent"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -331,7 +333,9 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_XRG_PARKED] = F_XRG_PARKED,
                               [IO_FAULT_XRG_SERVED] = F_XRG_SERVED,
                               [IO_FAULT_REPL_COPIED] = F_REPL_COPIED,
-                              [IO_FAULT_REPL_SWAPPED] = F_REPL_SWAPPED};
+                              [IO_FAULT_REPL_SWAPPED] = F_REPL_SWAPPED,
+                              [IO_FAULT_REQ_PART] = F_REQ_PART,
+                              [IO_FAULT_REQ_PART_SENT] = F_REQ_PART_SENT};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);

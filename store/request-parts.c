@@ -29,7 +29,10 @@ void store_req_parts_clear(store_req_parts_t *p)
 
 void store_req_parts_sweep(store_req_parts_t *p, int32_t pid)
 {
-    if (p->active && p->fe_pid != pid) store_req_parts_clear(p);
+    if (!p->active || p->fe_pid == pid) return;
+    log_info("store: dropped a read request in parts of frontend pid %d, which is gone",
+             (int)p->fe_pid);
+    store_req_parts_clear(p);
 }
 
 int store_req_parts_add(store_req_parts_t *p, const store_req_t *req, const unsigned char *body,

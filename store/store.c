@@ -574,6 +574,10 @@ static int answer_part(store_proc_t *s, int fe, const store_req_t *req, const un
     store_req_parts_t *p = &s->parts[fe];
     int rc = store_req_parts_add(p, req, body, req->payload_len, atomic_load(&s->shm->fe[fe].pid),
                                  &whole, &len);
+    /* Test hook: the store dies with a part copied and not consumed. */
+    if (rc == 0 && (req->reserved & STORE_REQ_MORE) &&
+        io_fault_point(IO_FAULT_REQ_PART) == IO_FAULT_KILL)
+        raise(SIGKILL);
     if (rc == 0) return 0;
     if (rc < 0) {
         buf_reset(&s->out);

@@ -19,8 +19,10 @@
  * the last part is sent: the arguments are held once, as for any command.
  */
 #include <errno.h>
+#include <signal.h>
 
 #include "frontend/core/core.h"
+#include "io_fault.h"
 #include "record.h"
 
 /* The request header of c's read: answered once the store has applied
@@ -71,6 +73,9 @@ static int send_parts(fe_t *fe, uint16_t op, int argc, const unsigned char *cons
                                  argv, lens);
         chan_publish(fe->to_store);
         fe->rq.sent += n;
+        /* Test hook: the frontend dies with part of the request sent. */
+        if (fe->rq.sent < total && io_fault_point(IO_FAULT_REQ_PART_SENT) == IO_FAULT_KILL)
+            raise(SIGKILL);
     }
     return 0;
 }

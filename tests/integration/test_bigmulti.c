@@ -474,6 +474,58 @@ Test(bigmulti, discard_and_a_client_leaving_drop_the_queued_values)
     bv_finish(&s);
 }
 
+/* ---- reads in parts cut short ---------------------------------------------- */
+
+/* The store killed with the 2nd part of a SISMEMBER's request copied
+ * (fault point 26, "reqpart"): its successor gets the later parts
+ * without the first and answers an error, never a read of part of the
+ * member; the same read again is answered. */
+Test(bigmulti, store_killed_while_a_read_arrives_in_parts)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "store.reqpart:2:KILL", ARGS), 0);
+    redisContext *c = bv_conn(&s);
+    size_t n = 3 * MB + 5;
+    char *v = bv_pattern(n, 15);
+    cr_assert_eq(bv_integer(c, "SADD", "SADD s %b", v, n), 1);
+    bv_expect_error(c,
+                    "ERR this request came in parts and the store restarted while it arrived: "
+                    "nothing was read, send it again",
+                    "SISMEMBER s %b", v, n);
+    cr_assert(srv_log_contains(&s, "store", "killed by signal 9"), "the store did not die");
+    cr_assert_eq(bv_integer(c, "SISMEMBER again", "SISMEMBER s %b", v, n), 1);
+    redisFree(c);
+    free(v);
+    bv_finish(&s);
+}
+
+/* A frontend killed with the 3rd part of a read's request sent (fault
+ * point 27, "reqpartsent"): its client loses the connection, the store
+ * drops the parts (the frontend's pid changed), and the respawned
+ * frontend's reads in parts are answered. */
+Test(bigmulti, frontend_killed_while_a_read_goes_in_parts)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "frontend.reqpartsent:3:KILL", ARGS), 0);
+    redisContext *c = bv_conn(&s);
+    size_t n = 3 * MB + 5;
+    char *v = bv_pattern(n, 16);
+    cr_assert_eq(bv_integer(c, "SADD", "SADD s %b", v, n), 1);
+    redisReply *r = redisCommand(c, "SISMEMBER s %b", v, n);
+    cr_assert_null(r, "answered though its frontend died");
+    redisFree(c);
+    time_t deadline = time(NULL) + 60;
+    while (!srv_log_contains(&s, "dropped a read request in parts", NULL)) {
+        cr_assert_lt(time(NULL), deadline, "the store kept the dead frontend's parts");
+        usleep(20000);
+    }
+    c = answering(&s, "frontend killed mid-request");
+    cr_assert_eq(bv_integer(c, "SISMEMBER", "SISMEMBER s %b", v, n), 1);
+    redisFree(c);
+    free(v);
+    bv_finish(&s);
+}
+
 /* ---- memory ----------------------------------------------------------------- */
 
 /* Send `cmd key` with a bulk of n bytes repeating v[0, vn) by hand (the
