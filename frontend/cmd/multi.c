@@ -106,9 +106,6 @@ struct fe_multi {
     int count;  /* commands queued, also those dropped after an error */
     size_t est; /* estimated record bytes of the queued commands */
     int failed; /* a queue-time error: EXEC answers EXECABORT */
-    /* The group's bytes the queued commands' values hold (c->big: one
-     * group for the whole transaction, D58). */
-    uint64_t group_end;
     /* The record, once built at EXEC (kept when the ring is full, so a
      * retry does not run the frontend's commands twice). */
     int built;
@@ -278,10 +275,10 @@ static void reply_too_large(fe_conn_t *c)
 static int queue_values(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, uint32_t *lens,
                         fe_bigval_t *v, size_t *est)
 {
-    struct fe_multi *m = c->multi;
     const unsigned char **src = xmalloc((size_t)a->argc * sizeof(*src));
     int n = 0;
-    uint64_t base = m->group_end;
+    /* After what earlier requests put in the group (c->big.kept). */
+    uint64_t base = c->big.active ? c->big.kept : 0;
     for (int i = 1; i < a->argc; i++) {
         const fe_streamed_t *st = fe_stream_find(c, a->argv[i]);
         if (!st) continue;
@@ -295,19 +292,23 @@ static int queue_values(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, u
         bytes += 4 + (size_t)lens[i];
     size_t room = fe_record_max_payload(c->fe);
     while (exec_estimate(c) + bytes + (n && !c->big.active ? FINAL_SLACK : 0) > room) {
+        /* Chunks only where writes may be logged (never on a replica:
+         * its log is its leader's, D33). */
+        if (!fe_writes_open(c->fe)) break;
         int best = -1;
         for (int i = 1; i < a->argc; i++)
             if (lens[i] && fe_big_user_arg(d, a->argc, i, 1) && (best < 0 || lens[i] > lens[best]))
                 best = i;
-        if (best < 0) {
-            free(src);
-            return -1;
-        }
+        if (best < 0) break;
         src[n] = (const unsigned char *)a->argv[best];
         v[n++] = (fe_bigval_t){0, (uint32_t)best, base, lens[best]};
         base += lens[best];
         bytes = bytes - lens[best] + VALUE_BYTES;
         lens[best] = 0;
+    }
+    if (exec_estimate(c) + bytes + (n && !c->big.active ? FINAL_SLACK : 0) > room) {
+        free(src);
+        return -1;
     }
     int rc = fe_big_put(c, v, src, n);
     free(src);
@@ -372,7 +373,7 @@ int fe_multi_queue(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     }
     m->cmds[m->n++] = q;
     m->est += est;
-    if (nv) m->group_end = q->vals[nv - 1].off + q->vals[nv - 1].len;
+    if (c->big.active) c->big.kept = c->big.off;
     reply_static(c, "+QUEUED\r\n");
     return 0;
 }

@@ -162,6 +162,9 @@ typedef struct fe_conn {
         uint32_t seq;     /* chunks committed */
         uint64_t group;   /* the first chunk's LSN */
         uint64_t off;     /* value bytes they hold */
+        /* Of those, the bytes of requests already run: a transaction's
+         * queued values (D58). The request being run adds after them. */
+        uint64_t kept;
     } big;
     /* Large bulks taken from the socket as they arrive (D48, D58,
      * stream.c): their bytes become chunks of c's group (c->big) at most

@@ -135,8 +135,12 @@ const fe_streamed_t *fe_stream_find(const fe_conn_t *c, const void *p)
 void fe_stream_end(fe_conn_t *c)
 {
     /* Nothing when the final was committed; a transaction's queued values
-     * stay for its EXEC (multi.c drops them with the transaction). */
-    if (!c->multi) fe_big_abandon(c);
+     * stay for its EXEC (multi.c drops them with the transaction), and
+     * so do the bytes of a request it refused, unnamed by any value. */
+    if (c->multi)
+        c->big.kept = c->big.off;
+    else
+        fe_big_abandon(c);
     c->stream.on = c->stream.whole = 0;
     c->stream.nvals = 0;
     c->stream.taken = 0;

@@ -526,6 +526,76 @@ Test(bigmulti, frontend_killed_while_a_read_goes_in_parts)
     bv_finish(&s);
 }
 
+/* ---- a replica ---------------------------------------------------------------- */
+
+/* INFO's integer field (-1 when missing). */
+static long long info_num(redisContext *c, const char *field)
+{
+    redisReply *r = redisCommand(c, "INFO");
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO");
+    char key[128];
+    snprintf(key, sizeof(key), "\r\n%s:", field);
+    const char *p = strstr(r->str, key);
+    long long v = p ? strtoll(p + strlen(key), NULL, 10) : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+/* Wait until the replica has what the leader has; same digest. */
+static void caught_up(srv_t *l, srv_t *r, const char *what)
+{
+    redisContext *lc = bv_conn(l), *rc = bv_conn(r);
+    long long want = -1, got = -2;
+    time_t deadline = time(NULL) + 120;
+    while (time(NULL) < deadline) {
+        want = info_num(lc, "master_repl_offset");
+        got = info_num(rc, "slave_repl_offset");
+        if (want > 0 && got == want) break;
+        usleep(50000);
+    }
+    cr_assert_eq(got, want, "%s: the replica reached the leader's LSN", what);
+    char a[64], b[64];
+    bv_digest(l, a);
+    bv_digest(r, b);
+    cr_assert_str_eq(a, b, "%s: same data on both", what);
+    redisFree(lc);
+    redisFree(rc);
+}
+
+/* A replica's log is its leader's (D33): a transaction there whose
+ * arguments pass a record cannot move them into a group (chunks it would
+ * log), so it is refused as too large, as before D58; the replica goes
+ * on following its leader, large values and all. */
+Test(bigmulti, a_replica_logs_no_chunks_of_its_own)
+{
+    srv_t l, r;
+    cr_assert_eq(srv_start(&l, BV_SMALL_RING), 0);
+    char extra[256];
+    snprintf(extra, sizeof(extra), BV_SMALL_RING " --replicaof 127.0.0.1 %d", l.port);
+    cr_assert_eq(srv_start(&r, extra), 0);
+    size_t n = 600 * 1024;
+    char *v = bv_pattern(n, 17);
+    redisContext *lc = bv_conn(&l);
+    cr_assert_eq(bv_integer(lc, "SADD", "SADD s %b %b", v, n, v + 1, n - 1), 2);
+    caught_up(&l, &r, "after SADD");
+    redisContext *rc = bv_conn(&r);
+    bv_expect_status(rc, redisCommand(rc, "MULTI"), "OK", "MULTI on the replica");
+    redisReply *x = redisCommand(rc, "SISMEMBER s %b", v, n);
+    cr_assert(x && x->type == REDIS_REPLY_ERROR && strstr(x->str, "transaction too large"),
+              "SISMEMBER queued on the replica: %s", x ? x->str : rc->errstr);
+    freeReplyObject(x);
+    bv_expect_error(rc, "EXECABORT Transaction discarded because of previous errors.", "EXEC");
+    cr_assert_eq(bv_integer(rc, "SISMEMBER", "SISMEMBER s %b", v, n), 1);
+    cr_assert_eq(bv_integer(lc, "SADD", "SADD s %b %b", v + 2, n - 2, v + 3, n - 3), 2);
+    caught_up(&l, &r, "after a refused transaction on the replica");
+    cr_assert_eq(bv_integer(rc, "SCARD", "SCARD s"), 4);
+    redisFree(lc);
+    redisFree(rc);
+    free(v);
+    bv_finish(&r);
+    bv_finish(&l);
+}
+
 /* ---- memory ----------------------------------------------------------------- */
 
 /* Send `cmd key` with a bulk of n bytes repeating v[0, vn) by hand (the
