@@ -18,6 +18,7 @@
 
 #include "ckpt.h"
 #include "command.h"
+#include "pubsub.h"
 #include "record.h"
 #include "store/checkpoint.h"
 #include "store/compact.h"
@@ -663,6 +664,54 @@ Test(bigval, a_transaction_takes_its_values_from_the_group)
     free(wb);
     free(a);
     free(b);
+}
+
+/* Keyspace events of large writes: each tells what its write tells at
+ * any size (Redis' "set", "hset", "rpush"), in a plain final as in a
+ * transaction's. */
+static char events[512];
+
+static void collect(void *arg, const char *chan, size_t clen, const char *msg, size_t mlen)
+{
+    (void)arg;
+    size_t n = strlen(events);
+    snprintf(events + n, sizeof(events) - n, "%.*s=%.*s;", (int)clen, chan, (int)mlen, msg);
+}
+
+Test(bigval, large_writes_tell_their_keyspace_events)
+{
+    store_set_notify_out(ctx, collect, NULL);
+    store_set_notify_flags(ctx, PS_NOTIFY_KEYEVENT | PS_NOTIFY_ALL);
+    char *a = bytes('a', 700);
+    uint64_t g = chunk(0, 0, a, 700);
+    cr_assert_str_eq(final(g, CMD_SET, "k", 0), "+OK\r\n");
+    cr_assert_str_eq(events, "__keyevent@0__:set=k;");
+    events[0] = 0;
+    const unsigned char *e = (const unsigned char *)"";
+    const unsigned char *margv[4] = {(const unsigned char *)"x", e, (const unsigned char *)"y", e};
+    uint32_t mlens[4] = {1, 0, 1, 0};
+    g = chunk(0, 0, a, 700);
+    chunk(g, 1, a, 700);
+    lv_t mv[2] = {{0, 1, 0, 700}, {0, 3, 700, 700}};
+    cr_assert_str_eq(final_vals(g, mv, 2, CMD_MSET, 4, margv, mlens), "+OK\r\n");
+    cr_assert_str_eq(events, "__keyevent@0__:set=x;__keyevent@0__:set=y;");
+    events[0] = 0;
+    unsigned char mode[4];
+    cmd_put_u32(mode, 1); /* RPUSH */
+    const unsigned char *largv[3] = {(const unsigned char *)"l", mode, e};
+    uint32_t llens[3] = {1, 4, 0};
+    g = chunk(0, 0, a, 700);
+    cr_assert_str_eq(final_of(g, 2, CMD_LPUSH, 3, largv, llens), ":1\r\n");
+    cr_assert_str_eq(events, "__keyevent@0__:rpush=l;");
+    events[0] = 0;
+    g = chunk(0, 0, a, 700);
+    tx_t t;
+    tx_begin(&t, 0, 0);
+    tx_cmd(&t, CMD_SET, "k2", "", "#u32:0", "#i64:0", NULL);
+    lv_t tv[1] = {{1, 1, 0, 700}};
+    cr_assert_str_eq(tx_final(&t, g, tv, 1), "*1\r\n+OK\r\n");
+    cr_assert_str_eq(events, "__keyevent@0__:set=k2;");
+    free(a);
 }
 
 /* ---- pending groups in a checkpoint (D55) ------------------------------- */

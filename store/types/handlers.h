@@ -133,7 +133,8 @@ void st_big_ram_free(unsigned char **bufs, uint32_t n);
 /* Apply the nested write fn (op, arguments na, whose argv is argv) with
  * the values v[0, n) standing for its arguments: read into RAM for the
  * collections and RESTORE, handed over as piece lists (st_big_take) for
- * the strings. Every list is used or freed. */
+ * the strings; its keyspace events told as op's. Every list is used or
+ * freed. */
 void st_big_apply(store_ctx_t *ctx, st_apply_fn fn, cmd_id_t op, const apply_args_t *na,
                   rec_arg_t *argv, st_bigval_t *v, uint32_t n, buf_t *r);
 

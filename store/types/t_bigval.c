@@ -23,6 +23,7 @@
 #include "log.h"
 #include "store/core/alloc.h"
 #include "store/core/groups.h"
+#include "store/core/notify.h"
 #include "store/core/value.h"
 #include "store/types/handlers.h"
 
@@ -193,15 +194,19 @@ static int in_ram(cmd_id_t op)
 void st_big_apply(store_ctx_t *ctx, st_apply_fn fn, cmd_id_t op, const apply_args_t *na,
                   rec_arg_t *argv, st_bigval_t *v, uint32_t n, buf_t *r)
 {
+    /* The keyspace events are the nested write's (its op, not the
+     * final's), told while its arguments are still there. */
     if (in_ram(op)) {
         unsigned char **bufs = st_big_to_ram(ctx, argv, v, n);
         fn(ctx, na, r);
+        if (ctx->nnotes) st_notify_flush(ctx, op, na);
         st_big_ram_free(bufs, n);
         return;
     }
     ctx->big = v;
     ctx->nbig = n;
     fn(ctx, na, r);
+    if (ctx->nnotes) st_notify_flush(ctx, op, na);
     ctx->big = NULL;
     ctx->nbig = 0;
     /* Not taken: the write did not happen (NX/XX, WRONGTYPE, too long). */
