@@ -45,20 +45,6 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
  * 0: fe_big_user_arg's answer, inside MULTI for a command it queues
  * (never once the transaction failed). */
 int fe_dispatch_stream_arg(fe_conn_t *c, const char *name, size_t n, int count, int arg);
-/* Whether argument `arg` of command d, in a request of `count` words, may
- * be moved into a large value's group (D31, D45, D48, D58): the value of
- * a write whose canonical form takes a large value there
- * (cmd_big_value_arg), and, inside MULTI (in_multi), any argument of a
- * read the store answers. */
-int fe_big_user_arg(const cmd_desc_t *d, int count, int arg, int in_multi);
-/* Choose the values of canonical write op (argc arguments, lens) to move
- * into a group until its final fits `room` bytes with `extra` more: v[0,
- * n) are chosen already (their lens zero), each new one is the largest
- * value left (cmd_big_value_arg), its off from base on, its length then
- * zeroed in lens. Returns the values' count, or -1 when no choice fits. */
-int fe_big_choose(cmd_id_t op, int argc, uint32_t *lens, fe_bigval_t *v, int n, uint64_t base,
-                  size_t room, size_t extra);
-
 /* t_sort.c: SORT's and SORT_RO's words checked as the store will parse
  * them, with what only a frontend knows (cluster mode, the user's key
  * access: D47). Returns NULL, or the error's text (common/sort.h's). */

@@ -51,11 +51,16 @@ static void reply_too_large(fe_conn_t *c, int argc, const uint32_t *lens)
                     rec_space((uint32_t)payload), (unsigned long long)ring_max_record(c->fe->ring));
 }
 
-int fe_big_choose(cmd_id_t op, int argc, uint32_t *lens, fe_bigval_t *v, int n, uint64_t base,
-                  size_t room, size_t extra)
+/* Choose the values of canonical write op (argc arguments, lens) to move
+ * into a group until its final fits `room` bytes: v[0, n) are chosen
+ * already (their lens zero), each new one is the largest value left
+ * (cmd_big_value_arg), its off from base on, its length then zeroed in
+ * lens. Returns the values' count, or -1 when no choice fits. */
+static int big_choose(cmd_id_t op, int argc, uint32_t *lens, fe_bigval_t *v, int n, uint64_t base,
+                      size_t room)
 {
     for (;;) {
-        size_t need = fe_big_final_size(rec_cmd_payload_size((uint16_t)argc, lens), n) + extra;
+        size_t need = fe_big_final_size(rec_cmd_payload_size((uint16_t)argc, lens), n);
         if (n && need <= room) return n;
         /* The largest value left (the first of equals): the fewest bytes
          * moved, the same choice on every retry. */
@@ -100,7 +105,7 @@ static int submit_big(fe_conn_t *c, cmd_id_t id, int argc, const unsigned char *
     int streamed = n;
     /* Every bulk taken must be named, or its bytes would be lost. */
     if (streamed != c->stream.nvals && c->stream.whole) goto out;
-    n = fe_big_choose(id, argc, nlens, v, n, base, fe_record_max_payload(c->fe), 0);
+    n = big_choose(id, argc, nlens, v, n, base, fe_record_max_payload(c->fe));
     if (n < 0) goto out;
     for (int k = streamed; k < n; k++)
         src[k] = argv[v[k].arg];
@@ -146,44 +151,6 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
         return 0;
     }
     return rc;
-}
-
-int fe_big_user_arg(const cmd_desc_t *d, int count, int arg, int in_multi)
-{
-    if (!cmd_arity_ok(d->arity, count) || arg < 1) return 0;
-    /* Inside MULTI a read's arguments may be large too: the store reads
-     * them back into RAM where the transaction is applied (D58). */
-    if (in_multi && d->route == CMD_ROUTE_READ) return 1;
-    switch (d->id) {
-    case CMD_SET:
-    case CMD_SETNX:
-    case CMD_GETSET:
-    case CMD_APPEND:
-        return arg == 2;
-    case CMD_SETEX:
-    case CMD_PSETEX:
-    case CMD_SETRANGE:
-    case CMD_HSETNX:
-    case CMD_LSET:
-        return arg == 3;
-    case CMD_LINSERT:
-        return arg == 4;
-    case CMD_MSET:
-    case CMD_MSETNX:
-        return arg % 2 == 0;
-    case CMD_HSET:
-    case CMD_HMSET:
-        return arg >= 3 && arg % 2 == 1;
-    case CMD_LPUSH:
-    case CMD_RPUSH:
-    case CMD_LPUSHX:
-    case CMD_RPUSHX:
-    case CMD_SADD:
-    case CMD_SREM:
-        return arg >= 2;
-    default:
-        return 0;
-    }
 }
 
 int fe_dispatch_stream_arg(fe_conn_t *c, const char *name, size_t n, int count, int arg)
