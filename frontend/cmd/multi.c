@@ -38,14 +38,29 @@
  * key bytes. EXEC and DISCARD unwatch; WATCH accumulates; a connection that
  * closes or RESETs drops both (fe_multi_clear).
  *
- * Limits (Redis has none but memory): a transaction must fit one record,
- * ring-size / 4 bytes (4 MiB by default) and 65,535 arguments (the header,
- * the watched keys and the commands). A command that would pass either
- * limit while queued is refused with an error and marks the transaction
- * (EXECABORT), so a connection holds at most about one record's worth of
- * queued data; a WATCH that would pass them is refused and watches nothing.
- * EXEC checks the exact size again (encoding can add a few bytes) and, if
- * the record would still be too large, answers an error and discards it.
+ * Large values (D58). The transaction has one group of chunk records
+ * (c->big, core/submit.c), filled as commands are queued: a queued
+ * command's bulks that stream in (core/stream.c) go there as they arrive,
+ * and when the transaction's record would pass one record, the command's
+ * largest arguments that may be large (a write's value, any argument of a
+ * read: fe_big_user_arg) are moved there from the input (queue_values).
+ * The queued copy holds an empty string for each, whose address the
+ * encoder passes through, so EXEC finds the canonical argument it became
+ * (place_values); the record then goes nested in the group's final, whose
+ * layout says where each value is. WATCH is the store's to decide, as
+ * before; a transaction dropped (DISCARD, RESET, EXECABORT, the client
+ * gone) drops the group (multi_free). On a replica nothing is moved: its
+ * log is its leader's.
+ *
+ * Limits (Redis has none but memory): a transaction, its large values left
+ * out, must fit one record, ring-size / 4 bytes (4 MiB by default) and
+ * 65,535 arguments (the header, the watched keys and the commands). A
+ * command that would pass either limit while queued is refused with an
+ * error and marks the transaction (EXECABORT), so a connection holds at
+ * most about one record's worth of queued data; a WATCH that would pass
+ * them is refused and watches nothing. EXEC checks the exact size again
+ * (encoding can add a few bytes) and, if the record would still be too
+ * large, answers an error and discards it.
  *
  * Differences from Redis that remain (beyond those of store/core/watch.c):
  *   - Connection commands queued in a transaction that the store then

@@ -333,9 +333,10 @@ typedef struct fe_hooks {
     /* Every tick of the periodic timer, before the idle scan. */
     void (*on_timer)(fe_t *fe);
     /* May argument `arg` of a request of `count` arguments named name[0,
-     * n) be taken as chunks while it arrives (D48)? 1 when it is the
-     * value of a write that takes large values in chunks and c may send
-     * it, else 0 (then it is read whole, as any bulk). */
+     * n) be taken as chunks while it arrives (D48, D58)? 1 when it is the
+     * value of a write that takes large values in chunks (or, inside
+     * MULTI, any argument of a read) and c may send it, else 0 (then it
+     * is read whole, as any bulk). */
     int (*stream_arg)(fe_conn_t *c, const char *name, size_t n, int count, int arg);
 } fe_hooks_t;
 

@@ -11,9 +11,13 @@
  * the header is rewritten in the input buffer as an empty bulk
  * ("$0\r\n\r\n") and the bytes that follow it are committed chunk by
  * chunk and dropped. When the last one is committed and the bulk's
- * terminator skipped, the request parses whole with that empty argument,
- * and dispatch.c's submit_write gives it back its length and writes the
- * final. A full ring stops the reading (back-pressure, as for any write).
+ * terminator skipped, the request parses on; a later bulk of it may be
+ * taken the same way (MSET k1 <v1> k2 <v2>, D58), each after the last in
+ * the group. Once it parses whole, dispatch.c's submit_big finds each
+ * empty argument by its address (fe_stream_find), gives it back its length
+ * and writes the final; inside MULTI the values stay in the transaction's
+ * group for EXEC (multi.c). A full ring stops the reading (back-pressure,
+ * as for any write).
  *
  * Nothing is visible before the final (D31): a request refused after its
  * value was taken (a bad option, NOPERM, wrong arity) drops the parts
