@@ -10,9 +10,11 @@
  * ZSCORE of a member past the channel). Then each way a large command or
  * a transaction can be cut is tried: the frontend killed after some of its
  * chunks, and killed or the whole server SIGKILLed while a transaction's
- * values are queued, half of one sent; a checkpoint written while a
- * transaction's group is pending, loaded by a respawned store, then EXEC,
- * or the frontend's death. After each: nothing of a write that was not
+ * values are queued, or an MSET's values sent, half of one sent; a
+ * checkpoint written while such a group is pending, loaded by a
+ * respawned store, then EXEC (or the rest of the MSET), or the frontend's
+ * death; the store or a frontend killed while a read goes in parts; a
+ * replica's transaction. After each: nothing of a write that was not
  * acknowledged is visible, its parts no longer count live, and the DEBUG
  * DIGEST equals a replay of the whole log. The frontend's RSS stays within
  * 64 MB of idle while 3 x 100 MB are queued in one transaction and two
@@ -300,11 +302,23 @@ Test(bigmulti, frontend_killed_mid_command_leaves_nothing)
     free(w);
 }
 
-/* A raw connection that has queued MULTI, SET a <v> (n bytes) and sent
- * half of SET b's n bytes: the transaction's group is pending. */
-static redisContext *half_queued(srv_t *s, const char *v, size_t n)
+/* A raw connection whose large write is half sent: in a transaction,
+ * MULTI, SET a <v> queued and half of SET b's bytes (mset 0); or half of
+ * MSET a <v> b <v>'s second value (mset 1). Either way its group holds
+ * one value and a half, pending. */
+static redisContext *half_sent(srv_t *s, int mset, const char *v, size_t n)
 {
     redisContext *raw = bv_conn(s);
+    if (mset) {
+        char head[128];
+        int hl = snprintf(head, sizeof(head), "*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$%zu\r\n", n);
+        cr_assert_eq(write(raw->fd, head, (size_t)hl), hl);
+        bv_send_bytes(raw, v, n, 0, n);
+        hl = snprintf(head, sizeof(head), "\r\n$1\r\nb\r\n$%zu\r\n", n);
+        cr_assert_eq(write(raw->fd, head, (size_t)hl), hl);
+        bv_send_bytes(raw, v, n, 0, n / 2);
+        return raw;
+    }
     bv_expect_status(raw, redisCommand(raw, "MULTI"), "OK", "MULTI");
     bv_expect_status(raw, redisCommand(raw, "SET a %b", v, n), "QUEUED", "SET a");
     const char *args[] = {"SET", "b"};
@@ -323,51 +337,107 @@ static void live_past(const srv_t *s, long long want, const char *what)
     }
 }
 
-/* The frontend SIGKILLed while a transaction's values are half queued:
- * the store drops the group; a replay of the whole log agrees. */
-Test(bigmulti, frontend_sigkilled_mid_transaction)
+static const char *const HALF_SENT[2] = {"a transaction", "an MSET"};
+
+/* The frontend SIGKILLed while a transaction's values are half queued,
+ * or while an MSET's second value is half sent: the store drops the
+ * group; nothing is visible; a replay of the whole log agrees. */
+Test(bigmulti, frontend_sigkilled_mid_transfer)
 {
-    srv_t s;
-    size_t n = 6 * MB;
-    char *v = bv_pattern(n, 9);
-    long long live0;
-    redisContext *c = old_values(&s, NULL, BV_SMALL_RING, &live0);
-    redisContext *raw = half_queued(&s, v, n);
-    live_past(&s, live0 + (long long)(n + n / 4), "queued");
-    kill(bv_the_frontend(&s), SIGKILL);
-    redisFree(raw);
-    redisFree(c);
-    group_dropped(&s, "frontend killed mid-transaction");
-    c = answering(&s, "frontend killed mid-transaction");
-    still_old(c, "frontend killed mid-transaction");
-    redisFree(c);
-    bv_live_back_to(&s, live0, "frontend killed mid-transaction");
-    bv_expect_replay_digest(&s, "frontend killed mid-transaction");
-    free(v);
-    bv_finish(&s);
+    for (int mset = 0; mset < 2; mset++) {
+        srv_t s;
+        size_t n = 6 * MB;
+        char *v = bv_pattern(n, 9);
+        long long live0;
+        const char *what = HALF_SENT[mset];
+        redisContext *c = old_values(&s, NULL, BV_SMALL_RING, &live0);
+        redisContext *raw = half_sent(&s, mset, v, n);
+        live_past(&s, live0 + (long long)(n + n / 4), what);
+        kill(bv_the_frontend(&s), SIGKILL);
+        redisFree(raw);
+        redisFree(c);
+        group_dropped(&s, what);
+        c = answering(&s, what);
+        still_old(c, what);
+        redisFree(c);
+        bv_live_back_to(&s, live0, what);
+        bv_expect_replay_digest(&s, what);
+        free(v);
+        bv_finish(&s);
+    }
 }
 
-/* The whole server SIGKILLed while a transaction's values are half
- * queued: after the restart nothing of it is visible, the parts are
- * dropped (the writer of the previous run is gone), a replay agrees. */
-Test(bigmulti, whole_server_sigkilled_mid_transaction)
+/* The whole server SIGKILLed in the same places: after the restart
+ * nothing of the write is visible, its parts are dropped (the writer of
+ * the previous run is gone), a replay agrees. */
+Test(bigmulti, whole_server_sigkilled_mid_transfer)
+{
+    for (int mset = 0; mset < 2; mset++) {
+        srv_t s;
+        size_t n = 6 * MB;
+        char *v = bv_pattern(n, 10);
+        long long live0;
+        const char *what = HALF_SENT[mset];
+        redisContext *c = old_values(&s, NULL, BV_SMALL_RING, &live0);
+        redisContext *raw = half_sent(&s, mset, v, n);
+        live_past(&s, live0 + (long long)(n + n / 4), what);
+        srv_kill_all(&s);
+        redisFree(raw);
+        redisFree(c);
+        cr_assert_eq(srv_restart(&s), 0);
+        c = bv_conn(&s);
+        still_old(c, what);
+        redisFree(c);
+        bv_live_back_to(&s, live0, what);
+        bv_expect_replay_digest(&s, what);
+        free(v);
+        bv_finish(&s);
+    }
+}
+
+/* An MSET whose second value is half sent while another client writes
+ * past checkpoint-bytes: a checkpoint holds its pending group, the store,
+ * SIGKILLed, loads it; then the rest arrives and the MSET is done, both
+ * values whole; a replay of the whole log agrees. */
+Test(bigmulti, an_mset_pending_across_a_checkpoint_completes_after_a_restart_from_it)
 {
     srv_t s;
-    size_t n = 6 * MB;
-    char *v = bv_pattern(n, 10);
+    size_t n = 3 * MB;
+    char *v = bv_pattern(n, 18);
     long long live0;
-    redisContext *c = old_values(&s, NULL, BV_SMALL_RING, &live0);
-    redisContext *raw = half_queued(&s, v, n);
-    live_past(&s, live0 + (long long)(n + n / 4), "queued");
-    srv_kill_all(&s);
+    redisContext *c = old_values(&s, NULL, BV_SMALL_RING " --checkpoint-bytes 1mb", &live0);
+    redisContext *raw = half_sent(&s, 1, v, n);
+    live_past(&s, live0 + (long long)(n + n / 4), "half sent");
+    unsigned long long before = bv_newest_checkpoint(&s);
+    char *filler = bv_pattern(64 * 1024, 7);
+    for (int i = 0; i < 40; i++)
+        bv_expect_status(c, redisCommand(c, "SET filler:%d %b", i, filler, (size_t)64 * 1024), "OK",
+                         "SET filler");
+    free(filler);
+    time_t deadline = time(NULL) + 60;
+    while (bv_newest_checkpoint(&s) <= before) {
+        cr_assert_lt(time(NULL), deadline, "no checkpoint while the MSET is pending");
+        usleep(20000);
+    }
+    pid_t st;
+    cr_assert_eq(srv_wait_children(&s, "atticdb-server: store", &st, 1, 1), 1, "no store");
+    kill(st, SIGKILL);
+    deadline = time(NULL) + 60;
+    while (!srv_log_contains(&s, "loaded checkpoint", NULL)) {
+        cr_assert_lt(time(NULL), deadline, "the respawned store loaded no checkpoint");
+        usleep(20000);
+    }
+    bv_send_bytes(raw, v, n, n / 2, n);
+    cr_assert_eq(write(raw->fd, "\r\n", 2), 2);
+    redisReply *r = NULL;
+    cr_assert_eq(redisGetReply(raw, (void **)&r), REDIS_OK, "%s", raw->errstr);
+    bv_expect_status(raw, r, "OK", "the MSET");
     redisFree(raw);
+    bv_expect_value(c, "a", v, n, "the MSET's first value");
+    bv_expect_value(c, "b", v, n, "the MSET's second value");
     redisFree(c);
-    cr_assert_eq(srv_restart(&s), 0);
-    c = bv_conn(&s);
-    still_old(c, "after the restart");
-    redisFree(c);
-    bv_live_back_to(&s, live0, "after the restart");
-    bv_expect_replay_digest(&s, "whole server killed mid-transaction");
+    cr_assert(!srv_log_contains(&s, "names no pending group", NULL), "the final found its parts");
+    bv_expect_replay_digest(&s, "an MSET completed after the restart");
     free(v);
     bv_finish(&s);
 }
@@ -463,7 +533,7 @@ Test(bigmulti, discard_and_a_client_leaving_drop_the_queued_values)
     cr_assert_gt(bv_live_total(&s, "queued"), live0, "the queued value's parts are counted");
     bv_expect_status(c, redisCommand(c, "DISCARD"), "OK", "DISCARD");
     bv_live_back_to(&s, live0, "after DISCARD");
-    redisContext *raw = half_queued(&s, v, n);
+    redisContext *raw = half_sent(&s, 0, v, n);
     live_past(&s, live0 + (long long)(n + n / 4), "queued");
     redisFree(raw);
     bv_live_back_to(&s, live0, "after the client left");
