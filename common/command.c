@@ -325,3 +325,33 @@ int cmd_key_next(const cmd_desc_t *d, int argc, const char *const *argv, const u
     if (prev <= at) return at + 1;
     return prev < at + (int)n ? prev + 1 : 0;
 }
+
+/* ---- large values (D31, D45, D58) ---- */
+
+int cmd_big_value_arg(cmd_id_t op, uint32_t which, uint32_t argc)
+{
+    if (which >= argc) return 0;
+    switch (op) {
+    case CMD_SET:
+    case CMD_APPEND:
+    case CMD_RESTORE:
+        return which == 1;
+    case CMD_SETRANGE:
+    case CMD_LSET:
+        return which == 2;
+    case CMD_LINSERT:
+        return which == 3;
+    case CMD_MSET:
+    case CMD_MSETNX:
+        return which % 2 == 1;
+    case CMD_HSET: /* key, limits, flags, then field, value pairs */
+        return which >= 4 && which % 2 == 0;
+    case CMD_LPUSH: /* key, mode, elements */
+    case CMD_SADD:  /* key, limit, members */
+        return which >= 2;
+    case CMD_SREM: /* key, members */
+        return which >= 1;
+    default:
+        return 0;
+    }
+}

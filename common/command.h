@@ -117,11 +117,19 @@
  *                  too large for one record (D31). group is the LSN of the
  *                  group's seq 0 chunk; owner the writing frontend's slot <<
  *                  32 | pid. Parts are kept aside (not visible), no reply.
- *   CMD_BIGFINAL   u64 group, u32 which, a nested write payload (SET or
- *                  APPEND, as rec_encode_payload makes it) whose argument
- *                  `which` is empty: applied as that write with the group's
- *                  parts as that argument's bytes, in one step. Its reply is
- *                  the nested write's.
+ *   CMD_BIGFINAL   u64 group, layout, a nested payload (as
+ *                  rec_encode_payload makes it): applied as that write
+ *                  with the group's parts as its value arguments' bytes,
+ *                  in one step. The layout is D31's u32 `which` (the whole
+ *                  group is argument `which`), or (D58) one item per value,
+ *                  in the group's order: u32 at, u32 arg, u64 off, u64
+ *                  len: the group's bytes [off, off + len) are argument
+ *                  `arg` of the nested write (at 0), or, when the nested
+ *                  payload is a CMD_EXEC, of its argument `at` (a queued
+ *                  write's value, or any argument of a queued read). Every
+ *                  argument named is empty in the payload and one a large
+ *                  value may be (cmd_big_value_arg); bytes no item names
+ *                  are dropped. Its reply is the nested write's (EXEC's).
  *   CMD_BIGABORT   u64 group: the group's parts are dropped (the client
  *                  left, or the store saw its writer dead); no reply.
  *   CMD_EVICT      key: written by the store (never a client) when used
@@ -280,6 +288,16 @@ int cmd_key_next(const cmd_desc_t *d, int argc, const char *const *argv, const u
  * (a write's refusals, denyoom), ACL and statistics stay d's. */
 const cmd_desc_t *cmd_runs_as(const cmd_desc_t *d, int argc, const char *const *argv,
                               const uint32_t *lens);
+
+/* Whether argument `which` of the canonical write `op` (of argc
+ * arguments) may stand for a large value's bytes, logged as chunk records
+ * and named by a CMD_BIGFINAL (D31, D45, D58): SET's value (the form SETNX,
+ * SETEX, PSETEX and GETSET share), APPEND's, SETRANGE's, every value of
+ * MSET and MSETNX, every field value of HSET, every element of LPUSH,
+ * every member of SADD and SREM, LSET's and LINSERT's element, RESTORE's
+ * payload. Never a key, a field name or a fixed-width argument. The
+ * frontend moves only these into a group; the store takes only these. */
+int cmd_big_value_arg(cmd_id_t op, uint32_t which, uint32_t argc);
 
 /* Flags of SET's canonical u32 argument. */
 enum set_flags {

@@ -62,6 +62,8 @@ enum {
     F_XRG_SERVED,
     F_REPL_COPIED,
     F_REPL_SWAPPED,
+    F_REQ_PART,
+    F_REQ_PART_SENT,
     F_PAGE_IN,
     F_PAGED,
     F_PAGE_WRITTEN,
@@ -77,7 +79,8 @@ static const char *const op_names[F_NOPS] = {
     "relocated",   "backupcopied", "backuprenamed",   "backupmanifest", "restorecopied",
     "bigchunk",    "bigfinal",     "bigapply",        "ckptaccess",     "accessload",
     "streamwhole", "bigreply",     "xrgparked",       "xrgserved",      "replcopied",
-    "replswapped", "pagein",       "paged",           "pagewritten"};
+    "replswapped", "reqpart",      "reqpartsent",     "pagein",         "paged",
+    "pagewritten"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -335,6 +338,8 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_XRG_SERVED] = F_XRG_SERVED,
                               [IO_FAULT_REPL_COPIED] = F_REPL_COPIED,
                               [IO_FAULT_REPL_SWAPPED] = F_REPL_SWAPPED,
+                              [IO_FAULT_REQ_PART] = F_REQ_PART,
+                              [IO_FAULT_REQ_PART_SENT] = F_REQ_PART_SENT,
                               [IO_FAULT_PAGE_IN] = F_PAGE_IN,
                               [IO_FAULT_PAGED] = F_PAGED,
                               [IO_FAULT_PAGE_WRITTEN] = F_PAGE_WRITTEN};

@@ -49,6 +49,9 @@
  * there kills the whole server: the master first, so nothing finishes the
  * copy's restart); "replswapped" is the master's swap at its start, with
  * the copy's files in place and old/ not yet removed.
+ * A read request in parts (D58): "reqpart" is the store's Nth part of
+ * one copied (more to come, the part not yet consumed), "reqpartsent" a
+ * frontend's Nth part sent (more to come); KILL there kills the process.
  *
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
  * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
@@ -132,6 +135,9 @@ enum io_fault_point {
     /* A replica's full copy (repl/copy.c, common/fullcopy.c; D50): */
     IO_FAULT_REPL_COPIED = 24,  /* "replcopied": incoming/ complete and synced, not swapped */
     IO_FAULT_REPL_SWAPPED = 25, /* "replswapped": the copy in place, old/ not yet removed */
+    /* A read request in parts (D58): */
+    IO_FAULT_REQ_PART = 26,      /* "reqpart": the store took a part, more are to come */
+    IO_FAULT_REQ_PART_SENT = 27, /* "reqpartsent": a frontend sent a part, more are to come */
     /* Paged collections (store/core/hash_paged.c, store/pager.c; D60): */
     IO_FAULT_PAGE_IN = 28,      /* "pagein": a CMD_PAGEIN just made a collection paged */
     IO_FAULT_PAGED = 29,        /* "paged": a CMD_PAGE just replaced ranges (in RAM) */

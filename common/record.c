@@ -74,6 +74,32 @@ size_t rec_encode_payload(unsigned char *dst, uint16_t cmd_id, uint16_t argc,
     return (size_t)(p - dst);
 }
 
+/* The part of [from, from + len) (the payload's bytes p) that falls in
+ * [off, off + n), copied to dst + its offset from off. */
+static void copy_overlap(unsigned char *dst, size_t off, size_t n, size_t from,
+                         const unsigned char *p, size_t len)
+{
+    size_t lo = from > off ? from : off, hi = from + len < off + n ? from + len : off + n;
+    if (lo < hi) memcpy(dst + (lo - off), p + (lo - from), hi - lo);
+}
+
+void rec_encode_payload_range(unsigned char *dst, size_t off, size_t n, uint16_t cmd_id,
+                              uint16_t argc, const unsigned char *const *argv,
+                              const uint32_t *arg_lens)
+{
+    unsigned char head[4];
+    put16(head, cmd_id);
+    put16(head + 2, argc);
+    copy_overlap(dst, off, n, 0, head, 4);
+    size_t at = 4;
+    for (uint16_t i = 0; i < argc && at < off + n; i++) {
+        put32(head, arg_lens[i]);
+        copy_overlap(dst, off, n, at, head, 4);
+        if (arg_lens[i]) copy_overlap(dst, off, n, at + 4, argv[i], arg_lens[i]);
+        at += 4 + (size_t)arg_lens[i];
+    }
+}
+
 void rec_encode_cmd(void *dst, uint64_t lsn, uint16_t origin, int64_t time_ms, uint16_t cmd_id,
                     uint16_t argc, const unsigned char *const *argv, const uint32_t *arg_lens)
 {

@@ -118,6 +118,13 @@ int rec_decode_cmd(const void *rec, uint16_t *cmd_id, uint16_t *argc, rec_arg_t 
 int rec_decode_payload(const unsigned char *p, size_t len, uint16_t *cmd_id, uint16_t *argc,
                        rec_arg_t *args, uint16_t max_args);
 
+/* Bytes [off, off + n) of the bare payload rec_encode_payload would make
+ * of these arguments, into dst (a payload sent in parts, without a whole
+ * copy of it). */
+void rec_encode_payload_range(unsigned char *dst, size_t off, size_t n, uint16_t cmd_id,
+                              uint16_t argc, const unsigned char *const *argv,
+                              const uint32_t *arg_lens);
+
 /* Encode a bare payload (no header) into dst; returns bytes written. */
 size_t rec_encode_payload(unsigned char *dst, uint16_t cmd_id, uint16_t argc,
                           const unsigned char *const *argv, const uint32_t *arg_lens);

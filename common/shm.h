@@ -97,6 +97,19 @@ enum { STORE_REQ_NEXT = 1, STORE_REQ_DROP = 2 };
 #define STORE_REQ_WRITE     0x100u
 #define STORE_REQ_WHAT(r)   ((r)&0xffu)
 #define STORE_REPLY_KIND(k) ((k)&0xffu)
+/* A read whose request is longer than one channel message (a SISMEMBER of
+ * a member past channel-size / 2, D58) travels in parts, in order, with
+ * the same id and min_lsn: `reserved` is STORE_REQ_PART, with
+ * STORE_REQ_CONT on every part but the first and STORE_REQ_MORE on every
+ * part but the last; the first part's bytes start with the whole
+ * payload's length (u64). A frontend sends one such request at a time
+ * (other requests may come between its parts); the store answers it once
+ * the last part is in, and answers an error when parts are missing (a
+ * store respawned part-way). STORE_REQ_PART_DROP (the request's id) gives
+ * it up: its client left before the last part. */
+enum { STORE_REQ_PART = 3, STORE_REQ_PART_DROP = 4 };
+#define STORE_REQ_MORE 0x200u
+#define STORE_REQ_CONT 0x400u
 
 typedef struct shm_frontend {
     _Alignas(64) _Atomic int32_t pid; /* 0 while no process owns the slot */

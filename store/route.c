@@ -41,10 +41,15 @@
  * Whether a watched key aborts the transaction is core/watch.c's to say
  * (its banner has the rules).
  *
- * A value larger than one record (CMD_BIGFINAL, D31) is applied here too,
- * for the same reason: its record nests the write (SET or APPEND) whose
- * value argument stands for the parts the chunk records logged
- * (types/t_bigval.c); the handler takes them through ctx->big.
+ * Values larger than one record (CMD_BIGFINAL, D31, D58) are applied here
+ * too, for the same reason: its record nests the write whose value
+ * arguments stand for the parts the chunk records of one group logged,
+ * or a whole transaction whose commands' arguments do; its layout says
+ * which bytes of the group each is (types/t_bigval.c cuts them apart).
+ * A string's handler takes its parts through ctx->big; a collection's
+ * element, a RESTORE payload and a read's argument are read into RAM
+ * first. The group is taken before anything else, so its parts are used
+ * or dropped exactly once, whatever the record turns out to be.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -167,7 +172,7 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
         if (reply) resp_error(reply, "ERR the store cannot apply this record");
         return 1;
     }
-    apply_args_t a = {ctx->args, argc, rec, h.lsn, REC_DB(opdb), db, NULL};
+    apply_args_t a = {ctx->args, argc, rec, h.lsn, REC_DB(opdb), db};
     fn(ctx, &a, reply);
     /* Clients blocked on keys this record filled are served inside its
      * apply: one durable step, the same on replay (core/block.c, D36). */
@@ -184,29 +189,26 @@ int store_read_db(store_ctx_t *ctx, unsigned dbnum, const unsigned char *payload
     return store_read_proto(ctx, dbnum, 2, payload, len, now, b);
 }
 
-int store_read_proto(store_ctx_t *ctx, unsigned dbnum, int proto, const unsigned char *payload,
-                     size_t len, int64_t now, buf_t *b)
+/* A read whose arguments are decoded already (argv, argc): routed, its
+ * arity checked, answered into b. */
+static void read_decoded(store_ctx_t *ctx, unsigned dbnum, int proto, cmd_id_t op,
+                         const rec_arg_t *argv, uint16_t argc, int64_t now, buf_t *b)
 {
-    uint16_t opdb, argc;
-    if (decode(ctx, payload, len, &opdb, &argc)) {
-        resp_error(b, "ERR malformed request to the store");
-        return 0;
-    }
-    st_read_fn read = st_read_handler(REC_OP(opdb));
+    st_read_fn read = st_read_handler(op);
     st_db_t *db = st_db(ctx, dbnum);
     if (!read) {
         resp_error(b, "ERR the store does not answer this command");
-        return 0;
+        return;
     }
     if (!db) {
         resp_error(b, "ERR DB index is out of range");
-        return 0;
+        return;
     }
-    if (!cmd_arity_ok(cmd_by_id(REC_OP(opdb))->arity, argc + 1)) {
-        st_reply_arity(b, REC_OP(opdb));
-        return 0;
+    if (!cmd_arity_ok(cmd_by_id(op)->arity, argc + 1)) {
+        st_reply_arity(b, op);
+        return;
     }
-    read_args_t a = {ctx->args, argc, dbnum, db, now, proto >= 3 ? 3 : 2, REC_OP(opdb)};
+    read_args_t a = {argv, argc, dbnum, db, now, proto >= 3 ? 3 : 2, op};
     /* Key lookups while reading count as keyspace hits and misses (INFO),
      * as Redis' read lookups do (a transaction's reads too, when it runs
      * live: replay runs no reads). */
@@ -217,6 +219,17 @@ int store_read_proto(store_ctx_t *ctx, unsigned dbnum, int proto, const unsigned
     /* Members copied out of pages live until the request is done (D60);
      * inside a transaction, until its record is. */
     if (!outer && ctx->pgmat.n && !ctx->in_exec) st_hash_mat_reset(ctx);
+}
+
+int store_read_proto(store_ctx_t *ctx, unsigned dbnum, int proto, const unsigned char *payload,
+                     size_t len, int64_t now, buf_t *b)
+{
+    uint16_t opdb, argc;
+    if (decode(ctx, payload, len, &opdb, &argc)) {
+        resp_error(b, "ERR malformed request to the store");
+        return 0;
+    }
+    read_decoded(ctx, dbnum, proto, REC_OP(opdb), ctx->args, argc, now, b);
     return 0;
 }
 
@@ -278,8 +291,12 @@ typedef struct exec_hdr {
     uint32_t flags;
 } exec_hdr_t;
 
-/* Check the whole record before anything is applied. Returns 0 or -1. */
-static int exec_validate(store_ctx_t *ctx, st_exec_bufs_t *x, const exec_hdr_t *h, uint16_t argc)
+/* Check the whole record before anything is applied, and the values a
+ * final gives its commands (v[0, nv), D58): each an empty argument of a
+ * nested read, or of a nested write that takes large values there.
+ * Returns 0 or -1. */
+static int exec_validate(store_ctx_t *ctx, st_exec_bufs_t *x, const exec_hdr_t *h, uint16_t argc,
+                         const st_bigval_t *v, uint32_t nv)
 {
     if (h->nwatch > (uint32_t)argc - 1 || (h->flags & ~(EXEC_PER_KEY | EXEC_RESP3))) return -1;
     uint32_t min_key = h->flags & EXEC_PER_KEY ? EXEC_KEY_POINT : 1;
@@ -288,6 +305,16 @@ static int exec_validate(store_ctx_t *ctx, st_exec_bufs_t *x, const exec_hdr_t *
     for (uint32_t i = 1 + h->nwatch; i < argc; i++) {
         uint16_t opdb, n;
         if (decode_nested(x, &x->outer[i], &opdb, &n) || nested_kind(ctx, x, opdb, n) == NESTED_BAD)
+            return -1;
+    }
+    for (uint32_t k = 0; k < nv; k++) {
+        uint16_t opdb, n;
+        if (v[k].at <= h->nwatch || v[k].at >= argc) return -1;
+        decode_nested(x, &x->outer[v[k].at], &opdb, &n); /* decodes: checked above */
+        int kind = nested_kind(ctx, x, opdb, n);
+        if (v[k].arg >= n || x->nested[v[k].arg].len) return -1;
+        if (kind == NESTED_WRITE ? !cmd_big_value_arg(REC_OP(opdb), v[k].arg, n)
+                                 : kind != NESTED_READ)
             return -1;
     }
     return 0;
@@ -310,7 +337,29 @@ static int exec_watch_dirty(store_ctx_t *ctx, st_exec_bufs_t *x, const exec_hdr_
     return 0;
 }
 
-void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+/* One nested read of a transaction; v[0, nv) its large arguments (D58). */
+static void exec_read(store_ctx_t *ctx, st_exec_bufs_t *x, const rec_arg_t *pl, uint16_t opdb,
+                      uint16_t n, int proto, st_bigval_t *v, uint32_t nv, buf_t *r)
+{
+    /* Reads never change the state: on replay there is nothing to do. */
+    if (!r) {
+        st_big_free(v, nv);
+        return;
+    }
+    if (!nv) {
+        store_read_proto(ctx, REC_DB(opdb), proto, pl->ptr, pl->len, ctx->now, r);
+        return;
+    }
+    unsigned char **bufs = st_big_to_ram(ctx, x->nested, v, nv);
+    read_decoded(ctx, REC_DB(opdb), proto, REC_OP(opdb), x->nested, n, ctx->now, r);
+    st_big_ram_free(bufs, nv);
+}
+
+/* A transaction record's apply, with the large values of its commands
+ * when a final nests it (v[0, nv) sorted by place, their lists used or
+ * freed here; none for a plain CMD_EXEC). */
+static void exec_apply(store_ctx_t *ctx, const apply_args_t *a, buf_t *r, st_bigval_t *v,
+                       uint32_t nv)
 {
     st_exec_bufs_t *x = &ctx->exec;
     st_watch_ensure(ctx); /* first thing, on every replay alike (watch.h) */
@@ -322,39 +371,46 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     const unsigned char *p = x->outer[0].ptr;
     exec_hdr_t h = {(uint64_t)cmd_get_i64(p), cmd_get_i64(p + 8), cmd_get_u32(p + 16),
                     cmd_get_u32(p + 20)};
-    if (exec_validate(ctx, x, &h, argc)) {
+    if (exec_validate(ctx, x, &h, argc, v, nv)) {
         log_warn("store: transaction record at LSN %" PRIu64 " is malformed; nothing applied",
                  a->lsn);
         if (r) resp_error(r, "ERR the store cannot apply this transaction record");
+        st_big_free(v, nv);
         return;
     }
     if (exec_watch_dirty(ctx, x, &h)) {
         if (r) resp_null_array(r);
+        st_big_free(v, nv); /* the parts go with the transaction */
         return;
     }
     size_t mark = r ? r->len : 0;
     if (r) resp_array(r, (long long)(argc - 1 - h.nwatch));
     ctx->in_exec = 1; /* a blocking command acts as its non-blocking form */
+    uint32_t k = 0;
     for (uint32_t i = 1 + h.nwatch; i < argc; i++) {
         const rec_arg_t *pl = &x->outer[i];
         uint16_t opdb, n;
         decode_nested(x, pl, &opdb, &n); /* validated above */
         unsigned dbnum = REC_DB(opdb);
+        uint32_t k0 = k;
+        while (k < nv && v[k].at == i)
+            k++;
         switch (nested_kind(ctx, x, opdb, n)) {
         case NESTED_LITERAL:
             if (r) buf_append(r, x->nested[0].ptr, x->nested[0].len);
             break;
         case NESTED_WRITE: {
-            apply_args_t na = {x->nested, n, a->rec, a->lsn, dbnum, st_db(ctx, dbnum), NULL};
-            st_write_handler(REC_OP(opdb), n, x->nested)(ctx, &na, r);
+            apply_args_t na = {x->nested, n, a->rec, a->lsn, dbnum, st_db(ctx, dbnum)};
+            st_apply_fn fn = st_write_handler(REC_OP(opdb), n, x->nested);
+            if (k > k0)
+                st_big_apply(ctx, fn, REC_OP(opdb), &na, x->nested, v + k0, k - k0, r);
+            else
+                fn(ctx, &na, r);
             if (ctx->nnotes) st_notify_flush(ctx, REC_OP(opdb), &na);
             break;
         }
         case NESTED_READ:
-            /* Reads never change the state: on replay there is nothing to do. */
-            if (r)
-                store_read_proto(ctx, dbnum, h.flags & EXEC_RESP3 ? 3 : 2, pl->ptr, pl->len,
-                                 ctx->now, r);
+            exec_read(ctx, x, pl, opdb, n, h.flags & EXEC_RESP3 ? 3 : 2, v + k0, k - k0, r);
             break;
         }
     }
@@ -366,75 +422,68 @@ void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
 }
 
-/* ---- CMD_BIGFINAL (D31) ---- */
-
-/* The writes a large value may be the argument of, and which argument
- * (frontend/cmd/dispatch.c's big_value_arg chooses the same). */
-static int big_form_ok(cmd_id_t op, uint32_t which)
+void st_apply_exec(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
-    if (op == CMD_SET || op == CMD_APPEND) return which == 1;
-    if (op == CMD_SETRANGE) return which == 2;
-    if (op == CMD_HSET) return which >= 4 && which % 2 == 0;
-    if (op == CMD_LPUSH || op == CMD_SADD) return which >= 2;
-    if (op == CMD_SREM) return which >= 1;
-    if (op == CMD_LSET) return which == 2;
-    if (op == CMD_LINSERT) return which == 3;
-    if (op == CMD_RESTORE) return which == 1;
-    return (op == CMD_MSET || op == CMD_MSETNX) && which % 2 == 1;
+    exec_apply(ctx, a, r, NULL, 0);
 }
 
-/* The writes whose large value becomes an element of a collection (a hash
- * field's value, a list element, a set member: D48) or is parsed (a RESTORE payload): those
- * keep their elements' bytes in RAM or as one log extent, never as a
- * piece list (D45), so the parts are read into RAM and handed over as an
- * ordinary argument. */
-static int big_form_in_ram(cmd_id_t op)
+/* ---- CMD_BIGFINAL (D31, D58) ---- */
+
+/* The final's values, split out of their group and sorted by place, when
+ * the record is well formed: its nested write (a transaction when
+ * *is_exec) takes each value at an empty argument that may hold one.
+ * Returns the nested write's handler, or NULL (*v freed) when malformed. */
+static st_apply_fn final_check(store_ctx_t *ctx, const apply_args_t *a, st_pieces_t *l,
+                               st_bigval_t **v, uint32_t *nv, uint16_t *opdb, uint16_t *n)
 {
-    return op == CMD_HSET || op == CMD_LPUSH || op == CMD_LSET || op == CMD_LINSERT ||
-           op == CMD_RESTORE || op == CMD_SADD || op == CMD_SREM;
+    st_exec_bufs_t *x = &ctx->exec;
+    if (st_big_layout(&a->argv[1], st_pieces_len(l), v, nv)) {
+        st_pieces_free(l);
+        return NULL;
+    }
+    st_groups_split(l, *v, *nv);
+    st_apply_fn fn = NULL;
+    if (st_big_by_place(*v, *nv) == 0 && decode_nested(x, &a->argv[2], opdb, n) == 0 &&
+        st_db(ctx, REC_DB(*opdb)))
+        fn = st_write_handler(REC_OP(*opdb), *n, x->nested);
+    /* A transaction's values are checked with it (exec_validate). */
+    for (uint32_t k = 0; fn && REC_OP(*opdb) != CMD_EXEC && k < *nv; k++)
+        if ((*v)[k].at || !cmd_big_value_arg(REC_OP(*opdb), (*v)[k].arg, *n) ||
+            x->nested[(*v)[k].arg].len)
+            fn = NULL;
+    if (!fn) {
+        st_big_free(*v, *nv);
+        free(*v);
+        *v = NULL;
+    }
+    return fn;
 }
 
 void st_apply_bigfinal(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     st_exec_bufs_t *x = &ctx->exec;
     uint64_t group = (uint64_t)cmd_get_i64(a->argv[0].ptr);
-    uint32_t which = cmd_get_u32(a->argv[1].ptr);
-    /* Taken first, whatever follows: the parts are either the value now or
-     * dropped now, so their live bytes go down exactly once. */
+    /* Taken first, whatever follows: the parts are either the values now
+     * or dropped now, so their live bytes go down exactly once. */
     st_pieces_t *l = st_groups_take(&ctx->groups, group);
-    uint16_t opdb, n;
-    st_apply_fn fn = NULL;
-    if (decode_nested(x, &a->argv[2], &opdb, &n) == 0 && st_db(ctx, REC_DB(opdb)) &&
-        big_form_ok(REC_OP(opdb), which) && which < n && x->nested[which].len == 0)
-        fn = st_write_handler(REC_OP(opdb), n, x->nested);
-    if (!fn || !l) {
+    st_bigval_t *v = NULL;
+    uint32_t nv = 0;
+    uint16_t opdb = 0, n = 0;
+    st_apply_fn fn = l ? final_check(ctx, a, l, &v, &nv, &opdb, &n) : NULL;
+    if (!fn) {
         log_warn("store: final record of value group %" PRIu64 " at LSN %" PRIu64
                  " %s; nothing applied",
                  group, a->lsn, l ? "is malformed" : "names no pending group");
-        if (l) st_pieces_free(l);
         if (r)
             resp_error(r, l ? "ERR the store cannot apply this record"
                             : "ERR the value's parts were dropped before it was complete "
                               "(nothing was written)");
         return;
     }
-    apply_args_t na = {x->nested, n, a->rec, a->lsn, REC_DB(opdb), st_db(ctx, REC_DB(opdb)), NULL};
-    if (big_form_in_ram(REC_OP(opdb))) {
-        /* Read back while applying, as APPEND's splice does: a failure
-         * stops the store (st_pieces_read), so replay meets the same. */
-        uint64_t len = 0;
-        unsigned char *value = st_pieces_read(ctx, l, &len);
-        st_pieces_free(l);
-        x->nested[which] = (rec_arg_t){value, (uint32_t)len};
-        na.ram_arg = value;
-        fn(ctx, &na, r);
-        free(value);
-        return;
-    }
-    ctx->big = l;
-    ctx->big_arg = (int)which;
-    fn(ctx, &na, r);
-    /* Not taken: the write did not happen (NX/XX, WRONGTYPE, too long). */
-    if (ctx->big) st_pieces_free(ctx->big);
-    ctx->big = NULL;
+    apply_args_t na = {x->nested, n, a->rec, a->lsn, REC_DB(opdb), st_db(ctx, REC_DB(opdb))};
+    if (REC_OP(opdb) == CMD_EXEC)
+        exec_apply(ctx, &na, r, v, nv);
+    else
+        st_big_apply(ctx, fn, REC_OP(opdb), &na, x->nested, v, nv, r);
+    free(v);
 }

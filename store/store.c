@@ -48,11 +48,13 @@
 #include "log.h"
 #include "pager.h"
 #include "record.h"
+#include "resp.h"
 #include "ring.h"
 #include "save.h"
 #include "seg.h"
 #include "shm.h"
 #include "store-internal.h"
+#include "store/request-parts.h"
 #include "store/core/block.h"
 #include "store/core/hash.h"
 #include "store/core/object.h"
@@ -96,7 +98,8 @@ typedef struct store_proc {
     /* Large values' replies in parts, each sent as its frontend asks (D48). */
     struct reply_stream *streams;
     int nstreams, cap_streams;
-    uint64_t stream_count; /* for the tokens */
+    uint64_t stream_count;    /* for the tokens */
+    store_req_parts_t *parts; /* per frontend: a read request in parts (D58) */
 } store_proc_t;
 
 /* One large value's reply in parts: bytes [0, off) of the bulk (its value
@@ -565,8 +568,42 @@ static int stream_request(store_proc_t *s, int fe, const store_req_t *req)
     return put_message(s, fe, &lost, "");
 }
 
+static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload);
+
+/* A part of a read request that came in parts (D58): the read is
+ * answered once the last is in, or answered an error when parts are
+ * missing. */
+static int answer_part(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *body)
+{
+    const unsigned char *whole = NULL;
+    uint64_t len = 0;
+    store_req_parts_t *p = &s->parts[fe];
+    int rc = store_req_parts_add(p, req, body, req->payload_len, atomic_load(&s->shm->fe[fe].pid),
+                                 &whole, &len);
+    /* Test hook: the store dies with a part copied and not consumed. */
+    if (rc == 0 && (req->reserved & STORE_REQ_MORE) &&
+        io_fault_point(IO_FAULT_REQ_PART) == IO_FAULT_KILL)
+        raise(SIGKILL);
+    if (rc == 0) return 0;
+    if (rc < 0) {
+        buf_reset(&s->out);
+        resp_error(&s->out, "ERR this request came in parts and the store restarted while it "
+                            "arrived: nothing was read, send it again");
+        return send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+    }
+    store_req_t whole_req = *req;
+    whole_req.reserved = 0;
+    whole_req.payload_len = (uint32_t)len;
+    rc = answer(s, fe, &whole_req, whole);
+    store_req_parts_clear(p);
+    return rc;
+}
+
 static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
 {
+    uint32_t what = STORE_REQ_WHAT(req->reserved);
+    if (what == STORE_REQ_PART || what == STORE_REQ_PART_DROP)
+        return answer_part(s, fe, req, payload);
     if (req->reserved) return stream_request(s, fe, req);
     buf_reset(&s->out);
     /* A read publishes only "keymiss" (D51), while it runs, so before its
@@ -610,6 +647,8 @@ static int log_failed(store_proc_t *s)
 static int serve_requests(store_proc_t *s)
 {
     if (s->nstreams) streams_sweep(s);
+    for (int fe = 0; fe < s->nfe; fe++)
+        store_req_parts_sweep(&s->parts[fe], atomic_load(&s->shm->fe[fe].pid));
     int total = 0;
     uint64_t held = 0;
     int failed = log_failed(s);
@@ -909,6 +948,8 @@ int store_main(shm_t *shm, const config_t *cfg)
      * records and live ones see the same table from the first record on. */
     st_watch_ensure(s.ctx);
     buf_init(&s.out);
+    s.parts = calloc((size_t)s.nfe ? (size_t)s.nfe : 1, sizeof(*s.parts));
+    if (!s.parts) return EXIT_FATAL;
     /* Replies go in parts (send_reply); only replies over this are
      * refused, before anything is read. */
     store_set_max_reply(s.ctx, STORE_MAX_REPLY);
@@ -954,6 +995,9 @@ int store_main(shm_t *shm, const config_t *cfg)
     while (s.nstreams)
         stream_remove(&s, 0);
     free(s.streams);
+    for (int fe = 0; fe < s.nfe; fe++)
+        store_req_parts_clear(&s.parts[fe]);
+    free(s.parts);
     buf_free(&s.out);
     store_ctx_destroy(s.ctx);
     return rc;

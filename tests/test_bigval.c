@@ -9,6 +9,7 @@
  * the same state and replies.
  */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 
 #include "ckpt.h"
 #include "command.h"
+#include "pubsub.h"
 #include "record.h"
 #include "store/checkpoint.h"
 #include "store/compact.h"
@@ -365,6 +367,351 @@ Test(bigval, hash_field_and_list_element_take_the_parts_in_ram)
     free(want);
     free(a);
     free(b);
+}
+
+/* ---- several values in one final, and transactions (D58) ---------------- */
+
+/* One value of a final's layout: argument arg of payload at (0 in a plain
+ * final, the CMD_EXEC argument in a transaction's) is the group's bytes
+ * [off, off + len). */
+typedef struct lv {
+    uint32_t at, arg;
+    uint64_t off, len;
+} lv_t;
+
+/* The final of group with the values v[0, nv), nesting the payload
+ * opdb/argc/argv/lens; returns the reply. */
+static const char *final_vals(uint64_t group, const lv_t *v, int nv, uint16_t opdb, uint16_t argc,
+                              const unsigned char *const *nargv, const uint32_t *nlens)
+{
+    size_t n = rec_cmd_payload_size(argc, nlens);
+    unsigned char *nested = malloc(n), *layout = malloc((size_t)nv * 24 + 1), g[8];
+    cr_assert(nested && layout);
+    rec_encode_payload(nested, opdb, argc, nargv, nlens);
+    for (int k = 0; k < nv; k++) {
+        cmd_put_u32(layout + 24 * k, v[k].at);
+        cmd_put_u32(layout + 24 * k + 4, v[k].arg);
+        cmd_put_i64(layout + 24 * k + 8, (int64_t)v[k].off);
+        cmd_put_i64(layout + 24 * k + 16, (int64_t)v[k].len);
+    }
+    cmd_put_i64(g, (int64_t)group);
+    const unsigned char *argv[3] = {g, layout, nested};
+    uint32_t lens[3] = {8, (uint32_t)nv * 24, (uint32_t)n};
+    const char *r = sh_put(T0, CMD_BIGFINAL, 3, argv, lens);
+    free(nested);
+    free(layout);
+    return r;
+}
+
+/* "$<n>\r\n" + p[0, n) + CRLF. */
+static char *bulk_of(const char *p, size_t n)
+{
+    char *b = malloc(n + 32);
+    cr_assert_not_null(b);
+    int h = snprintf(b, 32, "$%zu\r\n", n);
+    memcpy(b + h, p, n);
+    memcpy(b + h + n, "\r\n", 3);
+    return b;
+}
+
+/* MSET of three keys, two of them large, from one group: the values'
+ * boundaries fall inside chunks and on them, and bytes no value names are
+ * dropped. Each value is its own piece list (log runs: nothing in RAM). */
+Test(bigval, mset_takes_several_values_from_one_group)
+{
+    char *v = bytes('v', 3000);
+    for (int i = 0; i < 3000; i++)
+        v[i] = (char)('a' + i % 23);
+    uint64_t live0 = store_live_total(ctx);
+    uint64_t g = chunk(0, 0, v, 1000);
+    chunk(g, 1, v + 1000, 1000);
+    chunk(g, 2, v + 2000, 1000);
+    const unsigned char *argv[6] = {(const unsigned char *)"x", (const unsigned char *)"",
+                                    (const unsigned char *)"y", (const unsigned char *)"small",
+                                    (const unsigned char *)"z", (const unsigned char *)""};
+    uint32_t lens[6] = {1, 0, 1, 5, 1, 0};
+    /* x: [0, 1500) across two chunks; z: [1600, 3000); [1500, 1600) no one's. */
+    lv_t lv[2] = {{0, 1, 0, 1500}, {0, 5, 1600, 1400}};
+    cr_assert_str_eq(final_vals(g, lv, 2, CMD_MSET, 6, argv, lens), "+OK\r\n");
+    char *wx = bulk_of(v, 1500), *wz = bulk_of(v + 1600, 1400);
+    cr_assert_str_eq(get("x"), wx);
+    cr_assert_str_eq(get("z"), wz);
+    cr_assert_str_eq(get("y"), "$5\r\nsmall\r\n");
+    cr_assert_eq(store_live_total(ctx) - live0, 2900, "the values' bytes, the rest dropped");
+    cr_assert(store_live_verify(ctx));
+    /* MSETNX with one key present: nothing set, every part dropped. */
+    g = chunk(0, 0, v, 1000);
+    chunk(g, 1, v + 1000, 1000);
+    argv[0] = (const unsigned char *)"new";
+    lens[0] = 3;
+    lv_t nx[2] = {{0, 1, 0, 1000}, {0, 5, 1000, 1000}};
+    cr_assert_str_eq(final_vals(g, nx, 2, CMD_MSETNX, 6, argv, lens), ":0\r\n");
+    cr_assert_str_eq(get("new"), "$-1\r\n");
+    cr_assert_eq(store_live_total(ctx) - live0, 2900);
+    sh_check_replay("several values from one group");
+    free(wx);
+    free(wz);
+    free(v);
+}
+
+/* HSET with two large field values, RPUSH and SADD with two large
+ * elements each: read into RAM at the final, no live bytes left. */
+Test(bigval, collections_take_several_values_in_ram)
+{
+    char *a = bytes('a', 1500), *b = bytes('b', 900);
+    uint64_t live0 = store_live_total(ctx);
+    unsigned char limits[8], flags[4], mode[4];
+    cmd_put_i64(limits, 0);
+    cmd_put_u32(flags, 0);
+    cmd_put_u32(mode, 1); /* RPUSH */
+    const unsigned char *e = (const unsigned char *)"";
+    const unsigned char *hargv[7] = {
+        (const unsigned char *)"h",  limits, flags, (const unsigned char *)"f1", e,
+        (const unsigned char *)"f2", e};
+    uint32_t hlens[7] = {1, 8, 4, 2, 0, 2, 0};
+    uint64_t g = chunk(0, 0, a, 1500);
+    chunk(g, 1, b, 900);
+    lv_t two[2] = {{0, 4, 0, 1500}, {0, 6, 1500, 900}};
+    cr_assert_str_eq(final_vals(g, two, 2, CMD_HSET, 7, hargv, hlens), ":2\r\n");
+    char *wa = bulk_of(a, 1500), *wb = bulk_of(b, 900);
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_HGET, "h", "f1", NULL), wa);
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_HGET, "h", "f2", NULL), wb);
+    const unsigned char *largv[4] = {(const unsigned char *)"l", mode, e, e};
+    uint32_t llens[4] = {1, 4, 0, 0};
+    g = chunk(0, 0, a, 1500);
+    chunk(g, 1, b, 900);
+    lv_t el[2] = {{0, 2, 0, 1500}, {0, 3, 1500, 900}};
+    cr_assert_str_eq(final_vals(g, el, 2, CMD_LPUSH, 4, largv, llens), ":2\r\n");
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_LINDEX, "l", "0", NULL), wa);
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_LINDEX, "l", "1", NULL), wb);
+    const unsigned char *sargv[5] = {(const unsigned char *)"s", limits, e,
+                                     (const unsigned char *)"m", e};
+    uint32_t slens[5] = {1, 8, 0, 1, 0};
+    g = chunk(0, 0, a, 1500);
+    chunk(g, 1, a, 1500);
+    lv_t sm[2] = {{0, 2, 0, 1500}, {0, 4, 1500, 1500}};
+    cr_assert_str_eq(final_vals(g, sm, 2, CMD_SADD, 5, sargv, slens), ":2\r\n", "one twice");
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_SCARD, "s", NULL), ":2\r\n");
+    cr_assert_eq(store_live_total(ctx), live0, "the elements are in RAM");
+    cr_assert(store_live_verify(ctx));
+    sh_check_replay("several values of a collection");
+    free(wa);
+    free(wb);
+    free(a);
+    free(b);
+}
+
+/* A layout the frontend never writes is refused whole: nothing applied,
+ * the error replied, the parts dropped (their live bytes gone). */
+Test(bigval, malformed_layouts_are_refused_whole)
+{
+    char *a = bytes('a', 1000);
+    sh_canonical_only = 0;
+    uint64_t live0 = store_live_total(ctx);
+    const unsigned char *argv[4] = {(const unsigned char *)"x", (const unsigned char *)"",
+                                    (const unsigned char *)"y", (const unsigned char *)""};
+    uint32_t lens[4] = {1, 0, 1, 0};
+    const lv_t cases[][2] = {
+        {{0, 1, 0, 600}, {0, 3, 500, 500}}, /* overlapping */
+        {{0, 3, 600, 400}, {0, 1, 0, 600}}, /* out of the group's order */
+        {{0, 1, 0, 600}, {0, 3, 600, 401}}, /* past the group's end */
+        {{0, 1, 0, 600}, {0, 1, 600, 400}}, /* one argument twice */
+        {{0, 1, 0, 600}, {0, 2, 600, 400}}, /* a key */
+        {{0, 1, 0, 600}, {1, 3, 600, 400}}, /* a payload a plain final has not */
+        {{0, 1, 0, 0}, {0, 3, 0, 1000}},    /* an empty value */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        uint64_t g = chunk(0, 0, a, 1000);
+        cr_assert_str_eq(final_vals(g, cases[i], 2, CMD_MSET, 4, argv, lens),
+                         "-ERR the store cannot apply this record\r\n", "case %zu", i);
+        cr_assert_str_eq(get("x"), "$-1\r\n", "case %zu", i);
+        cr_assert_eq(store_live_total(ctx), live0, "case %zu", i);
+    }
+    /* A value whose argument is not empty. */
+    argv[3] = (const unsigned char *)"v";
+    lens[3] = 1;
+    uint64_t g = chunk(0, 0, a, 1000);
+    lv_t full[2] = {{0, 1, 0, 500}, {0, 3, 500, 500}};
+    cr_assert_str_eq(final_vals(g, full, 2, CMD_MSET, 4, argv, lens),
+                     "-ERR the store cannot apply this record\r\n");
+    cr_assert_eq(store_live_total(ctx), live0);
+    cr_assert(store_live_verify(ctx));
+    sh_check_replay("refused layouts");
+    free(a);
+}
+
+/* A transaction's payloads, for a final nesting CMD_EXEC: the header
+ * (watch point, nwatch, flags), watched keys, then commands. */
+typedef struct tx {
+    unsigned char hdr[24];
+    const unsigned char *argv[16];
+    uint32_t lens[16];
+    unsigned char *own[16];
+    uint16_t argc;
+} tx_t;
+
+static void tx_begin(tx_t *t, uint64_t watch_lsn, uint32_t nwatch)
+{
+    memset(t, 0, sizeof(*t));
+    cmd_put_i64(t->hdr, (int64_t)watch_lsn);
+    cmd_put_i64(t->hdr + 8, T0);
+    cmd_put_u32(t->hdr + 16, nwatch);
+    t->argv[0] = t->hdr;
+    t->lens[0] = 24;
+    t->argc = 1;
+}
+
+static void tx_raw(tx_t *t, const void *p, size_t n)
+{
+    unsigned char *c = malloc(n + 1);
+    memcpy(c, p, n);
+    t->own[t->argc] = c;
+    t->argv[t->argc] = c;
+    t->lens[t->argc++] = (uint32_t)n;
+}
+
+/* A nested command op with the arguments of sh_collect. */
+static void tx_cmd(tx_t *t, uint16_t op, ...)
+{
+    sh_args_t a;
+    va_list ap;
+    va_start(ap, op);
+    sh_collect(&a, ap);
+    va_end(ap);
+    size_t n = rec_cmd_payload_size(a.argc, a.lens);
+    unsigned char *p = malloc(n);
+    rec_encode_payload(p, op, a.argc, a.argv, a.lens);
+    tx_raw(t, p, n);
+    free(p);
+}
+
+static const char *tx_final(tx_t *t, uint64_t group, const lv_t *v, int nv)
+{
+    const char *r = final_vals(group, v, nv, CMD_EXEC, t->argc, t->argv, t->lens);
+    for (int i = 0; i < t->argc; i++)
+        free(t->own[i]);
+    return r;
+}
+
+/* A transaction nested in a final (D58): SET and HSET take their large
+ * values from the group, SADD a large member and a read (SISMEMBER) its
+ * large argument; a literal and a plain command go between; the whole is
+ * applied in one step, in order. */
+Test(bigval, a_transaction_takes_its_values_from_the_group)
+{
+    char *a = bytes('a', 1200), *b = bytes('b', 800);
+    sh_wr(T0, CMD_SADD, "s", "#i64:0", "x", NULL);
+    uint64_t live0 = store_live_total(ctx), before = lsn;
+    uint64_t g = chunk(0, 0, a, 1200);
+    chunk(g, 1, b, 800);
+    chunk(g, 2, a, 1200);
+    chunk(g, 3, a, 1200);
+    tx_t t;
+    tx_begin(&t, 0, 0);
+    tx_cmd(&t, CMD_SET, "k", "", "#u32:0", "#i64:0", NULL);       /* at 1 */
+    tx_cmd(&t, CMD_LITERAL, "+PONG\r\n", NULL);                   /* at 2 */
+    tx_cmd(&t, CMD_HSET, "h", "#i64:0", "#u32:0", "f", "", NULL); /* at 3 */
+    tx_cmd(&t, CMD_SADD, "s", "#i64:0", "", NULL);                /* at 4 */
+    tx_cmd(&t, CMD_SISMEMBER, "s", "", NULL);                     /* at 5 */
+    tx_cmd(&t, CMD_STRLEN, "k", NULL);                            /* at 6 */
+    lv_t v[4] = {{1, 1, 0, 1200}, {3, 4, 1200, 800}, {4, 2, 2000, 1200}, {5, 1, 3200, 1200}};
+    cr_assert_str_eq(tx_final(&t, g, v, 4), "*6\r\n+OK\r\n+PONG\r\n:1\r\n:1\r\n:1\r\n:1200\r\n");
+    char *wa = bulk_of(a, 1200), *wb = bulk_of(b, 800);
+    cr_assert_str_eq(get("k"), wa);
+    cr_assert_str_eq(sh_rd(T0, 0, CMD_HGET, "h", "f", NULL), wb);
+    cr_assert_eq(store_live_total(ctx) - live0, 1200, "k's value only (the rest is RAM)");
+    cr_assert(store_live_verify(ctx));
+
+    /* WATCH k from before that transaction: the next one is aborted, its
+     * parts dropped, nothing applied. */
+    g = chunk(0, 0, b, 800);
+    tx_begin(&t, before, 1);
+    tx_raw(&t, "\0k", 2);
+    tx_cmd(&t, CMD_SET, "k", "", "#u32:0", "#i64:0", NULL); /* at 2 */
+    lv_t w[1] = {{2, 1, 0, 800}};
+    cr_assert_str_eq(tx_final(&t, g, w, 1), "*-1\r\n");
+    cr_assert_str_eq(get("k"), wa, "the aborted transaction changed nothing");
+    cr_assert_eq(store_live_total(ctx) - live0, 1200, "its parts were dropped");
+
+    /* Values aimed at what cannot take one: refused whole. */
+    sh_canonical_only = 0;
+    const char *bad = "-ERR the store cannot apply this transaction record\r\n";
+    const lv_t cases[][2] = {
+        {{1, 1, 0, 400}, {2, 0, 400, 400}}, /* a literal */
+        {{1, 1, 0, 400}, {1, 0, 400, 400}}, /* the SET's key */
+        {{1, 1, 0, 400}, {3, 1, 400, 400}}, /* past the commands */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        g = chunk(0, 0, b, 800);
+        tx_begin(&t, 0, 0);
+        tx_cmd(&t, CMD_SET, "k", "", "#u32:0", "#i64:0", NULL);
+        tx_cmd(&t, CMD_LITERAL, "+OK\r\n", NULL);
+        cr_assert_str_eq(tx_final(&t, g, cases[i], 2), bad, "case %zu", i);
+        cr_assert_str_eq(get("k"), wa, "case %zu", i);
+        cr_assert_eq(store_live_total(ctx) - live0, 1200, "case %zu", i);
+    }
+    /* The watched key's slot (nwatch 1: argument 1 is the key). */
+    g = chunk(0, 0, b, 800);
+    tx_begin(&t, lsn, 1);
+    tx_raw(&t, "\0k", 2);
+    tx_cmd(&t, CMD_SET, "k", "", "#u32:0", "#i64:0", NULL);
+    lv_t wk[1] = {{1, 0, 0, 800}};
+    cr_assert_str_eq(tx_final(&t, g, wk, 1), bad);
+    cr_assert_str_eq(get("k"), wa);
+    cr_assert(store_live_verify(ctx));
+    sh_check_replay("transactions with large values");
+    free(wa);
+    free(wb);
+    free(a);
+    free(b);
+}
+
+/* Keyspace events of large writes: each tells what its write tells at
+ * any size (Redis' "set", "hset", "rpush"), in a plain final as in a
+ * transaction's. */
+static char events[512];
+
+static void collect(void *arg, const char *chan, size_t clen, const char *msg, size_t mlen)
+{
+    (void)arg;
+    size_t n = strlen(events);
+    snprintf(events + n, sizeof(events) - n, "%.*s=%.*s;", (int)clen, chan, (int)mlen, msg);
+}
+
+Test(bigval, large_writes_tell_their_keyspace_events)
+{
+    store_set_notify_out(ctx, collect, NULL);
+    store_set_notify_flags(ctx, PS_NOTIFY_KEYEVENT | PS_NOTIFY_ALL);
+    char *a = bytes('a', 700);
+    uint64_t g = chunk(0, 0, a, 700);
+    cr_assert_str_eq(final(g, CMD_SET, "k", 0), "+OK\r\n");
+    cr_assert_str_eq(events, "__keyevent@0__:set=k;");
+    events[0] = 0;
+    const unsigned char *e = (const unsigned char *)"";
+    const unsigned char *margv[4] = {(const unsigned char *)"x", e, (const unsigned char *)"y", e};
+    uint32_t mlens[4] = {1, 0, 1, 0};
+    g = chunk(0, 0, a, 700);
+    chunk(g, 1, a, 700);
+    lv_t mv[2] = {{0, 1, 0, 700}, {0, 3, 700, 700}};
+    cr_assert_str_eq(final_vals(g, mv, 2, CMD_MSET, 4, margv, mlens), "+OK\r\n");
+    cr_assert_str_eq(events, "__keyevent@0__:set=x;__keyevent@0__:set=y;");
+    events[0] = 0;
+    unsigned char mode[4];
+    cmd_put_u32(mode, 1); /* RPUSH */
+    const unsigned char *largv[3] = {(const unsigned char *)"l", mode, e};
+    uint32_t llens[3] = {1, 4, 0};
+    g = chunk(0, 0, a, 700);
+    cr_assert_str_eq(final_of(g, 2, CMD_LPUSH, 3, largv, llens), ":1\r\n");
+    cr_assert_str_eq(events, "__keyevent@0__:rpush=l;");
+    events[0] = 0;
+    g = chunk(0, 0, a, 700);
+    tx_t t;
+    tx_begin(&t, 0, 0);
+    tx_cmd(&t, CMD_SET, "k2", "", "#u32:0", "#i64:0", NULL);
+    lv_t tv[1] = {{1, 1, 0, 700}};
+    cr_assert_str_eq(tx_final(&t, g, tv, 1), "*1\r\n+OK\r\n");
+    cr_assert_str_eq(events, "__keyevent@0__:set=k2;");
+    free(a);
 }
 
 /* ---- pending groups in a checkpoint (D55) ------------------------------- */

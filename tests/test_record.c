@@ -133,6 +133,27 @@ Test(record, malformed_payload_rejected)
 }
 
 /* The command table's lookup (common/command.c) is pure data too. */
+/* A payload sent in parts (D58): every cut of it, at every size, is the
+ * bytes of the whole encoding, empty arguments and all. */
+Test(record, payload_range_is_the_whole_cut_anywhere)
+{
+    const unsigned char *argv[4] = {(const unsigned char *)"key", (const unsigned char *)"",
+                                    (const unsigned char *)"a somewhat longer member",
+                                    (const unsigned char *)"x"};
+    uint32_t lens[4] = {3, 0, 24, 1};
+    size_t n = rec_cmd_payload_size(4, lens);
+    unsigned char whole[128], cut[128];
+    cr_assert_eq(rec_encode_payload(whole, 0x0345, 4, argv, lens), n);
+    for (size_t step = 1; step <= n; step++) {
+        memset(cut, 0xEE, sizeof(cut));
+        for (size_t off = 0; off < n; off += step)
+            rec_encode_payload_range(cut + off, off, off + step <= n ? step : n - off, 0x0345, 4,
+                                     argv, lens);
+        cr_assert(memcmp(cut, whole, n) == 0, "parts of %zu bytes", step);
+        cr_assert_eq(cut[n], 0xEE, "nothing past the payload");
+    }
+}
+
 Test(command, lookup_is_exact_and_case_insensitive)
 {
     cr_assert_not_null(cmd_lookup("GET", 3));

@@ -40,11 +40,11 @@ typedef struct fe_cmd_hooks {
  * connection's earlier reads (nothing was consumed or replied then). */
 int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd);
 /* dispatch.c: is argument `arg` of a request of `count` arguments named
- * name[0, n) the value of a write that takes a large value as chunks, so
- * that it may be taken while it arrives (D48; the core's stream_arg
- * hook, with the ACL's part in frontend.c)? 1 or 0. Never inside MULTI. */
+ * name[0, n) one that may be taken as chunks while it arrives (D48, D58;
+ * the core's stream_arg hook, with the ACL's part in frontend.c)? 1 or
+ * 0: fe_big_user_arg's answer, inside MULTI for a command it queues
+ * (never once the transaction failed). */
 int fe_dispatch_stream_arg(fe_conn_t *c, const char *name, size_t n, int count, int arg);
-
 /* t_sort.c: SORT's and SORT_RO's words checked as the store will parse
  * them, with what only a frontend knows (cluster mode, the user's key
  * access: D47). Returns NULL, or the error's text (common/sort.h's). */
@@ -61,6 +61,8 @@ void fe_multi_flag_error(fe_conn_t *c);
 void fe_multi_clear(fe_conn_t *c);
 /* multi.c: queued commands, or -1 when c is not in MULTI (CLIENT LIST). */
 int fe_multi_count(const fe_conn_t *c);
+/* 1 when c's transaction failed at queue time (EXEC answers EXECABORT). */
+int fe_multi_failed(const fe_conn_t *c);
 /* multi.c: EXEC refused before it ran (wrong arity, NOAUTH, NOPERM):
  * reply "-EXECABORT Transaction discarded because of: <why>" and end the
  * transaction, as Redis does. */

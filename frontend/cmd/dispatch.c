@@ -38,39 +38,6 @@ static void reply_static(fe_conn_t *c, const char *s)
 
 /* ---- writes ---- */
 
-/* The largest of the arguments first, first + 2, ... (the values of a
- * form that alternates names and values), or first if there is none. */
-static int largest_arg(int first, int step, int argc, const uint32_t *lens)
-{
-    int best = first;
-    for (int i = first + step; i < argc; i += step)
-        if (lens[i] > lens[best]) best = i;
-    return best;
-}
-
-/* The value argument of a canonical write that may carry a value larger
- * than one record (D31, D45): SET (and the commands sharing its form),
- * APPEND, SETRANGE, the largest value of MSET / MSETNX, of HSET / HMSET /
- * HSETNX (CMD_HSET key limits flags field value ...), the largest
- * element of LPUSH / RPUSH / LPUSHX / RPUSHX (CMD_LPUSH key mode
- * element ...), the largest member of SADD (key limit member ...) and of
- * SREM (key member ...; D48), LSET's element (key index element), LINSERT's
- * (key after pivot element) and RESTORE's payload; one per record; -1 for other writes. The
- * store's big_form_ok (route.c) accepts the same. */
-static int big_value_arg(cmd_id_t id, int argc, const uint32_t *lens)
-{
-    if (id == CMD_SET || id == CMD_APPEND) return 1;
-    if (id == CMD_SETRANGE) return 2;
-    if (id == CMD_MSET || id == CMD_MSETNX) return largest_arg(1, 2, argc, lens);
-    if (id == CMD_HSET && argc >= 5) return largest_arg(4, 2, argc, lens);
-    if ((id == CMD_LPUSH || id == CMD_SADD) && argc >= 3) return largest_arg(2, 1, argc, lens);
-    if (id == CMD_SREM && argc >= 2) return largest_arg(1, 1, argc, lens);
-    if (id == CMD_LSET) return 2;
-    if (id == CMD_LINSERT) return 3;
-    if (id == CMD_RESTORE) return 1;
-    return -1;
-}
-
 static void reply_too_large(fe_conn_t *c, int argc, const uint32_t *lens)
 {
     size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
@@ -84,26 +51,85 @@ static void reply_too_large(fe_conn_t *c, int argc, const uint32_t *lens)
                     rec_space((uint32_t)payload), (unsigned long long)ring_max_record(c->fe->ring));
 }
 
-/* A write whose value came as chunks while it arrived (D48, core/stream.c):
- * the empty argument at c->stream.ptr stands for it. It must be the
- * form's value argument (big_value_arg with its length back), else the
- * write is refused as too large, as it was when the value was read whole:
- * the caller drops the parts. */
-static int submit_streamed(fe_conn_t *c, cmd_id_t id, int argc, const unsigned char *const *argv,
-                           const uint32_t *lens)
+/* Choose the values of canonical write op (argc arguments, lens) to move
+ * into a group until its final fits `room` bytes: v[0, n) are chosen
+ * already (their lens zero), each new one is the largest value left
+ * (cmd_big_value_arg), its off from base on, its length then zeroed in
+ * lens. Returns the values' count, or -1 when no choice fits. */
+static int big_choose(cmd_id_t op, int argc, uint32_t *lens, fe_bigval_t *v, int n, uint64_t base,
+                      size_t room)
 {
-    int i = 0;
-    while (i < argc && (const char *)argv[i] != c->stream.ptr)
-        i++;
-    uint32_t *full = malloc((size_t)(argc ? argc : 1) * sizeof(*full));
-    if (!full) abort();
-    memcpy(full, lens, (size_t)argc * sizeof(*full));
-    if (i < argc) full[i] = (uint32_t)c->stream.len; /* at most proto-max-bulk-len */
-    int rc = -EMSGSIZE;
-    if (i < argc && big_value_arg(id, argc, full) == i)
-        rc = fe_submit_big(c, REC_OP_DB(id, c->db), argc, argv, full, i);
-    if (rc == -EMSGSIZE) reply_too_large(c, argc, full);
-    free(full);
+    for (;;) {
+        size_t need = fe_big_final_size(rec_cmd_payload_size((uint16_t)argc, lens), n);
+        if (n && need <= room) return n;
+        /* The largest value left (the first of equals): the fewest bytes
+         * moved, the same choice on every retry. */
+        int best = -1;
+        for (int i = 0; i < argc; i++)
+            if (lens[i] && cmd_big_value_arg(op, (uint32_t)i, (uint32_t)argc) &&
+                (best < 0 || lens[i] > lens[best]))
+                best = i;
+        if (best < 0) return -1;
+        v[n] = (fe_bigval_t){0, (uint32_t)best, base, lens[best]};
+        base += lens[best];
+        lens[best] = 0;
+        n++;
+    }
+}
+
+/* A write whose values make its record too large, or some of which came
+ * as chunks while they arrived (core/stream.c: each stands as an empty
+ * argument), or that is retried with part of its values committed
+ * (c->big): its values as one group, then the final (D31, D58). A
+ * streamed argument must be one of the form's values, else the write is
+ * refused as too large, as it was when the value was read whole (the
+ * caller drops the parts). Returns as fe_big_final. */
+static int submit_big(fe_conn_t *c, cmd_id_t id, int argc, const unsigned char *const *argv,
+                      const uint32_t *lens)
+{
+    uint32_t *nlens = malloc((size_t)(argc ? argc : 1) * sizeof(*nlens));
+    fe_bigval_t *v = malloc((size_t)(argc ? argc : 1) * sizeof(*v));
+    const unsigned char **src = malloc((size_t)(argc ? argc : 1) * sizeof(*src));
+    if (!nlens || !v || !src) abort();
+    memcpy(nlens, lens, (size_t)argc * sizeof(*nlens));
+    int n = 0, rc = -EMSGSIZE;
+    uint64_t base = 0;
+    for (int i = 0; i < argc; i++) {
+        const fe_streamed_t *st = fe_stream_find(c, argv[i]);
+        if (!st) continue;
+        if (!cmd_big_value_arg(id, (uint32_t)i, (uint32_t)argc)) goto out;
+        src[n] = NULL;
+        v[n++] = (fe_bigval_t){0, (uint32_t)i, st->off, st->len};
+        base = st->off + st->len;
+    }
+    int streamed = n;
+    /* Every bulk taken must be named, or its bytes would be lost. */
+    if (streamed != c->stream.nvals && c->stream.whole) goto out;
+    n = big_choose(id, argc, nlens, v, n, base, fe_record_max_payload(c->fe));
+    if (n < 0) goto out;
+    for (int k = streamed; k < n; k++)
+        src[k] = argv[v[k].arg];
+    rc = fe_big_put(c, v, src, n);
+    if (rc) goto out;
+    size_t nested = rec_cmd_payload_size((uint16_t)argc, nlens);
+    unsigned char *body = malloc(nested);
+    if (!body) abort();
+    uint16_t opdb = REC_OP_DB(id, c->db);
+    rec_encode_payload(body, opdb, (uint16_t)argc, argv, nlens);
+    rc = fe_big_final(c, opdb, body, nested, v, n);
+    free(body);
+out:
+    if (rc == -EMSGSIZE) {
+        /* The lengths as the client sent them. */
+        for (int k = 0; k < argc; k++) {
+            const fe_streamed_t *st = fe_stream_find(c, argv[k]);
+            nlens[k] = st ? (uint32_t)st->len : lens[k];
+        }
+        reply_too_large(c, argc, nlens);
+    }
+    free(nlens);
+    free(v);
+    free(src);
     return rc == -EMSGSIZE ? 0 : rc;
 }
 
@@ -116,13 +142,10 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
         reply_static(c, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
         return 0;
     }
-    if (c->stream.whole) return submit_streamed(c, id, argc, argv, lens);
-    int which = big_value_arg(id, argc, lens), rc;
-    if (which >= 0 && (c->big.active ||
-                       rec_cmd_payload_size((uint16_t)argc, lens) > fe_record_max_payload(c->fe)))
-        rc = fe_submit_big(c, REC_OP_DB(id, c->db), argc, argv, lens, which);
-    else
-        rc = fe_submit_record(c, REC_OP_DB(id, c->db), needs_store_reply, argc, argv, lens);
+    if (c->stream.whole || c->big.active ||
+        rec_cmd_payload_size((uint16_t)argc, lens) > fe_record_max_payload(c->fe))
+        return submit_big(c, id, argc, argv, lens);
+    int rc = fe_submit_record(c, REC_OP_DB(id, c->db), needs_store_reply, argc, argv, lens);
     if (rc == -EMSGSIZE) {
         reply_too_large(c, argc, lens);
         return 0;
@@ -132,39 +155,11 @@ static int submit_write(fe_conn_t *c, cmd_id_t id, int needs_store_reply, int ar
 
 int fe_dispatch_stream_arg(fe_conn_t *c, const char *name, size_t n, int count, int arg)
 {
-    if (c->multi) return 0; /* a transaction is one record (D15) */
+    /* A transaction that failed only waits for EXEC's EXECABORT. */
+    if (c->multi && fe_multi_failed(c)) return 0;
     const cmd_desc_t *d = cmd_lookup(name, (uint32_t)n);
-    if (!d || !cmd_arity_ok(d->arity, count)) return 0;
-    switch (d->id) {
-    case CMD_SET:
-    case CMD_SETNX:
-    case CMD_GETSET:
-    case CMD_APPEND:
-        return arg == 2;
-    case CMD_SETEX:
-    case CMD_PSETEX:
-    case CMD_SETRANGE:
-    case CMD_HSETNX:
-    case CMD_LSET:
-        return arg == 3;
-    case CMD_LINSERT:
-        return arg == 4;
-    case CMD_MSET:
-    case CMD_MSETNX:
-        return arg % 2 == 0;
-    case CMD_HSET:
-    case CMD_HMSET:
-        return arg >= 3 && arg % 2 == 1;
-    case CMD_LPUSH:
-    case CMD_RPUSH:
-    case CMD_LPUSHX:
-    case CMD_RPUSHX:
-    case CMD_SADD:
-    case CMD_SREM:
-        return arg >= 2;
-    default:
-        return 0;
-    }
+    if (!d || (c->multi && (d->flags & CMDF_NO_MULTI))) return 0;
+    return fe_big_user_arg(d, count, arg, c->multi != NULL);
 }
 
 static void reply_arity(fe_conn_t *c, const cmd_desc_t *d)
@@ -218,42 +213,18 @@ static int dispatch_write_once(fe_conn_t *c, const cmd_desc_t *d, const fe_args_
 
 static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
-    fe_t *fe = c->fe;
     int argc = a->argc - 1;
     if (argc > FE_MAX_RECORD_ARGS) {
         reply_static(c, "-ERR too many arguments (at most 65535 keys per read)\r\n");
         return 0;
     }
-    size_t payload = rec_cmd_payload_size((uint16_t)argc, a->lens + 1);
-    size_t total = sizeof(store_req_t) + payload;
-    if (total > chan_max_msg(fe->to_store)) {
-        reply_static(c, "-ERR request too large for the store channel (see channel-size)\r\n");
+    int rc = fe_read_submit(c, (uint16_t)d->id, argc, (const unsigned char *const *)(a->argv + 1),
+                            a->lens + 1);
+    if (rc == -EMSGSIZE) {
+        reply_static(c, "-ERR request too large for the store channel\r\n");
         return 0;
     }
-    unsigned char *dst = chan_reserve(fe->to_store, (uint32_t)total);
-    if (!dst) {
-        fe_wake_store(fe);
-        return -EAGAIN;
-    }
-    uint64_t durable = atomic_load_explicit(&fe->shm->durable_lsn, memory_order_acquire);
-    uint64_t min_lsn = durable > c->last_write_end ? durable : c->last_write_end;
-    /* After the log failed, this connection's last write will never be
-     * durable (it got an error): read what is. */
-    if (atomic_load(&fe->shm->logger_state) == LOGGER_FAILED) min_lsn = durable;
-    store_req_t req = {.id = fe->next_read_id++,
-                       .min_lsn = min_lsn,
-                       .payload_len = (uint32_t)payload,
-                       .db = (uint32_t)c->db,
-                       .proto = (uint32_t)c->proto};
-    memcpy(dst, &req, sizeof(req));
-    rec_encode_payload(dst + sizeof(req), (uint16_t)d->id, (uint16_t)argc,
-                       (const unsigned char *const *)(a->argv + 1), a->lens + 1);
-    chan_publish(fe->to_store);
-    fe_wake_store(fe);
-    fe_reply_t *r = fe_reply_push(c);
-    fe_wait_store(fe, r, STORE_REPLY_READ, req.id);
-    c->reads_outstanding++;
-    return 0;
+    return rc;
 }
 
 /* ---- entry ---- */

@@ -1,8 +1,8 @@
 /*
  * encode.c - the helpers every encoder shares (encode.h: building a
- * record's fixed-shape form, refusing with Redis' error text), in a
- * frontend process. The encoders themselves live one file per type
- * (t_string.c, t_keys.c) and are found through encoders.c's table.
+ * record's fixed-shape form, refusing with Redis' error text; which
+ * arguments may be a large value's, D58), in a frontend process. The encoders themselves live one
+ * file per type (t_string.c, t_keys.c) and are found through encoders.c's table.
  *
  * Pure functions of the arguments: nothing here replies, allocates (but a
  * long error text) or touches shared memory, so a refused command changes
@@ -132,4 +132,44 @@ void fe_enc_release(fe_enc_t *e)
 int fe_enc_fail_expire(fe_enc_t *e, const char *cmd)
 {
     return fe_enc_fail(e, "ERR invalid expire time in '%s' command", cmd);
+}
+
+/* ---- large values (D31, D45, D48, D58) ---- */
+
+int fe_big_user_arg(const cmd_desc_t *d, int count, int arg, int in_multi)
+{
+    if (!cmd_arity_ok(d->arity, count) || arg < 1) return 0;
+    /* Inside MULTI a read's arguments may be large too: the store reads
+     * them back into RAM where the transaction is applied (D58). */
+    if (in_multi && d->route == CMD_ROUTE_READ) return 1;
+    switch (d->id) {
+    case CMD_SET:
+    case CMD_SETNX:
+    case CMD_GETSET:
+    case CMD_APPEND:
+        return arg == 2;
+    case CMD_SETEX:
+    case CMD_PSETEX:
+    case CMD_SETRANGE:
+    case CMD_HSETNX:
+    case CMD_LSET:
+        return arg == 3;
+    case CMD_LINSERT:
+        return arg == 4;
+    case CMD_MSET:
+    case CMD_MSETNX:
+        return arg % 2 == 0;
+    case CMD_HSET:
+    case CMD_HMSET:
+        return arg >= 3 && arg % 2 == 1;
+    case CMD_LPUSH:
+    case CMD_RPUSH:
+    case CMD_LPUSHX:
+    case CMD_RPUSHX:
+    case CMD_SADD:
+    case CMD_SREM:
+        return arg >= 2;
+    default:
+        return 0;
+    }
 }

@@ -111,6 +111,14 @@ int fe_enc_xreadblock(const struct fe_conn *c, const cmd_desc_t *d, const struct
 /* Refuse with "ERR invalid expire time in '<cmd>' command". Returns -1. */
 int fe_enc_fail_expire(fe_enc_t *e, const char *cmd);
 
+/* Whether argument `arg` of command d, in a request of `count` words, may
+ * be moved into a large value's group (D31, D45, D48, D58): the value of
+ * a write whose canonical form takes a large value there
+ * (cmd_big_value_arg), and, inside MULTI (in_multi), any argument of a
+ * read the store answers. dispatch.c streams such arguments as they
+ * arrive, multi.c moves them while it queues. */
+int fe_big_user_arg(const cmd_desc_t *d, int count, int arg, int in_multi);
+
 /* Redis' standard texts. */
 #define FE_ERR_SYNTAX  "ERR syntax error"
 #define FE_ERR_NOT_INT "ERR value is not an integer or out of range"

@@ -38,14 +38,29 @@
  * key bytes. EXEC and DISCARD unwatch; WATCH accumulates; a connection that
  * closes or RESETs drops both (fe_multi_clear).
  *
- * Limits (Redis has none but memory): a transaction must fit one record,
- * ring-size / 4 bytes (4 MiB by default) and 65,535 arguments (the header,
- * the watched keys and the commands). A command that would pass either
- * limit while queued is refused with an error and marks the transaction
- * (EXECABORT), so a connection holds at most about one record's worth of
- * queued data; a WATCH that would pass them is refused and watches nothing.
- * EXEC checks the exact size again (encoding can add a few bytes) and, if
- * the record would still be too large, answers an error and discards it.
+ * Large values (D58). The transaction has one group of chunk records
+ * (c->big, core/submit.c), filled as commands are queued: a queued
+ * command's bulks that stream in (core/stream.c) go there as they arrive,
+ * and when the transaction's record would pass one record, the command's
+ * largest arguments that may be large (a write's value, any argument of a
+ * read: fe_big_user_arg) are moved there from the input (queue_values).
+ * The queued copy holds an empty string for each, whose address the
+ * encoder passes through, so EXEC finds the canonical argument it became
+ * (place_values); the record then goes nested in the group's final, whose
+ * layout says where each value is. WATCH is the store's to decide, as
+ * before; a transaction dropped (DISCARD, RESET, EXECABORT, the client
+ * gone) drops the group (multi_free). On a replica nothing is moved: its
+ * log is its leader's.
+ *
+ * Limits (Redis has none but memory): a transaction, its large values left
+ * out, must fit one record, ring-size / 4 bytes (4 MiB by default) and
+ * 65,535 arguments (the header, the watched keys and the commands). A
+ * command that would pass either limit while queued is refused with an
+ * error and marks the transaction (EXECABORT), so a connection holds at
+ * most about one record's worth of queued data; a WATCH that would pass
+ * them is refused and watches nothing. EXEC checks the exact size again
+ * (encoding can add a few bytes) and, if the record would still be too
+ * large, answers an error and discards it.
  *
  * Differences from Redis that remain (beyond those of store/core/watch.c):
  *   - Connection commands queued in a transaction that the store then
@@ -83,12 +98,21 @@
 #define MAX_RECORD_ARGS 65535
 /* What a queued command may grow by when encoded (fixed-width integers). */
 #define ENCODE_SLACK 32
+/* A final's bytes around the transaction it nests (its group, the
+ * arguments' lengths), and per value moved into the group (D58). */
+#define FINAL_SLACK 64
+#define VALUE_BYTES 24
 
 typedef struct fe_mcmd {
     const cmd_desc_t *d;
     int argc;
     const char **argv; /* copies, NUL-terminated, in the same allocation */
     uint32_t *lens;
+    /* Its arguments moved into the transaction's group (D58), each empty
+     * here: vals[k].arg is the user's argument, off and len its bytes in
+     * the group. In the same allocation. */
+    int nvals;
+    fe_bigval_t *vals;
 } fe_mcmd_t;
 
 struct fe_multi {
@@ -105,6 +129,10 @@ struct fe_multi {
     buf_t rec;
     uint32_t *arg_off, *arg_len;
     int argc, arg_cap;
+    /* With the record: the final's layout (cmd: the record's argument the
+     * value is in, arg: its canonical argument), in the group's order. */
+    fe_bigval_t *layout;
+    int nlayout, layout_cap;
 };
 
 typedef struct fe_wkey {
@@ -172,11 +200,15 @@ static void multi_free(fe_conn_t *c)
 {
     struct fe_multi *m = c->multi;
     if (!m) return;
+    /* Values queued for an EXEC that will not come (DISCARD, RESET, a
+     * closed connection, an error): dropped. Nothing after a final. */
+    fe_big_abandon(c);
     multi_drop_commands(m);
     free(m->cmds);
     buf_free(&m->rec);
     free(m->arg_off);
     free(m->arg_len);
+    free(m->layout);
     free(m);
     c->multi = NULL;
 }
@@ -205,21 +237,30 @@ int fe_multi_count(const fe_conn_t *c)
     return c->multi ? c->multi->count : -1;
 }
 
+int fe_multi_failed(const fe_conn_t *c)
+{
+    return c->multi && c->multi->failed;
+}
+
 void fe_multi_flag_error(fe_conn_t *c)
 {
     struct fe_multi *m = c->multi;
     if (!m) return;
     m->failed = 1;
-    /* EXEC will only discard them: give their memory back now. */
+    /* EXEC will only discard them: give their memory back now, and the
+     * large values' parts (D58). */
     multi_drop_commands(m);
+    fe_big_abandon(c);
 }
 
-/* Record bytes of the header and everything watched and queued so far. */
+/* Record bytes of the header and everything watched and queued so far;
+ * with large values (a group), the final that nests it too. */
 static size_t exec_estimate(const fe_conn_t *c)
 {
     size_t n = 4 + 4 + EXEC_HDR_LEN;
     if (c->watch) n += c->watch->est;
     if (c->multi) n += c->multi->est;
+    if (c->big.active) n += FINAL_SLACK;
     return n;
 }
 
@@ -238,46 +279,116 @@ static void reply_too_large(fe_conn_t *c)
     reply_error(c, msg);
 }
 
+/* Move arguments of the command being queued into the transaction's
+ * group (D58) until the transaction's record fits: those that arrived as
+ * chunks (core/stream.c), then the largest that may hold a large value
+ * (fe_big_user_arg), whose bytes go into the group now. v gets the
+ * moved ones (user arguments), lens their lengths zeroed, *est the
+ * command's record bytes. Returns the count, -1 when it cannot fit,
+ * -EAGAIN when the ring is full (nothing of the queue changed: the
+ * command is run again, and c->big goes on where it was). */
+static int queue_values(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, uint32_t *lens,
+                        fe_bigval_t *v, size_t *est)
+{
+    const unsigned char **src = xmalloc((size_t)a->argc * sizeof(*src));
+    int n = 0;
+    /* After what earlier requests put in the group (c->big.kept). */
+    uint64_t base = c->big.active ? c->big.kept : 0;
+    for (int i = 1; i < a->argc; i++) {
+        const fe_streamed_t *st = fe_stream_find(c, a->argv[i]);
+        if (!st) continue;
+        src[n] = NULL;
+        v[n++] = (fe_bigval_t){0, (uint32_t)i, st->off, st->len};
+        base = st->off + st->len;
+        lens[i] = 0;
+    }
+    size_t bytes = 4 + 4 + ENCODE_SLACK + (size_t)n * VALUE_BYTES;
+    for (int i = 1; i < a->argc; i++)
+        bytes += 4 + (size_t)lens[i];
+    size_t room = fe_record_max_payload(c->fe);
+    while (exec_estimate(c) + bytes + (n && !c->big.active ? FINAL_SLACK : 0) > room) {
+        /* Chunks only where writes may be logged (never on a replica:
+         * its log is its leader's, D33). */
+        if (!fe_writes_open(c->fe)) break;
+        int best = -1;
+        for (int i = 1; i < a->argc; i++)
+            if (lens[i] && fe_big_user_arg(d, a->argc, i, 1) && (best < 0 || lens[i] > lens[best]))
+                best = i;
+        if (best < 0) break;
+        src[n] = (const unsigned char *)a->argv[best];
+        v[n++] = (fe_bigval_t){0, (uint32_t)best, base, lens[best]};
+        base += lens[best];
+        bytes = bytes - lens[best] + VALUE_BYTES;
+        lens[best] = 0;
+    }
+    if (exec_estimate(c) + bytes + (n && !c->big.active ? FINAL_SLACK : 0) > room) {
+        free(src);
+        return -1;
+    }
+    int rc = fe_big_put(c, v, src, n);
+    free(src);
+    *est = bytes;
+    return rc ? rc : n;
+}
+
 int fe_multi_queue(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
     struct fe_multi *m = c->multi;
-    m->count++;
     if (m->failed) {
         /* EXEC will answer EXECABORT: nothing to keep. */
+        m->count++;
         reply_static(c, "+QUEUED\r\n");
         return 0;
     }
-    size_t bytes = 0, est = 4 + 4 + ENCODE_SLACK;
-    for (int i = 0; i < a->argc; i++) {
-        bytes += a->lens[i] + 1;
-        if (i) est += 4 + (size_t)a->lens[i];
+    size_t n = (size_t)a->argc, est = 0;
+    uint32_t *lens = xmalloc(n * sizeof(*lens));
+    fe_bigval_t *v = xmalloc(n * sizeof(*v));
+    memcpy(lens, a->lens, n * sizeof(*lens));
+    int nv = exec_arg_count(c) + 1 > MAX_RECORD_ARGS ? -1 : queue_values(c, d, a, lens, v, &est);
+    if (nv == -EAGAIN) {
+        free(lens);
+        free(v);
+        return -EAGAIN;
     }
-    if (exec_arg_count(c) + 1 > MAX_RECORD_ARGS ||
-        exec_estimate(c) + est > fe_record_max_payload(c->fe)) {
+    m->count++;
+    if (nv < 0) {
+        free(lens);
+        free(v);
         reply_too_large(c);
         fe_multi_flag_error(c);
         return 0;
     }
-    size_t n = (size_t)a->argc;
-    fe_mcmd_t *q = xmalloc(sizeof(*q) + n * (sizeof(char *) + sizeof(uint32_t)) + bytes);
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++)
+        bytes += lens[i] + 1;
+    fe_mcmd_t *q = xmalloc(sizeof(*q) + n * (sizeof(char *) + sizeof(uint32_t)) +
+                           (size_t)nv * sizeof(fe_bigval_t) + bytes);
     q->d = d;
     q->argc = a->argc;
     q->argv = (const char **)(q + 1);
-    q->lens = (uint32_t *)(q->argv + n);
+    q->vals = (fe_bigval_t *)(void *)(q->argv + n);
+    q->lens = (uint32_t *)(void *)(q->vals + nv);
+    q->nvals = nv;
+    memcpy(q->vals, v, (size_t)nv * sizeof(*v));
     char *p = (char *)(q->lens + n);
-    for (int i = 0; i < a->argc; i++) {
-        memcpy(p, a->argv[i], a->lens[i]);
-        p[a->lens[i]] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        /* A moved argument is an empty string here, its own byte: the
+         * encoder's arguments name it by that address (build_command). */
+        memcpy(p, a->argv[i], lens[i]);
+        p[lens[i]] = '\0';
         q->argv[i] = p;
-        q->lens[i] = a->lens[i];
-        p += a->lens[i] + 1;
+        q->lens[i] = lens[i];
+        p += lens[i] + 1;
     }
+    free(lens);
+    free(v);
     if (m->n == m->cap) {
         m->cap = m->cap ? 2 * m->cap : 8;
         m->cmds = xrealloc(m->cmds, (size_t)m->cap * sizeof(*m->cmds));
     }
     m->cmds[m->n++] = q;
     m->est += est;
+    if (c->big.active) c->big.kept = c->big.off;
     reply_static(c, "+QUEUED\r\n");
     return 0;
 }
@@ -411,9 +522,44 @@ static void add_literal_str(struct fe_multi *m, int db, const char *s)
     add_payload(m, CMD_LITERAL, db, 1, argv, lens);
 }
 
-/* One queued command's payload. Runs what the frontend answers (SELECT
- * included: *db follows it); c->db is the transaction's database. */
-static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, int *db, buf_t *lit)
+static void add_value(struct fe_multi *m, uint32_t at, uint32_t arg, const fe_bigval_t *v)
+{
+    if (m->nlayout == m->layout_cap) {
+        m->layout_cap = m->layout_cap ? 2 * m->layout_cap : 8;
+        m->layout = xrealloc(m->layout, (size_t)m->layout_cap * sizeof(*m->layout));
+    }
+    m->layout[m->nlayout++] = (fe_bigval_t){at, arg, v->off, v->len};
+}
+
+/* A queued write's large values (D58) at the canonical arguments its
+ * encoding put them (the encoder passes the user's argument through, so
+ * the empty string's address names it), as payload `at` of the record.
+ * Returns 0, or -1 when one is not where a large value may be (no
+ * encoder of ours does that: the command answers an error then). */
+static int place_values(struct fe_multi *m, const fe_mcmd_t *q, const fe_enc_t *e, uint32_t at)
+{
+    int first = m->nlayout;
+    for (int k = 0; k < q->nvals; k++) {
+        const unsigned char *p = (const unsigned char *)q->argv[q->vals[k].arg];
+        int j = 0;
+        while (j < e->argc && e->argv[j] != p)
+            j++;
+        if (j == e->argc || !cmd_big_value_arg(e->op, (uint32_t)j, (uint32_t)e->argc)) {
+            m->nlayout = first;
+            return -1;
+        }
+        add_value(m, at, (uint32_t)j, &q->vals[k]);
+    }
+    return 0;
+}
+
+/* One queued command's payload, argument `at` of the record. Runs what
+ * the frontend answers (SELECT included: *db follows it); c->db is the
+ * transaction's database. A command whose large values (D58) it does not
+ * use (an error, a literal) leaves them out of the layout: the store
+ * drops them with the group. */
+static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, int *db, buf_t *lit,
+                          uint32_t at)
 {
     /* SORT without STORE is a read (D47). */
     const cmd_desc_t *d = cmd_runs_as(q->d, q->argc, q->argv, q->lens);
@@ -439,6 +585,9 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
         } else if (e.argc > MAX_RECORD_ARGS) {
             add_literal_str(
                 m, *db, "-ERR too many arguments for one AtticDB log record (at most 65535)\r\n");
+        } else if (place_values(m, q, &e, at)) {
+            resp_error(lit, "ERR a large value of this command has no place in its log record");
+            add_literal(m, *db, lit);
         } else {
             add_payload(m, e.op, *db, e.argc, e.argv, e.lens);
             m->needs_store = 1;
@@ -455,11 +604,20 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
             add_payload(m, d->id, *db, q->argc - 1, (const unsigned char *const *)(q->argv + 1),
                         q->lens + 1);
             m->needs_store = 1;
+            /* A read's payload is the user's arguments after the name. */
+            for (int k = 0; k < q->nvals; k++)
+                add_value(m, at, q->vals[k].arg - 1, &q->vals[k]);
         }
     } else {
         c->fe->cmd_hooks->local(c, d, q->argc, q->argv, q->lens, lit);
         add_literal(m, *db, lit);
     }
+}
+
+static int by_offset(const void *x, const void *y)
+{
+    const fe_bigval_t *a = x, *b = y;
+    return a->off < b->off ? -1 : a->off > b->off;
 }
 
 static void build_exec(fe_conn_t *c, struct fe_multi *m)
@@ -486,12 +644,15 @@ static void build_exec(fe_conn_t *c, struct fe_multi *m)
         memcpy(p + head, k->key, k->len);
     }
     m->needs_store = nwatch > 0;
+    m->nlayout = 0;
     int db0 = c->db, db = c->db;
     buf_t lit;
     buf_init(&lit);
     for (int i = 0; i < m->n; i++)
-        build_command(c, m, m->cmds[i], &db, &lit);
+        build_command(c, m, m->cmds[i], &db, &lit, 1 + nwatch + (uint32_t)i);
     buf_free(&lit);
+    /* The final's layout goes in the group's order. */
+    if (m->nlayout > 1) qsort(m->layout, (size_t)m->nlayout, sizeof(*m->layout), by_offset);
     c->db = db0;
     m->final_db = db;
     m->built = 1;
@@ -545,9 +706,12 @@ static int cmd_exec(fe_conn_t *c)
             }
         }
         build_exec(c, m);
+        /* Values no command took (it answers an error): dropped now. */
+        if (!m->nlayout) fe_big_abandon(c);
         size_t payload = 0;
         if (m->argc <= MAX_RECORD_ARGS)
             payload = rec_cmd_payload_size((uint16_t)m->argc, m->arg_len);
+        if (m->nlayout) payload = fe_big_final_size(payload, m->nlayout);
         if (m->argc > MAX_RECORD_ARGS || payload > fe_record_max_payload(c->fe)) {
             char msg[256];
             snprintf(msg, sizeof(msg),
@@ -567,8 +731,21 @@ static int cmd_exec(fe_conn_t *c)
     const unsigned char **argv = xmalloc((size_t)m->argc * sizeof(*argv));
     for (int i = 0; i < m->argc; i++)
         argv[i] = (const unsigned char *)m->rec.data + m->arg_off[i];
-    int rc = fe_submit_record(c, REC_OP_DB(CMD_EXEC, c->db), 1, m->argc,
+    int rc;
+    if (m->nlayout) {
+        /* Large values in the group (D58): the final nests the whole
+         * transaction and says where each value is. */
+        size_t n = rec_cmd_payload_size((uint16_t)m->argc, m->arg_len);
+        unsigned char *body = xmalloc(n);
+        uint16_t opdb = REC_OP_DB(CMD_EXEC, c->db);
+        rec_encode_payload(body, opdb, (uint16_t)m->argc, (const unsigned char *const *)argv,
+                           m->arg_len);
+        rc = fe_big_final(c, opdb, body, n, m->layout, m->nlayout);
+        free(body);
+    } else {
+        rc = fe_submit_record(c, REC_OP_DB(CMD_EXEC, c->db), 1, m->argc,
                               (const unsigned char *const *)argv, m->arg_len);
+    }
     free(argv);
     if (rc == -EAGAIN) return rc; /* ring full: EXEC again soon, record kept */
     if (rc != 0) {

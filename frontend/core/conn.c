@@ -391,7 +391,8 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 static void conn_free(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
-    fe_big_abandon(c); /* a large value left without its final (D31) */
+    fe_big_abandon(c);  /* a large value left without its final (D31) */
+    fe_read_abandon(c); /* a read left with part of its request sent (D58) */
     fe_wlist_del(c);
     for (fe_reply_t *r = c->head, *next; r; r = next) {
         next = r->next;
@@ -418,6 +419,7 @@ static void conn_free(fe_conn_t *c)
     close(c->fd);
     buf_free(&c->in);
     buf_free(&c->out);
+    free(c->stream.vals);
     resp_cmd_free(&c->cmd);
     fe->hooks->on_close(c);
     atomic_fetch_sub(&fe->stats->clients, 1);
@@ -631,8 +633,9 @@ static void conn_process_input(fe_conn_t *c)
             /* The one hook call per command: routing, and around it the
              * statistics and CLIENT REPLY (frontend/frontend.c). */
             c->dispatching = 1;
-            /* The empty argument that stands for a streamed bulk (D48). */
-            c->stream.ptr = c->stream.whole ? start + c->stream.at - 2 : NULL;
+            /* Where the empty arguments that stand for streamed bulks are
+             * (D48, fe_stream_find). */
+            c->stream.base = c->stream.whole ? start : NULL;
             int rc = fe->hooks->command(c, start, &c->cmd);
             c->dispatching = 0;
             if (c->stream.on && rc != -EAGAIN && rc != -EBUSY) fe_stream_end(c);
@@ -867,6 +870,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
         fe_submit_tick(fe);
     if (fe->nbig_owed) fe_big_flush_owed(fe);
     fe_bigreply_tick(fe);
+    fe_read_tick(fe);
     fe->hooks->on_timer(fe); /* settings, ACL sweep, CLIENT KILL, INFO's sampling */
     int64_t now = shm_now_ms();
     if (now - fe->last_obuf_sum_ms >= FE_OBUF_SUM_MS) {

@@ -66,6 +66,23 @@ typedef struct fe_reply {
     uint64_t note[3];
 } fe_reply_t;
 
+/* A bulk of a request taken as chunks while it arrived (D48, stream.c):
+ * argument `arg`, whose empty bulk's data would start `at` bytes after
+ * the request's first byte, is the group's bytes [off, off + len). */
+typedef struct fe_streamed {
+    int arg;
+    size_t at;
+    uint64_t off, len;
+} fe_streamed_t;
+
+/* One value of a large write's group (D58, submit.c): argument `arg` of
+ * the request, or of the transaction's payload `cmd` (multi.c), stands
+ * for the group's bytes [off, off + len). */
+typedef struct fe_bigval {
+    uint32_t cmd, arg;
+    uint64_t off, len;
+} fe_bigval_t;
+
 typedef struct fe_conn {
     struct fe *fe;
     int fd;
@@ -145,18 +162,21 @@ typedef struct fe_conn {
         uint32_t seq;     /* chunks committed */
         uint64_t group;   /* the first chunk's LSN */
         uint64_t off;     /* value bytes they hold */
+        /* Of those, the bytes of requests already run: a transaction's
+         * queued values (D58). The request being run adds after them. */
+        uint64_t kept;
     } big;
-    /* A large bulk taken from the socket as it arrives (D48, stream.c):
-     * its bytes become chunks (c->big) at most one chunk at a time, and
-     * the request is parsed with an empty argument standing for it. */
+    /* Large bulks taken from the socket as they arrive (D48, D58,
+     * stream.c): their bytes become chunks of c's group (c->big) at most
+     * one chunk at a time, and the request is parsed with an empty
+     * argument standing for each. The last of vals is the one arriving. */
     struct {
-        uint8_t on;      /* the current request's bulk `arg` is being taken */
-        uint8_t whole;   /* all of it is in chunks, its terminator skipped */
-        int arg;         /* its index in the request */
-        size_t at;       /* from in_off: its first byte not yet in a chunk */
-        uint64_t len;    /* its declared length */
-        uint64_t taken;  /* its bytes in committed chunks */
-        const char *ptr; /* at dispatch: the empty argument standing for it */
+        uint8_t on;     /* a bulk of the current request is being taken */
+        uint8_t whole;  /* the last one is all in chunks, its terminator skipped */
+        uint64_t taken; /* the last one's bytes in committed chunks */
+        fe_streamed_t *vals;
+        int nvals, cap;
+        const char *base; /* at dispatch: the request's first byte */
     } stream;
 
     /* Closing from above (fe_conn_kill) and dropping replies (CLIENT REPLY):
@@ -220,6 +240,15 @@ typedef struct fe {
      * 0 = none; fe_reads_release retries the connections then. */
     uint64_t read_wait_lsn;
     int claimer_adopted; /* the slot's ring claimer is ours (fe_submit_record) */
+    /* A read whose request goes in parts (D58, request.c): its connection
+     * (NULL: none), its header, the bytes sent; a STORE_REQ_PART_DROP owed
+     * for that id (its client left, the channel was full). */
+    struct {
+        struct fe_conn *c;
+        store_req_t hdr;
+        uint64_t sent;
+        uint8_t drop_owed;
+    } rq;
     /* Large values' groups whose client left before their final and whose
      * CMD_BIGABORT found the ring full: written at the next tick (D31). */
     uint64_t big_owed[FE_BIG_OWED_MAX];
@@ -304,9 +333,10 @@ typedef struct fe_hooks {
     /* Every tick of the periodic timer, before the idle scan. */
     void (*on_timer)(fe_t *fe);
     /* May argument `arg` of a request of `count` arguments named name[0,
-     * n) be taken as chunks while it arrives (D48)? 1 when it is the
-     * value of a write that takes large values in chunks and c may send
-     * it, else 0 (then it is read whole, as any bulk). */
+     * n) be taken as chunks while it arrives (D48, D58)? 1 when it is the
+     * value of a write that takes large values in chunks (or, inside
+     * MULTI, any argument of a read) and c may send it, else 0 (then it
+     * is read whole, as any bulk). */
     int (*stream_arg)(fe_conn_t *c, const char *name, size_t n, int count, int arg);
 } fe_hooks_t;
 
@@ -325,8 +355,13 @@ int fe_stream_pump(fe_conn_t *c);
  * it does not). */
 size_t fe_stream_room(const fe_conn_t *c);
 /* The streamed request was run (or refused): its parts are dropped unless
- * its final was committed; c->stream is cleared. */
+ * its final was committed or a transaction keeps them (c->multi: queued
+ * commands' values wait in the group for EXEC, D58); c->stream is
+ * cleared. */
 void fe_stream_end(fe_conn_t *c);
+/* At dispatch: the bulk taken as chunks whose empty argument is at p in
+ * the request being run, or NULL when p is no such argument. */
+const fe_streamed_t *fe_stream_find(const fe_conn_t *c, const void *p);
 
 /* ---- bigreply.c: a large value's reply in parts, asked for one at a time (D48) ---- */
 /* A part (h, body[0, len)) of r's reply, which fe_collect_store found
@@ -348,6 +383,19 @@ void fe_bigreply_pull(fe_conn_t *c);
 void fe_bigreply_drop(fe_t *fe, const fe_reply_t *r);
 /* Each tick: the drops and pulls that found the request channel full. */
 void fe_bigreply_tick(fe_t *fe);
+
+/* ---- request.c: reads to the store ---- */
+/* Send c's read `op` (argv/lens: the user's arguments after the name) to
+ * the store and queue its reply: one message, or parts when it is longer
+ * than one (D58). Returns 0; -EAGAIN when the channel is full or another
+ * connection's read is going in parts (run it again: parts already sent
+ * stay sent); -EMSGSIZE when it is longer than 4 GB (nothing sent). */
+int fe_read_submit(fe_conn_t *c, uint16_t op, int argc, const unsigned char *const *argv,
+                   const uint32_t *lens);
+/* c is closing: its read in parts, if any, is given up. */
+void fe_read_abandon(fe_conn_t *c);
+/* Each tick: the STORE_REQ_PART_DROP fe_read_abandon found no room for. */
+void fe_read_tick(fe_t *fe);
 
 /* ---- reply.c: reply entries, in request order ---- */
 fe_reply_t *fe_reply_push(fe_conn_t *c); /* append a new entry to c's FIFO */
@@ -378,13 +426,25 @@ int fe_submit_record(fe_conn_t *c, uint16_t opdb, int needs_store_reply, int arg
                      const unsigned char *const *argv, const uint32_t *lens);
 /* The largest payload one record may have (ring-size / 4). */
 size_t fe_record_max_payload(const fe_t *fe);
-/* A write whose argument `which` (a value) makes its record too large
- * (D31): the value as CMD_CHUNK records, then one CMD_BIGFINAL nesting
- * the write, whose reply (the store's) is queued. Returns 0; -EAGAIN when
- * the ring is full (c->big keeps what is committed: call again with the
- * same write); -EMSGSIZE when even the final would not fit. */
-int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *const *argv,
-                  const uint32_t *lens, int which);
+/* Values larger than a record (D31, D58): their bytes go into c's group
+ * as CMD_CHUNK records, then one CMD_BIGFINAL names each value's place
+ * and nests the write (or the transaction) they belong to. */
+/* Commit the bytes of the values v[0, n) that are not in c's group yet:
+ * value k's bytes are src[k] (NULL: in the group already, streamed), its
+ * off where they go. Values to commit come in the group's order and
+ * c->big.off says how far it is (a retry goes on from there). Returns 0,
+ * -EAGAIN (ring full: call again with the same values). */
+int fe_big_put(fe_conn_t *c, const fe_bigval_t *v, const unsigned char *const *src, int n);
+/* Bytes a final record's payload needs for a nested payload of
+ * nested_len bytes and n values (compare with fe_record_max_payload). */
+size_t fe_big_final_size(size_t nested_len, int n);
+/* Commit the CMD_BIGFINAL of c's group, once every value is in it: the
+ * layout v[0, n) (in the group's order) and the nested payload (op+db
+ * opdb, its value arguments empty), and queue its reply (the store's).
+ * c's group is then done. Returns 0, -EAGAIN (ring full, retry), or
+ * -EMSGSIZE (too large a record: nothing committed by this call). */
+int fe_big_final(fe_conn_t *c, uint16_t opdb, const unsigned char *nested, size_t nested_len,
+                 const fe_bigval_t *v, int n);
 /* Commit c's next CMD_CHUNK: n bytes at p of the value being written
  * (the group starts with the first). Returns 0, -EAGAIN (ring full). */
 int fe_submit_chunk(fe_conn_t *c, const unsigned char *p, uint32_t n);

@@ -10,14 +10,17 @@
  * claim the logger pads (contract 5); its successor adopts the slot's
  * claimer once the logger is past it (claimer_adopted).
  *
- * A write whose value makes its record too large (D31) goes as CMD_CHUNK
- * records of the value, then one CMD_BIGFINAL nesting the write: the
- * reply waits for the final, whose durability implies the chunks' (they
- * precede it in the log). The value is read from the connection's input
- * buffer, where it stays until the final is committed: a full ring
- * returns -EAGAIN and the write is retried from where c->big says. A
- * client that leaves before the final gets a CMD_BIGABORT; a frontend
- * that dies leaves that to the store (it sees the owner pid gone).
+ * A write whose values make its record too large (D31, D58) goes as
+ * CMD_CHUNK records of one group holding all those values, one after the
+ * other, then one CMD_BIGFINAL that says where each value is and nests
+ * the write (or a whole transaction, multi.c): the reply waits for the
+ * final, whose durability implies the chunks' (they precede it in the
+ * log). A value not streamed (core/stream.c) is read from the
+ * connection's input buffer, where it stays until its chunks are
+ * committed: a full ring returns -EAGAIN and the write is retried from
+ * where c->big says. A client that leaves before the final gets a
+ * CMD_BIGABORT; a frontend that dies leaves that to the store (it sees
+ * the owner pid gone).
  */
 #include <errno.h>
 #include <signal.h>
@@ -236,48 +239,56 @@ int fe_submit_chunk(fe_conn_t *c, const unsigned char *p, uint32_t n)
     return 0;
 }
 
-int fe_submit_big(fe_conn_t *c, uint16_t opdb, int argc, const unsigned char *const *argv,
-                  const uint32_t *lens, int which)
+int fe_big_put(fe_conn_t *c, const fe_bigval_t *v, const unsigned char *const *src, int n)
 {
-    fe_t *fe = c->fe;
-    uint64_t per = fe_chunk_bytes(fe), total = lens[which];
-    if (!per || argc > FE_MAX_RECORD_ARGS) return -EMSGSIZE;
-    /* The final nests the write with the value left out: it must fit. */
-    uint32_t *nlens = malloc((size_t)argc * sizeof(*nlens));
-    if (!nlens) abort();
-    memcpy(nlens, lens, (size_t)argc * sizeof(*nlens));
-    nlens[which] = 0;
-    size_t nested = rec_cmd_payload_size((uint16_t)argc, nlens);
-    if (nested + 64 > fe_record_max_payload(fe)) {
-        free(nlens);
-        return -EMSGSIZE;
-    }
-    int rc = 0;
-    while (!c->big.at_final) {
-        if (c->big.active && c->big.off >= total) {
-            c->big.at_final = 1;
-            if (io_fault_point(IO_FAULT_BIG_FINAL) == IO_FAULT_KILL) raise(SIGKILL);
-            break;
-        }
-        uint64_t n = total - c->big.off < per ? total - c->big.off : per;
-        rc = fe_submit_chunk(c, argv[which] + c->big.off, (uint32_t)n);
-        if (rc) {
-            free(nlens);
-            return rc;
+    uint64_t per = fe_chunk_bytes(c->fe);
+    for (int k = 0; k < n; k++) {
+        if (!src[k]) continue;
+        uint64_t end = v[k].off + v[k].len;
+        /* A chunk never holds two values' bytes: the group's pieces then
+         * end where values do (the store cuts anywhere, D58, but needs
+         * not). */
+        while (c->big.off < end) {
+            uint64_t from = c->big.off - v[k].off, left = end - c->big.off;
+            int rc = fe_submit_chunk(c, src[k] + from, (uint32_t)(left < per ? left : per));
+            if (rc) return rc;
         }
     }
-    unsigned char *body = malloc(nested), group[8], w[4];
-    if (!body) abort();
-    rec_encode_payload(body, opdb, (uint16_t)argc, argv, nlens);
-    free(nlens);
+    return 0;
+}
+
+#define LAYOUT_ITEM 24 /* u32 cmd, u32 arg, u64 off, u64 len (command.h) */
+
+size_t fe_big_final_size(size_t nested_len, int n)
+{
+    const uint32_t lens[3] = {8, (uint32_t)n * LAYOUT_ITEM, (uint32_t)nested_len};
+    return rec_cmd_payload_size(3, lens);
+}
+
+int fe_big_final(fe_conn_t *c, uint16_t opdb, const unsigned char *nested, size_t nested_len,
+                 const fe_bigval_t *v, int n)
+{
+    if (fe_big_final_size(nested_len, n) > fe_record_max_payload(c->fe)) return -EMSGSIZE;
+    if (!c->big.at_final) {
+        c->big.at_final = 1; /* every chunk is committed */
+        if (io_fault_point(IO_FAULT_BIG_FINAL) == IO_FAULT_KILL) raise(SIGKILL);
+    }
+    unsigned char *layout = malloc((size_t)n * LAYOUT_ITEM), group[8];
+    if (!layout) abort();
+    for (int k = 0; k < n; k++) {
+        unsigned char *p = layout + (size_t)k * LAYOUT_ITEM;
+        cmd_put_u32(p, v[k].cmd);
+        cmd_put_u32(p + 4, v[k].arg);
+        cmd_put_i64(p + 8, (int64_t)v[k].off);
+        cmd_put_i64(p + 16, (int64_t)v[k].len);
+    }
     cmd_put_i64(group, (int64_t)c->big.group);
-    cmd_put_u32(w, (uint32_t)which);
-    const unsigned char *fargv[3] = {group, w, body};
-    uint32_t flens[3] = {8, 4, (uint32_t)nested};
+    const unsigned char *fargv[3] = {group, layout, nested};
+    uint32_t flens[3] = {8, (uint32_t)n * LAYOUT_ITEM, (uint32_t)nested_len};
     /* The store's reply, always: it is the write's (and says so if the
      * parts were dropped). Its durability implies every chunk's. */
-    rc = fe_submit_record(c, REC_OP_DB(CMD_BIGFINAL, REC_DB(opdb)), 1, 3, fargv, flens);
-    free(body);
+    int rc = fe_submit_record(c, REC_OP_DB(CMD_BIGFINAL, REC_DB(opdb)), 1, 3, fargv, flens);
+    free(layout);
     if (rc == 0) memset(&c->big, 0, sizeof(c->big));
     return rc;
 }

@@ -355,7 +355,7 @@ void st_block_serve_ready(store_ctx_t *ctx, const apply_args_t *a, const st_bloc
             rec_arg_t key = {k->bytes, k->len};
             st_db_t *db = st_db(ctx, w->dbnum);
             if (!db) break;
-            apply_args_t wa = {NULL, 0, a->rec, a->lsn, w->dbnum, db, NULL};
+            apply_args_t wa = {NULL, 0, a->rec, a->lsn, w->dbnum, db};
             buf_t tmp;
             buf_init(&tmp);
             int rc = serve[w->kind](ctx, &wa, w, &key, b->live ? &tmp : NULL);

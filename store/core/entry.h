@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "access.h"
 #include "command.h"
@@ -138,11 +139,12 @@ struct store_ctx {
                     block */
     /* Values larger than one record (D31): the parts logged and not yet
      * made visible (groups.c), and, while a CMD_BIGFINAL's nested write is
-     * applied, the parts that stand for its argument big_arg (taken by the
-     * handler with st_big_take; NULL once taken). */
+     * applied, its values kept as piece lists: big[0, nbig), each the parts
+     * standing for one of its arguments (taken by the handler with
+     * st_big_take; their l NULL once taken). */
     st_groups_t groups;
-    st_pieces_t *big;
-    int big_arg;
+    st_bigval_t *big;
+    uint32_t nbig;
     /* A read's large value sent in parts as its frontend asks (D48):
      * reply_stream_ok is set by the store process around a read request
      * (never inside EXEC), and GET / GETRANGE then leave the bulk's
@@ -218,9 +220,6 @@ typedef struct apply_args {
     uint64_t lsn;             /* the record's LSN */
     unsigned dbnum;           /* the record's database */
     st_db_t *db;              /* ctx->dbs[dbnum] */
-    /* An argument whose bytes were read into RAM (a large value, D45): it
-     * has no log position, st_arg_lsn gives 0 for it. NULL otherwise. */
-    const unsigned char *ram_arg;
 } apply_args_t;
 
 /* A read request's arguments (the user's, after the command name). */
@@ -234,11 +233,16 @@ typedef struct read_args {
     cmd_id_t cmd; /* the command: one handler may serve several (ZRANGE's family) */
 } read_args_t;
 
-/* The log position of argument i's bytes. */
+/* The log position of argument i's bytes, or 0 when they are not in the
+ * record: a large value's parts read into RAM at its final (D45, D58),
+ * which have no one log position. */
 static inline uint64_t st_arg_lsn(const apply_args_t *a, int i)
 {
-    if (a->ram_arg && a->argv[i].ptr == a->ram_arg) return 0;
-    return a->lsn + (uint64_t)(a->argv[i].ptr - a->rec);
+    uint32_t len;
+    memcpy(&len, a->rec + offsetof(rec_hdr_t, len), sizeof(len));
+    uintptr_t p = (uintptr_t)a->argv[i].ptr, rec = (uintptr_t)a->rec;
+    if (p < rec || p >= rec + len) return 0;
+    return a->lsn + (uint64_t)(p - rec);
 }
 
 /* Database number n, or NULL when out of range. Inline: every record's

@@ -127,3 +127,27 @@ uint64_t st_groups_len(const st_groups_t *t, uint64_t id)
     int i = find(t, id);
     return i < 0 ? 0 : st_pieces_len(t->g[i].l);
 }
+
+void st_groups_split(st_pieces_t *l, st_bigval_t *v, uint32_t n)
+{
+    uint64_t total = st_pieces_len(l);
+    if (n == 1 && v[0].off == 0 && v[0].len == total) {
+        v[0].l = l;
+        return;
+    }
+    /* Group lists hold only log pieces: a value's part of a piece is the
+     * same log bytes from a later LSN. */
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t lo = v[k].off, hi = lo + v[k].len;
+        uint32_t i = st_pieces_find(l, lo), j = st_pieces_find(l, hi - 1);
+        st_pieces_t *out = st_pieces_new(j - i + 1);
+        for (uint32_t t = i; t <= j; t++) {
+            uint64_t s = st_piece_start(l, t), e = st_piece_end(&l->p[t]);
+            uint64_t from = s > lo ? s : lo, to = e < hi ? e : hi;
+            out = st_pieces_splice(out, from - lo, from - lo, PIECE_LOG, l->p[t].where + (from - s),
+                                   to - from);
+        }
+        v[k].l = out;
+    }
+    st_pieces_free(l);
+}

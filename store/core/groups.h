@@ -50,6 +50,22 @@ int st_groups_restore(st_groups_t *t, uint64_t id, uint64_t owner, uint32_t next
 /* Bytes pending in group id (0 when not pending). */
 uint64_t st_groups_len(const st_groups_t *t, uint64_t id);
 
+/* One value of a final record (D58): argument `arg` of the nested
+ * payload `at` (0 in a plain final, the CMD_EXEC argument it is in a
+ * transaction's) stands for the group's bytes [off, off + len). */
+typedef struct st_bigval {
+    uint32_t at, arg;
+    uint64_t off, len;
+    st_pieces_t *l; /* its parts once split (NULL once taken or freed) */
+} st_bigval_t;
+
+/* Cut a group's list l (taken: freed or handed on) into the values'
+ * lists v[i].l. The values are in the group's order, each non-empty and
+ * inside l, none overlapping (st_big_layout checks it); bytes outside
+ * every value are dropped. A value that is the whole group gets l itself,
+ * so a final of one value keeps the list its chunks grew. */
+void st_groups_split(st_pieces_t *l, st_bigval_t *v, uint32_t n);
+
 /* A group's writer, as chunk records carry it. */
 static inline uint64_t st_group_owner(uint32_t slot, uint32_t pid)
 {

@@ -97,9 +97,9 @@ void st_scan_reply(store_ctx_t *ctx, uint64_t cursor, long long count, st_scan_s
 idx_entry_t *st_scan_key_begin(const read_args_t *a, unsigned type, uint64_t *cursor,
                                long long *count, const rec_arg_t **pat, buf_t *r);
 
-/* Value arguments that may be a large value's parts (t_bigval.c, D31):
- * inside a CMD_BIGFINAL, argument ctx->big_arg of the nested write stands
- * for the parts in ctx->big. A handler that takes values this way uses
+/* Value arguments that may be a large value's parts (t_bigval.c, D31,
+ * D58): inside a CMD_BIGFINAL, the arguments ctx->big[0, nbig) name stand
+ * for the parts each holds. A handler that takes values this way uses
  * these instead of argv[i] directly; elsewhere they are the plain
  * argument. */
 /* The parts standing for argument i (the caller owns them), or NULL. */
@@ -112,5 +112,30 @@ idx_entry_t *st_ent_new_arg(store_ctx_t *ctx, const apply_args_t *a, int i, cons
 /* st_val_write of argument i's bytes at off into *slot's entry. */
 idx_entry_t *st_val_write_arg(store_ctx_t *ctx, const apply_args_t *a, int i, idx_entry_t **slot,
                               uint64_t off);
+
+/* A final's values (D58, t_bigval.c; route.c applies the final). */
+/* Parse a final's layout argument against a group of `total` bytes: *out
+ * (allocated, the caller frees it) holds *n values in the group's order.
+ * D31's 4-byte form (u32 which) is one value, the whole group, of payload
+ * 0. Returns 0, or -1 when malformed (empty, overlapping, out of order,
+ * past the group, longer than 4 GB). */
+int st_big_layout(const rec_arg_t *layout, uint64_t total, st_bigval_t **out, uint32_t *n);
+/* Sort split values by (at, arg). Returns 0, or -1 when two name the same
+ * argument. */
+int st_big_by_place(st_bigval_t *v, uint32_t n);
+/* Free the lists of v[0, n) not taken. */
+void st_big_free(st_bigval_t *v, uint32_t n);
+/* Read each value's parts into RAM and make it argument v[k].arg of argv
+ * (its list freed); returns the buffers, for st_big_ram_free once the
+ * arguments are used. */
+unsigned char **st_big_to_ram(store_ctx_t *ctx, rec_arg_t *argv, st_bigval_t *v, uint32_t n);
+void st_big_ram_free(unsigned char **bufs, uint32_t n);
+/* Apply the nested write fn (op, arguments na, whose argv is argv) with
+ * the values v[0, n) standing for its arguments: read into RAM for the
+ * collections and RESTORE, handed over as piece lists (st_big_take) for
+ * the strings; its keyspace events told as op's. Every list is used or
+ * freed. */
+void st_big_apply(store_ctx_t *ctx, st_apply_fn fn, cmd_id_t op, const apply_args_t *na,
+                  rec_arg_t *argv, st_bigval_t *v, uint32_t n, buf_t *r);
 
 #endif
