@@ -113,6 +113,13 @@
  *                  become these pages, built at as_of; a no-op when the
  *                  key holds another object or the ranges changed. Like
  *                  CMD_RELOCATE: no reply, no WATCH signal, no clock.
+ *   CMD_LPAGE      key, stamps (u64 lsn, u32 seq per chunk), layout (u32 per
+ *                  new chunk: an element count, high bit set for a pinned
+ *                  run), list pages...: written by the store (D63): the
+ *                  list's run of chunks with these stamps becomes these
+ *                  pages and pinned runs; a no-op when the key holds no
+ *                  such run (another list, or a chunk changed since). Like
+ *                  CMD_PAGE: no reply, no WATCH signal, no clock.
  *   CMD_CHUNK      u64 group, u32 seq, u64 owner, bytes: one part of a value
  *                  too large for one record (D31). group is the LSN of the
  *                  group's seq 0 chunk; owner the writing frontend's slot <<

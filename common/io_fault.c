@@ -67,6 +67,9 @@ enum {
     F_PAGE_IN,
     F_PAGED,
     F_PAGE_WRITTEN,
+    F_LIST_PAGED,
+    F_LIST_WRITTEN,
+    F_LIST_DIRTY,
     F_NOPS
 };
 
@@ -80,7 +83,7 @@ static const char *const op_names[F_NOPS] = {
     "bigchunk",    "bigfinal",     "bigapply",        "ckptaccess",     "accessload",
     "streamwhole", "bigreply",     "xrgparked",       "xrgserved",      "replcopied",
     "replswapped", "reqpart",      "reqpartsent",     "pagein",         "paged",
-    "pagewritten"};
+    "pagewritten", "listpaged",    "listpagewritten", "listdirty"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -342,7 +345,10 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_REQ_PART_SENT] = F_REQ_PART_SENT,
                               [IO_FAULT_PAGE_IN] = F_PAGE_IN,
                               [IO_FAULT_PAGED] = F_PAGED,
-                              [IO_FAULT_PAGE_WRITTEN] = F_PAGE_WRITTEN};
+                              [IO_FAULT_PAGE_WRITTEN] = F_PAGE_WRITTEN,
+                              [IO_FAULT_LIST_PAGED] = F_LIST_PAGED,
+                              [IO_FAULT_LIST_WRITTEN] = F_LIST_WRITTEN,
+                              [IO_FAULT_LIST_DIRTY] = F_LIST_DIRTY};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);

@@ -142,6 +142,10 @@ enum io_fault_point {
     IO_FAULT_PAGE_IN = 28,      /* "pagein": a CMD_PAGEIN just made a collection paged */
     IO_FAULT_PAGED = 29,        /* "paged": a CMD_PAGE just replaced ranges (in RAM) */
     IO_FAULT_PAGE_WRITTEN = 30, /* "pagewritten": the store committed a page record */
+    /* Lists in pages (store/core/list.c, store/core/list_page.c; D63): */
+    IO_FAULT_LIST_PAGED = 31,   /* "listpaged": a CMD_LPAGE just replaced chunks (in RAM) */
+    IO_FAULT_LIST_WRITTEN = 32, /* "listpagewritten": the store committed a CMD_LPAGE */
+    IO_FAULT_LIST_DIRTY = 33,   /* "listdirty": a write copied a list page into RAM */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

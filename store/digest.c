@@ -25,6 +25,7 @@
 #include "resp.h"
 #include "store/core/entry.h"
 #include "store/core/hash.h"
+#include "store/core/list.h"
 #include "store/core/object.h"
 #include "store/core/index.h"
 #include "store/core/value.h"
@@ -148,7 +149,8 @@ static const char *const debug_help[] = {
     "    then segment start and live bytes for each segment with some].",
     "PAGED <key>",
     "    AtticDB: how a hash or set is kept (D60): [paged (1/0), ranges, pages, page bytes,",
-    "    overlay entries in RAM, pinned entries, members].",
+    "    overlay entries in RAM, pinned entries, members]; a list (D63): [paged (1/0),",
+    "    chunks, pages, page bytes, elements in RAM, pinned elements, elements].",
     "HELP",
     "    Prints this help.",
 };
@@ -200,14 +202,20 @@ void st_read_debug(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     if (a->argc == 2 && is_sub(&a->argv[0], "paged")) {
         idx_entry_t **slot = st_find_quiet(a->db, &a->argv[1], a->now);
         unsigned t = slot ? st_ent_type(*slot) : ST_STRING;
-        if (t != ST_HASH && t != ST_SET) {
-            resp_error(r, "ERR no such key, or not a hash or a set");
+        if (t != ST_HASH && t != ST_SET && t != ST_LIST) {
+            resp_error(r, "ERR no such key, or not a hash, a set or a list");
             return;
         }
-        st_pgstats_t s;
-        st_hash_page_stats(st_ent_hash(*slot), &s);
-        long long v[7] = {s.paged,   s.ranges, s.pages,  (long long)s.page_bytes,
-                          s.overlay, s.pinned, s.members};
+        long long v[7];
+        if (t == ST_LIST) { /* paged, chunks, pages, page bytes, in RAM, pinned, elements */
+            st_list_page_stats(st_ent_list(*slot), v);
+        } else {
+            st_pgstats_t s;
+            st_hash_page_stats(st_ent_hash(*slot), &s);
+            long long h[7] = {s.paged,   s.ranges, s.pages,  (long long)s.page_bytes,
+                              s.overlay, s.pinned, s.members};
+            memcpy(v, h, sizeof(h));
+        }
         resp_array(r, 7);
         for (int i = 0; i < 7; i++)
             resp_integer(r, v[i]);

@@ -1,7 +1,8 @@
 /*
- * pager.c - the store's pager (D60): it decides when large hashes and sets
- * go into pages, and writes the records that do it, CMD_PAGEIN and
- * CMD_PAGE (core/hash_paged.c: the design; types/t_page.c: their apply).
+ * pager.c - the store's pager (D60, D63): it decides when large hashes,
+ * sets and lists go into pages, and writes the records that do it,
+ * CMD_PAGEIN and CMD_PAGE (core/hash_paged.c: the design), CMD_LPAGE
+ * (core/list.c, core/list_page.c); types/t_page.c applies them.
  *
  * Store process, between batches (store.c), single-threaded. What it
  * writes goes through the store's own ring claimer, as compaction's
@@ -12,7 +13,8 @@
  * state (the queue, the in-flight marks) is never part of the state.
  *
  * What it looks at: the keys core/watch.c reports changed (ctx->on_changed)
- * whose collection might want work (st_hash_page_wanted: O(1)), and those
+ * whose collection might want work (st_hash_page_wanted,
+ * st_list_page_wanted: O(1)), and those
  * compaction's pass finds with pages below its line. A queue of at most
  * STORE_PAGER_QUEUE keys, each dropped once it wants nothing; one that
  * does not fit is noted again by its next write.
@@ -57,14 +59,24 @@ static int is_collection(const idx_entry_t *e)
     return t == ST_HASH || t == ST_SET;
 }
 
+static int is_list(const idx_entry_t *e)
+{
+    return st_ent_kind(e) == VK_OBJ && st_ent_type(e) == ST_LIST;
+}
+
+int store_pager_wants(const store_pager_t *pg, idx_entry_t *e, uint64_t below)
+{
+    st_pgpolicy_t pol = pg->pol;
+    pol.below = below;
+    if (is_list(e)) return st_list_page_wanted(st_ent_list(e), &pol) != 0;
+    return is_collection(e) && st_hash_page_wanted(st_ent_hash(e), &pol) != 0;
+}
+
 /* ctx->on_changed: a write changed the key whose entry is e. */
 static void note_changed(store_ctx_t *ctx, unsigned dbnum, idx_entry_t *e)
 {
     store_pager_t *pg = ctx->pager;
-    if (!pg || !e || !is_collection(e)) return;
-    st_pgpolicy_t pol = pg->pol;
-    pol.below = 0;
-    if (!st_hash_page_wanted(st_ent_hash(e), &pol)) return;
+    if (!pg || !e || !store_pager_wants(pg, e, 0)) return;
     store_pager_note_key(pg, dbnum, e->data, e->klen);
 }
 
@@ -82,6 +94,7 @@ void store_pager_init(store_pager_t *pg, store_ctx_t *ctx, const config_t *cfg, 
                               .record_bytes = (uint32_t)rec};
     for (unsigned i = 0; i < ST_PAGE_MAX_IMAGES; i++)
         buf_init(&pg->built.img[i]);
+    st_lpbuilt_init(&pg->lbuilt);
     pg->rng = seed | 1;
     if (ctx && cfg->paging_entries) {
         ctx->pager = pg;
@@ -96,6 +109,7 @@ void store_pager_free(store_pager_t *pg)
     pg->nq = 0;
     for (unsigned i = 0; i < ST_PAGE_MAX_IMAGES; i++)
         buf_free(&pg->built.img[i]);
+    st_lpbuilt_free(&pg->lbuilt);
 }
 
 void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint32_t klen)
@@ -136,7 +150,9 @@ static uint64_t commit(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, unsigned
     pg->last_end = pos + space;
     pg->space_written += space;
     pg->records++;
-    if (io_fault_point(IO_FAULT_PAGE_WRITTEN) == IO_FAULT_KILL) raise(SIGKILL);
+    if (io_fault_point(op == CMD_LPAGE ? IO_FAULT_LIST_WRITTEN : IO_FAULT_PAGE_WRITTEN) ==
+        IO_FAULT_KILL)
+        raise(SIGKILL);
     return space;
 }
 
@@ -197,6 +213,56 @@ static uint64_t write_page(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
     return space;
 }
 
+/* The built list record pg->lbuilt for the key of n. */
+static uint64_t write_lpage(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
+                            const store_pager_note_t *n)
+{
+    st_lpbuilt_t *b = &pg->lbuilt;
+    const unsigned char *argv[3 + ST_LPAGE_MAX_IMAGES] = {
+        n->key, (const unsigned char *)b->stamps.data, (const unsigned char *)b->layout.data};
+    uint32_t lens[3 + ST_LPAGE_MAX_IMAGES] = {n->klen, (uint32_t)b->stamps.len,
+                                              (uint32_t)b->layout.len};
+    uint64_t bytes = 0;
+    for (uint32_t j = 0; j < b->nimg; j++) {
+        argv[3 + j] = (const unsigned char *)b->img[j].data;
+        lens[3 + j] = (uint32_t)b->img[j].len;
+        bytes += b->img[j].len;
+    }
+    uint64_t space = commit(pg, ctx, shm, n->db, CMD_LPAGE, (uint16_t)(3 + b->nimg), argv, lens);
+    if (space && space != UINT64_MAX) {
+        pg->pages += b->nimg;
+        pg->page_bytes += bytes;
+    }
+    return space;
+}
+
+/* One look at list l (the key of n): its records, up to the budget (past
+ * it when the pager is behind). Sets *full when the ring had no room;
+ * returns whether to look again. */
+static int turn_list(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, const store_pager_note_t *n,
+                     st_list_t *l, int settled, uint64_t budget, uint64_t *done, int *full)
+{
+    if (settled) st_list_page_unbusy(l);
+    if (!st_list_page_wanted(l, &pg->pol)) return 0;
+    uint64_t limit = st_list_page_behind(l) ? PAGER_TURN : budget;
+    int keep = *done >= limit, rc;
+    while (*done < limit &&
+           (rc = st_list_page_build(ctx, l, &pg->pol, &pg->lbuilt)) != ST_PAGE_NONE) {
+        keep = 1;
+        if (rc != ST_PAGE_BUILT) break;
+        uint64_t s = write_lpage(pg, ctx, shm, n);
+        if (!s || s == UINT64_MAX) {
+            st_list_page_unbusy(l);
+            if (!s) *full = 1;
+            if (s == UINT64_MAX)
+                log_warn("store: a list page record does not fit the ring; the list stays in RAM");
+            break;
+        }
+        *done += s;
+    }
+    return keep;
+}
+
 uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_compact_t *c,
                          uint64_t below, uint64_t budget)
 {
@@ -215,7 +281,9 @@ uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_
         idx_entry_t **slot = db ? idx_find(&db->ix, n->key, n->klen) : NULL;
         st_hash_t *h = slot && is_collection(*slot) ? st_ent_hash(*slot) : NULL;
         int keep = 0;
-        if (h && n->pagein_end && ctx->applied < n->pagein_end) {
+        if (slot && is_list(*slot)) {
+            keep = turn_list(pg, ctx, shm, n, st_ent_list(*slot), settled, budget, &done, &full);
+        } else if (h && n->pagein_end && ctx->applied < n->pagein_end) {
             keep = 1; /* its CMD_PAGEIN is in flight */
         } else if (h) {
             n->pagein_end = 0;

@@ -1,7 +1,7 @@
 /*
- * pager.h - the store process's pager (store/pager.c, D60): it writes the
- * records that keep large hashes and sets on disk (CMD_PAGEIN, CMD_PAGE;
- * core/hash_paged.c has the design).
+ * pager.h - the store process's pager (store/pager.c, D60, D63): it writes
+ * the records that keep large hashes, sets and lists on disk (CMD_PAGEIN,
+ * CMD_PAGE: core/hash_paged.c has the design; CMD_LPAGE: core/list.c).
  */
 #ifndef ATTIC_STORE_PAGER_H
 #define ATTIC_STORE_PAGER_H
@@ -13,6 +13,7 @@
 #include "shm.h"
 #include "store-internal.h"
 #include "store/core/hash.h"
+#include "store/core/list.h"
 
 #define STORE_PAGER_QUEUE 256
 
@@ -29,6 +30,7 @@ typedef struct store_pager {
     store_pager_note_t q[STORE_PAGER_QUEUE];
     uint32_t nq, next; /* next: where the next turn starts in q */
     st_pgbuilt_t built;
+    st_lpbuilt_t lbuilt;
     uint64_t last_end;      /* ring position just past the last record written */
     uint64_t rng;           /* seeds for CMD_PAGEIN */
     uint64_t space_written; /* ring bytes of page records, ever */
@@ -40,6 +42,10 @@ typedef struct store_pager {
 void store_pager_init(store_pager_t *pg, store_ctx_t *ctx, const config_t *cfg, uint64_t ring_max,
                       uint64_t seed);
 void store_pager_free(store_pager_t *pg);
+
+/* Whether the collection at e wants the pager's work, with pages below
+ * `below` (compaction's line, 0 = none) to rewrite. */
+int store_pager_wants(const store_pager_t *pg, idx_entry_t *e, uint64_t below);
 
 /* Note the collection at (db, key) for a later look (compaction notes
  * those with old pages). */

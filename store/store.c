@@ -805,11 +805,9 @@ static void note_old_pages(void *arg, unsigned db, idx_entry_t *e)
 {
     store_proc_t *s = arg;
     unsigned t = st_ent_type(e);
-    if (t != ST_HASH && t != ST_SET) return;
-    st_pgpolicy_t pol = s->pager.pol;
-    pol.below = s->compact.below;
-    if (st_hash_is_paged(st_ent_hash(e)) && st_hash_page_wanted(st_ent_hash(e), &pol))
-        store_pager_note_key(&s->pager, db, e->data, e->klen);
+    if (t == ST_LIST || ((t == ST_HASH || t == ST_SET) && st_hash_is_paged(st_ent_hash(e))))
+        if (store_pager_wants(&s->pager, e, s->compact.below))
+            store_pager_note_key(&s->pager, db, e->data, e->klen);
 }
 
 /* The first store of a server run (shm->block_reset still 0), or a

@@ -610,8 +610,8 @@ Test(dump, long_element_of_a_compressed_node)
 
     st_list_t *l = st_list_new();
     rec_arg_t name = {(const unsigned char *)"", 0};
-    st_list_insert(l, 0, st_ent_new_ram(&name, (const unsigned char *)want + 10, 100, 0));
-    st_list_insert(l, 1, st_list_elem_new("short", 5, 0));
+    st_list_insert(NULL, l, 0, st_ent_new_ram(&name, (const unsigned char *)want + 10, 100, 0));
+    st_list_insert(NULL, l, 1, st_list_elem_new("short", 5, 0));
     buf_t ck;
     buf_init(&ck);
     st_list_ops.ckpt_write((st_obj_t *)l, &ck);

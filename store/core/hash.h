@@ -156,5 +156,10 @@ const char *st_hash_page_check(st_hash_t *h);
  * request), and all of ctx's paging buffers (store_ctx_destroy). */
 void st_hash_mat_reset(store_ctx_t *ctx);
 void st_hash_pg_ctx_free(store_ctx_t *ctx);
+/* An entry holding name[0, nlen) and val[0, vlen) copied into RAM, handed
+ * out until st_hash_mat_reset (a member or a list element read from a
+ * page: core/list.c uses it too, with an empty name). */
+idx_entry_t *st_hash_mat_new(store_ctx_t *ctx, const void *name, uint32_t nlen, const void *val,
+                             uint32_t vlen);
 
 #endif

@@ -118,45 +118,22 @@ int st_pg_range_end(const st_paged_t *p, uint32_t i, uint64_t *end)
 
 uint64_t st_pg_new_objid(store_ctx_t *ctx)
 {
-    if (ctx->pg_stamp != ctx->applied) {
-        ctx->pg_stamp = ctx->applied;
-        ctx->pg_seq = 0;
-    }
-    return (ctx->applied << 16) | (ctx->pg_seq++ & 0xffffu);
+    return (ctx->applied << 16) | (st_page_seq(ctx) & 0xffffu);
 }
 
 /* ---- reading pages ---------------------------------------------------- */
 
-/* Range i's image, read into dst (grown as needed; *cap its size).
- * Fatal when the log cannot be read (banner). */
+/* Range i's image, read into dst, or through the context's one-page
+ * cache (core/page.c). */
 const unsigned char *st_pg_read_into(st_paged_t *p, const st_pgdir_t *d, unsigned char **dst,
                                      size_t *cap)
 {
-    if (*cap < d->len) {
-        *dst = st_xrealloc(*dst, d->len);
-        *cap = d->len;
-    }
-    if (st_read_log(p->ctx, d->lsn, d->len, *dst)) {
-        log_warn("store: cannot read the page at LSN %llu (%u bytes) of a paged collection: the "
-                 "state would no longer follow the log; stopping",
-                 (unsigned long long)d->lsn, d->len);
-        exit(EXIT_FATAL);
-    }
-    return *dst;
+    return st_page_read_into(p->ctx, d->lsn, d->len, dst, cap);
 }
 
-/* Range i's image through the context's one-page cache (valid until the
- * next st_pg_read: callers that call out while holding a page use their
- * own buffer, st_pg_read_into). */
 const unsigned char *st_pg_read(st_paged_t *p, const st_pgdir_t *d)
 {
-    st_pgio_t *io = &p->ctx->pgio;
-    if (io->lsn == d->lsn && io->len == d->len && io->lsn) return io->buf;
-    io->lsn = 0;
-    st_pg_read_into(p, d, &io->buf, &io->cap);
-    io->lsn = d->lsn;
-    io->len = d->len;
-    return io->buf;
+    return st_page_read(p->ctx, d->lsn, d->len);
 }
 
 /* Whether range i's image has (h, name); *e set when it has. */
@@ -170,16 +147,22 @@ int st_pg_image_has(st_paged_t *p, uint32_t i, uint64_t h, const void *name, uin
 
 /* ---- entries handed out ----------------------------------------------- */
 
-static idx_entry_t *st_pg_materialise(st_paged_t *p, const st_pgent_t *e)
+idx_entry_t *st_hash_mat_new(store_ctx_t *ctx, const void *name, uint32_t nlen, const void *val,
+                             uint32_t vlen)
 {
-    st_pgmat_t *m = &p->ctx->pgmat;
+    st_pgmat_t *m = &ctx->pgmat;
     if (m->n == m->cap) {
         m->cap = m->cap ? m->cap * 2 : 16;
         m->v = st_xrealloc(m->v, (size_t)m->cap * sizeof(*m->v));
     }
-    idx_entry_t *f = st_hash_field_new_ram(e->name, e->nlen, e->val, e->vlen);
+    idx_entry_t *f = st_hash_field_new_ram(name, nlen, val, vlen);
     m->v[m->n++] = f;
     return f;
+}
+
+static idx_entry_t *st_pg_materialise(st_paged_t *p, const st_pgent_t *e)
+{
+    return st_hash_mat_new(p->ctx, e->name, e->nlen, e->val, e->vlen);
 }
 
 void st_hash_mat_reset(store_ctx_t *ctx)

@@ -1,46 +1,68 @@
 /*
- * list.c - the list type's data structure (list.h) and its operations
+ * list.c - the list type's data structure (list.h, D63) and its operations
  * table: what entry.c, COPY, store_digest and checkpoints call for a list.
  *
  * Store process only (and tests and tools); single-threaded. A crash loses
  * nothing: lists are rebuilt by replaying the log (or read from a
- * checkpoint, ckpt_read).
+ * checkpoint, ckpt_read), their pages being log records.
  *
- * Design. A ring buffer of element pointers, its capacity a power of two:
- * a push or pop at either end is O(1) (amortised over doublings), element
- * i is one index away, an insertion or removal inside moves the shorter
- * side. Elements are string-shaped entries (list.h): short ones inline,
- * long ones one log extent. Redis 7.0 keeps every list as a quicklist
- * (OBJECT ENCODING answers "quicklist" for any list: its listpack
- * encoding of small lists came with 7.2), so there is one encoding here.
+ * Design. A list is a sequence of chunks of consecutive elements
+ * (list-internal.h), in an array with slack at both ends so that a chunk
+ * is added at either end in O(1) amortised. A chunk is in RAM (an array
+ * of element entries, up to ST_LCHUNK_ELEMS of them or ST_LCHUNK_BYTES of
+ * element bytes) or clean: a window [first, first + n) of a list page in
+ * the log (core/page.c's image, written by the store's pager as a
+ * CMD_LPAGE record: core/list_page.c). Pushes go into the end chunks,
+ * which stay in RAM while they take pushes (a full or clean end gets a new
+ * RAM chunk beside it); a pop from a clean end moves its window (first,
+ * n), reading the page once for the reply; a write inside a clean chunk
+ * (LSET, LINSERT, LREM) copies its window into RAM first, after which the
+ * pager writes it back. A chunk's position comes from walking a few
+ * chunks from the nearer end or from a Fenwick tree over the chunks'
+ * counts (rebuilt when chunks come or go, O(chunks)).
  *
- * Invariant: l->bytes is the requested size of this struct, the ring and
- * every element entry; the type handlers add its changes to
- * ctx->entry_bytes.
+ * Determinism (ARCHITECTURE.md, contract 4). Chunk boundaries are decided
+ * by the records applied only (fixed limits, no setting), and each chunk
+ * carries the stamp of the record that last changed it: CMD_LPAGE names
+ * the chunks it replaces by stamp, so a record built before a write that
+ * changed them is a no-op, live and on replay alike.
+ *
+ * Live bytes. A clean chunk's page is counted in ctx->live while the chunk
+ * exists (count_log counts it with the list); the RAM elements' extents
+ * are counted by the type handlers as before (types/t_list.c).
+ *
+ * Invariants: l->bytes is the requested size of this struct, the chunk
+ * array, the Fenwick tree, each RAM chunk's array and every RAM element
+ * entry; no chunk is empty; l->n is the chunks' sum; the type handlers add
+ * l->bytes' changes to ctx->entry_bytes. The list is bound to a store
+ * context (l->ctx, through which it reads its pages) by any change made
+ * with one, and by bind after a checkpoint is read.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "command.h"
-#include "list.h"
+#include "hash.h"
+#include "io_fault.h"
+#include "list-internal.h"
+#include "live.h"
 #include "log.h"
+#include "page.h"
 #include "pieces.h"
+#include "resp.h"
 #include "value.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-struct st_list {
-    st_obj_t obj;
-    uint32_t head;   /* ring index of element 0 */
-    uint32_t n;      /* elements */
-    uint32_t cap;    /* ring slots: 0 or a power of two */
-    uint64_t bytes;  /* RAM held (banner) */
-    idx_entry_t **v; /* the ring */
-};
+/* Chunks walked from the nearer end before the Fenwick tree is used. */
+#define WALK_MAX 8u
 
-static uint64_t elem_bytes(const idx_entry_t *e)
+/* ---- elements ------------------------------------------------------------ */
+
+uint64_t st_list_elem_bytes(const idx_entry_t *e)
 {
     uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind);
     return st_ent_kind(e) == VK_LIST ? n + st_ent_pieces((idx_entry_t *)e)->ram_bytes : n;
@@ -58,6 +80,11 @@ void st_list_elem_free(idx_entry_t *e)
 {
     if (st_ent_kind(e) == VK_LIST) st_pieces_free(st_ent_pieces(e));
     free(e);
+}
+
+static uint32_t weight(uint64_t vlen)
+{
+    return vlen > ST_LCHUNK_BYTES ? ST_LCHUNK_BYTES + 2 : (uint32_t)vlen + 2;
 }
 
 st_list_t *st_list_new(void)
@@ -79,131 +106,593 @@ uint64_t st_list_bytes(const st_list_t *l)
     return l->bytes;
 }
 
-static uint32_t slot_of(const st_list_t *l, uint32_t i)
+/* ---- chunks --------------------------------------------------------------- */
+
+void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign)
 {
-    return (l->head + i) & (l->cap - 1);
+    l->nwram += (uint32_t)(sign * st_lch_wants(ch));
+    l->npages += (uint32_t)(sign * (ch->lsn != 0));
+    l->npin += (uint32_t)(sign * (int)ch->npin);
+    l->nbusy += (uint32_t)(sign * (ch->busy != 0));
 }
 
-idx_entry_t *st_list_at(const st_list_t *l, uint32_t i)
+void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch)
 {
-    return l->v[slot_of(l, i)];
-}
-
-static void grow(st_list_t *l)
-{
-    uint32_t cap = l->cap ? l->cap * 2 : 4;
-    idx_entry_t **v = st_xmalloc((size_t)cap * sizeof(*v));
-    for (uint32_t i = 0; i < l->n; i++)
-        v[i] = l->v[slot_of(l, i)];
-    free(l->v);
-    l->bytes += (uint64_t)(cap - l->cap) * sizeof(*v);
-    l->v = v;
-    l->cap = cap;
-    l->head = 0;
-}
-
-/* Halve the ring when a quarter full, so a drained list gives RAM back. */
-static void shrink(st_list_t *l)
-{
-    if (l->cap <= 4 || l->n > l->cap / 4) return;
-    uint32_t cap = l->cap / 2;
-    idx_entry_t **v = st_xmalloc((size_t)cap * sizeof(*v));
-    for (uint32_t i = 0; i < l->n; i++)
-        v[i] = l->v[slot_of(l, i)];
-    free(l->v);
-    l->bytes -= (uint64_t)(l->cap - cap) * sizeof(*v);
-    l->v = v;
-    l->cap = cap;
-    l->head = 0;
-}
-
-void st_list_insert(st_list_t *l, uint32_t i, idx_entry_t *e)
-{
-    if (l->n == l->cap) grow(l);
-    l->bytes += elem_bytes(e);
-    if (i < l->n - i) { /* move the head side one slot left */
-        l->head = (l->head + l->cap - 1) & (l->cap - 1);
-        for (uint32_t k = 0; k < i; k++)
-            l->v[slot_of(l, k)] = l->v[slot_of(l, k + 1)];
-    } else {
-        for (uint32_t k = l->n; k > i; k--)
-            l->v[slot_of(l, k)] = l->v[slot_of(l, k - 1)];
+    if (!ctx) {
+        ch->stamp = (st_lstamp_t){0, 0};
+        return;
     }
-    l->v[slot_of(l, i)] = e;
-    l->n++;
+    if (ch->stamp.lsn == ctx->applied) return; /* this record's stamp already */
+    ch->stamp.lsn = ctx->applied;
+    ch->stamp.seq = st_page_seq(ctx);
 }
 
-idx_entry_t *st_list_take(st_list_t *l, uint32_t i)
+st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add)
 {
-    idx_entry_t *e = l->v[slot_of(l, i)];
-    if (i < l->n - 1 - i) {
-        for (uint32_t k = i; k > 0; k--)
-            l->v[slot_of(l, k)] = l->v[slot_of(l, k - 1)];
-        l->head = (l->head + 1) & (l->cap - 1);
+    if (j == 0 && l->c0 >= add) {
+        l->c0 -= add;
     } else {
-        for (uint32_t k = i; k + 1 < l->n; k++)
-            l->v[slot_of(l, k)] = l->v[slot_of(l, k + 1)];
+        if (l->c0 + l->nc + add > l->ccap) {
+            uint32_t cap = l->ccap ? l->ccap : 4;
+            while (cap < l->nc + add + 2)
+                cap *= 2;
+            /* Recentred: slack on both sides for pushes at either end. */
+            uint32_t c0 = (cap - l->nc - add) / 2;
+            st_lchunk_t *c = st_xmalloc((size_t)cap * sizeof(*c));
+            memcpy(c + c0, l->c + l->c0, (size_t)j * sizeof(*c));
+            memcpy(c + c0 + j + add, l->c + l->c0 + j, (size_t)(l->nc - j) * sizeof(*c));
+            free(l->c);
+            l->bytes += (uint64_t)(cap - l->ccap) * sizeof(*c);
+            l->c = c;
+            l->ccap = cap;
+            l->c0 = c0;
+        } else {
+            memmove(l->c + l->c0 + j + add, l->c + l->c0 + j, (size_t)(l->nc - j) * sizeof(*l->c));
+        }
     }
-    l->n--;
-    l->bytes -= elem_bytes(e);
-    shrink(l);
+    l->nc += add;
+    l->fen_ok = 0;
+    memset(st_lch(l, j), 0, (size_t)add * sizeof(*l->c));
+    return st_lch(l, j);
+}
+
+void st_list_chunks_close(st_list_t *l, uint32_t j, uint32_t k)
+{
+    if (j == 0) {
+        l->c0 += k;
+    } else {
+        memmove(l->c + l->c0 + j, l->c + l->c0 + j + k, (size_t)(l->nc - j - k) * sizeof(*l->c));
+    }
+    l->nc -= k;
+    l->fen_ok = 0;
+    if (!l->nc) l->c0 = l->ccap / 2;
+}
+
+void st_lch_free_ram(st_list_t *l, st_lchunk_t *ch)
+{
+    l->bytes -= (uint64_t)ch->cap * sizeof(*ch->v);
+    free(ch->v);
+    ch->v = NULL;
+    ch->cap = ch->first = 0;
+}
+
+/* Room in RAM chunk ch for one more element; recentred when it grows. */
+static void ram_room(st_list_t *l, st_lchunk_t *ch)
+{
+    if (ch->first > 0 && ch->first + ch->n < ch->cap) return;
+    uint32_t cap = ch->n < 4 ? 8 : ch->n * 2;
+    idx_entry_t **v = st_xmalloc((size_t)cap * sizeof(*v));
+    uint32_t first = (cap - ch->n) / 2;
+    if (ch->n) memcpy(v + first, ch->v + ch->first, (size_t)ch->n * sizeof(*v));
+    free(ch->v);
+    l->bytes += (uint64_t)cap * sizeof(*v);
+    l->bytes -= (uint64_t)ch->cap * sizeof(*v);
+    ch->v = v;
+    ch->cap = cap;
+    ch->first = first;
+}
+
+/* Put e at k of RAM chunk ch (the list's counts are the caller's). */
+static void ram_put(st_list_t *l, st_lchunk_t *ch, uint32_t k, idx_entry_t *e)
+{
+    ram_room(l, ch);
+    idx_entry_t **v = ch->v + ch->first;
+    if (k < ch->n - k) { /* the head side moves one slot left */
+        memmove(v - 1, v, (size_t)k * sizeof(*v));
+        ch->first--;
+    } else {
+        memmove(v + k + 1, v + k, (size_t)(ch->n - k) * sizeof(*v));
+    }
+    ch->v[ch->first + k] = e;
+    ch->n++;
+    uint64_t vlen = st_ent_vlen(e);
+    ch->vbytes += weight(vlen);
+    ch->npin += !st_lelem_pageable(vlen);
+    l->bytes += st_list_elem_bytes(e);
+}
+
+static idx_entry_t *ram_take(st_list_t *l, st_lchunk_t *ch, uint32_t k)
+{
+    idx_entry_t **v = ch->v + ch->first, *e = v[k];
+    if (k < ch->n - 1 - k) {
+        memmove(v + 1, v, (size_t)k * sizeof(*v));
+        ch->first++;
+    } else {
+        memmove(v + k, v + k + 1, (size_t)(ch->n - 1 - k) * sizeof(*v));
+    }
+    ch->n--;
+    uint64_t vlen = st_ent_vlen(e);
+    ch->vbytes -= weight(vlen);
+    ch->npin -= !st_lelem_pageable(vlen);
+    l->bytes -= st_list_elem_bytes(e);
     return e;
 }
 
-idx_entry_t *st_list_replace(st_list_t *l, uint32_t i, idx_entry_t *e)
+void st_lch_append(st_list_t *l, st_lchunk_t *ch, idx_entry_t *e)
 {
-    uint32_t s = slot_of(l, i);
-    idx_entry_t *old = l->v[s];
-    l->v[s] = e;
-    l->bytes += elem_bytes(e);
-    l->bytes -= elem_bytes(old);
+    ram_put(l, ch, ch->n, e);
+}
+
+static int ram_full(const st_lchunk_t *ch)
+{
+    return ch->n >= ST_LCHUNK_ELEMS || ch->vbytes >= ST_LCHUNK_BYTES;
+}
+
+/* ---- positions ------------------------------------------------------------ */
+
+static void fen_build(st_list_t *l)
+{
+    if (l->fen_cap < l->nc + 1) {
+        uint32_t cap = l->fen_cap ? l->fen_cap : 16;
+        while (cap < l->nc + 1)
+            cap *= 2;
+        l->fen = st_xrealloc(l->fen, (size_t)cap * sizeof(*l->fen));
+        l->bytes += (uint64_t)(cap - l->fen_cap) * sizeof(*l->fen);
+        l->fen_cap = cap;
+    }
+    for (uint32_t j = 1; j <= l->nc; j++)
+        l->fen[j] = st_lch(l, j - 1)->n;
+    for (uint32_t j = 1; j <= l->nc; j++) {
+        uint32_t up = j + (j & -j);
+        if (up <= l->nc) l->fen[up] += l->fen[j];
+    }
+    l->fen_ok = 1;
+}
+
+/* Chunk j's count changed by d (after the change). */
+static void fen_add(st_list_t *l, uint32_t j, int d)
+{
+    if (!l->fen_ok) return;
+    for (uint32_t x = j + 1; x <= l->nc; x += x & -x)
+        l->fen[x] += (uint64_t)(int64_t)d;
+}
+
+/* The chunk holding position i (< l->n) and i's place in it. */
+static void locate(st_list_t *l, uint32_t i, uint32_t *j, uint32_t *k)
+{
+    if (i < l->n / 2) {
+        uint32_t at = 0;
+        for (uint32_t t = 0; t < WALK_MAX && t < l->nc; t++) {
+            uint32_t n = st_lch(l, t)->n;
+            if (i < at + n) {
+                *j = t;
+                *k = i - at;
+                return;
+            }
+            at += n;
+        }
+    } else {
+        uint32_t after = l->n; /* elements before the end of chunk t */
+        for (uint32_t t = l->nc; t > 0 && l->nc - t < WALK_MAX; t--) {
+            uint32_t n = st_lch(l, t - 1)->n;
+            if (i >= after - n) {
+                *j = t - 1;
+                *k = i - (after - n);
+                return;
+            }
+            after -= n;
+        }
+    }
+    if (!l->fen_ok) fen_build(l);
+    uint32_t pos = 0, rem = i, step = 1;
+    while (step * 2 <= l->nc)
+        step *= 2;
+    for (; step; step /= 2)
+        if (pos + step <= l->nc && l->fen[pos + step] <= rem) {
+            pos += step;
+            rem -= (uint32_t)l->fen[pos];
+        }
+    *j = pos;
+    *k = rem;
+}
+
+/* ---- clean chunks ---------------------------------------------------------- */
+
+static store_ctx_t *reader(st_list_t *l, store_ctx_t *ctx)
+{
+    if (ctx) l->ctx = ctx;
+    return l->ctx;
+}
+
+/* Element k of clean chunk ch: p[0, *n) in the page (cached: valid until
+ * the next page read). */
+static const unsigned char *clean_elem(st_list_t *l, const st_lchunk_t *ch, uint32_t k, uint32_t *n)
+{
+    const unsigned char *img = st_page_read(l->ctx, ch->lsn, ch->len), *p = NULL;
+    size_t off = ST_PGIMG_HDR;
+    for (uint32_t t = 0; t <= ch->first + k; t++)
+        if (st_lpimg_next(img, ch->len, &off, &p, n) != 1) {
+            log_warn("store: a list page at LSN %llu lacks an element it counts; stopping",
+                     (unsigned long long)ch->lsn);
+            exit(EXIT_FATAL);
+        }
+    return p;
+}
+
+/* Uncount clean chunk ch's page (it leaves the list or RAM takes it). */
+static void page_gone(store_ctx_t *ctx, const st_lchunk_t *ch)
+{
+    if (ctx) st_live_add(&ctx->live, ch->lsn, ch->len, -1);
+}
+
+/* Clean chunk j becomes a RAM chunk holding copies of its window (a write
+ * inside it). */
+static void dirty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
+{
+    st_lchunk_t *ch = st_lch(l, j);
+    st_lch_count(l, ch, -1);
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    const unsigned char *img = st_page_read_into(l->ctx, ch->lsn, ch->len, &buf, &cap), *p;
+    size_t off = ST_PGIMG_HDR;
+    uint32_t n, first = ch->first, count = ch->n, len = ch->len;
+    page_gone(ctx, ch);
+    ch->lsn = 0;
+    ch->len = ch->first = ch->n = ch->vbytes = ch->npin = 0;
+    for (uint32_t t = 0; t < first + count && st_lpimg_next(img, len, &off, &p, &n) == 1; t++)
+        if (t >= first) ram_put(l, ch, ch->n, st_list_elem_new(p, n, 0));
+    free(buf);
+    st_lch_stamp(ctx, ch);
+    st_lch_count(l, ch, 1);
+    /* Tests: killed with a page's elements copied into RAM only. */
+    if (io_fault_point(IO_FAULT_LIST_DIRTY) == IO_FAULT_KILL) raise(SIGKILL);
+}
+
+/* ---- changes ----------------------------------------------------------------- */
+
+/* A new empty RAM chunk at j. */
+static st_lchunk_t *new_ram_chunk(store_ctx_t *ctx, st_list_t *l, uint32_t j)
+{
+    st_lchunk_t *ch = st_list_chunks_open(l, j, 1);
+    st_lch_stamp(ctx, ch);
+    return ch;
+}
+
+/* Split full RAM chunk j in two halves (an insertion inside it). */
+static void split(store_ctx_t *ctx, st_list_t *l, uint32_t j)
+{
+    st_lchunk_t *b = st_list_chunks_open(l, j + 1, 1), *a = st_lch(l, j);
+    st_lch_count(l, a, -1);
+    uint32_t keep = a->n / 2;
+    while (a->n > keep) {
+        idx_entry_t *e = ram_take(l, a, keep);
+        ram_put(l, b, b->n, e);
+    }
+    st_lch_stamp(ctx, a);
+    st_lch_stamp(ctx, b);
+    st_lch_count(l, a, 1);
+    st_lch_count(l, b, 1);
+}
+
+void st_list_insert(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
+{
+    reader(l, ctx);
+    uint32_t j, k;
+    st_lchunk_t *ch;
+    if (i == 0 || i == l->n) {
+        j = i == 0 ? 0 : l->nc - 1;
+        ch = l->nc ? st_lch(l, j) : NULL;
+        if (!ch || ch->lsn || ram_full(ch)) {
+            j = i == 0 ? 0 : l->nc;
+            ch = new_ram_chunk(ctx, l, j);
+        }
+        k = i == 0 ? 0 : ch->n;
+    } else {
+        locate(l, i, &j, &k);
+        if (st_lch(l, j)->lsn) dirty(ctx, l, j);
+        if (ram_full(st_lch(l, j))) {
+            split(ctx, l, j);
+            locate(l, i, &j, &k);
+        }
+        ch = st_lch(l, j);
+    }
+    st_lch_count(l, ch, -1);
+    ram_put(l, ch, k, e);
+    st_lch_stamp(ctx, ch);
+    st_lch_count(l, ch, 1);
+    l->n++;
+    fen_add(l, j, 1);
+}
+
+/* Chunk j is empty: it goes. */
+static void drop_if_empty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
+{
+    st_lchunk_t *ch = st_lch(l, j);
+    if (ch->n) return;
+    st_lch_count(l, ch, -1);
+    if (ch->lsn) page_gone(ctx, ch);
+    st_lch_free_ram(l, ch);
+    st_list_chunks_close(l, j, 1);
+}
+
+idx_entry_t *st_list_take(store_ctx_t *ctx, st_list_t *l, uint32_t i)
+{
+    reader(l, ctx);
+    uint32_t j, k;
+    locate(l, i, &j, &k);
+    st_lchunk_t *ch = st_lch(l, j);
+    idx_entry_t *e;
+    if (ch->lsn && (k == 0 || k == ch->n - 1)) { /* an edge of a page: its window moves */
+        uint32_t n;
+        const unsigned char *p = clean_elem(l, ch, k, &n);
+        e = st_list_elem_new(p, n, 0);
+        st_lch_count(l, ch, -1);
+        if (k == 0) ch->first++;
+        ch->n--;
+    } else {
+        if (ch->lsn) dirty(ctx, l, j);
+        ch = st_lch(l, j);
+        st_lch_count(l, ch, -1);
+        e = ram_take(l, ch, k);
+    }
+    st_lch_stamp(ctx, ch);
+    st_lch_count(l, ch, 1);
+    l->n--;
+    fen_add(l, j, -1);
+    drop_if_empty(ctx, l, j);
+    return e;
+}
+
+idx_entry_t *st_list_replace(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
+{
+    reader(l, ctx);
+    uint32_t j, k;
+    locate(l, i, &j, &k);
+    if (st_lch(l, j)->lsn) dirty(ctx, l, j);
+    st_lchunk_t *ch = st_lch(l, j);
+    st_lch_count(l, ch, -1);
+    idx_entry_t *old = ram_take(l, ch, k);
+    ram_put(l, ch, k, e);
+    st_lch_stamp(ctx, ch);
+    st_lch_count(l, ch, 1);
     return old;
 }
 
-/* ---- the operations table ---- */
+/* Drop up to `count` elements from the head (or tail) end chunk: the
+ * number dropped. */
+static uint32_t trim_end(store_ctx_t *ctx, st_list_t *l, int tail, uint32_t count)
+{
+    uint32_t j = tail ? l->nc - 1 : 0;
+    st_lchunk_t *ch = st_lch(l, j);
+    uint32_t d = count < ch->n ? count : ch->n;
+    st_lch_count(l, ch, -1);
+    if (ch->lsn) {
+        if (!tail) ch->first += d;
+        ch->n -= d;
+    } else {
+        for (uint32_t t = 0; t < d; t++) {
+            idx_entry_t *e = ram_take(l, ch, tail ? ch->n - 1 : 0);
+            if (ctx) st_ent_live_add(&ctx->live, e, -1);
+            st_list_elem_free(e);
+        }
+    }
+    st_lch_stamp(ctx, ch);
+    st_lch_count(l, ch, 1);
+    l->n -= d;
+    fen_add(l, j, -(int)d);
+    drop_if_empty(ctx, l, j);
+    return d;
+}
+
+void st_list_trim(store_ctx_t *ctx, st_list_t *l, uint32_t head, uint32_t tail)
+{
+    reader(l, ctx);
+    while (head && l->n)
+        head -= trim_end(ctx, l, 0, head);
+    while (tail && l->n)
+        tail -= trim_end(ctx, l, 1, tail);
+}
+
+void st_list_seal(store_ctx_t *ctx, st_list_t *l)
+{
+    reader(l, ctx);
+    for (uint32_t j = 0; j < l->nc; j++)
+        if (!st_lch(l, j)->stamp.lsn) st_lch_stamp(ctx, st_lch(l, j));
+}
+
+idx_entry_t *st_list_at(st_list_t *l, uint32_t i)
+{
+    uint32_t j, k;
+    locate(l, i, &j, &k);
+    st_lchunk_t *ch = st_lch(l, j);
+    if (!ch->lsn) return ch->v[ch->first + k];
+    uint32_t n;
+    const unsigned char *p = clean_elem(l, ch, k, &n);
+    return st_hash_mat_new(l->ctx, "", 0, p, n);
+}
+
+/* ---- walking ------------------------------------------------------------------ */
+
+void st_list_iter_init(st_list_iter_t *it, st_list_t *l, uint32_t from, uint32_t count, int rev)
+{
+    memset(it, 0, sizeof(*it));
+    it->l = l;
+    it->rev = rev;
+    it->cj = UINT32_MAX;
+    it->left = from < l->n ? count : 0;
+    if (it->left) locate(l, from, &it->j, &it->k);
+}
+
+/* Index clean chunk j's window into it->p[], it->n[]. */
+static void iter_load(st_list_iter_t *it, uint32_t j)
+{
+    const st_lchunk_t *ch = st_lch(it->l, j);
+    const unsigned char *img = st_page_read_into(it->l->ctx, ch->lsn, ch->len, &it->buf, &it->cap),
+                        *p;
+    if (it->pcap < ch->n) {
+        it->pcap = ch->n;
+        it->p = st_xrealloc(it->p, (size_t)ch->n * sizeof(*it->p));
+        it->n = st_xrealloc(it->n, (size_t)ch->n * sizeof(*it->n));
+    }
+    size_t off = ST_PGIMG_HDR;
+    uint32_t n;
+    for (uint32_t t = 0; t < ch->first + ch->n; t++) {
+        if (st_lpimg_next(img, ch->len, &off, &p, &n) != 1) {
+            log_warn("store: a list page at LSN %llu lacks an element it counts; stopping",
+                     (unsigned long long)ch->lsn);
+            exit(EXIT_FATAL);
+        }
+        if (t >= ch->first) {
+            it->p[t - ch->first] = p;
+            it->n[t - ch->first] = n;
+        }
+    }
+    it->cj = j;
+}
+
+int st_list_next(st_list_iter_t *it, st_lelem_t *x)
+{
+    if (!it->left) return 0;
+    const st_lchunk_t *ch = st_lch(it->l, it->j);
+    if (!ch->lsn) {
+        *x = (st_lelem_t){ch->v[ch->first + it->k], NULL, 0};
+    } else {
+        if (it->cj != it->j) iter_load(it, it->j);
+        *x = (st_lelem_t){NULL, it->p[it->k], it->n[it->k]};
+    }
+    if (--it->left) {
+        if (!it->rev && ++it->k == ch->n) {
+            it->j++;
+            it->k = 0;
+        } else if (it->rev && it->k-- == 0) {
+            it->j--;
+            it->k = st_lch(it->l, it->j)->n - 1;
+        }
+    }
+    return 1;
+}
+
+void st_list_iter_free(st_list_iter_t *it)
+{
+    free(it->buf);
+    free(it->p);
+    free(it->n);
+    memset(it, 0, sizeof(*it));
+}
+
+uint64_t st_lelem_len(const st_lelem_t *x)
+{
+    return x->e ? st_ent_vlen(x->e) : x->n;
+}
+
+int st_lelem_bytes(store_ctx_t *ctx, const st_lelem_t *x, const unsigned char **p,
+                   unsigned char **tmp, size_t *cap)
+{
+    if (!x->e) {
+        *p = x->p;
+        return 0;
+    }
+    if (st_ent_kind(x->e) == VK_INLINE) {
+        *p = st_ent_inline(x->e);
+        return 0;
+    }
+    uint64_t n = st_ent_vlen(x->e);
+    if (*cap < n) {
+        *tmp = st_xrealloc(*tmp, (size_t)n);
+        *cap = (size_t)n;
+    }
+    *p = *tmp;
+    return st_read_value(ctx, x->e, *tmp);
+}
+
+void st_lelem_reply(store_ctx_t *ctx, const st_lelem_t *x, buf_t *r)
+{
+    if (x->e)
+        st_reply_value(ctx, x->e, r);
+    else
+        resp_bulk(r, x->p, x->n);
+}
+
+idx_entry_t *st_lelem_entry(store_ctx_t *ctx, const st_lelem_t *x)
+{
+    return x->e ? x->e : st_hash_mat_new(ctx, "", 0, x->p, x->n);
+}
+
+/* ---- the operations table ------------------------------------------------------ */
 
 static void list_free(st_obj_t *o)
 {
     st_list_t *l = (st_list_t *)o;
-    for (uint32_t i = 0; i < l->n; i++)
-        st_list_elem_free(st_list_at(l, i));
-    free(l->v);
+    for (uint32_t j = 0; j < l->nc; j++) {
+        st_lchunk_t *ch = st_lch(l, j);
+        for (uint32_t k = 0; !ch->lsn && k < ch->n; k++)
+            st_list_elem_free(ch->v[ch->first + k]);
+        free(ch->v);
+    }
+    free(l->c);
+    free(l->fen);
     free(l);
 }
 
+/* Pages are shared (the log is immutable), stamps copied with the
+ * contents they name. */
 static st_obj_t *list_dup(const st_obj_t *o)
 {
     const st_list_t *l = (const st_list_t *)o;
     st_list_t *c = st_list_new();
-    for (uint32_t i = 0; i < l->n; i++) {
-        idx_entry_t *e = st_list_at(l, i);
-        rec_arg_t name = {(const unsigned char *)"", 0};
-        st_list_insert(c, c->n, st_ent_dup(e, &name));
+    c->ctx = l->ctx;
+    rec_arg_t name = {(const unsigned char *)"", 0};
+    if (l->nc) st_list_chunks_open(c, 0, l->nc);
+    for (uint32_t j = 0; j < l->nc; j++) {
+        const st_lchunk_t *s = st_lch(l, j);
+        st_lchunk_t *d = st_lch(c, j);
+        if (s->lsn) {
+            *d = *s;
+            d->busy = 0;
+        } else {
+            d->stamp = s->stamp;
+            for (uint32_t k = 0; k < s->n; k++)
+                ram_put(c, d, k, st_ent_dup(s->v[s->first + k], &name));
+        }
+        st_lch_count(c, d, 1);
+        c->n += d->n;
     }
     return &c->obj;
 }
 
-/* Order matters: a running XXH3 over each element's length and bytes. */
+/* Order matters: a running XXH3 over each element's length and bytes
+ * (the same whether an element is in RAM or a page). */
 static int list_digest(store_ctx_t *ctx, const st_obj_t *o, uint64_t *out)
 {
-    const st_list_t *l = (const st_list_t *)o;
+    st_list_t *l = (st_list_t *)o;
+    reader(l, ctx);
     XXH3_state_t st;
     XXH3_64bits_reset(&st);
-    unsigned char *buf = NULL;
+    unsigned char *tmp = NULL;
     size_t cap = 0;
     int rc = 0;
-    for (uint32_t i = 0; i < l->n && !rc; i++) {
-        idx_entry_t *e = st_list_at(l, i);
-        uint64_t vlen = st_ent_vlen(e);
-        if (vlen > cap) {
-            buf = st_xrealloc(buf, (size_t)vlen);
-            cap = (size_t)vlen;
-        }
-        rc = st_read_value(ctx, e, buf);
+    st_list_iter_t it;
+    st_lelem_t x;
+    st_list_iter_init(&it, l, 0, l->n, 0);
+    while (!rc && st_list_next(&it, &x)) {
+        const unsigned char *p;
+        uint64_t vlen = st_lelem_len(&x);
+        rc = st_lelem_bytes(ctx, &x, &p, &tmp, &cap);
         XXH3_64bits_update(&st, &vlen, sizeof(vlen));
-        XXH3_64bits_update(&st, buf, (size_t)vlen);
+        if (!rc) XXH3_64bits_update(&st, p, (size_t)vlen);
     }
-    free(buf);
+    st_list_iter_free(&it);
+    free(tmp);
     *out = XXH3_64bits_digest(&st) ^ 0x6C697374ull; /* "list": unlike an equal hash */
     return rc ? -1 : 0;
 }
@@ -216,8 +705,14 @@ static uint64_t list_mem(const st_obj_t *o)
 static void list_count_log(const st_obj_t *o, st_live_t *t, int sign)
 {
     const st_list_t *l = (const st_list_t *)o;
-    for (uint32_t i = 0; i < l->n; i++)
-        st_ent_live_add(t, st_list_at(l, i), sign);
+    for (uint32_t j = 0; j < l->nc; j++) {
+        const st_lchunk_t *ch = st_lch(l, j);
+        if (ch->lsn)
+            st_live_add(t, ch->lsn, ch->len, sign);
+        else
+            for (uint32_t k = 0; k < ch->n; k++)
+                st_ent_live_add(t, ch->v[ch->first + k], sign);
+    }
 }
 
 static const char *list_encoding(const st_obj_t *o)
@@ -226,16 +721,28 @@ static const char *list_encoding(const st_obj_t *o)
     return "quicklist";
 }
 
+static void list_bind(st_obj_t *o, store_ctx_t *ctx)
+{
+    ((st_list_t *)o)->ctx = ctx;
+}
+
 /*
- * Checkpoint stream (integers little-endian):
- *   u8 version (1), u32 element count, then per element, head first:
+ * Checkpoint stream (integers little-endian). Version 2 (D63):
+ *   u8 2, u32 element count, u32 chunk count, then per chunk, head first:
+ *     u8 0 (RAM), u64 stamp lsn, u32 stamp seq, u32 n, n elements as
+ *       version 1 writes them;
+ *     u8 1 (a page), u64 stamp lsn, u32 stamp seq, u64 page lsn, u32 page
+ *       length, u32 first, u32 n.
+ * Version 1 (before D63; still read, into RAM chunks stamped by their
+ * contents): u8 1, u32 element count, then per element, head first:
  *     u8 0, u32 length, bytes        (inline; read back at any length)
  *     u8 1, u64 lsn, u32 length      (a log extent)
  *     u8 2, u32 length, bytes        (held in RAM: a long element RESTORE
  *                                     decoded from an LZF node, D40, or
  *                                     read from a big value's parts, D45)
  */
-#define CKPT_VERSION 1
+#define CKPT_V1 1
+#define CKPT_V2 2
 
 static void put_u32(buf_t *b, uint32_t v)
 {
@@ -244,76 +751,162 @@ static void put_u32(buf_t *b, uint32_t v)
     buf_append(b, p, 4);
 }
 
+static void put_u64(buf_t *b, uint64_t v)
+{
+    unsigned char p[8];
+    cmd_put_i64(p, (int64_t)v);
+    buf_append(b, p, 8);
+}
+
+static void put_elem(buf_t *out, idx_entry_t *e)
+{
+    if (st_ent_kind(e) == VK_EXTENT) {
+        uint64_t lsn;
+        uint32_t len;
+        st_ent_get_ext1(e, &lsn, &len);
+        buf_append(out, "\1", 1);
+        put_u64(out, lsn);
+        put_u32(out, len);
+    } else if (st_ent_kind(e) == VK_LIST) { /* one PIECE_RAM (st_ent_new_ram) */
+        const st_pieces_t *pl = st_ent_pieces(e);
+        uint32_t len = (uint32_t)st_ent_vlen(e);
+        buf_append(out, "\2", 1);
+        put_u32(out, len);
+        buf_append(out, st_piece_ram(&pl->p[0]), len);
+    } else {
+        /* Inline: read without I/O. */
+        uint64_t vlen = st_ent_vlen(e);
+        buf_append(out, "\0", 1);
+        put_u32(out, (uint32_t)vlen);
+        buf_reserve(out, (size_t)vlen);
+        if (st_read_value(NULL, e, (unsigned char *)out->data + out->len)) abort();
+        out->len += (size_t)vlen;
+    }
+}
+
 static void list_ckpt_write(const st_obj_t *o, buf_t *out)
 {
     const st_list_t *l = (const st_list_t *)o;
-    buf_append(out, "\1", 1);
+    buf_append(out, "\2", 1);
     put_u32(out, l->n);
-    for (uint32_t i = 0; i < l->n; i++) {
-        idx_entry_t *e = st_list_at(l, i);
-        if (st_ent_kind(e) == VK_EXTENT) {
-            uint64_t lsn;
-            uint32_t len;
-            unsigned char p[8];
-            st_ent_get_ext1(e, &lsn, &len);
-            buf_append(out, "\1", 1);
-            cmd_put_i64(p, (int64_t)lsn);
-            buf_append(out, p, 8);
-            put_u32(out, len);
-        } else if (st_ent_kind(e) == VK_LIST) { /* one PIECE_RAM (st_ent_new_ram) */
-            const st_pieces_t *pl = st_ent_pieces(e);
-            uint32_t len = (uint32_t)st_ent_vlen(e);
-            buf_append(out, "\2", 1);
-            put_u32(out, len);
-            buf_append(out, st_piece_ram(&pl->p[0]), len);
+    put_u32(out, l->nc);
+    for (uint32_t j = 0; j < l->nc; j++) {
+        const st_lchunk_t *ch = st_lch(l, j);
+        buf_append(out, ch->lsn ? "\1" : "\0", 1);
+        put_u64(out, ch->stamp.lsn);
+        put_u32(out, ch->stamp.seq);
+        if (ch->lsn) {
+            put_u64(out, ch->lsn);
+            put_u32(out, ch->len);
+            put_u32(out, ch->first);
+            put_u32(out, ch->n);
         } else {
-            /* Inline: read without I/O. */
-            uint64_t vlen = st_ent_vlen(e);
-            buf_append(out, "\0", 1);
-            put_u32(out, (uint32_t)vlen);
-            buf_reserve(out, (size_t)vlen);
-            if (st_read_value(NULL, e, (unsigned char *)out->data + out->len)) abort();
-            out->len += (size_t)vlen;
+            put_u32(out, ch->n);
+            for (uint32_t k = 0; k < ch->n; k++)
+                put_elem(out, ch->v[ch->first + k]);
         }
     }
+}
+
+/* One element as put_elem wrote it, at p[*at, len): the entry, or NULL. */
+static idx_entry_t *get_elem(const unsigned char *p, size_t len, size_t *at)
+{
+    if (len - *at < 5) return NULL;
+    unsigned kind = p[(*at)++];
+    rec_arg_t name = {(const unsigned char *)"", 0};
+    if (kind == 1) {
+        if (len - *at < 12) return NULL;
+        uint64_t lsn = (uint64_t)cmd_get_i64(p + *at);
+        uint32_t vlen = cmd_get_u32(p + *at + 8);
+        *at += 12;
+        if (vlen <= STORE_INLINE_MAX || lsn == 0) return NULL; /* never written so */
+        rec_arg_t val = {NULL, vlen};
+        return st_ent_new(&name, &val, lsn, 0);
+    }
+    uint32_t vlen = cmd_get_u32(p + *at);
+    *at += 4;
+    if (kind > 2 || len - *at < vlen || (kind == 2 && vlen <= STORE_INLINE_MAX)) return NULL;
+    idx_entry_t *e =
+        kind == 2 ? st_ent_new_ram(&name, p + *at, vlen, 0) : st_list_elem_new(p + *at, vlen, 0);
+    *at += vlen;
+    return e;
+}
+
+/* The tail RAM chunk of l for one more element read in order (v1). */
+static st_lchunk_t *v1_chunk(st_list_t *l)
+{
+    st_lchunk_t *ch = l->nc ? st_lch(l, l->nc - 1) : NULL;
+    return ch && !ram_full(ch) ? ch : st_list_chunks_open(l, l->nc, 1);
+}
+
+/* A version 1 stream's chunk, stamped by its contents (no record made it
+ * here): bit 63 set, the element bytes' hash, the chunk's place. */
+static void v1_stamp(st_lchunk_t *ch, uint32_t j)
+{
+    XXH3_state_t st;
+    XXH3_64bits_reset(&st);
+    for (uint32_t k = 0; k < ch->n; k++) {
+        idx_entry_t *e = ch->v[ch->first + k];
+        XXH3_64bits_update(&st, e, st_entry_size(e->klen, e->ilen, e->vkind));
+    }
+    ch->stamp = (st_lstamp_t){XXH3_64bits_digest(&st) | (1ull << 63), j};
 }
 
 static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
 {
     size_t at = 5;
-    if (len < 5 || p[0] != CKPT_VERSION) return -1;
+    if (len < 5 || (p[0] != CKPT_V1 && p[0] != CKPT_V2)) return -1;
     uint32_t n = cmd_get_u32(p + 1);
     st_list_t *l = st_list_new();
-    for (uint32_t i = 0; i < n; i++) {
-        if (len - at < 5) goto bad;
-        unsigned kind = p[at++];
-        idx_entry_t *e;
-        if (kind == 1) {
-            if (len - at < 12) goto bad;
-            uint64_t lsn = (uint64_t)cmd_get_i64(p + at);
-            uint32_t vlen = cmd_get_u32(p + at + 8);
-            at += 12;
-            if (vlen <= STORE_INLINE_MAX || lsn == 0) goto bad; /* never written so */
-            rec_arg_t name = {(const unsigned char *)"", 0}, val = {NULL, vlen};
-            e = st_ent_new(&name, &val, lsn, 0);
-        } else if (kind == 2) {
-            uint32_t vlen = cmd_get_u32(p + at);
+    if (p[0] == CKPT_V1) {
+        for (uint32_t i = 0; i < n; i++) {
+            idx_entry_t *e = get_elem(p, len, &at);
+            if (!e) goto bad;
+            st_lchunk_t *ch = v1_chunk(l);
+            ram_put(l, ch, ch->n, e);
+            l->n++;
+        }
+        for (uint32_t j = 0; j < l->nc; j++) {
+            v1_stamp(st_lch(l, j), j);
+            st_lch_count(l, st_lch(l, j), 1);
+        }
+        *out = &l->obj;
+        return (long)at;
+    }
+    if (len - at < 4) goto bad;
+    uint32_t nc = cmd_get_u32(p + at);
+    at += 4;
+    for (uint32_t j = 0; j < nc; j++) {
+        if (len - at < 17) goto bad; /* kind, stamp, and at least 4 more */
+        unsigned kind = p[at];
+        st_lstamp_t s = {(uint64_t)cmd_get_i64(p + at + 1), cmd_get_u32(p + at + 9)};
+        at += 13;
+        st_lchunk_t *ch = st_list_chunks_open(l, l->nc, 1);
+        ch->stamp = s;
+        if (kind == 1) { /* u64 page lsn, u32 length, u32 first, u32 n */
+            if (len - at < 20) goto bad;
+            ch->lsn = (uint64_t)cmd_get_i64(p + at);
+            ch->len = cmd_get_u32(p + at + 8);
+            ch->first = cmd_get_u32(p + at + 12);
+            ch->n = cmd_get_u32(p + at + 16);
+            at += 20;
+            if (!ch->lsn || ch->len < ST_PGIMG_HDR || !ch->n) goto bad;
+        } else if (kind == 0) { /* u32 n, the elements */
+            uint32_t cn = cmd_get_u32(p + at);
             at += 4;
-            if (vlen <= STORE_INLINE_MAX || len - at < vlen) goto bad;
-            rec_arg_t name = {(const unsigned char *)"", 0};
-            e = st_ent_new_ram(&name, p + at, vlen, 0);
-            at += vlen;
-        } else if (kind == 0) {
-            uint32_t vlen = cmd_get_u32(p + at);
-            at += 4;
-            if (len - at < vlen) goto bad;
-            e = st_list_elem_new(p + at, vlen, 0);
-            at += vlen;
+            for (uint32_t k = 0; k < cn; k++) {
+                idx_entry_t *e = get_elem(p, len, &at);
+                if (!e) goto bad;
+                ram_put(l, ch, ch->n, e);
+            }
+            if (!ch->n) goto bad;
         } else {
             goto bad;
         }
-        st_list_insert(l, l->n, e);
+        st_lch_count(l, ch, 1);
+        l->n += ch->n;
     }
+    if (l->n != n) goto bad;
     *out = &l->obj;
     return (long)at;
 bad:
@@ -332,4 +925,5 @@ const st_type_ops_t st_list_ops = {
     .encoding = list_encoding,
     .ckpt_write = list_ckpt_write,
     .ckpt_read = list_ckpt_read,
+    .bind = list_bind,
 };

@@ -1,14 +1,23 @@
 /*
  * page.c - the page image (page.h): a sorted run of a paged collection's
- * members as a CMD_PAGE record carries it and the log keeps it (D60).
- * Pure functions over bytes; no state. Used by core/hash_paged.c and
- * core/hash_pgrec.c.
+ * members as a CMD_PAGE record carries it and the log keeps it (D60), and
+ * a list's run of elements as a CMD_LPAGE record does (D63). Functions
+ * over bytes, and the read of a page back from the log (through the
+ * context's one-page cache). Used by core/hash_paged.c,
+ * core/hash_pgrec.c, core/list.c and core/list_page.c.
+ *
+ * Store process only.
  */
 #include "page.h"
 
+#include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "command.h"
+#include "entry.h"
+#include "log.h"
+#include "value.h"
 
 static uint64_t get_u64(const unsigned char *p)
 {
@@ -105,4 +114,88 @@ void st_pgimg_begin(buf_t *b, uint64_t lo)
 void st_pgimg_finish(buf_t *img, uint32_t count)
 {
     cmd_put_u32((unsigned char *)img->data + 4, count);
+}
+
+/* ---- a list's page (D63) ------------------------------------------------- */
+
+void st_lpimg_begin(buf_t *b)
+{
+    unsigned char hdr[ST_PGIMG_HDR];
+    cmd_put_u32(hdr, ST_LPIMG_MAGIC);
+    cmd_put_u32(hdr + 4, 0);
+    cmd_put_i64(hdr + 8, 0);
+    buf_append(b, hdr, sizeof(hdr));
+}
+
+void st_lpimg_put(buf_t *b, const void *p, uint32_t n)
+{
+    unsigned char hdr[ST_LPIMG_ENT_HDR] = {(unsigned char)n, (unsigned char)(n >> 8)};
+    buf_append(b, hdr, sizeof(hdr));
+    buf_append(b, p, n);
+}
+
+int st_lpimg_next(const unsigned char *img, size_t len, size_t *off, const unsigned char **p,
+                  uint32_t *n)
+{
+    if (*off == len) return 0;
+    if (len - *off < ST_LPIMG_ENT_HDR) return -1;
+    const unsigned char *q = img + *off;
+    *n = (uint32_t)q[0] | (uint32_t)q[1] << 8;
+    if (len - *off - ST_LPIMG_ENT_HDR < *n) return -1;
+    *p = q + ST_LPIMG_ENT_HDR;
+    *off += ST_LPIMG_ENT_HDR + *n;
+    return 1;
+}
+
+long st_lpimg_check(const unsigned char *img, size_t len, uint32_t max)
+{
+    if (len < ST_PGIMG_HDR || cmd_get_u32(img) != ST_LPIMG_MAGIC || get_u64(img + 8) != 0)
+        return -1;
+    size_t off = ST_PGIMG_HDR;
+    const unsigned char *p;
+    uint32_t n, count = 0;
+    int rc;
+    while ((rc = st_lpimg_next(img, len, &off, &p, &n)) == 1) {
+        if (n > max) return -1;
+        count++;
+    }
+    return rc == 0 && count == st_pgimg_count(img) ? (long)count : -1;
+}
+
+/* ---- reading a page back ----------------------------------------------- */
+
+const unsigned char *st_page_read_into(store_ctx_t *ctx, uint64_t lsn, uint32_t len,
+                                       unsigned char **dst, size_t *cap)
+{
+    if (*cap < len) {
+        *dst = st_xrealloc(*dst, len);
+        *cap = len;
+    }
+    if (st_read_log(ctx, lsn, len, *dst)) {
+        log_warn("store: cannot read the page at LSN %llu (%u bytes) of a paged collection: the "
+                 "state would no longer follow the log; stopping",
+                 (unsigned long long)lsn, len);
+        exit(EXIT_FATAL);
+    }
+    return *dst;
+}
+
+const unsigned char *st_page_read(store_ctx_t *ctx, uint64_t lsn, uint32_t len)
+{
+    st_pgio_t *io = &ctx->pgio;
+    if (io->lsn == lsn && io->len == len && io->lsn) return io->buf;
+    io->lsn = 0;
+    st_page_read_into(ctx, lsn, len, &io->buf, &io->cap);
+    io->lsn = lsn;
+    io->len = len;
+    return io->buf;
+}
+
+uint32_t st_page_seq(store_ctx_t *ctx)
+{
+    if (ctx->pg_stamp != ctx->applied) {
+        ctx->pg_stamp = ctx->applied;
+        ctx->pg_seq = 0;
+    }
+    return ctx->pg_seq++;
 }

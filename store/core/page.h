@@ -5,6 +5,12 @@
  *   u32 magic ("PGv1"), u32 count, u64 lo (the range's first hash), then
  *   count entries, each u64 hash, u16 name length, u16 value length, the
  *   name, the value.
+ * A list's page (D63: consecutive elements of a list, in a CMD_LPAGE
+ * record) has the same header with its own magic ("PLv1") and lo 0, then
+ * count entries, each u16 length and the element's bytes.
+ *
+ * Reading a page back from the log (st_page_read) goes through the
+ * store context's one-page cache.
  */
 #ifndef ATTIC_STORE_PAGE_H
 #define ATTIC_STORE_PAGE_H
@@ -14,9 +20,13 @@
 
 #include "buf.h"
 
+struct store_ctx;
+
 #define ST_PGIMG_MAGIC   0x31764750u /* "PGv1" */
 #define ST_PGIMG_HDR     16u
 #define ST_PGIMG_ENT_HDR 12u
+#define ST_LPIMG_MAGIC   0x31764c50u /* "PLv1" */
+#define ST_LPIMG_ENT_HDR 2u
 
 /* One member of an image: pointers into the image's bytes. */
 typedef struct st_pgent {
@@ -46,5 +56,31 @@ void st_pgimg_begin(buf_t *b, uint64_t lo);
 void st_pgimg_put(buf_t *b, uint64_t h, const void *name, uint32_t nlen, const void *val,
                   uint32_t vlen);
 void st_pgimg_finish(buf_t *b, uint32_t count);
+
+/* A list's page: begin (header, count 0), put each element (at most
+ * UINT16_MAX bytes), then st_pgimg_finish. st_lpimg_next: the element at
+ * *off (start at ST_PGIMG_HDR): 1 with *p, *n set and *off moved, 0 at the
+ * end, -1 when malformed. st_lpimg_check: the whole image is a list page
+ * whose entries fill it exactly and agree with its count, each at most
+ * max bytes: its count, or -1. */
+void st_lpimg_begin(buf_t *b);
+void st_lpimg_put(buf_t *b, const void *p, uint32_t n);
+int st_lpimg_next(const unsigned char *img, size_t len, size_t *off, const unsigned char **p,
+                  uint32_t *n);
+long st_lpimg_check(const unsigned char *img, size_t len, uint32_t max);
+
+/* The page of len bytes at lsn, read from the log: into *dst (grown to
+ * *cap), or through ctx's one-page cache (valid until the next
+ * st_page_read). A read that fails stops the store (EXIT_FATAL): the state
+ * could no longer follow the log. */
+const unsigned char *st_page_read_into(struct store_ctx *ctx, uint64_t lsn, uint32_t len,
+                                       unsigned char **dst, size_t *cap);
+const unsigned char *st_page_read(struct store_ctx *ctx, uint64_t lsn, uint32_t len);
+
+/* The next number of the record being applied (ctx->applied): 0, 1, ...
+ * from each new record on. With ctx->applied, it names something a record
+ * made uniquely, the same on every replay (paged objects' ids, list
+ * chunks' stamps). */
+uint32_t st_page_seq(struct store_ctx *ctx);
 
 #endif

@@ -500,22 +500,27 @@ static int dump_list(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
     int rc = 0;
     /* Redis clamps a list's fill to -5..32767 when it makes the list. */
     int fill = ctx->list_fill < -5 ? -5 : ctx->list_fill > 32767 ? 32767 : (int)ctx->list_fill;
-    for (uint32_t i = 0; i < st_list_len(l) && !rc; i++) {
-        idx_entry_t *x = st_list_at(l, i);
-        uint64_t n = st_ent_vlen(x);
-        unsigned char *tmp = malloc(n ? n : 1);
-        if (!tmp || st_read_value(ctx, x, tmp)) {
+    st_list_iter_t it;
+    st_lelem_t x;
+    unsigned char *tmp = NULL;
+    size_t cap = 0;
+    st_list_iter_init(&it, l, 0, st_list_len(l), 0);
+    while (!rc && st_list_next(&it, &x)) {
+        uint64_t n = st_lelem_len(&x);
+        const unsigned char *v;
+        if (st_lelem_bytes(ctx, &x, &v, &tmp, &cap)) {
             rc = -1;
         } else if (n >= LIST_PLAIN_THRESHOLD) {
             ql_flush(&q, &lp, &count);
-            ql_add(&q, QL_CONTAINER_PLAIN, tmp, n);
+            ql_add(&q, QL_CONTAINER_PLAIN, v, n);
         } else {
             if (count && !ql_node_allows(lp.len + 1, count, n, fill)) ql_flush(&q, &lp, &count);
-            st_lp_entry(&lp, tmp, n);
+            st_lp_entry(&lp, v, n);
             count++;
         }
-        free(tmp);
     }
+    st_list_iter_free(&it);
+    free(tmp);
     ql_flush(&q, &lp, &count);
     buf_free(&lp);
     if (!rc) ql_write(ctx, &q, out);

@@ -38,23 +38,24 @@
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"
 
-/* 1 when element e's bytes are p[0, n), 0 when not, -1 on an I/O error
+/* 1 when element x's bytes are p[0, n), 0 when not, -1 on an I/O error
  * (logged). */
-static int elem_eq(store_ctx_t *ctx, idx_entry_t *e, const void *p, uint32_t n)
+static int elem_eq(store_ctx_t *ctx, const st_lelem_t *x, const void *p, uint32_t n)
 {
-    if (st_ent_vlen(e) != n) return 0;
-    if (st_ent_kind(e) == VK_INLINE) return memcmp(st_ent_inline(e), p, n) == 0;
-    unsigned char *tmp = st_xmalloc(n ? n : 1);
-    int rc = st_read_value(ctx, e, tmp);
-    int eq = rc ? -1 : memcmp(tmp, p, n) == 0;
+    if (st_lelem_len(x) != n) return 0;
+    const unsigned char *v;
+    unsigned char *tmp = NULL;
+    size_t cap = 0;
+    int rc = st_lelem_bytes(ctx, x, &v, &tmp, &cap);
+    int eq = rc ? -1 : memcmp(v, p, n) == 0;
     free(tmp);
     return eq;
 }
 
 /* elem_eq while applying a record: an unreadable log cannot be followed. */
-static int elem_eq_apply(store_ctx_t *ctx, idx_entry_t *e, const void *p, uint32_t n)
+static int elem_eq_apply(store_ctx_t *ctx, const st_lelem_t *x, const void *p, uint32_t n)
 {
-    int eq = elem_eq(ctx, e, p, n);
+    int eq = elem_eq(ctx, x, p, n);
     if (eq < 0) {
         log_warn("store: cannot read a list element back from the log while applying a "
                  "record: the state would no longer follow the log; stopping");
@@ -71,14 +72,14 @@ static void account(store_ctx_t *ctx, const st_list_t *l, uint64_t before)
 /* Add element e to l (in the index) at i, counting its log bytes. */
 static void add_at(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
 {
-    st_list_insert(l, i, e);
+    st_list_insert(ctx, l, i, e);
     st_ent_live_add(&ctx->live, e, 1);
 }
 
 /* Take element i out of l, uncounting its log bytes (the caller frees). */
 static idx_entry_t *take_at(store_ctx_t *ctx, st_list_t *l, uint32_t i)
 {
-    idx_entry_t *e = st_list_take(l, i);
+    idx_entry_t *e = st_list_take(ctx, l, i);
     st_ent_live_add(&ctx->live, e, -1);
     return e;
 }
@@ -186,7 +187,7 @@ void st_apply_lset(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     uint64_t before = st_list_bytes(l);
     idx_entry_t *e = st_list_elem_new(a->argv[2].ptr, a->argv[2].len, st_arg_lsn(a, 2));
     st_ent_live_add(&ctx->live, e, 1);
-    idx_entry_t *old = st_list_replace(l, (uint32_t)idx, e);
+    idx_entry_t *old = st_list_replace(ctx, l, (uint32_t)idx, e);
     st_ent_live_add(&ctx->live, old, -1);
     st_list_elem_free(old);
     account(ctx, l, before);
@@ -219,11 +220,8 @@ void st_apply_ltrim(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         uint32_t len = st_list_len(l), from = 0, n = 0;
         if (!clamp_range(start, stop, len, &from, &n)) from = n = 0;
         uint64_t before = st_list_bytes(l);
-        uint32_t tail = len - from - n;
-        for (uint32_t k = 0; k < tail; k++)
-            st_list_elem_free(take_at(ctx, l, st_list_len(l) - 1));
-        for (uint32_t k = 0; k < from; k++)
-            st_list_elem_free(take_at(ctx, l, 0));
+        /* Whole chunks and pages go without a read (D63). */
+        st_list_trim(ctx, l, from, len - from - n);
         account(ctx, l, before);
         st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
         if (!st_list_len(l)) st_remove(a->db, slot);
@@ -244,24 +242,25 @@ void st_apply_lrem(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         uint64_t before = st_list_bytes(l);
         unsigned long long want =
             count < 0 ? -(unsigned long long)count : (unsigned long long)count;
-        if (count >= 0) {
-            for (uint32_t i = 0;
-                 i < st_list_len(l) && (!want || (unsigned long long)removed < want);) {
-                if (elem_eq_apply(ctx, st_list_at(l, i), v->ptr, v->len)) {
-                    st_list_elem_free(take_at(ctx, l, i));
-                    removed++;
-                } else {
-                    i++;
-                }
+        /* The matches' positions first (one pass over the pages), then
+         * taken out from the last, so that the earlier ones stay put. */
+        uint32_t len = st_list_len(l), *at = NULL, nat = 0, cap = 0;
+        st_list_iter_t it;
+        st_lelem_t x;
+        st_list_iter_init(&it, l, count < 0 ? len - 1 : 0, len, count < 0);
+        for (uint32_t k = 0; st_list_next(&it, &x) && (!want || nat < want); k++) {
+            if (!elem_eq_apply(ctx, &x, v->ptr, v->len)) continue;
+            if (nat == cap) {
+                cap = cap ? cap * 2 : 16;
+                at = st_xrealloc(at, (size_t)cap * sizeof(*at));
             }
-        } else {
-            for (uint32_t i = st_list_len(l); i > 0 && (unsigned long long)removed < want; i--) {
-                if (elem_eq_apply(ctx, st_list_at(l, i - 1), v->ptr, v->len)) {
-                    st_list_elem_free(take_at(ctx, l, i - 1));
-                    removed++;
-                }
-            }
+            at[nat++] = count < 0 ? len - 1 - k : k;
         }
+        st_list_iter_free(&it);
+        for (uint32_t t = 0; t < nat; t++) /* the last position first */
+            st_list_elem_free(take_at(ctx, l, count < 0 ? at[t] : at[nat - 1 - t]));
+        free(at);
+        removed = nat;
         account(ctx, l, before);
         if (removed) st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
         if (!st_list_len(l)) st_remove(a->db, slot);
@@ -282,8 +281,12 @@ void st_apply_linsert(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     if (st_wrongtype(slot, ST_LIST, r)) return;
     st_list_t *l = st_ent_list(*slot);
     uint32_t len = st_list_len(l), i = 0;
-    while (i < len && !elem_eq_apply(ctx, st_list_at(l, i), pivot->ptr, pivot->len))
+    st_list_iter_t it;
+    st_lelem_t x;
+    st_list_iter_init(&it, l, 0, len, 0);
+    while (st_list_next(&it, &x) && !elem_eq_apply(ctx, &x, pivot->ptr, pivot->len))
         i++;
+    st_list_iter_free(&it);
     if (i == len) {
         if (r) resp_integer(r, -1);
         return;
@@ -501,8 +504,12 @@ void st_read_lrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         return;
     }
     resp_array(r, n);
-    for (uint32_t i = 0; i < n; i++)
-        st_reply_value(ctx, st_list_at(l, from + i), r);
+    st_list_iter_t it;
+    st_lelem_t x;
+    st_list_iter_init(&it, l, from, n, 0);
+    while (st_list_next(&it, &x))
+        st_lelem_reply(ctx, &x, r);
+    st_list_iter_free(&it);
 }
 
 /* A LPOS option's number: Redis' getPositiveLongFromObjectOrReply with its
@@ -564,10 +571,15 @@ void st_read_lpos(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     buf_t body;
     buf_init(&body);
     long long found = 0;
-    for (uint32_t k = 0; k < len && (!maxlen || k < (unsigned long long)maxlen); k++) {
+    st_list_iter_t it;
+    st_lelem_t x;
+    st_list_iter_init(&it, l, rank < 0 ? len - 1 : 0, len, rank < 0);
+    for (uint32_t k = 0; (!maxlen || k < (unsigned long long)maxlen) && st_list_next(&it, &x);
+         k++) {
         uint32_t i = rank < 0 ? len - 1 - k : k;
-        int eq = elem_eq(ctx, st_list_at(l, i), v->ptr, v->len);
+        int eq = elem_eq(ctx, &x, v->ptr, v->len);
         if (eq < 0) {
+            st_list_iter_free(&it);
             buf_free(&body);
             resp_error(r, "ERR I/O error reading a list element");
             return;
@@ -581,6 +593,7 @@ void st_read_lpos(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         found++;
         if (count == -1 || (count && found == count)) break;
     }
+    st_list_iter_free(&it);
     if (count != -1) {
         resp_array(r, found);
         buf_append(r, body.data, body.len);

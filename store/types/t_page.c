@@ -1,8 +1,9 @@
 /*
- * t_page.c - applying the records the store writes to keep large hashes
- * and sets on disk (D60): CMD_PAGEIN makes one paged, CMD_PAGE puts a run
- * of its members into pages (core/hash_paged.c has the design; the
- * store's pager, store/pager.c, decides when to write them).
+ * t_page.c - applying the records the store writes to keep large hashes,
+ * sets and lists on disk (D60, D63): CMD_PAGEIN makes a hash or set paged,
+ * CMD_PAGE puts a run of its members into pages (core/hash_paged.c has the
+ * design), CMD_LPAGE a run of a list's chunks (core/list_page.c); the
+ * store's pager, store/pager.c, decides when to write them.
  *
  * Store process, on the apply path (live and replay alike). Like
  * CMD_RELOCATE (relocate.c): no reply, no WATCH signal, no keyspace event,
@@ -18,6 +19,7 @@
 #include "io_fault.h"
 #include "store/core/entry.h"
 #include "store/core/hash.h"
+#include "store/core/list.h"
 #include "store/core/object.h"
 #include "store/types/handlers.h"
 
@@ -56,4 +58,18 @@ void st_apply_page(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     if (st_hash_page_apply(ctx, h, a)) return;
     ctx->entry_bytes += st_hash_bytes(h) - before;
     if (io_fault_point(IO_FAULT_PAGED) == IO_FAULT_KILL) raise(SIGKILL);
+}
+
+/* CMD_LPAGE key stamps layout page... */
+void st_apply_lpage(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    (void)r;
+    idx_entry_t **slot = idx_find(&a->db->ix, a->argv[0].ptr, a->argv[0].len);
+    if (!slot || st_ent_type(*slot) != ST_LIST) return;
+    st_list_t *l = st_ent_list(*slot);
+    uint64_t before = st_list_bytes(l);
+    if (st_list_page_apply(ctx, l, a)) return;
+    ctx->entry_bytes += st_list_bytes(l) - before;
+    /* Tests: killed with the run in pages in RAM only (the record is durable). */
+    if (io_fault_point(IO_FAULT_LIST_PAGED) == IO_FAULT_KILL) raise(SIGKILL);
 }

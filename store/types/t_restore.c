@@ -528,7 +528,7 @@ static int list_put(st_list_t *l, const rst_t *x, const unsigned char *s, size_t
         rec_arg_t name = {(const unsigned char *)"", 0};
         e = st_ent_new_ram(&name, s, n, 0);
     }
-    st_list_insert(l, st_list_len(l), e);
+    st_list_insert(NULL, l, st_list_len(l), e); /* stamped once stored (st_list_seal) */
     return 0;
 }
 
@@ -794,6 +794,8 @@ void st_apply_restore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (r) resp_error(r, "ERR Bad data format");
         return;
     }
+    /* A list's chunks get their stamps now that a record made them (D63). */
+    if (st_ent_type(e) == ST_LIST) st_list_seal(ctx, st_ent_list(e));
     st_ent_store(a->db, slot, e);
     restore_access(ctx, a, flags, e);
     if (x.expire_at && x.expire_at <= ctx->now) { /* already expired: only the delete */

@@ -166,15 +166,23 @@ static int load_items(sort_run_t *run, idx_entry_t *e, int reverse, items_t *it)
     }
     st_list_t *l = st_ent_list(e);
     it->elem = st_xmalloc((len ? len : 1) * sizeof(*it->elem));
-    for (size_t i = 0; i < len; i++) {
-        idx_entry_t *x = st_list_at(l, (uint32_t)(reverse ? len - 1 - i : i));
+    st_list_iter_t li;
+    st_lelem_t el;
+    int rc = 0;
+    st_list_iter_init(&li, l, reverse ? (uint32_t)len - 1 : 0, (uint32_t)len, reverse);
+    while (!rc && st_list_next(&li, &el)) {
+        /* A page's element is copied into an entry that lives until the
+         * request is done (D63), as the sort keeps it. */
+        idx_entry_t *x = st_lelem_entry(run->ctx, &el);
         const unsigned char *p;
         size_t n;
-        if (entry_bytes(run, x, &p, &n)) return -1;
+        rc = entry_bytes(run, x, &p, &n);
+        if (rc) break;
         it->elem[it->n] = x;
         items_add(it, p, n);
     }
-    return 0;
+    st_list_iter_free(&li);
+    return rc ? -1 : 0;
 }
 
 /* What each element sorts by (BY's value or itself): scores, or ALPHA's
@@ -358,7 +366,7 @@ void st_apply_sort(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
                 } else {
                     e = st_list_elem_new(x->p, (uint32_t)x->n, 0);
                 }
-                st_list_insert(l, st_list_len(l), e);
+                st_list_insert(ctx, l, st_list_len(l), e);
             }
         }
         free(gets);
