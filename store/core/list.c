@@ -32,11 +32,11 @@
  * are counted by the type handlers as before (types/t_list.c).
  *
  * Invariants: l->bytes is the requested size of this struct, the chunk
- * array, the Fenwick tree, each RAM chunk's array and every RAM element
- * entry; no chunk is empty; l->n is the chunks' sum; the type handlers add
- * l->bytes' changes to ctx->entry_bytes. The list is bound to a store
- * context (l->ctx, through which it reads its pages) by any change made
- * with one, and by bind after a checkpoint is read.
+ * array, each RAM chunk's array and every RAM element entry (the Fenwick
+ * tree, a cache reads may build, is not counted); no chunk is empty; l->n is the chunks' sum; the
+ * type handlers add l->bytes' changes to ctx->entry_bytes. The list is bound to a store context
+ * (l->ctx, through which it reads its pages) by any change made with one, and by bind after a
+ * checkpoint is read.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -246,8 +246,9 @@ static void fen_build(st_list_t *l)
         uint32_t cap = l->fen_cap ? l->fen_cap : 16;
         while (cap < l->nc + 1)
             cap *= 2;
+        /* Not in l->bytes: a cache a read may build (8 bytes a chunk),
+         * which would change the RAM accounted outside a write. */
         l->fen = st_xrealloc(l->fen, (size_t)cap * sizeof(*l->fen));
-        l->bytes += (uint64_t)(cap - l->fen_cap) * sizeof(*l->fen);
         l->fen_cap = cap;
     }
     for (uint32_t j = 1; j <= l->nc; j++)

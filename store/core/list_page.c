@@ -368,8 +368,7 @@ void st_list_page_stats(const st_list_t *l, long long v[7])
 const char *st_list_check(st_list_t *l)
 {
     static char why[160];
-    uint64_t n = 0, bytes = sizeof(*l) + (uint64_t)l->ccap * sizeof(*l->c) +
-                            (uint64_t)l->fen_cap * sizeof(*l->fen);
+    uint64_t n = 0, bytes = sizeof(*l) + (uint64_t)l->ccap * sizeof(*l->c);
     uint32_t nwram = 0, npages = 0, npin = 0, nbusy = 0;
     for (uint32_t j = 0; j < l->nc; j++) {
         st_lchunk_t *ch = st_lch(l, j);
