@@ -1,0 +1,298 @@
+/*
+ * test_plist.c - large lists on disk (D63), on the real server: a list of
+ * a million elements is written beside a real redis-server and compared
+ * byte for byte (LRANGE windows, LINDEX at both ends and inside, pops,
+ * LTRIM, LINSERT, LREM, LSET, LPOS, BLPOP, LMOVE, DUMP restored into
+ * redis-server) once the store has put it into pages; it survives SIGKILL
+ * of the whole group and a clean restart from a checkpoint with the same
+ * DEBUG DIGEST; and the store killed at each new fault point ("listpaged",
+ * "listpagewritten", "listdirty") loses nothing acknowledged.
+ */
+#include <criterion/criterion.h>
+#include <hiredis/hiredis.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "redis_diff.h"
+
+#define ARGS                                                                                       \
+    "--frontends 2 --collection-paging-entries 1000 --segment-size 8mb --ring-size 2mb "           \
+    "--checkpoint-bytes 32mb"
+
+TestSuite(plist, .timeout = 900);
+
+/* Element i: short (inline) mostly, every 7th long enough to be a log
+ * extent until it is in a page. */
+static int elem_of(long i, char *out, size_t n)
+{
+    return i % 7 == 0 ? snprintf(out, n, "element-%ld-%040d", i, 0) : snprintf(out, n, "e%ld", i);
+}
+
+/* RPUSH (or LPUSH) of elements [from, to) in commands of 1000, pipelined,
+ * to c and, when not NULL, r; every reply an integer. */
+static void push_range(redisContext *c, redisContext *r, const char *cmd, long from, long to)
+{
+    for (int side = 0; side < 2; side++) {
+        redisContext *x = side ? r : c;
+        if (!x) continue;
+        long sent = 0;
+        for (long at = from; at < to; at += 1000) {
+            long n = to - at < 1000 ? to - at : 1000;
+            const char **argv = malloc((size_t)(n + 2) * sizeof(*argv));
+            size_t *lens = malloc((size_t)(n + 2) * sizeof(*lens));
+            static char bufs[1000][64];
+            argv[0] = cmd;
+            lens[0] = strlen(cmd);
+            argv[1] = "l";
+            lens[1] = 1;
+            for (long k = 0; k < n; k++) {
+                lens[2 + k] = (size_t)elem_of(at + k, bufs[k], sizeof(bufs[k]));
+                argv[2 + k] = bufs[k];
+            }
+            redisAppendCommandArgv(x, (int)n + 2, argv, lens);
+            free(argv);
+            free(lens);
+            if (++sent % 64 == 0 || at + 1000 >= to)
+                while (sent) {
+                    redisReply *rep;
+                    cr_assert_eq(redisGetReply(x, (void **)&rep), REDIS_OK, "push reply");
+                    cr_assert_eq(rep->type, REDIS_REPLY_INTEGER, "%s", rep->str ? rep->str : "");
+                    freeReplyObject(rep);
+                    sent--;
+                }
+        }
+    }
+}
+
+/* DEBUG PAGED l: paged, chunks, pages, page bytes, in RAM, pinned, elements. */
+static void paged_stats(redisContext *c, long long out[7])
+{
+    redisReply *r = redisCommand(c, "DEBUG PAGED l");
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 7, "DEBUG PAGED l");
+    for (int i = 0; i < 7; i++)
+        out[i] = r->element[i]->integer;
+    freeReplyObject(r);
+}
+
+/* Wait until all but the two end chunks' elements are in pages. */
+static void wait_paged(redisContext *c, const char *when)
+{
+    long long st[7] = {0};
+    time_t deadline = time(NULL) + 120;
+    do {
+        paged_stats(c, st);
+        if (st[0] && st[4] <= 2 * 128) break;
+        usleep(50000);
+    } while (time(NULL) < deadline);
+    cr_assert(st[0] && st[4] <= 2 * 128, "%s: %lld of %lld elements still in RAM, %lld pages", when,
+              st[4], st[6], st[2]);
+}
+
+/* The same reply bytes from both servers for a command of words. */
+static void same(wire_conn_t *a, wire_conn_t *b, const char *cmd)
+{
+    char *copy = strdup(cmd), *save = NULL;
+    const char *argv[16];
+    size_t lens[16];
+    int argc = 0;
+    for (char *w = strtok_r(copy, " ", &save); w && argc < 16; w = strtok_r(NULL, " ", &save)) {
+        argv[argc] = w;
+        lens[argc++] = strlen(w);
+    }
+    size_t la, lb;
+    char *ra = wire_cmd(a, argc, argv, lens, &la), *rb = wire_cmd(b, argc, argv, lens, &lb);
+    cr_assert(!wire_is_failure(ra), "%s: %s", cmd, ra);
+    cr_assert(la == lb && memcmp(ra, rb, la) == 0, "%s: atticdb %.80s... redis %.80s...", cmd, ra,
+              rb);
+    free(ra);
+    free(rb);
+    free(copy);
+}
+
+static void digest(redisContext *c, char out[64])
+{
+    redisReply *r = redisCommand(c, "DEBUG DIGEST");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS, "DEBUG DIGEST");
+    snprintf(out, 64, "%s", r->str);
+    freeReplyObject(r);
+}
+
+static const char *const windows[] = {"LRANGE l 0 99",
+                                      "LRANGE l -100 -1",
+                                      "LRANGE l 500000 500199",
+                                      "LRANGE l 123456 124999",
+                                      "LRANGE l -700000 -699000",
+                                      "LINDEX l 0",
+                                      "LINDEX l -1",
+                                      "LINDEX l 1",
+                                      "LINDEX l -2",
+                                      "LINDEX l 333333",
+                                      "LINDEX l -654321",
+                                      "LINDEX l 5000000",
+                                      "LLEN l",
+                                      "LPOS l e700001",
+                                      "LPOS l e3 RANK -1",
+                                      "LPOS l e10 COUNT 0 MAXLEN 2000",
+                                      "OBJECT ENCODING l",
+                                      "TYPE l"};
+
+static void same_windows(wire_conn_t *a, wire_conn_t *b)
+{
+    for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++)
+        same(a, b, windows[i]);
+}
+
+Test(plist, a_million_elements_match_redis_in_pages)
+{
+    srv_t s;
+    wire_redis_t ref;
+    cr_assert_eq(srv_start(&s, ARGS), 0);
+    cr_assert_eq(wire_redis_start(&ref, NULL), 0, "redis-server did not start");
+    redisContext *c = srv_connect(&s), *r = redisConnect("127.0.0.1", ref.port);
+    cr_assert(c && r && !r->err);
+    push_range(c, r, "RPUSH", 0, 1000000);
+    wait_paged(c, "after a million RPUSHes");
+    wire_conn_t *a = wire_open(s.port, 60), *b = wire_open(ref.port, 60);
+    cr_assert(a && b);
+    same_windows(a, b);
+    /* Pops from both ends read through pages; pushes at both ends. */
+    same(a, b, "LPOP l 300");
+    same(a, b, "RPOP l 300");
+    same(a, b, "LPOP l");
+    same(a, b, "RPOP l");
+    same(a, b, "LPUSH l front1 front2");
+    same(a, b, "RPUSH l back1 back2");
+    /* Writes inside pages. */
+    same(a, b, "LSET l 400000 changed");
+    same(a, b, "LSET l -400000 changed-too");
+    same(a, b, "LINSERT l BEFORE e600001 inserted");
+    same(a, b, "LINSERT l AFTER e3 inserted-after");
+    same(a, b, "LREM l 1 e250001");
+    same(a, b, "LREM l -2 changed");
+    same(a, b, "LMOVE l l2 LEFT RIGHT");
+    same(a, b, "BLPOP l 1");
+    same(a, b, "RPOPLPUSH l l2");
+    same(a, b, "LRANGE l2 0 -1");
+    same_windows(a, b);
+    same(a, b, "LRANGE l 399990 400010");
+    same(a, b, "LRANGE l 599990 600010");
+    /* DUMP of the paged list restores into redis-server equal. */
+    redisReply *d = redisCommand(c, "DUMP l");
+    cr_assert(d && d->type == REDIS_REPLY_STRING);
+    redisReply *ok = redisCommand(r, "RESTORE lcopy 0 %b", d->str, d->len);
+    cr_assert(ok && ok->type == REDIS_REPLY_STATUS, "RESTORE: %s", ok ? ok->str : "");
+    freeReplyObject(ok);
+    freeReplyObject(d);
+    same(a, b, "LLEN l");
+    redisReply *n1 = redisCommand(r, "LLEN lcopy"), *n2 = redisCommand(r, "LLEN l");
+    cr_assert_eq(n1->integer, n2->integer, "the restored copy is as long");
+    freeReplyObject(n1);
+    freeReplyObject(n2);
+    /* LTRIM through pages, then the windows of what is left. */
+    same(a, b, "LTRIM l 1000 -1001");
+    same_windows(a, b);
+    /* The state survives SIGKILL of the group and a clean restart. */
+    char d1[64], d2[64];
+    digest(c, d1);
+    wire_close(a);
+    redisFree(c);
+    srv_kill_all(&s);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    digest(c, d2);
+    cr_assert_str_eq(d1, d2, "the same list after SIGKILL and a restart");
+    a = wire_open(s.port, 60);
+    same_windows(a, b);
+    wire_close(a);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0); /* a clean stop writes a checkpoint */
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    digest(c, d2);
+    cr_assert_str_eq(d1, d2, "the same list after a clean restart from a checkpoint");
+    long long st[7];
+    paged_stats(c, st);
+    cr_assert(st[0] && st[2] > 100, "still in pages: %lld", st[2]);
+    a = wire_open(s.port, 60);
+    same_windows(a, b);
+    /* DEL is O(pages). */
+    same(a, b, "DEL l");
+    same(a, b, "EXISTS l");
+    wire_close(a);
+    wire_close(b);
+    redisFree(c);
+    redisFree(r);
+    wire_redis_stop(&ref);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/* The store killed at one point of paging; nothing acknowledged is lost,
+ * and the list pages again. */
+static void killed_at(const char *fault, int writes_inside)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, fault, ARGS), 0, "%s", fault);
+    redisContext *c = srv_connect(&s);
+    long pushed = 0;
+    for (int i = 0; i < 40 && !srv_log_contains(&s, "killed by signal 9", "store"); i++) {
+        if (c->err) {
+            redisFree(c);
+            c = srv_connect(&s);
+            cr_assert(c);
+        }
+        push_range(c, NULL, "RPUSH", pushed, pushed + 5000);
+        pushed += 5000;
+        if (writes_inside && pushed > 20000) {
+            /* LSET inside the paged part: a page copied into RAM. */
+            redisReply *x = redisCommand(c, "LSET l %ld set-%d", pushed / 3, i);
+            if (x) freeReplyObject(x);
+        }
+        usleep(100000);
+    }
+    cr_assert(srv_log_contains(&s, "killed by signal 9", "store"), "%s: the store was killed",
+              fault);
+    redisFree(c);
+    c = srv_connect(&s);
+    redisReply *n = redisCommand(c, "LLEN l");
+    cr_assert(n && n->type == REDIS_REPLY_INTEGER);
+    /* Every push was acknowledged (a cut connection's batch is retried
+     * whole by push_range's next call only if it failed: count what the
+     * list has against the elements' own numbers). */
+    cr_assert_geq(n->integer, pushed - 5000, "%s: %lld elements of %ld pushed", fault, n->integer,
+                  pushed);
+    freeReplyObject(n);
+    wait_paged(c, fault);
+    char d1[64], d2[64];
+    digest(c, d1);
+    redisFree(c);
+    srv_kill_all(&s);
+    cr_assert_eq(srv_restart(&s), 0);
+    c = srv_connect(&s);
+    digest(c, d2);
+    cr_assert_str_eq(d1, d2, "%s: the same list after SIGKILL and a restart", fault);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    char out[8192];
+    cr_assert_eq(srv_run_tool("atticdb-check", s.dir, out, sizeof(out)), 0, "%s", out);
+    srv_cleanup(&s);
+}
+
+Test(plist, store_killed_after_applying_a_list_page_record)
+{
+    killed_at("store.listpaged:20:KILL", 0);
+}
+
+Test(plist, store_killed_with_a_list_page_record_in_the_ring)
+{
+    killed_at("store.listpagewritten:20:KILL", 0);
+}
+
+Test(plist, store_killed_after_a_write_copied_a_page_into_ram)
+{
+    killed_at("store.listdirty:2:KILL", 1);
+}
