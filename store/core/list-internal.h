@@ -57,6 +57,7 @@ struct st_list {
      * chunks with an element a page would take, clean chunks, pinned
      * elements; chunks with a record in flight (not state). */
     uint32_t nwram, npages, npin, nbusy;
+    uint64_t wbytes;  /* element bytes (+2 each) of the RAM chunks nwram counts */
     uint32_t scan_at; /* where the pager's next look starts (not state) */
     uint64_t *fen;    /* a Fenwick tree over the chunks' n (fen_ok: valid) */
     uint32_t fen_cap;

@@ -111,6 +111,7 @@ uint64_t st_list_bytes(const st_list_t *l)
 void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign)
 {
     l->nwram += (uint32_t)(sign * st_lch_wants(ch));
+    if (st_lch_wants(ch)) l->wbytes += (uint64_t)(int64_t)sign * ch->vbytes;
     l->npages += (uint32_t)(sign * (ch->lsn != 0));
     l->npin += (uint32_t)(sign * (int)ch->npin);
     l->nbusy += (uint32_t)(sign * (ch->busy != 0));

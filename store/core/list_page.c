@@ -174,18 +174,32 @@ static int chunk_wanted(const st_list_t *l, uint32_t j, const st_pgpolicy_t *pol
     return st_lch_wants(ch) && ch->stamp.lsn && j != 0 && j + 1 != l->nc;
 }
 
-/* RAM chunks between the ends with pageable elements. */
-static uint32_t ram_wanted(const st_list_t *l)
+/* RAM chunks between the ends with pageable elements, and their bytes. */
+static uint32_t ram_wanted(const st_list_t *l, uint64_t *bytes)
 {
     uint32_t w = l->nwram;
-    if (l->nc && st_lch_wants(st_lch(l, 0))) w--;
-    if (l->nc > 1 && st_lch_wants(st_lch(l, l->nc - 1))) w--;
+    *bytes = l->wbytes;
+    for (uint32_t e = 0; e < 2 && e < l->nc; e++) {
+        const st_lchunk_t *ch = st_lch(l, e ? l->nc - 1 : 0);
+        if (!st_lch_wants(ch)) continue;
+        w--;
+        *bytes -= ch->vbytes;
+    }
     return w;
 }
 
+/* Chunks a record is built for once they hold a page's worth of elements
+ * (pushes at an end leave one full chunk at a time: one record each
+ * would make pages of one chunk), or when this many wait (chunks a write
+ * inside the list copied into RAM, each alone). */
+#define WANT_CHUNKS 4u
+
 int st_list_page_wanted(const st_list_t *l, const st_pgpolicy_t *pol)
 {
-    if (pol->entries && l->n >= pol->entries && ram_wanted(l)) return ST_PAGE_WANT_BUILD;
+    uint64_t bytes;
+    uint32_t w = ram_wanted(l, &bytes);
+    if (pol->entries && l->n >= pol->entries && w && (bytes >= pol->page_bytes || w >= WANT_CHUNKS))
+        return ST_PAGE_WANT_BUILD;
     if (pol->below && l->npages)
         for (uint32_t j = 0; j < l->nc; j++)
             if (st_lch(l, j)->lsn && st_lch(l, j)->lsn < pol->below) return ST_PAGE_WANT_BUILD;
@@ -194,7 +208,8 @@ int st_list_page_wanted(const st_list_t *l, const st_pgpolicy_t *pol)
 
 int st_list_page_behind(const st_list_t *l)
 {
-    return ram_wanted(l) > ST_LIST_BEHIND_CHUNKS;
+    uint64_t bytes;
+    return ram_wanted(l, &bytes) > ST_LIST_BEHIND_CHUNKS;
 }
 
 /* The builder's output as it grows. */
@@ -257,10 +272,9 @@ static void pack_chunk(store_ctx_t *ctx, st_list_t *l, uint32_t j, packer_t *pk)
     st_lelem_t x;
     unsigned char *tmp = NULL;
     size_t cap = 0;
-    uint32_t from = 0;
-    for (uint32_t t = 0; t < j; t++)
-        from += st_lch(l, t)->n;
-    st_list_iter_init(&it, l, from, st_lch(l, j)->n, 0);
+    st_list_iter_init(&it, l, 0, 0, 0);
+    it.j = j; /* the chunk's elements, from its first */
+    it.left = st_lch(l, j)->n;
     while (st_list_next(&it, &x)) {
         const unsigned char *p;
         if (x.e && !st_lelem_pageable(st_ent_vlen(x.e))) {
@@ -296,6 +310,9 @@ int st_list_page_build(store_ctx_t *ctx, st_list_t *l, const st_pgpolicy_t *pol,
             j0 = t;
     }
     if (j0 == l->nc) return inflight ? ST_PAGE_INFLIGHT : ST_PAGE_NONE;
+    /* From the start of its run of wanted chunks: fuller pages. */
+    while (j0 > 0 && chunk_wanted(l, j0 - 1, pol) && !st_lch(l, j0 - 1)->busy)
+        j0--;
     /* A run of wanted chunks from j0, up to the record's bytes and pages
      * (a chunk adds at most ST_LCHUNK_BYTES of elements: its pages and a
      * pinned run each side of them). */
@@ -370,11 +387,13 @@ const char *st_list_check(st_list_t *l)
     static char why[160];
     uint64_t n = 0, bytes = sizeof(*l) + (uint64_t)l->ccap * sizeof(*l->c);
     uint32_t nwram = 0, npages = 0, npin = 0, nbusy = 0;
+    uint64_t wbytes = 0;
     for (uint32_t j = 0; j < l->nc; j++) {
         st_lchunk_t *ch = st_lch(l, j);
         if (!ch->n) return "an empty chunk";
         n += ch->n;
         nwram += st_lch_wants(ch);
+        wbytes += st_lch_wants(ch) ? ch->vbytes : 0;
         nbusy += ch->busy != 0;
         if (ch->lsn) {
             npages++;
@@ -404,7 +423,8 @@ const char *st_list_check(st_list_t *l)
                 return "two chunks share a stamp";
     }
     if (n != l->n) return "the element count is not the chunks' sum";
-    if (nwram != l->nwram || npages != l->npages || npin != l->npin || nbusy != l->nbusy)
+    if (nwram != l->nwram || npages != l->npages || npin != l->npin || nbusy != l->nbusy ||
+        wbytes != l->wbytes)
         return "the list's chunk counts drifted";
     if (bytes != l->bytes) {
         snprintf(why, sizeof(why), "RAM bytes %llu, counted %llu", (unsigned long long)bytes,
