@@ -5,12 +5,14 @@
  * LLEN, LINDEX, LRANGE, LPOS. Store process only; a type handler (calls
  * core/, called by route.c) following route.c's determinism rules.
  *
- * A list is core/list.c's ring of elements. Redis 7.0 answers
- * "quicklist" for every list's encoding, so no record needs to carry a
- * limit: the structure is the same whatever the list's size. An emptied
- * list is deleted, as in Redis. Each element added to a list in the
- * index is counted in the live-bytes table here, each one dropped
- * uncounted (object.h, count_log).
+ * A list is core/list.c's chunks of elements, in RAM or in pages of the
+ * log (D63). Redis 7.0 answers "quicklist" for every list's encoding, so
+ * no record needs to carry a limit: the structure's limits are constants.
+ * An emptied list is deleted, as in Redis. Each RAM element added to a
+ * list in the index is counted in the live-bytes table here, each one
+ * dropped uncounted (object.h, count_log); pages are counted by the list
+ * itself. Scans (LRANGE, LPOS, LREM, LINSERT's pivot) walk the list with
+ * its iterator, reading each page once.
  *
  * The frontend checks what Redis checks before it looks the key up
  * (frontend/cmd/t_list.c); the checks Redis makes after (LSET's index)
