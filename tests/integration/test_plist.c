@@ -68,14 +68,19 @@ static void push_range(redisContext *c, redisContext *r, const char *cmd, long f
     }
 }
 
-/* DEBUG PAGED l: paged, chunks, pages, page bytes, in RAM, pinned, elements. */
-static void paged_stats(redisContext *c, long long out[7])
+/* DEBUG PAGED key: paged, chunks, pages, page bytes, in RAM, pinned, elements. */
+static void paged_stats_of(redisContext *c, const char *key, long long out[7])
 {
-    redisReply *r = redisCommand(c, "DEBUG PAGED l");
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 7, "DEBUG PAGED l");
+    redisReply *r = redisCommand(c, "DEBUG PAGED %s", key);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 7, "DEBUG PAGED %s", key);
     for (int i = 0; i < 7; i++)
         out[i] = r->element[i]->integer;
     freeReplyObject(r);
+}
+
+static void paged_stats(redisContext *c, long long out[7])
+{
+    paged_stats_of(c, "l", out);
 }
 
 /* Wait until the pager is done: in RAM only the two end chunks and fewer
@@ -193,6 +198,23 @@ Test(plist, a_million_elements_match_redis_in_pages)
     cr_assert_eq(n1->integer, n2->integer, "the restored copy is as long");
     freeReplyObject(n1);
     freeReplyObject(n2);
+    /* Redis's DUMP of its list restored here: equal, and put into pages. */
+    d = redisCommand(r, "DUMP l");
+    cr_assert(d && d->type == REDIS_REPLY_STRING);
+    ok = redisCommand(c, "RESTORE lcopy 0 %b", d->str, d->len);
+    cr_assert(ok && ok->type == REDIS_REPLY_STATUS, "RESTORE: %s", ok ? ok->str : "");
+    freeReplyObject(ok);
+    freeReplyObject(d);
+    same(a, b, "LRANGE lcopy 0 99");
+    same(a, b, "LRANGE lcopy 400000 400099");
+    same(a, b, "LINDEX lcopy -1");
+    long long cs[7] = {0};
+    for (int i = 0; i < 200 && !(cs[0] && cs[4] <= 5 * 128); i++) {
+        paged_stats_of(c, "lcopy", cs);
+        usleep(50000);
+    }
+    cr_assert(cs[0] && cs[4] <= 5 * 128, "a restored list goes into pages: %lld in RAM", cs[4]);
+    same(a, b, "LRANGE lcopy 700000 700099");
     /* LTRIM through pages, then the windows of what is left. */
     same(a, b, "LTRIM l 1000 -1001");
     same_windows(a, b);
