@@ -847,9 +847,19 @@ static void v1_stamp(st_lchunk_t *ch, uint32_t j)
 {
     XXH3_state_t st;
     XXH3_64bits_reset(&st);
-    for (uint32_t k = 0; k < ch->n; k++) {
+    for (uint32_t k = 0; k < ch->n; k++) { /* the value, not the entry: loaded twice, alike */
         idx_entry_t *e = ch->v[ch->first + k];
-        XXH3_64bits_update(&st, e, st_entry_size(e->klen, e->ilen, e->vkind));
+        uint64_t vlen = st_ent_vlen(e), lsn = 0;
+        if (st_ent_kind(e) == VK_EXTENT) {
+            uint32_t len;
+            st_ent_get_ext1(e, &lsn, &len);
+        } else if (st_ent_kind(e) == VK_LIST) {
+            XXH3_64bits_update(&st, st_piece_ram(&st_ent_pieces(e)->p[0]), (size_t)vlen);
+        } else {
+            XXH3_64bits_update(&st, st_ent_inline(e), (size_t)vlen);
+        }
+        XXH3_64bits_update(&st, &lsn, sizeof(lsn));
+        XXH3_64bits_update(&st, &vlen, sizeof(vlen));
     }
     ch->stamp = (st_lstamp_t){XXH3_64bits_digest(&st) | (1ull << 63), j};
 }
