@@ -496,7 +496,7 @@ const char *st_hash_page_check(st_hash_t *h)
     for (uint32_t i = 0; i < p->ndir; i++) {
         count_live_t n = {0};
         uint64_t skip = 0;
-        st_pg_visit_range(h, i, p->dir[i].lo, count_one, &n, &skip);
+        st_pg_visit_range(h, i, p->dir[i].lo, count_one, &n, &skip, 1);
         if (n.n != p->dir[i].live) {
             static char why[160];
             snprintf(why, sizeof(why), "range %u of %u: live %u, members %llu (image %u, lsn %llu)",
