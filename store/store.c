@@ -55,6 +55,7 @@
 #include "shm.h"
 #include "store-internal.h"
 #include "store/request-parts.h"
+#include "store/core/alloc.h"
 #include "store/core/block.h"
 #include "store/core/hash.h"
 #include "store/core/object.h"
@@ -89,6 +90,7 @@ typedef struct store_proc {
     uint64_t reloc_tokens;     /* value bytes relocation may write now */
     uint64_t reloc_space_seen; /* compact.space_written when last looked */
     store_pager_t pager;       /* large hashes and sets into pages (store/pager.c, D60) */
+    int64_t last_release_ms;   /* st_alloc_release when idle */
     uint64_t page_tokens;      /* page bytes the pager may write now */
     uint64_t page_space_seen;  /* pager.space_written when last looked */
     int notify_wake;           /* keyspace events went into the Pub/Sub ring */
@@ -936,6 +938,12 @@ static int run(store_proc_t *s)
         if (store_index_bytes(s->ctx) != bytes_before) publish_counts(s);
         if (more) continue;
         want_tick(s);
+        /* Idle: freed memory back to the system, at most once a second
+         * (the pager frees the entries paged collections no longer keep). */
+        if (shm_now_ms() - s->last_release_ms >= 1000) {
+            s->last_release_ms = shm_now_ms();
+            st_alloc_release();
+        }
 
         if (atomic_load(&s->shm->shutdown) >= 3) {
             /* The master sets 3 once the frontends and the logger are gone:

@@ -232,6 +232,12 @@ int st_hash_page_apply(store_ctx_t *ctx, st_hash_t *h, const apply_args_t *a)
     p->ndir = ndir;
     p->fen_ok = 0;
     h->n = (uint32_t)(h->n - old_live + new_live);
+    /* The overlay shrinks as pages take it: its table shrinks too, a few
+     * buckets a record (a table's resize never depends on anything but
+     * its contents, so replay resizes alike). */
+    uint64_t tb = idx_table_bytes(&h->ix);
+    idx_rehash_step(&h->ix, 64);
+    st_hash_table_bytes(h, tb);
     free(nd.d);
     free(nd.img);
     return 0;
