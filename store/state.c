@@ -145,6 +145,16 @@ void store_set_reply_pin(store_ctx_t *ctx, uint64_t lsn)
     ctx->reply_pin = lsn;
 }
 
+int store_vsnap_is_gen(const store_vsnap_t *v)
+{
+    return st_vsnap_is_gen(v);
+}
+
+int store_vsnap_next(store_ctx_t *ctx, store_vsnap_t *v, buf_t *out, size_t max)
+{
+    return st_vsnap_gen_next(ctx, v, out, max);
+}
+
 uint64_t store_vsnap_len(const store_vsnap_t *v)
 {
     return st_vsnap_len(v);

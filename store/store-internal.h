@@ -62,6 +62,11 @@ uint64_t store_vsnap_len(const store_vsnap_t *v);
 uint64_t store_vsnap_lowest(const store_vsnap_t *v);
 int store_vsnap_read(store_ctx_t *ctx, store_vsnap_t *v, uint64_t off, uint64_t n, void *dst);
 void store_vsnap_free(store_vsnap_t *v);
+/* A reply made as it goes (HGETALL of a paged hash, D60): no length;
+ * store_vsnap_next appends at most max bytes of it to out: 0 while more
+ * remain, 1 when done, -1 on a read error. */
+int store_vsnap_is_gen(const store_vsnap_t *v);
+int store_vsnap_next(store_ctx_t *ctx, store_vsnap_t *v, buf_t *out, size_t max);
 
 /*
  * Apply one record (REC_CMD or REC_PAD, as laid out in the ring or log).

@@ -55,6 +55,7 @@
 #include "shm.h"
 #include "store-internal.h"
 #include "store/request-parts.h"
+#include "store/core/alloc.h"
 #include "store/core/block.h"
 #include "store/core/hash.h"
 #include "store/core/object.h"
@@ -89,6 +90,7 @@ typedef struct store_proc {
     uint64_t reloc_tokens;     /* value bytes relocation may write now */
     uint64_t reloc_space_seen; /* compact.space_written when last looked */
     store_pager_t pager;       /* large hashes and sets into pages (store/pager.c, D60) */
+    int64_t last_release_ms;   /* st_alloc_release when idle */
     uint64_t page_tokens;      /* page bytes the pager may write now */
     uint64_t page_space_seen;  /* pager.space_written when last looked */
     int notify_wake;           /* keyspace events went into the Pub/Sub ring */
@@ -481,11 +483,46 @@ static void streams_sweep(store_proc_t *s)
             stream_remove(s, i);
 }
 
+/* stream_part for a reply made as it goes (a paged collection's members,
+ * D60): prefix (the reply so far: the array's header), then what the
+ * snapshot makes next, at most a part's room. */
+static int stream_gen_part(store_proc_t *s, reply_stream_t *st, const buf_t *prefix)
+{
+    size_t room = chan_max_msg(shm_from_store(s->shm, st->fe)) - sizeof(store_reply_t) - 8 -
+                  (prefix ? prefix->len : 0);
+    if (room > STORE_PART_BYTES) room = STORE_PART_BYTES;
+    buf_t *b = &s->out;
+    if (b != prefix) buf_reset(b);
+    uint32_t kind = st->kind | (prefix ? 0 : STORE_REPLY_CONT);
+    size_t head = prefix ? prefix->len : 0;
+    buf_reserve(b, 8 + head);
+    memmove(b->data + 8, b->data, head);
+    memcpy(b->data, &st->token, 8);
+    b->len = 8 + head;
+    int rc = store_vsnap_next(s->ctx, st->v, b, room);
+    if (rc < 0) {
+        log_warn("store: reading a large collection's reply failed: its client is disconnected");
+        store_reply_t lost = {.id = st->id, .len = 0, .kind = kind | STORE_REPLY_LOST};
+        return put_message(s, st->fe, &lost, "") ? -1 : 1;
+    }
+    if (rc == 1 && prefix) { /* all of it in the first part: an ordinary reply */
+        memmove(b->data, b->data + 8, b->len - 8);
+        b->len -= 8;
+        return send_reply(s, st->fe, st->id, st->kind, b) ? -1 : 1;
+    }
+    if (rc == 0) kind |= STORE_REPLY_PAUSE;
+    store_reply_t hdr = {.id = st->id, .len = (uint32_t)b->len, .kind = kind};
+    if (put_message(s, st->fe, &hdr, b->data)) return -1;
+    if (io_fault_point(IO_FAULT_BIG_REPLY) == IO_FAULT_KILL) raise(SIGKILL);
+    return rc;
+}
+
 /* Send st's next part: prefix (the bulk's header, first part only), then
  * bytes of the value and its "\r\n". Returns 1 when it was the last, 0
  * when more remain, -1 when the master is gone. */
 static int stream_part(store_proc_t *s, reply_stream_t *st, const buf_t *prefix)
 {
+    if (store_vsnap_is_gen(st->v)) return stream_gen_part(s, st, prefix);
     uint64_t total = store_vsnap_len(st->v) + 2, n = total - st->off;
     size_t room = chan_max_msg(shm_from_store(s->shm, st->fe)) - sizeof(store_reply_t) - 8 -
                   (prefix ? prefix->len : 0);
@@ -899,6 +936,12 @@ static int run(store_proc_t *s)
         if (store_index_bytes(s->ctx) != bytes_before) publish_counts(s);
         if (more) continue;
         want_tick(s);
+        /* Idle: freed memory back to the system, at most once a second
+         * (the pager frees the entries paged collections no longer keep). */
+        if (shm_now_ms() - s->last_release_ms >= 1000) {
+            s->last_release_ms = shm_now_ms();
+            st_alloc_release();
+        }
 
         if (atomic_load(&s->shm->shutdown) >= 3) {
             /* The master sets 3 once the frontends and the logger are gone:

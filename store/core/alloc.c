@@ -8,10 +8,22 @@
  * from the durable log, whereas going on after a failed allocation in the
  * middle of a record would leave a state no replay reproduces.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "alloc.h"
 #include "log.h"
+
+/* mimalloc's, when it is the process's allocator (the server links it;
+ * the unit tests do not): weak, so that this file links without it. */
+extern void mi_collect(bool force) __attribute__((weak));
+
+int st_alloc_release(void)
+{
+    if (!mi_collect) return 0;
+    mi_collect(true);
+    return 1;
+}
 
 void *st_xmalloc(size_t n)
 {

@@ -12,4 +12,10 @@
 void *st_xmalloc(size_t n);
 void *st_xrealloc(void *old, size_t n);
 
+/* Give memory freed since back to the system where the allocator can
+ * (mimalloc's mi_collect): after a large collection went into pages, its
+ * members' entries are freed but the process's RSS keeps them until then.
+ * Returns 1 when asked, 0 when the allocator cannot be (tests). */
+int st_alloc_release(void);
+
 #endif

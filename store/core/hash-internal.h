@@ -138,16 +138,17 @@ void st_pg_recount(st_paged_t *p);
 /* Count an overlay entry with flags fl into range i (sign 1) or out (-1). */
 void st_pg_ovl_count(st_hash_t *h, uint32_t i, unsigned fl, int sign);
 /* Range i's members at or above `from`, in order, the first *skip passed
- * over; fn's nonzero return stops (returned). */
+ * over; fn's nonzero return stops (returned). once: a member from a page
+ * is a copy that lives for the call only (else to the request's end). */
 int st_pg_visit_range(st_hash_t *h, uint32_t i, uint64_t from, idx_visit_fn fn, void *arg,
-                      uint64_t *skip);
+                      uint64_t *skip, int once);
 
 /* The paged form (hash_paged.c), called by hash.c when h->pg is set. */
 idx_entry_t *st_pg_find(st_hash_t *h, const void *f, uint32_t n);
 int st_pg_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const unsigned char *v,
               uint64_t vlen, uint64_t vlsn);
 int st_pg_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n);
-int st_pg_foreach(st_hash_t *h, idx_visit_fn fn, void *arg);
+int st_pg_foreach(st_hash_t *h, idx_visit_fn fn, void *arg, int once);
 uint64_t st_pg_scan(st_hash_t *h, uint64_t cursor, idx_visit_fn fn, void *arg);
 idx_entry_t *st_pg_at(st_hash_t *h, uint32_t i);
 void st_pg_free(st_hash_t *h);

@@ -262,13 +262,18 @@ int st_hash_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n)
 
 int st_hash_foreach(st_hash_t *h, idx_visit_fn fn, void *arg)
 {
-    if (h->pg) return st_pg_foreach(h, fn, arg);
+    if (h->pg) return st_pg_foreach(h, fn, arg, 0);
     if (h->table && !h->ordered) return idx_foreach(&h->ix, fn, arg);
     for (uint32_t i = 0; i < h->n; i++) {
         int rc = fn(arg, h->vec[i]);
         if (rc) return rc;
     }
     return 0;
+}
+
+int st_hash_foreach_once(st_hash_t *h, idx_visit_fn fn, void *arg)
+{
+    return h->pg ? st_pg_foreach(h, fn, arg, 1) : st_hash_foreach(h, fn, arg);
 }
 
 typedef struct scan_wrap {
@@ -411,7 +416,7 @@ static int hash_digest(store_ctx_t *ctx, const st_obj_t *o, uint64_t *out)
 {
     st_hash_t *h = (st_hash_t *)o;
     digest_arg_t d = {ctx, 0, NULL, 0};
-    int rc = st_hash_foreach(h, digest_field, &d);
+    int rc = st_hash_foreach_once(h, digest_field, &d);
     free(d.buf);
     *out = d.sum ^ ((uint64_t)h->n * 0x9E3779B97F4A7C15ull);
     return rc ? -1 : 0;

@@ -67,6 +67,10 @@ int st_hash_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n);
  * function of the log in every encoding). fn returns nonzero to stop; that
  * value is returned. */
 int st_hash_foreach(st_hash_t *h, idx_visit_fn fn, void *arg);
+/* st_hash_foreach for a fn that keeps no entry past its call: a paged
+ * hash's members from pages then live for the call only, so a walk over
+ * millions needs no RAM for them (HGETALL in MULTI, DUMP, the digest). */
+int st_hash_foreach_once(st_hash_t *h, idx_visit_fn fn, void *arg);
 /* HSCAN: the fields at cursor; returns the next cursor (0 = done). A
  * listpack-encoded hash is visited whole in one call, as Redis does. fn's
  * return value is ignored (nothing is removed). */
@@ -140,6 +144,13 @@ int st_hash_page_build(store_ctx_t *ctx, st_hash_t *h, const st_pgpolicy_t *pol,
 /* Forget the in-flight marks (the records were not written, or are all
  * applied and some did not match). */
 void st_hash_page_unbusy(st_hash_t *h);
+
+/* HGETALL, HKEYS, HVALS, SMEMBERS of a paged h as a reply in parts: a
+ * snapshot of its members (D60, hash_pgsnap.c) that makes, part by part,
+ * their bulks (names, values or both, in page order; the array's header
+ * is the caller's). NULL when h is not paged (or out of memory). */
+enum { ST_MEMBERS_NAMES = 1, ST_MEMBERS_VALUES = 2 };
+struct st_vsnap *st_hash_members_snapshot(st_hash_t *h, int want);
 
 /* DEBUG PAGED's figures. */
 typedef struct st_pgstats {

@@ -459,7 +459,7 @@ int st_pg_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n)
  * down), then fn is called for each; its nonzero return stops the walk and
  * is returned. fn must not change h. */
 int st_pg_visit_range(st_hash_t *h, uint32_t i, uint64_t from, idx_visit_fn fn, void *arg,
-                      uint64_t *skip)
+                      uint64_t *skip, int once)
 {
     st_paged_t *p = h->pg;
     st_pgdir_t d = p->dir[i];
@@ -492,7 +492,13 @@ int st_pg_visit_range(st_hash_t *h, uint32_t i, uint64_t from, idx_visit_fn fn, 
                 (*skip)--;
                 continue;
             }
-            f = st_pg_materialise(p, &e);
+            /* once: a copy for the call only, not kept to the request's end. */
+            f = once ? st_hash_field_new_ram(e.name, e.nlen, e.val, e.vlen)
+                     : st_pg_materialise(p, &e);
+            rc = fn(arg, f);
+            if (once) free(f); /* inline up to 255 bytes, a page's values at most 1024 */
+            if (rc) break;
+            continue;
         } else { /* an overlay entry, standing for the image's when equal */
             if (c == 0) have = 0;
             f = r->f;
@@ -511,11 +517,11 @@ int st_pg_visit_range(st_hash_t *h, uint32_t i, uint64_t from, idx_visit_fn fn, 
     return rc;
 }
 
-int st_pg_foreach(st_hash_t *h, idx_visit_fn fn, void *arg)
+int st_pg_foreach(st_hash_t *h, idx_visit_fn fn, void *arg, int once)
 {
     for (uint32_t i = 0; i < h->pg->ndir; i++) {
         uint64_t skip = 0;
-        int rc = st_pg_visit_range(h, i, h->pg->dir[i].lo, fn, arg, &skip);
+        int rc = st_pg_visit_range(h, i, h->pg->dir[i].lo, fn, arg, &skip, once);
         if (rc) return rc;
     }
     return 0;
@@ -526,7 +532,7 @@ uint64_t st_pg_scan(st_hash_t *h, uint64_t cursor, idx_visit_fn fn, void *arg)
     st_paged_t *p = h->pg;
     uint32_t i = st_pg_locate(p, cursor);
     uint64_t skip = 0, end;
-    st_pg_visit_range(h, i, cursor, fn, arg, &skip);
+    st_pg_visit_range(h, i, cursor, fn, arg, &skip, 0);
     return st_pg_range_end(p, i, &end) ? end : 0;
 }
 
@@ -547,7 +553,7 @@ idx_entry_t *st_pg_at(st_hash_t *h, uint32_t k)
     uint32_t i = fen_find(h, &rel);
     if (i >= h->pg->ndir) return NULL;
     nth_t x = {NULL};
-    st_pg_visit_range(h, i, h->pg->dir[i].lo, take_first, &x, &rel);
+    st_pg_visit_range(h, i, h->pg->dir[i].lo, take_first, &x, &rel, 0);
     return x.found;
 }
 

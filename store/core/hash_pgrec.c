@@ -232,6 +232,12 @@ int st_hash_page_apply(store_ctx_t *ctx, st_hash_t *h, const apply_args_t *a)
     p->ndir = ndir;
     p->fen_ok = 0;
     h->n = (uint32_t)(h->n - old_live + new_live);
+    /* The overlay shrinks as pages take it: its table shrinks too, a few
+     * buckets a record (a table's resize never depends on anything but
+     * its contents, so replay resizes alike). */
+    uint64_t tb = idx_table_bytes(&h->ix);
+    idx_rehash_step(&h->ix, 64);
+    st_hash_table_bytes(h, tb);
     free(nd.d);
     free(nd.img);
     return 0;
@@ -496,7 +502,7 @@ const char *st_hash_page_check(st_hash_t *h)
     for (uint32_t i = 0; i < p->ndir; i++) {
         count_live_t n = {0};
         uint64_t skip = 0;
-        st_pg_visit_range(h, i, p->dir[i].lo, count_one, &n, &skip);
+        st_pg_visit_range(h, i, p->dir[i].lo, count_one, &n, &skip, 1);
         if (n.n != p->dir[i].live) {
             static char why[160];
             snprintf(why, sizeof(why), "range %u of %u: live %u, members %llu (image %u, lsn %llu)",

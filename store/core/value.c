@@ -173,7 +173,29 @@ struct st_vsnap {
     uint32_t n, cap, cur; /* runs; cur: the run the next read starts in */
     uint64_t cur_off;     /* offset of run cur in the range */
     st_vrun_t *run;
+    /* Or a reply made as it goes (st_vsnap_gen): no runs, no length. */
+    const st_vgen_ops_t *gen;
+    void *gen_state;
 };
+
+struct st_vsnap *st_vsnap_gen(const st_vgen_ops_t *ops, void *state)
+{
+    struct st_vsnap *v = calloc(1, sizeof(*v));
+    if (!v) return NULL;
+    v->gen = ops;
+    v->gen_state = state;
+    return v;
+}
+
+int st_vsnap_is_gen(const struct st_vsnap *v)
+{
+    return v->gen != NULL;
+}
+
+int st_vsnap_gen_next(store_ctx_t *ctx, struct st_vsnap *v, buf_t *out, size_t max)
+{
+    return v->gen->next(ctx, v->gen_state, out, max);
+}
 
 #define ST_SNAP_RAM_MAX (1u << 20) /* RAM bytes a snapshot copies at most */
 
@@ -203,6 +225,7 @@ static int snap_add(struct st_vsnap *v, unsigned kind, uint64_t where, uint64_t 
 void st_vsnap_free(struct st_vsnap *v)
 {
     if (!v) return;
+    if (v->gen) v->gen->free(v->gen_state);
     for (uint32_t i = 0; i < v->n; i++)
         if (v->run[i].kind == PIECE_RAM) free((void *)(uintptr_t)v->run[i].where);
     free(v->run);
@@ -255,7 +278,7 @@ static struct st_vsnap *vsnap_take(idx_entry_t *e, uint64_t off, uint64_t len)
 
 uint64_t st_vsnap_lowest(const struct st_vsnap *v)
 {
-    return v->lowest;
+    return v->gen ? v->gen->lowest(v->gen_state) : v->lowest;
 }
 
 uint64_t st_vsnap_len(const struct st_vsnap *v)

@@ -37,6 +37,20 @@ uint64_t st_vsnap_lowest(const struct st_vsnap *v);
 int st_vsnap_read(store_ctx_t *ctx, struct st_vsnap *v, uint64_t off, uint64_t n,
                   unsigned char *dst);
 void st_vsnap_free(struct st_vsnap *v);
+/* A reply in parts made as it goes (a large collection's members, D60):
+ * next appends at most max bytes of the reply to out and returns 0 while
+ * more remain, 1 when it is done, -1 on a read error; lowest is the lowest
+ * LSN it will still read (UINT64_MAX: none); free frees the state.
+ * st_vsnap_gen wraps one (NULL: out of memory; the state is then the
+ * caller's); its st_vsnap_len is 0 and st_vsnap_read is not for it. */
+typedef struct st_vgen_ops {
+    int (*next)(store_ctx_t *ctx, void *state, buf_t *out, size_t max);
+    uint64_t (*lowest)(const void *state);
+    void (*free)(void *state);
+} st_vgen_ops_t;
+struct st_vsnap *st_vsnap_gen(const st_vgen_ops_t *ops, void *state);
+int st_vsnap_is_gen(const struct st_vsnap *v);
+int st_vsnap_gen_next(store_ctx_t *ctx, struct st_vsnap *v, buf_t *out, size_t max);
 /* All of l's bytes in one new buffer (the caller frees it), *len set to
  * their count; read while applying, so an I/O error stops the store. */
 unsigned char *st_pieces_read(store_ctx_t *ctx, const st_pieces_t *l, uint64_t *len);

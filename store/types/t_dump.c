@@ -345,7 +345,7 @@ static int dump_listpack(store_ctx_t *ctx, st_hash_t *h, int with_value, buf_t *
     buf_t lp;
     lp_begin(&lp);
     dump_walk_t w = {ctx, &lp, 0, with_value, 1};
-    st_hash_foreach(h, walk_field, &w);
+    st_hash_foreach_once(h, walk_field, &w);
     if (w.err) {
         buf_free(&lp);
         return -1;
@@ -542,7 +542,7 @@ static int dump_hash(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
     buf_append(out, &t, 1);
     st_rdb_len(out, st_hash_len(h));
     dump_walk_t w = {ctx, out, 0, 1, 0};
-    st_hash_foreach(h, walk_field, &w);
+    st_hash_foreach_once(h, walk_field, &w);
     return w.err ? -1 : 0;
 }
 
@@ -603,7 +603,7 @@ static int dump_set(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
     buf_append(out, &t, 1);
     st_rdb_len(out, st_hash_len(h));
     dump_walk_t w = {ctx, out, 0, 0, 0};
-    st_hash_foreach(h, walk_field, &w);
+    st_hash_foreach_once(h, walk_field, &w);
     return w.err ? -1 : 0;
 }
 

@@ -344,8 +344,16 @@ static void reply_all(store_ctx_t *ctx, const read_args_t *a, buf_t *r, int want
         resp_map(r, a->proto, n);
     else
         resp_array(r, n);
+    /* A paged hash goes in parts, page by page (D60), where parts may go
+     * (a read outside MULTI). */
+    if (h && ctx->reply_stream_ok && !ctx->reply_stream && st_hash_is_paged(h)) {
+        ctx->reply_stream =
+            st_hash_members_snapshot(h, (want & WANT_NAMES ? ST_MEMBERS_NAMES : 0) |
+                                            (want & WANT_VALUES ? ST_MEMBERS_VALUES : 0));
+        if (ctx->reply_stream) return;
+    }
     all_arg_t x = {ctx, r, mark, want, 0};
-    if (h) st_hash_foreach(h, all_visit, &x);
+    if (h) st_hash_foreach_once(h, all_visit, &x);
 }
 
 void st_read_hkeys(store_ctx_t *ctx, const read_args_t *a, buf_t *r)

@@ -408,6 +408,20 @@ static void read_op(store_ctx_t *ctx, const read_args_t *a, buf_t *r, int op)
 
 void st_read_smembers(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
+    /* A paged set goes in parts, page by page (D60), where parts may go
+     * (a read outside MULTI). */
+    idx_entry_t **slot = ctx->reply_stream_ok && !ctx->reply_stream
+                             ? st_find_quiet(a->db, &a->argv[0], a->now)
+                             : NULL;
+    if (slot && st_ent_type(*slot) == ST_SET && st_hash_is_paged(st_ent_hash(*slot))) {
+        slot = st_find_read(a->db, &a->argv[0], a->now, 0); /* the lookup INFO counts */
+        st_hash_t *s = st_ent_hash(*slot);
+        size_t mark = r->len;
+        resp_set(r, a->proto, st_hash_len(s));
+        ctx->reply_stream = st_hash_members_snapshot(s, ST_MEMBERS_NAMES);
+        if (ctx->reply_stream) return;
+        r->len = mark;
+    }
     read_op(ctx, a, r, OP_INTER);
 }
 

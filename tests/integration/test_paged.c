@@ -358,6 +358,79 @@ Test(paged, paged_collections_survive_sigkill_and_checkpoints)
     srv_cleanup(&s);
 }
 
+/* HGETALL and SMEMBERS of paged collections go in parts (D60): 40,000
+ * fields of 200 bytes (an 8.6 MB reply, parts of at most 1 MB). A client
+ * that asks and does not read while another writes gets the collection as
+ * it was when asked (a snapshot), whatever the writes between its parts. */
+Test(paged, large_replies_go_in_parts_as_of_the_request)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, ARGS), 0);
+    redisContext *c = srv_connect(&s), *w = srv_connect(&s);
+    cr_assert(c && w);
+    enum { N = 40000 };
+    char v[201];
+    memset(v, 'v', 200);
+    v[200] = 0;
+    for (int i = 0; i < N; i++) {
+        redisAppendCommand(c, "HSET big f:%06d %s", i, v);
+        redisAppendCommand(c, "SADD bigset m:%06d", i);
+    }
+    for (int i = 0; i < 2 * N; i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+        freeReplyObject(r);
+    }
+    long long st[7];
+    for (int i = 0; i < 600; i++) {
+        paged_stats(c, "big", st);
+        if (st[0] && st[4] <= 1024 + st[6] / 32) break;
+        usleep(20000);
+    }
+    cr_assert(st[0], "the hash is paged");
+    /* Ask, then change everything before reading the answer. */
+    redisAppendCommand(c, "HGETALL big");
+    redisAppendCommand(c, "SMEMBERS bigset");
+    int done = 0;
+    while (!done)
+        cr_assert_eq(redisBufferWrite(c, &done), REDIS_OK);
+    usleep(200000);
+    for (int i = 0; i < N; i += 2) {
+        redisAppendCommand(w, "HDEL big f:%06d", i);
+        redisAppendCommand(w, "SREM bigset m:%06d", i);
+        redisAppendCommand(w, "HSET big new:%06d x", i);
+    }
+    for (int i = 0; i < 3 * (N / 2); i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(w, (void **)&r), REDIS_OK);
+        freeReplyObject(r);
+    }
+    redisReply *h, *m;
+    cr_assert_eq(redisGetReply(c, (void **)&h), REDIS_OK);
+    cr_assert_eq(redisGetReply(c, (void **)&m), REDIS_OK);
+    cr_assert_eq(h->type, REDIS_REPLY_ARRAY);
+    cr_assert_eq(h->elements, 2 * (size_t)N, "HGETALL: the hash as it was asked for");
+    static char seen[N];
+    memset(seen, 0, sizeof(seen));
+    for (size_t i = 0; i < h->elements; i += 2) {
+        cr_assert_eq(strncmp(h->element[i]->str, "f:", 2), 0, "%s", h->element[i]->str);
+        int k = atoi(h->element[i]->str + 2);
+        cr_assert(k >= 0 && k < N && !seen[k], "field %s once", h->element[i]->str);
+        seen[k] = 1;
+        cr_assert_str_eq(h->element[i + 1]->str, v);
+    }
+    cr_assert_eq(m->elements, (size_t)N, "SMEMBERS: the set as it was asked for");
+    freeReplyObject(h);
+    freeReplyObject(m);
+    /* And now the writes are there. */
+    cr_assert_eq(integer(c, "HLEN big"), N);
+    cr_assert_eq(integer(c, "SCARD bigset"), N / 2);
+    redisFree(c);
+    redisFree(w);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
 /* The store killed at one step of paging; the respawned store finishes. */
 static void killed_at(const char *fault)
 {
