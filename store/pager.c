@@ -77,7 +77,7 @@ static void note_changed(store_ctx_t *ctx, unsigned dbnum, idx_entry_t *e)
 {
     store_pager_t *pg = ctx->pager;
     if (!pg || !e || !store_pager_wants(pg, e, 0)) return;
-    store_pager_note_key(pg, dbnum, e->data, e->klen);
+    store_pager_note_key(pg, dbnum, e->data, e->klen, 0);
 }
 
 void store_pager_init(store_pager_t *pg, store_ctx_t *ctx, const config_t *cfg, uint64_t ring_max,
@@ -112,16 +112,19 @@ void store_pager_free(store_pager_t *pg)
     st_lpbuilt_free(&pg->lbuilt);
 }
 
-void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint32_t klen)
+void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint32_t klen,
+                          uint64_t below)
 {
     for (uint32_t i = 0; i < pg->nq; i++)
-        if (pg->q[i].db == db && pg->q[i].klen == klen && memcmp(pg->q[i].key, key, klen) == 0)
+        if (pg->q[i].db == db && pg->q[i].klen == klen && memcmp(pg->q[i].key, key, klen) == 0) {
+            if (below > pg->q[i].below) pg->q[i].below = below;
             return;
+        }
     if (pg->nq == STORE_PAGER_QUEUE) return; /* noted again by its next write */
     unsigned char *copy = malloc(klen ? klen : 1);
     if (!copy) return;
     memcpy(copy, key, klen);
-    pg->q[pg->nq++] = (store_pager_note_t){db, klen, copy, 0};
+    pg->q[pg->nq++] = (store_pager_note_t){db, klen, copy, 0, below};
 }
 
 static void drop(store_pager_t *pg, uint32_t i)
@@ -277,6 +280,9 @@ uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_
     for (uint32_t looked = 0; looked < pg->nq && done < PAGER_TURN && !full; looked++) {
         if (i >= pg->nq) i = 0;
         store_pager_note_t *n = &pg->q[i];
+        /* Compaction's line when it noted the key, kept past its pass (a
+         * pass may end before the pager's turn comes). */
+        pg->pol.below = n->below > below ? n->below : below;
         st_db_t *db = st_db(ctx, n->db);
         idx_entry_t **slot = db ? idx_find(&db->ix, n->key, n->klen) : NULL;
         st_hash_t *h = slot && is_collection(*slot) ? st_ent_hash(*slot) : NULL;

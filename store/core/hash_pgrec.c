@@ -259,8 +259,11 @@ static uint64_t overlay_cap(const st_hash_t *h, const st_pgpolicy_t *pol)
 static int range_wanted(const st_paged_t *p, const st_pgdir_t *d, const st_pgpolicy_t *pol,
                         uint64_t cap, uint32_t dense)
 {
+    /* Under compaction's line, the overlay goes into pages too: entries
+     * written before the collection was paged keep their values in the
+     * log, and would keep old segments. */
     return st_pg_range_wants(d) || (p->ovl > cap && d->ovl && d->ovl >= dense) ||
-           (d->lsn && d->lsn < pol->below);
+           (pol->below && (d->ovl || (d->lsn && d->lsn < pol->below)));
 }
 
 int st_hash_page_behind(const st_hash_t *h, const st_pgpolicy_t *pol)
@@ -273,6 +276,7 @@ int st_hash_page_wanted(const st_hash_t *h, const st_pgpolicy_t *pol)
     const st_paged_t *p = h->pg;
     if (!p) return h->table && pol->entries && h->n >= pol->entries ? ST_PAGE_WANT_IN : 0;
     if (p->nwant > p->nbusy || p->ovl > overlay_cap(h, pol)) return ST_PAGE_WANT_BUILD;
+    if (pol->below && p->ovl) return ST_PAGE_WANT_BUILD;
     if (pol->below)
         for (uint32_t i = 0; i < p->ndir; i++)
             if (p->dir[i].lsn && p->dir[i].lsn < pol->below) return ST_PAGE_WANT_BUILD;
