@@ -411,3 +411,72 @@ Test(reads, compaction_never_deletes_what_a_read_in_flight_reads)
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
 }
+
+/* A kB figure of /proc/<pid>/status ("RssFile:"). */
+static long proc_kb(pid_t pid, const char *field)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    long v = -1;
+    while (fgets(line, sizeof(line), f))
+        if (strncmp(line, field, strlen(field)) == 0) v = strtol(line + strlen(field), NULL, 10);
+    fclose(f);
+    return v;
+}
+
+static long long info_memory(redisContext *c, const char *field)
+{
+    redisReply *r = redisCommand(c, "INFO memory");
+    cr_assert_eq(r->type, REDIS_REPLY_STRING);
+    const char *p = strstr(r->str, field);
+    cr_assert_not_null(p, "INFO lacks %s", field);
+    long long v = strtoll(p + strlen(field), NULL, 10);
+    freeReplyObject(r);
+    return v;
+}
+
+/* Values copied out of the page cache map the log's pages into the store
+ * (its RssFile grows by what was read); used_memory_rss counts what the
+ * server holds, not the kernel's cache, so it does not grow with them. */
+Test(reads, used_memory_rss_leaves_out_the_log_pages_the_store_maps)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
+    redisContext *c = srv_connect(&s);
+    const int n = 12000, len = 4096;
+    char *val = malloc((size_t)len);
+    for (int i = 0; i < n; i++)
+        redisAppendCommand(c, "SET m%d %b", i, val, value_of(i, 0, (size_t)len, val));
+    for (int i = 0; i < n; i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+        freeReplyObject(r);
+    }
+    pid_t store;
+    cr_assert_eq(srv_wait_children(&s, "atticdb-server: store", &store, 1, 1), 1);
+    long file0 = proc_kb(store, "RssFile:");
+    long long rss0 = info_memory(c, "used_memory_rss:");
+    /* 100 at a time: replies waiting in buffers are not what is measured. */
+    for (int i = 0; i < n; i += 100) {
+        for (int k = i; k < i + 100; k++)
+            redisAppendCommand(c, "GET m%d", k);
+        for (int k = i; k < i + 100; k++) {
+            redisReply *r;
+            cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
+            cr_assert_eq(r->len, len);
+            freeReplyObject(r);
+        }
+    }
+    long file1 = proc_kb(store, "RssFile:");
+    long long rss1 = info_memory(c, "used_memory_rss:");
+    cr_log_info("store RssFile %ld -> %ld kB; used_memory_rss %lld -> %lld", file0, file1, rss0,
+                rss1);
+    cr_assert_gt(file1 - file0, 30 * 1024, "the values were copied from the mapping");
+    cr_assert_lt(rss1 - rss0, 16ll << 20, "used_memory_rss grew with the log's pages");
+    free(val);
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
