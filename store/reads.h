@@ -8,8 +8,9 @@
  * bytes the page cache holds are copied at once from the segment's
  * read-only mapping (no system call); the others are read through
  * io_uring, one submission for all those a turn of the store's loop
- * started, straight from the device (O_DIRECT) or, read-io buffered,
- * through the page cache. The reply is handed back once whole, while the
+ * started, straight from the device (O_DIRECT; through the page cache a
+ * value read again soon, so that it stays there) or, read-io buffered,
+ * always through the page cache. The reply is handed back once whole, while the
  * store goes on serving and applying. The same ring watches the store's
  * wake-up eventfd, so the store sleeps in one place for both.
  *
@@ -57,6 +58,7 @@ void store_reads_close(store_reads_t *r);
  * probes (mincore). */
 typedef struct store_reads_stats {
     uint64_t copied, device, probes;
+    uint64_t admitted; /* of device: read through the page cache, to keep */
 } store_reads_stats_t;
 const store_reads_stats_t *store_reads_stats(const store_reads_t *r);
 

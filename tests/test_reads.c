@@ -221,6 +221,31 @@ Test(reads, buffered_reads_through_the_page_cache)
     device_then_cache(0);
 }
 
+/* A value read from the device again soon after is read through the page
+ * cache the second time (admitted), and copied from it the third. */
+Test(reads, a_value_read_again_is_admitted_to_the_page_cache)
+{
+    store_reads_t *r = open_or_skip(1);
+    evict(0);
+    evict(SEG);
+    got_t *g = malloc(sizeof(*g));
+    read_in_flight(r, g);
+    check_bytes(g->bytes);
+    cr_assert_eq(store_reads_stats(r)->admitted, 0, "read once: not admitted");
+    read_in_flight(r, g);
+    check_bytes(g->bytes);
+    cr_assert_eq(store_reads_stats(r)->admitted, 4, "read again: through the page cache");
+    st_defer_t d;
+    defer_init(&d);
+    buf_t b;
+    reply_init(&b);
+    cr_assert_eq(store_reads_start(r, &d, &b, 3, 79, 7), 1, "now in the page cache: copied");
+    check_bytes((const unsigned char *)b.data);
+    buf_free(&b);
+    free(g);
+    store_reads_close(r);
+}
+
 /* The seam's read_end fails the first read that completes. */
 static int fail_next = 1;
 static int failing_read_end(int fd, int res)
