@@ -159,6 +159,19 @@ static store_reads_t *open_or_skip(int direct)
     return r;
 }
 
+/* The holes, all in the page cache: filled at once, with the log's bytes. */
+static void filled_at_once(store_reads_t *r, uint64_t id, const char *why)
+{
+    st_defer_t d;
+    defer_init(&d);
+    buf_t b;
+    reply_init(&b);
+    cr_assert_eq(store_reads_start(r, &d, &b, 3, id, 0), 1, "%s", why);
+    check_bytes((const unsigned char *)b.data);
+    cr_assert_eq(store_reads_inflight(r), 0);
+    buf_free(&b);
+}
+
 /* One read in flight to its end: returns what was reported. */
 static void read_in_flight(store_reads_t *r, got_t *g)
 {
@@ -198,15 +211,8 @@ static void device_then_cache(int direct)
     /* Once the page cache holds them, they are copied at once. */
     warm(0);
     warm(SEG);
-    st_defer_t d;
-    defer_init(&d);
-    buf_t b;
-    reply_init(&b);
-    cr_assert_eq(store_reads_start(r, &d, &b, 3, 78, 6), 1, "filled at once");
-    check_bytes((const unsigned char *)b.data);
+    filled_at_once(r, 78, "the page cache holds them");
     cr_assert_eq(store_reads_stats(r)->copied, 4);
-    cr_assert_eq(store_reads_inflight(r), 0);
-    buf_free(&b);
     free(g);
     store_reads_close(r);
 }
@@ -235,13 +241,7 @@ Test(reads, a_value_read_again_is_admitted_to_the_page_cache)
     read_in_flight(r, g);
     check_bytes(g->bytes);
     cr_assert_eq(store_reads_stats(r)->admitted, 4, "read again: through the page cache");
-    st_defer_t d;
-    defer_init(&d);
-    buf_t b;
-    reply_init(&b);
-    cr_assert_eq(store_reads_start(r, &d, &b, 3, 79, 7), 1, "now in the page cache: copied");
-    check_bytes((const unsigned char *)b.data);
-    buf_free(&b);
+    filled_at_once(r, 79, "now in the page cache: copied");
     free(g);
     store_reads_close(r);
 }

@@ -568,23 +568,9 @@ static void send_bytes(redisContext *c, const char *v, size_t vn, size_t from, s
     }
 }
 
-/* Whether the RSS bounds mean anything: under AddressSanitizer (CI's
- * second pass builds server and tests with it) freed memory waits in its
- * quarantine (up to 256 MB), so peaks measure the sanitizer, not the
- * bounded buffers; the plain pass checks the bounds. */
-#if defined(__SANITIZE_ADDRESS__)
-#define RSS_BOUNDS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RSS_BOUNDS 0
-#endif
-#endif
-#ifndef RSS_BOUNDS
-#define RSS_BOUNDS 1
-#endif
 #define expect_rss_within(grown, ...)                                                              \
     do {                                                                                           \
-        if (RSS_BOUNDS) cr_assert_lt((grown), 64 * 1024, __VA_ARGS__);                             \
+        if (SRV_RSS_BOUNDS) cr_assert_lt((grown), 64 * 1024, __VA_ARGS__);                         \
     } while (0)
 
 /* A kB figure of /proc/<pid>/status ("VmHWM:", "VmRSS:"). */

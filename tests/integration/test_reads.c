@@ -112,6 +112,21 @@ static kv_t *fill(redisContext *c, int n)
     return kv;
 }
 
+/* n keys PREFIX<i> of len bytes (value_of(i, 0)), pipelined, all acked. */
+static void set_many(redisContext *c, const char *prefix, int n, size_t len)
+{
+    char *val = malloc(len);
+    for (int i = 0; i < n; i++)
+        redisAppendCommand(c, "SET %s%d %b", prefix, i, val, value_of(i, 0, len, val));
+    for (int i = 0; i < n; i++) {
+        redisReply *r;
+        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK, "%s", c->errstr);
+        cr_assert_neq(r->type, REDIS_REPLY_ERROR, "%s", r->str);
+        freeReplyObject(r);
+    }
+    free(val);
+}
+
 static void kv_free(kv_t *kv, int n)
 {
     for (int i = 0; i < n; i++)
@@ -308,13 +323,7 @@ Test(reads, store_killed_with_reads_in_flight_answers_them_after)
     redisSetTimeout(c, patient);
     const int n = 400;
     char *val = malloc(8192);
-    for (int i = 0; i < n; i++)
-        redisAppendCommand(c, "SET d%d %b", i, val, value_of(i, 0, 8192, val));
-    for (int i = 0; i < n; i++) {
-        redisReply *r;
-        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
-        freeReplyObject(r);
-    }
+    set_many(c, "d", n, 8192);
     pid_t store;
     cr_assert_eq(srv_wait_children(&s, "atticdb-server: store", &store, 1, 1), 1);
     for (int round = 0; round < 3; round++) {
@@ -412,20 +421,6 @@ Test(reads, compaction_never_deletes_what_a_read_in_flight_reads)
     srv_cleanup(&s);
 }
 
-/* Whether an RSS bound means anything: under AddressSanitizer (CI's second
- * pass) freed memory waits in its quarantine, so growth measures the
- * sanitizer (as tests/integration/test_bigvalues says). */
-#if defined(__SANITIZE_ADDRESS__)
-#define RSS_BOUNDS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RSS_BOUNDS 0
-#endif
-#endif
-#ifndef RSS_BOUNDS
-#define RSS_BOUNDS 1
-#endif
-
 /* A kB figure of /proc/<pid>/status ("RssFile:"). */
 static long proc_kb(pid_t pid, const char *field)
 {
@@ -460,14 +455,7 @@ Test(reads, used_memory_rss_leaves_out_the_log_pages_the_store_maps)
     cr_assert_eq(srv_start(&s, "--frontends 1"), 0);
     redisContext *c = srv_connect(&s);
     const int n = 12000, len = 4096;
-    char *val = malloc((size_t)len);
-    for (int i = 0; i < n; i++)
-        redisAppendCommand(c, "SET m%d %b", i, val, value_of(i, 0, (size_t)len, val));
-    for (int i = 0; i < n; i++) {
-        redisReply *r;
-        cr_assert_eq(redisGetReply(c, (void **)&r), REDIS_OK);
-        freeReplyObject(r);
-    }
+    set_many(c, "m", n, (size_t)len);
     pid_t store;
     cr_assert_eq(srv_wait_children(&s, "atticdb-server: store", &store, 1, 1), 1);
     long file0 = proc_kb(store, "RssFile:");
@@ -488,9 +476,8 @@ Test(reads, used_memory_rss_leaves_out_the_log_pages_the_store_maps)
     cr_log_info("store RssFile %ld -> %ld kB; used_memory_rss %lld -> %lld", file0, file1, rss0,
                 rss1);
     cr_assert_gt(file1 - file0, 30 * 1024, "the values were copied from the mapping");
-    if (RSS_BOUNDS)
+    if (SRV_RSS_BOUNDS)
         cr_assert_lt(rss1 - rss0, 16ll << 20, "used_memory_rss grew with the log's pages");
-    free(val);
     redisFree(c);
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
