@@ -438,6 +438,14 @@ static int f_sync_end(int file, unsigned long long token, int res)
     if (res == 0 && cut_armed) forget_synced_before(file, token & ((1ull << TOKEN_SEQ_BITS) - 1));
     return res;
 }
+/* Asynchronous reads (io.h): counted with the preads, so "store.pread:N:EIO"
+ * fails the Nth read of a value however it was made. */
+static int f_read_end(int fd, int res)
+{
+    (void)fd;
+    int e = hit_io(F_PREAD);
+    return e ? -e : res;
+}
 static int f_fallocate(int fd, int mode, off_t o, off_t l)
 {
     FAIL_IF(F_FALLOCATE);
@@ -520,6 +528,7 @@ static const io_ops_t io_faulty = {
     .closedir = NULL, /* filled from io_real at install */
     .sync_begin = f_sync_begin,
     .sync_end = f_sync_end,
+    .read_end = f_read_end,
 };
 static io_ops_t io_installed;
 
