@@ -598,6 +598,9 @@ static redisContext *wait_full_copy(const srv_t *s)
  * query: Sentinel closes the clients of a server it reconfigures (CLIENT
  * KILL TYPE normal), and under load it may do so again at any moment
  * (it saw a full copy fail once: "Server closed the connection"). */
+static pid_t sentinel_pid;
+static char sentinel_dir[64];
+
 static void expect_caught_up_of(const srv_t *l, const srv_t *r)
 {
     long long want = -1, got = -2;
@@ -606,6 +609,15 @@ static void expect_caught_up_of(const srv_t *l, const srv_t *r)
         got = info_num_of(r, "slave_repl_offset");
         if (want > 0 && got == want) break;
         usleep(50000);
+    }
+    if (got != want) { /* what each side and Sentinel last said */
+        fprintf(stderr, "leader on %d at %lld, replica on %d at %lld\n", l->port, want, r->port,
+                got);
+        fprintf(stderr, "leader's log:\n%s\n", srv_log_tail(l, (char[4096]){0}, 4096));
+        fprintf(stderr, "replica's log:\n%s\n", srv_log_tail(r, (char[4096]){0}, 4096));
+        char cmd[160];
+        snprintf(cmd, sizeof(cmd), "tail -n 40 '%s/sentinel.log' >&2", sentinel_dir);
+        if (sentinel_dir[0] && system(cmd) != 0) fprintf(stderr, "no Sentinel log\n");
     }
     cr_assert_eq(got, want, "the replica reached the leader's LSN");
     char a[64] = "", b[64] = "";
@@ -906,9 +918,6 @@ Test(repl_stream, a_stalled_copy_pins_its_files_while_the_leader_writes_and_comp
 }
 
 /* ---- Redis Sentinel (Debian's redis-server in sentinel mode) ---------------- */
-
-static pid_t sentinel_pid;
-static char sentinel_dir[64];
 
 static void suite_fini(void)
 {
