@@ -19,6 +19,12 @@
  *   SORT ... ALPHA       without STORE: the same elements, any order;
  *   OBJECT ENCODING      once a SORT ran: Redis' skiplist may be AtticDB's
  *                        listpack (Redis converts a zset it sorts, D47).
+ * Before each SORT and SORT_RO both servers get SCAN 0 COUNT 0 (an error,
+ * or QUEUED inside MULTI): Redis 7.0.15's numeric SORT refuses an element
+ * when errno is ERANGE after its strtod, but never clears errno first, so
+ * an earlier command that left ERANGE behind (SCAN's cursor past 2^64,
+ * a score such as 1e-310) makes a later SORT of "" or "1.5" fail there;
+ * SCAN sets errno to 0 before parsing its cursor. Compared exactly.
  * Then compares the whole state: every key of the 16 databases, its value
  * and whether it has a TTL (and its expiry time, loosely as above).
  *
@@ -42,6 +48,9 @@
  *                              ("--hash-max-listpack-entries 4")
  *   ATTIC_DIFF_ATTIC_ARGS      settings given to AtticDB only
  *                              ("--collection-paging-entries 2": D60)
+ *   ATTIC_DIFF_RECORD=FILE     write each generated command to FILE as
+ *                              RESP, to replay a prefix against servers one
+ *                              can then question (tools/diff-replay)
  *   ATTICDB_SERVER, REDIS_SERVER  the binaries
  * Exit: 0 all identical, 1 differences, 77 no redis-server (skipped),
  * 99 a server did not start.
@@ -52,6 +61,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -218,6 +228,17 @@ static void free_pair(reply_t r[2])
 
 /* ------------------------------------------------------------------ */
 /* comparisons                                                         */
+
+static FILE *record; /* ATTIC_DIFF_RECORD: every command sent, as RESP */
+
+static void record_cmd(int argc, char *const *argv, const size_t *lens)
+{
+    if (!record) return;
+    wire_buf_t b = {0};
+    wire_encode(&b, argc, (const char *const *)argv, lens);
+    fwrite(b.p, 1, b.len, record);
+    wire_buf_free(&b);
+}
 
 static void check_exact(long idx, const char *text, reply_t r[2])
 {
@@ -474,6 +495,32 @@ static void check_randomkey(long idx, const char *text, reply_t r[2])
     }
 }
 
+static void print_replies(const reply_t r[2])
+{
+    for (int i = 0; i < 2; i++) {
+        char *e = wire_escape(r[i].p, r[i].n, 200);
+        printf("    %-8s %s\n", sides[i].name, e);
+        free(e);
+    }
+}
+
+/* Redis' errno to 0 before a SORT (see the banner): SCAN clears it to
+ * parse its cursor, and COUNT 0 makes it an error that does nothing. */
+static void clear_redis_errno(long idx)
+{
+    static const char *const words[] = {"SCAN", "0", "COUNT", "0"};
+    static const size_t lens[] = {4, 1, 5, 1};
+    reply_t r[2];
+    send_both(4, (char *const *)words, lens, r);
+    record_cmd(4, (char *const *)words, lens);
+    if (verbose) {
+        printf("#%ld (before a SORT) SCAN 0 COUNT 0\n", idx);
+        print_replies(r);
+    }
+    check_exact(idx, "(before a SORT, clears Redis' errno) SCAN 0 COUNT 0", r);
+    free_pair(r);
+}
+
 /* ------------------------------------------------------------------ */
 /* the final state                                                     */
 
@@ -559,15 +606,6 @@ static long env_long(const char *name, long def)
     return e && *e ? strtol(e, NULL, 0) : def;
 }
 
-static void print_replies(const reply_t r[2])
-{
-    for (int i = 0; i < 2; i++) {
-        char *e = wire_escape(r[i].p, r[i].n, 200);
-        printf("    %-8s %s\n", sides[i].name, e);
-        free(e);
-    }
-}
-
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -642,6 +680,8 @@ int main(void)
 
     dgen_t gen;
     dgen_init(&gen, seed, getenv("ATTIC_DIFF_SKIP"), getenv("ATTIC_DIFF_ONLY"));
+    const char *record_path = getenv("ATTIC_DIFF_RECORD");
+    record = record_path && *record_path ? fopen(record_path, "wb") : NULL;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     long done = 0;
@@ -650,6 +690,8 @@ int main(void)
         dgen_next(&gen, &cmd);
         char *text = dgen_cmd_text(&cmd);
         remember(text);
+        if (cmd.argc && !strncasecmp(cmd.argv[0], "SORT", 4)) clear_redis_errno(i);
+        record_cmd(cmd.argc, cmd.argv, cmd.lens);
         if (cmd.check == DGEN_SCAN) {
             if (verbose) printf("#%ld %s (whole iteration)\n", i, text);
             check_scan(i, text, &cmd);
@@ -704,6 +746,7 @@ int main(void)
         done = i;
     }
     dgen_done(&gen);
+    if (record) fclose(record);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 
