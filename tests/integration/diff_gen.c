@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ------------------------------------------------------------------ */
 /* randomness                                                          */
@@ -1667,13 +1668,21 @@ void dgen_done(dgen_t *g)
 /* ------------------------------------------------------------------ */
 /* the sequence                                                        */
 
+/* SPOP key without a count pops a random member (g_spop's forms are the
+ * ones that are not random): dropping its count would make the servers
+ * differ by chance. */
+static int drop_makes_random(const dgen_cmd_t *c)
+{
+    return c->argc == 3 && !strcasecmp(c->argv[0], "SPOP");
+}
+
 /* Wrong arities, unknown names and odd letter case, now and then. */
 static void mutate(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *unknown[] = {"NOSUCHCMD", "GETT", "SETT", "EXPIRES", "foo"};
     unsigned r = rn(g, 1000);
     if (r < 15 && c->argc > 1) {
-        free(c->argv[--c->argc]);
+        if (!drop_makes_random(c)) free(c->argv[--c->argc]);
     } else if (r < 30) {
         rval(g, c);
     } else if (r < 38) {
