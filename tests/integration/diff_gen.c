@@ -1702,6 +1702,7 @@ void dgen_next(dgen_t *g, dgen_cmd_t *c)
     memset(c, 0, sizeof(*c));
     if (g->in_multi && g->multi_left == 0) {
         dgen_args(c, rn(g, 7) ? "EXEC" : "DISCARD");
+        if (g->sorted) c->check = DGEN_ENCODING; /* an OBJECT ENCODING inside */
         g->in_multi = 0;
         g->watching = 0;
         return;
