@@ -381,9 +381,12 @@ static idx_entry_t *read_hash_listpack(rd_t *r, const rst_t *x)
             ok = 0;
             break;
         }
-        if (!st_hash_is_table(h) && (fn > x->hash_value || vn > x->hash_value)) st_hash_convert(h);
         st_hash_set(h, NULL, f, (uint32_t)fn, v, vn, 0);
     }
+    /* Redis 7.0 keeps a listpack it loads unless it has too many fields:
+     * a long field or value does not convert it (a table hash's, read one
+     * by one in read_hash, does), and neither does a later write's, which
+     * looks only at what it writes. */
     if (ok && !st_hash_is_table(h) && st_hash_len(h) > x->hash_entries) st_hash_convert(h);
     free(b);
     return finish(h, x, ok);

@@ -318,16 +318,19 @@ void st_read_sort(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 /* ---- SORT ... STORE ---- */
 
 /* A new list element holding a copy of string-shaped entry e's value: a
- * value in the log stays there (one extent shared, as COPY shares it),
- * else its bytes (a piece list's read into RAM: list elements are never
- * piece lists, D45). */
+ * value wholly in the log stays there (one extent shared, as COPY shares
+ * it), else its bytes (a piece list's read into RAM: list elements are
+ * never piece lists, D45). An APPEND to a short value leaves an extent
+ * after an inline prefix, and to an empty one an extent short enough to
+ * be inline: neither is an element's extent (st_list_elem_new would make
+ * the second inline from no bytes). */
 static idx_entry_t *elem_of_entry(sort_run_t *run, idx_entry_t *e)
 {
-    if (st_ent_kind(e) == VK_EXTENT) {
+    if (st_ent_kind(e) == VK_EXTENT && e->ilen == 0) {
         uint64_t lsn;
         uint32_t len;
         st_ent_get_ext1(e, &lsn, &len);
-        return st_list_elem_new(NULL, len, lsn);
+        if (len > STORE_INLINE_MAX) return st_list_elem_new(NULL, len, lsn);
     }
     const unsigned char *p;
     size_t n;
