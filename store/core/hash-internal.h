@@ -74,10 +74,6 @@ uint64_t st_hash_field_bytes(idx_entry_t *f);
 void st_hash_field_free(st_hash_t *h, idx_entry_t *f);
 idx_entry_t *st_hash_field_new(const void *f, uint32_t n, const unsigned char *v, uint64_t vlen,
                                uint64_t vlsn);
-/* A field whose value is copied into RAM: up to 255 bytes in the entry
- * itself (one allocation), longer in a piece list. */
-idx_entry_t *st_hash_field_new_ram(const void *f, uint32_t n, const unsigned char *v,
-                                   uint64_t vlen);
 void st_hash_table_bytes(st_hash_t *h, uint64_t before);
 
 /* ---- the paged form, shared by hash_paged.c and hash_pgrec.c (D60) ---- */

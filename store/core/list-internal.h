@@ -44,6 +44,10 @@ typedef struct st_lchunk {
     uint32_t npin;   /* RAM: elements too long for a page */
     uint32_t busy;   /* the pager has a record for it in flight (not state) */
     idx_entry_t **v;
+    /* Clean, in a keyed list (a sorted set's order, D65): a RAM copy of
+     * its window's first element, so a seek compares chunks without
+     * reading their pages; NULL otherwise. Counted in l->bytes. */
+    idx_entry_t *head;
 } st_lchunk_t;
 
 struct st_list {
@@ -62,6 +66,7 @@ struct st_list {
     uint64_t *fen;    /* a Fenwick tree over the chunks' n (fen_ok: valid) */
     uint32_t fen_cap;
     int fen_ok;
+    int keyed; /* a sorted set's order (D65): clean chunks keep their heads */
 };
 
 static inline st_lchunk_t *st_lch(const st_list_t *l, uint32_t j)
@@ -94,5 +99,9 @@ void st_list_chunks_close(st_list_t *l, uint32_t j, uint32_t k);
 void st_lch_free_ram(st_list_t *l, st_lchunk_t *ch);
 void st_lch_append(st_list_t *l, st_lchunk_t *ch, idx_entry_t *e);
 uint64_t st_list_elem_bytes(const idx_entry_t *e);
+/* A keyed list's clean chunk ch: its head becomes a copy of p[0, n)
+ * (nothing for a list that is not keyed); its head dropped (any chunk). */
+void st_lch_head_set(st_list_t *l, st_lchunk_t *ch, const unsigned char *p, uint32_t n);
+void st_lch_head_drop(st_list_t *l, st_lchunk_t *ch);
 
 #endif

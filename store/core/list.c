@@ -71,8 +71,10 @@ uint64_t st_list_elem_bytes(const idx_entry_t *e)
 idx_entry_t *st_list_elem_new(const void *p, uint32_t len, uint64_t lsn)
 {
     rec_arg_t name = {(const unsigned char *)"", 0}, val = {p, len};
-    /* No log position: a large element read into RAM (D45). */
-    if (!lsn && len > STORE_INLINE_MAX) return st_ent_new_ram(&name, p, len, 0);
+    /* No log position: copied into RAM, up to 255 bytes in the entry
+     * itself (a page's element, a sorted set's), longer as a piece (a
+     * large element read into RAM, D45). */
+    if (!lsn && len > STORE_INLINE_MAX) return st_hash_field_new_ram("", 0, p, len);
     return st_ent_new(&name, &val, lsn, 0);
 }
 
@@ -175,6 +177,22 @@ void st_lch_free_ram(st_list_t *l, st_lchunk_t *ch)
     free(ch->v);
     ch->v = NULL;
     ch->cap = ch->first = 0;
+}
+
+void st_lch_head_drop(st_list_t *l, st_lchunk_t *ch)
+{
+    if (!ch->head) return;
+    l->bytes -= st_list_elem_bytes(ch->head);
+    st_list_elem_free(ch->head);
+    ch->head = NULL;
+}
+
+void st_lch_head_set(st_list_t *l, st_lchunk_t *ch, const unsigned char *p, uint32_t n)
+{
+    if (!l->keyed) return;
+    st_lch_head_drop(l, ch);
+    ch->head = st_list_elem_new(p, n, 0);
+    l->bytes += st_list_elem_bytes(ch->head);
 }
 
 /* Room in RAM chunk ch for one more element; recentred when it grows. */
@@ -308,6 +326,27 @@ static void locate(st_list_t *l, uint32_t i, uint32_t *j, uint32_t *k)
     *k = rem;
 }
 
+/* The elements before chunk j: walked from the nearer end, or the
+ * Fenwick tree's prefix sum. */
+static uint64_t prefix(st_list_t *l, uint32_t j)
+{
+    uint64_t sum = 0;
+    if (j <= WALK_MAX) {
+        for (uint32_t t = 0; t < j; t++)
+            sum += st_lch(l, t)->n;
+        return sum;
+    }
+    if (l->nc - j <= WALK_MAX) {
+        for (uint32_t t = j; t < l->nc; t++)
+            sum += st_lch(l, t)->n;
+        return l->n - sum;
+    }
+    if (!l->fen_ok) fen_build(l);
+    for (uint32_t x = j; x > 0; x -= x & -x)
+        sum += l->fen[x];
+    return sum;
+}
+
 /* ---- clean chunks ---------------------------------------------------------- */
 
 static store_ctx_t *reader(st_list_t *l, store_ctx_t *ctx)
@@ -331,6 +370,17 @@ static const unsigned char *clean_elem(st_list_t *l, const st_lchunk_t *ch, uint
     return p;
 }
 
+/* A keyed list's clean chunk ch whose window moved: its head is the
+ * window's new first element (one page read, mostly the cached page the
+ * move itself read). */
+static void head_refresh(st_list_t *l, st_lchunk_t *ch)
+{
+    if (!l->keyed || !ch->lsn || !ch->n) return;
+    uint32_t n;
+    const unsigned char *p = clean_elem(l, ch, 0, &n);
+    st_lch_head_set(l, ch, p, n);
+}
+
 /* Uncount clean chunk ch's page (it leaves the list or RAM takes it). */
 static void page_gone(store_ctx_t *ctx, const st_lchunk_t *ch)
 {
@@ -348,6 +398,7 @@ static void dirty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
     const unsigned char *img = st_page_read_into(l->ctx, ch->lsn, ch->len, &buf, &cap), *p;
     size_t off = ST_PGIMG_HDR;
     uint32_t n, first = ch->first, count = ch->n, len = ch->len;
+    st_lch_head_drop(l, ch);
     page_gone(ctx, ch);
     ch->lsn = 0;
     ch->len = ch->first = ch->n = ch->vbytes = ch->npin = 0;
@@ -357,7 +408,8 @@ static void dirty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
     st_lch_stamp(ctx, ch);
     st_lch_count(l, ch, 1);
     /* Tests: killed with a page's elements copied into RAM only. */
-    if (io_fault_point(IO_FAULT_LIST_DIRTY) == IO_FAULT_KILL) raise(SIGKILL);
+    if (io_fault_point(l->keyed ? IO_FAULT_ZSET_DIRTY : IO_FAULT_LIST_DIRTY) == IO_FAULT_KILL)
+        raise(SIGKILL);
 }
 
 /* ---- changes ----------------------------------------------------------------- */
@@ -423,6 +475,7 @@ static void drop_if_empty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
     if (ch->n) return;
     st_lch_count(l, ch, -1);
     if (ch->lsn) page_gone(ctx, ch);
+    st_lch_head_drop(l, ch);
     st_lch_free_ram(l, ch);
     st_list_chunks_close(l, j, 1);
 }
@@ -441,6 +494,7 @@ idx_entry_t *st_list_take(store_ctx_t *ctx, st_list_t *l, uint32_t i)
         st_lch_count(l, ch, -1);
         if (k == 0) ch->first++;
         ch->n--;
+        if (k == 0) head_refresh(l, ch);
     } else {
         if (ch->lsn) dirty(ctx, l, j);
         ch = st_lch(l, j);
@@ -481,6 +535,7 @@ static uint32_t trim_end(store_ctx_t *ctx, st_list_t *l, int tail, uint32_t coun
     if (ch->lsn) {
         if (!tail) ch->first += d;
         ch->n -= d;
+        if (!tail) head_refresh(l, ch);
     } else {
         for (uint32_t t = 0; t < d; t++) {
             idx_entry_t *e = ram_take(l, ch, tail ? ch->n - 1 : 0);
@@ -521,6 +576,87 @@ idx_entry_t *st_list_at(st_list_t *l, uint32_t i)
     uint32_t n;
     const unsigned char *p = clean_elem(l, ch, k, &n);
     return st_hash_mat_new(l->ctx, "", 0, p, n);
+}
+
+/* ---- keyed lists (a sorted set's order, D65) ------------------------------------ */
+
+void st_list_set_keyed(st_list_t *l)
+{
+    l->keyed = 1;
+}
+
+/* Chunk j's first element as bytes: its head (a keyed list's clean chunk,
+ * else read from its page) or its first RAM element. */
+static void first_of(st_list_t *l, uint32_t j, const unsigned char **p, uint32_t *n,
+                     unsigned char **tmp, size_t *cap)
+{
+    const st_lchunk_t *ch = st_lch(l, j);
+    st_lelem_t x = {ch->lsn ? ch->head : ch->v[ch->first], NULL, 0};
+    if (!x.e) {
+        *p = clean_elem(l, ch, 0, n);
+        return;
+    }
+    *n = (uint32_t)st_ent_vlen(x.e);
+    if (st_lelem_bytes(l->ctx, &x, p, tmp, cap)) {
+        log_warn("store: cannot read a list element to seek; stopping");
+        exit(EXIT_FATAL);
+    }
+}
+
+uint32_t st_list_seek(st_list_t *l, st_list_before_fn before, const void *arg)
+{
+    if (!l->n) return 0;
+    unsigned char *tmp = NULL;
+    size_t cap = 0;
+    const unsigned char *p;
+    uint32_t n, lo = 0, hi = l->nc;
+    /* The first chunk whose first element is not before: the answer is in
+     * the chunk ahead of it (or at 0). */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        first_of(l, mid, &p, &n, &tmp, &cap);
+        if (before(arg, p, n))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) {
+        free(tmp);
+        return 0;
+    }
+    uint32_t j = lo - 1, k = 1;
+    const st_lchunk_t *ch = st_lch(l, j);
+    if (ch->lsn) { /* a page: a linear scan of its window, past its first */
+        const unsigned char *img = st_page_read(l->ctx, ch->lsn, ch->len);
+        size_t off = ST_PGIMG_HDR;
+        for (uint32_t t = 0; t < ch->first + ch->n; t++) {
+            if (st_lpimg_next(img, ch->len, &off, &p, &n) != 1) {
+                log_warn("store: a list page at LSN %llu lacks an element it counts; stopping",
+                         (unsigned long long)ch->lsn);
+                exit(EXIT_FATAL);
+            }
+            if (t <= ch->first) continue;
+            if (!before(arg, p, n)) break;
+            k++;
+        }
+    } else { /* in RAM: a binary search past its first */
+        uint32_t a = 1, b = ch->n;
+        while (a < b) {
+            uint32_t mid = a + (b - a) / 2;
+            st_lelem_t x = {ch->v[ch->first + mid], NULL, 0};
+            if (st_lelem_bytes(l->ctx, &x, &p, &tmp, &cap)) {
+                log_warn("store: cannot read a list element to seek; stopping");
+                exit(EXIT_FATAL);
+            }
+            if (before(arg, p, (uint32_t)st_ent_vlen(x.e)))
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        k = a;
+    }
+    free(tmp);
+    return (uint32_t)(prefix(l, j) + k);
 }
 
 /* ---- walking ------------------------------------------------------------------ */
@@ -640,6 +776,7 @@ static void list_free(st_obj_t *o)
         for (uint32_t k = 0; !ch->lsn && k < ch->n; k++)
             st_list_elem_free(ch->v[ch->first + k]);
         free(ch->v);
+        if (ch->head) st_list_elem_free(ch->head);
     }
     free(l->c);
     free(l->fen);
@@ -653,6 +790,7 @@ static st_obj_t *list_dup(const st_obj_t *o)
     const st_list_t *l = (const st_list_t *)o;
     st_list_t *c = st_list_new();
     c->ctx = l->ctx;
+    c->keyed = l->keyed;
     rec_arg_t name = {(const unsigned char *)"", 0};
     if (l->nc) st_list_chunks_open(c, 0, l->nc);
     for (uint32_t j = 0; j < l->nc; j++) {
@@ -661,6 +799,10 @@ static st_obj_t *list_dup(const st_obj_t *o)
         if (s->lsn) {
             *d = *s;
             d->busy = 0;
+            if (s->head) {
+                d->head = st_ent_dup(s->head, &name);
+                c->bytes += st_list_elem_bytes(d->head);
+            }
         } else {
             d->stamp = s->stamp;
             for (uint32_t k = 0; k < s->n; k++)
@@ -735,6 +877,9 @@ static void list_bind(st_obj_t *o, store_ctx_t *ctx)
  *       version 1 writes them;
  *     u8 1 (a page), u64 stamp lsn, u32 stamp seq, u64 page lsn, u32 page
  *       length, u32 first, u32 n.
+ * Version 3 (D65: a keyed list, a sorted set's order): version 2 with u8 3
+ * first, and after each page's fields its head, the window's first
+ * element, as version 1 writes an element.
  * Version 1 (before D63; still read, into RAM chunks stamped by their
  * contents): u8 1, u32 element count, then per element, head first:
  *     u8 0, u32 length, bytes        (inline; read back at any length)
@@ -745,6 +890,7 @@ static void list_bind(st_obj_t *o, store_ctx_t *ctx)
  */
 #define CKPT_V1 1
 #define CKPT_V2 2
+#define CKPT_V3 3
 
 static void put_u32(buf_t *b, uint32_t v)
 {
@@ -789,7 +935,7 @@ static void put_elem(buf_t *out, idx_entry_t *e)
 static void list_ckpt_write(const st_obj_t *o, buf_t *out)
 {
     const st_list_t *l = (const st_list_t *)o;
-    buf_append(out, "\2", 1);
+    buf_append(out, l->keyed ? "\3" : "\2", 1);
     put_u32(out, l->n);
     put_u32(out, l->nc);
     for (uint32_t j = 0; j < l->nc; j++) {
@@ -802,6 +948,7 @@ static void list_ckpt_write(const st_obj_t *o, buf_t *out)
             put_u32(out, ch->len);
             put_u32(out, ch->first);
             put_u32(out, ch->n);
+            if (l->keyed) put_elem(out, ch->head);
         } else {
             put_u32(out, ch->n);
             for (uint32_t k = 0; k < ch->n; k++)
@@ -841,8 +988,8 @@ static st_lchunk_t *v1_chunk(st_list_t *l)
     return ch && !ram_full(ch) ? ch : st_list_chunks_open(l, l->nc, 1);
 }
 
-/* A version 1 stream's chunk, stamped by its contents (no record made it
- * here): bit 63 set, the element bytes' hash, the chunk's place. */
+/* A chunk stamped by its contents where no record made it (a version 1
+ * stream's): bit 63 set, the element bytes' hash, the chunk's place. */
 static void v1_stamp(st_lchunk_t *ch, uint32_t j)
 {
     XXH3_state_t st;
@@ -864,12 +1011,19 @@ static void v1_stamp(st_lchunk_t *ch, uint32_t j)
     ch->stamp = (st_lstamp_t){XXH3_64bits_digest(&st) | (1ull << 63), j};
 }
 
+void st_list_seal_contents(st_list_t *l)
+{
+    for (uint32_t j = 0; j < l->nc; j++)
+        if (!st_lch(l, j)->stamp.lsn) v1_stamp(st_lch(l, j), j);
+}
+
 static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
 {
     size_t at = 5;
-    if (len < 5 || (p[0] != CKPT_V1 && p[0] != CKPT_V2)) return -1;
+    if (len < 5 || p[0] < CKPT_V1 || p[0] > CKPT_V3) return -1;
     uint32_t n = cmd_get_u32(p + 1);
     st_list_t *l = st_list_new();
+    l->keyed = p[0] == CKPT_V3;
     if (p[0] == CKPT_V1) {
         for (uint32_t i = 0; i < n; i++) {
             idx_entry_t *e = get_elem(p, len, &at);
@@ -878,10 +1032,9 @@ static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
             ram_put(l, ch, ch->n, e);
             l->n++;
         }
-        for (uint32_t j = 0; j < l->nc; j++) {
-            v1_stamp(st_lch(l, j), j);
+        st_list_seal_contents(l);
+        for (uint32_t j = 0; j < l->nc; j++)
             st_lch_count(l, st_lch(l, j), 1);
-        }
         *out = &l->obj;
         return (long)at;
     }
@@ -903,6 +1056,10 @@ static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
             ch->n = cmd_get_u32(p + at + 16);
             at += 20;
             if (!ch->lsn || ch->len < ST_PGIMG_HDR || !ch->n) goto bad;
+            if (l->keyed) { /* version 3: the window's first element */
+                if (!(ch->head = get_elem(p, len, &at))) goto bad;
+                l->bytes += st_list_elem_bytes(ch->head);
+            }
         } else if (kind == 0) { /* u32 n, the elements */
             uint32_t cn = cmd_get_u32(p + at);
             at += 4;

@@ -126,6 +126,7 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
         st_lch_count(l, ch, -1);
         if (ch->lsn) {
             st_live_add(&ctx->live, ch->lsn, ch->len, -1);
+            st_lch_head_drop(l, ch);
             continue;
         }
         for (uint32_t q = 0; q < ch->n; q++) {
@@ -154,6 +155,13 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
             ch->len = a->argv[img].len;
             ch->n = n;
             st_live_add(&ctx->live, ch->lsn, ch->len, 1);
+            if (l->keyed) { /* the page's first element, from the record */
+                const unsigned char *p;
+                uint32_t pn;
+                size_t off = ST_PGIMG_HDR;
+                st_lpimg_next(a->argv[img].ptr, a->argv[img].len, &off, &p, &pn);
+                st_lch_head_set(l, ch, p, pn);
+            }
             img++;
         }
         st_lch_stamp(ctx, ch);
@@ -403,6 +411,19 @@ const char *st_list_check(st_list_t *l)
                 snprintf(why, sizeof(why), "chunk %u: a window [%u, +%u) of a page of %ld", j,
                          ch->first, ch->n, c);
                 return why;
+            }
+            if (!l->keyed != !ch->head) return "a clean chunk's head where none belongs, or none";
+            if (ch->head) {
+                const unsigned char *p;
+                uint32_t pn;
+                size_t off = ST_PGIMG_HDR;
+                for (uint32_t t = 0; t <= ch->first; t++)
+                    st_lpimg_next(img, ch->len, &off, &p, &pn);
+                unsigned char hb[ST_LIST_PAGE_ELEM_MAX];
+                if (st_ent_vlen(ch->head) != pn || st_read_value(l->ctx, ch->head, hb) ||
+                    memcmp(hb, p, pn) != 0)
+                    return "a clean chunk's head is not its first element";
+                bytes += st_list_elem_bytes(ch->head);
             }
             continue;
         }
