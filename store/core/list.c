@@ -585,6 +585,11 @@ void st_list_set_keyed(st_list_t *l)
     l->keyed = 1;
 }
 
+int st_list_is_keyed(const st_list_t *l)
+{
+    return l->keyed;
+}
+
 /* Chunk j's first element as bytes: its head (a keyed list's clean chunk,
  * else read from its page) or its first RAM element. */
 static void first_of(st_list_t *l, uint32_t j, const unsigned char **p, uint32_t *n,

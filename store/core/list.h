@@ -88,6 +88,7 @@ void st_list_seal_contents(st_list_t *l);
 
 /* l (empty) becomes keyed: its clean chunks keep their first elements. */
 void st_list_set_keyed(st_list_t *l);
+int st_list_is_keyed(const st_list_t *l);
 /* Whether element p[0, n) comes before what is sought (arg). */
 typedef int (*st_list_before_fn)(const void *arg, const unsigned char *p, uint32_t n);
 /* The position of the first element for which before() is 0, for a list

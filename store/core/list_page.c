@@ -452,6 +452,6 @@ const char *st_list_check(st_list_t *l)
                  (unsigned long long)l->bytes);
         return why;
     }
-    st_hash_mat_reset(l->ctx);
+    if (l->ctx) st_hash_mat_reset(l->ctx);
     return NULL;
 }
