@@ -91,6 +91,9 @@ static inline int st_lch_wants(const st_lchunk_t *ch)
 void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign);
 /* A new stamp from ctx (NULL: unstamped). */
 void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch);
+/* The chunk holding position i (< l->n) and i's place in it: O(1) near
+ * either end, else O(log chunks) (the Fenwick tree, rebuilt when stale). */
+void st_list_locate(st_list_t *l, uint32_t i, uint32_t *j, uint32_t *k);
 /* Make room for `add` chunks at relative position j (shifting the rest),
  * return a pointer to the first, zeroed; remove chunks [j, j + k). */
 st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add);

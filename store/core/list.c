@@ -287,8 +287,7 @@ static void fen_add(st_list_t *l, uint32_t j, int d)
         l->fen[x] += (uint64_t)(int64_t)d;
 }
 
-/* The chunk holding position i (< l->n) and i's place in it. */
-static void locate(st_list_t *l, uint32_t i, uint32_t *j, uint32_t *k)
+void st_list_locate(st_list_t *l, uint32_t i, uint32_t *j, uint32_t *k)
 {
     if (i < l->n / 2) {
         uint32_t at = 0;
@@ -452,11 +451,11 @@ void st_list_insert(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
         }
         k = i == 0 ? 0 : ch->n;
     } else {
-        locate(l, i, &j, &k);
+        st_list_locate(l, i, &j, &k);
         if (st_lch(l, j)->lsn) dirty(ctx, l, j);
         if (ram_full(st_lch(l, j))) {
             split(ctx, l, j);
-            locate(l, i, &j, &k);
+            st_list_locate(l, i, &j, &k);
         }
         ch = st_lch(l, j);
     }
@@ -484,7 +483,7 @@ idx_entry_t *st_list_take(store_ctx_t *ctx, st_list_t *l, uint32_t i)
 {
     reader(l, ctx);
     uint32_t j, k;
-    locate(l, i, &j, &k);
+    st_list_locate(l, i, &j, &k);
     st_lchunk_t *ch = st_lch(l, j);
     idx_entry_t *e;
     if (ch->lsn && (k == 0 || k == ch->n - 1)) { /* an edge of a page: its window moves */
@@ -513,7 +512,7 @@ idx_entry_t *st_list_replace(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_ent
 {
     reader(l, ctx);
     uint32_t j, k;
-    locate(l, i, &j, &k);
+    st_list_locate(l, i, &j, &k);
     if (st_lch(l, j)->lsn) dirty(ctx, l, j);
     st_lchunk_t *ch = st_lch(l, j);
     st_lch_count(l, ch, -1);
@@ -570,7 +569,7 @@ void st_list_seal(store_ctx_t *ctx, st_list_t *l)
 idx_entry_t *st_list_at(st_list_t *l, uint32_t i)
 {
     uint32_t j, k;
-    locate(l, i, &j, &k);
+    st_list_locate(l, i, &j, &k);
     st_lchunk_t *ch = st_lch(l, j);
     if (!ch->lsn) return ch->v[ch->first + k];
     uint32_t n;
@@ -588,6 +587,11 @@ void st_list_set_keyed(st_list_t *l)
 int st_list_is_keyed(const st_list_t *l)
 {
     return l->keyed;
+}
+
+int st_list_has_pages(const st_list_t *l)
+{
+    return l->npages > 0;
 }
 
 /* Chunk j's first element as bytes: its head (a keyed list's clean chunk,
@@ -673,7 +677,7 @@ void st_list_iter_init(st_list_iter_t *it, st_list_t *l, uint32_t from, uint32_t
     it->rev = rev;
     it->cj = UINT32_MAX;
     it->left = from < l->n ? count : 0;
-    if (it->left) locate(l, from, &it->j, &it->k);
+    if (it->left) st_list_locate(l, from, &it->j, &it->k);
 }
 
 /* Index clean chunk j's window into it->p[], it->n[]. */

@@ -135,6 +135,18 @@ int st_lelem_bytes(store_ctx_t *ctx, const st_lelem_t *x, const unsigned char **
 void st_lelem_reply(store_ctx_t *ctx, const st_lelem_t *x, buf_t *r);
 idx_entry_t *st_lelem_entry(store_ctx_t *ctx, const st_lelem_t *x);
 
+/* A run of l's elements as a reply in parts (core/list_pgsnap.c, D65):
+ * count elements from position from (downwards when rev), each made into
+ * reply bytes by put(arg, its bytes, out) as the parts are asked for.
+ * arg is the snapshot's, freed by arg_free (when not NULL) whatever the
+ * result; NULL on a read error. Whether l has pages (else a reply is
+ * simply built whole). */
+typedef void (*st_lsnap_put_fn)(const void *arg, const unsigned char *p, uint32_t n, buf_t *out);
+struct st_vsnap *st_list_run_snapshot(st_list_t *l, uint32_t from, uint32_t count, int rev,
+                                      st_lsnap_put_fn put, const void *arg,
+                                      void (*arg_free)(const void *arg));
+int st_list_has_pages(const st_list_t *l);
+
 /* ---- pages (core/list_page.c, D63) ---- */
 
 struct apply_args;

@@ -50,6 +50,7 @@
 #include "log.h"
 #include "object.h"
 #include "pieces.h"
+#include "resp.h"
 #include "value.h"
 
 #define XXH_INLINE_ALL
@@ -334,6 +335,40 @@ int st_zset_next(st_zset_iter_t *it, st_zel_t *x)
 void st_zset_iter_free(st_zset_iter_t *it)
 {
     st_list_iter_free(&it->it);
+}
+
+void st_zset_reply_member(buf_t *r, int proto, const st_zel_t *x, int withscores, int pair)
+{
+    if (pair) resp_array(r, 2);
+    resp_bulk(r, x->m, x->n);
+    if (withscores) resp_double(r, proto, x->score);
+}
+
+/* How a snapshot's members are replied (its put function's arg). */
+typedef struct zshape {
+    int proto, withscores, pair;
+} zshape_t;
+
+static void put_member(const void *arg, const unsigned char *p, uint32_t n, buf_t *out)
+{
+    const zshape_t *sh = arg;
+    st_zel_t x;
+    el_parts(p, n, &x);
+    st_zset_reply_member(out, sh->proto, &x, sh->withscores, sh->pair);
+}
+
+static void free_shape(const void *arg)
+{
+    free((void *)arg);
+}
+
+struct st_vsnap *st_zset_run_snapshot(st_zset_t *z, uint32_t from, uint32_t count, int rev,
+                                      int proto, int withscores, int pair)
+{
+    if (!st_list_has_pages(z->order)) return NULL;
+    zshape_t *sh = st_xmalloc(sizeof(*sh));
+    *sh = (zshape_t){proto, withscores, pair};
+    return st_list_run_snapshot(z->order, from, count, rev, put_member, sh, free_shape);
 }
 
 const char *st_zset_check(st_zset_t *z)

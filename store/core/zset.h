@@ -100,6 +100,16 @@ void st_zset_iter_init(st_zset_iter_t *it, st_zset_t *z, uint32_t from, uint32_t
 int st_zset_next(st_zset_iter_t *it, st_zel_t *x);
 void st_zset_iter_free(st_zset_iter_t *it);
 
+/* One member's reply: the member, then its score when withscores, as a
+ * [member, score] array when pair (RESP3, or nested). */
+void st_zset_reply_member(buf_t *r, int proto, const st_zel_t *x, int withscores, int pair);
+/* The run of count members from rank from (downwards when rev) as a reply
+ * in parts (D65: core/list_pgsnap.c), each as st_zset_reply_member makes
+ * it; NULL when the order has no pages (a reply is then built whole) or
+ * on a read error. The array's header is the caller's. */
+struct st_vsnap *st_zset_run_snapshot(st_zset_t *z, uint32_t from, uint32_t count, int rev,
+                                      int proto, int withscores, int pair);
+
 /* The two parts, for the pager (store/pager.c), the page records' apply
  * (types/t_page.c) and DEBUG PAGED: the member -> score hash and the order. */
 st_hash_t *st_zset_dict(st_zset_t *z);

@@ -29,6 +29,9 @@
 #include "strutil.h"
 #include "zset_ops.h"
 
+/* A ZRANGE of this many members of a sorted set in pages goes in parts. */
+#define ZRANGE_PARTS_MIN 1024u
+
 static st_zset_t *lookup_read(const read_args_t *a, buf_t *r, int *wrong)
 {
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
@@ -130,6 +133,15 @@ void st_read_zrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     uint32_t from, n;
     zs_select(z, &s, &from, &n);
     size_t mark = r->len;
+    /* A long run of a sorted set in pages goes in parts, a page at a time
+     * (D65), where parts may go (a read outside MULTI). */
+    if (n >= ZRANGE_PARTS_MIN && ctx->reply_stream_ok && !ctx->reply_stream) {
+        resp_array(r, s.withscores && a->proto < 3 ? 2 * (long long)n : n);
+        ctx->reply_stream = st_zset_run_snapshot(z, from, n, s.rev, a->proto, s.withscores,
+                                                 s.withscores && a->proto >= 3);
+        if (ctx->reply_stream) return;
+        r->len = mark;
+    }
     zs_reply_run(r, a->proto, z, from, n, s.rev, s.withscores, 0);
     bound_reply(ctx, r, mark);
 }
@@ -200,7 +212,7 @@ void st_read_zrandmember(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         for (uint64_t i = 0; i < n; i++) {
             st_zel_t x;
             st_zset_at(z, (uint32_t)(rng_next(a) % size), &x);
-            zs_reply_member(r, a->proto, &x, withscores, withscores && a->proto >= 3);
+            st_zset_reply_member(r, a->proto, &x, withscores, withscores && a->proto >= 3);
             if (ctx->max_reply && r->len - mark > ctx->max_reply) break;
             if (i % 1024 == 1023) st_hash_mat_reset(ctx); /* pages' copies, replied */
         }
@@ -224,7 +236,7 @@ void st_read_zrandmember(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     for (uint32_t i = 0; i < n; i++) {
         st_zel_t x;
         st_zset_at(z, v[i], &x);
-        zs_reply_member(r, a->proto, &x, withscores, withscores && a->proto >= 3);
+        st_zset_reply_member(r, a->proto, &x, withscores, withscores && a->proto >= 3);
         if (ctx->max_reply && r->len - mark > ctx->max_reply) break;
         if (i % 1024 == 1023) st_hash_mat_reset(ctx); /* pages' copies, replied */
     }

@@ -414,13 +414,6 @@ void zs_select(st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *count
     *count = (uint32_t)n;
 }
 
-void zs_reply_member(buf_t *r, int proto, const st_zel_t *x, int withscores, int pair)
-{
-    if (pair) resp_array(r, 2);
-    resp_bulk(r, x->m, x->n);
-    if (withscores) resp_double(r, proto, x->score);
-}
-
 void zs_reply_run(buf_t *r, int proto, st_zset_t *z, uint32_t from, uint32_t count, int rev,
                   int withscores, int nested)
 {
@@ -429,7 +422,7 @@ void zs_reply_run(buf_t *r, int proto, st_zset_t *z, uint32_t from, uint32_t cou
     st_zel_t x;
     st_zset_iter_init(&it, z, from, count, rev);
     while (st_zset_next(&it, &x))
-        zs_reply_member(r, proto, &x, withscores, withscores && (nested || proto >= 3));
+        st_zset_reply_member(r, proto, &x, withscores, withscores && (nested || proto >= 3));
     st_zset_iter_free(&it);
 }
 
@@ -448,7 +441,7 @@ uint32_t st_zset_pop(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *k
     for (uint32_t i = 0; i < n; i++) {
         st_zel_t x;
         st_zset_take(ctx, z, max ? st_zset_len(z) - 1 : 0, &x, &buf, &cap);
-        if (r) zs_reply_member(r, proto, &x, 1, nested);
+        if (r) st_zset_reply_member(r, proto, &x, 1, nested);
     }
     free(buf);
     ctx->entry_bytes += st_zset_bytes(z) - before; /* modular: a decrease */

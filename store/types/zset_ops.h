@@ -85,9 +85,6 @@ void zs_select(st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *count
  * when nested. */
 void zs_reply_run(buf_t *r, int proto, st_zset_t *z, uint32_t from, uint32_t count, int rev,
                   int withscores, int nested);
-/* One member, with its score when withscores, as a [member, score] array
- * when pair. */
-void zs_reply_member(buf_t *r, int proto, const st_zel_t *x, int withscores, int pair);
 
 /* How popped members are replied: ZS_POP_AUTO flat in RESP2 and pairs in
  * RESP3 (ZPOPMIN with a count), ZS_POP_NESTED pairs always (ZMPOP),

@@ -6,7 +6,8 @@
  * parts into pages: ranges by rank, score and lex both ways, with LIMIT
  * and WITHSCORES, ZRANK, ZSCORE, ZCOUNT, ZLEXCOUNT, pops (BZPOPMIN too),
  * rescoring and removals inside pages, ZREMRANGEBYSCORE/RANK/LEX,
- * ZUNIONSTORE, ZINTERSTORE, ZRANGESTORE, SORT, DUMP restored both ways;
+ * ZUNIONSTORE, ZINTERSTORE, ZRANGESTORE, SORT, DUMP restored both ways,
+ * a whole ZRANGE in parts as of its request while writes go on;
  * the state survives SIGKILL of the whole group and a clean restart from
  * a checkpoint with the same DEBUG DIGEST; and the store killed at each
  * new fault point ("zsetpaged", "zsetwritten", "zsetdirty") loses nothing
@@ -279,6 +280,25 @@ Test(pzset, a_million_members_match_redis_in_pages)
     same(a, b, "ZRANGEBYLEX lexcopy [w00100000 [w00100500");
     same(a, b, "ZRANGE lexcopy 200000 200099");
     same(a, b, "ZRANK lexcopy w00123458");
+    /* A long ZRANGE goes in parts as of its request: asked, then most of
+     * the sorted set removed before the reply is read (D65). */
+    {
+        const char *argv[] = {"ZRANGE", "z", "0", "-1", "WITHSCORES"};
+        size_t lens[] = {6, 1, 1, 2, 10}, lb, la;
+        char *want = wire_cmd(b, 5, argv, lens, &lb);
+        wire_conn_t *slow = wire_open(s.port, 120);
+        cr_assert(slow && wire_send(slow, 5, argv, lens) == 0);
+        usleep(200000);
+        same(a, b, "ZREMRANGEBYRANK z 0 899999");
+        same(a, b, "ZADD z 5 after-the-request");
+        char *got = wire_reply(slow, &la);
+        cr_assert(got && la == lb && memcmp(got, want, la) == 0,
+                  "ZRANGE 0 -1 as asked for: %zu bytes, redis's %zu", la, lb);
+        free(got);
+        free(want);
+        wire_close(slow);
+        same(a, b, "ZRANGE z 0 -1 WITHSCORES");
+    }
     /* The state survives SIGKILL of the group and a clean restart. */
     char d1[64], d2[64];
     digest(c, d1);
@@ -300,8 +320,8 @@ Test(pzset, a_million_members_match_redis_in_pages)
     cr_assert_str_eq(d1, d2, "the same sorted sets after a clean restart from a checkpoint");
     long long st[14];
     paged_stats(c, "z", st);
-    cr_assert(st[0] && st[2] > 1000 && st[7] && st[9] > 1000, "still in pages: %lld and %lld",
-              st[2], st[9]);
+    cr_assert(st[0] && st[2] > 100 && st[7] && st[9] > 100, "still in pages: %lld and %lld", st[2],
+              st[9]);
     a = wire_open(s.port, 60);
     same_windows(a, b);
     /* DEL is O(pages). */
