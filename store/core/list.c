@@ -117,6 +117,7 @@ void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign)
     l->npages += (uint32_t)(sign * (ch->lsn != 0));
     l->npin += (uint32_t)(sign * (int)ch->npin);
     l->nbusy += (uint32_t)(sign * (ch->busy != 0));
+    l->nsparse += (uint32_t)(sign * st_lch_sparse(l, ch));
 }
 
 void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch)
@@ -130,12 +131,16 @@ void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch)
     ch->stamp.seq = st_page_seq(ctx);
 }
 
+/* Chunks are opened and closed anywhere (a sorted set's inserts split
+ * chunks inside): the shorter side of the array moves. */
 st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add)
 {
-    if (j == 0 && l->c0 >= add) {
+    int head_room = l->c0 >= add, tail_room = l->c0 + l->nc + add <= l->ccap;
+    if (head_room && (j <= l->nc - j || !tail_room)) {
+        memmove(l->c + l->c0 - add, l->c + l->c0, (size_t)j * sizeof(*l->c));
         l->c0 -= add;
     } else {
-        if (l->c0 + l->nc + add > l->ccap) {
+        if (!tail_room) {
             uint32_t cap = l->ccap ? l->ccap : 4;
             while (cap < l->nc + add + 2)
                 cap *= 2;
@@ -161,7 +166,8 @@ st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add)
 
 void st_list_chunks_close(st_list_t *l, uint32_t j, uint32_t k)
 {
-    if (j == 0) {
+    if (j < l->nc - j - k) {
+        memmove(l->c + l->c0 + k, l->c + l->c0, (size_t)j * sizeof(*l->c));
         l->c0 += k;
     } else {
         memmove(l->c + l->c0 + j, l->c + l->c0 + j + k, (size_t)(l->nc - j - k) * sizeof(*l->c));
@@ -169,6 +175,15 @@ void st_list_chunks_close(st_list_t *l, uint32_t j, uint32_t k)
     l->nc -= k;
     l->fen_ok = 0;
     if (!l->nc) l->c0 = l->ccap / 2;
+}
+
+st_lchunk_t *st_list_chunks_replace(st_list_t *l, uint32_t j, uint32_t k, uint32_t m)
+{
+    if (m > k) st_list_chunks_open(l, j + k, m - k);
+    if (m < k) st_list_chunks_close(l, j + m, k - m);
+    l->fen_ok = 0;
+    memset(st_lch(l, j), 0, (size_t)m * sizeof(*l->c));
+    return st_lch(l, j);
 }
 
 void st_lch_free_ram(st_list_t *l, st_lchunk_t *ch)
@@ -252,9 +267,13 @@ void st_lch_append(st_list_t *l, st_lchunk_t *ch, idx_entry_t *e)
     ram_put(l, ch, ch->n, e);
 }
 
-static int ram_full(const st_lchunk_t *ch)
+/* A keyed list's RAM chunks take twice as much: a page a write copies
+ * into RAM (its elements ~ a page) then takes inserts without splitting
+ * at once, which would shift the chunk array for each. */
+static int ram_full(const st_list_t *l, const st_lchunk_t *ch)
 {
-    return ch->n >= ST_LCHUNK_ELEMS || ch->vbytes >= ST_LCHUNK_BYTES;
+    uint32_t x = l->keyed ? 2 : 1;
+    return ch->n >= x * ST_LCHUNK_ELEMS || ch->vbytes >= x * ST_LCHUNK_BYTES;
 }
 
 /* ---- positions ------------------------------------------------------------ */
@@ -437,6 +456,26 @@ static void split(store_ctx_t *ctx, st_list_t *l, uint32_t j)
     st_lch_count(l, b, 1);
 }
 
+/* Put e before element k of chunk j (k == its n: after its last), not at
+ * either end of the list: the chunk copied into RAM when clean, split when
+ * full. */
+static void insert_at(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k, idx_entry_t *e)
+{
+    if (st_lch(l, j)->lsn) dirty(ctx, l, j);
+    if (ram_full(l, st_lch(l, j))) {
+        uint32_t keep = st_lch(l, j)->n / 2; /* split's */
+        split(ctx, l, j);
+        if (k > keep) j++, k -= keep;
+    }
+    st_lchunk_t *ch = st_lch(l, j);
+    st_lch_count(l, ch, -1);
+    ram_put(l, ch, k, e);
+    st_lch_stamp(ctx, ch);
+    st_lch_count(l, ch, 1);
+    l->n++;
+    fen_add(l, j, 1);
+}
+
 void st_list_insert(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
 {
     reader(l, ctx);
@@ -445,19 +484,15 @@ void st_list_insert(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
     if (i == 0 || i == l->n) {
         j = i == 0 ? 0 : l->nc - 1;
         ch = l->nc ? st_lch(l, j) : NULL;
-        if (!ch || ch->lsn || ram_full(ch)) {
+        if (!ch || ch->lsn || ram_full(l, ch)) {
             j = i == 0 ? 0 : l->nc;
             ch = new_ram_chunk(ctx, l, j);
         }
         k = i == 0 ? 0 : ch->n;
     } else {
         st_list_locate(l, i, &j, &k);
-        if (st_lch(l, j)->lsn) dirty(ctx, l, j);
-        if (ram_full(st_lch(l, j))) {
-            split(ctx, l, j);
-            st_list_locate(l, i, &j, &k);
-        }
-        ch = st_lch(l, j);
+        insert_at(ctx, l, j, k, e);
+        return;
     }
     st_lch_count(l, ch, -1);
     ram_put(l, ch, k, e);
@@ -466,6 +501,8 @@ void st_list_insert(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
     l->n++;
     fen_add(l, j, 1);
 }
+
+static idx_entry_t *take_at(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k);
 
 /* Chunk j is empty: it goes. */
 static void drop_if_empty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
@@ -484,6 +521,12 @@ idx_entry_t *st_list_take(store_ctx_t *ctx, st_list_t *l, uint32_t i)
     reader(l, ctx);
     uint32_t j, k;
     st_list_locate(l, i, &j, &k);
+    return take_at(ctx, l, j, k);
+}
+
+/* Take element k of chunk j out. */
+static idx_entry_t *take_at(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k)
+{
     st_lchunk_t *ch = st_lch(l, j);
     idx_entry_t *e;
     if (ch->lsn && (k == 0 || k == ch->n - 1)) { /* an edge of a page: its window moves */
@@ -612,9 +655,11 @@ static void first_of(st_list_t *l, uint32_t j, const unsigned char **p, uint32_t
     }
 }
 
-uint32_t st_list_seek(st_list_t *l, st_list_before_fn before, const void *arg)
+/* Where st_list_seek's position is: chunk *j, *k within it (k may be its
+ * n: after its last). l is not empty. */
+static void seek_place(st_list_t *l, st_list_before_fn before, const void *arg, uint32_t *jp,
+                       uint32_t *kp)
 {
-    if (!l->n) return 0;
     unsigned char *tmp = NULL;
     size_t cap = 0;
     const unsigned char *p;
@@ -631,7 +676,8 @@ uint32_t st_list_seek(st_list_t *l, st_list_before_fn before, const void *arg)
     }
     if (lo == 0) {
         free(tmp);
-        return 0;
+        *jp = *kp = 0;
+        return;
     }
     uint32_t j = lo - 1, k = 1;
     const st_lchunk_t *ch = st_lch(l, j);
@@ -665,7 +711,56 @@ uint32_t st_list_seek(st_list_t *l, st_list_before_fn before, const void *arg)
         k = a;
     }
     free(tmp);
+    *jp = j;
+    *kp = k;
+}
+
+uint32_t st_list_seek(st_list_t *l, st_list_before_fn before, const void *arg)
+{
+    if (!l->n) return 0;
+    uint32_t j, k;
+    seek_place(l, before, arg, &j, &k);
     return (uint32_t)(prefix(l, j) + k);
+}
+
+void st_list_insert_sorted(store_ctx_t *ctx, st_list_t *l, st_list_before_fn before,
+                           const void *arg, idx_entry_t *e)
+{
+    reader(l, ctx);
+    uint32_t j, k;
+    if (!l->n) {
+        st_list_insert(ctx, l, 0, e);
+        return;
+    }
+    seek_place(l, before, arg, &j, &k);
+    if (j == 0 && k == 0) { /* the ends: as pushes */
+        st_list_insert(ctx, l, 0, e);
+        return;
+    }
+    if (j == l->nc - 1 && k == st_lch(l, j)->n) {
+        st_list_insert(ctx, l, l->n, e);
+        return;
+    }
+    /* Between two chunks: into the one in RAM with room, if any. */
+    const st_lchunk_t *ch = st_lch(l, j);
+    if (k == 0 && !st_lch(l, j - 1)->lsn && !ram_full(l, st_lch(l, j - 1))) {
+        j--;
+        k = st_lch(l, j)->n;
+    } else if (k == ch->n && !st_lch(l, j + 1)->lsn && !ram_full(l, st_lch(l, j + 1))) {
+        j++;
+        k = 0;
+    }
+    insert_at(ctx, l, j, k, e);
+}
+
+idx_entry_t *st_list_take_sorted(store_ctx_t *ctx, st_list_t *l, st_list_before_fn before,
+                                 const void *arg)
+{
+    reader(l, ctx);
+    uint32_t j, k;
+    seek_place(l, before, arg, &j, &k);
+    if (k == st_lch(l, j)->n) j++, k = 0; /* the next chunk's first */
+    return take_at(ctx, l, j, k);
 }
 
 /* ---- walking ------------------------------------------------------------------ */
@@ -888,7 +983,8 @@ static void list_bind(st_obj_t *o, store_ctx_t *ctx)
  *       length, u32 first, u32 n.
  * Version 3 (D65: a keyed list, a sorted set's order): version 2 with u8 3
  * first, and after each page's fields its head, the window's first
- * element, as version 1 writes an element.
+ * element, as version 1 writes an element, and u32 its page's element
+ * count.
  * Version 1 (before D63; still read, into RAM chunks stamped by their
  * contents): u8 1, u32 element count, then per element, head first:
  *     u8 0, u32 length, bytes        (inline; read back at any length)
@@ -957,7 +1053,10 @@ static void list_ckpt_write(const st_obj_t *o, buf_t *out)
             put_u32(out, ch->len);
             put_u32(out, ch->first);
             put_u32(out, ch->n);
-            if (l->keyed) put_elem(out, ch->head);
+            if (l->keyed) {
+                put_elem(out, ch->head);
+                put_u32(out, ch->pn);
+            }
         } else {
             put_u32(out, ch->n);
             for (uint32_t k = 0; k < ch->n; k++)
@@ -994,7 +1093,7 @@ static idx_entry_t *get_elem(const unsigned char *p, size_t len, size_t *at)
 static st_lchunk_t *v1_chunk(st_list_t *l)
 {
     st_lchunk_t *ch = l->nc ? st_lch(l, l->nc - 1) : NULL;
-    return ch && !ram_full(ch) ? ch : st_list_chunks_open(l, l->nc, 1);
+    return ch && !ram_full(l, ch) ? ch : st_list_chunks_open(l, l->nc, 1);
 }
 
 /* A chunk stamped by its contents where no record made it (a version 1
@@ -1065,9 +1164,12 @@ static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
             ch->n = cmd_get_u32(p + at + 16);
             at += 20;
             if (!ch->lsn || ch->len < ST_PGIMG_HDR || !ch->n) goto bad;
-            if (l->keyed) { /* version 3: the window's first element */
+            if (l->keyed) { /* version 3: the window's first element, the page's count */
                 if (!(ch->head = get_elem(p, len, &at))) goto bad;
                 l->bytes += st_list_elem_bytes(ch->head);
+                if (len - at < 4) goto bad;
+                ch->pn = cmd_get_u32(p + at);
+                at += 4;
             }
         } else if (kind == 0) { /* u32 n, the elements */
             uint32_t cn = cmd_get_u32(p + at);

@@ -96,6 +96,14 @@ typedef int (*st_list_before_fn)(const void *arg, const unsigned char *p, uint32
  * list): a binary search over the chunks' first elements, then one chunk
  * (a page read when it is clean). O(log chunks + chunk). */
 uint32_t st_list_seek(st_list_t *l, st_list_before_fn before, const void *arg);
+/* Put e where st_list_seek would place it, or take out the element there
+ * (which must be), found the same way without its rank: no Fenwick tree,
+ * which a write that splits or joins chunks would make stale for the next
+ * rank anyway. As st_list_insert and st_list_take otherwise. */
+void st_list_insert_sorted(store_ctx_t *ctx, st_list_t *l, st_list_before_fn before,
+                           const void *arg, idx_entry_t *e);
+idx_entry_t *st_list_take_sorted(store_ctx_t *ctx, st_list_t *l, st_list_before_fn before,
+                                 const void *arg);
 
 /* ---- walking the elements in order ---- */
 

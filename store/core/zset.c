@@ -246,8 +246,8 @@ static void dict_put(store_ctx_t *ctx, st_zset_t *z, const void *m, uint32_t n, 
 /* Remove (s, m), which the order holds. */
 static void order_remove(store_ctx_t *ctx, st_zset_t *z, double s, const void *m, uint32_t n)
 {
-    uint32_t r = seek(z, SEEK_FULL, s, m, n, 0);
-    st_list_elem_free(st_list_take(ctx, z->order, r));
+    seek_t k = {SEEK_FULL, 0, s, m, n};
+    st_list_elem_free(st_list_take_sorted(ctx, z->order, before, &k));
 }
 
 int st_zset_set(store_ctx_t *ctx, st_zset_t *z, const void *m, uint32_t n, double s)
@@ -256,7 +256,8 @@ int st_zset_set(store_ctx_t *ctx, st_zset_t *z, const void *m, uint32_t n, doubl
     int had = st_zset_score(z, m, n, &old);
     if (had && old == s) return 0;
     if (had) order_remove(ctx, z, old, m, n);
-    st_list_insert(ctx, z->order, seek(z, SEEK_FULL, s, m, n, 0), el_new(s, m, n));
+    seek_t k = {SEEK_FULL, 0, s, m, n};
+    st_list_insert_sorted(ctx, z->order, before, &k, el_new(s, m, n));
     dict_put(ctx, z, m, n, s);
     return !had;
 }
