@@ -459,6 +459,18 @@ static void split(store_ctx_t *ctx, st_list_t *l, uint32_t j)
 /* Put e before element k of chunk j (k == its n: after its last), not at
  * either end of the list: the chunk copied into RAM when clean, split when
  * full. */
+/* Put e at k of RAM chunk j, one element more in the list. */
+static void put_in(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k, idx_entry_t *e)
+{
+    st_lchunk_t *ch = st_lch(l, j);
+    st_lch_count(l, ch, -1);
+    ram_put(l, ch, k, e);
+    st_lch_stamp(ctx, ch);
+    st_lch_count(l, ch, 1);
+    l->n++;
+    fen_add(l, j, 1);
+}
+
 static void insert_at(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k, idx_entry_t *e)
 {
     if (st_lch(l, j)->lsn) dirty(ctx, l, j);
@@ -467,13 +479,7 @@ static void insert_at(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k, id
         split(ctx, l, j);
         if (k > keep) j++, k -= keep;
     }
-    st_lchunk_t *ch = st_lch(l, j);
-    st_lch_count(l, ch, -1);
-    ram_put(l, ch, k, e);
-    st_lch_stamp(ctx, ch);
-    st_lch_count(l, ch, 1);
-    l->n++;
-    fen_add(l, j, 1);
+    put_in(ctx, l, j, k, e);
 }
 
 void st_list_insert(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
@@ -489,17 +495,11 @@ void st_list_insert(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
             ch = new_ram_chunk(ctx, l, j);
         }
         k = i == 0 ? 0 : ch->n;
+        put_in(ctx, l, j, k, e);
     } else {
         st_list_locate(l, i, &j, &k);
         insert_at(ctx, l, j, k, e);
-        return;
     }
-    st_lch_count(l, ch, -1);
-    ram_put(l, ch, k, e);
-    st_lch_stamp(ctx, ch);
-    st_lch_count(l, ch, 1);
-    l->n++;
-    fen_add(l, j, 1);
 }
 
 static idx_entry_t *take_at(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k);
