@@ -751,3 +751,89 @@ Test(pzset, store_forms_copy_and_dump_over_paged_inputs)
     check_zset("back", 0);
     sh_check_replay("store forms over a paged sorted set");
 }
+
+/* The bulks of a flat RESP array at p (*n, then n bulks): their starts and
+ * lengths into out (at most max); the count, and *end past the array. */
+static int parse_bulks(const char *p, const char **out, size_t *lens, int max, const char **end)
+{
+    cr_assert_eq(*p, '*', "an array expected: %.40s", p);
+    long n = strtol(p + 1, (char **)&p, 10);
+    p += 2;
+    cr_assert_leq(n, max);
+    for (long i = 0; i < n; i++) {
+        cr_assert_eq(*p, '$', "a bulk expected: %.40s", p);
+        long len = strtol(p + 1, (char **)&p, 10);
+        p += 2;
+        out[i] = p;
+        lens[i] = (size_t)len;
+        p += len + 2;
+    }
+    *end = p;
+    return (int)n;
+}
+
+static int member_index(const char *p, size_t n)
+{
+    for (int i = 0; i < NM; i++)
+        if (strlen(names[i]) == n && memcmp(names[i], p, n) == 0) return i;
+    return -1;
+}
+
+/* ZSCAN over pages (its cursor a rank) returns every member once;
+ * ZRANDMEMBER picks members that are there, distinct for a positive
+ * count, with their scores. */
+Test(pzset, zscan_and_zrandmember_read_through_pages)
+{
+    make_names();
+    for (int i = 0; i < 700; i++)
+        step_zadd("s");
+    for (int t = 0; t < 300; t++)
+        pager_turn("s");
+    drain("s");
+    long long o, d;
+    pages_of("s", &o, &d);
+    cr_assert_gt(o, 10, "order pages (%lld)", o);
+    int n = sort_model();
+    static int seen[NM];
+    memset(seen, 0, sizeof(seen));
+    static const char *el[2 * NM];
+    static size_t len[2 * NM];
+    char cursor[32] = "0";
+    int calls = 0;
+    do {
+        const char *r = rd(T0, CMD_ZSCAN, "s", cursor, "COUNT", "50", NULL), *end;
+        cr_assert_eq(strncmp(r, "*2\r\n$", 5), 0, "%.40s", r);
+        const char *p = strchr(r + 5, '\n') + 1;
+        size_t cn = strcspn(p, "\r");
+        memcpy(cursor, p, cn);
+        cursor[cn] = 0;
+        int k = parse_bulks(p + cn + 2, el, len, 2 * NM, &end);
+        for (int i = 0; i < k; i += 2) {
+            int m = member_index(el[i], len[i]);
+            cr_assert(m >= 0 && has[m], "ZSCAN gave a member the set lacks");
+            seen[m]++;
+        }
+        cr_assert_lt(++calls, 10000);
+    } while (strcmp(cursor, "0"));
+    for (int i = 0; i < NM; i++)
+        cr_assert_eq(seen[i], has[i], "%.20s seen %d times", names[i], seen[i]);
+    const char *end;
+    int k = parse_bulks(rd(T0, CMD_ZRANDMEMBER, "s", "40", NULL), el, len, 2 * NM, &end);
+    cr_assert_eq(k, 40 < n ? 40 : n);
+    memset(seen, 0, sizeof(seen));
+    for (int i = 0; i < k; i++) {
+        int m = member_index(el[i], len[i]);
+        cr_assert(m >= 0 && has[m] && !seen[m], "ZRANDMEMBER 40: a member once");
+        seen[m] = 1;
+    }
+    k = parse_bulks(rd(T0, CMD_ZRANDMEMBER, "s", "-30", "WITHSCORES", NULL), el, len, 2 * NM, &end);
+    cr_assert_eq(k, 60);
+    for (int i = 0; i < k; i += 2) {
+        int m = member_index(el[i], len[i]);
+        char sc[40];
+        fmt_score(sc, sizeof(sc), m >= 0 ? score[m] : 0);
+        cr_assert(m >= 0 && has[m] && strlen(sc) == len[i + 1] &&
+                      !memcmp(sc, el[i + 1], len[i + 1]),
+                  "ZRANDMEMBER -30 WITHSCORES: a member with its score");
+    }
+}
