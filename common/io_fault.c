@@ -70,6 +70,9 @@ enum {
     F_LIST_PAGED,
     F_LIST_WRITTEN,
     F_LIST_DIRTY,
+    F_ZSET_PAGED,
+    F_ZSET_WRITTEN,
+    F_ZSET_DIRTY,
     F_NOPS
 };
 
@@ -83,7 +86,8 @@ static const char *const op_names[F_NOPS] = {
     "bigchunk",    "bigfinal",     "bigapply",        "ckptaccess",     "accessload",
     "streamwhole", "bigreply",     "xrgparked",       "xrgserved",      "replcopied",
     "replswapped", "reqpart",      "reqpartsent",     "pagein",         "paged",
-    "pagewritten", "listpaged",    "listpagewritten", "listdirty"};
+    "pagewritten", "listpaged",    "listpagewritten", "listdirty",      "zsetpaged",
+    "zsetwritten", "zsetdirty"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -348,7 +352,10 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_PAGE_WRITTEN] = F_PAGE_WRITTEN,
                               [IO_FAULT_LIST_PAGED] = F_LIST_PAGED,
                               [IO_FAULT_LIST_WRITTEN] = F_LIST_WRITTEN,
-                              [IO_FAULT_LIST_DIRTY] = F_LIST_DIRTY};
+                              [IO_FAULT_LIST_DIRTY] = F_LIST_DIRTY,
+                              [IO_FAULT_ZSET_PAGED] = F_ZSET_PAGED,
+                              [IO_FAULT_ZSET_WRITTEN] = F_ZSET_WRITTEN,
+                              [IO_FAULT_ZSET_DIRTY] = F_ZSET_DIRTY};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);

@@ -146,6 +146,10 @@ enum io_fault_point {
     IO_FAULT_LIST_PAGED = 31,   /* "listpaged": a CMD_LPAGE just replaced chunks (in RAM) */
     IO_FAULT_LIST_WRITTEN = 32, /* "listpagewritten": the store committed a CMD_LPAGE */
     IO_FAULT_LIST_DIRTY = 33,   /* "listdirty": a write copied a list page into RAM */
+    /* Sorted sets in pages (store/core/zset.c, store/pager.c; D65): */
+    IO_FAULT_ZSET_PAGED = 37,   /* "zsetpaged": a page record just changed a sorted set (in RAM) */
+    IO_FAULT_ZSET_WRITTEN = 38, /* "zsetwritten": the store committed a sorted set's page record */
+    IO_FAULT_ZSET_DIRTY = 39,   /* "zsetdirty": a write copied a sorted set's page into RAM */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -39,6 +39,7 @@
 #include "ring.h"
 #include "store/core/entry.h"
 #include "store/core/object.h"
+#include "store/core/zset.h"
 
 /* The overlay size past which the densest ranges get new pages even below
  * ST_PAGE_RANGE_MIN entries (RAM bounded per collection). */
@@ -52,24 +53,33 @@
 /* A page record's largest size (a quarter of the ring at most). */
 #define PAGER_RECORD_MAX (1u << 20)
 
-static int is_collection(const idx_entry_t *e)
+/* The hash whose members may go into pages at e: a hash's or set's own,
+ * a sorted set's member -> score part (D65); else NULL. */
+static st_hash_t *hash_of(idx_entry_t *e)
 {
-    if (st_ent_kind(e) != VK_OBJ) return 0;
+    if (st_ent_kind(e) != VK_OBJ) return NULL;
     unsigned t = st_ent_type(e);
-    return t == ST_HASH || t == ST_SET;
+    if (t == ST_ZSET) return st_zset_dict(st_ent_zset(e));
+    return t == ST_HASH || t == ST_SET ? st_ent_hash(e) : NULL;
 }
 
-static int is_list(const idx_entry_t *e)
+/* The list whose chunks may go into pages at e: a list, a sorted set's
+ * order (D65); else NULL. */
+static st_list_t *list_of(idx_entry_t *e)
 {
-    return st_ent_kind(e) == VK_OBJ && st_ent_type(e) == ST_LIST;
+    if (st_ent_kind(e) != VK_OBJ) return NULL;
+    unsigned t = st_ent_type(e);
+    if (t == ST_ZSET) return st_zset_order(st_ent_zset(e));
+    return t == ST_LIST ? st_ent_list(e) : NULL;
 }
 
 int store_pager_wants(const store_pager_t *pg, idx_entry_t *e, uint64_t below)
 {
     st_pgpolicy_t pol = pg->pol;
     pol.below = below;
-    if (is_list(e)) return st_list_page_wanted(st_ent_list(e), &pol) != 0;
-    return is_collection(e) && st_hash_page_wanted(st_ent_hash(e), &pol) != 0;
+    st_list_t *l = list_of(e);
+    st_hash_t *h = hash_of(e);
+    return (l && st_list_page_wanted(l, &pol)) || (h && st_hash_page_wanted(h, &pol));
 }
 
 /* ctx->on_changed: a write changed the key whose entry is e. */
@@ -153,9 +163,10 @@ static uint64_t commit(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, unsigned
     pg->last_end = pos + space;
     pg->space_written += space;
     pg->records++;
-    if (io_fault_point(op == CMD_LPAGE ? IO_FAULT_LIST_WRITTEN : IO_FAULT_PAGE_WRITTEN) ==
-        IO_FAULT_KILL)
-        raise(SIGKILL);
+    enum io_fault_point at = pg->zset          ? IO_FAULT_ZSET_WRITTEN
+                             : op == CMD_LPAGE ? IO_FAULT_LIST_WRITTEN
+                                               : IO_FAULT_PAGE_WRITTEN;
+    if (io_fault_point(at) == IO_FAULT_KILL) raise(SIGKILL);
     return space;
 }
 
@@ -182,7 +193,8 @@ static uint64_t write_page_in(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
     uint64_t space = commit(pg, ctx, shm, n->db, CMD_PAGEIN, 3, argv, lens);
     if (space && space != UINT64_MAX) {
         pg->page_ins++;
-        log_info("store: a hash or set of %u members goes into pages (D60)", members);
+        log_info("store: %s of %u members goes into pages (D60%s)",
+                 pg->zset ? "a sorted set" : "a hash or set", members, pg->zset ? ", D65" : "");
     }
     return space;
 }
@@ -266,6 +278,53 @@ static int turn_list(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, const stor
     return keep;
 }
 
+/* One look at hash h (the key of n, or its sorted set's member -> score
+ * part): a CMD_PAGEIN, or CMD_PAGE records up to the budget (past it when
+ * the pager is behind). Sets *full when the ring had no room; returns
+ * whether to look again. */
+static int turn_hash(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_pager_note_t *n,
+                     st_hash_t *h, int settled, uint64_t budget, uint64_t *done, int *full)
+{
+    if (n->pagein_end && ctx->applied < n->pagein_end) return 1; /* its CMD_PAGEIN is in flight */
+    n->pagein_end = 0;
+    if (settled) st_hash_page_unbusy(h);
+    int want = st_hash_page_wanted(h, &pg->pol), keep = 0;
+    if (want == ST_PAGE_WANT_IN) {
+        uint64_t s = write_page_in(pg, ctx, shm, n, st_hash_len(h));
+        if (!s) {
+            *full = 1;
+            return 1;
+        }
+        if (s != UINT64_MAX) {
+            *done += s;
+            n->pagein_end = pg->last_end;
+            keep = 1;
+        }
+    } else if (want == ST_PAGE_WANT_BUILD) {
+        /* Behind the writes: catch up past the budget (RAM is what the
+         * bound protects), a turn at a time. */
+        uint64_t limit = st_hash_page_behind(h, &pg->pol) ? PAGER_TURN : budget;
+        if (*done >= limit) keep = 1; /* no budget left this turn */
+        int rc;
+        while (*done < limit &&
+               (rc = st_hash_page_build(ctx, h, &pg->pol, &pg->built)) != ST_PAGE_NONE) {
+            keep = 1; /* more to look at, or records in flight: look again */
+            if (rc != ST_PAGE_BUILT) break;
+            uint64_t s = write_page(pg, ctx, shm, n);
+            if (!s || s == UINT64_MAX) {
+                st_hash_page_unbusy(h);
+                if (!s) *full = 1;
+                if (s == UINT64_MAX)
+                    log_warn(
+                        "store: a page record does not fit the ring; the collection stays in RAM");
+                break;
+            }
+            *done += s;
+        }
+    }
+    return keep;
+}
+
 uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_compact_t *c,
                          uint64_t below, uint64_t budget)
 {
@@ -285,53 +344,20 @@ uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_
         pg->pol.below = n->below > below ? n->below : below;
         st_db_t *db = st_db(ctx, n->db);
         idx_entry_t **slot = db ? idx_find(&db->ix, n->key, n->klen) : NULL;
-        st_hash_t *h = slot && is_collection(*slot) ? st_ent_hash(*slot) : NULL;
+        st_hash_t *h = slot ? hash_of(*slot) : NULL;
+        st_list_t *l = slot ? list_of(*slot) : NULL;
+        /* A sorted set has both (D65): its order's records, then its
+         * member -> score part's. */
+        pg->zset = slot && st_ent_type(*slot) == ST_ZSET;
         int keep = 0;
-        if (slot && is_list(*slot)) {
-            keep = turn_list(pg, ctx, shm, n, st_ent_list(*slot), settled, budget, &done, &full);
-        } else if (h && n->pagein_end && ctx->applied < n->pagein_end) {
-            keep = 1; /* its CMD_PAGEIN is in flight */
-        } else if (h) {
-            n->pagein_end = 0;
-            if (settled) st_hash_page_unbusy(h);
-            int want = st_hash_page_wanted(h, &pg->pol);
-            if (want == ST_PAGE_WANT_IN) {
-                uint64_t s = write_page_in(pg, ctx, shm, n, st_hash_len(h));
-                if (!s)
-                    full = keep = 1;
-                else if (s != UINT64_MAX) {
-                    done += s;
-                    n->pagein_end = pg->last_end;
-                    keep = 1;
-                }
-            } else if (want == ST_PAGE_WANT_BUILD) {
-                /* Behind the writes: catch up past the budget (RAM is
-                 * what the bound protects), a turn at a time. */
-                uint64_t limit = st_hash_page_behind(h, &pg->pol) ? PAGER_TURN : budget;
-                if (done >= limit) keep = 1; /* no budget left this turn */
-                int rc;
-                while (done < limit &&
-                       (rc = st_hash_page_build(ctx, h, &pg->pol, &pg->built)) != ST_PAGE_NONE) {
-                    keep = 1; /* more to look at, or records in flight: look again */
-                    if (rc != ST_PAGE_BUILT) break;
-                    uint64_t s = write_page(pg, ctx, shm, n);
-                    if (!s || s == UINT64_MAX) {
-                        st_hash_page_unbusy(h);
-                        if (!s) full = 1;
-                        if (s == UINT64_MAX)
-                            log_warn("store: a page record does not fit the ring; the "
-                                     "collection stays in RAM");
-                        break;
-                    }
-                    done += s;
-                }
-            }
-        }
+        if (l) keep = turn_list(pg, ctx, shm, n, l, settled, budget, &done, &full);
+        if (h && !full) keep |= turn_hash(pg, ctx, shm, n, h, settled, budget, &done, &full);
         if (keep)
             i++;
         else
             drop(pg, i);
     }
+    pg->zset = 0;
     pg->next = i;
     if (done) shm_wake(&shm->logger_wake);
     return done;

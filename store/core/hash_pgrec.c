@@ -168,6 +168,7 @@ int st_hash_page_apply(store_ctx_t *ctx, st_hash_t *h, const apply_args_t *a)
     /* The overlay of the run: what the pages took leaves, the rest is
      * judged against the new images and goes to its new range. */
     uint64_t old_live = 0;
+    int taken = 0;
     for (uint32_t j = 0; j < k; j++) {
         st_pgdir_t *od = &p->dir[i0 + j];
         old_live += od->live;
@@ -198,6 +199,7 @@ int st_hash_page_apply(store_ctx_t *ctx, st_hash_t *h, const apply_args_t *a)
                 uint64_t before = idx_table_bytes(&h->ix);
                 idx_remove(&h->ix, slot);
                 st_hash_table_bytes(h, before);
+                taken++;
                 continue;
             }
             st_pg_set_flags(f, fl);
@@ -232,11 +234,15 @@ int st_hash_page_apply(store_ctx_t *ctx, st_hash_t *h, const apply_args_t *a)
     p->ndir = ndir;
     p->fen_ok = 0;
     h->n = (uint32_t)(h->n - old_live + new_live);
-    /* The overlay shrinks as pages take it: its table shrinks too, a few
-     * buckets a record (a table's resize never depends on anything but
-     * its contents, so replay resizes alike). */
+    /* The overlay shrinks as pages take it: its table shrinks too, as many
+     * buckets a record as it took entries (at least 64), so a table grown
+     * to a whole collection's size before it was paged (a sorted set's
+     * scores reach a million before their CMD_PAGEIN applies) is gone
+     * after a few records, not thousands (a table's resize never depends
+     * on anything but its contents and the record, so replay resizes
+     * alike). */
     uint64_t tb = idx_table_bytes(&h->ix);
-    idx_rehash_step(&h->ix, 64);
+    idx_rehash_step(&h->ix, taken > 64 ? taken : 64);
     st_hash_table_bytes(h, tb);
     free(nd.d);
     free(nd.img);

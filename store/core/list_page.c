@@ -126,6 +126,7 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
         st_lch_count(l, ch, -1);
         if (ch->lsn) {
             st_live_add(&ctx->live, ch->lsn, ch->len, -1);
+            st_lch_head_drop(l, ch);
             continue;
         }
         for (uint32_t q = 0; q < ch->n; q++) {
@@ -140,8 +141,7 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
         }
         st_lch_free_ram(l, ch);
     }
-    st_list_chunks_close(l, j0, k);
-    st_lchunk_t *nc = st_list_chunks_open(l, j0, m);
+    st_lchunk_t *nc = st_list_chunks_replace(l, j0, k, m);
     uint32_t img = 3, at = 0;
     for (uint32_t t = 0; t < m; t++) {
         uint32_t v = cmd_get_u32(lay->ptr + 4 * t), n = v & ~ST_LPAGE_PIN;
@@ -152,8 +152,15 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
         } else {
             ch->lsn = st_arg_lsn(a, img);
             ch->len = a->argv[img].len;
-            ch->n = n;
+            ch->n = ch->pn = n;
             st_live_add(&ctx->live, ch->lsn, ch->len, 1);
+            if (l->keyed) { /* the page's first element, from the record */
+                const unsigned char *p;
+                uint32_t pn;
+                size_t off = ST_PGIMG_HDR;
+                st_lpimg_next(a->argv[img].ptr, a->argv[img].len, &off, &p, &pn);
+                st_lch_head_set(l, ch, p, pn);
+            }
             img++;
         }
         st_lch_stamp(ctx, ch);
@@ -167,11 +174,32 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
 
 /* Whether chunk j wants a record: a RAM chunk with pageable elements
  * that no longer takes pushes (not an end), or a page below pol->below. */
+/* A keyed list's clean chunk worth merging with its neighbours: under
+ * half its page's elements, or a page under half a page's bytes (a run's
+ * last). */
+static int mergeable(const st_list_t *l, const st_lchunk_t *ch, const st_pgpolicy_t *pol)
+{
+    return l->keyed && ch->lsn && ch->pn && (st_lch_sparse(l, ch) || 2 * ch->len < pol->page_bytes);
+}
+
 static int chunk_wanted(const st_list_t *l, uint32_t j, const st_pgpolicy_t *pol)
 {
     const st_lchunk_t *ch = st_lch(l, j);
-    if (ch->lsn) return pol->below && ch->lsn < pol->below;
-    return st_lch_wants(ch) && ch->stamp.lsn && j != 0 && j + 1 != l->nc;
+    if (j == 0 || j + 1 == l->nc || !ch->stamp.lsn)
+        return ch->lsn && pol->below && ch->lsn < pol->below;
+    if (ch->lsn) return (pol->below && ch->lsn < pol->below) || mergeable(l, ch, pol);
+    return st_lch_wants(ch);
+}
+
+/* Whether chunk j may start a record: wanted, and not a mergeable page
+ * with no wanted neighbour (rewritten alone it would stay as it is). */
+static int run_seed(const st_list_t *l, uint32_t j, const st_pgpolicy_t *pol)
+{
+    if (!chunk_wanted(l, j, pol)) return 0;
+    const st_lchunk_t *ch = st_lch(l, j);
+    if (!ch->lsn || (pol->below && ch->lsn < pol->below)) return 1;
+    return (j > 0 && chunk_wanted(l, j - 1, pol) && !st_lch(l, j - 1)->busy) ||
+           (j + 1 < l->nc && chunk_wanted(l, j + 1, pol) && !st_lch(l, j + 1)->busy);
 }
 
 /* RAM chunks between the ends with pageable elements, and their bytes. */
@@ -200,6 +228,7 @@ int st_list_page_wanted(const st_list_t *l, const st_pgpolicy_t *pol)
     uint32_t w = ram_wanted(l, &bytes);
     if (pol->entries && l->n >= pol->entries && w && (bytes >= pol->page_bytes || w >= WANT_CHUNKS))
         return ST_PAGE_WANT_BUILD;
+    if (pol->entries && l->nsparse >= WANT_CHUNKS) return ST_PAGE_WANT_BUILD;
     if (pol->below && l->npages)
         for (uint32_t j = 0; j < l->nc; j++)
             if (st_lch(l, j)->lsn && st_lch(l, j)->lsn < pol->below) return ST_PAGE_WANT_BUILD;
@@ -303,7 +332,7 @@ int st_list_page_build(store_ctx_t *ctx, st_list_t *l, const st_pgpolicy_t *pol,
             l->scan_at = t;
             return ST_PAGE_MORE;
         }
-        if (!chunk_wanted(l, t, pol)) continue;
+        if (!run_seed(l, t, pol)) continue;
         if (st_lch(l, t)->busy)
             inflight = 1;
         else
@@ -386,7 +415,7 @@ const char *st_list_check(st_list_t *l)
 {
     static char why[160];
     uint64_t n = 0, bytes = sizeof(*l) + (uint64_t)l->ccap * sizeof(*l->c);
-    uint32_t nwram = 0, npages = 0, npin = 0, nbusy = 0;
+    uint32_t nwram = 0, npages = 0, npin = 0, nbusy = 0, nsparse = 0;
     uint64_t wbytes = 0;
     for (uint32_t j = 0; j < l->nc; j++) {
         st_lchunk_t *ch = st_lch(l, j);
@@ -395,6 +424,7 @@ const char *st_list_check(st_list_t *l)
         nwram += st_lch_wants(ch);
         wbytes += st_lch_wants(ch) ? ch->vbytes : 0;
         nbusy += ch->busy != 0;
+        nsparse += st_lch_sparse(l, ch);
         if (ch->lsn) {
             npages++;
             const unsigned char *img = st_page_read(l->ctx, ch->lsn, ch->len);
@@ -403,6 +433,21 @@ const char *st_list_check(st_list_t *l)
                 snprintf(why, sizeof(why), "chunk %u: a window [%u, +%u) of a page of %ld", j,
                          ch->first, ch->n, c);
                 return why;
+            }
+            if (!l->keyed != !ch->head) return "a clean chunk's head where none belongs, or none";
+            if (l->keyed && ch->pn != (uint32_t)c)
+                return "a clean chunk's page count is not its page's";
+            if (ch->head) {
+                const unsigned char *p;
+                uint32_t pn;
+                size_t off = ST_PGIMG_HDR;
+                for (uint32_t t = 0; t <= ch->first; t++)
+                    st_lpimg_next(img, ch->len, &off, &p, &pn);
+                unsigned char hb[ST_LIST_PAGE_ELEM_MAX];
+                if (st_ent_vlen(ch->head) != pn || st_read_value(l->ctx, ch->head, hb) ||
+                    memcmp(hb, p, pn) != 0)
+                    return "a clean chunk's head is not its first element";
+                bytes += st_list_elem_bytes(ch->head);
             }
             continue;
         }
@@ -424,13 +469,13 @@ const char *st_list_check(st_list_t *l)
     }
     if (n != l->n) return "the element count is not the chunks' sum";
     if (nwram != l->nwram || npages != l->npages || npin != l->npin || nbusy != l->nbusy ||
-        wbytes != l->wbytes)
+        nsparse != l->nsparse || wbytes != l->wbytes)
         return "the list's chunk counts drifted";
     if (bytes != l->bytes) {
         snprintf(why, sizeof(why), "RAM bytes %llu, counted %llu", (unsigned long long)bytes,
                  (unsigned long long)l->bytes);
         return why;
     }
-    st_hash_mat_reset(l->ctx);
+    if (l->ctx) st_hash_mat_reset(l->ctx);
     return NULL;
 }

@@ -234,9 +234,14 @@ struct st_vsnap {
     uint32_t n, cap, cur; /* runs; cur: the run the next read starts in */
     uint64_t cur_off;     /* offset of run cur in the range */
     st_vrun_t *run;
-    /* Or a reply made as it goes (st_vsnap_gen): no runs, no length. */
+    /* Or a reply made as it goes (st_vsnap_gen): no runs, no length. Its
+     * bytes past a part's end wait in over (from over_at) for the next
+     * part; done once the generator said so. */
     const st_vgen_ops_t *gen;
     void *gen_state;
+    buf_t over;
+    size_t over_at;
+    int done;
 };
 
 struct st_vsnap *st_vsnap_gen(const st_vgen_ops_t *ops, void *state)
@@ -255,7 +260,27 @@ int st_vsnap_is_gen(const struct st_vsnap *v)
 
 int st_vsnap_gen_next(store_ctx_t *ctx, struct st_vsnap *v, buf_t *out, size_t max)
 {
-    return v->gen->next(ctx, v->gen_state, out, max);
+    size_t start = out->len;
+    if (v->over.len) { /* what the last part could not take first */
+        size_t n = v->over.len - v->over_at;
+        if (n > max) n = max;
+        buf_append(out, v->over.data + v->over_at, n);
+        v->over_at += n;
+        if (v->over_at < v->over.len) return 0;
+        buf_reset(&v->over);
+        v->over_at = 0;
+    }
+    size_t used = out->len - start;
+    if (!v->done && used < max) {
+        int rc = v->gen->next(ctx, v->gen_state, out, max - used);
+        if (rc < 0) return -1;
+        v->done = rc == 1;
+    }
+    if (out->len - start > max) { /* an element past the part's end: kept */
+        buf_append(&v->over, out->data + start + max, out->len - start - max);
+        out->len = start + max;
+    }
+    return v->done && !v->over.len ? 1 : 0;
 }
 
 #define ST_SNAP_RAM_MAX (1u << 20) /* RAM bytes a snapshot copies at most */
@@ -287,6 +312,7 @@ void st_vsnap_free(struct st_vsnap *v)
 {
     if (!v) return;
     if (v->gen) v->gen->free(v->gen_state);
+    buf_free(&v->over);
     for (uint32_t i = 0; i < v->n; i++)
         if (v->run[i].kind == PIECE_RAM) free((void *)(uintptr_t)v->run[i].where);
     free(v->run);

@@ -427,7 +427,7 @@ static idx_entry_t *read_zset_listpack(rd_t *r, const rst_t *x)
         double s;
         p = lp_next(p, end, &m, &mn, mt);
         if (p) p = lp_next(p, end, &sc, &sn, st);
-        if (!p || mn > UINT32_MAX || score_of(sc, sn, &s) || !zs_put(z, m, (uint32_t)mn, s))
+        if (!p || mn > UINT32_MAX || score_of(sc, sn, &s) || !zs_put(NULL, z, m, (uint32_t)mn, s))
             ok = 0; /* bad data, or a member twice */
     }
     if (ok && st_zset_len(z) > x->zset.entries) st_zset_set_skiplist(z, 1);
@@ -472,7 +472,7 @@ static int read_zset_any(rd_t *r, const rst_t *x, int binary, st_zset_t *z)
                 r->p += l;
             }
         }
-        if (!bad && (s != s || !st_zset_set(z, m, (uint32_t)mn, s))) bad = 1;
+        if (!bad && (s != s || !st_zset_set(NULL, z, m, (uint32_t)mn, s))) bad = 1;
         if (mn > maxlen) maxlen = mn;
         free(m);
         if (bad) return -1;
@@ -799,6 +799,7 @@ void st_apply_restore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
     /* A list's chunks get their stamps now that a record made them (D63). */
     if (st_ent_type(e) == ST_LIST) st_list_seal(ctx, st_ent_list(e));
+    if (st_ent_type(e) == ST_ZSET) st_zset_seal(ctx, st_ent_zset(e));
     st_ent_store(a->db, slot, e);
     restore_access(ctx, a, flags, e);
     if (x.expire_at && x.expire_at <= ctx->now) { /* already expired: only the delete */

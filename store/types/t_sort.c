@@ -155,13 +155,17 @@ static int load_items(sort_run_t *run, idx_entry_t *e, int reverse, items_t *it)
         return 0;
     }
     if (type == ST_ZSET) {
-        st_zset_t *z = st_ent_zset(e);
-        st_znode_t *x = len ? st_zset_at(z, reverse ? (uint32_t)len - 1 : 0) : NULL;
-        for (; x; x = reverse ? st_znode_prev(x) : st_znode_next(x)) {
-            uint32_t n;
-            const char *m = st_znode_member(x, &n);
-            items_add(it, (const unsigned char *)m, n);
+        st_zset_iter_t zi;
+        st_zel_t x;
+        st_zset_iter_init(&zi, st_ent_zset(e), reverse ? (uint32_t)len - 1 : 0, (uint32_t)len,
+                          reverse);
+        while (st_zset_next(&zi, &x)) {
+            /* A copy that lives until the request is done: a page's member
+             * is only in the iterator's buffer (D65). */
+            idx_entry_t *c = st_hash_mat_new(run->ctx, x.m, x.n, "", 0);
+            items_add(it, c->data, x.n);
         }
+        st_zset_iter_free(&zi);
         return 0;
     }
     st_list_t *l = st_ent_list(e);
