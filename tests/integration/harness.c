@@ -308,6 +308,13 @@ void srv_cleanup(srv_t *s)
     if (s->pid > 0) srv_kill_all(s);
     if (s->dir[0]) {
         char cmd[700];
+        /* ATTIC_KEEP_LOGS=DIR keeps each server's log there, for a flake
+         * caught in a loop (the data directory still goes). */
+        const char *keep = getenv("ATTIC_KEEP_LOGS");
+        if (keep && keep[0]) {
+            snprintf(cmd, sizeof(cmd), "cp '%s' '%s/' 2>/dev/null", s->log, keep);
+            if (system(cmd) != 0) fprintf(stderr, "could not keep %s\n", s->log);
+        }
         snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", s->dir, s->log);
         if (system(cmd) != 0) fprintf(stderr, "cleanup of %s failed\n", s->dir);
         for (int i = 0; i < MAX_TRACKED; i++)
