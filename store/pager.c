@@ -59,16 +59,54 @@ static int is_collection(const idx_entry_t *e)
     return t == ST_HASH || t == ST_SET;
 }
 
-static int is_list(const idx_entry_t *e)
+/* A chunked collection (a list, D63), as the pager drives it: its page
+ * record's op, and its type's builder (core/list_page.c). */
+typedef struct chunked_ops {
+    cmd_id_t op;
+    const char *what; /* for the log */
+    int (*wanted)(const void *o, const st_pgpolicy_t *pol);
+    int (*behind)(const void *o);
+    int (*build)(store_ctx_t *ctx, void *o, const st_pgpolicy_t *pol, st_cpbuilt_t *out);
+    void (*unbusy)(void *o);
+} chunked_ops_t;
+
+static int list_wanted(const void *o, const st_pgpolicy_t *pol)
 {
-    return st_ent_kind(e) == VK_OBJ && st_ent_type(e) == ST_LIST;
+    return st_list_page_wanted(o, pol);
+}
+static int list_behind(const void *o)
+{
+    return st_list_page_behind(o);
+}
+static int list_build(store_ctx_t *ctx, void *o, const st_pgpolicy_t *pol, st_cpbuilt_t *out)
+{
+    return st_list_page_build(ctx, o, pol, out);
+}
+static void list_unbusy(void *o)
+{
+    st_list_page_unbusy(o);
+}
+static const chunked_ops_t list_chunked = {CMD_LPAGE,   "list",     list_wanted,
+                                           list_behind, list_build, list_unbusy};
+
+/* The chunked collection at e, with its ops in *ops, or NULL. */
+static void *chunked(idx_entry_t *e, const chunked_ops_t **ops)
+{
+    if (st_ent_kind(e) != VK_OBJ) return NULL;
+    if (st_ent_type(e) == ST_LIST) {
+        *ops = &list_chunked;
+        return st_ent_list(e);
+    }
+    return NULL;
 }
 
 int store_pager_wants(const store_pager_t *pg, idx_entry_t *e, uint64_t below)
 {
     st_pgpolicy_t pol = pg->pol;
     pol.below = below;
-    if (is_list(e)) return st_list_page_wanted(st_ent_list(e), &pol) != 0;
+    const chunked_ops_t *ops;
+    void *o = chunked(e, &ops);
+    if (o) return ops->wanted(o, &pol) != 0;
     return is_collection(e) && st_hash_page_wanted(st_ent_hash(e), &pol) != 0;
 }
 
@@ -94,7 +132,7 @@ void store_pager_init(store_pager_t *pg, store_ctx_t *ctx, const config_t *cfg, 
                               .record_bytes = (uint32_t)rec};
     for (unsigned i = 0; i < ST_PAGE_MAX_IMAGES; i++)
         buf_init(&pg->built.img[i]);
-    st_lpbuilt_init(&pg->lbuilt);
+    st_cpbuilt_init(&pg->cbuilt);
     pg->rng = seed | 1;
     if (ctx && cfg->paging_entries) {
         ctx->pager = pg;
@@ -109,7 +147,7 @@ void store_pager_free(store_pager_t *pg)
     pg->nq = 0;
     for (unsigned i = 0; i < ST_PAGE_MAX_IMAGES; i++)
         buf_free(&pg->built.img[i]);
-    st_lpbuilt_free(&pg->lbuilt);
+    st_cpbuilt_free(&pg->cbuilt);
 }
 
 void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint32_t klen)
@@ -213,14 +251,14 @@ static uint64_t write_page(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
     return space;
 }
 
-/* The built list record pg->lbuilt for the key of n. */
-static uint64_t write_lpage(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
-                            const store_pager_note_t *n)
+/* The built record pg->cbuilt, op's, for the key of n. */
+static uint64_t write_cpage(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
+                            const store_pager_note_t *n, cmd_id_t op)
 {
-    st_lpbuilt_t *b = &pg->lbuilt;
-    const unsigned char *argv[3 + ST_LPAGE_MAX_IMAGES] = {
+    st_cpbuilt_t *b = &pg->cbuilt;
+    const unsigned char *argv[3 + ST_CPAGE_MAX_IMAGES] = {
         n->key, (const unsigned char *)b->stamps.data, (const unsigned char *)b->layout.data};
-    uint32_t lens[3 + ST_LPAGE_MAX_IMAGES] = {n->klen, (uint32_t)b->stamps.len,
+    uint32_t lens[3 + ST_CPAGE_MAX_IMAGES] = {n->klen, (uint32_t)b->stamps.len,
                                               (uint32_t)b->layout.len};
     uint64_t bytes = 0;
     for (uint32_t j = 0; j < b->nimg; j++) {
@@ -228,7 +266,7 @@ static uint64_t write_lpage(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
         lens[3 + j] = (uint32_t)b->img[j].len;
         bytes += b->img[j].len;
     }
-    uint64_t space = commit(pg, ctx, shm, n->db, CMD_LPAGE, (uint16_t)(3 + b->nimg), argv, lens);
+    uint64_t space = commit(pg, ctx, shm, n->db, op, (uint16_t)(3 + b->nimg), argv, lens);
     if (space && space != UINT64_MAX) {
         pg->pages += b->nimg;
         pg->page_bytes += bytes;
@@ -236,26 +274,27 @@ static uint64_t write_lpage(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
     return space;
 }
 
-/* One look at list l (the key of n): its records, up to the budget (past
- * it when the pager is behind). Sets *full when the ring had no room;
- * returns whether to look again. */
-static int turn_list(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, const store_pager_note_t *n,
-                     st_list_t *l, int settled, uint64_t budget, uint64_t *done, int *full)
+/* One look at chunked collection o (the key of n): its records, up to the
+ * budget (past it when the pager is behind). Sets *full when the ring had
+ * no room; returns whether to look again. */
+static int turn_chunked(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
+                        const store_pager_note_t *n, const chunked_ops_t *ops, void *o, int settled,
+                        uint64_t budget, uint64_t *done, int *full)
 {
-    if (settled) st_list_page_unbusy(l);
-    if (!st_list_page_wanted(l, &pg->pol)) return 0;
-    uint64_t limit = st_list_page_behind(l) ? PAGER_TURN : budget;
+    if (settled) ops->unbusy(o);
+    if (!ops->wanted(o, &pg->pol)) return 0;
+    uint64_t limit = ops->behind(o) ? PAGER_TURN : budget;
     int keep = *done >= limit, rc;
-    while (*done < limit &&
-           (rc = st_list_page_build(ctx, l, &pg->pol, &pg->lbuilt)) != ST_PAGE_NONE) {
+    while (*done < limit && (rc = ops->build(ctx, o, &pg->pol, &pg->cbuilt)) != ST_PAGE_NONE) {
         keep = 1;
         if (rc != ST_PAGE_BUILT) break;
-        uint64_t s = write_lpage(pg, ctx, shm, n);
+        uint64_t s = write_cpage(pg, ctx, shm, n, ops->op);
         if (!s || s == UINT64_MAX) {
-            st_list_page_unbusy(l);
+            ops->unbusy(o);
             if (!s) *full = 1;
             if (s == UINT64_MAX)
-                log_warn("store: a list page record does not fit the ring; the list stays in RAM");
+                log_warn("store: a %s page record does not fit the ring; the %s stays in RAM",
+                         ops->what, ops->what);
             break;
         }
         *done += s;
@@ -280,9 +319,11 @@ uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_
         st_db_t *db = st_db(ctx, n->db);
         idx_entry_t **slot = db ? idx_find(&db->ix, n->key, n->klen) : NULL;
         st_hash_t *h = slot && is_collection(*slot) ? st_ent_hash(*slot) : NULL;
+        const chunked_ops_t *ops;
+        void *co = slot ? chunked(*slot, &ops) : NULL;
         int keep = 0;
-        if (slot && is_list(*slot)) {
-            keep = turn_list(pg, ctx, shm, n, st_ent_list(*slot), settled, budget, &done, &full);
+        if (co) {
+            keep = turn_chunked(pg, ctx, shm, n, ops, co, settled, budget, &done, &full);
         } else if (h && n->pagein_end && ctx->applied < n->pagein_end) {
             keep = 1; /* its CMD_PAGEIN is in flight */
         } else if (h) {

@@ -14,6 +14,7 @@
 #include "store-internal.h"
 #include "store/core/hash.h"
 #include "store/core/list.h"
+#include "store/core/page.h"
 
 #define STORE_PAGER_QUEUE 256
 
@@ -30,7 +31,7 @@ typedef struct store_pager {
     store_pager_note_t q[STORE_PAGER_QUEUE];
     uint32_t nq, next; /* next: where the next turn starts in q */
     st_pgbuilt_t built;
-    st_lpbuilt_t lbuilt;
+    st_cpbuilt_t cbuilt;    /* a list's or stream's record (chunked collections) */
     uint64_t last_end;      /* ring position just past the last record written */
     uint64_t rng;           /* seeds for CMD_PAGEIN */
     uint64_t space_written; /* ring bytes of page records, ever */

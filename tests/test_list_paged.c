@@ -26,6 +26,7 @@
 #include "store/core/index.h"
 #include "store/core/list.h"
 #include "store/core/object.h"
+#include "store/core/page.h"
 #include "store/store-internal.h"
 #include "store_harness.h"
 
@@ -138,8 +139,8 @@ static void check_range(const char *key, int from, int to)
 /* ---- the pager, played by the test -------------------------------------- */
 
 typedef struct pending {
-    unsigned char *blob[3 + ST_LPAGE_MAX_IMAGES];
-    uint32_t lens[3 + ST_LPAGE_MAX_IMAGES];
+    unsigned char *blob[3 + ST_CPAGE_MAX_IMAGES];
+    uint32_t lens[3 + ST_CPAGE_MAX_IMAGES];
     uint16_t argc;
 } pending_t;
 
@@ -172,9 +173,9 @@ static void pager_turn(const char *key)
 {
     st_list_t *l = object(key);
     if (!l) return;
-    static st_lpbuilt_t b;
+    static st_cpbuilt_t b;
     static int init;
-    if (!init) st_lpbuilt_init(&b);
+    if (!init) st_cpbuilt_init(&b);
     init = 1;
     if (st_list_page_wanted(l, &policy) || policy.below)
         while (npend < MAXPEND && st_list_page_build(ctx, l, &policy, &b) == ST_PAGE_BUILT) {
@@ -571,11 +572,11 @@ Test(plist, a_version_1_checkpoint_still_loads_and_pages)
     st_list_page_stats(l, v);
     cr_assert_eq(v[1], 4, "chunks of %u elements", 128u);
     /* Its chunks are stamped, so the pager can build pages of them. */
-    st_lpbuilt_t built;
-    st_lpbuilt_init(&built);
+    st_cpbuilt_t built;
+    st_cpbuilt_init(&built);
     cr_assert_eq(st_list_page_build(ctx, l, &policy, &built), ST_PAGE_BUILT);
     cr_assert_gt(built.nimg, 0);
-    st_lpbuilt_free(&built);
+    st_cpbuilt_free(&built);
     st_list_page_unbusy(l);
     o->ops->free(o);
     buf_free(&b);

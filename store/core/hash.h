@@ -172,5 +172,8 @@ void st_hash_pg_ctx_free(store_ctx_t *ctx);
  * page: core/list.c uses it too, with an empty name). */
 idx_entry_t *st_hash_mat_new(store_ctx_t *ctx, const void *name, uint32_t nlen, const void *val,
                              uint32_t vlen);
+/* n bytes handed out until st_hash_mat_reset, as those entries are (a
+ * stream entry read from a page: core/stream.c, D64). */
+void *st_hash_mat_alloc(store_ctx_t *ctx, size_t n);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "list.h"
+#include "page.h"
 
 /* A RAM chunk takes pushes at an end while it has fewer than this many
  * elements and element bytes (each +2); an insertion inside splits a full
@@ -19,23 +20,14 @@
 #define ST_LCHUNK_ELEMS 128u
 #define ST_LCHUNK_BYTES 4096u
 
-/* A stamp: the record that last changed a chunk (ctx->applied then) and
- * its number within that record (st_page_seq). Equal stamps mean equal
- * contents: every change takes a new one; COPY copies them with the
- * contents. lsn 0: not stamped yet (a list built outside the apply path,
- * st_list_seal stamps it); bit 63 set: stamped by its contents (a list
- * read from a version 1 checkpoint). */
-typedef struct st_lstamp {
-    uint64_t lsn;
-    uint32_t seq;
-} st_lstamp_t;
-
 /* One chunk: consecutive elements, either in RAM (lsn 0: entries in
  * v[first, first + n)) or clean (elements [first, first + n) of the list
  * page of len bytes at lsn, a CMD_LPAGE argument). */
 typedef struct st_lchunk {
     uint64_t lsn;
-    st_lstamp_t stamp;
+    st_pgstamp_t stamp; /* page.h; lsn 0: a list built outside the apply path
+                         * (st_list_seal stamps it); by contents: read from a
+                         * version 1 checkpoint */
     uint32_t n;
     uint32_t first;
     uint32_t len;    /* clean: the image's bytes */
@@ -84,8 +76,11 @@ static inline int st_lch_wants(const st_lchunk_t *ch)
 /* Take chunk ch's contribution out of l's counts (sign -1) or put it back
  * (+1), around a change of it. */
 void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign);
-/* A new stamp from ctx (NULL: unstamped). */
-void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch);
+/* A new stamp from ctx (NULL: unstamped): st_pgstamp_take. */
+static inline void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch)
+{
+    st_pgstamp_take(ctx, &ch->stamp);
+}
 /* Make room for `add` chunks at relative position j (shifting the rest),
  * return a pointer to the first, zeroed; remove chunks [j, j + k). */
 st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add);

@@ -117,17 +117,6 @@ void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign)
     l->nbusy += (uint32_t)(sign * (ch->busy != 0));
 }
 
-void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch)
-{
-    if (!ctx) {
-        ch->stamp = (st_lstamp_t){0, 0};
-        return;
-    }
-    if (ch->stamp.lsn == ctx->applied) return; /* this record's stamp already */
-    ch->stamp.lsn = ctx->applied;
-    ch->stamp.seq = st_page_seq(ctx);
-}
-
 st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add)
 {
     if (j == 0 && l->c0 >= add) {
@@ -861,7 +850,7 @@ static void v1_stamp(st_lchunk_t *ch, uint32_t j)
         XXH3_64bits_update(&st, &lsn, sizeof(lsn));
         XXH3_64bits_update(&st, &vlen, sizeof(vlen));
     }
-    ch->stamp = (st_lstamp_t){XXH3_64bits_digest(&st) | (1ull << 63), j};
+    ch->stamp = st_pgstamp_of(XXH3_64bits_digest(&st), j);
 }
 
 static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
@@ -891,7 +880,7 @@ static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
     for (uint32_t j = 0; j < nc; j++) {
         if (len - at < 17) goto bad; /* kind, stamp, and at least 4 more */
         unsigned kind = p[at];
-        st_lstamp_t s = {(uint64_t)cmd_get_i64(p + at + 1), cmd_get_u32(p + at + 9)};
+        st_pgstamp_t s = st_pgstamp_get(p + at + 1);
         at += 13;
         st_lchunk_t *ch = st_list_chunks_open(l, l->nc, 1);
         ch->stamp = s;

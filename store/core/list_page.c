@@ -16,7 +16,7 @@
  *   stamps  the replaced run of consecutive chunks, head first: u64 lsn,
  *           u32 seq each;
  *   layout  the new chunks in order, u32 each: a page's element count (the
- *           next page argument), or ST_LPAGE_PIN | n: a run of n elements
+ *           next page argument), or ST_CPAGE_PIN | n: a run of n elements
  *           too long for a page, kept in RAM as a chunk of their own;
  *   pages   list pages (core/page.h).
  * Element counts must add up to the run's, each page must hold elements a
@@ -35,19 +35,12 @@
 #include "page.h"
 #include "value.h"
 
-#define STAMP_BYTES 12u
-
 /* The chunk whose stamp is s (stamps are unique in a list), or nc. */
-static uint32_t find_stamp(const st_list_t *l, st_lstamp_t s)
+static uint32_t find_stamp(const st_list_t *l, st_pgstamp_t s)
 {
     for (uint32_t j = 0; j < l->nc; j++)
-        if (st_lch(l, j)->stamp.lsn == s.lsn && st_lch(l, j)->stamp.seq == s.seq) return j;
+        if (st_pgstamp_eq(st_lch(l, j)->stamp, s)) return j;
     return l->nc;
-}
-
-static st_lstamp_t get_stamp(const unsigned char *p)
-{
-    return (st_lstamp_t){(uint64_t)cmd_get_i64(p), cmd_get_u32(p + 8)};
 }
 
 /* A cursor over the elements of chunks [j, ...). */
@@ -76,8 +69,8 @@ static int layout_fits(const st_list_t *l, const apply_args_t *a, uint32_t j0, u
     uint64_t seen = 0;
     cur_t c = {l, j0, 0};
     for (uint32_t t = 0; t < m; t++) {
-        uint32_t v = cmd_get_u32(lay->ptr + 4 * t), n = v & ~ST_LPAGE_PIN;
-        int pin = (v & ST_LPAGE_PIN) != 0;
+        uint32_t v = cmd_get_u32(lay->ptr + 4 * t), n = v & ~ST_CPAGE_PIN;
+        int pin = (v & ST_CPAGE_PIN) != 0;
         if (!n || seen + n > total) return 0;
         if (!pin) {
             if (img >= a->argc) return 0;
@@ -98,17 +91,17 @@ static int layout_fits(const st_list_t *l, const apply_args_t *a, uint32_t j0, u
 int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
 {
     const rec_arg_t *st = &a->argv[1], *lay = &a->argv[2];
-    uint32_t k = st->len / STAMP_BYTES, m = lay->len / 4;
-    if (!k || st->len % STAMP_BYTES || !m || lay->len % 4) return -1;
-    st_lstamp_t s0 = get_stamp(st->ptr);
+    uint32_t k = st->len / ST_PGSTAMP_BYTES, m = lay->len / 4;
+    if (!k || st->len % ST_PGSTAMP_BYTES || !m || lay->len % 4) return -1;
+    st_pgstamp_t s0 = st_pgstamp_get(st->ptr);
     if (!s0.lsn) return -1;
     uint32_t j0 = find_stamp(l, s0);
     if (j0 + k > l->nc) return -1;
     uint64_t total = 0;
     for (uint32_t t = 0; t < k; t++) {
-        st_lstamp_t s = get_stamp(st->ptr + STAMP_BYTES * t);
+        st_pgstamp_t s = st_pgstamp_get(st->ptr + ST_PGSTAMP_BYTES * t);
         const st_lchunk_t *ch = st_lch(l, j0 + t);
-        if (ch->stamp.lsn != s.lsn || ch->stamp.seq != s.seq) return -1;
+        if (!st_pgstamp_eq(ch->stamp, s)) return -1;
         total += ch->n;
     }
     if (!layout_fits(l, a, j0, total)) {
@@ -144,9 +137,9 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
     st_lchunk_t *nc = st_list_chunks_open(l, j0, m);
     uint32_t img = 3, at = 0;
     for (uint32_t t = 0; t < m; t++) {
-        uint32_t v = cmd_get_u32(lay->ptr + 4 * t), n = v & ~ST_LPAGE_PIN;
+        uint32_t v = cmd_get_u32(lay->ptr + 4 * t), n = v & ~ST_CPAGE_PIN;
         st_lchunk_t *ch = &nc[t];
-        if (v & ST_LPAGE_PIN) {
+        if (v & ST_CPAGE_PIN) {
             for (uint32_t q = 0; q < n; q++)
                 st_lch_append(l, ch, pins[at++]);
         } else {
@@ -212,61 +205,22 @@ int st_list_page_behind(const st_list_t *l)
     return ram_wanted(l, &bytes) > ST_LIST_BEHIND_CHUNKS;
 }
 
-/* The builder's output as it grows. */
-typedef struct packer {
-    st_lpbuilt_t *out;
-    const st_pgpolicy_t *pol;
-    buf_t *cur;    /* the page being filled, or NULL */
-    uint32_t ncur; /* its elements */
-    uint32_t pin;  /* the pinned run being counted (0: none) */
-    uint64_t bytes;
-} packer_t;
-
-static void put_layout(packer_t *pk, uint32_t v)
+static void begin_page(buf_t *img, void *arg)
 {
-    unsigned char b[4];
-    cmd_put_u32(b, v);
-    buf_append(&pk->out->layout, b, 4);
+    (void)arg;
+    st_lpimg_begin(img);
 }
 
-static void end_page(packer_t *pk)
+static void pack(st_cpack_t *pk, const unsigned char *p, uint32_t n)
 {
-    if (!pk->cur) return;
-    st_pgimg_finish(pk->cur, pk->ncur);
-    put_layout(pk, pk->ncur);
-    pk->bytes += pk->cur->len + 16;
-    pk->out->nimg++;
-    pk->cur = NULL;
-}
-
-static void end_pin(packer_t *pk)
-{
-    if (pk->pin) put_layout(pk, ST_LPAGE_PIN | pk->pin);
-    pk->pin = 0;
-}
-
-static void pack(packer_t *pk, const unsigned char *p, uint32_t n)
-{
-    if (!st_lelem_pageable(n)) {
-        end_page(pk);
-        pk->pin++;
-        return;
-    }
-    end_pin(pk);
-    if (pk->cur && pk->ncur && pk->cur->len + ST_LPIMG_ENT_HDR + n > pk->pol->page_bytes)
-        end_page(pk);
-    if (!pk->cur) {
-        pk->cur = &pk->out->img[pk->out->nimg];
-        buf_reset(pk->cur);
-        st_lpimg_begin(pk->cur);
-        pk->ncur = 0;
-    }
-    st_lpimg_put(pk->cur, p, n);
-    pk->ncur++;
+    if (!st_lelem_pageable(n))
+        st_cpack_pin(pk);
+    else
+        st_lpimg_put(st_cpack_room(pk, ST_LPIMG_ENT_HDR + n), p, n);
 }
 
 /* Chunk j's elements into the packer. */
-static void pack_chunk(store_ctx_t *ctx, st_list_t *l, uint32_t j, packer_t *pk)
+static void pack_chunk(store_ctx_t *ctx, st_list_t *l, uint32_t j, st_cpack_t *pk)
 {
     st_list_iter_t it;
     st_lelem_t x;
@@ -291,7 +245,7 @@ static void pack_chunk(store_ctx_t *ctx, st_list_t *l, uint32_t j, packer_t *pk)
     free(tmp);
 }
 
-int st_list_page_build(store_ctx_t *ctx, st_list_t *l, const st_pgpolicy_t *pol, st_lpbuilt_t *out)
+int st_list_page_build(store_ctx_t *ctx, st_list_t *l, const st_pgpolicy_t *pol, st_cpbuilt_t *out)
 {
     l->ctx = ctx;
     if (!l->nc) return ST_PAGE_NONE;
@@ -316,46 +270,23 @@ int st_list_page_build(store_ctx_t *ctx, st_list_t *l, const st_pgpolicy_t *pol,
     /* A run of wanted chunks from j0, up to the record's bytes and pages
      * (a chunk adds at most ST_LCHUNK_BYTES of elements: its pages and a
      * pinned run each side of them). */
-    buf_reset(&out->stamps);
-    buf_reset(&out->layout);
-    out->nimg = 0;
-    packer_t pk = {.out = out, .pol = pol};
+    st_cpack_t pk;
+    st_cpack_start(&pk, out, pol->page_bytes, begin_page, NULL);
     uint32_t j = j0;
     do {
         st_lchunk_t *ch = st_lch(l, j);
-        unsigned char s[STAMP_BYTES];
-        cmd_put_i64(s, (int64_t)ch->stamp.lsn);
-        cmd_put_u32(s + 8, ch->stamp.seq);
-        buf_append(&out->stamps, s, sizeof(s));
+        st_pgstamp_put(&out->stamps, ch->stamp);
         pack_chunk(ctx, l, j, &pk);
         st_lch_count(l, ch, -1);
         ch->busy = 1;
         st_lch_count(l, ch, 1);
         j++;
     } while (j < l->nc && chunk_wanted(l, j, pol) && !st_lch(l, j)->busy &&
-             pk.bytes + (pk.cur ? pk.cur->len : 0) + ST_LCHUNK_BYTES * 2 < pol->record_bytes &&
-             out->nimg + 1 + ST_LCHUNK_ELEMS < ST_LPAGE_MAX_IMAGES);
-    end_page(&pk);
-    end_pin(&pk);
+             st_cpack_bytes(&pk) + ST_LCHUNK_BYTES * 2 < pol->record_bytes &&
+             out->nimg + 1 + ST_LCHUNK_ELEMS < ST_CPAGE_MAX_IMAGES);
+    st_cpack_end(&pk);
     l->scan_at = j;
     return ST_PAGE_BUILT;
-}
-
-void st_lpbuilt_init(st_lpbuilt_t *b)
-{
-    memset(b, 0, sizeof(*b));
-    buf_init(&b->stamps);
-    buf_init(&b->layout);
-    for (uint32_t i = 0; i < ST_LPAGE_MAX_IMAGES; i++)
-        buf_init(&b->img[i]);
-}
-
-void st_lpbuilt_free(st_lpbuilt_t *b)
-{
-    buf_free(&b->stamps);
-    buf_free(&b->layout);
-    for (uint32_t i = 0; i < ST_LPAGE_MAX_IMAGES; i++)
-        buf_free(&b->img[i]);
 }
 
 void st_list_page_unbusy(st_list_t *l)
