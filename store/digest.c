@@ -26,6 +26,7 @@
 #include "store/core/entry.h"
 #include "store/core/hash.h"
 #include "store/core/list.h"
+#include "store/core/stream.h"
 #include "store/core/object.h"
 #include "store/core/index.h"
 #include "store/core/value.h"
@@ -150,7 +151,8 @@ static const char *const debug_help[] = {
     "PAGED <key>",
     "    AtticDB: how a hash or set is kept (D60): [paged (1/0), ranges, pages, page bytes,",
     "    overlay entries in RAM, pinned entries, members]; a list (D63): [paged (1/0),",
-    "    chunks, pages, page bytes, elements in RAM, pinned elements, elements].",
+    "    chunks, pages, page bytes, elements in RAM, pinned elements, elements]; a stream",
+    "    (D64): [paged (1/0), chunks, pages, page bytes, entries in RAM, pinned, entries].",
     "HELP",
     "    Prints this help.",
 };
@@ -202,13 +204,15 @@ void st_read_debug(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     if (a->argc == 2 && is_sub(&a->argv[0], "paged")) {
         idx_entry_t **slot = st_find_quiet(a->db, &a->argv[1], a->now);
         unsigned t = slot ? st_ent_type(*slot) : ST_STRING;
-        if (t != ST_HASH && t != ST_SET && t != ST_LIST) {
-            resp_error(r, "ERR no such key, or not a hash, a set or a list");
+        if (t != ST_HASH && t != ST_SET && t != ST_LIST && t != ST_STREAM) {
+            resp_error(r, "ERR no such key, or not a hash, a set, a list or a stream");
             return;
         }
         long long v[7];
         if (t == ST_LIST) { /* paged, chunks, pages, page bytes, in RAM, pinned, elements */
             st_list_page_stats(st_ent_list(*slot), v);
+        } else if (t == ST_STREAM) { /* the same, of entries */
+            st_stream_page_stats(st_ent_stream(*slot), v);
         } else {
             st_pgstats_t s;
             st_hash_page_stats(st_ent_hash(*slot), &s);

@@ -39,6 +39,7 @@
 #include "ring.h"
 #include "store/core/entry.h"
 #include "store/core/object.h"
+#include "store/core/stream.h"
 
 /* The overlay size past which the densest ranges get new pages even below
  * ST_PAGE_RANGE_MIN entries (RAM bounded per collection). */
@@ -59,8 +60,9 @@ static int is_collection(const idx_entry_t *e)
     return t == ST_HASH || t == ST_SET;
 }
 
-/* A chunked collection (a list, D63), as the pager drives it: its page
- * record's op, and its type's builder (core/list_page.c). */
+/* A chunked collection (a list, D63, or a stream, D64), as the pager
+ * drives it: its page record's op, and its type's builder
+ * (core/list_page.c, core/stream_page.c). */
 typedef struct chunked_ops {
     cmd_id_t op;
     const char *what; /* for the log */
@@ -89,6 +91,25 @@ static void list_unbusy(void *o)
 static const chunked_ops_t list_chunked = {CMD_LPAGE,   "list",     list_wanted,
                                            list_behind, list_build, list_unbusy};
 
+static int stream_wanted(const void *o, const st_pgpolicy_t *pol)
+{
+    return st_stream_page_wanted(o, pol);
+}
+static int stream_behind(const void *o)
+{
+    return st_stream_page_behind(o);
+}
+static int stream_build(store_ctx_t *ctx, void *o, const st_pgpolicy_t *pol, st_cpbuilt_t *out)
+{
+    return st_stream_page_build(ctx, o, pol, out);
+}
+static void stream_unbusy(void *o)
+{
+    st_stream_page_unbusy(o);
+}
+static const chunked_ops_t stream_chunked = {CMD_SPAGE,     "stream",     stream_wanted,
+                                             stream_behind, stream_build, stream_unbusy};
+
 /* The chunked collection at e, with its ops in *ops, or NULL. */
 static void *chunked(idx_entry_t *e, const chunked_ops_t **ops)
 {
@@ -96,6 +117,10 @@ static void *chunked(idx_entry_t *e, const chunked_ops_t **ops)
     if (st_ent_type(e) == ST_LIST) {
         *ops = &list_chunked;
         return st_ent_list(e);
+    }
+    if (st_ent_type(e) == ST_STREAM) {
+        *ops = &stream_chunked;
+        return st_ent_stream(e);
     }
     return NULL;
 }
@@ -188,9 +213,10 @@ static uint64_t commit(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, unsigned
     pg->last_end = pos + space;
     pg->space_written += space;
     pg->records++;
-    if (io_fault_point(op == CMD_LPAGE ? IO_FAULT_LIST_WRITTEN : IO_FAULT_PAGE_WRITTEN) ==
-        IO_FAULT_KILL)
-        raise(SIGKILL);
+    enum io_fault_point at = op == CMD_LPAGE   ? IO_FAULT_LIST_WRITTEN
+                             : op == CMD_SPAGE ? IO_FAULT_STREAM_WRITTEN
+                                               : IO_FAULT_PAGE_WRITTEN;
+    if (io_fault_point(at) == IO_FAULT_KILL) raise(SIGKILL);
     return space;
 }
 

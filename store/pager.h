@@ -14,7 +14,7 @@
 #include "store-internal.h"
 #include "store/core/hash.h"
 #include "store/core/list.h"
-#include "store/core/page.h"
+#include "store/core/chunked.h"
 
 #define STORE_PAGER_QUEUE 256
 

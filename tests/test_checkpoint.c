@@ -795,7 +795,7 @@ Test(checkpoint, debug_digest_replies)
     cr_assert_str_eq(sh_rd(T0, 0, CMD_DEBUG, "digest", "x", NULL),
                      "-ERR unknown subcommand or wrong number of arguments for 'digest'. Try "
                      "DEBUG HELP.\r\n");
-    cr_assert_eq(strncmp(sh_rd(T0, 0, CMD_DEBUG, "help", NULL), "*14\r\n", 4), 0);
+    cr_assert_eq(strncmp(sh_rd(T0, 0, CMD_DEBUG, "help", NULL), "*15\r\n", 4), 0);
 }
 
 Test(checkpoint, digest_hides_keys_expired_by_the_clock)

@@ -49,8 +49,6 @@ typedef struct pgsnap {
     int loaded;
     unsigned char *img;
     size_t cap, off;
-    buf_t pending; /* an element's bytes that did not fit the last part */
-    size_t pending_at;
 } pgsnap_t;
 
 static int by_ovl(const void *x, const void *y)
@@ -69,7 +67,6 @@ static void snap_free(void *state)
     free(s->o);
     free(s->r);
     free(s->img);
-    buf_free(&s->pending);
     free(s);
 }
 
@@ -103,32 +100,12 @@ static int put_element(store_ctx_t *ctx, const pgsnap_t *s, const st_pgent_t *e,
     return 0;
 }
 
-/* Bytes of pending still to go, moved into out (at most room). */
-static size_t drain(pgsnap_t *s, buf_t *out, size_t room)
-{
-    size_t n = s->pending.len - s->pending_at;
-    if (n > room) n = room;
-    buf_append(out, s->pending.data + s->pending_at, n);
-    s->pending_at += n;
-    if (s->pending_at == s->pending.len) {
-        buf_reset(&s->pending);
-        s->pending_at = 0;
-    }
-    return n;
-}
-
 static int snap_next(store_ctx_t *ctx, void *state, buf_t *out, size_t max)
 {
     pgsnap_t *s = state;
     size_t start = out->len;
     for (;;) {
-        size_t used = out->len - start;
-        if (s->pending.len) {
-            drain(s, out, max - used);
-            if (s->pending.len) return 0; /* the part is full */
-            continue;
-        }
-        if (used >= max) return 0;
+        if (out->len - start >= max) return 0; /* the part is full (st_vsnap_gen_next) */
         if (s->ri == s->nr) return 1;
         const snap_range_t *rg = &s->r[s->ri];
         int has_end = s->ri + 1 < s->nr;
@@ -164,25 +141,17 @@ static int snap_next(store_ctx_t *ctx, void *state, buf_t *out, size_t max)
         int c = !have ? 1
                 : !o  ? -1
                       : st_pgimg_key_cmp(e.h, e.name, e.nlen, o->h, o->f->data, o->f->klen);
-        buf_t *b = out;
-        size_t mark = out->len;
         int rc = 0;
         if (c < 0) {
             s->off = at;
-            rc = put_element(ctx, s, &e, NULL, b);
+            rc = put_element(ctx, s, &e, NULL, out);
         } else {
             if (c == 0) s->off = at;
             s->oi++;
             if (o->tomb) continue;
-            rc = put_element(ctx, s, NULL, o->f, b);
+            rc = put_element(ctx, s, NULL, o->f, out);
         }
         if (rc) return -1;
-        if (out->len - start > max) { /* the element does not fit: the rest waits */
-            buf_append(&s->pending, out->data + mark, out->len - mark);
-            out->len = mark;
-            drain(s, out, max - (mark - start));
-            if (s->pending.len) return 0;
-        }
     }
 }
 
@@ -201,7 +170,6 @@ struct st_vsnap *st_hash_members_snapshot(st_hash_t *h, int want)
     memset(s, 0, sizeof(*s));
     s->want = want;
     s->lowest = UINT64_MAX;
-    buf_init(&s->pending);
     s->r = st_xmalloc((size_t)p->ndir * sizeof(*s->r));
     s->nr = p->ndir;
     for (uint32_t i = 0; i < p->ndir; i++) {

@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
+#include "chunked.h"
 #include "list.h"
-#include "page.h"
 
 /* A RAM chunk takes pushes at an end while it has fewer than this many
  * elements and element bytes (each +2); an insertion inside splits a full
@@ -22,19 +22,18 @@
 
 /* One chunk: consecutive elements, either in RAM (lsn 0: entries in
  * v[first, first + n)) or clean (elements [first, first + n) of the list
- * page of len bytes at lsn, a CMD_LPAGE argument). */
+ * page of len bytes at lsn, a CMD_LPAGE argument); the fields every
+ * chunked collection's chunk has, core/chunked.h (vbytes: element bytes,
+ * +2 each, ST_LCHUNK_BYTES; a stamp of lsn 0: a list built outside the
+ * apply path, which st_list_seal stamps; by contents: read from a version
+ * 1 checkpoint), then its entries. */
 typedef struct st_lchunk {
-    uint64_t lsn;
-    st_pgstamp_t stamp; /* page.h; lsn 0: a list built outside the apply path
-                         * (st_list_seal stamps it); by contents: read from a
-                         * version 1 checkpoint */
-    uint32_t n;
-    uint32_t first;
-    uint32_t len;    /* clean: the image's bytes */
-    uint32_t cap;    /* RAM: v's slots */
-    uint32_t vbytes; /* RAM: element bytes, +2 each (ST_LCHUNK_BYTES) */
-    uint32_t npin;   /* RAM: elements too long for a page */
-    uint32_t busy;   /* the pager has a record for it in flight (not state) */
+    union {
+        st_cchunk_t c;
+        struct {
+            ST_CCHUNK_FIELDS;
+        };
+    };
     idx_entry_t **v;
 } st_lchunk_t;
 
@@ -45,13 +44,8 @@ struct st_list {
     uint64_t bytes;   /* RAM held (list.c's banner) */
     st_lchunk_t *c;   /* chunks c[c0, c0 + nc): slack on both sides */
     uint32_t c0, nc, ccap;
-    /* Counts kept as chunks change (O(1) answers for the pager): RAM
-     * chunks with an element a page would take, clean chunks, pinned
-     * elements; chunks with a record in flight (not state). */
-    uint32_t nwram, npages, npin, nbusy;
-    uint64_t wbytes;  /* element bytes (+2 each) of the RAM chunks nwram counts */
-    uint32_t scan_at; /* where the pager's next look starts (not state) */
-    uint64_t *fen;    /* a Fenwick tree over the chunks' n (fen_ok: valid) */
+    st_ccounts_t cc; /* the pager's counts (core/chunked.h) */
+    uint64_t *fen;   /* a Fenwick tree over the chunks' n (fen_ok: valid) */
     uint32_t fen_cap;
     int fen_ok;
 };
@@ -67,15 +61,18 @@ static inline int st_lelem_pageable(uint64_t vlen)
     return vlen <= ST_LIST_PAGE_ELEM_MAX;
 }
 
-/* Whether RAM chunk ch has an element a page would take. */
-static inline int st_lch_wants(const st_lchunk_t *ch)
+/* l's chunks as core/chunked.c sees them. */
+static inline st_chunks_t st_list_chunks(const st_list_t *l)
 {
-    return !ch->lsn && ch->n > ch->npin;
+    return (st_chunks_t){(char *)(l->c + l->c0), sizeof(*l->c), l->nc};
 }
 
 /* Take chunk ch's contribution out of l's counts (sign -1) or put it back
  * (+1), around a change of it. */
-void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign);
+static inline void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign)
+{
+    st_ccounts_add(&l->cc, &ch->c, sign);
+}
 /* A new stamp from ctx (NULL: unstamped): st_pgstamp_take. */
 static inline void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch)
 {

@@ -108,15 +108,6 @@ uint64_t st_list_bytes(const st_list_t *l)
 
 /* ---- chunks --------------------------------------------------------------- */
 
-void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign)
-{
-    l->nwram += (uint32_t)(sign * st_lch_wants(ch));
-    if (st_lch_wants(ch)) l->wbytes += (uint64_t)(int64_t)sign * ch->vbytes;
-    l->npages += (uint32_t)(sign * (ch->lsn != 0));
-    l->npin += (uint32_t)(sign * (int)ch->npin);
-    l->nbusy += (uint32_t)(sign * (ch->busy != 0));
-}
-
 st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add)
 {
     if (j == 0 && l->c0 >= add) {

@@ -32,16 +32,9 @@
 #include "list-internal.h"
 #include "live.h"
 #include "log.h"
+#include "chunked.h"
 #include "page.h"
 #include "value.h"
-
-/* The chunk whose stamp is s (stamps are unique in a list), or nc. */
-static uint32_t find_stamp(const st_list_t *l, st_pgstamp_t s)
-{
-    for (uint32_t j = 0; j < l->nc; j++)
-        if (st_pgstamp_eq(st_lch(l, j)->stamp, s)) return j;
-    return l->nc;
-}
 
 /* A cursor over the elements of chunks [j, ...). */
 typedef struct cur {
@@ -90,20 +83,11 @@ static int layout_fits(const st_list_t *l, const apply_args_t *a, uint32_t j0, u
 
 int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
 {
-    const rec_arg_t *st = &a->argv[1], *lay = &a->argv[2];
-    uint32_t k = st->len / ST_PGSTAMP_BYTES, m = lay->len / 4;
-    if (!k || st->len % ST_PGSTAMP_BYTES || !m || lay->len % 4) return -1;
-    st_pgstamp_t s0 = st_pgstamp_get(st->ptr);
-    if (!s0.lsn) return -1;
-    uint32_t j0 = find_stamp(l, s0);
-    if (j0 + k > l->nc) return -1;
-    uint64_t total = 0;
-    for (uint32_t t = 0; t < k; t++) {
-        st_pgstamp_t s = st_pgstamp_get(st->ptr + ST_PGSTAMP_BYTES * t);
-        const st_lchunk_t *ch = st_lch(l, j0 + t);
-        if (!st_pgstamp_eq(ch->stamp, s)) return -1;
-        total += ch->n;
-    }
+    const rec_arg_t *lay = &a->argv[2];
+    st_chunks_t chunks = st_list_chunks(l);
+    uint32_t j0, k, m;
+    uint64_t total;
+    if (st_chunked_run(&chunks, &a->argv[1], lay, &j0, &k, &total, &m)) return -1;
     if (!layout_fits(l, a, j0, total)) {
         log_warn("store: list page record at LSN %llu does not fit its chunks; ignored",
                  (unsigned long long)a->lsn);
@@ -112,7 +96,7 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
     l->ctx = ctx;
     /* The old run's elements: those the pages took go (their extents and
      * pages uncounted), the pinned ones are kept aside in order. */
-    idx_entry_t **pins = st_xmalloc(((size_t)l->npin + 1) * sizeof(*pins));
+    idx_entry_t **pins = st_xmalloc(((size_t)l->cc.npin + 1) * sizeof(*pins));
     uint32_t npins = 0;
     for (uint32_t t = 0; t < k; t++) {
         st_lchunk_t *ch = st_lch(l, j0 + t);
@@ -158,51 +142,16 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
 
 /* ---- building records (store/pager.c) ------------------------------------- */
 
-/* Whether chunk j wants a record: a RAM chunk with pageable elements
- * that no longer takes pushes (not an end), or a page below pol->below. */
-static int chunk_wanted(const st_list_t *l, uint32_t j, const st_pgpolicy_t *pol)
-{
-    const st_lchunk_t *ch = st_lch(l, j);
-    if (ch->lsn) return pol->below && ch->lsn < pol->below;
-    return st_lch_wants(ch) && ch->stamp.lsn && j != 0 && j + 1 != l->nc;
-}
-
-/* RAM chunks between the ends with pageable elements, and their bytes. */
-static uint32_t ram_wanted(const st_list_t *l, uint64_t *bytes)
-{
-    uint32_t w = l->nwram;
-    *bytes = l->wbytes;
-    for (uint32_t e = 0; e < 2 && e < l->nc; e++) {
-        const st_lchunk_t *ch = st_lch(l, e ? l->nc - 1 : 0);
-        if (!st_lch_wants(ch)) continue;
-        w--;
-        *bytes -= ch->vbytes;
-    }
-    return w;
-}
-
-/* Chunks a record is built for once they hold a page's worth of elements
- * (pushes at an end leave one full chunk at a time: one record each
- * would make pages of one chunk), or when this many wait (chunks a write
- * inside the list copied into RAM, each alone). */
-#define WANT_CHUNKS 4u
-
 int st_list_page_wanted(const st_list_t *l, const st_pgpolicy_t *pol)
 {
-    uint64_t bytes;
-    uint32_t w = ram_wanted(l, &bytes);
-    if (pol->entries && l->n >= pol->entries && w && (bytes >= pol->page_bytes || w >= WANT_CHUNKS))
-        return ST_PAGE_WANT_BUILD;
-    if (pol->below && l->npages)
-        for (uint32_t j = 0; j < l->nc; j++)
-            if (st_lch(l, j)->lsn && st_lch(l, j)->lsn < pol->below) return ST_PAGE_WANT_BUILD;
-    return 0;
+    st_chunks_t v = st_list_chunks(l);
+    return st_chunked_wanted(&v, &l->cc, l->n, pol);
 }
 
 int st_list_page_behind(const st_list_t *l)
 {
-    uint64_t bytes;
-    return ram_wanted(l, &bytes) > ST_LIST_BEHIND_CHUNKS;
+    st_chunks_t v = st_list_chunks(l);
+    return st_chunked_behind(&v, &l->cc, ST_LIST_BEHIND_CHUNKS);
 }
 
 static void begin_page(buf_t *img, void *arg)
@@ -248,67 +197,35 @@ static void pack_chunk(store_ctx_t *ctx, st_list_t *l, uint32_t j, st_cpack_t *p
 int st_list_page_build(store_ctx_t *ctx, st_list_t *l, const st_pgpolicy_t *pol, st_cpbuilt_t *out)
 {
     l->ctx = ctx;
-    if (!l->nc) return ST_PAGE_NONE;
-    uint32_t j0 = l->nc, looked = 0;
-    int inflight = 0;
-    if (l->scan_at >= l->nc) l->scan_at = 0;
-    for (uint32_t t = l->scan_at; looked < l->nc && j0 == l->nc; t = (t + 1) % l->nc) {
-        if (looked++ == ST_PAGE_SCAN) {
-            l->scan_at = t;
-            return ST_PAGE_MORE;
-        }
-        if (!chunk_wanted(l, t, pol)) continue;
-        if (st_lch(l, t)->busy)
-            inflight = 1;
-        else
-            j0 = t;
-    }
-    if (j0 == l->nc) return inflight ? ST_PAGE_INFLIGHT : ST_PAGE_NONE;
-    /* From the start of its run of wanted chunks: fuller pages. */
-    while (j0 > 0 && chunk_wanted(l, j0 - 1, pol) && !st_lch(l, j0 - 1)->busy)
-        j0--;
-    /* A run of wanted chunks from j0, up to the record's bytes and pages
+    st_chunks_t v = st_list_chunks(l);
+    uint32_t j;
+    int rc = st_chunked_pick(&v, &l->cc, pol, &j);
+    if (rc != ST_PAGE_BUILT) return rc;
+    /* A run of wanted chunks from j, up to the record's bytes and pages
      * (a chunk adds at most ST_LCHUNK_BYTES of elements: its pages and a
      * pinned run each side of them). */
     st_cpack_t pk;
     st_cpack_start(&pk, out, pol->page_bytes, begin_page, NULL);
-    uint32_t j = j0;
     do {
-        st_lchunk_t *ch = st_lch(l, j);
-        st_pgstamp_put(&out->stamps, ch->stamp);
+        st_pgstamp_put(&out->stamps, st_lch(l, j)->stamp);
         pack_chunk(ctx, l, j, &pk);
-        st_lch_count(l, ch, -1);
-        ch->busy = 1;
-        st_lch_count(l, ch, 1);
-        j++;
-    } while (j < l->nc && chunk_wanted(l, j, pol) && !st_lch(l, j)->busy &&
-             st_cpack_bytes(&pk) + ST_LCHUNK_BYTES * 2 < pol->record_bytes &&
-             out->nimg + 1 + ST_LCHUNK_ELEMS < ST_CPAGE_MAX_IMAGES);
+        st_chunked_took(&v, &l->cc, j++);
+    } while (st_chunked_more(&v, j, pol, st_cpack_bytes(&pk), out->nimg, ST_LCHUNK_BYTES * 2,
+                             ST_LCHUNK_ELEMS));
     st_cpack_end(&pk);
-    l->scan_at = j;
     return ST_PAGE_BUILT;
 }
 
 void st_list_page_unbusy(st_list_t *l)
 {
-    if (!l->nbusy) return;
-    for (uint32_t j = 0; j < l->nc; j++)
-        st_lch(l, j)->busy = 0;
-    l->nbusy = 0;
+    st_chunks_t v = st_list_chunks(l);
+    st_chunked_unbusy(&v, &l->cc);
 }
 
-void st_list_page_stats(const st_list_t *l, long long v[7])
+void st_list_page_stats(const st_list_t *l, long long out[7])
 {
-    long long bytes = 0, ram = 0;
-    for (uint32_t j = 0; j < l->nc; j++) {
-        const st_lchunk_t *ch = st_lch(l, j);
-        if (ch->lsn)
-            bytes += ch->len;
-        else
-            ram += ch->n;
-    }
-    long long s[7] = {l->npages > 0, l->nc, l->npages, bytes, ram, l->npin, l->n};
-    memcpy(v, s, sizeof(s));
+    st_chunks_t v = st_list_chunks(l);
+    st_chunked_stats(&v, &l->cc, l->n, out);
 }
 
 /* ---- a full check, for tests ---------------------------------------------- */
@@ -317,17 +234,13 @@ const char *st_list_check(st_list_t *l)
 {
     static char why[160];
     uint64_t n = 0, bytes = sizeof(*l) + (uint64_t)l->ccap * sizeof(*l->c);
-    uint32_t nwram = 0, npages = 0, npin = 0, nbusy = 0;
-    uint64_t wbytes = 0;
+    st_chunks_t v = st_list_chunks(l);
+    const char *bad = st_ccounts_check(&v, &l->cc);
+    if (bad) return bad;
     for (uint32_t j = 0; j < l->nc; j++) {
         st_lchunk_t *ch = st_lch(l, j);
-        if (!ch->n) return "an empty chunk";
         n += ch->n;
-        nwram += st_lch_wants(ch);
-        wbytes += st_lch_wants(ch) ? ch->vbytes : 0;
-        nbusy += ch->busy != 0;
         if (ch->lsn) {
-            npages++;
             const unsigned char *img = st_page_read(l->ctx, ch->lsn, ch->len);
             long c = st_lpimg_check(img, ch->len, ST_LIST_PAGE_ELEM_MAX);
             if (c < 0 || (uint64_t)ch->first + ch->n > (uint64_t)c) {
@@ -347,16 +260,8 @@ const char *st_list_check(st_list_t *l)
             bytes += st_list_elem_bytes(e);
         }
         if (pin != ch->npin || vb != ch->vbytes) return "a RAM chunk's counts drifted";
-        npin += pin;
-        for (uint32_t t = 0; t < j; t++)
-            if (st_lch(l, t)->stamp.lsn && st_lch(l, t)->stamp.lsn == ch->stamp.lsn &&
-                st_lch(l, t)->stamp.seq == ch->stamp.seq)
-                return "two chunks share a stamp";
     }
     if (n != l->n) return "the element count is not the chunks' sum";
-    if (nwram != l->nwram || npages != l->npages || npin != l->npin || nbusy != l->nbusy ||
-        wbytes != l->wbytes)
-        return "the list's chunk counts drifted";
     if (bytes != l->bytes) {
         snprintf(why, sizeof(why), "RAM bytes %llu, counted %llu", (unsigned long long)bytes,
                  (unsigned long long)l->bytes);

@@ -4,9 +4,8 @@
  * a list's run of elements as a CMD_LPAGE record does (D63). Functions
  * over bytes, and the read of a page back from the log (through the
  * context's one-page cache). Used by core/hash_paged.c,
- * core/hash_pgrec.c, core/list.c and core/list_page.c. What the chunked
- * collections' records share (stamps, the record being built, its packer)
- * is at the end, for core/list_page.c and core/stream_page.c (D64).
+ * core/hash_pgrec.c, core/list.c, core/list_page.c and the stream's
+ * (D64).
  *
  * Store process only.
  */
@@ -200,110 +199,4 @@ uint32_t st_page_seq(store_ctx_t *ctx)
         ctx->pg_seq = 0;
     }
     return ctx->pg_seq++;
-}
-
-/* ---- chunked collections' page records (D63, D64) ---------------------- */
-
-void st_pgstamp_take(store_ctx_t *ctx, st_pgstamp_t *s)
-{
-    if (!ctx) {
-        *s = (st_pgstamp_t){0, 0};
-        return;
-    }
-    if (s->lsn == ctx->applied) return; /* this record's stamp already */
-    s->lsn = ctx->applied;
-    s->seq = st_page_seq(ctx);
-}
-
-st_pgstamp_t st_pgstamp_get(const unsigned char *p)
-{
-    return (st_pgstamp_t){get_u64(p), cmd_get_u32(p + 8)};
-}
-
-void st_pgstamp_put(buf_t *b, st_pgstamp_t s)
-{
-    unsigned char p[ST_PGSTAMP_BYTES];
-    cmd_put_i64(p, (int64_t)s.lsn);
-    cmd_put_u32(p + 8, s.seq);
-    buf_append(b, p, sizeof(p));
-}
-
-void st_cpbuilt_init(st_cpbuilt_t *b)
-{
-    memset(b, 0, sizeof(*b));
-    buf_init(&b->stamps);
-    buf_init(&b->layout);
-    for (uint32_t i = 0; i < ST_CPAGE_MAX_IMAGES; i++)
-        buf_init(&b->img[i]);
-}
-
-void st_cpbuilt_free(st_cpbuilt_t *b)
-{
-    buf_free(&b->stamps);
-    buf_free(&b->layout);
-    for (uint32_t i = 0; i < ST_CPAGE_MAX_IMAGES; i++)
-        buf_free(&b->img[i]);
-}
-
-static void put_layout(st_cpack_t *pk, uint32_t v)
-{
-    unsigned char b[4];
-    cmd_put_u32(b, v);
-    buf_append(&pk->out->layout, b, 4);
-}
-
-static void end_page(st_cpack_t *pk)
-{
-    if (!pk->cur) return;
-    st_pgimg_finish(pk->cur, pk->ncur);
-    put_layout(pk, pk->ncur);
-    pk->bytes += pk->cur->len + 16; /* with its argument's header in the record */
-    pk->out->nimg++;
-    pk->cur = NULL;
-}
-
-static void end_pin(st_cpack_t *pk)
-{
-    if (pk->pin) put_layout(pk, ST_CPAGE_PIN | pk->pin);
-    pk->pin = 0;
-}
-
-void st_cpack_start(st_cpack_t *pk, st_cpbuilt_t *out, uint32_t page_bytes,
-                    void (*begin)(buf_t *img, void *arg), void *arg)
-{
-    *pk = (st_cpack_t){.out = out, .page_bytes = page_bytes, .begin = begin, .arg = arg};
-    buf_reset(&out->stamps);
-    buf_reset(&out->layout);
-    out->nimg = 0;
-}
-
-buf_t *st_cpack_room(st_cpack_t *pk, uint32_t n)
-{
-    end_pin(pk);
-    if (pk->cur && pk->ncur && pk->cur->len + n > pk->page_bytes) end_page(pk);
-    if (!pk->cur) {
-        pk->cur = &pk->out->img[pk->out->nimg];
-        buf_reset(pk->cur);
-        pk->begin(pk->cur, pk->arg);
-        pk->ncur = 0;
-    }
-    pk->ncur++;
-    return pk->cur;
-}
-
-void st_cpack_pin(st_cpack_t *pk)
-{
-    end_page(pk);
-    pk->pin++;
-}
-
-void st_cpack_end(st_cpack_t *pk)
-{
-    end_page(pk);
-    end_pin(pk);
-}
-
-uint64_t st_cpack_bytes(const st_cpack_t *pk)
-{
-    return pk->bytes + (pk->cur ? pk->cur->len : 0);
 }

@@ -8,15 +8,19 @@
  * A list's page (D63: consecutive elements of a list, in a CMD_LPAGE
  * record) has the same header with its own magic ("PLv1") and lo 0, then
  * count entries, each u16 length and the element's bytes.
+ * A stream's page (D64: consecutive entries of a stream, in a CMD_SPAGE
+ * record; core/stream_page.c reads and writes it) has the header with
+ * magic "PSv1" and lo 0, then count entries, each (varints: LEB128,
+ * unsigned) the ID as a delta (ms minus the previous entry's ms; the seq,
+ * or when the ms is the previous one's, seq minus the previous seq minus
+ * 1; the first entry's absolute), then npairs << 1 | same, then the
+ * pairs' items as a varint length and the bytes each: field, value, ...,
+ * or when `same` only the values, the field names being the previous
+ * entry's (a stream's entries mostly repeat their fields, as Redis'
+ * master entry assumes).
  *
  * Reading a page back from the log (st_page_read) goes through the
  * store context's one-page cache.
- *
- * Lists (D63) and streams (D64) are chunked collections: runs of
- * consecutive elements, each chunk in RAM or a window of a page. What
- * their page records share is here: the stamp that names a chunk's
- * contents, the record being built (the replaced chunks' stamps, the new
- * chunks' layout, the page images) and the packer that fills it.
  */
 #ifndef ATTIC_STORE_PAGE_H
 #define ATTIC_STORE_PAGE_H
@@ -33,6 +37,7 @@ struct store_ctx;
 #define ST_PGIMG_ENT_HDR 12u
 #define ST_LPIMG_MAGIC   0x31764c50u /* "PLv1" */
 #define ST_LPIMG_ENT_HDR 2u
+#define ST_SPIMG_MAGIC   0x31765350u /* "PSv1" */
 
 /* One member of an image: pointers into the image's bytes. */
 typedef struct st_pgent {
@@ -88,75 +93,5 @@ const unsigned char *st_page_read(struct store_ctx *ctx, uint64_t lsn, uint32_t 
  * made uniquely, the same on every replay (paged objects' ids, list
  * chunks' stamps). */
 uint32_t st_page_seq(struct store_ctx *ctx);
-
-/* ---- chunked collections' page records (lists D63, streams D64) ---- */
-
-/* A chunk's stamp: the record that last changed it (ctx->applied then)
- * and its number within that record (st_page_seq). Equal stamps mean
- * equal contents: every change takes a new one, a copy copies them with
- * the contents. lsn 0: not stamped yet; bit 63 set: stamped by its
- * contents (a chunk read from an older checkpoint: st_pgstamp_of). */
-typedef struct st_pgstamp {
-    uint64_t lsn;
-    uint32_t seq;
-} st_pgstamp_t;
-#define ST_PGSTAMP_BYTES 12u /* in a record: u64 lsn, u32 seq */
-
-/* A new stamp from the record ctx applies (NULL: unstamped). A chunk the
- * same record changed already keeps the stamp it took. */
-void st_pgstamp_take(struct store_ctx *ctx, st_pgstamp_t *s);
-/* A stamp by contents: the contents' hash and the chunk's place. */
-static inline st_pgstamp_t st_pgstamp_of(uint64_t hash, uint32_t place)
-{
-    return (st_pgstamp_t){hash | (1ull << 63), place};
-}
-static inline int st_pgstamp_eq(st_pgstamp_t a, st_pgstamp_t b)
-{
-    return a.lsn == b.lsn && a.seq == b.seq;
-}
-st_pgstamp_t st_pgstamp_get(const unsigned char *p);
-void st_pgstamp_put(buf_t *b, st_pgstamp_t s);
-
-/* One page record's arguments after the key: the replaced run of chunks'
- * stamps, the layout (u32 per new chunk: the element count of the next
- * page, or ST_CPAGE_PIN | n for a run of n elements too long for a page,
- * kept in RAM as a chunk of their own), and the page images. A record
- * covers whole chunks, and one chunk (128 elements at most) may need a
- * page per element under tiny pages: room for twice that. */
-#define ST_CPAGE_MAX_IMAGES 256u
-#define ST_CPAGE_PIN        0x80000000u
-typedef struct st_cpbuilt {
-    buf_t stamps;
-    buf_t layout;
-    buf_t img[ST_CPAGE_MAX_IMAGES];
-    uint32_t nimg;
-} st_cpbuilt_t;
-void st_cpbuilt_init(st_cpbuilt_t *b);
-void st_cpbuilt_free(st_cpbuilt_t *b);
-
-/* Filling a st_cpbuilt_t, element by element in order: st_cpack_start
- * empties it; st_cpack_room gives the page an element of n bytes (as the
- * page will hold it) goes into, ending the current page first when it
- * would pass page_bytes (begin writes a new page's header; arg is the
- * caller's); st_cpack_pin counts an element too long for any page;
- * st_cpack_end ends the last page or pinned run (their layout entries
- * are written as each ends). */
-typedef struct st_cpack {
-    st_cpbuilt_t *out;
-    uint32_t page_bytes;
-    void (*begin)(buf_t *img, void *arg);
-    void *arg;
-    buf_t *cur;     /* the page being filled, or NULL */
-    uint32_t ncur;  /* its elements */
-    uint32_t pin;   /* the pinned run being counted (0: none) */
-    uint64_t bytes; /* the pages ended, with their argument headers */
-} st_cpack_t;
-void st_cpack_start(st_cpack_t *pk, st_cpbuilt_t *out, uint32_t page_bytes,
-                    void (*begin)(buf_t *img, void *arg), void *arg);
-buf_t *st_cpack_room(st_cpack_t *pk, uint32_t n);
-void st_cpack_pin(st_cpack_t *pk);
-void st_cpack_end(st_cpack_t *pk);
-/* The record's bytes so far (the pages ended and the one being filled). */
-uint64_t st_cpack_bytes(const st_cpack_t *pk);
 
 #endif

@@ -173,9 +173,14 @@ struct st_vsnap {
     uint32_t n, cap, cur; /* runs; cur: the run the next read starts in */
     uint64_t cur_off;     /* offset of run cur in the range */
     st_vrun_t *run;
-    /* Or a reply made as it goes (st_vsnap_gen): no runs, no length. */
+    /* Or a reply made as it goes (st_vsnap_gen): no runs, no length; the
+     * bytes its last call made past its part's room, to go first in the
+     * next part, and whether it is done. */
     const st_vgen_ops_t *gen;
     void *gen_state;
+    buf_t pending;
+    size_t pending_at;
+    int gen_done;
 };
 
 struct st_vsnap *st_vsnap_gen(const st_vgen_ops_t *ops, void *state)
@@ -184,6 +189,7 @@ struct st_vsnap *st_vsnap_gen(const st_vgen_ops_t *ops, void *state)
     if (!v) return NULL;
     v->gen = ops;
     v->gen_state = state;
+    buf_init(&v->pending);
     return v;
 }
 
@@ -192,9 +198,38 @@ int st_vsnap_is_gen(const struct st_vsnap *v)
     return v->gen != NULL;
 }
 
+/* Bytes of v->pending still to go, at most room, moved into out. */
+static void gen_drain(struct st_vsnap *v, buf_t *out, size_t room)
+{
+    size_t n = v->pending.len - v->pending_at;
+    if (n > room) n = room;
+    buf_append(out, v->pending.data + v->pending_at, n);
+    v->pending_at += n;
+    if (v->pending_at == v->pending.len) {
+        buf_reset(&v->pending);
+        v->pending_at = 0;
+    }
+}
+
 int st_vsnap_gen_next(store_ctx_t *ctx, struct st_vsnap *v, buf_t *out, size_t max)
 {
-    return v->gen->next(ctx, v->gen_state, out, max);
+    size_t start = out->len;
+    if (v->pending.len) {
+        gen_drain(v, out, max);
+        if (v->pending.len) return 0; /* the part is full */
+    }
+    if (v->gen_done) return 1;
+    size_t used = out->len - start;
+    if (used >= max) return 0;
+    int rc = v->gen->next(ctx, v->gen_state, out, max - used);
+    if (rc < 0) return -1;
+    if (out->len - start > max) { /* its last element passed the room: the rest waits */
+        buf_append(&v->pending, out->data + start + max, out->len - start - max);
+        out->len = start + max;
+        v->gen_done = rc == 1;
+        return 0;
+    }
+    return rc;
 }
 
 #define ST_SNAP_RAM_MAX (1u << 20) /* RAM bytes a snapshot copies at most */
@@ -225,7 +260,10 @@ static int snap_add(struct st_vsnap *v, unsigned kind, uint64_t where, uint64_t 
 void st_vsnap_free(struct st_vsnap *v)
 {
     if (!v) return;
-    if (v->gen) v->gen->free(v->gen_state);
+    if (v->gen) {
+        v->gen->free(v->gen_state);
+        buf_free(&v->pending);
+    }
     for (uint32_t i = 0; i < v->n; i++)
         if (v->run[i].kind == PIECE_RAM) free((void *)(uintptr_t)v->run[i].where);
     free(v->run);

@@ -1,9 +1,10 @@
 /*
  * t_page.c - applying the records the store writes to keep large hashes,
- * sets and lists on disk (D60, D63): CMD_PAGEIN makes a hash or set paged,
- * CMD_PAGE puts a run of its members into pages (core/hash_paged.c has the
- * design), CMD_LPAGE a run of a list's chunks (core/list_page.c); the
- * store's pager, store/pager.c, decides when to write them.
+ * sets, lists and streams on disk (D60, D63, D64): CMD_PAGEIN makes a hash
+ * or set paged, CMD_PAGE puts a run of its members into pages
+ * (core/hash_paged.c has the design), CMD_LPAGE a run of a list's chunks
+ * (core/list_page.c), CMD_SPAGE a run of a stream's (core/stream_page.c);
+ * the store's pager, store/pager.c, decides when to write them.
  *
  * Store process, on the apply path (live and replay alike). Like
  * CMD_RELOCATE (relocate.c): no reply, no WATCH signal, no keyspace event,
@@ -21,6 +22,7 @@
 #include "store/core/hash.h"
 #include "store/core/list.h"
 #include "store/core/object.h"
+#include "store/core/stream.h"
 #include "store/types/handlers.h"
 
 /* The hash or set at the record's key (whatever its TTL: the record moves
@@ -72,4 +74,18 @@ void st_apply_lpage(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     ctx->entry_bytes += st_list_bytes(l) - before;
     /* Tests: killed with the run in pages in RAM only (the record is durable). */
     if (io_fault_point(IO_FAULT_LIST_PAGED) == IO_FAULT_KILL) raise(SIGKILL);
+}
+
+/* CMD_SPAGE key stamps layout page... (D64) */
+void st_apply_spage(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    (void)r;
+    idx_entry_t **slot = idx_find(&a->db->ix, a->argv[0].ptr, a->argv[0].len);
+    if (!slot || st_ent_type(*slot) != ST_STREAM) return;
+    st_stream_t *s = st_ent_stream(*slot);
+    uint64_t before = st_stream_bytes(s);
+    if (st_stream_page_apply(ctx, s, a)) return;
+    ctx->entry_bytes += st_stream_bytes(s) - before;
+    /* Tests: killed with the run in pages in RAM only (the record is durable). */
+    if (io_fault_point(IO_FAULT_STREAM_PAGED) == IO_FAULT_KILL) raise(SIGKILL);
 }
