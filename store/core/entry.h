@@ -208,6 +208,9 @@ struct store_ctx {
     uint32_t pg_seq;
     st_pgmat_t pgmat;
     st_pgio_t pgio;
+    /* The last stream page read, indexed (core/stream_view.c, D64): one
+     * for every stream, as pgio is one page for the other types. */
+    struct st_spview *spview;
     /* A key changed by a write (core/watch.c calls it with the key's
      * entry, or NULL when gone): store/pager.c's note, set by the store
      * process; NULL elsewhere. */

@@ -60,12 +60,11 @@ struct st_stream {
     store_ctx_t *ctx; /* reads pages through it (bound: stream.c's banner) */
     st_schunk_t *c;   /* chunks c[c0, c0 + nc): slack before them */
     uint32_t c0, nc, ccap;
-    uint32_t pos_ok;   /* chunks [0, pos_ok) have their before right */
-    uint64_t n;        /* entries */
-    uint64_t base;     /* chunk j starts at position c[j].before - base */
-    uint64_t bytes;    /* RAM held, without the groups (stream.c's banner) */
-    st_ccounts_t cc;   /* the pager's counts (core/chunked.h) */
-    st_spview_t *view; /* the last page read (a cache, not counted) */
+    uint32_t pos_ok; /* chunks [0, pos_ok) have their before right */
+    uint64_t n;      /* entries */
+    uint64_t base;   /* chunk j starts at position c[j].before - base */
+    uint64_t bytes;  /* RAM held, without the groups (stream.c's banner) */
+    st_ccounts_t cc; /* the pager's counts (core/chunked.h) */
     st_stream_meta_t meta;
     st_sgroups_t groups; /* consumer groups (sgroup.c, D42) */
 };
@@ -110,7 +109,8 @@ static inline uint64_t st_sentry_bytes(const st_sentry_t *e)
 {
     return sizeof(*e) + e->size;
 }
-/* The view of clean chunk ch's page (s->view, read when it holds another). */
+/* The view of clean chunk ch's page: the context's (ctx->spview, read
+ * when it holds another page; valid until the next call). */
 st_spview_t *st_stream_view(st_stream_t *s, const st_schunk_t *ch);
 
 /* ---- stream_view.c: a stream page read back (core/page.h) ---- */

@@ -38,8 +38,8 @@
  * and count nothing (D39).
  *
  * Invariants: s->bytes is the requested size of this struct, the chunk
- * array, each RAM chunk's array and every RAM entry (the page view, a
- * cache reads may fill, is not counted); no chunk is empty; s->n is the
+ * array, each RAM chunk's array and every RAM entry (the page view, the
+ * context's, is not the stream's); no chunk is empty; s->n is the
  * chunks' sum; each chunk's fid is its first entry's ID. The type handlers
  * add st_stream_bytes' changes to ctx->entry_bytes. The stream is bound to
  * a store context (s->ctx, through which it reads its pages) by any change
@@ -83,10 +83,6 @@ void st_stream_free(st_stream_t *s)
         free(ch->v);
     }
     free(s->c);
-    if (s->view) {
-        st_spview_free(s->view);
-        free(s->view);
-    }
     sg_free_all(&s->groups);
     free(s);
 }
@@ -232,12 +228,13 @@ static void ram_drop(st_stream_t *s, st_schunk_t *ch, uint32_t k, uint32_t d)
 
 st_spview_t *st_stream_view(st_stream_t *s, const st_schunk_t *ch)
 {
-    if (!s->view) {
-        s->view = st_xmalloc(sizeof(*s->view));
-        memset(s->view, 0, sizeof(*s->view));
+    store_ctx_t *ctx = s->ctx;
+    if (!ctx->spview) {
+        ctx->spview = st_xmalloc(sizeof(*ctx->spview));
+        memset(ctx->spview, 0, sizeof(*ctx->spview));
     }
-    st_spview_load(s->view, s->ctx, ch->lsn, ch->len);
-    return s->view;
+    st_spview_load(ctx->spview, ctx, ch->lsn, ch->len);
+    return ctx->spview;
 }
 
 /* Uncount clean chunk ch's page (it leaves the stream or RAM takes it). */
@@ -520,6 +517,14 @@ void st_stream_iter_free(st_stream_iter_t *it)
 {
     buf_free(&it->one);
     memset(it, 0, sizeof(*it));
+}
+
+void st_stream_ctx_free(store_ctx_t *ctx)
+{
+    if (!ctx->spview) return;
+    st_spview_free(ctx->spview);
+    free(ctx->spview);
+    ctx->spview = NULL;
 }
 
 /* ---- the operations table (object.h) ---------------------------------------------- */

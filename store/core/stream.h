@@ -104,6 +104,9 @@ void st_stream_remove(store_ctx_t *ctx, st_stream_t *s, uint64_t i);
  * page read to find the new first entry's ID. */
 void st_stream_drop_head(store_ctx_t *ctx, st_stream_t *s, uint64_t n);
 
+/* Free ctx's stream page view (store_ctx_destroy). */
+void st_stream_ctx_free(store_ctx_t *ctx);
+
 /* Pair k of an entry: *p and *len of its field (2k) or value (2k + 1). */
 void st_sentry_item(const st_sentry_t *e, uint32_t k, const unsigned char **p, uint32_t *len);
 /* An entry's reply: [id, [field, value, ...]]. */
