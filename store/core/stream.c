@@ -148,11 +148,11 @@ static int ram_full(const st_schunk_t *ch)
 st_schunk_t *st_stream_chunks_open(st_stream_t *s, uint32_t j, uint32_t add)
 {
     if (s->c0 + s->nc + add > s->ccap) {
-        /* A new array, the chunks from its start: the slack before them
-         * (head drops) comes back. */
-        uint32_t cap = s->ccap ? s->ccap : 4;
-        while (cap < 2 * (s->nc + add))
-            cap *= 2;
+        /* A new array half as large again as the chunks need, the chunks
+         * from its start: the slack before them (head drops) comes back.
+         * Appends amortise to O(1) a chunk; a stream of pages holds at
+         * most half its chunks' bytes again in slack. */
+        uint32_t cap = s->nc + add + (s->nc + add) / 2 + 4;
         st_schunk_t *c = st_xmalloc((size_t)cap * sizeof(*c));
         if (s->nc) {
             memcpy(c, s->c + s->c0, (size_t)j * sizeof(*c));
