@@ -66,13 +66,13 @@ static int is_collection(const idx_entry_t *e)
 typedef struct chunked_ops {
     cmd_id_t op;
     const char *what; /* for the log */
-    int (*wanted)(const void *o, const st_pgpolicy_t *pol);
+    int (*wanted)(void *o, const st_pgpolicy_t *pol);
     int (*behind)(const void *o);
     int (*build)(store_ctx_t *ctx, void *o, const st_pgpolicy_t *pol, st_cpbuilt_t *out);
     void (*unbusy)(void *o);
 } chunked_ops_t;
 
-static int list_wanted(const void *o, const st_pgpolicy_t *pol)
+static int list_wanted(void *o, const st_pgpolicy_t *pol)
 {
     return st_list_page_wanted(o, pol);
 }
@@ -91,7 +91,7 @@ static void list_unbusy(void *o)
 static const chunked_ops_t list_chunked = {CMD_LPAGE,   "list",     list_wanted,
                                            list_behind, list_build, list_unbusy};
 
-static int stream_wanted(const void *o, const st_pgpolicy_t *pol)
+static int stream_wanted(void *o, const st_pgpolicy_t *pol)
 {
     return st_stream_page_wanted(o, pol);
 }

@@ -50,6 +50,7 @@ void st_ccounts_add(st_ccounts_t *cc, const st_cchunk_t *ch, int sign)
     cc->nwram += (uint32_t)(sign * st_cch_wants(ch));
     if (st_cch_wants(ch)) cc->wbytes += (uint64_t)(int64_t)sign * ch->vbytes;
     cc->npages += (uint32_t)(sign * (ch->lsn != 0));
+    if (sign > 0 && ch->lsn && cc->low > ch->lsn) cc->low = ch->lsn;
     cc->npin += (uint32_t)(sign * (int)ch->npin);
     cc->nbusy += (uint32_t)(sign * (ch->busy != 0));
 }
@@ -105,7 +106,7 @@ static uint32_t ram_wanted(const st_chunks_t *v, const st_ccounts_t *cc, uint64_
  * copied into RAM, each alone). */
 #define WANT_CHUNKS 4u
 
-int st_chunked_wanted(const st_chunks_t *v, const st_ccounts_t *cc, uint64_t elements,
+int st_chunked_wanted(const st_chunks_t *v, st_ccounts_t *cc, uint64_t elements,
                       const st_pgpolicy_t *pol)
 {
     uint64_t bytes;
@@ -113,10 +114,15 @@ int st_chunked_wanted(const st_chunks_t *v, const st_ccounts_t *cc, uint64_t ele
     if (pol->entries && elements >= pol->entries && w &&
         (bytes >= pol->page_bytes || w >= WANT_CHUNKS))
         return ST_PAGE_WANT_BUILD;
-    if (pol->below && cc->npages)
-        for (uint32_t j = 0; j < v->nc; j++)
-            if (st_chunks_at(v, j)->lsn && st_chunks_at(v, j)->lsn < pol->below)
-                return ST_PAGE_WANT_BUILD;
+    if (pol->below && cc->npages && (!cc->low || cc->low < pol->below)) {
+        uint64_t low = UINT64_MAX;
+        for (uint32_t j = 0; j < v->nc; j++) {
+            uint64_t lsn = st_chunks_at(v, j)->lsn;
+            if (lsn && lsn < pol->below) return ST_PAGE_WANT_BUILD;
+            if (lsn && lsn < low) low = lsn;
+        }
+        cc->low = low; /* every page is at or above the line */
+    }
     return 0;
 }
 
@@ -129,15 +135,33 @@ int st_chunked_behind(const st_chunks_t *v, const st_ccounts_t *cc, uint32_t max
 int st_chunked_pick(const st_chunks_t *v, st_ccounts_t *cc, const st_pgpolicy_t *pol, uint32_t *j0)
 {
     if (!v->nc) return ST_PAGE_NONE;
-    uint32_t found = v->nc, looked = 0;
+    uint32_t found = v->nc, looked = 0, seen = 0, want = UINT32_MAX;
     int inflight = 0;
+    if (!pol->below) {
+        /* Only RAM chunks can want a record: when as many have one in
+         * flight, none is left (a busy chunk that became an end makes
+         * this wait for the records to settle: the pager's choice only). */
+        uint64_t bytes;
+        want = ram_wanted(v, cc, &bytes);
+        if (!want) return ST_PAGE_NONE;
+        if (cc->nbusy >= want) return ST_PAGE_INFLIGHT;
+    }
+    /* Writes at an end leave their full chunks next to it (a list's
+     * pushes, a stream's appends): looked at first, so that a collection
+     * of many pages is not scanned for them every turn. */
+    for (uint32_t e = 0; e < 2 && found == v->nc; e++) {
+        uint32_t t = e ? 1 : v->nc - 2;
+        if (v->nc > 2 && chunk_wanted(v, t, pol) && !st_chunks_at(v, t)->busy) found = t;
+    }
     if (cc->scan_at >= v->nc) cc->scan_at = 0;
-    for (uint32_t t = cc->scan_at; looked < v->nc && found == v->nc; t = (t + 1) % v->nc) {
+    for (uint32_t t = cc->scan_at; found == v->nc && looked < v->nc && seen < want;
+         t = (t + 1) % v->nc) {
         if (looked++ == ST_PAGE_SCAN) {
             cc->scan_at = t;
             return ST_PAGE_MORE;
         }
         if (!chunk_wanted(v, t, pol)) continue;
+        seen++;
         if (st_chunks_at(v, t)->busy)
             inflight = 1;
         else
@@ -175,16 +199,28 @@ int st_chunked_more(const st_chunks_t *v, uint32_t j, const st_pgpolicy_t *pol, 
            bytes + chunk_bytes < pol->record_bytes && nimg + 1 + chunk_pages < ST_CPAGE_MAX_IMAGES;
 }
 
+/* The chunk whose stamp is s (stamps are unique in a collection, so the
+ * order looked in decides nothing), or nc: at hint first, then from both
+ * ends inwards (records mostly name chunks near an end). */
+static uint32_t find_stamp(const st_chunks_t *v, st_pgstamp_t s, uint32_t hint)
+{
+    if (hint < v->nc && st_pgstamp_eq(st_chunks_at(v, hint)->stamp, s)) return hint;
+    for (uint32_t a = 0, b = v->nc; a < b; a++) {
+        if (st_pgstamp_eq(st_chunks_at(v, a)->stamp, s)) return a;
+        if (st_pgstamp_eq(st_chunks_at(v, --b)->stamp, s)) return b;
+    }
+    return v->nc;
+}
+
 int st_chunked_run(const st_chunks_t *v, const rec_arg_t *stamps, const rec_arg_t *layout,
-                   uint32_t *j0, uint32_t *k, uint64_t *total, uint32_t *m)
+                   uint32_t hint, uint32_t *j0, uint32_t *k, uint64_t *total, uint32_t *m)
 {
     *k = stamps->len / ST_PGSTAMP_BYTES;
     *m = layout->len / 4;
     if (!*k || stamps->len % ST_PGSTAMP_BYTES || !*m || layout->len % 4) return -1;
     st_pgstamp_t s0 = st_pgstamp_get(stamps->ptr);
     if (!s0.lsn) return -1;
-    for (*j0 = 0; *j0 < v->nc && !st_pgstamp_eq(st_chunks_at(v, *j0)->stamp, s0); (*j0)++)
-        ; /* stamps are unique in a collection */
+    *j0 = find_stamp(v, s0, hint);
     if (*j0 + *k > v->nc) return -1;
     *total = 0;
     for (uint32_t t = 0; t < *k; t++) {

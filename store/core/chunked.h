@@ -96,6 +96,10 @@ typedef struct st_ccounts {
     uint32_t nwram, npages, npin, nbusy;
     uint64_t wbytes;
     uint32_t scan_at;
+    /* No page of the collection lies below it (0: not known): pages come
+     * at the log's head and leave from anywhere, so it stays a lower
+     * bound; compaction's line is compared with it before the pages are. */
+    uint64_t low;
 } st_ccounts_t;
 
 /* Take chunk ch's part out of the counts (sign -1) or put it back (+1),
@@ -110,8 +114,9 @@ const char *st_ccounts_check(const st_chunks_t *v, const st_ccounts_t *cc);
  * counted: 0, or ST_PAGE_WANT_BUILD (core/hash.h) when chunks want a
  * record: RAM chunks between the first and the last (those take the
  * writes) once they hold a page's worth or a few of them wait, or pages
- * below pol->below. O(1) unless pol->below is set. */
-int st_chunked_wanted(const st_chunks_t *v, const st_ccounts_t *cc, uint64_t elements,
+ * below pol->below. O(1) unless pol->below is above cc->low, when the
+ * pages are looked at (and cc->low refreshed). */
+int st_chunked_wanted(const st_chunks_t *v, st_ccounts_t *cc, uint64_t elements,
                       const st_pgpolicy_t *pol);
 /* Whether more than max RAM chunks wait: the pager is behind the writes
  * and catches up past its rate. */
@@ -132,9 +137,11 @@ int st_chunked_more(const st_chunks_t *v, uint32_t j, const st_pgpolicy_t *pol, 
                     uint32_t nimg, uint32_t chunk_bytes, uint32_t chunk_pages);
 /* A page record's run (arguments 1 and 2: stamps, layout): 0 with the
  * first chunk *j0, *k chunks of *total elements and *m new chunks, or -1
- * when the collection holds no such run (the record is a no-op). */
+ * when the collection holds no such run (the record is a no-op). hint is
+ * where the type guesses the run starts (UINT32_MAX: no guess); a wrong
+ * guess costs a scan, never another answer. */
 int st_chunked_run(const st_chunks_t *v, const rec_arg_t *stamps, const rec_arg_t *layout,
-                   uint32_t *j0, uint32_t *k, uint64_t *total, uint32_t *m);
+                   uint32_t hint, uint32_t *j0, uint32_t *k, uint64_t *total, uint32_t *m);
 /* DEBUG PAGED's figures: [paged, chunks, pages, page bytes, elements in
  * RAM, pinned, elements]. */
 void st_chunked_stats(const st_chunks_t *v, const st_ccounts_t *cc, uint64_t elements,

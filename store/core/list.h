@@ -124,8 +124,9 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const struct apply_args *
 /* What the pager (store/pager.c) does with l under pol: 0, or
  * ST_PAGE_WANT_BUILD (core/hash.h's values) when chunks want a record:
  * RAM chunks between the two ends, or pages below pol->below. O(1) unless
- * pol->below is set. */
-int st_list_page_wanted(const st_list_t *l, const struct st_pgpolicy *pol);
+ * pol->below passed the list's lowest page since it was last looked for
+ * (core/chunked.h). */
+int st_list_page_wanted(st_list_t *l, const struct st_pgpolicy *pol);
 /* RAM chunks past which the pager is behind the writes and catches up
  * past its rate (st_list_page_behind). */
 #define ST_LIST_BEHIND_CHUNKS 64u

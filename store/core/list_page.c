@@ -87,7 +87,7 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
     st_chunks_t chunks = st_list_chunks(l);
     uint32_t j0, k, m;
     uint64_t total;
-    if (st_chunked_run(&chunks, &a->argv[1], lay, &j0, &k, &total, &m)) return -1;
+    if (st_chunked_run(&chunks, &a->argv[1], lay, UINT32_MAX, &j0, &k, &total, &m)) return -1;
     if (!layout_fits(l, a, j0, total)) {
         log_warn("store: list page record at LSN %llu does not fit its chunks; ignored",
                  (unsigned long long)a->lsn);
@@ -142,7 +142,7 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
 
 /* ---- building records (store/pager.c) ------------------------------------- */
 
-int st_list_page_wanted(const st_list_t *l, const st_pgpolicy_t *pol)
+int st_list_page_wanted(st_list_t *l, const st_pgpolicy_t *pol)
 {
     st_chunks_t v = st_list_chunks(l);
     return st_chunked_wanted(&v, &l->cc, l->n, pol);

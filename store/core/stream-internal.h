@@ -109,6 +109,8 @@ static inline uint64_t st_sentry_bytes(const st_sentry_t *e)
 {
     return sizeof(*e) + e->size;
 }
+/* The last chunk whose first ID is at or below id (nc: none). */
+uint32_t st_stream_chunk_of(const st_stream_t *s, st_sid_t id);
 /* The view of clean chunk ch's page: the context's (ctx->spview, read
  * when it holds another page; valid until the next call). */
 st_spview_t *st_stream_view(st_stream_t *s, const st_schunk_t *ch);
@@ -132,5 +134,8 @@ void st_spview_entry(const st_spview_t *v, uint32_t t, st_sentry_t *out);
  * at most max bytes each: its count (with *first the first entry's ID),
  * or -1. */
 long st_spimg_check(const unsigned char *img, size_t len, uint32_t max, st_sid_t *first);
+/* The first entry's ID of what looks like a stream page (its header and
+ * that ID only): 0, or -1. */
+int st_spimg_first(const unsigned char *img, size_t len, st_sid_t *first);
 
 #endif

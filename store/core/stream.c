@@ -332,11 +332,10 @@ st_sid_t st_stream_id_at(st_stream_t *s, uint64_t i)
     return st_stream_view(s, ch)->ids[ch->first + k];
 }
 
-uint64_t st_stream_lower(st_stream_t *s, st_sid_t id)
+uint32_t st_stream_chunk_of(const st_stream_t *s, st_sid_t id)
 {
-    if (!s->n || st_sid_cmp(id, st_sch(s, 0)->fid) <= 0) return 0;
-    if (st_sid_cmp(id, s->meta.last_id) > 0) return s->n; /* above every entry */
-    uint32_t lo = 0, hi = s->nc; /* the last chunk whose first ID is <= id */
+    if (!s->nc || st_sid_cmp(id, st_sch(s, 0)->fid) < 0) return s->nc;
+    uint32_t lo = 0, hi = s->nc;
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (st_sid_cmp(st_sch(s, mid)->fid, id) <= 0)
@@ -344,6 +343,14 @@ uint64_t st_stream_lower(st_stream_t *s, st_sid_t id)
         else
             hi = mid;
     }
+    return lo;
+}
+
+uint64_t st_stream_lower(st_stream_t *s, st_sid_t id)
+{
+    if (!s->n || st_sid_cmp(id, st_sch(s, 0)->fid) <= 0) return 0;
+    if (st_sid_cmp(id, s->meta.last_id) > 0) return s->n; /* above every entry */
+    uint32_t lo = st_stream_chunk_of(s, id);
     const st_schunk_t *ch = st_sch(s, lo);
     const st_sid_t *ids = NULL;
     if (ch->lsn) ids = st_stream_view(s, ch)->ids + ch->first;

@@ -153,8 +153,9 @@ int st_stream_page_apply(store_ctx_t *ctx, st_stream_t *s, const struct apply_ar
 /* What the pager (store/pager.c) does with s under pol: 0, or
  * ST_PAGE_WANT_BUILD (core/hash.h's values) when chunks want a record:
  * RAM chunks between the first and the last, or pages below pol->below.
- * O(1) unless pol->below is set. */
-int st_stream_page_wanted(const st_stream_t *s, const struct st_pgpolicy *pol);
+ * O(1) unless pol->below passed the stream's lowest page since it was last
+ * looked for (core/chunked.h). */
+int st_stream_page_wanted(st_stream_t *s, const struct st_pgpolicy *pol);
 /* RAM chunks past which the pager is behind the writes and catches up
  * past its rate. */
 #define ST_STREAM_BEHIND_CHUNKS 64u

@@ -82,17 +82,18 @@ static void enc_begin(buf_t *img, void *arg)
     enc->have = 0;
 }
 
-/* Whether e's field names are the previous entry's. */
+/* Whether e's field names are the previous entry's. Items are walked in
+ * order (u32 length + bytes each: st_sentry_t's data). */
 static int same_fields(const spenc_t *enc, const st_sentry_t *e)
 {
     if (!enc->have || enc->npairs != e->npairs) return 0;
-    const unsigned char *f = (const unsigned char *)enc->fields.data;
+    const unsigned char *f = (const unsigned char *)enc->fields.data, *q = e->data;
     for (uint32_t k = 0; k < e->npairs; k++) {
-        const unsigned char *p;
-        uint32_t n;
-        st_sentry_item(e, 2 * k, &p, &n);
-        if (cmd_get_u32(f) != n || memcmp(f + 4, p, n) != 0) return 0;
+        uint32_t n = cmd_get_u32(q);
+        if (cmd_get_u32(f) != n || memcmp(f + 4, q + 4, n) != 0) return 0;
         f += 4 + n;
+        q += 4 + n;
+        q += 4 + cmd_get_u32(q); /* its value */
     }
     return 1;
 }
@@ -110,11 +111,11 @@ static uint32_t enc_size(const spenc_t *enc, const st_sentry_t *e)
     uint64_t dms, dseq;
     id_delta(enc, e->id, &dms, &dseq);
     size_t n = varint_len(dms) + varint_len(dseq) + varint_len((uint64_t)e->npairs << 1 | 1);
+    const unsigned char *q = e->data;
     for (uint32_t k = 0; k < 2 * e->npairs; k++) {
-        const unsigned char *p;
-        uint32_t len;
-        st_sentry_item(e, k, &p, &len);
+        uint32_t len = cmd_get_u32(q);
         if (!same || k % 2) n += varint_len(len) + len;
+        q += 4 + len;
     }
     return (uint32_t)n;
 }
@@ -128,24 +129,21 @@ static void enc_put(spenc_t *enc, buf_t *img, const st_sentry_t *e)
     put_varint(img, dseq);
     put_varint(img, (uint64_t)e->npairs << 1 | (uint64_t)same);
     if (!same) buf_reset(&enc->fields);
+    const unsigned char *q = e->data;
     for (uint32_t k = 0; k < 2 * e->npairs; k++) {
-        const unsigned char *p;
-        uint32_t len;
-        st_sentry_item(e, k, &p, &len);
+        uint32_t len = cmd_get_u32(q);
+        const unsigned char *p = q + 4;
+        q += 4 + len;
         if (same && k % 2 == 0) continue;
         put_varint(img, len);
         buf_append(img, p, len);
-        if (!same && k % 2 == 0) {
-            unsigned char l[4];
-            cmd_put_u32(l, len);
-            buf_append(&enc->fields, l, 4);
-            buf_append(&enc->fields, p, len);
-        }
+        if (!same && k % 2 == 0) buf_append(&enc->fields, p - 4, 4 + (size_t)len);
     }
     enc->have = 1;
     enc->prev = e->id;
     enc->npairs = e->npairs;
 }
+
 /* ---- CMD_SPAGE's change ------------------------------------------------------ */
 
 /* A cursor over the entries of chunks [j, ...): the entry at it in RAM
@@ -201,13 +199,25 @@ static int layout_fits(const st_stream_t *s, const apply_args_t *a, uint32_t j0,
     return seen == total && img == a->argc;
 }
 
+/* Where the record's run should start: the chunk whose first ID is its
+ * first page's first ID (a guess: st_chunked_run checks the stamps). */
+static uint32_t run_hint(st_stream_t *s, const apply_args_t *a)
+{
+    st_sid_t first;
+    if (a->argc < 4 || a->argv[2].len < 4 || cmd_get_u32(a->argv[2].ptr) & ST_CPAGE_PIN)
+        return UINT32_MAX;
+    if (st_spimg_first(a->argv[3].ptr, a->argv[3].len, &first)) return UINT32_MAX;
+    uint32_t j = st_stream_chunk_of(s, first);
+    return j < s->nc && st_sid_cmp(st_sch(s, j)->fid, first) == 0 ? j : UINT32_MAX;
+}
+
 int st_stream_page_apply(store_ctx_t *ctx, st_stream_t *s, const apply_args_t *a)
 {
     const rec_arg_t *lay = &a->argv[2];
     st_chunks_t chunks = st_stream_chunks(s);
     uint32_t j0, k, m;
     uint64_t total;
-    if (st_chunked_run(&chunks, &a->argv[1], lay, &j0, &k, &total, &m)) return -1;
+    if (st_chunked_run(&chunks, &a->argv[1], lay, run_hint(s, a), &j0, &k, &total, &m)) return -1;
     st_sid_t *fids = st_xmalloc((size_t)m * sizeof(*fids));
     if (!layout_fits(s, a, j0, total, fids)) {
         free(fids);
@@ -264,7 +274,7 @@ int st_stream_page_apply(store_ctx_t *ctx, st_stream_t *s, const apply_args_t *a
 
 /* ---- building records (store/pager.c) ------------------------------------------ */
 
-int st_stream_page_wanted(const st_stream_t *s, const st_pgpolicy_t *pol)
+int st_stream_page_wanted(st_stream_t *s, const st_pgpolicy_t *pol)
 {
     st_chunks_t v = st_stream_chunks(s);
     return st_chunked_wanted(&v, &s->cc, s->n, pol);

@@ -122,6 +122,15 @@ long st_spimg_check(const unsigned char *img, size_t len, uint32_t max, st_sid_t
     return parse(img, len, max, NULL, first);
 }
 
+int st_spimg_first(const unsigned char *img, size_t len, st_sid_t *first)
+{
+    size_t off = ST_PGIMG_HDR;
+    if (len < ST_PGIMG_HDR || cmd_get_u32(img) != ST_SPIMG_MAGIC || !cmd_get_u32(img + 4))
+        return -1;
+    return get_varint(img, len, &off, &first->ms) || get_varint(img, len, &off, &first->seq) ? -1
+                                                                                             : 0;
+}
+
 int st_spview_read(st_spview_t *v, store_ctx_t *ctx, uint64_t lsn, uint32_t len)
 {
     if (v->lsn == lsn && v->len == len && lsn) return 0;
