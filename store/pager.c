@@ -1,8 +1,10 @@
 /*
- * pager.c - the store's pager (D60, D63): it decides when large hashes,
- * sets and lists go into pages, and writes the records that do it,
- * CMD_PAGEIN and CMD_PAGE (core/hash_paged.c: the design), CMD_LPAGE
- * (core/list.c, core/list_page.c); types/t_page.c applies them.
+ * pager.c - the store's pager (D60, D63, D64): it decides when large
+ * hashes, sets, lists and streams go into pages, and writes the records
+ * that do it, CMD_PAGEIN and CMD_PAGE (core/hash_paged.c: the design),
+ * CMD_LPAGE (core/list.c, core/list_page.c), CMD_SPAGE (core/stream.c,
+ * core/stream_page.c); types/t_page.c applies them. Lists and streams
+ * are chunked collections (core/chunked.c): one table drives both.
  *
  * Store process, between batches (store.c), single-threaded. What it
  * writes goes through the store's own ring claimer, as compaction's
@@ -14,7 +16,7 @@
  *
  * What it looks at: the keys core/watch.c reports changed (ctx->on_changed)
  * whose collection might want work (st_hash_page_wanted,
- * st_list_page_wanted: O(1)), and those
+ * st_list_page_wanted, st_stream_page_wanted: O(1)), and those
  * compaction's pass finds with pages below its line. A queue of at most
  * STORE_PAGER_QUEUE keys, each dropped once it wants nothing; one that
  * does not fit is noted again by its next write.

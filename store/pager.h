@@ -1,7 +1,8 @@
 /*
- * pager.h - the store process's pager (store/pager.c, D60, D63): it writes
- * the records that keep large hashes, sets and lists on disk (CMD_PAGEIN,
- * CMD_PAGE: core/hash_paged.c has the design; CMD_LPAGE: core/list.c).
+ * pager.h - the store process's pager (store/pager.c, D60, D63, D64): it
+ * writes the records that keep large hashes, sets, lists and streams on
+ * disk (CMD_PAGEIN, CMD_PAGE: core/hash_paged.c has the design; CMD_LPAGE:
+ * core/list.c; CMD_SPAGE: core/stream.c).
  */
 #ifndef ATTIC_STORE_PAGER_H
 #define ATTIC_STORE_PAGER_H

@@ -436,6 +436,22 @@ static void check_all(const char *key)
     model_range(&want, mn - 1, mn, 1);
     buf_append(&want, "", 1);
     cr_assert_str_eq(rd(T0, CMD_XREVRANGE, key, "+", "-", NULL), want.data, "XREVRANGE + -");
+    if (mn) {
+        /* XINFO STREAM's first and last entries, and FULL's first ones. */
+        const char *info = rd(T0, CMD_XINFO, "STREAM", key, NULL);
+        buf_reset(&want);
+        buf_appendf(&want, "$11\r\nfirst-entry\r\n%s$10\r\nlast-entry\r\n%s", model[0].resp,
+                    model[mn - 1].resp);
+        buf_append(&want, "", 1);
+        cr_assert(strstr(info, want.data), "XINFO STREAM: %.200s", info);
+        int n = mn < 7 ? mn : 7;
+        info = rd(T0, CMD_XINFO, "STREAM", key, "FULL", "COUNT", "7", NULL);
+        buf_reset(&want);
+        buf_appendf(&want, "$7\r\nentries\r\n");
+        model_range(&want, 0, n, 0);
+        buf_append(&want, "", 1);
+        cr_assert(strstr(info, want.data), "XINFO STREAM FULL: %.200s", info);
+    }
     buf_free(&want);
 }
 
