@@ -142,7 +142,7 @@ static void note_changed(store_ctx_t *ctx, unsigned dbnum, idx_entry_t *e)
 {
     store_pager_t *pg = ctx->pager;
     if (!pg || !e || !store_pager_wants(pg, e, 0)) return;
-    store_pager_note_key(pg, dbnum, e->data, e->klen);
+    store_pager_note_key(pg, dbnum, e->data, e->klen, 0);
 }
 
 void store_pager_init(store_pager_t *pg, store_ctx_t *ctx, const config_t *cfg, uint64_t ring_max,
@@ -177,16 +177,19 @@ void store_pager_free(store_pager_t *pg)
     st_cpbuilt_free(&pg->cbuilt);
 }
 
-void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint32_t klen)
+void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint32_t klen,
+                          uint64_t below)
 {
     for (uint32_t i = 0; i < pg->nq; i++)
-        if (pg->q[i].db == db && pg->q[i].klen == klen && memcmp(pg->q[i].key, key, klen) == 0)
+        if (pg->q[i].db == db && pg->q[i].klen == klen && memcmp(pg->q[i].key, key, klen) == 0) {
+            if (pg->q[i].below < below) pg->q[i].below = below;
             return;
+        }
     if (pg->nq == STORE_PAGER_QUEUE) return; /* noted again by its next write */
     unsigned char *copy = malloc(klen ? klen : 1);
     if (!copy) return;
     memcpy(copy, key, klen);
-    pg->q[pg->nq++] = (store_pager_note_t){db, klen, copy, 0};
+    pg->q[pg->nq++] = (store_pager_note_t){db, klen, copy, 0, below};
 }
 
 static void drop(store_pager_t *pg, uint32_t i)
@@ -335,7 +338,6 @@ uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_
 {
     if (!pg->nq || !store_compact_claimer_ready(c, shm)) return 0;
     if (budget > PAGER_TURN) budget = PAGER_TURN;
-    pg->pol.below = below;
     /* Everything written is applied: marks left are of no-op records. */
     int settled = ctx->applied >= pg->last_end;
     uint64_t done = 0;
@@ -344,6 +346,9 @@ uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_
     for (uint32_t looked = 0; looked < pg->nq && done < PAGER_TURN && !full; looked++) {
         if (i >= pg->nq) i = 0;
         store_pager_note_t *n = &pg->q[i];
+        /* The line of the pass that noted it outlives the pass (one over
+         * few keys ends before the pager's turn). */
+        pg->pol.below = n->below > below ? n->below : below;
         st_db_t *db = st_db(ctx, n->db);
         idx_entry_t **slot = db ? idx_find(&db->ix, n->key, n->klen) : NULL;
         st_hash_t *h = slot && is_collection(*slot) ? st_ent_hash(*slot) : NULL;

@@ -25,6 +25,7 @@ typedef struct store_pager_note {
     uint32_t klen;
     unsigned char *key;
     uint64_t pagein_end; /* a CMD_PAGEIN for it ends here in the ring (0: none) */
+    uint64_t below;      /* compaction's line when its pass noted the key (0: none) */
 } store_pager_note_t;
 
 typedef struct store_pager {
@@ -49,9 +50,11 @@ void store_pager_free(store_pager_t *pg);
  * `below` (compaction's line, 0 = none) to rewrite. */
 int store_pager_wants(const store_pager_t *pg, idx_entry_t *e, uint64_t below);
 
-/* Note the collection at (db, key) for a later look (compaction notes
- * those with old pages). */
-void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint32_t klen);
+/* Note the collection at (db, key) for a later look; below is the line of
+ * the compaction pass that notes one with pages below it (0: a write
+ * noted it): the pager rewrites those pages however soon the pass ends. */
+void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint32_t klen,
+                          uint64_t below);
 
 /*
  * One turn: for the noted keys, write the CMD_PAGEIN or CMD_PAGE records

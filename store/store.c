@@ -845,7 +845,7 @@ static void note_old_pages(void *arg, unsigned db, idx_entry_t *e)
     if (t == ST_LIST || t == ST_STREAM ||
         ((t == ST_HASH || t == ST_SET) && st_hash_is_paged(st_ent_hash(e))))
         if (store_pager_wants(&s->pager, e, s->compact.below))
-            store_pager_note_key(&s->pager, db, e->data, e->klen);
+            store_pager_note_key(&s->pager, db, e->data, e->klen, s->compact.below);
 }
 
 /* The first store of a server run (shm->block_reset still 0), or a
