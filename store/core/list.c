@@ -120,8 +120,10 @@ st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add)
             /* Recentred: slack on both sides for pushes at either end. */
             uint32_t c0 = (cap - l->nc - add) / 2;
             st_lchunk_t *c = st_xmalloc((size_t)cap * sizeof(*c));
-            memcpy(c + c0, l->c + l->c0, (size_t)j * sizeof(*c));
-            memcpy(c + c0 + j + add, l->c + l->c0 + j, (size_t)(l->nc - j) * sizeof(*c));
+            if (l->nc) { /* none yet: l->c may be NULL, which memcpy may not take */
+                memcpy(c + c0, l->c + l->c0, (size_t)j * sizeof(*c));
+                memcpy(c + c0 + j + add, l->c + l->c0 + j, (size_t)(l->nc - j) * sizeof(*c));
+            }
             free(l->c);
             l->bytes += (uint64_t)(cap - l->ccap) * sizeof(*c);
             l->c = c;
