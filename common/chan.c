@@ -113,25 +113,31 @@ void chan_publish(chan_t *c)
 }
 
 /*
- * The oldest message: its position and length. Returns 0 when there is none
- * (or, defensively, when the header is impossible: the producer is our own
- * code, so that means memory corruption, and reading on would overrun).
+ * The message at position pos (a message's or a skip's): its position and
+ * length. Returns 0 when there is none (or, defensively, when the header is
+ * impossible: the producer is our own code, so that means memory
+ * corruption, and reading on would overrun).
  */
-static int chan_front(const chan_t *c, uint64_t *msg, uint32_t *len)
+static int chan_at(const chan_t *c, uint64_t pos, uint64_t *msg, uint32_t *len)
 {
-    uint64_t tail = atomic_load_explicit(&c->tail, memory_order_acquire);
     uint64_t head = atomic_load_explicit(&c->head, memory_order_acquire);
-    if (tail == head) return 0;
-    uint32_t n = get_len(c, tail);
+    if (pos >= head) return 0;
+    uint32_t n = get_len(c, pos);
     if (n == CHAN_SKIP) {
-        tail = (tail | c->mask) + 1;
-        if (tail >= head) return 0;
-        n = get_len(c, tail);
+        pos = (pos | c->mask) + 1;
+        if (pos >= head) return 0;
+        n = get_len(c, pos);
     }
-    if (n > chan_max_msg(c) || tail + CHAN_HDR + pad8(n) > head) return 0;
-    *msg = tail;
+    if (n > chan_max_msg(c) || pos + CHAN_HDR + pad8(n) > head) return 0;
+    *msg = pos;
     *len = n;
     return 1;
+}
+
+/* The oldest message (chan_at from tail). */
+static int chan_front(const chan_t *c, uint64_t *msg, uint32_t *len)
+{
+    return chan_at(c, atomic_load_explicit(&c->tail, memory_order_acquire), msg, len);
 }
 
 const void *chan_peek(chan_t *c, uint32_t *len)
@@ -152,6 +158,19 @@ void chan_consume(chan_t *c)
     /* Release: our reads of the message finish before the producer reuses
      * the space. */
     atomic_store_explicit(&c->tail, msg + CHAN_HDR + pad8(len), memory_order_release);
+}
+
+uint64_t chan_cursor(const chan_t *c)
+{
+    return atomic_load_explicit(&c->tail, memory_order_acquire);
+}
+
+const void *chan_peek_at(const chan_t *c, uint64_t *pos, uint32_t *len)
+{
+    uint64_t msg;
+    if (!chan_at(c, *pos, &msg, len)) return NULL;
+    *pos = msg + CHAN_HDR + pad8(*len);
+    return c->data + (msg & c->mask) + CHAN_HDR;
 }
 
 int chan_empty(const chan_t *c)

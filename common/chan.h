@@ -51,6 +51,18 @@ const void *chan_peek(chan_t *c, uint32_t *len);
 /* Consumer: drop the message chan_peek() returned. */
 void chan_consume(chan_t *c);
 
+/*
+ * Consumer: look past the oldest message without consuming anything, so
+ * that several can be in use at once and consumed later, oldest first
+ * (the store answers reads whose values are still being read, D59).
+ * chan_cursor() is the position of the oldest message; chan_peek_at()
+ * returns the message at or after *pos (NULL when none) and moves *pos
+ * past it. A cursor stays valid while it is not behind the oldest
+ * message: chan_consume() drops the oldest one whatever the cursor says.
+ */
+uint64_t chan_cursor(const chan_t *c);
+const void *chan_peek_at(const chan_t *c, uint64_t *pos, uint32_t *len);
+
 /* True when no message is waiting. */
 int chan_empty(const chan_t *c);
 

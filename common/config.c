@@ -380,6 +380,7 @@ static const char *const maxmemory_policy_names[] = {
     "volatile-ttl",   "allkeys-lru",  "allkeys-lfu",
     "allkeys-random", "noeviction",   NULL};
 static const char *const log_sync_names[] = {"fdatasync", "odsync", "uring", "direct", NULL};
+static const char *const read_io_names[] = {"uring", "buffered", "pread", NULL};
 
 #define FIELD(f) offsetof(config_t, f), sizeof(((config_t *)0)->f)
 #define NUM(name, type, flags, dflt, lo, hi, f)                                                    \
@@ -490,6 +491,10 @@ static const config_entry_t table[] = {
     NUM("big-value-buffer", CONFIG_MEMORY, 0, "4mb", 64 * 1024, 1024ll * 1024 * 1024,
         big_value_buffer),
     ENUM("log-sync", 0, "fdatasync", log_sync, log_sync_names),
+    /* How the store reads values for read commands (D59): uring (many
+     * reads in flight, what the page cache lacks with O_DIRECT), buffered
+     * (the same through the page cache), pread (one at a time). */
+    ENUM("read-io", 0, "uring", read_io, read_io_names),
     NUM("respawn-limit", CONFIG_INT, 0, "5", 1, 1000, respawn_limit),
     /* The store writes a checkpoint each time this much log was applied
      * since the last one, and at a clean shutdown; 0 = never (D23). */

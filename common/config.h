@@ -41,6 +41,13 @@ enum {
     CONFIG_SYNC_DIRECT = 3,    /* one O_DIRECT|O_DSYNC write of whole blocks per batch (D24) */
 };
 
+/* How the store reads values from the log for read commands (D59). */
+enum {
+    CONFIG_READ_URING = 0,    /* io_uring, many in flight; the device with O_DIRECT */
+    CONFIG_READ_BUFFERED = 1, /* io_uring, many in flight; the device through the page cache */
+    CONFIG_READ_PREAD = 2,    /* one pread at a time, in the store's loop */
+};
+
 typedef struct config {
     int port;                     /* 0 = no TCP listener */
     char *bind[CONFIG_MAX_BINDS]; /* addresses to listen on; "-addr" may fail to bind */
@@ -87,6 +94,7 @@ typedef struct config {
     int daemonize;                     /* accepted for compatibility; must be no */
     int respawn_limit;                 /* deaths in a row at start before giving up */
     int log_sync;                      /* CONFIG_SYNC_* */
+    int read_io;                       /* CONFIG_READ_* */
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
     char *backup_dir;                  /* where SAVE/BGSAVE put backups; relative: to dir (D38) */
     int min_replicas_to_write; /* writes refused (-NOREPLICAS) below this many good replicas */

@@ -29,6 +29,12 @@ static int real_sync_end(int file, unsigned long long token, int res)
     return res;
 }
 
+static int real_read_end(int fd, int res)
+{
+    (void)fd;
+    return res;
+}
+
 const io_ops_t io_real = {
     .open = real_open,
     .close = close,
@@ -49,6 +55,7 @@ const io_ops_t io_real = {
     .closedir = closedir,
     .sync_begin = real_sync_begin,
     .sync_end = real_sync_end,
+    .read_end = real_read_end,
 };
 
 const io_ops_t *io = &io_real;

@@ -45,6 +45,11 @@ typedef struct io_ops {
      * submitted. The real seam passes results through. */
     int (*sync_begin)(int file, unsigned long long *token);
     int (*sync_end)(int file, unsigned long long token, int res);
+    /* A read that ran asynchronously (the store's io_uring reads of
+     * values, read-io uring): called with the kernel's result (bytes read,
+     * or -errno) when it completes on fd; returns the result to believe.
+     * The real seam passes it through. */
+    int (*read_end)(int fd, int res);
 } io_ops_t;
 
 /* The table in use; io_real by default. */

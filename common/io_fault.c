@@ -73,6 +73,9 @@ enum {
     F_STREAM_PAGED,
     F_STREAM_WRITTEN,
     F_STREAM_DIRTY,
+    F_ZSET_PAGED,
+    F_ZSET_WRITTEN,
+    F_ZSET_DIRTY,
     F_NOPS
 };
 
@@ -127,7 +130,10 @@ static const char *const op_names[F_NOPS] = {"open",
                                              "listdirty",
                                              "streampaged",
                                              "streampagewritten",
-                                             "streamdirty"};
+                                             "streamdirty",
+                                             "zsetpaged",
+                                             "zsetwritten",
+                                             "zsetdirty"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -395,7 +401,10 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_LIST_DIRTY] = F_LIST_DIRTY,
                               [IO_FAULT_STREAM_PAGED] = F_STREAM_PAGED,
                               [IO_FAULT_STREAM_WRITTEN] = F_STREAM_WRITTEN,
-                              [IO_FAULT_STREAM_DIRTY] = F_STREAM_DIRTY};
+                              [IO_FAULT_STREAM_DIRTY] = F_STREAM_DIRTY,
+                              [IO_FAULT_ZSET_PAGED] = F_ZSET_PAGED,
+                              [IO_FAULT_ZSET_WRITTEN] = F_ZSET_WRITTEN,
+                              [IO_FAULT_ZSET_DIRTY] = F_ZSET_DIRTY};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);
@@ -485,6 +494,14 @@ static int f_sync_end(int file, unsigned long long token, int res)
     if (res == 0 && cut_armed) forget_synced_before(file, token & ((1ull << TOKEN_SEQ_BITS) - 1));
     return res;
 }
+/* Asynchronous reads (io.h): counted with the preads, so "store.pread:N:EIO"
+ * fails the Nth read of a value however it was made. */
+static int f_read_end(int fd, int res)
+{
+    (void)fd;
+    int e = hit_io(F_PREAD);
+    return e ? -e : res;
+}
 static int f_fallocate(int fd, int mode, off_t o, off_t l)
 {
     FAIL_IF(F_FALLOCATE);
@@ -567,6 +584,7 @@ static const io_ops_t io_faulty = {
     .closedir = NULL, /* filled from io_real at install */
     .sync_begin = f_sync_begin,
     .sync_end = f_sync_end,
+    .read_end = f_read_end,
 };
 static io_ops_t io_installed;
 

@@ -150,6 +150,10 @@ enum io_fault_point {
     IO_FAULT_STREAM_PAGED = 34,   /* "streampaged": a CMD_SPAGE just replaced chunks (in RAM) */
     IO_FAULT_STREAM_WRITTEN = 35, /* "streampagewritten": the store committed a CMD_SPAGE */
     IO_FAULT_STREAM_DIRTY = 36,   /* "streamdirty": XDEL copied a stream page into RAM */
+    /* Sorted sets in pages (store/core/zset.c, store/pager.c; D65): */
+    IO_FAULT_ZSET_PAGED = 37,   /* "zsetpaged": a page record just changed a sorted set (in RAM) */
+    IO_FAULT_ZSET_WRITTEN = 38, /* "zsetwritten": the store committed a sorted set's page record */
+    IO_FAULT_ZSET_DIRTY = 39,   /* "zsetdirty": a write copied a sorted set's page into RAM */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

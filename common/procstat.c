@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+static uint64_t proc_held(int pid);
+
 int proc_add_usage(int pid, proc_usage_t *u)
 {
     char path[64], buf[1024];
@@ -39,8 +41,34 @@ int proc_add_usage(int pid, proc_usage_t *u)
     double hz = (double)sysconf(_SC_CLK_TCK);
     u->user += (double)utime / hz;
     u->sys += (double)stime / hz;
-    u->rss += (uint64_t)(rss > 0 ? rss : 0) * (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t mem = proc_held(pid);
+    u->rss +=
+        mem != UINT64_MAX ? mem : (uint64_t)(rss > 0 ? rss : 0) * (uint64_t)sysconf(_SC_PAGESIZE);
     return 0;
+}
+
+/* Resident bytes the process holds: anonymous and shared-memory pages
+ * (RssAnon + RssShmem), not file pages. The store maps the log's segments
+ * to copy values out of the page cache (D59): those pages are the kernel's
+ * cache, reclaimable, and would otherwise count as the server's memory as
+ * soon as they were read. UINT64_MAX when /proc does not say (before
+ * Linux 4.5). */
+static uint64_t proc_held(int pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return UINT64_MAX;
+    unsigned long long kb, anon = 0, shmem = 0;
+    int seen = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "RssAnon: %llu", &kb) == 1)
+            anon = kb, seen |= 1;
+        else if (sscanf(line, "RssShmem: %llu", &kb) == 1)
+            shmem = kb, seen |= 2;
+    }
+    fclose(f);
+    return seen == 3 ? (uint64_t)(anon + shmem) * 1024 : UINT64_MAX;
 }
 
 void proc_server_usage(int master_pid, proc_usage_t *u)

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 typedef struct proc_usage {
-    uint64_t rss;     /* resident bytes */
+    uint64_t rss;     /* resident bytes held: anonymous and shared memory, not file pages */
     double user, sys; /* CPU seconds */
 } proc_usage_t;
 

@@ -244,6 +244,13 @@ typedef struct shm {
      * lookups that found their key or not (INFO expired_keys,
      * keyspace_hits, keyspace_misses). */
     _Atomic uint64_t expired_keys, keyspace_hits, keyspace_misses;
+    /* The store's, since it started: how read commands got values' bytes
+     * from the log (D59): pieces copied from the page cache, pieces read
+     * in flight (from the device, or through the page cache with read-io
+     * buffered); and the read-io in effect (CONFIG_READ_*: pread when
+     * io_uring is not available). INFO atticdb_value_reads_*. */
+    _Atomic uint64_t value_reads_cached, value_reads_device;
+    _Atomic uint32_t read_io;
     _Atomic uint32_t evict_stuck;
     /* Per database, published by the store for INFO keyspace. */
     _Atomic uint64_t db_keys[256];

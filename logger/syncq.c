@@ -23,11 +23,9 @@
 #ifdef HAVE_LIBURING
 
 #include <liburing.h>
-#include <poll.h>
 #include <unistd.h>
 
-/* Not UINT64_MAX: liburing uses it for its own timeout entries. */
-#define SYNCQ_TAG_WAKE (UINT64_MAX - 1)
+#include "uring.h"
 
 struct syncq {
     struct io_uring ring;
@@ -78,38 +76,17 @@ int syncq_fdatasync(syncq_t *q, int fd, uint64_t tag)
 
 int syncq_wait(syncq_t *q, int timeout_ms, int watch_wake, syncq_done_fn done, void *arg)
 {
-    if (watch_wake && !q->poll_armed && q->wake_fd >= 0) {
-        struct io_uring_sqe *sqe = io_uring_get_sqe(&q->ring);
-        if (sqe) {
-            io_uring_prep_poll_add(sqe, q->wake_fd, POLLIN);
-            io_uring_sqe_set_data64(sqe, SYNCQ_TAG_WAKE);
-            q->poll_armed = 1;
-            q->queued++;
-        }
-    }
-    int rc = 0;
-    if (timeout_ms == 0) {
-        if (q->queued) rc = io_uring_submit(&q->ring);
-    } else {
-        struct io_uring_cqe *cqe;
-        struct __kernel_timespec ts = {.tv_sec = timeout_ms / 1000,
-                                       .tv_nsec = (long long)(timeout_ms % 1000) * 1000000};
-        rc = io_uring_submit_and_wait_timeout(&q->ring, &cqe, 1, timeout_ms > 0 ? &ts : NULL, NULL);
-        if (rc == -ETIME || rc == -EINTR) rc = 0;
-    }
+    int rc = uring_submit_wait(&q->ring, &q->queued, watch_wake ? q->wake_fd : -1, &q->poll_armed,
+                               timeout_ms);
     if (rc < 0) return rc;
-    q->queued = 0;
     int reported = 0;
     struct io_uring_cqe *cqe;
     while (io_uring_peek_cqe(&q->ring, &cqe) == 0) {
         uint64_t tag = io_uring_cqe_get_data64(cqe);
         int res = cqe->res;
         io_uring_cqe_seen(&q->ring, cqe);
-        if (tag == SYNCQ_TAG_WAKE) {
-            uint64_t v;
-            ssize_t r = read(q->wake_fd, &v, sizeof(v));
-            (void)r; /* EAGAIN: already drained */
-            q->poll_armed = 0;
+        if (tag == URING_TAG_WAKE) {
+            uring_woken(q->wake_fd, &q->poll_armed);
             continue;
         }
         q->outstanding--;

@@ -1,10 +1,12 @@
 /*
- * pager.c - the store's pager (D60, D63, D64): it decides when large
- * hashes, sets, lists and streams go into pages, and writes the records
- * that do it, CMD_PAGEIN and CMD_PAGE (core/hash_paged.c: the design),
- * CMD_LPAGE (core/list.c, core/list_page.c), CMD_SPAGE (core/stream.c,
- * core/stream_page.c); types/t_page.c applies them. Lists and streams
- * are chunked collections (core/chunked.c): one table drives both.
+ * pager.c - the store's pager (D60, D63, D64, D65): it decides when
+ * large hashes, sets, lists, streams and sorted sets go into pages, and
+ * writes the records that do it, CMD_PAGEIN and CMD_PAGE
+ * (core/hash_paged.c: the design), CMD_LPAGE (core/list.c,
+ * core/list_page.c), CMD_SPAGE (core/stream.c, core/stream_page.c);
+ * types/t_page.c applies them. Lists (a sorted set's order among them)
+ * and streams are chunked collections (core/chunked.c): one table drives
+ * both; a sorted set's member -> score part is paged as a hash.
  *
  * Store process, between batches (store.c), single-threaded. What it
  * writes goes through the store's own ring claimer, as compaction's
@@ -42,6 +44,7 @@
 #include "store/core/entry.h"
 #include "store/core/object.h"
 #include "store/core/stream.h"
+#include "store/core/zset.h"
 
 /* The overlay size past which the densest ranges get new pages even below
  * ST_PAGE_RANGE_MIN entries (RAM bounded per collection). */
@@ -55,11 +58,14 @@
 /* A page record's largest size (a quarter of the ring at most). */
 #define PAGER_RECORD_MAX (1u << 20)
 
-static int is_collection(const idx_entry_t *e)
+/* The hash whose members may go into pages at e: a hash's or set's own,
+ * a sorted set's member -> score part (D65); else NULL. */
+static st_hash_t *hash_of(idx_entry_t *e)
 {
-    if (st_ent_kind(e) != VK_OBJ) return 0;
+    if (st_ent_kind(e) != VK_OBJ) return NULL;
     unsigned t = st_ent_type(e);
-    return t == ST_HASH || t == ST_SET;
+    if (t == ST_ZSET) return st_zset_dict(st_ent_zset(e));
+    return t == ST_HASH || t == ST_SET ? st_ent_hash(e) : NULL;
 }
 
 /* A chunked collection (a list, D63, or a stream, D64), as the pager
@@ -112,13 +118,14 @@ static void stream_unbusy(void *o)
 static const chunked_ops_t stream_chunked = {CMD_SPAGE,     "stream",     stream_wanted,
                                              stream_behind, stream_build, stream_unbusy};
 
-/* The chunked collection at e, with its ops in *ops, or NULL. */
+/* The chunked collection at e, with its ops in *ops, or NULL: a list, a
+ * sorted set's order (a keyed list, D65), a stream. */
 static void *chunked(idx_entry_t *e, const chunked_ops_t **ops)
 {
     if (st_ent_kind(e) != VK_OBJ) return NULL;
-    if (st_ent_type(e) == ST_LIST) {
+    if (st_ent_type(e) == ST_LIST || st_ent_type(e) == ST_ZSET) {
         *ops = &list_chunked;
-        return st_ent_list(e);
+        return st_ent_type(e) == ST_ZSET ? st_zset_order(st_ent_zset(e)) : st_ent_list(e);
     }
     if (st_ent_type(e) == ST_STREAM) {
         *ops = &stream_chunked;
@@ -133,8 +140,8 @@ int store_pager_wants(const store_pager_t *pg, idx_entry_t *e, uint64_t below)
     pol.below = below;
     const chunked_ops_t *ops;
     void *o = chunked(e, &ops);
-    if (o) return ops->wanted(o, &pol) != 0;
-    return is_collection(e) && st_hash_page_wanted(st_ent_hash(e), &pol) != 0;
+    st_hash_t *h = hash_of(e);
+    return (o && ops->wanted(o, &pol)) || (h && st_hash_page_wanted(h, &pol));
 }
 
 /* ctx->on_changed: a write changed the key whose entry is e. */
@@ -182,7 +189,7 @@ void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint3
 {
     for (uint32_t i = 0; i < pg->nq; i++)
         if (pg->q[i].db == db && pg->q[i].klen == klen && memcmp(pg->q[i].key, key, klen) == 0) {
-            if (pg->q[i].below < below) pg->q[i].below = below;
+            if (below > pg->q[i].below) pg->q[i].below = below;
             return;
         }
     if (pg->nq == STORE_PAGER_QUEUE) return; /* noted again by its next write */
@@ -218,7 +225,8 @@ static uint64_t commit(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, unsigned
     pg->last_end = pos + space;
     pg->space_written += space;
     pg->records++;
-    enum io_fault_point at = op == CMD_LPAGE   ? IO_FAULT_LIST_WRITTEN
+    enum io_fault_point at = pg->zset          ? IO_FAULT_ZSET_WRITTEN
+                             : op == CMD_LPAGE ? IO_FAULT_LIST_WRITTEN
                              : op == CMD_SPAGE ? IO_FAULT_STREAM_WRITTEN
                                                : IO_FAULT_PAGE_WRITTEN;
     if (io_fault_point(at) == IO_FAULT_KILL) raise(SIGKILL);
@@ -248,7 +256,8 @@ static uint64_t write_page_in(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
     uint64_t space = commit(pg, ctx, shm, n->db, CMD_PAGEIN, 3, argv, lens);
     if (space && space != UINT64_MAX) {
         pg->page_ins++;
-        log_info("store: a hash or set of %u members goes into pages (D60)", members);
+        log_info("store: %s of %u members goes into pages (D60%s)",
+                 pg->zset ? "a sorted set" : "a hash or set", members, pg->zset ? ", D65" : "");
     }
     return space;
 }
@@ -333,6 +342,53 @@ static int turn_chunked(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
     return keep;
 }
 
+/* One look at hash h (the key of n, or its sorted set's member -> score
+ * part): a CMD_PAGEIN, or CMD_PAGE records up to the budget (past it when
+ * the pager is behind). Sets *full when the ring had no room; returns
+ * whether to look again. */
+static int turn_hash(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_pager_note_t *n,
+                     st_hash_t *h, int settled, uint64_t budget, uint64_t *done, int *full)
+{
+    if (n->pagein_end && ctx->applied < n->pagein_end) return 1; /* its CMD_PAGEIN is in flight */
+    n->pagein_end = 0;
+    if (settled) st_hash_page_unbusy(h);
+    int want = st_hash_page_wanted(h, &pg->pol), keep = 0;
+    if (want == ST_PAGE_WANT_IN) {
+        uint64_t s = write_page_in(pg, ctx, shm, n, st_hash_len(h));
+        if (!s) {
+            *full = 1;
+            return 1;
+        }
+        if (s != UINT64_MAX) {
+            *done += s;
+            n->pagein_end = pg->last_end;
+            keep = 1;
+        }
+    } else if (want == ST_PAGE_WANT_BUILD) {
+        /* Behind the writes: catch up past the budget (RAM is what the
+         * bound protects), a turn at a time. */
+        uint64_t limit = st_hash_page_behind(h, &pg->pol) ? PAGER_TURN : budget;
+        if (*done >= limit) keep = 1; /* no budget left this turn */
+        int rc;
+        while (*done < limit &&
+               (rc = st_hash_page_build(ctx, h, &pg->pol, &pg->built)) != ST_PAGE_NONE) {
+            keep = 1; /* more to look at, or records in flight: look again */
+            if (rc != ST_PAGE_BUILT) break;
+            uint64_t s = write_page(pg, ctx, shm, n);
+            if (!s || s == UINT64_MAX) {
+                st_hash_page_unbusy(h);
+                if (!s) *full = 1;
+                if (s == UINT64_MAX)
+                    log_warn(
+                        "store: a page record does not fit the ring; the collection stays in RAM");
+                break;
+            }
+            *done += s;
+        }
+    }
+    return keep;
+}
+
 uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_compact_t *c,
                          uint64_t below, uint64_t budget)
 {
@@ -346,60 +402,26 @@ uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_
     for (uint32_t looked = 0; looked < pg->nq && done < PAGER_TURN && !full; looked++) {
         if (i >= pg->nq) i = 0;
         store_pager_note_t *n = &pg->q[i];
-        /* The line of the pass that noted it outlives the pass (one over
-         * few keys ends before the pager's turn). */
+        /* Compaction's line when its pass noted the key, kept past the
+         * pass (one over few keys ends before the pager's turn comes). */
         pg->pol.below = n->below > below ? n->below : below;
         st_db_t *db = st_db(ctx, n->db);
         idx_entry_t **slot = db ? idx_find(&db->ix, n->key, n->klen) : NULL;
-        st_hash_t *h = slot && is_collection(*slot) ? st_ent_hash(*slot) : NULL;
+        st_hash_t *h = slot ? hash_of(*slot) : NULL;
         const chunked_ops_t *ops;
         void *co = slot ? chunked(*slot, &ops) : NULL;
+        /* A sorted set has both (D65): its order's records, then its
+         * member -> score part's. */
+        pg->zset = slot && st_ent_type(*slot) == ST_ZSET;
         int keep = 0;
-        if (co) {
-            keep = turn_chunked(pg, ctx, shm, n, ops, co, settled, budget, &done, &full);
-        } else if (h && n->pagein_end && ctx->applied < n->pagein_end) {
-            keep = 1; /* its CMD_PAGEIN is in flight */
-        } else if (h) {
-            n->pagein_end = 0;
-            if (settled) st_hash_page_unbusy(h);
-            int want = st_hash_page_wanted(h, &pg->pol);
-            if (want == ST_PAGE_WANT_IN) {
-                uint64_t s = write_page_in(pg, ctx, shm, n, st_hash_len(h));
-                if (!s)
-                    full = keep = 1;
-                else if (s != UINT64_MAX) {
-                    done += s;
-                    n->pagein_end = pg->last_end;
-                    keep = 1;
-                }
-            } else if (want == ST_PAGE_WANT_BUILD) {
-                /* Behind the writes: catch up past the budget (RAM is
-                 * what the bound protects), a turn at a time. */
-                uint64_t limit = st_hash_page_behind(h, &pg->pol) ? PAGER_TURN : budget;
-                if (done >= limit) keep = 1; /* no budget left this turn */
-                int rc;
-                while (done < limit &&
-                       (rc = st_hash_page_build(ctx, h, &pg->pol, &pg->built)) != ST_PAGE_NONE) {
-                    keep = 1; /* more to look at, or records in flight: look again */
-                    if (rc != ST_PAGE_BUILT) break;
-                    uint64_t s = write_page(pg, ctx, shm, n);
-                    if (!s || s == UINT64_MAX) {
-                        st_hash_page_unbusy(h);
-                        if (!s) full = 1;
-                        if (s == UINT64_MAX)
-                            log_warn("store: a page record does not fit the ring; the "
-                                     "collection stays in RAM");
-                        break;
-                    }
-                    done += s;
-                }
-            }
-        }
+        if (co) keep = turn_chunked(pg, ctx, shm, n, ops, co, settled, budget, &done, &full);
+        if (h && !full) keep |= turn_hash(pg, ctx, shm, n, h, settled, budget, &done, &full);
         if (keep)
             i++;
         else
             drop(pg, i);
     }
+    pg->zset = 0;
     pg->next = i;
     if (done) shm_wake(&shm->logger_wake);
     return done;

@@ -38,6 +38,7 @@ typedef struct store_pager {
     uint64_t rng;           /* seeds for CMD_PAGEIN */
     uint64_t space_written; /* ring bytes of page records, ever */
     uint64_t records, pages, page_bytes, page_ins; /* counts, for the log and tests */
+    int zset; /* the record being written is a sorted set's (its fault point) */
 } store_pager_t;
 
 /* Set up from cfg; ring_max is the ring's largest record. ctx's writes

@@ -21,6 +21,12 @@
  *     frontend drops a second reply to the same id). One that must wait
  *     stays at the head of its channel; the requests behind it were sent
  *     later and need at least as much (docs/DECISIONS.md, D19).
+ *   - A read whose value's bytes are read in flight (store/reads.c, D59)
+ *     is answered once they are in; meanwhile the requests after it are
+ *     taken and answered too (each frontend's fe_queue_t: a cursor into
+ *     the channel), and requests are consumed in channel order once
+ *     answered, so the rule above holds for each. The log those reads
+ *     read is kept from compaction (streams_pin).
  *   - Replies to a live frontend are never dropped: a full reply channel
  *     makes the store wake that frontend and retry.
  * A crash of the store loses nothing: the master restarts it and it rebuilds
@@ -47,6 +53,7 @@
 #include "io_fault.h"
 #include "log.h"
 #include "pager.h"
+#include "reads.h"
 #include "record.h"
 #include "resp.h"
 #include "ring.h"
@@ -59,6 +66,7 @@
 #include "store/core/block.h"
 #include "store/core/hash.h"
 #include "store/core/object.h"
+#include "store/core/value.h"
 #include "store/core/watch.h"
 #include "store.h"
 
@@ -71,6 +79,23 @@
  * proto-max-bulk-len, with room to spare); the frontend holds it whole. */
 #define STORE_MAX_REPLY (1024ull * 1024 * 1024)
 #define STORE_TICK_MS   1000 /* apply clock lag that asks for a CMD_TICK */
+/* Reads of values in flight at most (read-io uring, D59), and holes one
+ * reply may leave (past them its bytes are read at once). */
+#define STORE_READS_DEPTH 256
+#define STORE_READ_HOLES  64
+#define STORE_QUEUE_CAP   1024 /* requests of one frontend taken, not yet consumed */
+#define STORE_IDLE_SKIP   32   /* idle turns with reads in flight per idle work done */
+
+/* A frontend's request channel as the store works through it: requests
+ * are taken in order from `cursor`, answered (at once, or once their
+ * values are read), and consumed in order once answered, so the oldest
+ * still unanswered keeps everything after it in the channel for a
+ * successor store (see the banner). Counts run from this store's start. */
+typedef struct fe_queue {
+    uint64_t cursor;          /* where the next request to take is */
+    uint64_t taken, consumed; /* requests taken, and consumed of them */
+    uint8_t done[STORE_QUEUE_CAP];
+} fe_queue_t;
 
 typedef struct store_proc {
     shm_t *shm;
@@ -102,6 +127,13 @@ typedef struct store_proc {
     int nstreams, cap_streams;
     uint64_t stream_count;    /* for the tokens */
     store_req_parts_t *parts; /* per frontend: a read request in parts (D58) */
+    /* Reads of values in flight (store/reads.c, D59; NULL: read-io pread
+     * or no io_uring), the holes a read's reply leaves for them, and the
+     * request channels' queues. */
+    store_reads_t *reads;
+    st_defer_t defer;
+    fe_queue_t *queues;
+    int idle_skipped; /* idle turns without the idle work, reads in flight */
 } store_proc_t;
 
 /* One large value's reply in parts: bytes [0, off) of the bulk (its value
@@ -196,6 +228,11 @@ static void publish_stats(store_proc_t *s)
                           memory_order_relaxed);
     atomic_store_explicit(&s->shm->keyspace_hits, hits, memory_order_relaxed);
     atomic_store_explicit(&s->shm->keyspace_misses, misses, memory_order_relaxed);
+    if (s->reads) {
+        const store_reads_stats_t *rs = store_reads_stats(s->reads);
+        atomic_store_explicit(&s->shm->value_reads_cached, rs->copied, memory_order_relaxed);
+        atomic_store_explicit(&s->shm->value_reads_device, rs->device, memory_order_relaxed);
+    }
 }
 
 static void publish_counts(store_proc_t *s)
@@ -457,10 +494,10 @@ static void out_shrink(store_proc_t *s)
 
 /* ---- large values' replies in parts (D48) ---- */
 
-/* Compaction keeps the log the open replies read. */
+/* Compaction keeps the log the open replies and the reads in flight read. */
 static void streams_pin(store_proc_t *s)
 {
-    uint64_t low = UINT64_MAX;
+    uint64_t low = s->reads ? store_reads_lowest(s->reads) : UINT64_MAX;
     for (int i = 0; i < s->nstreams; i++) {
         uint64_t l = store_vsnap_lowest(s->streams[i].v);
         if (l < low) low = l;
@@ -605,12 +642,46 @@ static int stream_request(store_proc_t *s, int fe, const store_req_t *req)
     return put_message(s, fe, &lost, "");
 }
 
-static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload);
+/* Request seq of frontend fe is answered: consume what is answered at the
+ * head of its channel. */
+static void request_done(store_proc_t *s, int fe, uint64_t seq)
+{
+    fe_queue_t *q = &s->queues[fe];
+    q->done[seq % STORE_QUEUE_CAP] = 1;
+    chan_t *c = shm_to_store(s->shm, fe);
+    while (q->consumed < q->taken && q->done[q->consumed % STORE_QUEUE_CAP]) {
+        chan_consume(c);
+        q->consumed++;
+    }
+}
+
+/* A read whose value was read in flight (store_reads_wait's report). */
+static int read_finished(void *arg, int fe, uint64_t id, uint64_t seq, const buf_t *reply, int err)
+{
+    store_proc_t *s = arg;
+    int rc;
+    if (err) {
+        buf_t e;
+        buf_init(&e);
+        resp_error(&e, STORE_ERR_IO);
+        rc = send_reply(s, fe, id, STORE_REPLY_READ, &e);
+        buf_free(&e);
+    } else {
+        rc = send_reply(s, fe, id, STORE_REPLY_READ, reply);
+    }
+    request_done(s, fe, seq);
+    return rc;
+}
+
+static int answer(store_proc_t *s, int fe, uint64_t seq, const store_req_t *req,
+                  const unsigned char *payload);
 
 /* A part of a read request that came in parts (D58): the read is
  * answered once the last is in, or answered an error when parts are
- * missing. */
-static int answer_part(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *body)
+ * missing. A part taken is done (consumed) at once; the last is answered
+ * with its request's sequence number. */
+static int answer_part(store_proc_t *s, int fe, uint64_t seq, const store_req_t *req,
+                       const unsigned char *body)
 {
     const unsigned char *whole = NULL;
     uint64_t len = 0;
@@ -621,28 +692,49 @@ static int answer_part(store_proc_t *s, int fe, const store_req_t *req, const un
     if (rc == 0 && (req->reserved & STORE_REQ_MORE) &&
         io_fault_point(IO_FAULT_REQ_PART) == IO_FAULT_KILL)
         raise(SIGKILL);
-    if (rc == 0) return 0;
+    if (rc == 0) {
+        request_done(s, fe, seq);
+        return 0;
+    }
     if (rc < 0) {
         buf_reset(&s->out);
         resp_error(&s->out, "ERR this request came in parts and the store restarted while it "
                             "arrived: nothing was read, send it again");
-        return send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+        rc = send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
+        request_done(s, fe, seq);
+        return rc;
     }
     store_req_t whole_req = *req;
     whole_req.reserved = 0;
     whole_req.payload_len = (uint32_t)len;
-    rc = answer(s, fe, &whole_req, whole);
+    rc = answer(s, fe, seq, &whole_req, whole);
     store_req_parts_clear(p);
     return rc;
 }
 
-static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigned char *payload)
+/* Answer request seq of frontend fe: now, or once the log bytes its reply
+ * needs are read (D59; request_done then). Returns 0, or -1 when the
+ * master is gone. */
+static int answer(store_proc_t *s, int fe, uint64_t seq, const store_req_t *req,
+                  const unsigned char *payload)
 {
     uint32_t what = STORE_REQ_WHAT(req->reserved);
     if (what == STORE_REQ_PART || what == STORE_REQ_PART_DROP)
-        return answer_part(s, fe, req, payload);
-    if (req->reserved) return stream_request(s, fe, req);
+        return answer_part(s, fe, seq, req, payload);
+    if (req->reserved) {
+        int rc = stream_request(s, fe, req);
+        request_done(s, fe, seq);
+        return rc;
+    }
     buf_reset(&s->out);
+    st_defer_t *d = NULL;
+    if (s->reads && !store_reads_full(s->reads)) {
+        d = &s->defer;
+        d->buf = &s->out;
+        d->n = 0;
+        d->lowest = UINT64_MAX;
+        s->ctx->defer = d;
+    }
     /* A read publishes only "keymiss" (D51), while it runs, so before its
      * reply: a read is never replayed, so it is never told twice. */
     store_set_notify_flags(s->ctx,
@@ -650,14 +742,26 @@ static int answer(store_proc_t *s, int fe, const store_req_t *req, const unsigne
     store_set_reply_parts(s->ctx, 1);
     store_read_proto(s->ctx, req->db, (int)req->proto, payload, req->payload_len, shm_now_ms(),
                      &s->out);
+    s->ctx->defer = NULL;
     store_set_reply_parts(s->ctx, 0);
     notify_done(s);
     notify_flush(s);  /* the frontends read the ring before their replies */
     publish_stats(s); /* before the reply: an INFO after it counts this read */
     store_vsnap_t *v = store_take_reply_parts(s->ctx);
+    if (d && d->n) {
+        /* The value's bytes are read in flight with the others this turn
+         * takes; the reply and the request wait for them. */
+        int started = v ? -EAGAIN : store_reads_start(s->reads, d, &s->out, fe, req->id, seq);
+        if (started == 0) return 0;
+        if (started < 0 && store_reads_fill_now(s->ctx, d, &s->out)) {
+            buf_reset(&s->out);
+            resp_error(&s->out, STORE_ERR_IO);
+        }
+    }
     int rc = v ? stream_begin(s, fe, STORE_REPLY_READ, req->id, v)
                : send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
     out_shrink(s);
+    request_done(s, fe, seq);
     return rc;
 }
 
@@ -691,14 +795,22 @@ static int serve_requests(store_proc_t *s)
     int failed = log_failed(s);
     for (int fe = 0; fe < s->nfe; fe++) {
         chan_t *c = shm_to_store(s->shm, fe);
+        fe_queue_t *q = &s->queues[fe];
+        if (q->taken == q->consumed) q->cursor = chan_cursor(c);
         for (int k = 0; k < STORE_SERVE_BATCH; k++) {
+            /* Its oldest request's value is still being read. */
+            if (q->taken - q->consumed == STORE_QUEUE_CAP) break;
+            uint64_t pos = q->cursor;
             uint32_t len;
-            const unsigned char *m = chan_peek(c, &len);
+            const unsigned char *m = chan_peek_at(c, &pos, &len);
             if (!m) break;
             store_req_t req;
+            uint64_t seq = q->taken;
             if (len < sizeof(req)) {
                 log_warn("store: dropping a %u-byte message from frontend %d", len, fe);
-                chan_consume(c);
+                q->cursor = pos;
+                q->taken++;
+                request_done(s, fe, seq);
                 continue;
             }
             memcpy(&req, m, sizeof(req));
@@ -708,12 +820,15 @@ static int serve_requests(store_proc_t *s)
                 break;
             }
             if (req.payload_len > len - sizeof(req)) req.payload_len = 0; /* error reply */
-            int rc = answer(s, fe, &req, m + sizeof(req));
-            chan_consume(c);
-            if (rc) return -1;
+            q->cursor = pos;
+            q->taken++;
+            q->done[seq % STORE_QUEUE_CAP] = 0;
+            if (answer(s, fe, seq, &req, m + sizeof(req))) return -1;
             total++;
         }
     }
+    /* Every value this turn needs goes to the kernel at once. */
+    if (s->reads) store_reads_submit(s->reads);
     /* The logger wakes us when durable_lsn moves only while this is set
      * (compared with the shared value: a predecessor may have left it). */
     if (atomic_load_explicit(&s->shm->store_deferred, memory_order_relaxed) != (held != 0))
@@ -725,9 +840,18 @@ static int serve_requests(store_proc_t *s)
 static int has_work(store_proc_t *s)
 {
     if (atomic_load_explicit(&s->shm->durable_lsn, memory_order_acquire) > s->applied) return 1;
+    if (s->reads && store_reads_ready(s->reads)) return 1;
     if (s->held_mask && log_failed(s)) return 1; /* held requests are answered now */
-    for (int fe = 0; fe < s->nfe; fe++)
-        if (!(s->held_mask >> fe & 1) && !chan_empty(shm_to_store(s->shm, fe))) return 1;
+    for (int fe = 0; fe < s->nfe; fe++) {
+        if (s->held_mask >> fe & 1) continue;
+        /* Not the requests taken and still being read (they keep their
+         * place in the channel): only those after them. */
+        const fe_queue_t *q = &s->queues[fe];
+        chan_t *c = shm_to_store(s->shm, fe);
+        uint64_t pos = q->taken == q->consumed ? chan_cursor(c) : q->cursor;
+        uint32_t len;
+        if (q->taken - q->consumed < STORE_QUEUE_CAP && chan_peek_at(c, &pos, &len)) return 1;
+    }
     return 0;
 }
 
@@ -761,8 +885,11 @@ static void compact(store_proc_t *s)
     if (s->ckpt.written != s->compact.seen_written)
         store_compact_note(&s->compact, s->ckpt.last_lsn, s->ckpt.last_min_ref);
     s->compact.seen_written = s->ckpt.written;
-    if (store_compact_delete(&s->compact, s->ctx, &s->ckpt) > 0)
+    streams_pin(s); /* the reads in flight too */
+    if (store_compact_delete(&s->compact, s->ctx, &s->ckpt) > 0) {
         atomic_store(&s->shm->log_start_lsn, s->compact.log_start);
+        if (s->reads) store_reads_forget(s->reads, s->compact.log_start);
+    }
 }
 
 /*
@@ -842,7 +969,7 @@ static void note_old_pages(void *arg, unsigned db, idx_entry_t *e)
 {
     store_proc_t *s = arg;
     unsigned t = st_ent_type(e);
-    if (t == ST_LIST || t == ST_STREAM ||
+    if (t == ST_LIST || t == ST_STREAM || t == ST_ZSET ||
         ((t == ST_HASH || t == ST_SET) && st_hash_is_paged(st_ent_hash(e))))
         if (store_pager_wants(&s->pager, e, s->compact.below))
             store_pager_note_key(&s->pager, db, e->data, e->klen, s->compact.below);
@@ -904,6 +1031,13 @@ static int run(store_proc_t *s)
         if (s->ckpt.written != s->compact.seen_written) compact(s);
         int served = serve_requests(s);
         if (served < 0) return 0;
+        /* Reads the page cache held finished inside the submission; the
+         * others are reported as the device answers them. */
+        if (s->reads) {
+            int done = store_reads_wait(s->reads, 0, read_finished, s);
+            if (done < 0) return 0;
+            served += done;
+        }
         /* [backup hook] A BGSAVE just served, or one that waited for a
          * checkpoint child: forked before another record is applied. */
         store_backup_poll(&s->backup, s->ctx);
@@ -925,38 +1059,54 @@ static int run(store_proc_t *s)
             idle_in_shutdown = 0;
             continue;
         }
-        /* [keyspace helper] Active expiry and resizes change the counts
-         * INFO shows with no record applied: publish them here too. Every
-         * key removed and every table resized changes the index bytes. */
-        uint64_t bytes_before = store_index_bytes(s->ctx);
-        /* Keys it reclaims publish "expired" (D37). */
-        store_set_notify_flags(s->ctx, atomic_load(&s->shm->notify_flags));
-        int more = store_maintain(s->ctx, STORE_MAINTAIN_BUDGET);
-        store_set_notify_flags(s->ctx, 0);
-        notify_flush(s);
-        if (store_index_bytes(s->ctx) != bytes_before) publish_counts(s);
-        if (more) continue;
-        want_tick(s);
-        /* Idle: freed memory back to the system, at most once a second
-         * (the pager frees the entries paged collections no longer keep). */
-        if (shm_now_ms() - s->last_release_ms >= 1000) {
-            s->last_release_ms = shm_now_ms();
-            st_alloc_release();
+        /* With reads in flight the store is idle between two of the
+         * device's answers, often: the idle work is done one time in
+         * STORE_IDLE_SKIP then, not at each (D59). */
+        int reading = s->reads && store_reads_inflight(s->reads);
+        if (!reading || ++s->idle_skipped >= STORE_IDLE_SKIP) {
+            s->idle_skipped = 0;
+            /* [keyspace helper] Active expiry and resizes change the
+             * counts INFO shows with no record applied: publish them here
+             * too. Every key removed and every table resized changes the
+             * index bytes. */
+            uint64_t bytes_before = store_index_bytes(s->ctx);
+            /* Keys it reclaims publish "expired" (D37). */
+            store_set_notify_flags(s->ctx, atomic_load(&s->shm->notify_flags));
+            int more = store_maintain(s->ctx, STORE_MAINTAIN_BUDGET);
+            store_set_notify_flags(s->ctx, 0);
+            notify_flush(s);
+            if (store_index_bytes(s->ctx) != bytes_before) publish_counts(s);
+            if (more && !reading) continue;
+            want_tick(s);
+            if (master_gone()) return 0;
+            /* Idle: freed memory back to the system, at most once a
+             * second (the pager frees what paged collections no longer
+             * keep). */
+            if (shm_now_ms() - s->last_release_ms >= 1000) {
+                s->last_release_ms = shm_now_ms();
+                st_alloc_release();
+            }
         }
 
-        if (atomic_load(&s->shm->shutdown) >= 3) {
+        if (atomic_load(&s->shm->shutdown) >= 3 && !reading) {
             /* The master sets 3 once the frontends and the logger are gone:
              * everything durable is applied and every channel is empty. */
             if (atomic_load(&s->shm->logger_state) != LOGGER_RUNNING ||
                 ++idle_in_shutdown > STORE_SHUTDOWN_IDLE)
                 break;
         }
-        if (master_gone()) return 0;
         shm_waiter_arm(&s->shm->store_wake);
-        if (has_work(s))
+        if (has_work(s)) {
             shm_waiter_disarm(&s->shm->store_wake);
-        else
+        } else if (s->reads) {
+            /* One wait for a wake-up and for the reads in flight. */
+            int done = store_reads_wait(s->reads, STORE_IDLE_WAIT_MS, read_finished, s);
+            shm_waiter_disarm(&s->shm->store_wake);
+            if (done < 0) return 0;
+            wake_frontends(s);
+        } else {
             shm_waiter_wait(&s->shm->store_wake, STORE_IDLE_WAIT_MS);
+        }
     }
     if (s->held_mask)
         log_info("store: stopping with reads waiting for LSNs that never became durable");
@@ -996,6 +1146,24 @@ int store_main(shm_t *shm, const config_t *cfg)
      * refused, before anything is read. */
     store_set_max_reply(s.ctx, STORE_MAX_REPLY);
 
+    s.queues = calloc((size_t)s.nfe, sizeof(*s.queues));
+    if (!s.queues) {
+        log_warn("store: out of memory");
+        store_ctx_destroy(s.ctx);
+        return EXIT_FATAL;
+    }
+    if (cfg->read_io != CONFIG_READ_PREAD) {
+        s.reads = store_reads_open(cfg->dir, cfg->segment_size, STORE_READS_DEPTH,
+                                   cfg->read_io == CONFIG_READ_URING, shm->store_wake.efd);
+        if (!s.reads)
+            log_warn("store: read-io uring is not available here (%s): values are read with "
+                     "pread, one at a time",
+                     strerror(errno));
+        s.defer.max = STORE_READ_HOLES;
+    }
+    atomic_store(&shm->value_reads_cached, 0);
+    atomic_store(&shm->value_reads_device, 0);
+    atomic_store(&shm->read_io, s.reads ? (uint32_t)cfg->read_io : CONFIG_READ_PREAD);
     store_ckpt_sched_init(&s.ckpt, cfg, from);
     store_compact_init(&s.compact, s.ckpt.dir, cfg->segment_size, start);
     s.compact.target = cfg->checkpoint_bytes ? cfg->space_amp_target
@@ -1034,6 +1202,10 @@ int store_main(shm_t *shm, const config_t *cfg)
     store_pager_free(&s.pager);
     s.ctx->pager = NULL;
     s.ctx->on_changed = NULL;
+    store_reads_close(s.reads); /* after its reads are done: their replies are moot now */
+    s.reads = NULL;
+    free(s.defer.hole);
+    free(s.queues);
     while (s.nstreams)
         stream_remove(&s, 0);
     free(s.streams);

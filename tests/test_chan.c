@@ -188,6 +188,43 @@ Test(chan, full)
     chan_free(c);
 }
 
+/* Looking ahead with a cursor: messages are read past the oldest without
+ * consuming, in order, across skips at the wrap, and consuming the oldest
+ * ones later (as the store does once their replies are out, D59) frees
+ * exactly their space. */
+Test(chan, cursor_reads_ahead)
+{
+    chan_t *c = chan_new(1024);
+    uint32_t max = chan_max_msg(c);
+    uint32_t sent = 0, seen = 0, consumed = 0;
+    uint64_t pos = chan_cursor(c);
+    uint32_t len;
+    cr_assert_null(chan_peek_at(c, &pos, &len));
+    cr_assert_eq(pos, 0, "an empty channel leaves the cursor alone");
+    while (consumed < 5000) {
+        while (sent < 5000 && send_msg(c, sent, msg_len(sent, max) % 200 + 8) == 0)
+            sent++;
+        /* Read ahead up to three messages past the oldest... */
+        const unsigned char *p;
+        while (seen - consumed < 3 && (p = chan_peek_at(c, &pos, &len)) != NULL) {
+            cr_assert_eq((uintptr_t)p % 8, 0);
+            cr_assert_eq(len, msg_len(seen, max) % 200 + 8);
+            cr_assert_eq(msg_check(p, len), seen);
+            seen++;
+        }
+        cr_assert_gt(seen, consumed);
+        /* ...then consume the oldest: chan_peek still shows it. */
+        cr_assert_eq(recv_msg(c, consumed, msg_len(consumed, max) % 200 + 8), 0);
+        consumed++;
+    }
+    cr_assert_eq(seen, 5000);
+    cr_assert(chan_empty(c));
+    cr_assert_null(chan_peek_at(c, &pos, &len));
+    cr_assert_eq(pos, atomic_load(&c->head), "the cursor ends where the producer does");
+    cr_assert_eq(chan_cursor(c), pos);
+    chan_free(c);
+}
+
 /* A consumer killed before chan_consume(): its successor sees the message
  * again; one killed after it does not. Consumer state is only tail. */
 Test(chan, consumer_restart, .timeout = 20)

@@ -207,10 +207,16 @@ static size_t unhex(const char *hex, unsigned char *p)
 
 #define LIMITS ((int64_t)(512 | (uint64_t)64 << 32))
 
+static const char *restore_limits(const char *key, const unsigned char *p, size_t n, uint32_t flags,
+                                  int64_t at, int64_t hash_limits)
+{
+    return sh_put_key(T0, CMD_RESTORE, key, "buiii", p, n, flags, at, hash_limits, (int64_t)512);
+}
+
 static const char *restore_bytes(const char *key, const unsigned char *p, size_t n, uint32_t flags,
                                  int64_t at)
 {
-    return sh_put_key(T0, CMD_RESTORE, key, "buiii", p, n, flags, at, LIMITS, (int64_t)512);
+    return restore_limits(key, p, n, flags, at, LIMITS);
 }
 
 static const char *restore(const char *key, const char *hex, uint32_t flags)
@@ -282,6 +288,33 @@ Test(dump, restore_table_forms_and_thresholds)
     cr_assert_str_eq(restore("h2", h, 0), "+OK\r\n");
     cr_assert_str_eq(encoding("h2"), "$8\r\nlistpack\r\n");
     cr_assert_str_eq(rd(T0, CMD_HGET, "h2", "b", NULL), "$1\r\n2\r\n");
+}
+
+/* RESTORE under hash-max-listpack-value 1: Redis 7.0.15 loads a listpack
+ * hash (type 16) as a listpack whatever its values' lengths, converting it
+ * only when it has more fields than hash-max-listpack-entries; a table hash
+ * (type 4) is converted by a long field or value, as it is read. Encodings
+ * taken from a redis-server 7.0.15 (test_diff seed 5 with small thresholds). */
+Test(dump, restore_listpack_hash_ignores_the_value_limit_as_redis)
+{
+    const char *lp = "101616000000040081610201018162028568656c6c6f06ff0a00e8c5fe99ee07955d";
+    const char *table = "04030162c0020161c0010163c0030a00a786738cd05ede59";
+    unsigned char p[256];
+    size_t n = unhex(lp, p);
+    int64_t value1 = (int64_t)(512 | (uint64_t)1 << 32),
+            entries1 = (int64_t)(1 | (uint64_t)64 << 32);
+    cr_assert_str_eq(restore_limits("y", p, n, 0, 0, value1), "+OK\r\n");
+    cr_assert_str_eq(encoding("y"), "$8\r\nlistpack\r\n", "\"hello\" is past the value limit");
+    cr_assert_str_eq(rd(T0, CMD_HGET, "y", "b", NULL), "$5\r\nhello\r\n");
+    cr_assert_str_eq(restore_limits("z", p, n, 0, 0, entries1), "+OK\r\n");
+    cr_assert_str_eq(encoding("z"), "$9\r\nhashtable\r\n", "two fields, one allowed");
+    n = unhex(table, p);
+    int64_t value0 = (int64_t)512;
+    cr_assert_str_eq(restore_limits("x", p, n, 0, 0, value0), "+OK\r\n");
+    cr_assert_str_eq(encoding("x"), "$9\r\nhashtable\r\n");
+    cr_assert_str_eq(restore_limits("w", p, n, 0, 0, value1), "+OK\r\n");
+    cr_assert_str_eq(encoding("w"), "$8\r\nlistpack\r\n");
+    sh_check_replay("dump");
 }
 
 Test(dump, restore_errors)

@@ -388,6 +388,56 @@ Test(exec, flush_aborts_only_for_keys_that_were_live)
     cr_assert_str_eq(xb_put(&x, T0 + 80), "*0\r\n");
 }
 
+/* A hash, list, set or sorted set whose last member went no longer exists,
+ * so a FLUSHALL after a WATCH of it does not abort EXEC, as in Redis 7.0.15
+ * (test_diff seed 62 with small thresholds: ZPOPMAX of the last member,
+ * WATCH, FLUSHALL, EXEC); the handlers remove the emptied key after they
+ * report the change. Each way to empty one, and a stream, which exists
+ * empty. */
+Test(exec, flush_after_a_collection_was_emptied_does_not_abort)
+{
+    static const char *const lim = "#i64:274877907072"; /* 128, 64 */
+    for (int kind = 0; kind < 6; kind++) {
+        const char *r = NULL;
+        switch (kind) {
+        case 0:
+            wr(T0, CMD_ZADD, 0, "k", lim, "#u32:2", "1", "a", NULL);
+            r = wr(T0, CMD_ZREM, 0, "k", "a", NULL);
+            break;
+        case 1:
+            wr(T0, CMD_LPUSH, 0, "k", "#u32:1", "a", NULL);
+            r = wr(T0, CMD_LPOP, 0, "k", "#u32:0", "#u32:2", "#i64:-1", NULL);
+            break;
+        case 2:
+            wr(T0, CMD_SADD, 0, "k", "#i64:512", "a", NULL);
+            r = wr(T0, CMD_SREM, 0, "k", "a", NULL);
+            break;
+        case 3:
+            wr(T0, CMD_SADD, 0, "k", "#i64:512", "a", NULL);
+            wr(T0, CMD_SADD, 0, "k", "#i64:512", "x", NULL); /* a hashtable set */
+            wr(T0, CMD_SREM, 0, "k", "x", NULL);
+            r = wr(T0, CMD_SREM, 0, "k", "a", NULL);
+            break;
+        case 4:
+            wr(T0, CMD_HSET, 0, "k", lim, "#u32:0", "f", "v", NULL);
+            r = wr(T0, CMD_HDEL, 0, "k", "f", NULL);
+            break;
+        case 5:
+            wr(T0, CMD_LPUSH, 0, "k", "#u32:1", "a", "b", NULL);
+            r = wr(T0, CMD_LTRIM, 0, "k", "#i64:5", "#i64:10", NULL);
+            break;
+        }
+        cr_assert(r && (r[0] == ':' || r[0] == '$' || r[0] == '+'), "kind %d: %s", kind, r);
+        cr_assert_str_eq(rd(T0, 0, CMD_EXISTS, "k", NULL), ":0\r\n", "kind %d", kind);
+        uint64_t point = lsn;
+        wr(T0 + 10, CMD_FLUSHALL, 0, NULL);
+        xb_t x;
+        xb_begin(&x, point, T0 + 5);
+        xb_watch(&x, 0, "k");
+        cr_assert_str_eq(xb_put(&x, T0 + 20), "*0\r\n", "kind %d: the key did not exist", kind);
+    }
+}
+
 Test(exec, swapdb_after_the_watch_aborts_when_the_key_was_on_either_side)
 {
     wr_set(T0, 2, "k", "1", 0);

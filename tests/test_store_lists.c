@@ -147,6 +147,26 @@ Test(lists, lrem_linsert_lpos)
     sh_check_replay("lists");
 }
 
+/* RANK -9223372036854775808: Redis 7.0.15 negates the rank to search from
+ * the tail, which leaves LLONG_MIN negative, so every match is at or past
+ * the rank and COUNT never stops the search (replies taken from a
+ * redis-server 7.0.15; test_diff seed 11 with small thresholds). */
+Test(lists, lpos_rank_llong_min_as_redis)
+{
+    push("p", 1, "a", "b", "a", "c", "a", "a");
+    const char *min = "-9223372036854775808";
+    cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "RANK", min, NULL), ":5\r\n");
+    cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "RANK", min, "COUNT", "2", NULL),
+                     "*4\r\n:5\r\n:4\r\n:2\r\n:0\r\n");
+    cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "RANK", min, "COUNT", "0", NULL),
+                     "*4\r\n:5\r\n:4\r\n:2\r\n:0\r\n");
+    cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "RANK", min, "MAXLEN", "2", NULL), ":5\r\n");
+    cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "z", "RANK", min, NULL), "$-1\r\n");
+    cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "RANK", "-9223372036854775807", NULL), "$-1\r\n");
+    cr_assert_str_eq(rd(T0, CMD_LPOS, "p", "a", "RANK", "9223372036854775807", "COUNT", "0", NULL),
+                     "*0\r\n");
+}
+
 Test(lists, lmove_and_lmpop)
 {
     push("a", 1, "1", "2", "3");

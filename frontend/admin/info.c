@@ -357,6 +357,19 @@ static void info_backup_path(fe_t *fe, buf_t *b)
                 path);
 }
 
+/* How the store reads values (D59), as the store started it. */
+static const char *read_io_name(shm_t *s)
+{
+    switch (atomic_load(&s->read_io)) {
+    case CONFIG_READ_URING:
+        return "uring";
+    case CONFIG_READ_BUFFERED:
+        return "buffered";
+    default:
+        return "pread";
+    }
+}
+
 static void info_persistence(fe_t *fe, buf_t *b)
 {
     shm_t *s = fe->shm;
@@ -397,7 +410,10 @@ static void info_persistence(fe_t *fe, buf_t *b)
                 "atticdb_segments_created:%" PRIu64 "\r\n"
                 "atticdb_log_start_lsn:%" PRIu64 "\r\n"
                 "atticdb_durable_lsn:%" PRIu64 "\r\n"
-                "atticdb_applied_lsn:%" PRIu64 "\r\n",
+                "atticdb_applied_lsn:%" PRIu64 "\r\n"
+                "atticdb_read_io:%s\r\n"
+                "atticdb_value_reads_cached:%" PRIu64 "\r\n"
+                "atticdb_value_reads_device:%" PRIu64 "\r\n",
                 ls == LOGGER_FAILED ? "err" : "ok", ls < 4 ? states[ls] : "unknown",
                 atomic_load(&s->log_no_space), fsyncs, records, bytes,
                 fsyncs ? (double)records / (double)fsyncs : 0.0,
@@ -406,7 +422,8 @@ static void info_persistence(fe_t *fe, buf_t *b)
                 fsyncs ? (double)total_ns / (double)fsyncs / 1000.0 : 0.0,
                 fsync_percentile(fe, 0.50), fsync_percentile(fe, 0.99), fsync_percentile(fe, 0.999),
                 atomic_load(&st->segments_created), atomic_load(&s->log_start_lsn),
-                atomic_load(&s->durable_lsn), atomic_load(&shm_ring(s)->tail));
+                atomic_load(&s->durable_lsn), atomic_load(&shm_ring(s)->tail), read_io_name(s),
+                atomic_load(&s->value_reads_cached), atomic_load(&s->value_reads_device));
     info_backup_path(fe, b);
 }
 

@@ -77,12 +77,26 @@ const char *st_ccounts_check(const st_chunks_t *v, const st_ccounts_t *cc)
 
 /* Whether chunk j wants a record: a RAM chunk with pageable elements that
  * is neither the first nor the last (writes go there: pushes at a list's
- * ends, a stream's appends and trims), or a page below pol->below. */
+ * ends, a stream's appends and trims), a page below pol->below, or a
+ * mergeable page between them. */
 static int chunk_wanted(const st_chunks_t *v, uint32_t j, const st_pgpolicy_t *pol)
 {
     const st_cchunk_t *ch = st_chunks_at(v, j);
-    if (ch->lsn) return pol->below && ch->lsn < pol->below;
-    return st_cch_wants(ch) && ch->stamp.lsn && j != 0 && j + 1 != v->nc;
+    int below = ch->lsn && pol->below && ch->lsn < pol->below;
+    if (j == 0 || j + 1 == v->nc || !ch->stamp.lsn) return below;
+    if (ch->lsn) return below || (v->mergeable && v->mergeable(v->owner, ch, pol));
+    return st_cch_wants(ch);
+}
+
+/* Whether chunk j may start a record: wanted, and not a mergeable page
+ * with no wanted neighbour (rewritten alone it would stay as it is). */
+static int run_seed(const st_chunks_t *v, uint32_t j, const st_pgpolicy_t *pol)
+{
+    if (!chunk_wanted(v, j, pol)) return 0;
+    const st_cchunk_t *ch = st_chunks_at(v, j);
+    if (!ch->lsn || (pol->below && ch->lsn < pol->below)) return 1;
+    return (j > 0 && chunk_wanted(v, j - 1, pol) && !st_chunks_at(v, j - 1)->busy) ||
+           (j + 1 < v->nc && chunk_wanted(v, j + 1, pol) && !st_chunks_at(v, j + 1)->busy);
 }
 
 /* RAM chunks between the first and the last with pageable elements, and
@@ -100,19 +114,13 @@ static uint32_t ram_wanted(const st_chunks_t *v, const st_ccounts_t *cc, uint64_
     return w;
 }
 
-/* Chunks a record is built for once they hold a page's worth of elements
- * (writes at an end leave one full chunk at a time: one record each would
- * make pages of one chunk), or when this many wait (chunks a write inside
- * copied into RAM, each alone). */
-#define WANT_CHUNKS 4u
-
 int st_chunked_wanted(const st_chunks_t *v, st_ccounts_t *cc, uint64_t elements,
                       const st_pgpolicy_t *pol)
 {
     uint64_t bytes;
     uint32_t w = ram_wanted(v, cc, &bytes);
     if (pol->entries && elements >= pol->entries && w &&
-        (bytes >= pol->page_bytes || w >= WANT_CHUNKS))
+        (bytes >= pol->page_bytes || w >= ST_CHUNKED_WANT_CHUNKS))
         return ST_PAGE_WANT_BUILD;
     if (pol->below && cc->npages && (!cc->low || cc->low < pol->below)) {
         uint64_t low = UINT64_MAX;
@@ -137,7 +145,7 @@ int st_chunked_pick(const st_chunks_t *v, st_ccounts_t *cc, const st_pgpolicy_t 
     if (!v->nc) return ST_PAGE_NONE;
     uint32_t found = v->nc, looked = 0, seen = 0, want = UINT32_MAX;
     int inflight = 0;
-    if (!pol->below) {
+    if (!pol->below && !v->mergeable) {
         /* Only RAM chunks can want a record: when as many have one in
          * flight, none is left (a busy chunk that became an end makes
          * this wait for the records to settle: the pager's choice only). */
@@ -151,7 +159,7 @@ int st_chunked_pick(const st_chunks_t *v, st_ccounts_t *cc, const st_pgpolicy_t 
      * of many pages is not scanned for them every turn. */
     for (uint32_t e = 0; e < 2 && found == v->nc; e++) {
         uint32_t t = e ? 1 : v->nc - 2;
-        if (v->nc > 2 && chunk_wanted(v, t, pol) && !st_chunks_at(v, t)->busy) found = t;
+        if (v->nc > 2 && run_seed(v, t, pol) && !st_chunks_at(v, t)->busy) found = t;
     }
     if (cc->scan_at >= v->nc) cc->scan_at = 0;
     for (uint32_t t = cc->scan_at; found == v->nc && looked < v->nc && seen < want;
@@ -160,7 +168,7 @@ int st_chunked_pick(const st_chunks_t *v, st_ccounts_t *cc, const st_pgpolicy_t 
             cc->scan_at = t;
             return ST_PAGE_MORE;
         }
-        if (!chunk_wanted(v, t, pol)) continue;
+        if (!run_seed(v, t, pol)) continue;
         seen++;
         if (st_chunks_at(v, t)->busy)
             inflight = 1;

@@ -1,13 +1,13 @@
 /*
  * chunked.h - what the chunked collections share (core/chunked.c): a list
- * (D63) and a stream (D64) keep their elements in chunks of consecutive
- * elements, each in RAM or a window of a page of the log that the store's
- * pager wrote as a record (CMD_LPAGE, CMD_SPAGE). Both name a chunk's
- * contents by a stamp, count their chunks the same way for the pager's
- * O(1) answers, choose and build their records the same way and find a
- * record's run of chunks by its stamps; the elements, the page image and
- * what a chunk holds in RAM are each type's own (core/list*.c,
- * core/stream*.c).
+ * (D63; a keyed one is a sorted set's order, D65) and a stream (D64) keep
+ * their elements in chunks of consecutive elements, each in RAM or a
+ * window of a page of the log that the store's pager wrote as a record
+ * (CMD_LPAGE, CMD_SPAGE). Both name a chunk's contents by a stamp, count
+ * their chunks the same way for the pager's O(1) answers, choose and
+ * build their records the same way and find a record's run of chunks by
+ * its stamps; the elements, the page image and what a chunk holds in RAM
+ * are each type's own (core/list*.c, core/stream*.c).
  */
 #ifndef ATTIC_STORE_CHUNKED_H
 #define ATTIC_STORE_CHUNKED_H
@@ -76,11 +76,15 @@ static inline int st_cch_wants(const st_cchunk_t *ch)
 }
 
 /* A collection's chunks as this module sees them: chunk j at base + j *
- * stride, nc of them. */
+ * stride, nc of them. mergeable (NULL: none) tells a clean chunk worth
+ * rewriting with its wanted neighbours into fuller pages (a keyed list's
+ * sparse pages, a sorted set's order: D65); owner is its argument. */
 typedef struct st_chunks {
     char *base;
     size_t stride;
     uint32_t nc;
+    int (*mergeable)(const void *owner, const struct st_cchunk *ch, const st_pgpolicy_t *pol);
+    const void *owner;
 } st_chunks_t;
 
 static inline st_cchunk_t *st_chunks_at(const st_chunks_t *v, uint32_t j)
@@ -110,6 +114,12 @@ const char *st_ccounts_check(const st_chunks_t *v, const st_ccounts_t *cc);
 
 /* ---- the pager's choice (store/pager.c) ---- */
 
+/* Chunks a record is built for once they hold a page's worth of elements
+ * (writes at an end leave one full chunk at a time: one record each would
+ * make pages of one chunk), or when this many wait (chunks a write inside
+ * copied into RAM, each alone; a keyed list's sparse pages, D65). */
+#define ST_CHUNKED_WANT_CHUNKS 4u
+
 /* What the pager does with the collection under pol, its elements
  * counted: 0, or ST_PAGE_WANT_BUILD (core/hash.h) when chunks want a
  * record: RAM chunks between the first and the last (those take the
@@ -122,7 +132,8 @@ int st_chunked_wanted(const st_chunks_t *v, st_ccounts_t *cc, uint64_t elements,
  * and catches up past its rate. */
 int st_chunked_behind(const st_chunks_t *v, const st_ccounts_t *cc, uint32_t max);
 /* The first chunk of the next record (ST_PAGE_BUILT, *j0 set: the start
- * of a run of chunks that want one), else ST_PAGE_NONE, ST_PAGE_INFLIGHT
+ * of a run of chunks that want one; a mergeable page starts one only
+ * beside another wanted chunk), else ST_PAGE_NONE, ST_PAGE_INFLIGHT
  * (only chunks with a record in flight want one) or ST_PAGE_MORE (not
  * found among the ST_PAGE_SCAN looked at: the next call goes on). */
 int st_chunked_pick(const st_chunks_t *v, st_ccounts_t *cc, const st_pgpolicy_t *pol, uint32_t *j0);

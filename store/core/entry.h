@@ -155,6 +155,10 @@ struct store_ctx {
     int reply_stream_ok;
     struct st_vsnap *reply_stream;
     uint64_t reply_pin; /* the lowest LSN an open streamed reply reads (UINT64_MAX: none) */
+    /* A read's log bytes left for the store process to read later (D59):
+     * set by the store process around a read request, NULL otherwise
+     * (value.h, st_reply_range_deferred). */
+    struct st_defer *defer;
     st_live_t live;     /* live.c: bytes of each log segment entries refer to */
     st_access_t access; /* access.c: the policy, access data's meaning, evict.c's pool */
     /* DUMP's settings as CONFIG SET left them (t_dump.c): list-max-

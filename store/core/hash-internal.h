@@ -72,12 +72,11 @@ struct st_hash {
  * table's RAM accounting after ix changed (before: its bytes then). */
 uint64_t st_hash_field_bytes(idx_entry_t *f);
 void st_hash_field_free(st_hash_t *h, idx_entry_t *f);
+/* st_hash_peek's copy of field f's value: 1, or -1 when it is longer than
+ * cap or in the log. */
+int st_hash_field_copy(idx_entry_t *f, unsigned char *val, uint32_t cap, uint32_t *vlen);
 idx_entry_t *st_hash_field_new(const void *f, uint32_t n, const unsigned char *v, uint64_t vlen,
                                uint64_t vlsn);
-/* A field whose value is copied into RAM: up to 255 bytes in the entry
- * itself (one allocation), longer in a piece list. */
-idx_entry_t *st_hash_field_new_ram(const void *f, uint32_t n, const unsigned char *v,
-                                   uint64_t vlen);
 void st_hash_table_bytes(st_hash_t *h, uint64_t before);
 
 /* ---- the paged form, shared by hash_paged.c and hash_pgrec.c (D60) ---- */
@@ -145,6 +144,8 @@ int st_pg_visit_range(st_hash_t *h, uint32_t i, uint64_t from, idx_visit_fn fn, 
 
 /* The paged form (hash_paged.c), called by hash.c when h->pg is set. */
 idx_entry_t *st_pg_find(st_hash_t *h, const void *f, uint32_t n);
+int st_pg_peek(st_hash_t *h, const void *f, uint32_t n, unsigned char *val, uint32_t cap,
+               uint32_t *vlen);
 int st_pg_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const unsigned char *v,
               uint64_t vlen, uint64_t vlsn);
 int st_pg_del(st_hash_t *h, st_live_t *live, const void *f, uint32_t n);

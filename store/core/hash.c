@@ -188,6 +188,14 @@ idx_entry_t *st_hash_find(st_hash_t *h, const void *f, uint32_t n)
     return i < 0 ? NULL : h->vec[i];
 }
 
+int st_hash_peek(st_hash_t *h, const void *f, uint32_t n, unsigned char *val, uint32_t cap,
+                 uint32_t *vlen)
+{
+    if (h->pg) return st_pg_peek(h, f, n, val, cap, vlen);
+    idx_entry_t *e = st_hash_find(h, f, n);
+    return e ? st_hash_field_copy(e, val, cap, vlen) : 0;
+}
+
 int st_hash_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const unsigned char *v,
                 uint64_t vlen, uint64_t vlsn)
 {

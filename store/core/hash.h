@@ -51,6 +51,14 @@ uint64_t st_hash_bytes(const st_hash_t *h);
 
 /* The field named f[0, n), or NULL. */
 idx_entry_t *st_hash_find(st_hash_t *h, const void *f, uint32_t n);
+/* Whether field f is there, its value copied into val[0, cap) with its
+ * length in *vlen, handing out no entry (a paged hash's member is read
+ * from its page for this call only: a walk that looks up millions of
+ * members keeps none of them): 1, 0 when absent, or -1 when the value is
+ * longer than cap or in the log (not copied). A sorted set's scores
+ * (core/zset.c), a set's members. */
+int st_hash_peek(st_hash_t *h, const void *f, uint32_t n, unsigned char *val, uint32_t cap,
+                 uint32_t *vlen);
 /* Set field f to v[0, vlen). vlsn is the log position of v's bytes when they
  * are a record's argument (values longer than STORE_INLINE_MAX then stay in
  * the log as an extent), 0 when they are not (a computed value: held in
@@ -175,5 +183,11 @@ idx_entry_t *st_hash_mat_new(store_ctx_t *ctx, const void *name, uint32_t nlen, 
 /* n bytes handed out until st_hash_mat_reset, as those entries are (a
  * stream entry read from a page: core/stream.c, D64). */
 void *st_hash_mat_alloc(store_ctx_t *ctx, size_t n);
+/* An entry holding name f[0, n) and value v[0, vlen) copied into RAM: up
+ * to 255 bytes of value in the entry itself (one allocation), longer in a
+ * piece list (a paged hash's fields; list elements copied out of pages,
+ * core/list.c; hash_field.c). */
+idx_entry_t *st_hash_field_new_ram(const void *f, uint32_t n, const unsigned char *v,
+                                   uint64_t vlen);
 
 #endif

@@ -19,6 +19,14 @@ uint64_t st_hash_field_bytes(idx_entry_t *f)
     return n;
 }
 
+int st_hash_field_copy(idx_entry_t *f, unsigned char *val, uint32_t cap, uint32_t *vlen)
+{
+    uint64_t n = st_ent_vlen(f);
+    *vlen = (uint32_t)n;
+    if (n > cap || st_ent_kind(f) == VK_EXTENT) return -1;
+    return st_read_value(NULL, f, val) ? -1 : 1; /* in RAM: no I/O */
+}
+
 void st_hash_field_free(st_hash_t *h, idx_entry_t *f)
 {
     h->bytes -= st_hash_field_bytes(f);

@@ -377,16 +377,37 @@ static idx_entry_t *stamped(st_hash_t *h, idx_entry_t *nf, unsigned fl)
 
 /* ---- the paged hash's operations (hash.c calls them when h->pg) ---------- */
 
-idx_entry_t *st_pg_find(st_hash_t *h, const void *f, uint32_t n)
+/* Member f: its overlay entry (*ovl), or its image entry (*e, *ovl NULL):
+ * 1, or 0 when absent. */
+static int pg_lookup(st_hash_t *h, const void *f, uint32_t n, idx_entry_t **ovl, st_pgent_t *e)
 {
     idx_entry_t **slot = idx_find(&h->ix, f, n);
-    if (slot) return st_pg_flags(*slot) & PGF_TOMB ? NULL : *slot;
+    *ovl = slot ? *slot : NULL;
+    if (slot) return !(st_pg_flags(*slot) & PGF_TOMB);
     st_paged_t *p = h->pg;
     uint64_t hv = st_pg_hash(p, f, n);
-    uint32_t i = st_pg_locate(p, hv);
+    return st_pg_image_has(p, st_pg_locate(p, hv), hv, f, n, e);
+}
+
+idx_entry_t *st_pg_find(st_hash_t *h, const void *f, uint32_t n)
+{
+    idx_entry_t *ovl;
     st_pgent_t e;
-    if (!st_pg_image_has(p, i, hv, f, n, &e)) return NULL;
-    return st_pg_materialise(p, &e);
+    if (!pg_lookup(h, f, n, &ovl, &e)) return NULL;
+    return ovl ? ovl : st_pg_materialise(h->pg, &e);
+}
+
+int st_pg_peek(st_hash_t *h, const void *f, uint32_t n, unsigned char *val, uint32_t cap,
+               uint32_t *vlen)
+{
+    idx_entry_t *ovl;
+    st_pgent_t e;
+    if (!pg_lookup(h, f, n, &ovl, &e)) return 0;
+    if (ovl) return st_hash_field_copy(ovl, val, cap, vlen);
+    *vlen = e.vlen;
+    if (e.vlen > cap) return -1;
+    if (e.vlen) memcpy(val, e.val, e.vlen);
+    return 1;
 }
 
 int st_pg_set(st_hash_t *h, st_live_t *live, const void *f, uint32_t n, const unsigned char *v,

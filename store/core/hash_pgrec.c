@@ -168,6 +168,7 @@ int st_hash_page_apply(store_ctx_t *ctx, st_hash_t *h, const apply_args_t *a)
     /* The overlay of the run: what the pages took leaves, the rest is
      * judged against the new images and goes to its new range. */
     uint64_t old_live = 0;
+    int taken = 0;
     for (uint32_t j = 0; j < k; j++) {
         st_pgdir_t *od = &p->dir[i0 + j];
         old_live += od->live;
@@ -198,6 +199,7 @@ int st_hash_page_apply(store_ctx_t *ctx, st_hash_t *h, const apply_args_t *a)
                 uint64_t before = idx_table_bytes(&h->ix);
                 idx_remove(&h->ix, slot);
                 st_hash_table_bytes(h, before);
+                taken++;
                 continue;
             }
             st_pg_set_flags(f, fl);
@@ -232,11 +234,15 @@ int st_hash_page_apply(store_ctx_t *ctx, st_hash_t *h, const apply_args_t *a)
     p->ndir = ndir;
     p->fen_ok = 0;
     h->n = (uint32_t)(h->n - old_live + new_live);
-    /* The overlay shrinks as pages take it: its table shrinks too, a few
-     * buckets a record (a table's resize never depends on anything but
-     * its contents, so replay resizes alike). */
+    /* The overlay shrinks as pages take it: its table shrinks too, as many
+     * buckets a record as it took entries (at least 64), so a table grown
+     * to a whole collection's size before it was paged (a sorted set's
+     * scores reach a million before their CMD_PAGEIN applies) is gone
+     * after a few records, not thousands (a table's resize never depends
+     * on anything but its contents and the record, so replay resizes
+     * alike). */
     uint64_t tb = idx_table_bytes(&h->ix);
-    idx_rehash_step(&h->ix, 64);
+    idx_rehash_step(&h->ix, taken > 64 ? taken : 64);
     st_hash_table_bytes(h, tb);
     free(nd.d);
     free(nd.img);
@@ -259,8 +265,11 @@ static uint64_t overlay_cap(const st_hash_t *h, const st_pgpolicy_t *pol)
 static int range_wanted(const st_paged_t *p, const st_pgdir_t *d, const st_pgpolicy_t *pol,
                         uint64_t cap, uint32_t dense)
 {
+    /* Under compaction's line, the overlay goes into pages too: entries
+     * written before the collection was paged keep their values in the
+     * log, and would keep old segments. */
     return st_pg_range_wants(d) || (p->ovl > cap && d->ovl && d->ovl >= dense) ||
-           (d->lsn && d->lsn < pol->below);
+           (pol->below && (d->ovl || (d->lsn && d->lsn < pol->below)));
 }
 
 int st_hash_page_behind(const st_hash_t *h, const st_pgpolicy_t *pol)
@@ -273,6 +282,7 @@ int st_hash_page_wanted(const st_hash_t *h, const st_pgpolicy_t *pol)
     const st_paged_t *p = h->pg;
     if (!p) return h->table && pol->entries && h->n >= pol->entries ? ST_PAGE_WANT_IN : 0;
     if (p->nwant > p->nbusy || p->ovl > overlay_cap(h, pol)) return ST_PAGE_WANT_BUILD;
+    if (pol->below && p->ovl) return ST_PAGE_WANT_BUILD;
     if (pol->below)
         for (uint32_t i = 0; i < p->ndir; i++)
             if (p->dir[i].lsn && p->dir[i].lsn < pol->below) return ST_PAGE_WANT_BUILD;

@@ -71,8 +71,10 @@ uint64_t st_list_elem_bytes(const idx_entry_t *e)
 idx_entry_t *st_list_elem_new(const void *p, uint32_t len, uint64_t lsn)
 {
     rec_arg_t name = {(const unsigned char *)"", 0}, val = {p, len};
-    /* No log position: a large element read into RAM (D45). */
-    if (!lsn && len > STORE_INLINE_MAX) return st_ent_new_ram(&name, p, len, 0);
+    /* No log position: copied into RAM, up to 255 bytes in the entry
+     * itself (a page's element, a sorted set's), longer as a piece (a
+     * large element read into RAM, D45). */
+    if (!lsn && len > STORE_INLINE_MAX) return st_hash_field_new_ram("", 0, p, len);
     return st_ent_new(&name, &val, lsn, 0);
 }
 
@@ -108,12 +110,16 @@ uint64_t st_list_bytes(const st_list_t *l)
 
 /* ---- chunks --------------------------------------------------------------- */
 
+/* Chunks are opened and closed anywhere (a sorted set's inserts split
+ * chunks inside): the shorter side of the array moves. */
 st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add)
 {
-    if (j == 0 && l->c0 >= add) {
+    int head_room = l->c0 >= add, tail_room = l->c0 + l->nc + add <= l->ccap;
+    if (head_room && (j <= l->nc - j || !tail_room)) {
+        memmove(l->c + l->c0 - add, l->c + l->c0, (size_t)j * sizeof(*l->c));
         l->c0 -= add;
     } else {
-        if (l->c0 + l->nc + add > l->ccap) {
+        if (!tail_room) {
             uint32_t cap = l->ccap ? l->ccap : 4;
             while (cap < l->nc + add + 2)
                 cap *= 2;
@@ -141,7 +147,8 @@ st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add)
 
 void st_list_chunks_close(st_list_t *l, uint32_t j, uint32_t k)
 {
-    if (j == 0) {
+    if (j < l->nc - j - k) {
+        memmove(l->c + l->c0 + k, l->c + l->c0, (size_t)j * sizeof(*l->c));
         l->c0 += k;
     } else {
         memmove(l->c + l->c0 + j, l->c + l->c0 + j + k, (size_t)(l->nc - j - k) * sizeof(*l->c));
@@ -151,12 +158,37 @@ void st_list_chunks_close(st_list_t *l, uint32_t j, uint32_t k)
     if (!l->nc) l->c0 = l->ccap / 2;
 }
 
+st_lchunk_t *st_list_chunks_replace(st_list_t *l, uint32_t j, uint32_t k, uint32_t m)
+{
+    if (m > k) st_list_chunks_open(l, j + k, m - k);
+    if (m < k) st_list_chunks_close(l, j + m, k - m);
+    l->fen_ok = 0;
+    memset(st_lch(l, j), 0, (size_t)m * sizeof(*l->c));
+    return st_lch(l, j);
+}
+
 void st_lch_free_ram(st_list_t *l, st_lchunk_t *ch)
 {
     l->bytes -= (uint64_t)ch->cap * sizeof(*ch->v);
     free(ch->v);
     ch->v = NULL;
     ch->cap = ch->first = 0;
+}
+
+void st_lch_head_drop(st_list_t *l, st_lchunk_t *ch)
+{
+    if (!ch->head) return;
+    l->bytes -= st_list_elem_bytes(ch->head);
+    st_list_elem_free(ch->head);
+    ch->head = NULL;
+}
+
+void st_lch_head_set(st_list_t *l, st_lchunk_t *ch, const unsigned char *p, uint32_t n)
+{
+    if (!l->keyed) return;
+    st_lch_head_drop(l, ch);
+    ch->head = st_list_elem_new(p, n, 0);
+    l->bytes += st_list_elem_bytes(ch->head);
 }
 
 /* Room in RAM chunk ch for one more element; recentred when it grows. */
@@ -216,9 +248,13 @@ void st_lch_append(st_list_t *l, st_lchunk_t *ch, idx_entry_t *e)
     ram_put(l, ch, ch->n, e);
 }
 
-static int ram_full(const st_lchunk_t *ch)
+/* A keyed list's RAM chunks take twice as much: a page a write copies
+ * into RAM (its elements ~ a page) then takes inserts without splitting
+ * at once, which would shift the chunk array for each. */
+static int ram_full(const st_list_t *l, const st_lchunk_t *ch)
 {
-    return ch->n >= ST_LCHUNK_ELEMS || ch->vbytes >= ST_LCHUNK_BYTES;
+    uint32_t x = l->keyed ? 2 : 1;
+    return ch->n >= x * ST_LCHUNK_ELEMS || ch->vbytes >= x * ST_LCHUNK_BYTES;
 }
 
 /* ---- positions ------------------------------------------------------------ */
@@ -251,8 +287,7 @@ static void fen_add(st_list_t *l, uint32_t j, int d)
         l->fen[x] += (uint64_t)(int64_t)d;
 }
 
-/* The chunk holding position i (< l->n) and i's place in it. */
-static void locate(st_list_t *l, uint32_t i, uint32_t *j, uint32_t *k)
+void st_list_locate(st_list_t *l, uint32_t i, uint32_t *j, uint32_t *k)
 {
     if (i < l->n / 2) {
         uint32_t at = 0;
@@ -290,6 +325,27 @@ static void locate(st_list_t *l, uint32_t i, uint32_t *j, uint32_t *k)
     *k = rem;
 }
 
+/* The elements before chunk j: walked from the nearer end, or the
+ * Fenwick tree's prefix sum. */
+static uint64_t prefix(st_list_t *l, uint32_t j)
+{
+    uint64_t sum = 0;
+    if (j <= WALK_MAX) {
+        for (uint32_t t = 0; t < j; t++)
+            sum += st_lch(l, t)->n;
+        return sum;
+    }
+    if (l->nc - j <= WALK_MAX) {
+        for (uint32_t t = j; t < l->nc; t++)
+            sum += st_lch(l, t)->n;
+        return l->n - sum;
+    }
+    if (!l->fen_ok) fen_build(l);
+    for (uint32_t x = j; x > 0; x -= x & -x)
+        sum += l->fen[x];
+    return sum;
+}
+
 /* ---- clean chunks ---------------------------------------------------------- */
 
 static store_ctx_t *reader(st_list_t *l, store_ctx_t *ctx)
@@ -313,6 +369,17 @@ static const unsigned char *clean_elem(st_list_t *l, const st_lchunk_t *ch, uint
     return p;
 }
 
+/* A keyed list's clean chunk ch whose window moved: its head is the
+ * window's new first element (one page read, mostly the cached page the
+ * move itself read). */
+static void head_refresh(st_list_t *l, st_lchunk_t *ch)
+{
+    if (!l->keyed || !ch->lsn || !ch->n) return;
+    uint32_t n;
+    const unsigned char *p = clean_elem(l, ch, 0, &n);
+    st_lch_head_set(l, ch, p, n);
+}
+
 /* Uncount clean chunk ch's page (it leaves the list or RAM takes it). */
 static void page_gone(store_ctx_t *ctx, const st_lchunk_t *ch)
 {
@@ -330,6 +397,7 @@ static void dirty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
     const unsigned char *img = st_page_read_into(l->ctx, ch->lsn, ch->len, &buf, &cap), *p;
     size_t off = ST_PGIMG_HDR;
     uint32_t n, first = ch->first, count = ch->n, len = ch->len;
+    st_lch_head_drop(l, ch);
     page_gone(ctx, ch);
     ch->lsn = 0;
     ch->len = ch->first = ch->n = ch->vbytes = ch->npin = 0;
@@ -339,7 +407,8 @@ static void dirty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
     st_lch_stamp(ctx, ch);
     st_lch_count(l, ch, 1);
     /* Tests: killed with a page's elements copied into RAM only. */
-    if (io_fault_point(IO_FAULT_LIST_DIRTY) == IO_FAULT_KILL) raise(SIGKILL);
+    if (io_fault_point(l->keyed ? IO_FAULT_ZSET_DIRTY : IO_FAULT_LIST_DIRTY) == IO_FAULT_KILL)
+        raise(SIGKILL);
 }
 
 /* ---- changes ----------------------------------------------------------------- */
@@ -368,28 +437,13 @@ static void split(store_ctx_t *ctx, st_list_t *l, uint32_t j)
     st_lch_count(l, b, 1);
 }
 
-void st_list_insert(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
+/* Put e before element k of chunk j (k == its n: after its last), not at
+ * either end of the list: the chunk copied into RAM when clean, split when
+ * full. */
+/* Put e at k of RAM chunk j, one element more in the list. */
+static void put_in(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k, idx_entry_t *e)
 {
-    reader(l, ctx);
-    uint32_t j, k;
-    st_lchunk_t *ch;
-    if (i == 0 || i == l->n) {
-        j = i == 0 ? 0 : l->nc - 1;
-        ch = l->nc ? st_lch(l, j) : NULL;
-        if (!ch || ch->lsn || ram_full(ch)) {
-            j = i == 0 ? 0 : l->nc;
-            ch = new_ram_chunk(ctx, l, j);
-        }
-        k = i == 0 ? 0 : ch->n;
-    } else {
-        locate(l, i, &j, &k);
-        if (st_lch(l, j)->lsn) dirty(ctx, l, j);
-        if (ram_full(st_lch(l, j))) {
-            split(ctx, l, j);
-            locate(l, i, &j, &k);
-        }
-        ch = st_lch(l, j);
-    }
+    st_lchunk_t *ch = st_lch(l, j);
     st_lch_count(l, ch, -1);
     ram_put(l, ch, k, e);
     st_lch_stamp(ctx, ch);
@@ -398,6 +452,39 @@ void st_list_insert(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
     fen_add(l, j, 1);
 }
 
+static void insert_at(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k, idx_entry_t *e)
+{
+    if (st_lch(l, j)->lsn) dirty(ctx, l, j);
+    if (ram_full(l, st_lch(l, j))) {
+        uint32_t keep = st_lch(l, j)->n / 2; /* split's */
+        split(ctx, l, j);
+        if (k > keep) j++, k -= keep;
+    }
+    put_in(ctx, l, j, k, e);
+}
+
+void st_list_insert(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_entry_t *e)
+{
+    reader(l, ctx);
+    uint32_t j, k;
+    st_lchunk_t *ch;
+    if (i == 0 || i == l->n) {
+        j = i == 0 ? 0 : l->nc - 1;
+        ch = l->nc ? st_lch(l, j) : NULL;
+        if (!ch || ch->lsn || ram_full(l, ch)) {
+            j = i == 0 ? 0 : l->nc;
+            ch = new_ram_chunk(ctx, l, j);
+        }
+        k = i == 0 ? 0 : ch->n;
+        put_in(ctx, l, j, k, e);
+    } else {
+        st_list_locate(l, i, &j, &k);
+        insert_at(ctx, l, j, k, e);
+    }
+}
+
+static idx_entry_t *take_at(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k);
+
 /* Chunk j is empty: it goes. */
 static void drop_if_empty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
 {
@@ -405,6 +492,7 @@ static void drop_if_empty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
     if (ch->n) return;
     st_lch_count(l, ch, -1);
     if (ch->lsn) page_gone(ctx, ch);
+    st_lch_head_drop(l, ch);
     st_lch_free_ram(l, ch);
     st_list_chunks_close(l, j, 1);
 }
@@ -413,7 +501,13 @@ idx_entry_t *st_list_take(store_ctx_t *ctx, st_list_t *l, uint32_t i)
 {
     reader(l, ctx);
     uint32_t j, k;
-    locate(l, i, &j, &k);
+    st_list_locate(l, i, &j, &k);
+    return take_at(ctx, l, j, k);
+}
+
+/* Take element k of chunk j out. */
+static idx_entry_t *take_at(store_ctx_t *ctx, st_list_t *l, uint32_t j, uint32_t k)
+{
     st_lchunk_t *ch = st_lch(l, j);
     idx_entry_t *e;
     if (ch->lsn && (k == 0 || k == ch->n - 1)) { /* an edge of a page: its window moves */
@@ -423,6 +517,7 @@ idx_entry_t *st_list_take(store_ctx_t *ctx, st_list_t *l, uint32_t i)
         st_lch_count(l, ch, -1);
         if (k == 0) ch->first++;
         ch->n--;
+        if (k == 0) head_refresh(l, ch);
     } else {
         if (ch->lsn) dirty(ctx, l, j);
         ch = st_lch(l, j);
@@ -441,7 +536,7 @@ idx_entry_t *st_list_replace(store_ctx_t *ctx, st_list_t *l, uint32_t i, idx_ent
 {
     reader(l, ctx);
     uint32_t j, k;
-    locate(l, i, &j, &k);
+    st_list_locate(l, i, &j, &k);
     if (st_lch(l, j)->lsn) dirty(ctx, l, j);
     st_lchunk_t *ch = st_lch(l, j);
     st_lch_count(l, ch, -1);
@@ -463,6 +558,7 @@ static uint32_t trim_end(store_ctx_t *ctx, st_list_t *l, int tail, uint32_t coun
     if (ch->lsn) {
         if (!tail) ch->first += d;
         ch->n -= d;
+        if (!tail) head_refresh(l, ch);
     } else {
         for (uint32_t t = 0; t < d; t++) {
             idx_entry_t *e = ram_take(l, ch, tail ? ch->n - 1 : 0);
@@ -497,12 +593,155 @@ void st_list_seal(store_ctx_t *ctx, st_list_t *l)
 idx_entry_t *st_list_at(st_list_t *l, uint32_t i)
 {
     uint32_t j, k;
-    locate(l, i, &j, &k);
+    st_list_locate(l, i, &j, &k);
     st_lchunk_t *ch = st_lch(l, j);
     if (!ch->lsn) return ch->v[ch->first + k];
     uint32_t n;
     const unsigned char *p = clean_elem(l, ch, k, &n);
     return st_hash_mat_new(l->ctx, "", 0, p, n);
+}
+
+/* ---- keyed lists (a sorted set's order, D65) ------------------------------------ */
+
+void st_list_set_keyed(st_list_t *l)
+{
+    l->keyed = 1;
+}
+
+int st_list_is_keyed(const st_list_t *l)
+{
+    return l->keyed;
+}
+
+int st_list_has_pages(const st_list_t *l)
+{
+    return l->cc.npages > 0;
+}
+
+/* Chunk j's first element as bytes: its head (a keyed list's clean chunk,
+ * else read from its page) or its first RAM element. */
+static void first_of(st_list_t *l, uint32_t j, const unsigned char **p, uint32_t *n,
+                     unsigned char **tmp, size_t *cap)
+{
+    const st_lchunk_t *ch = st_lch(l, j);
+    st_lelem_t x = {ch->lsn ? ch->head : ch->v[ch->first], NULL, 0};
+    if (!x.e) {
+        *p = clean_elem(l, ch, 0, n);
+        return;
+    }
+    *n = (uint32_t)st_ent_vlen(x.e);
+    if (st_lelem_bytes(l->ctx, &x, p, tmp, cap)) {
+        log_warn("store: cannot read a list element to seek; stopping");
+        exit(EXIT_FATAL);
+    }
+}
+
+/* Where st_list_seek's position is: chunk *j, *k within it (k may be its
+ * n: after its last). l is not empty. */
+static void seek_place(st_list_t *l, st_list_before_fn before, const void *arg, uint32_t *jp,
+                       uint32_t *kp)
+{
+    unsigned char *tmp = NULL;
+    size_t cap = 0;
+    const unsigned char *p;
+    uint32_t n, lo = 0, hi = l->nc;
+    /* The first chunk whose first element is not before: the answer is in
+     * the chunk ahead of it (or at 0). */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        first_of(l, mid, &p, &n, &tmp, &cap);
+        if (before(arg, p, n))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) {
+        free(tmp);
+        *jp = *kp = 0;
+        return;
+    }
+    uint32_t j = lo - 1, k = 1;
+    const st_lchunk_t *ch = st_lch(l, j);
+    if (ch->lsn) { /* a page: a linear scan of its window, past its first */
+        const unsigned char *img = st_page_read(l->ctx, ch->lsn, ch->len);
+        size_t off = ST_PGIMG_HDR;
+        for (uint32_t t = 0; t < ch->first + ch->n; t++) {
+            if (st_lpimg_next(img, ch->len, &off, &p, &n) != 1) {
+                log_warn("store: a list page at LSN %llu lacks an element it counts; stopping",
+                         (unsigned long long)ch->lsn);
+                exit(EXIT_FATAL);
+            }
+            if (t <= ch->first) continue;
+            if (!before(arg, p, n)) break;
+            k++;
+        }
+    } else { /* in RAM: a binary search past its first */
+        uint32_t a = 1, b = ch->n;
+        while (a < b) {
+            uint32_t mid = a + (b - a) / 2;
+            st_lelem_t x = {ch->v[ch->first + mid], NULL, 0};
+            if (st_lelem_bytes(l->ctx, &x, &p, &tmp, &cap)) {
+                log_warn("store: cannot read a list element to seek; stopping");
+                exit(EXIT_FATAL);
+            }
+            if (before(arg, p, (uint32_t)st_ent_vlen(x.e)))
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        k = a;
+    }
+    free(tmp);
+    *jp = j;
+    *kp = k;
+}
+
+uint32_t st_list_seek(st_list_t *l, st_list_before_fn before, const void *arg)
+{
+    if (!l->n) return 0;
+    uint32_t j, k;
+    seek_place(l, before, arg, &j, &k);
+    return (uint32_t)(prefix(l, j) + k);
+}
+
+void st_list_insert_sorted(store_ctx_t *ctx, st_list_t *l, st_list_before_fn before,
+                           const void *arg, idx_entry_t *e)
+{
+    reader(l, ctx);
+    uint32_t j, k;
+    if (!l->n) {
+        st_list_insert(ctx, l, 0, e);
+        return;
+    }
+    seek_place(l, before, arg, &j, &k);
+    if (j == 0 && k == 0) { /* the ends: as pushes */
+        st_list_insert(ctx, l, 0, e);
+        return;
+    }
+    if (j == l->nc - 1 && k == st_lch(l, j)->n) {
+        st_list_insert(ctx, l, l->n, e);
+        return;
+    }
+    /* Between two chunks: into the one in RAM with room, if any. */
+    const st_lchunk_t *ch = st_lch(l, j);
+    if (k == 0 && !st_lch(l, j - 1)->lsn && !ram_full(l, st_lch(l, j - 1))) {
+        j--;
+        k = st_lch(l, j)->n;
+    } else if (k == ch->n && !st_lch(l, j + 1)->lsn && !ram_full(l, st_lch(l, j + 1))) {
+        j++;
+        k = 0;
+    }
+    insert_at(ctx, l, j, k, e);
+}
+
+idx_entry_t *st_list_take_sorted(store_ctx_t *ctx, st_list_t *l, st_list_before_fn before,
+                                 const void *arg)
+{
+    reader(l, ctx);
+    uint32_t j, k;
+    seek_place(l, before, arg, &j, &k);
+    if (k == st_lch(l, j)->n) j++, k = 0; /* the next chunk's first */
+    return take_at(ctx, l, j, k);
 }
 
 /* ---- walking ------------------------------------------------------------------ */
@@ -514,7 +753,7 @@ void st_list_iter_init(st_list_iter_t *it, st_list_t *l, uint32_t from, uint32_t
     it->rev = rev;
     it->cj = UINT32_MAX;
     it->left = from < l->n ? count : 0;
-    if (it->left) locate(l, from, &it->j, &it->k);
+    if (it->left) st_list_locate(l, from, &it->j, &it->k);
 }
 
 /* Index clean chunk j's window into it->p[], it->n[]. */
@@ -622,6 +861,7 @@ static void list_free(st_obj_t *o)
         for (uint32_t k = 0; !ch->lsn && k < ch->n; k++)
             st_list_elem_free(ch->v[ch->first + k]);
         free(ch->v);
+        if (ch->head) st_list_elem_free(ch->head);
     }
     free(l->c);
     free(l->fen);
@@ -635,6 +875,7 @@ static st_obj_t *list_dup(const st_obj_t *o)
     const st_list_t *l = (const st_list_t *)o;
     st_list_t *c = st_list_new();
     c->ctx = l->ctx;
+    c->keyed = l->keyed;
     rec_arg_t name = {(const unsigned char *)"", 0};
     if (l->nc) st_list_chunks_open(c, 0, l->nc);
     for (uint32_t j = 0; j < l->nc; j++) {
@@ -643,6 +884,10 @@ static st_obj_t *list_dup(const st_obj_t *o)
         if (s->lsn) {
             *d = *s;
             d->busy = 0;
+            if (s->head) {
+                d->head = st_ent_dup(s->head, &name);
+                c->bytes += st_list_elem_bytes(d->head);
+            }
         } else {
             d->stamp = s->stamp;
             for (uint32_t k = 0; k < s->n; k++)
@@ -717,6 +962,10 @@ static void list_bind(st_obj_t *o, store_ctx_t *ctx)
  *       version 1 writes them;
  *     u8 1 (a page), u64 stamp lsn, u32 stamp seq, u64 page lsn, u32 page
  *       length, u32 first, u32 n.
+ * Version 3 (D65: a keyed list, a sorted set's order): version 2 with u8 3
+ * first, and after each page's fields its head, the window's first
+ * element, as version 1 writes an element, and u32 its page's element
+ * count.
  * Version 1 (before D63; still read, into RAM chunks stamped by their
  * contents): u8 1, u32 element count, then per element, head first:
  *     u8 0, u32 length, bytes        (inline; read back at any length)
@@ -727,6 +976,7 @@ static void list_bind(st_obj_t *o, store_ctx_t *ctx)
  */
 #define CKPT_V1 1
 #define CKPT_V2 2
+#define CKPT_V3 3
 
 static void put_u32(buf_t *b, uint32_t v)
 {
@@ -771,7 +1021,7 @@ static void put_elem(buf_t *out, idx_entry_t *e)
 static void list_ckpt_write(const st_obj_t *o, buf_t *out)
 {
     const st_list_t *l = (const st_list_t *)o;
-    buf_append(out, "\2", 1);
+    buf_append(out, l->keyed ? "\3" : "\2", 1);
     put_u32(out, l->n);
     put_u32(out, l->nc);
     for (uint32_t j = 0; j < l->nc; j++) {
@@ -784,6 +1034,10 @@ static void list_ckpt_write(const st_obj_t *o, buf_t *out)
             put_u32(out, ch->len);
             put_u32(out, ch->first);
             put_u32(out, ch->n);
+            if (l->keyed) {
+                put_elem(out, ch->head);
+                put_u32(out, ch->pn);
+            }
         } else {
             put_u32(out, ch->n);
             for (uint32_t k = 0; k < ch->n; k++)
@@ -820,11 +1074,11 @@ static idx_entry_t *get_elem(const unsigned char *p, size_t len, size_t *at)
 static st_lchunk_t *v1_chunk(st_list_t *l)
 {
     st_lchunk_t *ch = l->nc ? st_lch(l, l->nc - 1) : NULL;
-    return ch && !ram_full(ch) ? ch : st_list_chunks_open(l, l->nc, 1);
+    return ch && !ram_full(l, ch) ? ch : st_list_chunks_open(l, l->nc, 1);
 }
 
-/* A version 1 stream's chunk, stamped by its contents (no record made it
- * here): bit 63 set, the element bytes' hash, the chunk's place. */
+/* A chunk stamped by its contents where no record made it (a version 1
+ * stream's): bit 63 set, the element bytes' hash, the chunk's place. */
 static void v1_stamp(st_lchunk_t *ch, uint32_t j)
 {
     XXH3_state_t st;
@@ -846,12 +1100,19 @@ static void v1_stamp(st_lchunk_t *ch, uint32_t j)
     ch->stamp = st_pgstamp_of(XXH3_64bits_digest(&st), j);
 }
 
+void st_list_seal_contents(st_list_t *l)
+{
+    for (uint32_t j = 0; j < l->nc; j++)
+        if (!st_lch(l, j)->stamp.lsn) v1_stamp(st_lch(l, j), j);
+}
+
 static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
 {
     size_t at = 5;
-    if (len < 5 || (p[0] != CKPT_V1 && p[0] != CKPT_V2)) return -1;
+    if (len < 5 || p[0] < CKPT_V1 || p[0] > CKPT_V3) return -1;
     uint32_t n = cmd_get_u32(p + 1);
     st_list_t *l = st_list_new();
+    l->keyed = p[0] == CKPT_V3;
     if (p[0] == CKPT_V1) {
         for (uint32_t i = 0; i < n; i++) {
             idx_entry_t *e = get_elem(p, len, &at);
@@ -860,10 +1121,9 @@ static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
             ram_put(l, ch, ch->n, e);
             l->n++;
         }
-        for (uint32_t j = 0; j < l->nc; j++) {
-            v1_stamp(st_lch(l, j), j);
+        st_list_seal_contents(l);
+        for (uint32_t j = 0; j < l->nc; j++)
             st_lch_count(l, st_lch(l, j), 1);
-        }
         *out = &l->obj;
         return (long)at;
     }
@@ -885,6 +1145,13 @@ static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
             ch->n = cmd_get_u32(p + at + 16);
             at += 20;
             if (!ch->lsn || ch->len < ST_PGIMG_HDR || !ch->n) goto bad;
+            if (l->keyed) { /* version 3: the window's first element, the page's count */
+                if (!(ch->head = get_elem(p, len, &at))) goto bad;
+                l->bytes += st_list_elem_bytes(ch->head);
+                if (len - at < 4) goto bad;
+                ch->pn = cmd_get_u32(p + at);
+                at += 4;
+            }
         } else if (kind == 0) { /* u32 n, the elements */
             uint32_t cn = cmd_get_u32(p + at);
             at += 4;

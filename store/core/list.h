@@ -5,11 +5,18 @@
  * types/t_list.c; the pages' records in core/list_page.c.
  *
  * An element in RAM is an idx_entry_t laid out as a string entry
- * (entry.h) with an empty name: its bytes inline (up to STORE_INLINE_MAX)
- * or one log extent (a record's argument, never copied into RAM), or one
- * RAM piece (st_ent_new_ram: a long element RESTORE decoded from an
- * LZF-compressed node, D40, or copied out of a page a write changed). An
- * element in a page is handed out as a copy (st_list_at, the iterator).
+ * (entry.h) with an empty name: its bytes inline (up to STORE_INLINE_MAX),
+ * or one log extent (a record's argument, never copied into RAM), or, when
+ * no record holds them (copied out of a page a write changed, a sorted
+ * set's element, RESTORE's), in RAM: inline in the entry up to 255 bytes,
+ * longer as one RAM piece (st_ent_new_ram: a long element RESTORE decoded
+ * from an LZF-compressed node, D40). An element in a page is handed out as
+ * a copy (st_list_at, the iterator).
+ *
+ * A keyed list (D65) is a sorted set's order: its elements are kept
+ * sorted by the sorted set (core/zset.c), which finds places with
+ * st_list_seek; each clean chunk then keeps a copy of its first element,
+ * so a seek reads at most the one page it ends in.
  */
 #ifndef ATTIC_STORE_LIST_H
 #define ATTIC_STORE_LIST_H
@@ -73,6 +80,30 @@ void st_list_trim(store_ctx_t *ctx, st_list_t *l, uint32_t head, uint32_t tail);
 /* Stamp every unstamped chunk of l (a list built by RESTORE or SORT ...
  * STORE, now in the index). */
 void st_list_seal(store_ctx_t *ctx, st_list_t *l);
+/* The same where no record is being applied (a list read from a version
+ * 1 checkpoint stream): stamped by contents and place (list-internal.h). */
+void st_list_seal_contents(st_list_t *l);
+
+/* ---- keyed lists (D65) ---- */
+
+/* l (empty) becomes keyed: its clean chunks keep their first elements. */
+void st_list_set_keyed(st_list_t *l);
+int st_list_is_keyed(const st_list_t *l);
+/* Whether element p[0, n) comes before what is sought (arg). */
+typedef int (*st_list_before_fn)(const void *arg, const unsigned char *p, uint32_t n);
+/* The position of the first element for which before() is 0, for a list
+ * whose elements are all those it holds 1 for, then the others (a sorted
+ * list): a binary search over the chunks' first elements, then one chunk
+ * (a page read when it is clean). O(log chunks + chunk). */
+uint32_t st_list_seek(st_list_t *l, st_list_before_fn before, const void *arg);
+/* Put e where st_list_seek would place it, or take out the element there
+ * (which must be), found the same way without its rank: no Fenwick tree,
+ * which a write that splits or joins chunks would make stale for the next
+ * rank anyway. As st_list_insert and st_list_take otherwise. */
+void st_list_insert_sorted(store_ctx_t *ctx, st_list_t *l, st_list_before_fn before,
+                           const void *arg, idx_entry_t *e);
+idx_entry_t *st_list_take_sorted(store_ctx_t *ctx, st_list_t *l, st_list_before_fn before,
+                                 const void *arg);
 
 /* ---- walking the elements in order ---- */
 
@@ -111,6 +142,18 @@ int st_lelem_bytes(store_ctx_t *ctx, const st_lelem_t *x, const unsigned char **
                    unsigned char **tmp, size_t *cap);
 void st_lelem_reply(store_ctx_t *ctx, const st_lelem_t *x, buf_t *r);
 idx_entry_t *st_lelem_entry(store_ctx_t *ctx, const st_lelem_t *x);
+
+/* A run of l's elements as a reply in parts (core/list_pgsnap.c, D65):
+ * count elements from position from (downwards when rev), each made into
+ * reply bytes by put(arg, its bytes, out) as the parts are asked for.
+ * arg is the snapshot's, freed by arg_free (when not NULL) whatever the
+ * result; NULL on a read error. Whether l has pages (else a reply is
+ * simply built whole). */
+typedef void (*st_lsnap_put_fn)(const void *arg, const unsigned char *p, uint32_t n, buf_t *out);
+struct st_vsnap *st_list_run_snapshot(st_list_t *l, uint32_t from, uint32_t count, int rev,
+                                      st_lsnap_put_fn put, const void *arg,
+                                      void (*arg_free)(const void *arg));
+int st_list_has_pages(const st_list_t *l);
 
 /* ---- pages (core/list_page.c, D63) ---- */
 

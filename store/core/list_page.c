@@ -103,6 +103,7 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
         st_lch_count(l, ch, -1);
         if (ch->lsn) {
             st_live_add(&ctx->live, ch->lsn, ch->len, -1);
+            st_lch_head_drop(l, ch);
             continue;
         }
         for (uint32_t q = 0; q < ch->n; q++) {
@@ -117,8 +118,7 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
         }
         st_lch_free_ram(l, ch);
     }
-    st_list_chunks_close(l, j0, k);
-    st_lchunk_t *nc = st_list_chunks_open(l, j0, m);
+    st_lchunk_t *nc = st_list_chunks_replace(l, j0, k, m);
     uint32_t img = 3, at = 0;
     for (uint32_t t = 0; t < m; t++) {
         uint32_t v = cmd_get_u32(lay->ptr + 4 * t), n = v & ~ST_CPAGE_PIN;
@@ -129,8 +129,15 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
         } else {
             ch->lsn = st_arg_lsn(a, img);
             ch->len = a->argv[img].len;
-            ch->n = n;
+            ch->n = ch->pn = n;
             st_live_add(&ctx->live, ch->lsn, ch->len, 1);
+            if (l->keyed) { /* the page's first element, from the record */
+                const unsigned char *p;
+                uint32_t pn;
+                size_t off = ST_PGIMG_HDR;
+                st_lpimg_next(a->argv[img].ptr, a->argv[img].len, &off, &p, &pn);
+                st_lch_head_set(l, ch, p, pn);
+            }
             img++;
         }
         st_lch_stamp(ctx, ch);
@@ -142,9 +149,26 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const apply_args_t *a)
 
 /* ---- building records (store/pager.c) ------------------------------------- */
 
+/* A keyed list's clean chunk worth merging with its neighbours: under
+ * half its page's elements, or a page under half a page's bytes (a run's
+ * last). core/chunked.c asks it of clean chunks between the ends. */
+static int mergeable(const void *owner, const st_cchunk_t *c, const st_pgpolicy_t *pol)
+{
+    const st_list_t *l = owner;
+    const st_lchunk_t *ch = (const st_lchunk_t *)c; /* c is its first member */
+    return l->keyed && ch->lsn && ch->pn && (st_lch_sparse(l, ch) || 2 * ch->len < pol->page_bytes);
+}
+
+st_chunks_t st_list_chunks(const st_list_t *l)
+{
+    return (st_chunks_t){(char *)(l->c + l->c0), sizeof(*l->c), l->nc, l->keyed ? mergeable : NULL,
+                         l};
+}
+
 int st_list_page_wanted(st_list_t *l, const st_pgpolicy_t *pol)
 {
     st_chunks_t v = st_list_chunks(l);
+    if (pol->entries && l->nsparse >= ST_CHUNKED_WANT_CHUNKS) return ST_PAGE_WANT_BUILD;
     return st_chunked_wanted(&v, &l->cc, l->n, pol);
 }
 
@@ -234,12 +258,14 @@ const char *st_list_check(st_list_t *l)
 {
     static char why[160];
     uint64_t n = 0, bytes = sizeof(*l) + (uint64_t)l->ccap * sizeof(*l->c);
+    uint32_t nsparse = 0;
     st_chunks_t v = st_list_chunks(l);
     const char *bad = st_ccounts_check(&v, &l->cc);
     if (bad) return bad;
     for (uint32_t j = 0; j < l->nc; j++) {
         st_lchunk_t *ch = st_lch(l, j);
         n += ch->n;
+        nsparse += st_lch_sparse(l, ch);
         if (ch->lsn) {
             const unsigned char *img = st_page_read(l->ctx, ch->lsn, ch->len);
             long c = st_lpimg_check(img, ch->len, ST_LIST_PAGE_ELEM_MAX);
@@ -247,6 +273,21 @@ const char *st_list_check(st_list_t *l)
                 snprintf(why, sizeof(why), "chunk %u: a window [%u, +%u) of a page of %ld", j,
                          ch->first, ch->n, c);
                 return why;
+            }
+            if (!l->keyed != !ch->head) return "a clean chunk's head where none belongs, or none";
+            if (l->keyed && ch->pn != (uint32_t)c)
+                return "a clean chunk's page count is not its page's";
+            if (ch->head) {
+                const unsigned char *p;
+                uint32_t pn;
+                size_t off = ST_PGIMG_HDR;
+                for (uint32_t t = 0; t <= ch->first; t++)
+                    st_lpimg_next(img, ch->len, &off, &p, &pn);
+                unsigned char hb[ST_LIST_PAGE_ELEM_MAX];
+                if (st_ent_vlen(ch->head) != pn || st_read_value(l->ctx, ch->head, hb) ||
+                    memcmp(hb, p, pn) != 0)
+                    return "a clean chunk's head is not its first element";
+                bytes += st_list_elem_bytes(ch->head);
             }
             continue;
         }
@@ -262,11 +303,12 @@ const char *st_list_check(st_list_t *l)
         if (pin != ch->npin || vb != ch->vbytes) return "a RAM chunk's counts drifted";
     }
     if (n != l->n) return "the element count is not the chunks' sum";
+    if (nsparse != l->nsparse) return "the list's chunk counts drifted";
     if (bytes != l->bytes) {
         snprintf(why, sizeof(why), "RAM bytes %llu, counted %llu", (unsigned long long)bytes,
                  (unsigned long long)l->bytes);
         return why;
     }
-    st_hash_mat_reset(l->ctx);
+    if (l->ctx) st_hash_mat_reset(l->ctx);
     return NULL;
 }

@@ -88,6 +88,11 @@ static inline unsigned st_ent_type(const idx_entry_t *e)
  * these: core/types.c). */
 const st_type_ops_t *st_type_ops(unsigned t);
 
+/* 1 when e is a hash, list, set or sorted set with no members left: its
+ * handler removes it next (an empty one does not exist, in Redis as here; a
+ * stream does), so whoever looks at it meanwhile must take it as absent. */
+int st_ent_emptied(idx_entry_t *e);
+
 /* TYPE's answer for type t ("string", "hash", ...; "none" past the last),
  * and for entry e. */
 const char *st_type_name_of(unsigned t);

@@ -83,7 +83,7 @@ static inline int st_sentry_pageable(uint32_t size)
 /* s's chunks as core/chunked.c sees them. */
 static inline st_chunks_t st_stream_chunks(const st_stream_t *s)
 {
-    return (st_chunks_t){(char *)(s->c + s->c0), sizeof(*s->c), s->nc};
+    return (st_chunks_t){(char *)(s->c + s->c0), sizeof(*s->c), s->nc, NULL, NULL};
 }
 
 /* Take chunk ch's contribution out of s's counts (sign -1) or put it back

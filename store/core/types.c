@@ -1,7 +1,8 @@
 /*
  * types.c - the table of collection types (object.h): st_type_ops(t) finds
  * a type's operations by its number, which is how a checkpoint being read
- * (it holds type numbers, not pointers) finds the reader of an entry.
+ * (it holds type numbers, not pointers) finds the reader of an entry;
+ * and what is common to the types: their names, whether one is empty.
  * Store process only; holds no state.
  */
 #include <stddef.h>
@@ -20,6 +21,21 @@ static const st_type_ops_t *const types[ST__NTYPES] = {
 const st_type_ops_t *st_type_ops(unsigned t)
 {
     return t < ST__NTYPES ? types[t] : NULL;
+}
+
+int st_ent_emptied(idx_entry_t *e)
+{
+    switch (st_ent_type(e)) {
+    case ST_HASH:
+    case ST_SET:
+        return st_hash_len(st_ent_hash(e)) == 0;
+    case ST_LIST:
+        return st_list_len(st_ent_list(e)) == 0;
+    case ST_ZSET:
+        return st_zset_len(st_ent_zset(e)) == 0;
+    default:
+        return 0;
+    }
 }
 
 const char *st_type_name_of(unsigned t)

@@ -90,7 +90,14 @@ static int seg_fd(store_ctx_t *ctx, uint64_t start)
     int fd = io->open(path, O_RDONLY, 0);
     ctx->fds[i].fd = fd;
     ctx->fds[i].start = start;
-    if (fd < 0) log_warn("store: cannot open %s: %s", path, strerror(errno));
+    if (fd < 0) {
+        log_warn("store: cannot open %s: %s", path, strerror(errno));
+        return fd;
+    }
+    /* Values are read at random places: readahead (8 MB on some devices)
+     * would read, and cache in place of what is wanted, bytes nobody asked
+     * for (D59). A large value's parts are read 1 MB at a time anyway. */
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
     return fd;
 }
 
@@ -102,9 +109,45 @@ void st_log_forget(store_ctx_t *ctx, uint64_t start)
     ctx->fds[i].fd = -1;
 }
 
+/* Leave [lsn, lsn + len) for later as a hole at dst, inside the buffer
+ * st_reply_range_deferred copies into now. Returns 0, or -1 when there is
+ * no room for another hole (the bytes are read now). */
+static int defer_hole(st_defer_t *d, uint64_t lsn, uint64_t len, const unsigned char *dst)
+{
+    if (d->n == d->max) return -1;
+    if (d->n == d->cap) {
+        uint32_t cap = d->cap ? d->cap * 2 : 16;
+        if (cap > d->max) cap = d->max;
+        st_hole_t *h = realloc(d->hole, cap * sizeof(*h));
+        if (!h) return -1;
+        d->hole = h;
+        d->cap = cap;
+    }
+    d->hole[d->n++] = (st_hole_t){(uint64_t)(dst - d->base), lsn, len};
+    if (lsn < d->lowest) d->lowest = lsn;
+    return 0;
+}
+
+void st_defer_cut(store_ctx_t *ctx, const buf_t *b, size_t mark)
+{
+    st_defer_t *d = ctx->defer;
+    if (!d || d->buf != b) return;
+    uint32_t keep = 0;
+    d->lowest = UINT64_MAX;
+    for (uint32_t i = 0; i < d->n; i++) {
+        if (d->hole[i].off < mark) {
+            d->hole[keep++] = d->hole[i];
+            if (d->hole[i].lsn < d->lowest) d->lowest = d->hole[i].lsn;
+        }
+    }
+    d->n = keep;
+}
+
 /* Copy len bytes of the log at lsn to dst. Returns 0 or -1 (logged). */
 int st_read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst)
 {
+    if (ctx && ctx->defer && ctx->defer->base && defer_hole(ctx->defer, lsn, len, dst) == 0)
+        return 0;
     while (len > 0) {
         uint64_t start = lsn & ~(ctx->segment_size - 1);
         uint64_t chunk = start + ctx->segment_size - lsn;
@@ -130,8 +173,9 @@ int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst)
 }
 
 /* Append bytes [off, off + len) of e's value as a bulk string (or an error
- * reply: too large, I/O). */
-void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b)
+ * reply: too large, I/O), its log bytes left as holes when d is set. */
+static void reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b,
+                        st_defer_t *d)
 {
     if (ctx->max_reply && len > ctx->max_reply) {
         resp_error(b, STORE_ERR_TOO_LARGE);
@@ -139,14 +183,31 @@ void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len
     }
     size_t mark = b->len;
     resp_bulk_header(b, (size_t)len);
+    /* The room first: the holes' offsets are taken from b's bytes as they
+     * are while st_read_range copies. */
     buf_reserve(b, (size_t)len + 2);
-    if (st_read_range(ctx, e, off, len, (unsigned char *)b->data + b->len)) {
+    if (d) d->base = (const unsigned char *)b->data;
+    int rc = st_read_range(ctx, e, off, len, (unsigned char *)b->data + b->len);
+    if (d) d->base = NULL;
+    if (rc) { /* holes left before the failure are cut with the value */
+        st_defer_cut(ctx, b, mark);
         b->len = mark;
         resp_error(b, STORE_ERR_IO);
         return;
     }
     b->len += (size_t)len;
     buf_append(b, "\r\n", 2);
+}
+
+void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b)
+{
+    reply_range(ctx, e, off, len, b, NULL);
+}
+
+void st_reply_range_deferred(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b)
+{
+    st_defer_t *d = ctx->defer;
+    reply_range(ctx, e, off, len, b, d && d->buf == b ? d : NULL);
 }
 
 /* Append e's whole value the same way. */
@@ -173,14 +234,14 @@ struct st_vsnap {
     uint32_t n, cap, cur; /* runs; cur: the run the next read starts in */
     uint64_t cur_off;     /* offset of run cur in the range */
     st_vrun_t *run;
-    /* Or a reply made as it goes (st_vsnap_gen): no runs, no length; the
-     * bytes its last call made past its part's room, to go first in the
-     * next part, and whether it is done. */
+    /* Or a reply made as it goes (st_vsnap_gen): no runs, no length. Its
+     * bytes past a part's end wait in over (from over_at) for the next
+     * part; done once the generator said so. */
     const st_vgen_ops_t *gen;
     void *gen_state;
-    buf_t pending;
-    size_t pending_at;
-    int gen_done;
+    buf_t over;
+    size_t over_at;
+    int done;
 };
 
 struct st_vsnap *st_vsnap_gen(const st_vgen_ops_t *ops, void *state)
@@ -189,7 +250,6 @@ struct st_vsnap *st_vsnap_gen(const st_vgen_ops_t *ops, void *state)
     if (!v) return NULL;
     v->gen = ops;
     v->gen_state = state;
-    buf_init(&v->pending);
     return v;
 }
 
@@ -198,38 +258,29 @@ int st_vsnap_is_gen(const struct st_vsnap *v)
     return v->gen != NULL;
 }
 
-/* Bytes of v->pending still to go, at most room, moved into out. */
-static void gen_drain(struct st_vsnap *v, buf_t *out, size_t room)
-{
-    size_t n = v->pending.len - v->pending_at;
-    if (n > room) n = room;
-    buf_append(out, v->pending.data + v->pending_at, n);
-    v->pending_at += n;
-    if (v->pending_at == v->pending.len) {
-        buf_reset(&v->pending);
-        v->pending_at = 0;
-    }
-}
-
 int st_vsnap_gen_next(store_ctx_t *ctx, struct st_vsnap *v, buf_t *out, size_t max)
 {
     size_t start = out->len;
-    if (v->pending.len) {
-        gen_drain(v, out, max);
-        if (v->pending.len) return 0; /* the part is full */
+    if (v->over.len) { /* what the last part could not take first */
+        size_t n = v->over.len - v->over_at;
+        if (n > max) n = max;
+        buf_append(out, v->over.data + v->over_at, n);
+        v->over_at += n;
+        if (v->over_at < v->over.len) return 0;
+        buf_reset(&v->over);
+        v->over_at = 0;
     }
-    if (v->gen_done) return 1;
     size_t used = out->len - start;
-    if (used >= max) return 0;
-    int rc = v->gen->next(ctx, v->gen_state, out, max - used);
-    if (rc < 0) return -1;
-    if (out->len - start > max) { /* its last element passed the room: the rest waits */
-        buf_append(&v->pending, out->data + start + max, out->len - start - max);
-        out->len = start + max;
-        v->gen_done = rc == 1;
-        return 0;
+    if (!v->done && used < max) {
+        int rc = v->gen->next(ctx, v->gen_state, out, max - used);
+        if (rc < 0) return -1;
+        v->done = rc == 1;
     }
-    return rc;
+    if (out->len - start > max) { /* an element past the part's end: kept */
+        buf_append(&v->over, out->data + start + max, out->len - start - max);
+        out->len = start + max;
+    }
+    return v->done && !v->over.len ? 1 : 0;
 }
 
 #define ST_SNAP_RAM_MAX (1u << 20) /* RAM bytes a snapshot copies at most */
@@ -260,10 +311,8 @@ static int snap_add(struct st_vsnap *v, unsigned kind, uint64_t where, uint64_t 
 void st_vsnap_free(struct st_vsnap *v)
 {
     if (!v) return;
-    if (v->gen) {
-        v->gen->free(v->gen_state);
-        buf_free(&v->pending);
-    }
+    if (v->gen) v->gen->free(v->gen_state);
+    buf_free(&v->over);
     for (uint32_t i = 0; i < v->n; i++)
         if (v->run[i].kind == PIECE_RAM) free((void *)(uintptr_t)v->run[i].where);
     free(v->run);
@@ -358,7 +407,7 @@ void st_reply_range_parts(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64
             return;
         }
     }
-    st_reply_range(ctx, e, off, len, b);
+    st_reply_range_deferred(ctx, e, off, len, b);
 }
 
 /* ---- pieces ------------------------------------------------------------ */

@@ -13,6 +13,31 @@
 #include "buf.h"
 #include "entry.h"
 
+/*
+ * Deferred log reads (D59). While ctx->defer is set and names the reply
+ * buffer, st_reply_range_deferred leaves the log's bytes of a value as
+ * holes in that buffer: the room is reserved (its bytes undefined) and each
+ * hole {off, lsn, len} says which log bytes go at reply byte off. The
+ * store process reads them (several reads in flight at once) before it
+ * sends the reply. The log is append-only, so the bytes read later are the
+ * bytes the reply would have had now, as long as their segment is not
+ * deleted meanwhile (the store process pins the lowest LSN, as for a
+ * reply in parts). At most `max` holes: past it, bytes are read at once.
+ */
+typedef struct st_hole {
+    uint64_t off, lsn, len;
+} st_hole_t;
+typedef struct st_defer {
+    const buf_t *buf; /* the reply buffer whose holes may be left */
+    st_hole_t *hole;
+    uint32_t n, cap, max;
+    uint64_t lowest;           /* the lowest LSN a hole reads (UINT64_MAX: none) */
+    const unsigned char *base; /* private: buf's bytes while a value is copied */
+} st_defer_t;
+/* Holes at or after reply byte mark are dropped (a handler cut its reply
+ * back to mark). */
+void st_defer_cut(store_ctx_t *ctx, const buf_t *b, size_t mark);
+
 /* Largest value a string can hold (piece ends are 62-bit: pieces.h). */
 #define ST_VALUE_MAX ((UINT64_C(1) << 62) - 1)
 
@@ -22,6 +47,10 @@ int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst);
 void st_reply_value(store_ctx_t *ctx, idx_entry_t *e, buf_t *b);
 /* The same for bytes [off, off + len) of e's value (within its length). */
 void st_reply_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, buf_t *b);
+/* st_reply_range whose log bytes may be left as holes (above) when b is
+ * ctx->defer's buffer: GET, GETRANGE and MGET. */
+void st_reply_range_deferred(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len,
+                             buf_t *b);
 /* st_reply_range for a read that may send its bytes in parts (GET,
  * GETRANGE; D48): when ctx->reply_stream_ok and len is at least
  * ST_STREAM_MIN, only the bulk's header goes into b and the range is left
@@ -37,12 +66,13 @@ uint64_t st_vsnap_lowest(const struct st_vsnap *v);
 int st_vsnap_read(store_ctx_t *ctx, struct st_vsnap *v, uint64_t off, uint64_t n,
                   unsigned char *dst);
 void st_vsnap_free(struct st_vsnap *v);
-/* A reply in parts made as it goes (a large collection's members, D60; a
- * stream's entries, D64): next appends whole elements of the reply to out
- * while it added fewer than max bytes (the last may pass max: the wrapper
- * keeps what passes it for the next part) and returns 0 while more remain,
- * 1 when it is done, -1 on a read error; lowest is the lowest LSN it will
- * still read (UINT64_MAX: none); free frees the state.
+/* A reply in parts made as it goes (a large collection's members, D60,
+ * D65; a stream's entries, D64): next appends whole elements of the reply
+ * to out until it has appended at least max bytes or is done, and returns
+ * 0 while more remain, 1 when it is done, -1 on a read error
+ * (st_vsnap_gen_next keeps what passed max for the next part); lowest is
+ * the lowest LSN it will still read (UINT64_MAX: none); free frees the
+ * state.
  * st_vsnap_gen wraps one (NULL: out of memory; the state is then the
  * caller's); its st_vsnap_len is 0 and st_vsnap_read is not for it. */
 typedef struct st_vgen_ops {

@@ -3,7 +3,8 @@
  * that EXEC judges watched keys by. Every apply handler that changes a key
  * reports it here (st_key_changed), and the flushes and SWAPDB report
  * whole databases; route.c's EXEC asks st_watch_dirty. Below the type
- * handlers: it calls only the entry layer. Store process only (and tests);
+ * handlers: it calls only the entry layer (and types.c, whether an entry
+ * is an emptied collection). Store process only (and tests);
  * single-threaded. A crash loses nothing: the table is a function of the
  * applied records and is rebuilt by replaying them.
  *
@@ -65,6 +66,7 @@
 #include "log.h"
 #include "block.h"
 #include "notify.h"
+#include "object.h"
 #include "watch.h"
 
 #define XXH_INLINE_ALL
@@ -213,12 +215,15 @@ void st_key_changed_as(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
     }
     /* The key's state after the change, judged by the apply clock: an
      * expired entry not yet reclaimed counts as absent, as it would once
-     * reclaimed (which happens at different moments live and on replay). */
+     * reclaimed (which happens at different moments live and on replay);
+     * so does a collection emptied by this change, which its handler
+     * removes after reporting it. */
     idx_entry_t **e = idx_find(&db->ix, key->ptr, key->len);
     /* The pager (D60) looks at collections that grow. */
     if (ctx->on_changed) ctx->on_changed(ctx, dbnum, e ? *e : NULL);
     int64_t expire = EXPIRE_ABSENT;
-    if (e && (!(*e)->expire_at_ms || (*e)->expire_at_ms > ctx->now)) expire = (*e)->expire_at_ms;
+    if (e && !st_ent_emptied(*e) && (!(*e)->expire_at_ms || (*e)->expire_at_ms > ctx->now))
+        expire = (*e)->expire_at_ms;
     *s = (watch_slot_t){.lsn1 = at.lsn1, .expire = expire, .fp = fp, .ord = at.ord};
 }
 

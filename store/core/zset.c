@@ -1,391 +1,74 @@
 /*
- * zset.c - the sorted set's structure (zset.h): a skiplist ordered by
- * (score, member) whose forward links carry spans (how many nodes a link
- * skips), plus an open-addressing member table of node pointers (linear
- * probing, at most half full, backward-shift deletion: no tombstones).
+ * zset.c - the sorted set's structure (zset.h, D65) and its operations
+ * table: what entry.c, COPY, store_digest and checkpoints call for a
+ * sorted set.
  *
- * Levels: 1 + (trailing zero bits of the member's XXH3 hash) / 2, at most
- * ZMAXLEVEL: a quarter of the nodes reach each next level, as a p = 1/4
- * skiplist, and the same members give the same structure on every replay.
- * The type's operations table (st_zset_ops) is at the end.
+ * Store process only (and tests and tools); single-threaded. A crash loses
+ * nothing: sorted sets are rebuilt by replaying the log (or read from a
+ * checkpoint), their pages being log records.
+ *
+ * Design. A sorted set is two parts, each a form a large collection of
+ * another type already lives in:
+ *   dict   a hash (core/hash.c) from member to score, the value the
+ *          score's IEEE bits (8 bytes, little-endian). A large one is paged
+ *          as any hash is (D60: CMD_PAGEIN, CMD_PAGE through the store's
+ *          pager), so a score costs the overlay's table, then at most one
+ *          page read (ZSCORE, ZADD's and ZREM's lookups).
+ *   order  a keyed list (core/list.c, D63) of elements "score bits, member
+ *          bytes", ascending by (score, member): chunks in RAM or in pages
+ *          of the log (CMD_LPAGE), each clean one with a copy of its first
+ *          element. st_list_seek finds where (score, member) is or goes
+ *          by a binary search over the chunks' first elements, then one
+ *          chunk (one page read), and the list's Fenwick tree gives the
+ *          chunk's rank: ZADD, ZRANK and the ZRANGE forms are O(log n).
+ * Every write changes both in the same record, so they hold the same
+ * members with the same scores (st_zset_check).
+ *
+ * Order. By score as a double (so 0 and -0 are equal), then member bytes
+ * (memcmp, the shorter first), as Redis' skiplist; lex ranges compare the
+ * member only and assume equal scores, as Redis does.
+ *
+ * Determinism (ARCHITECTURE.md, contract 4). The order's chunk boundaries
+ * are the list's fixed limits, the dict's encoding follows a fixed size
+ * (DICT_TABLE_AT), and the page records name what they replace (D60's
+ * object ids and page LSNs, D63's chunk stamps): a live run and any replay
+ * build the same parts.
+ *
+ * RAM. A sorted set in RAM holds each member twice (its dict field and
+ * its order element): 124 bytes for a 16-byte member, against the
+ * skiplist's 86 before D65; a paged one holds the dict's directory and
+ * overlay and the order's chunk entries (D65 has the figures).
  */
 #include "zset.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "command.h"
+#include "log.h"
 #include "object.h"
+#include "pieces.h"
+#include "resp.h"
+#include "value.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#define ZMAXLEVEL 32
-
-typedef struct zlink {
-    st_znode_t *next;
-    uint32_t span;
-} zlink_t;
-
-struct st_znode {
-    double score;
-    st_znode_t *prev;
-    char *member;
-    uint32_t len;
-    uint32_t level;
-    zlink_t link[]; /* level of them */
-};
+/* An order element: the score's bits, then the member. */
+#define ZEL_HDR 8u
+/* The dict leaves the listpack encoding (a linear array) past this many
+ * members: a constant, so replay converts at the same write. */
+#define DICT_TABLE_AT 128u
 
 struct st_zset {
-    st_obj_t obj;     /* first: the entry's object (st_zset_ops) */
-    int skiplist;     /* OBJECT ENCODING: 0 listpack, 1 skiplist */
-    st_znode_t *head; /* ZMAXLEVEL links, no member */
-    st_znode_t *tail;
-    uint32_t len, level;
-    st_znode_t **slots; /* member table: cap entries, NULL = empty */
-    uint32_t cap;
+    st_obj_t obj; /* first: the entry's object (st_zset_ops) */
+    int skiplist; /* OBJECT ENCODING: 0 listpack, 1 skiplist */
     uint64_t seed;
-    uint64_t bytes;
+    st_hash_t *dict;  /* member -> score */
+    st_list_t *order; /* keyed: elements by (score, member) */
 };
-
-static uint64_t mhash(const st_zset_t *z, const void *m, uint32_t n)
-{
-    return XXH3_64bits_withSeed(m, n, z->seed);
-}
-
-static st_znode_t *node_new(uint32_t level, const void *m, uint32_t n, double s)
-{
-    st_znode_t *x = st_xmalloc(sizeof(*x) + level * sizeof(zlink_t));
-    memset(x, 0, sizeof(*x) + level * sizeof(zlink_t));
-    x->score = s;
-    x->level = level;
-    x->len = n;
-    if (m) {
-        x->member = st_xmalloc(n ? n : 1);
-        memcpy(x->member, m, n);
-    }
-    return x;
-}
-
-static uint64_t node_bytes(const st_znode_t *x)
-{
-    return sizeof(*x) + x->level * sizeof(zlink_t) + x->len;
-}
-
-st_zset_t *st_zset_new(uint64_t seed)
-{
-    st_zset_t *z = st_xmalloc(sizeof(*z));
-    memset(z, 0, sizeof(*z));
-    z->obj.ops = &st_zset_ops;
-    z->head = node_new(ZMAXLEVEL, NULL, 0, 0);
-    z->level = 1;
-    z->seed = seed ^ 0x5A5E7C0FFEE15EEDull;
-    z->cap = 8;
-    z->slots = calloc(z->cap, sizeof(*z->slots));
-    if (!z->slots) abort();
-    z->bytes = sizeof(*z) + node_bytes(z->head) + z->cap * sizeof(*z->slots);
-    return z;
-}
-
-void st_zset_free(st_zset_t *z)
-{
-    if (!z) return;
-    st_znode_t *x = z->head->link[0].next;
-    while (x) {
-        st_znode_t *nx = x->link[0].next;
-        free(x->member);
-        free(x);
-        x = nx;
-    }
-    free(z->head);
-    free(z->slots);
-    free(z);
-}
-
-int st_zset_is_skiplist(const st_zset_t *z)
-{
-    return z->skiplist;
-}
-
-void st_zset_set_skiplist(st_zset_t *z, int on)
-{
-    z->skiplist = on;
-}
-
-uint64_t st_zset_seed(const st_zset_t *z)
-{
-    return z->seed ^ 0x5A5E7C0FFEE15EEDull;
-}
-
-uint32_t st_zset_len(const st_zset_t *z)
-{
-    return z->len;
-}
-
-uint64_t st_zset_bytes(const st_zset_t *z)
-{
-    return z->bytes;
-}
-
-double st_znode_score(const st_znode_t *x)
-{
-    return x->score;
-}
-
-const char *st_znode_member(const st_znode_t *x, uint32_t *n)
-{
-    *n = x->len;
-    return x->member;
-}
-
-st_znode_t *st_znode_next(const st_znode_t *x)
-{
-    return x->link[0].next;
-}
-
-st_znode_t *st_znode_prev(const st_znode_t *x)
-{
-    return x->prev;
-}
-
-/* Member byte order: memcmp of the common part, then the shorter first. */
-static int lexcmp(const void *a, uint32_t an, const void *b, uint32_t bn)
-{
-    int c = memcmp(a, b, an < bn ? an : bn);
-    if (c) return c;
-    return an < bn ? -1 : an > bn;
-}
-
-/* (score, member) order of x against (s, m). */
-static int nodecmp(const st_znode_t *x, double s, const void *m, uint32_t n)
-{
-    if (x->score < s) return -1;
-    if (x->score > s) return 1;
-    return lexcmp(x->member, x->len, m, n);
-}
-
-/* ---- the member table ---- */
-
-static uint32_t slot_of(const st_zset_t *z, const void *m, uint32_t n)
-{
-    uint32_t mask = z->cap - 1, k = (uint32_t)mhash(z, m, n) & mask;
-    while (z->slots[k] && lexcmp(z->slots[k]->member, z->slots[k]->len, m, n) != 0)
-        k = (k + 1) & mask;
-    return k;
-}
-
-static void table_grow(st_zset_t *z)
-{
-    st_znode_t **old = z->slots;
-    uint32_t ocap = z->cap;
-    z->cap *= 2;
-    z->slots = calloc(z->cap, sizeof(*z->slots));
-    if (!z->slots) abort();
-    for (uint32_t i = 0; i < ocap; i++)
-        if (old[i]) z->slots[slot_of(z, old[i]->member, old[i]->len)] = old[i];
-    free(old);
-    z->bytes += (uint64_t)ocap * sizeof(*z->slots);
-}
-
-static void table_remove(st_zset_t *z, uint32_t k)
-{
-    uint32_t mask = z->cap - 1;
-    z->slots[k] = NULL;
-    for (uint32_t j = (k + 1) & mask; z->slots[j]; j = (j + 1) & mask) {
-        st_znode_t *x = z->slots[j];
-        uint32_t home = (uint32_t)mhash(z, x->member, x->len) & mask;
-        /* x may move to k when k lies cyclically in [home, j) */
-        if (((j - home) & mask) >= ((j - k) & mask)) {
-            z->slots[k] = x;
-            z->slots[j] = NULL;
-            k = j;
-        }
-    }
-}
-
-st_znode_t *st_zset_find(const st_zset_t *z, const void *m, uint32_t n)
-{
-    return z->slots[slot_of(z, m, n)];
-}
-
-/* ---- the skiplist ---- */
-
-static uint32_t level_of(const st_zset_t *z, const void *m, uint32_t n)
-{
-    uint64_t h = mhash(z, m, n) ^ 0x9E3779B97F4A7C15ull;
-    h = XXH3_64bits_withSeed(&h, sizeof(h), z->seed);
-    uint32_t lvl = 1 + (h ? (uint32_t)__builtin_ctzll(h) / 2 : ZMAXLEVEL);
-    return lvl > ZMAXLEVEL ? ZMAXLEVEL : lvl;
-}
-
-static void list_insert(st_zset_t *z, st_znode_t *x)
-{
-    st_znode_t *update[ZMAXLEVEL];
-    uint32_t rank[ZMAXLEVEL];
-    st_znode_t *p = z->head;
-    for (int i = (int)z->level - 1; i >= 0; i--) {
-        rank[i] = i == (int)z->level - 1 ? 0 : rank[i + 1];
-        while (p->link[i].next && nodecmp(p->link[i].next, x->score, x->member, x->len) < 0) {
-            rank[i] += p->link[i].span;
-            p = p->link[i].next;
-        }
-        update[i] = p;
-    }
-    if (x->level > z->level) {
-        for (uint32_t i = z->level; i < x->level; i++) {
-            rank[i] = 0;
-            update[i] = z->head;
-            update[i]->link[i].span = z->len;
-        }
-        z->level = x->level;
-    }
-    for (uint32_t i = 0; i < x->level; i++) {
-        x->link[i].next = update[i]->link[i].next;
-        update[i]->link[i].next = x;
-        x->link[i].span = update[i]->link[i].span - (rank[0] - rank[i]);
-        update[i]->link[i].span = rank[0] - rank[i] + 1;
-    }
-    for (uint32_t i = x->level; i < z->level; i++)
-        update[i]->link[i].span++;
-    x->prev = update[0] == z->head ? NULL : update[0];
-    if (x->link[0].next)
-        x->link[0].next->prev = x;
-    else
-        z->tail = x;
-    z->len++;
-}
-
-static void list_remove(st_zset_t *z, st_znode_t *x)
-{
-    st_znode_t *update[ZMAXLEVEL];
-    st_znode_t *p = z->head;
-    for (int i = (int)z->level - 1; i >= 0; i--) {
-        while (p->link[i].next && p->link[i].next != x &&
-               nodecmp(p->link[i].next, x->score, x->member, x->len) < 0)
-            p = p->link[i].next;
-        update[i] = p;
-    }
-    for (uint32_t i = 0; i < z->level; i++) {
-        if (update[i]->link[i].next == x) {
-            update[i]->link[i].span += x->link[i].span - 1;
-            update[i]->link[i].next = x->link[i].next;
-        } else {
-            update[i]->link[i].span--;
-        }
-    }
-    if (x->link[0].next)
-        x->link[0].next->prev = x->prev;
-    else
-        z->tail = x->prev;
-    while (z->level > 1 && !z->head->link[z->level - 1].next)
-        z->level--;
-    z->len--;
-}
-
-int st_zset_set(st_zset_t *z, const void *m, uint32_t n, double s)
-{
-    uint32_t k = slot_of(z, m, n);
-    st_znode_t *x = z->slots[k];
-    if (x) {
-        if (x->score == s) return 0;
-        /* the node stays in place when its neighbours still bound it */
-        st_znode_t *pv = x->prev, *nx = x->link[0].next;
-        if ((!pv || nodecmp(pv, s, m, n) < 0) && (!nx || nodecmp(nx, s, m, n) > 0)) {
-            x->score = s;
-            return 0;
-        }
-        list_remove(z, x);
-        x->score = s;
-        list_insert(z, x);
-        return 0;
-    }
-    x = node_new(level_of(z, m, n), m, n, s);
-    z->slots[k] = x;
-    z->bytes += node_bytes(x);
-    list_insert(z, x);
-    if ((uint64_t)z->len * 2 > z->cap) table_grow(z);
-    return 1;
-}
-
-int st_zset_del(st_zset_t *z, const void *m, uint32_t n)
-{
-    uint32_t k = slot_of(z, m, n);
-    st_znode_t *x = z->slots[k];
-    if (!x) return 0;
-    table_remove(z, k);
-    list_remove(z, x);
-    z->bytes -= node_bytes(x);
-    free(x->member);
-    free(x);
-    return 1;
-}
-
-long st_zset_rank(const st_zset_t *z, const void *m, uint32_t n)
-{
-    const st_znode_t *x = st_zset_find(z, m, n);
-    if (!x) return -1;
-    const st_znode_t *p = z->head;
-    uint64_t rank = 0;
-    for (int i = (int)z->level - 1; i >= 0; i--) {
-        while (p->link[i].next && nodecmp(p->link[i].next, x->score, x->member, x->len) <= 0) {
-            rank += p->link[i].span;
-            p = p->link[i].next;
-        }
-        if (p == x) return (long)rank - 1;
-    }
-    return -1;
-}
-
-st_znode_t *st_zset_at(const st_zset_t *z, uint32_t r)
-{
-    if (r >= z->len) return NULL;
-    st_znode_t *p = z->head;
-    uint64_t want = (uint64_t)r + 1, have = 0;
-    for (int i = (int)z->level - 1; i >= 0; i--) {
-        while (p->link[i].next && have + p->link[i].span <= want) {
-            have += p->link[i].span;
-            p = p->link[i].next;
-        }
-        if (have == want) return p;
-    }
-    return NULL;
-}
-
-uint32_t st_zset_rank_score(const st_zset_t *z, double s, int excl)
-{
-    const st_znode_t *p = z->head;
-    uint32_t rank = 0;
-    for (int i = (int)z->level - 1; i >= 0; i--)
-        while (p->link[i].next &&
-               (excl ? p->link[i].next->score <= s : p->link[i].next->score < s)) {
-            rank += p->link[i].span;
-            p = p->link[i].next;
-        }
-    return rank;
-}
-
-uint32_t st_zset_rank_lex(const st_zset_t *z, const void *m, uint32_t n, int excl)
-{
-    const st_znode_t *p = z->head;
-    uint32_t rank = 0;
-    for (int i = (int)z->level - 1; i >= 0; i--)
-        while (p->link[i].next) {
-            const st_znode_t *x = p->link[i].next;
-            int c = lexcmp(x->member, x->len, m, n);
-            if (excl ? c > 0 : c >= 0) break;
-            rank += p->link[i].span;
-            p = x;
-        }
-    return rank;
-}
-
-/* ---- the operations table (object.h) ----
- * Checkpoint stream: u8 version, u8 skiplist, u64 seed, u32 count, then
- * per member in order: u32 length, its bytes, u64 the score's IEEE bits.
- * Members live in RAM, so count_log has no log bytes to count. */
-
-#define ZCKPT_VERSION 1
 
 static uint64_t bits_of(double d)
 {
@@ -401,6 +84,336 @@ static double double_of(uint64_t u)
     return d;
 }
 
+/* Member byte order: memcmp of the common part, then the shorter first. */
+static int lexcmp(const void *a, uint32_t an, const void *b, uint32_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    if (c) return c;
+    return an < bn ? -1 : an > bn;
+}
+
+/* ---- order elements ---- */
+
+/* Element p[0, n) as its parts (a short one, never written so, as 0 ""). */
+static void el_parts(const unsigned char *p, uint32_t n, st_zel_t *x)
+{
+    if (n < ZEL_HDR) {
+        *x = (st_zel_t){0, "", 0};
+        return;
+    }
+    x->score = double_of((uint64_t)cmd_get_i64(p));
+    x->m = (const char *)p + ZEL_HDR;
+    x->n = n - ZEL_HDR;
+}
+
+/* A new element entry for (s, m). */
+static idx_entry_t *el_new(double s, const void *m, uint32_t n)
+{
+    unsigned char small[256];
+    unsigned char *b = n <= sizeof(small) - ZEL_HDR ? small : st_xmalloc((size_t)n + ZEL_HDR);
+    cmd_put_i64(b, (int64_t)bits_of(s));
+    memcpy(b + ZEL_HDR, m, n);
+    idx_entry_t *e = st_list_elem_new(b, n + ZEL_HDR, 0);
+    if (b != small) free(b);
+    return e;
+}
+
+/* An element entry as its parts: its bytes are one block in RAM (inline
+ * in the entry, or one RAM piece: st_list_elem_new's), never a log
+ * extent. */
+static void el_of_entry(idx_entry_t *e, st_zel_t *x)
+{
+    const unsigned char *p = NULL;
+    if (st_ent_kind(e) == VK_INLINE) {
+        p = st_ent_inline(e);
+    } else if (st_ent_kind(e) == VK_LIST) {
+        const st_pieces_t *pl = st_ent_pieces(e);
+        if (pl->n == 1 && st_piece_kind(&pl->p[0]) == PIECE_RAM) p = st_piece_ram(&pl->p[0]);
+    }
+    if (!p) {
+        log_warn("store: a sorted set's element is not one block in RAM; stopping");
+        exit(EXIT_FATAL);
+    }
+    el_parts(p, (uint32_t)st_ent_vlen(e), x);
+}
+
+/* What st_list_seek looks for: an element before (score, member), or
+ * before a score or member bound (excl: before or equal). */
+enum { SEEK_FULL, SEEK_SCORE, SEEK_LEX };
+typedef struct seek {
+    int by, excl;
+    double s;
+    const void *m;
+    uint32_t n;
+} seek_t;
+
+static int before(const void *arg, const unsigned char *p, uint32_t n)
+{
+    const seek_t *k = arg;
+    st_zel_t x;
+    el_parts(p, n, &x);
+    int c;
+    if (k->by == SEEK_LEX) {
+        c = lexcmp(x.m, x.n, k->m, k->n);
+    } else {
+        c = x.score < k->s ? -1 : x.score > k->s;
+        if (!c && k->by == SEEK_FULL) c = lexcmp(x.m, x.n, k->m, k->n);
+    }
+    return k->excl ? c <= 0 : c < 0;
+}
+
+static uint32_t seek(st_zset_t *z, int by, double s, const void *m, uint32_t n, int excl)
+{
+    seek_t k = {by, excl, s, m, n};
+    return st_list_seek(z->order, before, &k);
+}
+
+/* ---- the structure ---- */
+
+st_zset_t *st_zset_new(uint64_t seed)
+{
+    st_zset_t *z = st_xmalloc(sizeof(*z));
+    memset(z, 0, sizeof(*z));
+    z->obj.ops = &st_zset_ops;
+    z->seed = seed;
+    z->dict = st_hash_new(seed ^ 0x5A5E7C0FFEE15EEDull);
+    z->order = st_list_new();
+    st_list_set_keyed(z->order);
+    return z;
+}
+
+void st_zset_free(st_zset_t *z)
+{
+    if (!z) return;
+    st_hash_ops.free((st_obj_t *)z->dict);
+    st_list_ops.free((st_obj_t *)z->order);
+    free(z);
+}
+
+int st_zset_is_skiplist(const st_zset_t *z)
+{
+    return z->skiplist;
+}
+
+void st_zset_set_skiplist(st_zset_t *z, int on)
+{
+    z->skiplist = on;
+}
+
+uint64_t st_zset_seed(const st_zset_t *z)
+{
+    return z->seed;
+}
+
+uint32_t st_zset_len(const st_zset_t *z)
+{
+    return st_list_len(z->order);
+}
+
+uint64_t st_zset_bytes(const st_zset_t *z)
+{
+    return sizeof(*z) + st_hash_bytes(z->dict) + st_list_bytes(z->order);
+}
+
+st_hash_t *st_zset_dict(st_zset_t *z)
+{
+    return z->dict;
+}
+
+st_list_t *st_zset_order(st_zset_t *z)
+{
+    return z->order;
+}
+
+int st_zset_score(st_zset_t *z, const void *m, uint32_t n, double *s)
+{
+    unsigned char b[8];
+    uint32_t vlen;
+    if (st_hash_peek(z->dict, m, n, b, sizeof(b), &vlen) != 1 || vlen != 8) return 0;
+    *s = double_of((uint64_t)cmd_get_i64(b));
+    return 1;
+}
+
+static void dict_put(store_ctx_t *ctx, st_zset_t *z, const void *m, uint32_t n, double s)
+{
+    unsigned char b[8];
+    cmd_put_i64(b, (int64_t)bits_of(s));
+    st_hash_set(z->dict, ctx ? &ctx->live : NULL, m, n, b, 8, 0);
+    if (!st_hash_is_table(z->dict) && st_hash_len(z->dict) > DICT_TABLE_AT)
+        st_hash_convert(z->dict);
+}
+
+/* Remove (s, m), which the order holds. */
+static void order_remove(store_ctx_t *ctx, st_zset_t *z, double s, const void *m, uint32_t n)
+{
+    seek_t k = {SEEK_FULL, 0, s, m, n};
+    st_list_elem_free(st_list_take_sorted(ctx, z->order, before, &k));
+}
+
+int st_zset_set(store_ctx_t *ctx, st_zset_t *z, const void *m, uint32_t n, double s)
+{
+    double old;
+    int had = st_zset_score(z, m, n, &old);
+    if (had && old == s) return 0;
+    if (had) order_remove(ctx, z, old, m, n);
+    seek_t k = {SEEK_FULL, 0, s, m, n};
+    st_list_insert_sorted(ctx, z->order, before, &k, el_new(s, m, n));
+    dict_put(ctx, z, m, n, s);
+    return !had;
+}
+
+int st_zset_del(store_ctx_t *ctx, st_zset_t *z, const void *m, uint32_t n)
+{
+    double s;
+    if (!st_zset_score(z, m, n, &s)) return 0;
+    order_remove(ctx, z, s, m, n);
+    st_hash_del(z->dict, ctx ? &ctx->live : NULL, m, n);
+    return 1;
+}
+
+void st_zset_take(store_ctx_t *ctx, st_zset_t *z, uint32_t r, st_zel_t *x, unsigned char **buf,
+                  size_t *cap)
+{
+    idx_entry_t *e = st_list_take(ctx, z->order, r);
+    uint64_t len = st_ent_vlen(e);
+    if (*cap < len) {
+        *buf = st_xrealloc(*buf, (size_t)len);
+        *cap = (size_t)len;
+    }
+    if (st_read_value(NULL, e, *buf)) abort(); /* in RAM: cannot fail */
+    st_list_elem_free(e);
+    el_parts(*buf, (uint32_t)len, x);
+    st_hash_del(z->dict, ctx ? &ctx->live : NULL, x->m, x->n);
+}
+
+void st_zset_seal(store_ctx_t *ctx, st_zset_t *z)
+{
+    st_list_seal(ctx, z->order);
+}
+
+long st_zset_rank(st_zset_t *z, const void *m, uint32_t n)
+{
+    double s;
+    if (!st_zset_score(z, m, n, &s)) return -1;
+    return (long)seek(z, SEEK_FULL, s, m, n, 0);
+}
+
+void st_zset_at(st_zset_t *z, uint32_t r, st_zel_t *x)
+{
+    idx_entry_t *e = st_list_at(z->order, r);
+    /* A RAM element, or a page's copy (handed out until the record or
+     * request is done). */
+    el_of_entry(e, x);
+}
+
+uint32_t st_zset_rank_score(st_zset_t *z, double s, int excl)
+{
+    return seek(z, SEEK_SCORE, s, NULL, 0, excl);
+}
+
+uint32_t st_zset_rank_lex(st_zset_t *z, const void *m, uint32_t n, int excl)
+{
+    return seek(z, SEEK_LEX, 0, m, n, excl);
+}
+
+void st_zset_iter_init(st_zset_iter_t *it, st_zset_t *z, uint32_t from, uint32_t count, int rev)
+{
+    memset(it, 0, sizeof(*it));
+    st_list_iter_init(&it->it, z->order, from, count, rev);
+}
+
+int st_zset_next(st_zset_iter_t *it, st_zel_t *x)
+{
+    st_lelem_t le;
+    if (!st_list_next(&it->it, &le)) return 0;
+    if (le.e)
+        el_of_entry(le.e, x);
+    else
+        el_parts(le.p, le.n, x);
+    return 1;
+}
+
+void st_zset_iter_free(st_zset_iter_t *it)
+{
+    st_list_iter_free(&it->it);
+}
+
+void st_zset_reply_member(buf_t *r, int proto, const st_zel_t *x, int withscores, int pair)
+{
+    if (pair) resp_array(r, 2);
+    resp_bulk(r, x->m, x->n);
+    if (withscores) resp_double(r, proto, x->score);
+}
+
+/* How a snapshot's members are replied (its put function's arg). */
+typedef struct zshape {
+    int proto, withscores, pair;
+} zshape_t;
+
+static void put_member(const void *arg, const unsigned char *p, uint32_t n, buf_t *out)
+{
+    const zshape_t *sh = arg;
+    st_zel_t x;
+    el_parts(p, n, &x);
+    st_zset_reply_member(out, sh->proto, &x, sh->withscores, sh->pair);
+}
+
+static void free_shape(const void *arg)
+{
+    free((void *)arg);
+}
+
+struct st_vsnap *st_zset_run_snapshot(st_zset_t *z, uint32_t from, uint32_t count, int rev,
+                                      int proto, int withscores, int pair)
+{
+    if (!st_list_has_pages(z->order)) return NULL;
+    zshape_t *sh = st_xmalloc(sizeof(*sh));
+    *sh = (zshape_t){proto, withscores, pair};
+    return st_list_run_snapshot(z->order, from, count, rev, put_member, sh, free_shape);
+}
+
+const char *st_zset_check(st_zset_t *z)
+{
+    static char why[160];
+    const char *bad = st_list_check(z->order);
+    if (bad) return bad;
+    if (st_hash_is_paged(z->dict) && (bad = st_hash_page_check(z->dict))) return bad;
+    if (st_hash_len(z->dict) != st_list_len(z->order))
+        return "the dict and the order differ in size";
+    st_zset_iter_t it;
+    st_zel_t x;
+    unsigned char *prev = NULL;
+    uint32_t pn = 0, r = 0;
+    double ps = 0;
+    st_zset_iter_init(&it, z, 0, st_zset_len(z), 0);
+    why[0] = 0;
+    while (!why[0] && st_zset_next(&it, &x)) {
+        double s;
+        if (r && (ps > x.score || (ps == x.score && lexcmp(prev, pn, x.m, x.n) >= 0)))
+            snprintf(why, sizeof(why), "rank %u is out of order", r);
+        else if (!st_zset_score(z, x.m, x.n, &s) || bits_of(s) != bits_of(x.score))
+            snprintf(why, sizeof(why), "rank %u's score is not the dict's", r);
+        prev = st_xrealloc(prev, x.n ? x.n : 1);
+        memcpy(prev, x.m, x.n);
+        pn = x.n;
+        ps = x.score;
+        r++;
+    }
+    st_zset_iter_free(&it);
+    free(prev);
+    return why[0] ? why : NULL;
+}
+
+/* ---- the operations table (object.h) ----
+ * Checkpoint stream, version 2 (D65): u8 2, u8 skiplist, u64 seed, then
+ * the dict's stream (core/hash.c's) and the order's (core/list.c's,
+ * version 3). Version 1 (before D65; still read, into RAM): u8 1, u8
+ * skiplist, u64 seed, u32 count, then per member in order: u32 length,
+ * its bytes, u64 the score's IEEE bits. */
+
+#define ZCKPT_V1 1
+#define ZCKPT_V2 2
+
 static void zobj_free(st_obj_t *o)
 {
     st_zset_free((st_zset_t *)o);
@@ -409,34 +422,40 @@ static void zobj_free(st_obj_t *o)
 static st_obj_t *zobj_dup(const st_obj_t *o)
 {
     const st_zset_t *z = (const st_zset_t *)o;
-    st_zset_t *c = st_zset_new(st_zset_seed(z));
-    st_zset_set_skiplist(c, st_zset_is_skiplist(z));
-    for (st_znode_t *x = st_zset_at(z, 0); x; x = st_znode_next(x)) {
-        uint32_t n;
-        const char *m = st_znode_member(x, &n);
-        st_zset_set(c, m, n, st_znode_score(x));
-    }
-    return (st_obj_t *)c;
+    st_zset_t *c = st_xmalloc(sizeof(*c));
+    *c = *z;
+    c->dict = (st_hash_t *)st_hash_ops.dup((st_obj_t *)z->dict);
+    c->order = (st_list_t *)st_list_ops.dup((const st_obj_t *)z->order);
+    return &c->obj;
+}
+
+static void zobj_bind(st_obj_t *o, store_ctx_t *ctx)
+{
+    st_zset_t *z = (st_zset_t *)o;
+    st_hash_ops.bind((st_obj_t *)z->dict, ctx);
+    st_list_ops.bind((st_obj_t *)z->order, ctx);
 }
 
 /* A sum of each member's hash with its score: independent of order. */
 static int zobj_digest(store_ctx_t *ctx, const st_obj_t *o, uint64_t *out)
 {
-    (void)ctx;
-    const st_zset_t *z = (const st_zset_t *)o;
+    st_zset_t *z = (st_zset_t *)o;
+    if (ctx) zobj_bind((st_obj_t *)z, ctx);
     uint64_t sum = 0;
-    for (st_znode_t *x = st_zset_at(z, 0); x; x = st_znode_next(x)) {
-        uint32_t n;
-        const char *m = st_znode_member(x, &n);
+    st_zset_iter_t it;
+    st_zel_t x;
+    st_zset_iter_init(&it, z, 0, st_zset_len(z), 0);
+    while (st_zset_next(&it, &x)) {
         unsigned char sc[8];
-        cmd_put_i64(sc, (int64_t)bits_of(st_znode_score(x)));
+        cmd_put_i64(sc, (int64_t)bits_of(x.score));
         XXH3_state_t st;
         XXH3_64bits_reset(&st);
-        XXH3_64bits_update(&st, &n, sizeof(n));
-        XXH3_64bits_update(&st, m, n);
+        XXH3_64bits_update(&st, &x.n, sizeof(x.n));
+        XXH3_64bits_update(&st, x.m, x.n);
         XXH3_64bits_update(&st, sc, sizeof(sc));
         sum += XXH3_64bits_digest(&st);
     }
+    st_zset_iter_free(&it);
     *out = sum ^ ((uint64_t)st_zset_len(z) * 0xC2B2AE3D27D4EB4Full);
     return 0;
 }
@@ -448,7 +467,9 @@ static uint64_t zobj_mem(const st_obj_t *o)
 
 static void zobj_count_log(const st_obj_t *o, st_live_t *t, int sign)
 {
-    (void)o, (void)t, (void)sign; /* members are in RAM: no extents */
+    const st_zset_t *z = (const st_zset_t *)o;
+    st_hash_ops.count_log((st_obj_t *)z->dict, t, sign);
+    st_list_ops.count_log((const st_obj_t *)z->order, t, sign);
 }
 
 static const char *zobj_encoding(const st_obj_t *o)
@@ -459,45 +480,76 @@ static const char *zobj_encoding(const st_obj_t *o)
 static void zobj_ckpt_write(const st_obj_t *o, buf_t *out)
 {
     const st_zset_t *z = (const st_zset_t *)o;
-    unsigned char hdr[14];
-    hdr[0] = ZCKPT_VERSION;
-    hdr[1] = (unsigned char)st_zset_is_skiplist(z);
-    cmd_put_i64(hdr + 2, (int64_t)st_zset_seed(z));
-    cmd_put_u32(hdr + 10, st_zset_len(z));
+    unsigned char hdr[10];
+    hdr[0] = ZCKPT_V2;
+    hdr[1] = (unsigned char)z->skiplist;
+    cmd_put_i64(hdr + 2, (int64_t)z->seed);
     buf_append(out, hdr, sizeof(hdr));
-    for (st_znode_t *x = st_zset_at(z, 0); x; x = st_znode_next(x)) {
-        uint32_t n;
-        const char *m = st_znode_member(x, &n);
-        unsigned char b[8];
-        cmd_put_u32(b, n);
-        buf_append(out, b, 4);
-        buf_append(out, m, n);
-        cmd_put_i64(b, (int64_t)bits_of(st_znode_score(x)));
-        buf_append(out, b, 8);
+    st_hash_ops.ckpt_write((st_obj_t *)z->dict, out);
+    st_list_ops.ckpt_write((const st_obj_t *)z->order, out);
+}
+
+/* Version 1: the members in order, into RAM; chunks stamped by contents. */
+static long ckpt_read_v1(st_zset_t *z, const unsigned char *p, size_t len)
+{
+    if (len < 14) return -1;
+    uint32_t count = cmd_get_u32(p + 10);
+    size_t at = 14;
+    double ps = 0;
+    const unsigned char *prev = NULL;
+    uint32_t pn = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (len - at < 4) return -1;
+        uint32_t n = cmd_get_u32(p + at);
+        at += 4;
+        if (len - at < (uint64_t)n + 8) return -1;
+        const unsigned char *m = p + at;
+        double s = double_of((uint64_t)cmd_get_i64(p + at + n));
+        if (s != s) return -1;
+        if (i && (ps > s || (ps == s && lexcmp(prev, pn, m, n) >= 0))) return -1; /* not in order */
+        st_list_insert(NULL, z->order, i, el_new(s, m, n));
+        dict_put(NULL, z, m, n, s);
+        prev = m;
+        pn = n;
+        ps = s;
+        at += (size_t)n + 8;
     }
+    st_list_seal_contents(z->order);
+    return (long)at;
 }
 
 static long zobj_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
 {
-    if (len < 14 || p[0] != ZCKPT_VERSION || p[1] > 1) return -1;
+    if (len < 10 || (p[0] != ZCKPT_V1 && p[0] != ZCKPT_V2) || p[1] > 1) return -1;
     st_zset_t *z = st_zset_new((uint64_t)cmd_get_i64(p + 2));
-    st_zset_set_skiplist(z, p[1]);
-    uint32_t count = cmd_get_u32(p + 10);
-    size_t at = 14;
-    for (uint32_t i = 0; i < count; i++) {
-        if (len - at < 4) goto bad;
-        uint32_t n = cmd_get_u32(p + at);
-        at += 4;
-        if (len - at < (uint64_t)n + 8) goto bad;
-        double s = double_of((uint64_t)cmd_get_i64(p + at + n));
-        if (s != s || !st_zset_set(z, p + at, n, s)) goto bad; /* NaN or a repeat */
-        at += (size_t)n + 8;
+    z->skiplist = p[1];
+    long at;
+    if (p[0] == ZCKPT_V1) {
+        at = ckpt_read_v1(z, p, len);
+    } else {
+        st_obj_t *d = NULL, *l = NULL;
+        long a = st_hash_ops.ckpt_read(p + 10, len - 10, &d), b = -1;
+        if (a >= 0) {
+            st_hash_ops.free((st_obj_t *)z->dict);
+            z->dict = (st_hash_t *)d;
+            b = st_list_ops.ckpt_read(p + 10 + a, len - 10 - (size_t)a, &l);
+        }
+        if (b >= 0) {
+            st_list_ops.free((st_obj_t *)z->order);
+            z->order = (st_list_t *)l;
+        }
+        at = b < 0 ? -1 : 10 + a + b;
+        /* Ours: a keyed order as long as the dict (a hash's stream) */
+        if (at >= 0 && (!st_list_is_keyed(z->order) || d->ops != &st_hash_ops ||
+                        st_hash_len(z->dict) != st_list_len(z->order)))
+            at = -1;
     }
-    *out = (st_obj_t *)z;
-    return (long)at;
-bad:
-    st_zset_free(z);
-    return -1;
+    if (at < 0) {
+        st_zset_free(z);
+        return -1;
+    }
+    *out = &z->obj;
+    return at;
 }
 
 const st_type_ops_t st_zset_ops = {
@@ -511,4 +563,5 @@ const st_type_ops_t st_zset_ops = {
     .encoding = zobj_encoding,
     .ckpt_write = zobj_ckpt_write,
     .ckpt_read = zobj_ckpt_read,
+    .bind = zobj_bind,
 };

@@ -361,37 +361,39 @@ static int dump_zset(store_ctx_t *ctx, idx_entry_t *e, buf_t *out)
 {
     st_zset_t *z = st_ent_zset(e);
     unsigned char t = st_zset_is_skiplist(z) ? ST_RDB_ZSET_2 : ST_RDB_ZSET_LISTPACK;
+    uint32_t len = st_zset_len(z);
+    st_zset_iter_t it;
+    st_zel_t x;
     buf_append(out, &t, 1);
     if (t == ST_RDB_ZSET_LISTPACK) {
         buf_t lp;
         lp_begin(&lp);
-        for (st_znode_t *x = st_zset_at(z, 0); x; x = st_znode_next(x)) {
-            uint32_t n;
-            const char *m = st_znode_member(x, &n);
-            double s = st_znode_score(x);
+        st_zset_iter_init(&it, z, 0, len, 0);
+        while (st_zset_next(&it, &x)) {
+            double s = x.score;
             char text[32];
             int tn = isinf(s) ? snprintf(text, sizeof(text), "%s", s > 0 ? "inf" : "-inf")
                               : snprintf(text, sizeof(text), "%.17g", s);
-            st_lp_entry(&lp, (const unsigned char *)m, n);
+            st_lp_entry(&lp, (const unsigned char *)x.m, x.n);
             st_lp_entry(&lp, (const unsigned char *)text, (size_t)tn);
         }
-        lp_end(ctx, &lp, (uint64_t)st_zset_len(z) * 2, out);
+        st_zset_iter_free(&it);
+        lp_end(ctx, &lp, (uint64_t)len * 2, out);
         return 0;
     }
-    st_rdb_len(out, st_zset_len(z));
-    uint32_t len = st_zset_len(z);
-    for (st_znode_t *x = len ? st_zset_at(z, len - 1) : NULL; x; x = st_znode_prev(x)) {
-        uint32_t n;
-        const char *m = st_znode_member(x, &n);
-        st_rdb_string(out, (const unsigned char *)m, n, ctx->rdb_compression);
-        double s = st_znode_score(x);
+    st_rdb_len(out, len);
+    /* From the highest score down, as Redis saves them. */
+    st_zset_iter_init(&it, z, len ? len - 1 : 0, len, 1);
+    while (st_zset_next(&it, &x)) {
+        st_rdb_string(out, (const unsigned char *)x.m, x.n, ctx->rdb_compression);
         uint64_t u;
-        memcpy(&u, &s, 8);
+        memcpy(&u, &x.score, 8);
         unsigned char b[8];
         for (int i = 0; i < 8; i++)
             b[i] = (unsigned char)(u >> (8 * i));
         buf_append(out, b, 8);
     }
+    st_zset_iter_free(&it);
     return 0;
 }
 

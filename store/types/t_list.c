@@ -570,6 +570,12 @@ void st_read_lpos(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     uint32_t len = st_list_len(l);
     unsigned long long skip =
         rank < 0 ? -(unsigned long long)(rank + 1) : (unsigned long long)(rank - 1);
+    /* Redis negates a negative rank to search from the tail; LLONG_MIN
+     * stays negative there, so its "matches >= rank" holds from the first
+     * match and its COUNT test (matches - rank + 1 >= count) wraps and
+     * never holds: the tail's matches, all of them. Same replies here. */
+    int rank_min = rank == LLONG_MIN;
+    if (rank_min) skip = 0;
     buf_t body;
     buf_init(&body);
     long long found = 0;
@@ -593,7 +599,7 @@ void st_read_lpos(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         }
         resp_integer(&body, i);
         found++;
-        if (count == -1 || (count && found == count)) break;
+        if (count == -1 || (count && found == count && !rank_min)) break;
     }
     st_list_iter_free(&it);
     if (count != -1) {

@@ -381,9 +381,12 @@ static idx_entry_t *read_hash_listpack(rd_t *r, const rst_t *x)
             ok = 0;
             break;
         }
-        if (!st_hash_is_table(h) && (fn > x->hash_value || vn > x->hash_value)) st_hash_convert(h);
         st_hash_set(h, NULL, f, (uint32_t)fn, v, vn, 0);
     }
+    /* Redis 7.0 keeps a listpack it loads unless it has too many fields:
+     * a long field or value does not convert it (a table hash's, read one
+     * by one in read_hash, does), and neither does a later write's, which
+     * looks only at what it writes. */
     if (ok && !st_hash_is_table(h) && st_hash_len(h) > x->hash_entries) st_hash_convert(h);
     free(b);
     return finish(h, x, ok);
@@ -424,7 +427,7 @@ static idx_entry_t *read_zset_listpack(rd_t *r, const rst_t *x)
         double s;
         p = lp_next(p, end, &m, &mn, mt);
         if (p) p = lp_next(p, end, &sc, &sn, st);
-        if (!p || mn > UINT32_MAX || score_of(sc, sn, &s) || !zs_put(z, m, (uint32_t)mn, s))
+        if (!p || mn > UINT32_MAX || score_of(sc, sn, &s) || !zs_put(NULL, z, m, (uint32_t)mn, s))
             ok = 0; /* bad data, or a member twice */
     }
     if (ok && st_zset_len(z) > x->zset.entries) st_zset_set_skiplist(z, 1);
@@ -469,7 +472,7 @@ static int read_zset_any(rd_t *r, const rst_t *x, int binary, st_zset_t *z)
                 r->p += l;
             }
         }
-        if (!bad && (s != s || !st_zset_set(z, m, (uint32_t)mn, s))) bad = 1;
+        if (!bad && (s != s || !st_zset_set(NULL, z, m, (uint32_t)mn, s))) bad = 1;
         if (mn > maxlen) maxlen = mn;
         free(m);
         if (bad) return -1;
@@ -796,6 +799,7 @@ void st_apply_restore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
     /* A list's chunks get their stamps now that a record made them (D63). */
     if (st_ent_type(e) == ST_LIST) st_list_seal(ctx, st_ent_list(e));
+    if (st_ent_type(e) == ST_ZSET) st_zset_seal(ctx, st_ent_zset(e));
     st_ent_store(a->db, slot, e);
     restore_access(ctx, a, flags, e);
     if (x.expire_at && x.expire_at <= ctx->now) { /* already expired: only the delete */

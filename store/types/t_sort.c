@@ -155,13 +155,17 @@ static int load_items(sort_run_t *run, idx_entry_t *e, int reverse, items_t *it)
         return 0;
     }
     if (type == ST_ZSET) {
-        st_zset_t *z = st_ent_zset(e);
-        st_znode_t *x = len ? st_zset_at(z, reverse ? (uint32_t)len - 1 : 0) : NULL;
-        for (; x; x = reverse ? st_znode_prev(x) : st_znode_next(x)) {
-            uint32_t n;
-            const char *m = st_znode_member(x, &n);
-            items_add(it, (const unsigned char *)m, n);
+        st_zset_iter_t zi;
+        st_zel_t x;
+        st_zset_iter_init(&zi, st_ent_zset(e), reverse ? (uint32_t)len - 1 : 0, (uint32_t)len,
+                          reverse);
+        while (st_zset_next(&zi, &x)) {
+            /* A copy that lives until the request is done: a page's member
+             * is only in the iterator's buffer (D65). */
+            idx_entry_t *c = st_hash_mat_new(run->ctx, x.m, x.n, "", 0);
+            items_add(it, c->data, x.n);
         }
+        st_zset_iter_free(&zi);
         return 0;
     }
     st_list_t *l = st_ent_list(e);
@@ -318,16 +322,19 @@ void st_read_sort(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 /* ---- SORT ... STORE ---- */
 
 /* A new list element holding a copy of string-shaped entry e's value: a
- * value in the log stays there (one extent shared, as COPY shares it),
- * else its bytes (a piece list's read into RAM: list elements are never
- * piece lists, D45). */
+ * value wholly in the log stays there (one extent shared, as COPY shares
+ * it), else its bytes (a piece list's read into RAM: list elements are
+ * never piece lists, D45). An APPEND to a short value leaves an extent
+ * after an inline prefix, and to an empty one an extent short enough to
+ * be inline: neither is an element's extent (st_list_elem_new would make
+ * the second inline from no bytes). */
 static idx_entry_t *elem_of_entry(sort_run_t *run, idx_entry_t *e)
 {
-    if (st_ent_kind(e) == VK_EXTENT) {
+    if (st_ent_kind(e) == VK_EXTENT && e->ilen == 0) {
         uint64_t lsn;
         uint32_t len;
         st_ent_get_ext1(e, &lsn, &len);
-        return st_list_elem_new(NULL, len, lsn);
+        if (len > STORE_INLINE_MAX) return st_list_elem_new(NULL, len, lsn);
     }
     const unsigned char *p;
     size_t n;

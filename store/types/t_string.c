@@ -303,10 +303,11 @@ void st_read_mget(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     for (uint16_t i = 0; i < a->argc; i++) {
         idx_entry_t **slot = st_find_live(a->db, &a->argv[i], a->now, 0);
         if (slot && st_ent_type(*slot) == ST_STRING) /* another type: null, as Redis */
-            st_reply_value(ctx, *slot, r);
+            st_reply_range_deferred(ctx, *slot, 0, st_ent_vlen(*slot), r);
         else
             resp_null(r);
         if (ctx->max_reply && r->len - mark > ctx->max_reply) {
+            st_defer_cut(ctx, r, mark);
             r->len = mark;
             resp_error(r, STORE_ERR_TOO_LARGE);
             break;

@@ -91,9 +91,8 @@ void st_apply_zadd(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     for (uint16_t i = at; i < a->argc; i += 2) {
         const rec_arg_t *m = &a->argv[i + 1];
         zs_parse_score(&a->argv[i], &score);
-        st_znode_t *x = st_zset_find(z, m->ptr, m->len);
-        if (x) {
-            double cur = st_znode_score(x);
+        double cur;
+        if (st_zset_score(z, m->ptr, m->len, &cur)) {
             if (flags & F_NX) continue;
             if (flags & F_INCR) {
                 score += cur;
@@ -105,11 +104,11 @@ void st_apply_zadd(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
             if (((flags & F_LT) && score >= cur) || ((flags & F_GT) && score <= cur)) continue;
             processed++;
             if (score != cur) {
-                zs_add(z, l, m->ptr, m->len, score);
+                zs_add(ctx, z, l, m->ptr, m->len, score);
                 updated++;
             }
         } else if (!(flags & F_XX)) {
-            zs_add(z, l, m->ptr, m->len, score);
+            zs_add(ctx, z, l, m->ptr, m->len, score);
             added++;
             processed++;
         }
@@ -128,17 +127,20 @@ reply:
     }
 }
 
-/* Remove members m[0, n) of the zset at *slot; the key goes when empty. */
+/* Remove the n members from rank from of the zset at *slot; the key goes
+ * when empty. */
 static long long remove_members(store_ctx_t *ctx, const apply_args_t *a, idx_entry_t **slot,
-                                const rec_arg_t *key, st_znode_t **v, uint32_t n)
+                                const rec_arg_t *key, uint32_t from, uint32_t n)
 {
     st_zset_t *z = st_ent_zset(*slot);
     uint64_t before = st_zset_bytes(z);
-    for (uint32_t i = 0; i < n; i++) { /* st_zset_del reads the name before it frees it */
-        uint32_t len;
-        const char *m = st_znode_member(v[i], &len);
-        st_zset_del(z, m, len);
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        st_zel_t x;
+        st_zset_take(ctx, z, from, &x, &buf, &cap);
     }
+    free(buf);
     account(ctx, z, before);
     if (n) st_key_changed(ctx, a, a->dbnum, key);
     if (!st_zset_len(z)) st_remove(a->db, slot);
@@ -155,7 +157,7 @@ void st_apply_zrem(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         st_zset_t *z = st_ent_zset(*slot);
         uint64_t before = st_zset_bytes(z);
         for (uint16_t i = 1; i < a->argc; i++)
-            removed += st_zset_del(z, a->argv[i].ptr, a->argv[i].len);
+            removed += st_zset_del(ctx, z, a->argv[i].ptr, a->argv[i].len);
         account(ctx, z, before);
         if (removed) st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
         if (!st_zset_len(z)) st_remove(a->db, slot);
@@ -179,10 +181,9 @@ void st_apply_zremrange(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     if (st_wrongtype(slot, ST_ZSET, r)) return;
     long long removed = 0;
     if (slot) {
-        uint32_t n;
-        st_znode_t **v = zs_select(st_ent_zset(*slot), &s, &n);
-        removed = remove_members(ctx, a, slot, &a->argv[0], v, n);
-        free(v);
+        uint32_t from, n;
+        zs_select(st_ent_zset(*slot), &s, &from, &n);
+        removed = remove_members(ctx, a, slot, &a->argv[0], from, n);
     }
     if (r) resp_integer(r, removed);
 }
@@ -287,6 +288,7 @@ static void store_result(store_ctx_t *ctx, const apply_args_t *a, st_zset_t *z, 
     }
     uint32_t n = st_zset_len(z);
     st_ent_store(a->db, dslot, st_ent_new_obj(&a->argv[0], (st_obj_t *)z, 0));
+    st_zset_seal(ctx, z);
     st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
     if (r) resp_integer(r, n);
 }
@@ -308,21 +310,22 @@ void st_apply_zrangestore(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     if (st_wrongtype(slot, ST_ZSET, r)) return;
     st_zset_t *out = NULL;
     if (slot) {
-        uint32_t n;
-        st_znode_t **v = zs_select(st_ent_zset(*slot), &s, &n);
+        st_zset_t *z = st_ent_zset(*slot);
+        uint32_t from, n;
+        zs_select(z, &s, &from, &n);
         uint64_t maxlen = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t len;
-            st_znode_member(v[i], &len);
-            if (len > maxlen) maxlen = len;
-        }
+        st_zset_iter_t it;
+        st_zel_t x;
+        /* The encoding first (a listpack keeps -0 as 0), so two walks. */
+        st_zset_iter_init(&it, z, from, n, s.rev);
+        while (st_zset_next(&it, &x))
+            if (x.n > maxlen) maxlen = x.n;
+        st_zset_iter_free(&it);
         if (n) out = zs_new_result(a->db, l, n, maxlen);
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t len;
-            const char *m = st_znode_member(v[i], &len);
-            zs_put(out, m, len, st_znode_score(v[i]));
-        }
-        free(v);
+        st_zset_iter_init(&it, z, from, n, s.rev);
+        while (st_zset_next(&it, &x))
+            zs_put(NULL, out, x.m, x.n, x.score);
+        st_zset_iter_free(&it);
     }
     store_result(ctx, a, out, r);
 }

@@ -29,6 +29,9 @@
 #include "strutil.h"
 #include "zset_ops.h"
 
+/* A ZRANGE of this many members of a sorted set in pages goes in parts. */
+#define ZRANGE_PARTS_MIN 1024u
+
 static st_zset_t *lookup_read(const read_args_t *a, buf_t *r, int *wrong)
 {
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
@@ -55,9 +58,9 @@ void st_read_zcard(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 
 static void reply_score_of(buf_t *r, int proto, st_zset_t *z, const rec_arg_t *m)
 {
-    st_znode_t *x = z ? st_zset_find(z, m->ptr, m->len) : NULL;
-    if (x)
-        resp_double(r, proto, st_znode_score(x));
+    double s;
+    if (z && st_zset_score(z, m->ptr, m->len, &s))
+        resp_double(r, proto, s);
     else
         resp_null3(r, proto);
 }
@@ -127,11 +130,19 @@ void st_read_zrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         resp_array(r, 0);
         return;
     }
-    uint32_t n;
-    st_znode_t **v = zs_select(z, &s, &n);
+    uint32_t from, n;
+    zs_select(z, &s, &from, &n);
     size_t mark = r->len;
-    zs_reply_nodes(r, a->proto, v, n, s.withscores, 0);
-    free(v);
+    /* A long run of a sorted set in pages goes in parts, a page at a time
+     * (D65), where parts may go (a read outside MULTI). */
+    if (n >= ZRANGE_PARTS_MIN && ctx->reply_stream_ok && !ctx->reply_stream) {
+        resp_array(r, s.withscores && a->proto < 3 ? 2 * (long long)n : n);
+        ctx->reply_stream = st_zset_run_snapshot(z, from, n, s.rev, a->proto, s.withscores,
+                                                 s.withscores && a->proto >= 3);
+        if (ctx->reply_stream) return;
+        r->len = mark;
+    }
+    zs_reply_run(r, a->proto, z, from, n, s.rev, s.withscores, 0);
     bound_reply(ctx, r, mark);
 }
 
@@ -185,9 +196,9 @@ void st_read_zrandmember(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
             resp_null3(r, a->proto);
             return;
         }
-        uint32_t n;
-        const char *m = st_znode_member(st_zset_at(z, (uint32_t)(rng_next(a) % size)), &n);
-        resp_bulk(r, m, n);
+        st_zel_t x;
+        st_zset_at(z, (uint32_t)(rng_next(a) % size), &x);
+        resp_bulk(r, x.m, x.n);
         return;
     }
     if (!z || count == 0) {
@@ -199,30 +210,36 @@ void st_read_zrandmember(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         uint64_t n = (uint64_t)(-count);
         resp_array(r, (long long)(withscores && a->proto < 3 ? 2 * n : n));
         for (uint64_t i = 0; i < n; i++) {
-            st_znode_t *x = st_zset_at(z, (uint32_t)(rng_next(a) % size));
-            if (withscores && a->proto >= 3) resp_array(r, 2);
-            uint32_t len;
-            const char *m = st_znode_member(x, &len);
-            resp_bulk(r, m, len);
-            if (withscores) resp_double(r, a->proto, st_znode_score(x));
+            st_zel_t x;
+            st_zset_at(z, (uint32_t)(rng_next(a) % size), &x);
+            st_zset_reply_member(r, a->proto, &x, withscores, withscores && a->proto >= 3);
             if (ctx->max_reply && r->len - mark > ctx->max_reply) break;
+            if (i % 1024 == 1023) st_hash_mat_reset(ctx); /* pages' copies, replied */
         }
         bound_reply(ctx, r, mark);
         return;
     }
-    uint32_t n = (uint64_t)count < size ? (uint32_t)count : size;
-    st_znode_t **v = st_xmalloc((size_t)size * sizeof(*v));
-    uint32_t k = 0;
-    for (st_znode_t *x = st_zset_at(z, 0); x; x = st_znode_next(x))
-        v[k++] = x;
-    if (n < size)
-        for (uint32_t i = 0; i < n; i++) { /* a partial shuffle: n distinct members */
-            uint32_t j = i + (uint32_t)(rng_next(a) % (size - i));
-            st_znode_t *t = v[i];
-            v[i] = v[j];
-            v[j] = t;
-        }
-    zs_reply_nodes(r, a->proto, v, n, withscores, 0);
+    if ((uint64_t)count >= size) { /* every member, in order */
+        zs_reply_run(r, a->proto, z, 0, size, 0, withscores, 0);
+        bound_reply(ctx, r, mark);
+        return;
+    }
+    uint32_t n = (uint32_t)count, *v = st_xmalloc((size_t)size * sizeof(*v));
+    for (uint32_t k = 0; k < size; k++)
+        v[k] = k;
+    for (uint32_t i = 0; i < n; i++) { /* a partial shuffle of the ranks: n distinct members */
+        uint32_t j = i + (uint32_t)(rng_next(a) % (size - i)), t = v[i];
+        v[i] = v[j];
+        v[j] = t;
+    }
+    resp_array(r, withscores && a->proto < 3 ? 2 * (long long)n : n);
+    for (uint32_t i = 0; i < n; i++) {
+        st_zel_t x;
+        st_zset_at(z, v[i], &x);
+        st_zset_reply_member(r, a->proto, &x, withscores, withscores && a->proto >= 3);
+        if (ctx->max_reply && r->len - mark > ctx->max_reply) break;
+        if (i % 1024 == 1023) st_hash_mat_reset(ctx); /* pages' copies, replied */
+    }
     free(v);
     bound_reply(ctx, r, mark);
 }
@@ -235,29 +252,32 @@ typedef struct zscan_arg {
     st_scan_out_t out;
 } zscan_arg_t;
 
-static void zscan_visit(zscan_arg_t *x, const st_znode_t *e)
+static void zscan_visit(zscan_arg_t *x, const st_zel_t *e)
 {
-    uint32_t n;
-    const char *m = st_znode_member(e, &n);
     x->out.visited++;
-    if (x->pat && !glob_match((const char *)x->pat->ptr, x->pat->len, m, n, 0)) return;
-    resp_bulk(&x->out.body, m, n);
-    resp_double(&x->out.body, 2, st_znode_score(e)); /* a bulk string in RESP3 too */
+    if (x->pat && !glob_match((const char *)x->pat->ptr, x->pat->len, e->m, e->n, 0)) return;
+    resp_bulk(&x->out.body, e->m, e->n);
+    resp_double(&x->out.body, 2, e->score); /* a bulk string in RESP3 too */
     x->out.n++;
 }
 
 static uint64_t zscan_step(void *arg, uint64_t cursor)
 {
     zscan_arg_t *x = arg;
+    uint32_t len = st_zset_len(x->z);
+    st_zel_t e;
     if (!st_zset_is_skiplist(x->z)) { /* a listpack: all of it at once, as Redis */
-        for (st_znode_t *e = st_zset_at(x->z, 0); e; e = st_znode_next(e))
-            zscan_visit(x, e);
+        st_zset_iter_t it;
+        st_zset_iter_init(&it, x->z, 0, len, 0);
+        while (st_zset_next(&it, &e))
+            zscan_visit(x, &e);
+        st_zset_iter_free(&it);
         return 0;
     }
-    st_znode_t *e = cursor < st_zset_len(x->z) ? st_zset_at(x->z, (uint32_t)cursor) : NULL;
-    if (!e) return 0;
-    zscan_visit(x, e);
-    return cursor + 1 < st_zset_len(x->z) ? cursor + 1 : 0;
+    if (cursor >= len) return 0;
+    st_zset_at(x->z, (uint32_t)cursor, &e);
+    zscan_visit(x, &e);
+    return cursor + 1 < len ? cursor + 1 : 0;
 }
 
 void st_read_zscan(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
@@ -287,12 +307,8 @@ static void read_setop(store_ctx_t *ctx, const read_args_t *a, buf_t *r, int op,
         resp_array(r, 0);
         return;
     }
-    zs_spec_t s = {.by = ZS_BY_RANK, .start = 0, .stop = -1, .limit = -1};
-    uint32_t n;
-    st_znode_t **v = zs_select(z, &s, &n);
     size_t mark = r->len;
-    zs_reply_nodes(r, a->proto, v, n, o.withscores, 0);
-    free(v);
+    zs_reply_run(r, a->proto, z, 0, st_zset_len(z), 0, o.withscores, 0);
     st_zset_ops.free((st_obj_t *)z);
     bound_reply(ctx, r, mark);
 }

@@ -63,18 +63,19 @@ int zs_parse_ll(const rec_arg_t *x, long long *out)
     return str_to_ll((const char *)x->ptr, x->len, out);
 }
 
-int zs_put(st_zset_t *z, const void *m, uint32_t n, double s)
+int zs_put(store_ctx_t *ctx, st_zset_t *z, const void *m, uint32_t n, double s)
 {
     /* a listpack keeps "-0" as the integer 0: Redis answers 0 there */
-    return st_zset_set(z, m, n, s == 0 && !st_zset_is_skiplist(z) ? 0.0 : s);
+    return st_zset_set(ctx, z, m, n, s == 0 && !st_zset_is_skiplist(z) ? 0.0 : s);
 }
 
-int zs_add(st_zset_t *z, zs_limits_t l, const void *m, uint32_t n, double s)
+int zs_add(store_ctx_t *ctx, st_zset_t *z, zs_limits_t l, const void *m, uint32_t n, double s)
 {
-    if (!st_zset_is_skiplist(z) && !st_zset_find(z, m, n) &&
+    double cur;
+    if (!st_zset_is_skiplist(z) && !st_zset_score(z, m, n, &cur) &&
         ((uint64_t)st_zset_len(z) + 1 > l.entries || n > l.value))
         st_zset_set_skiplist(z, 1);
-    return zs_put(z, m, n, s);
+    return zs_put(ctx, z, m, n, s);
 }
 
 st_zset_t *zs_new(const st_db_t *db)
@@ -92,12 +93,6 @@ st_zset_t *zs_new_result(const st_db_t *db, zs_limits_t l, uint64_t count, uint6
 void zs_choose_encoding(st_zset_t *z, zs_limits_t l, uint64_t maxlen)
 {
     st_zset_set_skiplist(z, st_zset_len(z) > l.entries || maxlen > l.value);
-    for (st_znode_t *x = st_zset_at(z, 0); x; x = st_znode_next(x))
-        if (st_znode_score(x) == 0) { /* -0 becomes 0 in place: the order holds */
-            uint32_t n;
-            const char *m = st_znode_member(x, &n);
-            zs_put(z, m, n, 0.0);
-        }
 }
 
 /* ---- ranges ---- */
@@ -225,25 +220,37 @@ static int lex_cmp(const rec_arg_t *b, int inf, const char *m, uint32_t n)
     return c ? c : (bn > n) - (bn < n);
 }
 
-static int lex_gte_min(const zs_spec_t *s, const st_znode_t *x)
+static int lex_gte_min(const zs_spec_t *s, const st_zel_t *x)
 {
-    uint32_t n;
-    const char *m = st_znode_member(x, &n);
-    int c = lex_cmp(s->lmin, s->lmin_inf, m, n);
+    int c = lex_cmp(s->lmin, s->lmin_inf, x->m, x->n);
     return s->minex ? c < 0 : c <= 0;
 }
 
-static int lex_lte_max(const zs_spec_t *s, const st_znode_t *x)
+static int lex_lte_max(const zs_spec_t *s, const st_zel_t *x)
 {
-    uint32_t n;
-    const char *m = st_znode_member(x, &n);
-    int c = lex_cmp(s->lmax, s->lmax_inf, m, n);
+    int c = lex_cmp(s->lmax, s->lmax_inf, x->m, x->n);
     return s->maxex ? c > 0 : c >= 0;
+}
+
+/* Whether the member at rank r is in the range: past its min, short of
+ * its max. */
+static int rank_gte_min(st_zset_t *z, const zs_spec_t *s, uint32_t r)
+{
+    st_zel_t x;
+    st_zset_at(z, r, &x);
+    return lex_gte_min(s, &x);
+}
+
+static int rank_lte_max(st_zset_t *z, const zs_spec_t *s, uint32_t r)
+{
+    st_zel_t x;
+    st_zset_at(z, r, &x);
+    return lex_lte_max(s, &x);
 }
 
 /* zslIsInLexRange: min <= max, and the range meets the first and last
  * members. */
-static int lex_may_meet(const st_zset_t *z, const zs_spec_t *s)
+static int lex_may_meet(st_zset_t *z, const zs_spec_t *s)
 {
     int c;
     if (s->lmin_inf || s->lmax_inf)
@@ -256,44 +263,79 @@ static int lex_may_meet(const st_zset_t *z, const zs_spec_t *s)
     }
     if (c > 0 || (c == 0 && (s->minex || s->maxex))) return 0;
     uint32_t len = st_zset_len(z);
-    return len && lex_gte_min(s, st_zset_at(z, len - 1)) && lex_lte_max(s, st_zset_at(z, 0));
+    return len && rank_gte_min(z, s, len - 1) && rank_lte_max(z, s, 0);
 }
 
-/* The first member in the range (forward walks start there), or NULL. */
-static st_znode_t *lex_first(const st_zset_t *z, const zs_spec_t *s)
+#define NO_RANK UINT32_MAX
+
+/* From rank `from`, walking up (or down when rev), the rank of the first
+ * member for which the walk's test holds: past the min (up) or short of
+ * the max (down); NO_RANK when none does. A listpack's linear scans. */
+static uint32_t lex_scan(st_zset_t *z, const zs_spec_t *s, uint32_t from, int rev)
 {
-    if (!lex_may_meet(z, s)) return NULL;
-    st_znode_t *x;
-    if (!st_zset_is_skiplist(z)) { /* a listpack: scanned from its head */
-        for (x = st_zset_at(z, 0); x && !lex_gte_min(s, x); x = st_znode_next(x)) {
-        }
-    } else {
-        x = s->lmin_inf ? st_zset_at(z, s->lmin_inf < 0 ? 0 : st_zset_len(z))
-                        : st_zset_at(z, st_zset_rank_lex(z, (const char *)s->lmin->ptr + 1,
-                                                         s->lmin->len - 1, s->minex));
+    uint32_t len = st_zset_len(z), r = from, found = NO_RANK;
+    st_zset_iter_t it;
+    st_zel_t x;
+    st_zset_iter_init(&it, z, from, rev ? from + 1 : len - from, rev);
+    while (found == NO_RANK && st_zset_next(&it, &x)) {
+        if (rev ? lex_lte_max(s, &x) : lex_gte_min(s, &x))
+            found = r;
+        else if (rev)
+            r--;
+        else
+            r++;
     }
-    return x && lex_lte_max(s, x) ? x : NULL;
+    st_zset_iter_free(&it);
+    return found;
 }
 
-/* The last member in the range (reverse walks start there), or NULL. */
-static st_znode_t *lex_last(const st_zset_t *z, const zs_spec_t *s)
+/* The rank of the first member in the range (forward walks start there),
+ * or NO_RANK. */
+static uint32_t lex_first(st_zset_t *z, const zs_spec_t *s)
 {
-    if (!lex_may_meet(z, s)) return NULL;
-    uint32_t len = st_zset_len(z);
-    st_znode_t *x;
+    if (!lex_may_meet(z, s)) return NO_RANK;
+    uint32_t len = st_zset_len(z), r;
+    if (!st_zset_is_skiplist(z)) /* a listpack: scanned from its head */
+        r = lex_scan(z, s, 0, 0);
+    else
+        r = s->lmin_inf
+                ? (s->lmin_inf < 0 ? 0 : len)
+                : st_zset_rank_lex(z, (const char *)s->lmin->ptr + 1, s->lmin->len - 1, s->minex);
+    return r < len && rank_lte_max(z, s, r) ? r : NO_RANK;
+}
+
+/* The rank of the last member in the range (reverse walks start there),
+ * or NO_RANK. */
+static uint32_t lex_last(st_zset_t *z, const zs_spec_t *s)
+{
+    if (!lex_may_meet(z, s)) return NO_RANK;
+    uint32_t len = st_zset_len(z), r;
     if (!st_zset_is_skiplist(z)) { /* a listpack: scanned from its tail */
-        for (x = st_zset_at(z, len - 1); x && !lex_lte_max(s, x); x = st_znode_prev(x)) {
-        }
+        r = lex_scan(z, s, len - 1, 1);
     } else {
         uint32_t past = s->lmax_inf ? (s->lmax_inf < 0 ? 0 : len)
                                     : st_zset_rank_lex(z, (const char *)s->lmax->ptr + 1,
                                                        s->lmax->len - 1, !s->maxex);
-        x = past ? st_zset_at(z, past - 1) : NULL;
+        r = past ? past - 1 : NO_RANK;
     }
-    return x && lex_gte_min(s, x) ? x : NULL;
+    return r != NO_RANK && rank_gte_min(z, s, r) ? r : NO_RANK;
 }
 
-void zs_span(const st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *to)
+/* How many members from rank from on (downwards when rev), at most max,
+ * stay in the range: short of the max (up) or past the min (down). */
+static uint32_t lex_run(st_zset_t *z, const zs_spec_t *s, uint32_t from, int rev, uint64_t max)
+{
+    uint32_t len = st_zset_len(z), n = 0;
+    st_zset_iter_t it;
+    st_zel_t x;
+    st_zset_iter_init(&it, z, from, rev ? from + 1 : len - from, rev);
+    while (n < max && st_zset_next(&it, &x) && (rev ? lex_gte_min(s, &x) : lex_lte_max(s, &x)))
+        n++;
+    st_zset_iter_free(&it);
+    return n;
+}
+
+void zs_span(st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *to)
 {
     uint32_t len = st_zset_len(z);
     *from = *to = 0;
@@ -319,18 +361,14 @@ void zs_span(const st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *t
         a = st_zset_rank_score(z, s->min, s->minex);
         b = st_zset_rank_score(z, s->max, !s->maxex);
     } else { /* ZLEXCOUNT: a listpack counts forward, a skiplist by ranks */
-        st_znode_t *x = lex_first(z, s), *y;
-        if (!x) return;
-        uint32_t n;
-        const char *m = st_znode_member(x, &n);
-        a = (uint32_t)st_zset_rank(z, m, n);
+        a = lex_first(z, s);
+        if (a == NO_RANK) return;
         if (!st_zset_is_skiplist(z)) {
-            for (b = a; x && lex_lte_max(s, x); x = st_znode_next(x))
-                b++;
+            b = a + lex_run(z, s, a, 0, UINT32_MAX);
         } else {
-            if (!(y = lex_last(z, s))) return;
-            m = st_znode_member(y, &n);
-            b = (uint32_t)st_zset_rank(z, m, n) + 1;
+            uint32_t y = lex_last(z, s);
+            if (y == NO_RANK) return;
+            b = y + 1;
         }
     }
     if (a < b) {
@@ -339,69 +377,53 @@ void zs_span(const st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *t
     }
 }
 
-/* BYLEX: walk from the first (last) member in range while in range. */
-static st_znode_t **lex_select(const st_zset_t *z, const zs_spec_t *s, uint32_t *n)
+/* BYLEX: from the first (last) member in range, past the offset, while in
+ * range. */
+static void lex_select(st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *count)
 {
-    st_znode_t *x = s->rev ? lex_last(z, s) : lex_first(z, s);
-    if (s->offset < 0) return NULL;
-    for (long long skip = s->offset; x && skip; skip--)
-        x = s->rev ? st_znode_prev(x) : st_znode_next(x);
-    st_znode_t **v = NULL;
-    uint32_t cap = 0;
-    for (long long left = s->limit; x && left; left--) {
-        if (!(s->rev ? lex_gte_min(s, x) : lex_lte_max(s, x))) break;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            v = st_xrealloc(v, (size_t)cap * sizeof(*v));
-        }
-        v[(*n)++] = x;
-        x = s->rev ? st_znode_prev(x) : st_znode_next(x);
-    }
-    return v;
+    uint32_t x = s->rev ? lex_last(z, s) : lex_first(z, s), len = st_zset_len(z);
+    if (s->offset < 0 || x == NO_RANK) return;
+    uint64_t room = s->rev ? (uint64_t)x + 1 : (uint64_t)len - x;
+    if ((uint64_t)s->offset >= room) return;
+    x = s->rev ? x - (uint32_t)s->offset : x + (uint32_t)s->offset;
+    *from = x;
+    *count = lex_run(z, s, x, s->rev, s->limit < 0 ? UINT64_MAX : (uint64_t)s->limit);
 }
 
-st_znode_t **zs_select(const st_zset_t *z, const zs_spec_t *s, uint32_t *n)
+void zs_select(st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *count)
 {
-    uint32_t from, to;
-    *n = 0;
-    if (s->by == ZS_BY_LEX) return lex_select(z, s, n);
-    zs_span(z, s, &from, &to);
-    uint64_t count = to - from;
+    uint32_t a, to;
+    *from = *count = 0;
+    if (s->by == ZS_BY_LEX) {
+        lex_select(z, s, from, count);
+        return;
+    }
+    zs_span(z, s, &a, &to);
+    uint64_t n = to - a;
     if (s->by != ZS_BY_RANK) { /* LIMIT: a negative offset selects nothing */
-        if (s->offset < 0 || (uint64_t)s->offset >= count) return NULL;
-        count -= (uint64_t)s->offset;
-        if (s->limit >= 0 && (uint64_t)s->limit < count) count = (uint64_t)s->limit;
+        if (s->offset < 0 || (uint64_t)s->offset >= n) return;
+        n -= (uint64_t)s->offset;
+        if (s->limit >= 0 && (uint64_t)s->limit < n) n = (uint64_t)s->limit;
         if (s->rev)
             to -= (uint32_t)s->offset;
         else
-            from += (uint32_t)s->offset;
+            a += (uint32_t)s->offset;
     }
-    if (!count) return NULL;
-    st_znode_t **v = st_xmalloc((size_t)count * sizeof(*v));
-    st_znode_t *x = st_zset_at(z, s->rev ? to - 1 : from);
-    for (uint64_t i = 0; i < count && x; i++) {
-        v[(*n)++] = x;
-        x = s->rev ? st_znode_prev(x) : st_znode_next(x);
-    }
-    return v;
+    if (!n) return;
+    *from = s->rev ? to - 1 : a;
+    *count = (uint32_t)n;
 }
 
-/* One member, with its score when withscores, as a [member, score] array
- * when pair. */
-static void reply_node(buf_t *r, int proto, const st_znode_t *x, int withscores, int pair)
+void zs_reply_run(buf_t *r, int proto, st_zset_t *z, uint32_t from, uint32_t count, int rev,
+                  int withscores, int nested)
 {
-    uint32_t len;
-    const char *m = st_znode_member(x, &len);
-    if (pair) resp_array(r, 2);
-    resp_bulk(r, m, len);
-    if (withscores) resp_double(r, proto, st_znode_score(x));
-}
-
-void zs_reply_nodes(buf_t *r, int proto, st_znode_t **v, uint32_t n, int withscores, int nested)
-{
-    resp_array(r, withscores && !nested && proto < 3 ? 2 * (long long)n : n);
-    for (uint32_t i = 0; i < n; i++)
-        reply_node(r, proto, v[i], withscores, withscores && (nested || proto >= 3));
+    resp_array(r, withscores && !nested && proto < 3 ? 2 * (long long)count : count);
+    st_zset_iter_t it;
+    st_zel_t x;
+    st_zset_iter_init(&it, z, from, count, rev);
+    while (st_zset_next(&it, &x))
+        st_zset_reply_member(r, proto, &x, withscores, withscores && (nested || proto >= 3));
+    st_zset_iter_free(&it);
 }
 
 /* ---- popping ---- */
@@ -414,13 +436,14 @@ uint32_t st_zset_pop(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *k
     int nested = shape == ZS_POP_NESTED || (shape == ZS_POP_AUTO && proto >= 3);
     if (r && shape != ZS_POP_BARE) resp_array(r, nested ? n : 2 * (long long)n);
     uint64_t before = st_zset_bytes(z);
+    unsigned char *buf = NULL;
+    size_t cap = 0;
     for (uint32_t i = 0; i < n; i++) {
-        st_znode_t *x = st_zset_at(z, max ? st_zset_len(z) - 1 : 0);
-        if (r) reply_node(r, proto, x, 1, nested);
-        uint32_t ml;
-        const char *m = st_znode_member(x, &ml);
-        st_zset_del(z, m, ml);
+        st_zel_t x;
+        st_zset_take(ctx, z, max ? st_zset_len(z) - 1 : 0, &x, &buf, &cap);
+        if (r) st_zset_reply_member(r, proto, &x, 1, nested);
     }
+    free(buf);
     ctx->entry_bytes += st_zset_bytes(z) - before; /* modular: a decrease */
     if (n) st_key_changed_as(ctx, a, a->dbnum, key, PS_NOTIFY_ZSET, max ? "zpopmax" : "zpopmin");
     if (!st_zset_len(z)) st_remove(a->db, slot);
@@ -440,21 +463,24 @@ static uint32_t src_len(const zsrc_t *x)
     return x->z ? st_zset_len(x->z) : x->s ? st_hash_len(x->s) : 0;
 }
 
-/* The score of m in x, or 0 when absent (*found). */
+/* The score of m in x, or 0 when absent (*found). Nothing is handed out
+ * from pages: a walk over millions keeps none of the members it looks up. */
 static double src_score(const zsrc_t *x, const void *m, uint32_t n, int *found)
 {
+    double s = 0;
+    uint32_t vlen;
     *found = 0;
-    if (x->z) {
-        st_znode_t *e = st_zset_find(x->z, m, n);
-        if (e) {
-            *found = 1;
-            return st_znode_score(e);
-        }
-    } else if (x->s && st_hash_find(x->s, m, n)) {
-        *found = 1;
-        return 1.0;
-    }
-    return 0;
+    if (x->z)
+        *found = st_zset_score(x->z, m, n, &s);
+    else if (x->s && st_hash_peek(x->s, m, n, NULL, 0, &vlen) != 0)
+        *found = 1, s = 1.0; /* a set's member: 1 */
+    return s;
+}
+
+static double weighted(double score, double weight)
+{
+    double v = score * weight;
+    return isnan(v) ? 0.0 : v; /* 0 * inf */
 }
 
 enum { AGG_SUM, AGG_MIN, AGG_MAX };
@@ -468,57 +494,94 @@ static double aggregate(int agg, double acc, double v)
     return agg == AGG_MIN ? (v < acc ? v : acc) : (v > acc ? v : acc);
 }
 
-typedef struct walk {
-    const void **m;
-    uint32_t *len;
-    double *score;
-    uint32_t n;
-} walk_t;
+/* A member of a source, with its score; nonzero stops the walk. */
+typedef int (*member_fn)(void *arg, const char *m, uint32_t n, double score);
+
+typedef struct set_walk {
+    member_fn fn;
+    void *arg;
+} set_walk_t;
 
 static int walk_set(void *arg, idx_entry_t *f)
 {
-    walk_t *w = arg;
-    w->m[w->n] = f->data;
-    w->len[w->n] = f->klen;
-    w->score[w->n++] = 1.0;
-    return 0;
+    set_walk_t *w = arg;
+    return w->fn(w->arg, (const char *)f->data, f->klen, 1.0);
 }
 
-/* Every member of x with its score (arrays malloc'd, src_len entries). */
-static void src_members(const zsrc_t *x, walk_t *w)
+/* Every member of x with its score, in its order (a sorted set's ranks, a
+ * set's own order), each for the call only (a page's copy is not kept). */
+static void src_walk(const zsrc_t *x, member_fn fn, void *arg)
 {
-    size_t n = (size_t)src_len(x) + 1;
-    w->m = st_xmalloc(n * sizeof(*w->m));
-    w->len = st_xmalloc(n * sizeof(*w->len));
-    w->score = st_xmalloc(n * sizeof(*w->score));
-    w->n = 0;
     if (x->z) {
-        for (st_znode_t *e = st_zset_at(x->z, 0); e; e = st_znode_next(e)) {
-            w->m[w->n] = st_znode_member(e, &w->len[w->n]);
-            w->score[w->n++] = st_znode_score(e);
+        st_zset_iter_t it;
+        st_zel_t e;
+        st_zset_iter_init(&it, x->z, 0, st_zset_len(x->z), 0);
+        while (st_zset_next(&it, &e) && !fn(arg, e.m, e.n, e.score)) {
         }
+        st_zset_iter_free(&it);
     } else if (x->s) {
-        st_hash_foreach(x->s, walk_set, w);
+        set_walk_t w = {fn, arg};
+        st_hash_foreach_once(x->s, walk_set, &w);
     }
 }
 
-static void walk_free(walk_t *w)
+/* One walk of zs_setop: its inputs, what it builds. */
+typedef struct setop_run {
+    const zsrc_t *src;
+    long long nk, i; /* the inputs; the one walked */
+    int op, agg, card;
+    long long limit;
+    const st_db_t *db;
+    st_zset_t *out;
+    uint64_t count, maxlen;
+} setop_run_t;
+
+static void put_out(setop_run_t *x, const char *m, uint32_t n, double v)
 {
-    free(w->m);
-    free(w->len);
-    free(w->score);
+    if (!x->out) x->out = zs_new(x->db);
+    st_zset_set(NULL, x->out, m, n, v);
+    if (n > x->maxlen) x->maxlen = n;
+}
+
+/* ZINTER: a member of the smallest input found in every other. */
+static int inter_member(void *arg, const char *m, uint32_t n, double score)
+{
+    setop_run_t *x = arg;
+    double acc = weighted(score, x->src[0].weight);
+    int all = 1;
+    for (long long i = 1; i < x->nk && all; i++) {
+        double v = src_score(&x->src[i], m, n, &all);
+        if (all) acc = aggregate(x->agg, acc, v * x->src[i].weight);
+    }
+    if (!all) return 0;
+    x->count++;
+    if (x->card) return x->limit && (long long)x->count >= x->limit;
+    put_out(x, m, n, acc);
+    return 0;
+}
+
+/* ZUNION (each input's members aggregated) and ZDIFF (the first input's
+ * members found in no other). */
+static int union_member(void *arg, const char *m, uint32_t n, double score)
+{
+    setop_run_t *x = arg;
+    double v = weighted(score, x->src[x->i].weight), cur;
+    if (x->op == ZS_DIFF) {
+        int found = 0;
+        for (long long j = 1; j < x->nk && !found; j++)
+            src_score(&x->src[j], m, n, &found);
+        if (found) return 0;
+        v = score;
+    }
+    if (x->out && st_zset_score(x->out, m, n, &cur)) v = aggregate(x->agg, cur, v);
+    put_out(x, m, n, v);
+    return 0;
 }
 
 static int by_len(const void *x, const void *y)
 {
     uint32_t a = src_len(x), b = src_len(y);
     return a < b ? -1 : a > b;
-}
-
-static double weighted(double score, double weight)
-{
-    double v = score * weight;
-    return isnan(v) ? 0.0 : v; /* 0 * inf */
 }
 
 st_zset_t *zs_setop(st_db_t *db, int64_t now, int reap, const rec_arg_t *argv, uint16_t argc,
@@ -599,60 +662,21 @@ st_zset_t *zs_setop(st_db_t *db, int64_t now, int reap, const rec_arg_t *argv, u
         }
     }
     *failed = 0;
-    *count = 0;
-    st_zset_t *out = NULL;
-    uint64_t maxlen = 0;
+    setop_run_t x = {
+        .src = src, .nk = nk, .op = o->op, .agg = agg, .card = card, .limit = o->limit, .db = db};
     /* Redis walks the inputs smallest first (the difference keeps its
      * first): with MIN, MAX and infinite sums the order shows */
     if (o->op != ZS_DIFF) qsort(src, (size_t)nk, sizeof(*src), by_len);
     if (o->op == ZS_INTER) {
-        if (src_len(&src[0])) {
-            walk_t w;
-            src_members(&src[0], &w);
-            for (uint32_t k = 0; k < w.n; k++) {
-                double acc = weighted(w.score[k], src[0].weight);
-                int all = 1;
-                for (long long i = 1; i < nk && all; i++) {
-                    double v = src_score(&src[i], w.m[k], w.len[k], &all);
-                    if (all) acc = aggregate(agg, acc, v * src[i].weight);
-                }
-                if (!all) continue;
-                (*count)++;
-                if (card) {
-                    if (o->limit && (long long)*count >= o->limit) break;
-                    continue;
-                }
-                if (!out) out = zs_new(db);
-                st_zset_set(out, w.m[k], w.len[k], acc);
-                if (w.len[k] > maxlen) maxlen = w.len[k];
-            }
-            walk_free(&w);
-        }
+        if (src_len(&src[0])) src_walk(&src[0], inter_member, &x);
     } else {
-        for (long long i = 0; i < nk; i++) {
-            if (o->op == ZS_DIFF && i > 0) break;
-            if (!src_len(&src[i])) continue;
-            walk_t w;
-            src_members(&src[i], &w);
-            for (uint32_t k = 0; k < w.n; k++) {
-                double v = weighted(w.score[k], src[i].weight);
-                if (o->op == ZS_DIFF) {
-                    int found = 0;
-                    for (long long j2 = 1; j2 < nk && !found; j2++)
-                        src_score(&src[j2], w.m[k], w.len[k], &found);
-                    if (found) continue;
-                    v = w.score[k];
-                }
-                if (!out) out = zs_new(db);
-                st_znode_t *e = st_zset_find(out, w.m[k], w.len[k]);
-                if (e) v = aggregate(agg, st_znode_score(e), v);
-                st_zset_set(out, w.m[k], w.len[k], v);
-                if (w.len[k] > maxlen) maxlen = w.len[k];
-            }
-            walk_free(&w);
-        }
-        if (out) *count = st_zset_len(out);
+        for (x.i = 0; x.i < nk && (o->op != ZS_DIFF || x.i == 0); x.i++)
+            if (src_len(&src[x.i])) src_walk(&src[x.i], union_member, &x);
+        x.count = x.out ? st_zset_len(x.out) : 0;
     }
+    *count = x.count;
+    st_zset_t *out = x.out;
+    uint64_t maxlen = x.maxlen;
     free(src);
     if (out && !card) zs_choose_encoding(out, l, maxlen);
     return out;

@@ -32,11 +32,12 @@ int zs_parse_score(const rec_arg_t *x, double *out);
 /* An integer as Redis' getLongFromObject: 0, or -1. */
 int zs_parse_ll(const rec_arg_t *x, long long *out);
 
-/* st_zset_set, but a listpack keeps -0 as 0 (as Redis' does). */
-int zs_put(st_zset_t *z, const void *m, uint32_t n, double s);
+/* st_zset_set, but a listpack keeps -0 as 0 (as Redis' does). ctx as
+ * st_zset_set's: NULL for a result not in an index yet. */
+int zs_put(store_ctx_t *ctx, st_zset_t *z, const void *m, uint32_t n, double s);
 /* Add or rescore member m with score s in z, switching z to skiplist as
  * Redis does when a new member passes the limits. 1 when m is new. */
-int zs_add(st_zset_t *z, zs_limits_t l, const void *m, uint32_t n, double s);
+int zs_add(store_ctx_t *ctx, st_zset_t *z, zs_limits_t l, const void *m, uint32_t n, double s);
 /* A new zset for a result of count members, the longest maxlen bytes:
  * listpack when both are within the limits (Redis' store commands). */
 st_zset_t *zs_new_result(const st_db_t *db, zs_limits_t l, uint64_t count, uint64_t maxlen);
@@ -44,7 +45,8 @@ st_zset_t *zs_new(const st_db_t *db);
 
 /* A whole new zset's encoding (a STORE form's result, a RESTOREd one):
  * listpack when its size and longest member (maxlen bytes) are within
- * the limits, then its -0 scores kept as 0, as in Redis' listpack. */
+ * the limits. Its scores stay as they are (a -0 too: st_zset_set does
+ * not rewrite an equal score). */
 void zs_choose_encoding(st_zset_t *z, zs_limits_t l, uint64_t maxlen);
 
 /* A range of ranks [start, end) picked by ZRANGE's words, or by
@@ -72,14 +74,17 @@ int zs_parse_minmax(zs_by_t by, const rec_arg_t *min, const rec_arg_t *max, zs_s
 int zs_parse_range(int cmd, const rec_arg_t *argv, uint16_t argc, zs_spec_t *s, buf_t *r);
 /* The ranks [*from, *to) of z that s selects, in order (before REV and
  * LIMIT). */
-void zs_span(const st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *to);
-/* The nodes s selects, in reply order (REV and LIMIT applied): *n of them,
- * malloc'd (NULL when none). */
-st_znode_t **zs_select(const st_zset_t *z, const zs_spec_t *s, uint32_t *n);
+void zs_span(st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *to);
+/* The members s selects, in reply order (REV and LIMIT applied): always
+ * a run of ranks, *count of them from rank *from (downwards when
+ * s->rev). */
+void zs_select(st_zset_t *z, const zs_spec_t *s, uint32_t *from, uint32_t *count);
 
-/* Reply members (with scores, as Redis: flat in RESP2, [member, score]
- * pairs in RESP3 or when nested). */
-void zs_reply_nodes(buf_t *r, int proto, st_znode_t **v, uint32_t n, int withscores, int nested);
+/* Reply the run of count members from rank from (downwards when rev),
+ * with scores, as Redis: flat in RESP2, [member, score] pairs in RESP3 or
+ * when nested. */
+void zs_reply_run(buf_t *r, int proto, st_zset_t *z, uint32_t from, uint32_t count, int rev,
+                  int withscores, int nested);
 
 /* How popped members are replied: ZS_POP_AUTO flat in RESP2 and pairs in
  * RESP3 (ZPOPMIN with a count), ZS_POP_NESTED pairs always (ZMPOP),

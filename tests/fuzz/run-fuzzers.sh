@@ -22,9 +22,12 @@ cflags=(-g -O1 -std=gnu11 -D_GNU_SOURCE -include "$builddir/autoconfig.h"
         -I"$srcdir/common" -I"$srcdir" -fsanitize=fuzzer,address,undefined
         -fno-sanitize-recover=undefined -Wno-unused-command-line-argument)
 common=("$srcdir"/common/*.c)
+libs=(-llzf -lpthread -lm)
+# common/uring.c calls liburing when the build found it.
+grep -q '^#define HAVE_LIBURING 1' "$builddir/autoconfig.h" && libs+=(-luring)
 # The store's state machine: every store file (core/, types/ included) but
-# the process loop.
-state=$(ls "$srcdir"/store/*.c "$srcdir"/store/*/*.c | grep -v '/store/store\.c$' | tr '\n' ' ')
+# the process's own (its loop, store.c; its reads in flight, reads.c).
+state=$(ls "$srcdir"/store/*.c "$srcdir"/store/*/*.c | grep -v '/store/\(store\|reads\)\.c$' | tr '\n' ' ')
 declare -A sources=(
     [resp]="$srcdir/tests/fuzz/fuzz_resp.c"
     [record]="$srcdir/tests/fuzz/fuzz_record.c"
@@ -34,7 +37,7 @@ status=0
 for name in resp record recovery; do
     [ -n "${FUZZ_ONLY:-}" ] && [ "$FUZZ_ONLY" != "$name" ] && continue
     # shellcheck disable=SC2086
-    "$CC" "${cflags[@]}" ${sources[$name]} "${common[@]}" -llzf -lpthread -lm -o "$out/fuzz_$name"
+    "$CC" "${cflags[@]}" ${sources[$name]} "${common[@]}" "${libs[@]}" -o "$out/fuzz_$name"
     mkdir -p "$out/corpus_$name"
     echo "fuzz: $name for ${seconds}s"
     if ! ASAN_OPTIONS=detect_leaks=0 "$out/fuzz_$name" -max_total_time="$seconds" -rss_limit_mb=2048 \

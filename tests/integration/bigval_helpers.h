@@ -66,23 +66,11 @@ unsigned long long bv_newest_checkpoint(const srv_t *s);
  * (after a clean stop, its checkpoints removed). */
 void bv_expect_replay_digest(srv_t *s, const char *what);
 
-/* Whether the RSS bounds mean anything: under AddressSanitizer (CI's
- * second pass builds server and tests with it) freed memory waits in its
- * quarantine (up to 256 MB), so peaks measure the sanitizer, not the
- * bounded buffers; the plain pass checks the bounds. */
-#if defined(__SANITIZE_ADDRESS__)
-#define BV_RSS_BOUNDS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BV_RSS_BOUNDS 0
-#endif
-#endif
-#ifndef BV_RSS_BOUNDS
-#define BV_RSS_BOUNDS 1
-#endif
+/* RSS growth within 64 MB, where the bounds mean anything (harness.h's
+ * SRV_RSS_BOUNDS: not under AddressSanitizer). */
 #define bv_expect_rss_within(grown, ...)                                                           \
     do {                                                                                           \
-        if (BV_RSS_BOUNDS) cr_assert_lt((grown), 64 * 1024, __VA_ARGS__);                          \
+        if (SRV_RSS_BOUNDS) cr_assert_lt((grown), 64 * 1024, __VA_ARGS__);                         \
     } while (0)
 
 #endif

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ------------------------------------------------------------------ */
 /* randomness                                                          */
@@ -1667,13 +1668,21 @@ void dgen_done(dgen_t *g)
 /* ------------------------------------------------------------------ */
 /* the sequence                                                        */
 
+/* SPOP key without a count pops a random member (g_spop's forms are the
+ * ones that are not random): dropping its count would make the servers
+ * differ by chance. */
+static int drop_makes_random(const dgen_cmd_t *c)
+{
+    return c->argc == 3 && !strcasecmp(c->argv[0], "SPOP");
+}
+
 /* Wrong arities, unknown names and odd letter case, now and then. */
 static void mutate(dgen_t *g, dgen_cmd_t *c)
 {
     static const char *unknown[] = {"NOSUCHCMD", "GETT", "SETT", "EXPIRES", "foo"};
     unsigned r = rn(g, 1000);
     if (r < 15 && c->argc > 1) {
-        free(c->argv[--c->argc]);
+        if (!drop_makes_random(c)) free(c->argv[--c->argc]);
     } else if (r < 30) {
         rval(g, c);
     } else if (r < 38) {
@@ -1693,6 +1702,7 @@ void dgen_next(dgen_t *g, dgen_cmd_t *c)
     memset(c, 0, sizeof(*c));
     if (g->in_multi && g->multi_left == 0) {
         dgen_args(c, rn(g, 7) ? "EXEC" : "DISCARD");
+        if (g->sorted) c->check = DGEN_ENCODING; /* an OBJECT ENCODING inside */
         g->in_multi = 0;
         g->watching = 0;
         return;

@@ -35,8 +35,9 @@ typedef enum dgen_check {
     DGEN_HSCAN,     /* a whole HSCAN iteration: argv[2] is the cursor; pairs in any order */
     DGEN_SSCAN,     /* a whole SSCAN iteration: argv[2] is the cursor; members in any order */
     DGEN_HELLO,     /* HELLO 2|3: both a map/array (server facts differ), or the same error */
-    DGEN_ENCODING,  /* OBJECT ENCODING after a SORT: exact, but Redis' "skiplist" may be
-                     * AtticDB's "listpack" (Redis converts a zset it sorts, D47) */
+    DGEN_ENCODING,  /* OBJECT ENCODING after a SORT (or an EXEC that may hold one):
+                     * exact, but Redis' "skiplist" may be AtticDB's "listpack"
+                     * (Redis converts a zset it sorts, D47) */
 } dgen_check_t;
 
 typedef struct dgen_cmd {

@@ -1,8 +1,8 @@
 /*
  * paged_helpers.h - what the integration tests of collections in pages
- * (test_plist, D63; test_pstream, D64) share: DEBUG PAGED's figures, DEBUG
- * DIGEST, and one command's reply compared byte for byte between AtticDB
- * and a redis-server.
+ * (test_plist, D63; test_pstream, D64; test_pzset, D65) share: DEBUG
+ * PAGED's figures, DEBUG DIGEST, and one command's reply compared byte for
+ * byte between AtticDB and a redis-server.
  *
  * Uses Criterion's assertions: for Criterion test programs only.
  */

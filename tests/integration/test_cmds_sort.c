@@ -171,6 +171,20 @@ static void forms(diff_t *d)
     D(d, "lrange", "words", "0", "-1");
     D(d, "sort", "l", "get", "nothing_*", "store", "dst");
     D(d, "lrange", "dst", "0", "-1");
+    /* GET of values APPEND made: a short prefix kept in the entry and the
+     * appended bytes in the log (empty, short and long), into STORE, the
+     * destination one of them (test_diff seed 145: the store crashed). */
+    D(d, "set", "ap_1", "abcdefghijklmnopqrstuv");
+    D(d, "append", "ap_1", "v81");
+    D(d, "set", "ap_2", "");
+    D(d, "append", "ap_2", "xyz");
+    D(d, "set", "ap_3", "0123456789");
+    D(d, "append", "ap_3", "a value longer than twenty-four bytes");
+    D(d, "rpush", "apl", "1", "2", "3");
+    D(d, "sort", "apl", "get", "ap_*", "store", "apd");
+    D(d, "lrange", "apd", "0", "-1");
+    D(d, "sort", "apl", "get", "ap_*", "get", "#", "store", "ap_1");
+    D(d, "lrange", "ap_1", "0", "-1");
     /* Keys: COMMAND GETKEYS as Redis finds them. */
     D(d, "command", "getkeys", "sort", "l");
     D(d, "command", "getkeys", "sort", "l", "store", "d");

@@ -598,6 +598,9 @@ static redisContext *wait_full_copy(const srv_t *s)
  * query: Sentinel closes the clients of a server it reconfigures (CLIENT
  * KILL TYPE normal), and under load it may do so again at any moment
  * (it saw a full copy fail once: "Server closed the connection"). */
+static pid_t sentinel_pid;
+static char sentinel_dir[64];
+
 static void expect_caught_up_of(const srv_t *l, const srv_t *r)
 {
     long long want = -1, got = -2;
@@ -606,6 +609,15 @@ static void expect_caught_up_of(const srv_t *l, const srv_t *r)
         got = info_num_of(r, "slave_repl_offset");
         if (want > 0 && got == want) break;
         usleep(50000);
+    }
+    if (got != want) { /* what each side and Sentinel last said */
+        fprintf(stderr, "leader on %d at %lld, replica on %d at %lld\n", l->port, want, r->port,
+                got);
+        fprintf(stderr, "leader's log:\n%s\n", srv_log_tail(l, (char[4096]){0}, 4096));
+        fprintf(stderr, "replica's log:\n%s\n", srv_log_tail(r, (char[4096]){0}, 4096));
+        char cmd[160];
+        snprintf(cmd, sizeof(cmd), "tail -n 40 '%s/sentinel.log' >&2", sentinel_dir);
+        if (sentinel_dir[0] && system(cmd) != 0) fprintf(stderr, "no Sentinel log\n");
     }
     cr_assert_eq(got, want, "the replica reached the leader's LSN");
     char a[64] = "", b[64] = "";
@@ -906,9 +918,6 @@ Test(repl_stream, a_stalled_copy_pins_its_files_while_the_leader_writes_and_comp
 }
 
 /* ---- Redis Sentinel (Debian's redis-server in sentinel mode) ---------------- */
-
-static pid_t sentinel_pid;
-static char sentinel_dir[64];
 
 static void suite_fini(void)
 {
@@ -1219,6 +1228,80 @@ Test(repl_stream, large_values_reach_the_replica_and_the_stream_goes_on)
         freeReplyObject(r);
         free(v);
     }
+    redisFree(lc);
+    redisFree(rc);
+}
+
+/* DEBUG PAGED key's first figure (paged 1/0) and its member count. */
+static void paged_of(redisContext *c, const char *key, long long *paged, long long *members)
+{
+    redisReply *r = redisCommand(c, "DEBUG PAGED %s", key);
+    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 7, "DEBUG PAGED %s", key);
+    *paged = r->element[0]->integer;
+    *members = r->element[6]->integer;
+    freeReplyObject(r);
+}
+
+/* Large hashes, sets and lists in pages (D60, D63): the leader's store
+ * writes the page records, the replica applies them from the stream (its
+ * own pager writes nothing: its log is its leader's), so both hold the
+ * same collections in pages, read alike, and the replica's restart from
+ * its log and checkpoints comes back equal. */
+Test(repl_stream, paged_collections_reach_the_replica_paged)
+{
+    const char *args = SMALL " --collection-paging-entries 300 --collection-page-size 1kb";
+    cr_assert(srv_start(&L, args) == 0, "leader did not start");
+    char extra[256];
+    snprintf(extra, sizeof(extra), "%s --replicaof 127.0.0.1 %d", args, L.port);
+    cr_assert(srv_start(&R, extra) == 0, "replica did not start");
+    redisContext *lc = srv_connect(&L), *rc = srv_connect(&R);
+    cr_assert(lc && rc);
+    for (int i = 0; i < 3000; i++) {
+        redisAppendCommand(lc, "HSET ph f:%d value-%d", i, i * 7);
+        redisAppendCommand(lc, "SADD ps m:%d", i);
+        redisAppendCommand(lc, "RPUSH pl element-%d", i);
+    }
+    for (int i = 0; i < 9000; i++) {
+        redisReply *r;
+        cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r->type == REDIS_REPLY_INTEGER);
+        freeReplyObject(r);
+    }
+    long long paged = 0, n = 0;
+    for (int i = 0; i < 600 && !paged; i++) {
+        paged_of(lc, "ph", &paged, &n);
+        if (!paged) usleep(20000);
+    }
+    cr_assert(paged, "the leader paged the hash");
+    for (int i = 0; i < 3000; i += 3) { /* changes over pages */
+        redisAppendCommand(lc, "HDEL ph f:%d", i);
+        redisAppendCommand(lc, "SREM ps m:%d", i);
+        redisAppendCommand(lc, "LSET pl %d changed-%d", i, i);
+    }
+    for (int i = 0; i < 3000; i++) {
+        redisReply *r;
+        cr_assert(redisGetReply(lc, (void **)&r) == REDIS_OK && r->type != REDIS_REPLY_ERROR);
+        freeReplyObject(r);
+    }
+    write_some(lc, 0, 20);
+    expect_caught_up(lc, rc);
+    const char *keys[3] = {"ph", "ps", "pl"};
+    for (int k = 0; k < 3; k++) {
+        long long lp, ln, rp, rn;
+        paged_of(lc, keys[k], &lp, &ln);
+        paged_of(rc, keys[k], &rp, &rn);
+        cr_expect_eq(rp, lp, "%s: paged on the replica as on the leader", keys[k]);
+        cr_expect_eq(rn, ln, "%s: the same members", keys[k]);
+    }
+    char buf[128];
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "HGET ph f:1000"), "$10\r\nvalue-7000\r\n");
+    cr_expect_str_eq(srv_cmd_raw(rc, buf, sizeof(buf), "LINDEX pl 999"), "$11\r\nchanged-999\r\n");
+    redisFree(rc);
+    srv_kill_all(&R);
+    cr_assert(srv_restart(&R) == 0, "the replica restarts");
+    rc = srv_connect(&R);
+    cr_assert(rc);
+    write_some(lc, 100, 5);
+    expect_caught_up(lc, rc);
     redisFree(lc);
     redisFree(rc);
 }
