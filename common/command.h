@@ -120,6 +120,11 @@
  *                  pages and pinned runs; a no-op when the key holds no
  *                  such run (another list, or a chunk changed since). Like
  *                  CMD_PAGE: no reply, no WATCH signal, no clock.
+ *   CMD_SPAGE      key, stamps, layout, stream pages...: CMD_LPAGE's form for
+ *                  a stream's chunks (D64): the stream's run of chunks with
+ *                  these stamps becomes these pages and pinned runs, or
+ *                  nothing. Like CMD_PAGE: no reply, no WATCH signal, no
+ *                  clock.
  *   CMD_CHUNK      u64 group, u32 seq, u64 owner, bytes: one part of a value
  *                  too large for one record (D31). group is the LSN of the
  *                  group's seq 0 chunk; owner the writing frontend's slot <<

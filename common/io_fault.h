@@ -146,6 +146,10 @@ enum io_fault_point {
     IO_FAULT_LIST_PAGED = 31,   /* "listpaged": a CMD_LPAGE just replaced chunks (in RAM) */
     IO_FAULT_LIST_WRITTEN = 32, /* "listpagewritten": the store committed a CMD_LPAGE */
     IO_FAULT_LIST_DIRTY = 33,   /* "listdirty": a write copied a list page into RAM */
+    /* Streams in pages (store/core/stream.c, store/core/stream_page.c; D64): */
+    IO_FAULT_STREAM_PAGED = 34,   /* "streampaged": a CMD_SPAGE just replaced chunks (in RAM) */
+    IO_FAULT_STREAM_WRITTEN = 35, /* "streampagewritten": the store committed a CMD_SPAGE */
+    IO_FAULT_STREAM_DIRTY = 36,   /* "streamdirty": XDEL copied a stream page into RAM */
     /* Sorted sets in pages (store/core/zset.c, store/pager.c; D65): */
     IO_FAULT_ZSET_PAGED = 37,   /* "zsetpaged": a page record just changed a sorted set (in RAM) */
     IO_FAULT_ZSET_WRITTEN = 38, /* "zsetwritten": the store committed a sorted set's page record */

@@ -26,6 +26,7 @@
 #include "store/core/entry.h"
 #include "store/core/hash.h"
 #include "store/core/list.h"
+#include "store/core/stream.h"
 #include "store/core/object.h"
 #include "store/core/index.h"
 #include "store/core/value.h"
@@ -151,8 +152,8 @@ static const char *const debug_help[] = {
     "PAGED <key>",
     "    AtticDB: how a hash or set is kept (D60): [paged (1/0), ranges, pages, page bytes,",
     "    overlay entries in RAM, pinned entries, members]; a list (D63): [paged (1/0),",
-    "    chunks, pages, page bytes, elements in RAM, pinned elements, elements]; a sorted",
-    "    set (D65): its order's seven figures as a list's, then its scores' as a hash's.",
+    "    chunks, pages, page bytes, elements in RAM, pinned elements, elements], a stream's",
+    "    (D64) the same of entries; a sorted set (D65): its order's seven, then its scores'.",
     "HELP",
     "    Prints this help.",
 };
@@ -204,23 +205,25 @@ void st_read_debug(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     if (a->argc == 2 && is_sub(&a->argv[0], "paged")) {
         idx_entry_t **slot = st_find_quiet(a->db, &a->argv[1], a->now);
         unsigned t = slot ? st_ent_type(*slot) : ST_STRING;
-        if (t != ST_HASH && t != ST_SET && t != ST_LIST && t != ST_ZSET) {
-            resp_error(r, "ERR no such key, or not a hash, a set, a list or a sorted set");
+        if (t != ST_HASH && t != ST_SET && t != ST_LIST && t != ST_STREAM && t != ST_ZSET) {
+            resp_error(r,
+                       "ERR no such key, or not a hash, a set, a list, a stream or a sorted set");
             return;
         }
-        /* A list's seven figures, a hash's, or a sorted set's order's then
-         * its member -> score part's (D65). */
+        /* A list's or a stream's seven figures, a hash's, or a sorted set's
+         * order's then its member -> score part's (D65). */
         long long v[14];
         int nv = 7;
         st_list_t *l = t == ST_LIST   ? st_ent_list(*slot)
                        : t == ST_ZSET ? st_zset_order(st_ent_zset(*slot))
                                       : NULL;
-        st_hash_t *h = t == ST_ZSET   ? st_zset_dict(st_ent_zset(*slot))
-                       : t == ST_LIST ? NULL
-                                      : st_ent_hash(*slot);
-        if (l)
-            st_list_page_stats(l,
-                               v); /* paged, chunks, pages, page bytes, in RAM, pinned, elements */
+        st_hash_t *h = t == ST_ZSET                  ? st_zset_dict(st_ent_zset(*slot))
+                       : t == ST_HASH || t == ST_SET ? st_ent_hash(*slot)
+                                                     : NULL;
+        /* paged, chunks, pages, page bytes, in RAM, pinned, elements */
+        if (l) st_list_page_stats(l, v);
+        if (t == ST_STREAM)
+            st_stream_page_stats(st_ent_stream(*slot), v); /* the same, of entries */
         if (h) {
             st_pgstats_t s;
             st_hash_page_stats(h, &s);

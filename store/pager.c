@@ -1,8 +1,12 @@
 /*
- * pager.c - the store's pager (D60, D63): it decides when large hashes,
- * sets and lists go into pages, and writes the records that do it,
- * CMD_PAGEIN and CMD_PAGE (core/hash_paged.c: the design), CMD_LPAGE
- * (core/list.c, core/list_page.c); types/t_page.c applies them.
+ * pager.c - the store's pager (D60, D63, D64, D65): it decides when
+ * large hashes, sets, lists, streams and sorted sets go into pages, and
+ * writes the records that do it, CMD_PAGEIN and CMD_PAGE
+ * (core/hash_paged.c: the design), CMD_LPAGE (core/list.c,
+ * core/list_page.c), CMD_SPAGE (core/stream.c, core/stream_page.c);
+ * types/t_page.c applies them. Lists (a sorted set's order among them)
+ * and streams are chunked collections (core/chunked.c): one table drives
+ * both; a sorted set's member -> score part is paged as a hash.
  *
  * Store process, between batches (store.c), single-threaded. What it
  * writes goes through the store's own ring claimer, as compaction's
@@ -14,7 +18,7 @@
  *
  * What it looks at: the keys core/watch.c reports changed (ctx->on_changed)
  * whose collection might want work (st_hash_page_wanted,
- * st_list_page_wanted: O(1)), and those
+ * st_list_page_wanted, st_stream_page_wanted: O(1)), and those
  * compaction's pass finds with pages below its line. A queue of at most
  * STORE_PAGER_QUEUE keys, each dropped once it wants nothing; one that
  * does not fit is noted again by its next write.
@@ -39,6 +43,7 @@
 #include "ring.h"
 #include "store/core/entry.h"
 #include "store/core/object.h"
+#include "store/core/stream.h"
 #include "store/core/zset.h"
 
 /* The overlay size past which the densest ranges get new pages even below
@@ -63,23 +68,80 @@ static st_hash_t *hash_of(idx_entry_t *e)
     return t == ST_HASH || t == ST_SET ? st_ent_hash(e) : NULL;
 }
 
-/* The list whose chunks may go into pages at e: a list, a sorted set's
- * order (D65); else NULL. */
-static st_list_t *list_of(idx_entry_t *e)
+/* A chunked collection (a list, D63, or a stream, D64), as the pager
+ * drives it: its page record's op, and its type's builder
+ * (core/list_page.c, core/stream_page.c). */
+typedef struct chunked_ops {
+    cmd_id_t op;
+    const char *what; /* for the log */
+    int (*wanted)(void *o, const st_pgpolicy_t *pol);
+    int (*behind)(const void *o);
+    int (*build)(store_ctx_t *ctx, void *o, const st_pgpolicy_t *pol, st_cpbuilt_t *out);
+    void (*unbusy)(void *o);
+} chunked_ops_t;
+
+static int list_wanted(void *o, const st_pgpolicy_t *pol)
+{
+    return st_list_page_wanted(o, pol);
+}
+static int list_behind(const void *o)
+{
+    return st_list_page_behind(o);
+}
+static int list_build(store_ctx_t *ctx, void *o, const st_pgpolicy_t *pol, st_cpbuilt_t *out)
+{
+    return st_list_page_build(ctx, o, pol, out);
+}
+static void list_unbusy(void *o)
+{
+    st_list_page_unbusy(o);
+}
+static const chunked_ops_t list_chunked = {CMD_LPAGE,   "list",     list_wanted,
+                                           list_behind, list_build, list_unbusy};
+
+static int stream_wanted(void *o, const st_pgpolicy_t *pol)
+{
+    return st_stream_page_wanted(o, pol);
+}
+static int stream_behind(const void *o)
+{
+    return st_stream_page_behind(o);
+}
+static int stream_build(store_ctx_t *ctx, void *o, const st_pgpolicy_t *pol, st_cpbuilt_t *out)
+{
+    return st_stream_page_build(ctx, o, pol, out);
+}
+static void stream_unbusy(void *o)
+{
+    st_stream_page_unbusy(o);
+}
+static const chunked_ops_t stream_chunked = {CMD_SPAGE,     "stream",     stream_wanted,
+                                             stream_behind, stream_build, stream_unbusy};
+
+/* The chunked collection at e, with its ops in *ops, or NULL: a list, a
+ * sorted set's order (a keyed list, D65), a stream. */
+static void *chunked(idx_entry_t *e, const chunked_ops_t **ops)
 {
     if (st_ent_kind(e) != VK_OBJ) return NULL;
-    unsigned t = st_ent_type(e);
-    if (t == ST_ZSET) return st_zset_order(st_ent_zset(e));
-    return t == ST_LIST ? st_ent_list(e) : NULL;
+    if (st_ent_type(e) == ST_LIST || st_ent_type(e) == ST_ZSET) {
+        *ops = &list_chunked;
+        return st_ent_type(e) == ST_ZSET ? st_zset_order(st_ent_zset(e)) : st_ent_list(e);
+    }
+    if (st_ent_type(e) == ST_STREAM) {
+        *ops = &stream_chunked;
+        return st_ent_stream(e);
+    }
+    return NULL;
 }
 
 int store_pager_wants(const store_pager_t *pg, idx_entry_t *e, uint64_t below)
 {
     st_pgpolicy_t pol = pg->pol;
     pol.below = below;
-    st_list_t *l = list_of(e);
+    const chunked_ops_t *ops;
+    void *o = chunked(e, &ops);
     st_hash_t *h = hash_of(e);
-    return (l && st_list_page_wanted(l, &pol)) || (h && st_hash_page_wanted(h, &pol));
+    return (o && ops->wanted(o, &pol)) || (h && st_hash_page_wanted(h, &pol));
 }
 
 /* ctx->on_changed: a write changed the key whose entry is e. */
@@ -104,7 +166,7 @@ void store_pager_init(store_pager_t *pg, store_ctx_t *ctx, const config_t *cfg, 
                               .record_bytes = (uint32_t)rec};
     for (unsigned i = 0; i < ST_PAGE_MAX_IMAGES; i++)
         buf_init(&pg->built.img[i]);
-    st_lpbuilt_init(&pg->lbuilt);
+    st_cpbuilt_init(&pg->cbuilt);
     pg->rng = seed | 1;
     if (ctx && cfg->paging_entries) {
         ctx->pager = pg;
@@ -119,7 +181,7 @@ void store_pager_free(store_pager_t *pg)
     pg->nq = 0;
     for (unsigned i = 0; i < ST_PAGE_MAX_IMAGES; i++)
         buf_free(&pg->built.img[i]);
-    st_lpbuilt_free(&pg->lbuilt);
+    st_cpbuilt_free(&pg->cbuilt);
 }
 
 void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint32_t klen,
@@ -165,6 +227,7 @@ static uint64_t commit(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, unsigned
     pg->records++;
     enum io_fault_point at = pg->zset          ? IO_FAULT_ZSET_WRITTEN
                              : op == CMD_LPAGE ? IO_FAULT_LIST_WRITTEN
+                             : op == CMD_SPAGE ? IO_FAULT_STREAM_WRITTEN
                                                : IO_FAULT_PAGE_WRITTEN;
     if (io_fault_point(at) == IO_FAULT_KILL) raise(SIGKILL);
     return space;
@@ -228,14 +291,14 @@ static uint64_t write_page(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
     return space;
 }
 
-/* The built list record pg->lbuilt for the key of n. */
-static uint64_t write_lpage(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
-                            const store_pager_note_t *n)
+/* The built record pg->cbuilt, op's, for the key of n. */
+static uint64_t write_cpage(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
+                            const store_pager_note_t *n, cmd_id_t op)
 {
-    st_lpbuilt_t *b = &pg->lbuilt;
-    const unsigned char *argv[3 + ST_LPAGE_MAX_IMAGES] = {
+    st_cpbuilt_t *b = &pg->cbuilt;
+    const unsigned char *argv[3 + ST_CPAGE_MAX_IMAGES] = {
         n->key, (const unsigned char *)b->stamps.data, (const unsigned char *)b->layout.data};
-    uint32_t lens[3 + ST_LPAGE_MAX_IMAGES] = {n->klen, (uint32_t)b->stamps.len,
+    uint32_t lens[3 + ST_CPAGE_MAX_IMAGES] = {n->klen, (uint32_t)b->stamps.len,
                                               (uint32_t)b->layout.len};
     uint64_t bytes = 0;
     for (uint32_t j = 0; j < b->nimg; j++) {
@@ -243,7 +306,7 @@ static uint64_t write_lpage(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
         lens[3 + j] = (uint32_t)b->img[j].len;
         bytes += b->img[j].len;
     }
-    uint64_t space = commit(pg, ctx, shm, n->db, CMD_LPAGE, (uint16_t)(3 + b->nimg), argv, lens);
+    uint64_t space = commit(pg, ctx, shm, n->db, op, (uint16_t)(3 + b->nimg), argv, lens);
     if (space && space != UINT64_MAX) {
         pg->pages += b->nimg;
         pg->page_bytes += bytes;
@@ -251,26 +314,27 @@ static uint64_t write_lpage(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
     return space;
 }
 
-/* One look at list l (the key of n): its records, up to the budget (past
- * it when the pager is behind). Sets *full when the ring had no room;
- * returns whether to look again. */
-static int turn_list(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, const store_pager_note_t *n,
-                     st_list_t *l, int settled, uint64_t budget, uint64_t *done, int *full)
+/* One look at chunked collection o (the key of n): its records, up to the
+ * budget (past it when the pager is behind). Sets *full when the ring had
+ * no room; returns whether to look again. */
+static int turn_chunked(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm,
+                        const store_pager_note_t *n, const chunked_ops_t *ops, void *o, int settled,
+                        uint64_t budget, uint64_t *done, int *full)
 {
-    if (settled) st_list_page_unbusy(l);
-    if (!st_list_page_wanted(l, &pg->pol)) return 0;
-    uint64_t limit = st_list_page_behind(l) ? PAGER_TURN : budget;
+    if (settled) ops->unbusy(o);
+    if (!ops->wanted(o, &pg->pol)) return 0;
+    uint64_t limit = ops->behind(o) ? PAGER_TURN : budget;
     int keep = *done >= limit, rc;
-    while (*done < limit &&
-           (rc = st_list_page_build(ctx, l, &pg->pol, &pg->lbuilt)) != ST_PAGE_NONE) {
+    while (*done < limit && (rc = ops->build(ctx, o, &pg->pol, &pg->cbuilt)) != ST_PAGE_NONE) {
         keep = 1;
         if (rc != ST_PAGE_BUILT) break;
-        uint64_t s = write_lpage(pg, ctx, shm, n);
+        uint64_t s = write_cpage(pg, ctx, shm, n, ops->op);
         if (!s || s == UINT64_MAX) {
-            st_list_page_unbusy(l);
+            ops->unbusy(o);
             if (!s) *full = 1;
             if (s == UINT64_MAX)
-                log_warn("store: a list page record does not fit the ring; the list stays in RAM");
+                log_warn("store: a %s page record does not fit the ring; the %s stays in RAM",
+                         ops->what, ops->what);
             break;
         }
         *done += s;
@@ -330,7 +394,6 @@ uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_
 {
     if (!pg->nq || !store_compact_claimer_ready(c, shm)) return 0;
     if (budget > PAGER_TURN) budget = PAGER_TURN;
-    pg->pol.below = below;
     /* Everything written is applied: marks left are of no-op records. */
     int settled = ctx->applied >= pg->last_end;
     uint64_t done = 0;
@@ -339,18 +402,19 @@ uint64_t store_pager_run(store_pager_t *pg, store_ctx_t *ctx, shm_t *shm, store_
     for (uint32_t looked = 0; looked < pg->nq && done < PAGER_TURN && !full; looked++) {
         if (i >= pg->nq) i = 0;
         store_pager_note_t *n = &pg->q[i];
-        /* Compaction's line when it noted the key, kept past its pass (a
-         * pass may end before the pager's turn comes). */
+        /* Compaction's line when its pass noted the key, kept past the
+         * pass (one over few keys ends before the pager's turn comes). */
         pg->pol.below = n->below > below ? n->below : below;
         st_db_t *db = st_db(ctx, n->db);
         idx_entry_t **slot = db ? idx_find(&db->ix, n->key, n->klen) : NULL;
         st_hash_t *h = slot ? hash_of(*slot) : NULL;
-        st_list_t *l = slot ? list_of(*slot) : NULL;
+        const chunked_ops_t *ops;
+        void *co = slot ? chunked(*slot, &ops) : NULL;
         /* A sorted set has both (D65): its order's records, then its
          * member -> score part's. */
         pg->zset = slot && st_ent_type(*slot) == ST_ZSET;
         int keep = 0;
-        if (l) keep = turn_list(pg, ctx, shm, n, l, settled, budget, &done, &full);
+        if (co) keep = turn_chunked(pg, ctx, shm, n, ops, co, settled, budget, &done, &full);
         if (h && !full) keep |= turn_hash(pg, ctx, shm, n, h, settled, budget, &done, &full);
         if (keep)
             i++;

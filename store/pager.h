@@ -1,7 +1,8 @@
 /*
- * pager.h - the store process's pager (store/pager.c, D60, D63): it writes
- * the records that keep large hashes, sets and lists on disk (CMD_PAGEIN,
- * CMD_PAGE: core/hash_paged.c has the design; CMD_LPAGE: core/list.c).
+ * pager.h - the store process's pager (store/pager.c, D60, D63, D64): it
+ * writes the records that keep large hashes, sets, lists and streams on
+ * disk (CMD_PAGEIN, CMD_PAGE: core/hash_paged.c has the design; CMD_LPAGE:
+ * core/list.c; CMD_SPAGE: core/stream.c).
  */
 #ifndef ATTIC_STORE_PAGER_H
 #define ATTIC_STORE_PAGER_H
@@ -14,6 +15,7 @@
 #include "store-internal.h"
 #include "store/core/hash.h"
 #include "store/core/list.h"
+#include "store/core/chunked.h"
 
 #define STORE_PAGER_QUEUE 256
 
@@ -23,7 +25,7 @@ typedef struct store_pager_note {
     uint32_t klen;
     unsigned char *key;
     uint64_t pagein_end; /* a CMD_PAGEIN for it ends here in the ring (0: none) */
-    uint64_t below;      /* compaction's line when it noted the key (0: none) */
+    uint64_t below;      /* compaction's line when its pass noted the key (0: none) */
 } store_pager_note_t;
 
 typedef struct store_pager {
@@ -31,7 +33,7 @@ typedef struct store_pager {
     store_pager_note_t q[STORE_PAGER_QUEUE];
     uint32_t nq, next; /* next: where the next turn starts in q */
     st_pgbuilt_t built;
-    st_lpbuilt_t lbuilt;
+    st_cpbuilt_t cbuilt;    /* a list's or stream's record (chunked collections) */
     uint64_t last_end;      /* ring position just past the last record written */
     uint64_t rng;           /* seeds for CMD_PAGEIN */
     uint64_t space_written; /* ring bytes of page records, ever */
@@ -49,8 +51,9 @@ void store_pager_free(store_pager_t *pg);
  * `below` (compaction's line, 0 = none) to rewrite. */
 int store_pager_wants(const store_pager_t *pg, idx_entry_t *e, uint64_t below);
 
-/* Note the collection at (db, key) for a later look (compaction notes
- * those with old pages). */
+/* Note the collection at (db, key) for a later look; below is the line of
+ * the compaction pass that notes one with pages below it (0: a write
+ * noted it): the pager rewrites those pages however soon the pass ends. */
 void store_pager_note_key(store_pager_t *pg, unsigned db, const void *key, uint32_t klen,
                           uint64_t below);
 

@@ -179,7 +179,7 @@ int store_apply(store_ctx_t *ctx, const void *rec, buf_t *reply)
     if (ctx->block) st_block_serve_ready(ctx, &a, st_block_serve_table);
     if (ctx->nnotes) st_notify_flush(ctx, REC_OP(opdb), &a);
     /* Members copied out of pages live until the record is done (D60). */
-    if (ctx->pgmat.n) st_hash_mat_reset(ctx);
+    if (ctx->pgmat.n || ctx->pgmat.nblk) st_hash_mat_reset(ctx);
     return 0;
 }
 
@@ -218,7 +218,7 @@ static void read_decoded(store_ctx_t *ctx, unsigned dbnum, int proto, cmd_id_t o
     ctx->reading = outer;
     /* Members copied out of pages live until the request is done (D60);
      * inside a transaction, until its record is. */
-    if (!outer && ctx->pgmat.n && !ctx->in_exec) st_hash_mat_reset(ctx);
+    if (!outer && (ctx->pgmat.n || ctx->pgmat.nblk) && !ctx->in_exec) st_hash_mat_reset(ctx);
 }
 
 int store_read_proto(store_ctx_t *ctx, unsigned dbnum, int proto, const unsigned char *payload,

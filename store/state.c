@@ -25,6 +25,7 @@
 #include "store/core/hash.h"
 #include "store/core/index.h"
 #include "store/core/object.h"
+#include "store/core/stream.h"
 #include "store/core/value.h"
 #include "store/core/block.h"
 #include "store/core/notify.h"
@@ -117,6 +118,7 @@ void store_ctx_destroy(store_ctx_t *ctx)
     st_live_free(&ctx->live);
     st_vsnap_free(ctx->reply_stream);
     st_hash_pg_ctx_free(ctx);
+    st_stream_ctx_free(ctx);
     free(ctx->args);
     free(ctx->dir);
     free(ctx->cluster);

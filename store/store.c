@@ -969,7 +969,7 @@ static void note_old_pages(void *arg, unsigned db, idx_entry_t *e)
 {
     store_proc_t *s = arg;
     unsigned t = st_ent_type(e);
-    if (t == ST_LIST || t == ST_ZSET ||
+    if (t == ST_LIST || t == ST_STREAM || t == ST_ZSET ||
         ((t == ST_HASH || t == ST_SET) && st_hash_is_paged(st_ent_hash(e))))
         if (store_pager_wants(&s->pager, e, s->compact.below))
             store_pager_note_key(&s->pager, db, e->data, e->klen, s->compact.below);

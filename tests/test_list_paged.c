@@ -26,7 +26,9 @@
 #include "store/core/index.h"
 #include "store/core/list.h"
 #include "store/core/object.h"
+#include "store/core/chunked.h"
 #include "store/store-internal.h"
+#include "chunk_pager.h"
 #include "store_harness.h"
 
 #define T0 1000000
@@ -137,72 +139,36 @@ static void check_range(const char *key, int from, int to)
 
 /* ---- the pager, played by the test -------------------------------------- */
 
-typedef struct pending {
-    unsigned char *blob[3 + ST_LPAGE_MAX_IMAGES];
-    uint32_t lens[3 + ST_LPAGE_MAX_IMAGES];
-    uint16_t argc;
-} pending_t;
-
-#define MAXPEND 6
-static pending_t pend[MAXPEND];
-static int npend;
-static uint64_t applied_records;
-
-static unsigned char *copy_of(const void *p, size_t n)
-{
-    unsigned char *c = malloc(n ? n : 1);
-    memcpy(c, p, n);
-    return c;
-}
-
-static void apply_pending(int i)
-{
-    pending_t *pd = &pend[i];
-    sh_put(T0, CMD_LPAGE, pd->argc, (const unsigned char *const *)pd->blob, pd->lens);
-    for (int a = 0; a < pd->argc; a++)
-        free(pd->blob[a]);
-    pend[i] = pend[--npend];
-    applied_records++;
-}
-
 static st_pgpolicy_t policy = {
     .entries = 1, .overlay_max = 16, .page_bytes = 300, .record_bytes = 2000};
 
+static int build(store_ctx_t *c, void *obj, const st_pgpolicy_t *pol, st_cpbuilt_t *out)
+{
+    return st_list_page_build(c, obj, pol, out);
+}
+
+static void stats(void *obj, long long v[7])
+{
+    st_list_page_stats(obj, v);
+}
+
+static const char *check(void *obj)
+{
+    return st_list_check(obj);
+}
+
 static void pager_turn(const char *key)
 {
-    st_list_t *l = object(key);
-    if (!l) return;
-    static st_lpbuilt_t b;
-    static int init;
-    if (!init) st_lpbuilt_init(&b);
-    init = 1;
-    if (st_list_page_wanted(l, &policy) || policy.below)
-        while (npend < MAXPEND && st_list_page_build(ctx, l, &policy, &b) == ST_PAGE_BUILT) {
-            pending_t *pd = &pend[npend++];
-            pd->blob[0] = copy_of(key, strlen(key));
-            pd->lens[0] = (uint32_t)strlen(key);
-            pd->blob[1] = copy_of(b.stamps.data, b.stamps.len);
-            pd->lens[1] = (uint32_t)b.stamps.len;
-            pd->blob[2] = copy_of(b.layout.data, b.layout.len);
-            pd->lens[2] = (uint32_t)b.layout.len;
-            for (uint32_t j = 0; j < b.nimg; j++) {
-                pd->blob[3 + j] = copy_of(b.img[j].data, b.img[j].len);
-                pd->lens[3 + j] = (uint32_t)b.img[j].len;
-            }
-            pd->argc = (uint16_t)(3 + b.nimg);
-            if (rnd() % 3 == 0) break;
-        }
-    /* Apply some now, keep others in flight across more writes. */
-    for (int i = npend - 1; i >= 0; i--)
-        if (rnd() % 2) apply_pending(i);
+    st_list_t *o = object(key);
+    cp_turn(CMD_LPAGE, key, o, o && (st_list_page_wanted(o, &policy) || policy.below), build,
+            &policy, rnd);
 }
 
 static void drain(const char *key)
 {
-    while (npend)
-        apply_pending(npend - 1);
-    st_list_t *l = object(key);
-    if (l) st_list_page_unbusy(l);
+    cp_drain();
+    st_list_t *o = object(key);
+    if (o) st_list_page_unbusy(o);
 }
 
 /* ---- the steps ------------------------------------------------------------ */
@@ -413,7 +379,7 @@ Test(plist, random_writes_match_a_model_with_records_in_flight)
     drain("l");
     check_list("l", -1);
     cr_assert_gt(max_pages, 20, "pages were made (%d at most)", max_pages);
-    cr_assert_gt(applied_records, 50);
+    cr_assert_gt(cp_applied, 50);
     if (mn) check_range("l", 0, -1);
     sh_check_replay("a paged list");
     /* The replay applied the same records the same way: the same pages. */
@@ -510,36 +476,10 @@ Test(plist, a_checkpoint_of_a_paged_list_reads_back_equal)
         step_push("c", 1);
     for (int t = 0; t < 50; t++)
         pager_turn("c"); /* some records left in flight, unapplied: not state */
-    idx_entry_t **slot = idx_find(&ctx->dbs[0]->ix, "c", 1);
-    cr_assert(slot);
-    st_obj_t *o = st_ent_obj(*slot);
-    long long s1[7], s2[7];
-    st_list_page_stats((st_list_t *)o, s1);
-    cr_assert_gt(s1[2], 2, "pages to write (%lld)", s1[2]);
-    buf_t b;
-    buf_init(&b);
-    o->ops->ckpt_write(o, &b);
-    st_obj_t *back;
-    cr_assert_eq(o->ops->ckpt_read((const unsigned char *)b.data, b.len, &back), (long)b.len);
-    back->ops->bind(back, ctx);
-    cr_assert(!st_list_check((st_list_t *)back));
-    uint64_t d1, d2;
-    cr_assert_eq(o->ops->digest(ctx, o, &d1), 0);
-    cr_assert_eq(back->ops->digest(ctx, back, &d2), 0);
-    cr_assert_eq(d1, d2, "the same elements in the same order");
-    st_list_page_stats((st_list_t *)back, s2);
-    cr_assert(memcmp(s1, s2, sizeof(s1)) == 0, "the same chunks and pages");
-    /* Every cut of the stream is refused, never half read. */
-    for (size_t cut = 0; cut < b.len; cut += 1 + cut / 7) {
-        st_obj_t *x;
-        long used = o->ops->ckpt_read((const unsigned char *)b.data, cut, &x);
-        if (used >= 0) x->ops->free(x);
-        cr_assert(used < 0, "a stream cut at %zu of %zu was read", cut, b.len);
-    }
+    st_obj_t *back = cp_ckpt_round_trip("c", stats, check);
     /* A record in flight when the checkpoint was taken applies to the
      * list read back as to the live one (the stamps came along). */
     back->ops->free(back);
-    buf_free(&b);
     drain("c");
     check_list("c", -1);
     check_range("c", 0, -1);
@@ -571,11 +511,11 @@ Test(plist, a_version_1_checkpoint_still_loads_and_pages)
     st_list_page_stats(l, v);
     cr_assert_eq(v[1], 4, "chunks of %u elements", 128u);
     /* Its chunks are stamped, so the pager can build pages of them. */
-    st_lpbuilt_t built;
-    st_lpbuilt_init(&built);
+    st_cpbuilt_t built;
+    st_cpbuilt_init(&built);
     cr_assert_eq(st_list_page_build(ctx, l, &policy, &built), ST_PAGE_BUILT);
     cr_assert_gt(built.nimg, 0);
-    st_lpbuilt_free(&built);
+    st_cpbuilt_free(&built);
     st_list_page_unbusy(l);
     o->ops->free(o);
     buf_free(&b);

@@ -25,6 +25,7 @@
 
 #include "command.h"
 #include "record.h"
+#include "store/core/chunked.h"
 #include "store/core/entry.h"
 #include "store/core/hash.h"
 #include "store/core/index.h"
@@ -161,8 +162,8 @@ static void expect_reply(const char *got, char *want, const char *what)
 enum { R_PAGEIN, R_PAGE, R_LPAGE };
 typedef struct pending {
     int kind;
-    unsigned char *blob[3 + ST_LPAGE_MAX_IMAGES];
-    uint32_t lens[3 + ST_LPAGE_MAX_IMAGES];
+    unsigned char *blob[3 + ST_CPAGE_MAX_IMAGES];
+    uint32_t lens[3 + ST_CPAGE_MAX_IMAGES];
     uint16_t argc;
 } pending_t;
 
@@ -263,9 +264,9 @@ static void pager_dict(const char *key, st_hash_t *h)
 /* The order's records (as test_list_paged's pager). */
 static void pager_order(const char *key, st_list_t *l)
 {
-    static st_lpbuilt_t b;
+    static st_cpbuilt_t b;
     static int init;
-    if (!init) st_lpbuilt_init(&b);
+    if (!init) st_cpbuilt_init(&b);
     init = 1;
     if (!st_list_page_wanted(l, &policy) && !policy.below) return;
     while (npend < MAXPEND && st_list_page_build(ctx, l, &policy, &b) == ST_PAGE_BUILT) {

@@ -98,11 +98,14 @@ typedef struct st_exec_bufs {
 } st_exec_bufs_t;
 
 /* Paged collections' buffers (core/hash_paged.c, D60): the entries
- * handed out from pages during the current record or request, and the
- * last page read. */
+ * handed out from pages during the current record or request (members and
+ * list elements as entries, v; stream entries as plain blocks, blk, D64),
+ * and the last page read. */
 typedef struct st_pgmat {
     idx_entry_t **v;
     uint32_t n, cap;
+    void **blk;
+    uint32_t nblk, blkcap;
 } st_pgmat_t;
 typedef struct st_pgio {
     unsigned char *buf;
@@ -209,6 +212,9 @@ struct store_ctx {
     uint32_t pg_seq;
     st_pgmat_t pgmat;
     st_pgio_t pgio;
+    /* The last stream page read, indexed (core/stream_view.c, D64): one
+     * for every stream, as pgio is one page for the other types. */
+    struct st_spview *spview;
     /* A key changed by a write (core/watch.c calls it with the key's
      * entry, or NULL when gone): store/pager.c's note, set by the store
      * process; NULL elsewhere. */

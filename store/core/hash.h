@@ -180,6 +180,9 @@ void st_hash_pg_ctx_free(store_ctx_t *ctx);
  * page: core/list.c uses it too, with an empty name). */
 idx_entry_t *st_hash_mat_new(store_ctx_t *ctx, const void *name, uint32_t nlen, const void *val,
                              uint32_t vlen);
+/* n bytes handed out until st_hash_mat_reset, as those entries are (a
+ * stream entry read from a page: core/stream.c, D64). */
+void *st_hash_mat_alloc(store_ctx_t *ctx, size_t n);
 /* An entry holding name f[0, n) and value v[0, vlen) copied into RAM: up
  * to 255 bytes of value in the entry itself (one allocation), longer in a
  * piece list (a paged hash's fields; list elements copied out of pages,

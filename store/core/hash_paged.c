@@ -165,6 +165,16 @@ static idx_entry_t *st_pg_materialise(st_paged_t *p, const st_pgent_t *e)
     return st_hash_mat_new(p->ctx, e->name, e->nlen, e->val, e->vlen);
 }
 
+void *st_hash_mat_alloc(store_ctx_t *ctx, size_t n)
+{
+    st_pgmat_t *m = &ctx->pgmat;
+    if (m->nblk == m->blkcap) {
+        m->blkcap = m->blkcap ? m->blkcap * 2 : 16;
+        m->blk = st_xrealloc(m->blk, (size_t)m->blkcap * sizeof(*m->blk));
+    }
+    return m->blk[m->nblk++] = st_xmalloc(n ? n : 1);
+}
+
 void st_hash_mat_reset(store_ctx_t *ctx)
 {
     st_pgmat_t *m = &ctx->pgmat;
@@ -173,12 +183,16 @@ void st_hash_mat_reset(store_ctx_t *ctx)
         free(m->v[i]);
     }
     m->n = 0;
+    for (uint32_t i = 0; i < m->nblk; i++)
+        free(m->blk[i]);
+    m->nblk = 0;
 }
 
 void st_hash_pg_ctx_free(store_ctx_t *ctx)
 {
     st_hash_mat_reset(ctx);
     free(ctx->pgmat.v);
+    free(ctx->pgmat.blk);
     free(ctx->pgio.buf);
     memset(&ctx->pgmat, 0, sizeof(ctx->pgmat));
     memset(&ctx->pgio, 0, sizeof(ctx->pgio));

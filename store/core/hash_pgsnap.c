@@ -105,7 +105,7 @@ static int snap_next(store_ctx_t *ctx, void *state, buf_t *out, size_t max)
     pgsnap_t *s = state;
     size_t start = out->len;
     for (;;) {
-        if (out->len - start >= max) return 0; /* the part is full (st_vsnap keeps the rest) */
+        if (out->len - start >= max) return 0; /* the part is full (st_vsnap_gen_next) */
         if (s->ri == s->nr) return 1;
         const snap_range_t *rg = &s->r[s->ri];
         int has_end = s->ri + 1 < s->nr;

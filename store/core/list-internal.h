@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 
+#include "chunked.h"
 #include "list.h"
 
 /* A RAM chunk takes pushes at an end while it has fewer than this many
@@ -19,31 +20,21 @@
 #define ST_LCHUNK_ELEMS 128u
 #define ST_LCHUNK_BYTES 4096u
 
-/* A stamp: the record that last changed a chunk (ctx->applied then) and
- * its number within that record (st_page_seq). Equal stamps mean equal
- * contents: every change takes a new one; COPY copies them with the
- * contents. lsn 0: not stamped yet (a list built outside the apply path,
- * st_list_seal stamps it); bit 63 set: stamped by its contents (a list
- * read from a version 1 checkpoint). */
-typedef struct st_lstamp {
-    uint64_t lsn;
-    uint32_t seq;
-} st_lstamp_t;
-
 /* One chunk: consecutive elements, either in RAM (lsn 0: entries in
  * v[first, first + n)) or clean (elements [first, first + n) of the list
- * page of len bytes at lsn, a CMD_LPAGE argument). */
+ * page of len bytes at lsn, a CMD_LPAGE argument); the fields every
+ * chunked collection's chunk has, core/chunked.h (vbytes: element bytes,
+ * +2 each, ST_LCHUNK_BYTES; a stamp of lsn 0: a list built outside the
+ * apply path, which st_list_seal stamps; by contents: read from a version
+ * 1 checkpoint), then its entries. */
 typedef struct st_lchunk {
-    uint64_t lsn;
-    st_lstamp_t stamp;
-    uint32_t n;
-    uint32_t first;
-    uint32_t len;    /* clean: the image's bytes */
-    uint32_t cap;    /* RAM: v's slots */
-    uint32_t vbytes; /* RAM: element bytes, +2 each (ST_LCHUNK_BYTES) */
-    uint32_t npin;   /* RAM: elements too long for a page */
-    uint32_t busy;   /* the pager has a record for it in flight (not state) */
-    uint32_t pn;     /* clean, keyed: its page's element count (0: unknown) */
+    union {
+        st_cchunk_t c;
+        struct {
+            ST_CCHUNK_FIELDS;
+        };
+    };
+    uint32_t pn; /* clean, keyed: its page's element count (0: unknown) */
     idx_entry_t **v;
     /* Clean, in a keyed list (a sorted set's order, D65): a RAM copy of
      * its window's first element, so a seek compares chunks without
@@ -58,13 +49,8 @@ struct st_list {
     uint64_t bytes;   /* RAM held (list.c's banner) */
     st_lchunk_t *c;   /* chunks c[c0, c0 + nc): slack on both sides */
     uint32_t c0, nc, ccap;
-    /* Counts kept as chunks change (O(1) answers for the pager): RAM
-     * chunks with an element a page would take, clean chunks, pinned
-     * elements; chunks with a record in flight (not state). */
-    uint32_t nwram, npages, npin, nbusy;
+    st_ccounts_t cc;  /* the pager's counts (core/chunked.h) */
     uint32_t nsparse; /* keyed: clean chunks holding under half their page (st_lch_sparse) */
-    uint64_t wbytes;  /* element bytes (+2 each) of the RAM chunks nwram counts */
-    uint32_t scan_at; /* where the pager's next look starts (not state) */
     uint64_t *fen;    /* a Fenwick tree over the chunks' n (fen_ok: valid) */
     uint32_t fen_cap;
     int fen_ok;
@@ -90,17 +76,22 @@ static inline int st_lch_sparse(const st_list_t *l, const st_lchunk_t *ch)
     return l->keyed && ch->lsn && 2 * ch->n < ch->pn;
 }
 
-/* Whether RAM chunk ch has an element a page would take. */
-static inline int st_lch_wants(const st_lchunk_t *ch)
-{
-    return !ch->lsn && ch->n > ch->npin;
-}
+/* l's chunks as core/chunked.c sees them (a keyed list's with its clean
+ * chunks worth merging: list_page.c). */
+st_chunks_t st_list_chunks(const st_list_t *l);
 
 /* Take chunk ch's contribution out of l's counts (sign -1) or put it back
  * (+1), around a change of it. */
-void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign);
-/* A new stamp from ctx (NULL: unstamped). */
-void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch);
+static inline void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign)
+{
+    st_ccounts_add(&l->cc, &ch->c, sign);
+    l->nsparse += (uint32_t)(sign * st_lch_sparse(l, ch));
+}
+/* A new stamp from ctx (NULL: unstamped): st_pgstamp_take. */
+static inline void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch)
+{
+    st_pgstamp_take(ctx, &ch->stamp);
+}
 /* The chunk holding position i (< l->n) and i's place in it: O(1) near
  * either end, else O(log chunks) (the Fenwick tree, rebuilt when stale). */
 void st_list_locate(st_list_t *l, uint32_t i, uint32_t *j, uint32_t *k);

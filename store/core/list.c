@@ -110,27 +110,6 @@ uint64_t st_list_bytes(const st_list_t *l)
 
 /* ---- chunks --------------------------------------------------------------- */
 
-void st_lch_count(st_list_t *l, const st_lchunk_t *ch, int sign)
-{
-    l->nwram += (uint32_t)(sign * st_lch_wants(ch));
-    if (st_lch_wants(ch)) l->wbytes += (uint64_t)(int64_t)sign * ch->vbytes;
-    l->npages += (uint32_t)(sign * (ch->lsn != 0));
-    l->npin += (uint32_t)(sign * (int)ch->npin);
-    l->nbusy += (uint32_t)(sign * (ch->busy != 0));
-    l->nsparse += (uint32_t)(sign * st_lch_sparse(l, ch));
-}
-
-void st_lch_stamp(store_ctx_t *ctx, st_lchunk_t *ch)
-{
-    if (!ctx) {
-        ch->stamp = (st_lstamp_t){0, 0};
-        return;
-    }
-    if (ch->stamp.lsn == ctx->applied) return; /* this record's stamp already */
-    ch->stamp.lsn = ctx->applied;
-    ch->stamp.seq = st_page_seq(ctx);
-}
-
 /* Chunks are opened and closed anywhere (a sorted set's inserts split
  * chunks inside): the shorter side of the array moves. */
 st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add)
@@ -147,8 +126,10 @@ st_lchunk_t *st_list_chunks_open(st_list_t *l, uint32_t j, uint32_t add)
             /* Recentred: slack on both sides for pushes at either end. */
             uint32_t c0 = (cap - l->nc - add) / 2;
             st_lchunk_t *c = st_xmalloc((size_t)cap * sizeof(*c));
-            memcpy(c + c0, l->c + l->c0, (size_t)j * sizeof(*c));
-            memcpy(c + c0 + j + add, l->c + l->c0 + j, (size_t)(l->nc - j) * sizeof(*c));
+            if (l->nc) { /* none yet: l->c may be NULL, which memcpy may not take */
+                memcpy(c + c0, l->c + l->c0, (size_t)j * sizeof(*c));
+                memcpy(c + c0 + j + add, l->c + l->c0 + j, (size_t)(l->nc - j) * sizeof(*c));
+            }
             free(l->c);
             l->bytes += (uint64_t)(cap - l->ccap) * sizeof(*c);
             l->c = c;
@@ -634,7 +615,7 @@ int st_list_is_keyed(const st_list_t *l)
 
 int st_list_has_pages(const st_list_t *l)
 {
-    return l->npages > 0;
+    return l->cc.npages > 0;
 }
 
 /* Chunk j's first element as bytes: its head (a keyed list's clean chunk,
@@ -1116,7 +1097,7 @@ static void v1_stamp(st_lchunk_t *ch, uint32_t j)
         XXH3_64bits_update(&st, &lsn, sizeof(lsn));
         XXH3_64bits_update(&st, &vlen, sizeof(vlen));
     }
-    ch->stamp = (st_lstamp_t){XXH3_64bits_digest(&st) | (1ull << 63), j};
+    ch->stamp = st_pgstamp_of(XXH3_64bits_digest(&st), j);
 }
 
 void st_list_seal_contents(st_list_t *l)
@@ -1152,7 +1133,7 @@ static long list_ckpt_read(const unsigned char *p, size_t len, st_obj_t **out)
     for (uint32_t j = 0; j < nc; j++) {
         if (len - at < 17) goto bad; /* kind, stamp, and at least 4 more */
         unsigned kind = p[at];
-        st_lstamp_t s = {(uint64_t)cmd_get_i64(p + at + 1), cmd_get_u32(p + at + 9)};
+        st_pgstamp_t s = st_pgstamp_get(p + at + 1);
         at += 13;
         st_lchunk_t *ch = st_list_chunks_open(l, l->nc, 1);
         ch->stamp = s;

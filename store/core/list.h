@@ -167,29 +167,19 @@ int st_list_page_apply(store_ctx_t *ctx, st_list_t *l, const struct apply_args *
 /* What the pager (store/pager.c) does with l under pol: 0, or
  * ST_PAGE_WANT_BUILD (core/hash.h's values) when chunks want a record:
  * RAM chunks between the two ends, or pages below pol->below. O(1) unless
- * pol->below is set. */
-int st_list_page_wanted(const st_list_t *l, const struct st_pgpolicy *pol);
-/* One CMD_LPAGE's arguments after the key. A record covers whole chunks,
- * and one chunk (ST_LCHUNK_ELEMS elements at most) may need a page per
- * element under tiny pages: room for twice that. */
-#define ST_LPAGE_MAX_IMAGES 256u
-typedef struct st_lpbuilt {
-    buf_t stamps; /* the chunks replaced: u64 lsn, u32 seq each */
-    buf_t layout; /* u32 per new chunk: element count, ST_LPAGE_PIN for a pinned run */
-    buf_t img[ST_LPAGE_MAX_IMAGES];
-    uint32_t nimg;
-} st_lpbuilt_t;
-#define ST_LPAGE_PIN 0x80000000u
-void st_lpbuilt_init(st_lpbuilt_t *b);
-void st_lpbuilt_free(st_lpbuilt_t *b);
+ * pol->below passed the list's lowest page since it was last looked for
+ * (core/chunked.h). */
+int st_list_page_wanted(st_list_t *l, const struct st_pgpolicy *pol);
 /* RAM chunks past which the pager is behind the writes and catches up
  * past its rate (st_list_page_behind). */
 #define ST_LIST_BEHIND_CHUNKS 64u
 int st_list_page_behind(const st_list_t *l);
-/* Build the next record into out (ST_PAGE_* results of core/hash.h);
- * the chunks it covers are marked busy until st_list_page_unbusy. */
+/* Build the next record into out (one CMD_LPAGE's arguments after the
+ * key: core/page.h's st_cpbuilt_t; ST_PAGE_* results of core/hash.h); the
+ * chunks it covers are marked busy until st_list_page_unbusy. */
+struct st_cpbuilt;
 int st_list_page_build(store_ctx_t *ctx, st_list_t *l, const struct st_pgpolicy *pol,
-                       st_lpbuilt_t *out);
+                       struct st_cpbuilt *out);
 void st_list_page_unbusy(st_list_t *l);
 /* DEBUG PAGED's figures: [paged, chunks, pages, page bytes, elements in
  * RAM, pinned, elements]. */

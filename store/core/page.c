@@ -4,7 +4,8 @@
  * a list's run of elements as a CMD_LPAGE record does (D63). Functions
  * over bytes, and the read of a page back from the log (through the
  * context's one-page cache). Used by core/hash_paged.c,
- * core/hash_pgrec.c, core/list.c and core/list_page.c.
+ * core/hash_pgrec.c, core/list.c, core/list_page.c and the stream's
+ * (D64).
  *
  * Store process only.
  */

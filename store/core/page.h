@@ -8,6 +8,16 @@
  * A list's page (D63: consecutive elements of a list, in a CMD_LPAGE
  * record) has the same header with its own magic ("PLv1") and lo 0, then
  * count entries, each u16 length and the element's bytes.
+ * A stream's page (D64: consecutive entries of a stream, in a CMD_SPAGE
+ * record; core/stream_page.c reads and writes it) has the header with
+ * magic "PSv1" and lo 0, then count entries, each (varints: LEB128,
+ * unsigned) the ID as a delta (ms minus the previous entry's ms; the seq,
+ * or when the ms is the previous one's, seq minus the previous seq minus
+ * 1; the first entry's absolute), then npairs << 1 | same, then the
+ * pairs' items as a varint length and the bytes each: field, value, ...,
+ * or when `same` only the values, the field names being the previous
+ * entry's (a stream's entries mostly repeat their fields, as Redis'
+ * master entry assumes).
  *
  * Reading a page back from the log (st_page_read) goes through the
  * store context's one-page cache.
@@ -27,6 +37,7 @@ struct store_ctx;
 #define ST_PGIMG_ENT_HDR 12u
 #define ST_LPIMG_MAGIC   0x31764c50u /* "PLv1" */
 #define ST_LPIMG_ENT_HDR 2u
+#define ST_SPIMG_MAGIC   0x31765350u /* "PSv1" */
 
 /* One member of an image: pointers into the image's bytes. */
 typedef struct st_pgent {

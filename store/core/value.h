@@ -67,11 +67,12 @@ int st_vsnap_read(store_ctx_t *ctx, struct st_vsnap *v, uint64_t off, uint64_t n
                   unsigned char *dst);
 void st_vsnap_free(struct st_vsnap *v);
 /* A reply in parts made as it goes (a large collection's members, D60,
- * D65): next appends whole elements of the reply to out until it has
- * appended at least max bytes or is done, and returns 0 while more
- * remain, 1 when it is done, -1 on a read error (st_vsnap_gen_next keeps
- * what passed max for the next part); lowest is the lowest LSN it will
- * still read (UINT64_MAX: none); free frees the state.
+ * D65; a stream's entries, D64): next appends whole elements of the reply
+ * to out until it has appended at least max bytes or is done, and returns
+ * 0 while more remain, 1 when it is done, -1 on a read error
+ * (st_vsnap_gen_next keeps what passed max for the next part); lowest is
+ * the lowest LSN it will still read (UINT64_MAX: none); free frees the
+ * state.
  * st_vsnap_gen wraps one (NULL: out of memory; the state is then the
  * caller's); its st_vsnap_len is 0 and st_vsnap_read is not for it. */
 typedef struct st_vgen_ops {

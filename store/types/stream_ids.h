@@ -35,10 +35,10 @@ static inline st_sid_t st_sid_after(st_sid_t id)
 }
 
 /* The entry of ID id in s, or NULL. */
-static inline const st_sentry_t *st_entry_of(const st_stream_t *s, st_sid_t id)
+static inline const st_sentry_t *st_entry_of(st_stream_t *s, st_sid_t id)
 {
     uint64_t at = st_stream_lower(s, id);
-    return at < st_stream_len(s) && st_sid_cmp(st_stream_at(s, at)->id, id) == 0
+    return at < st_stream_len(s) && st_sid_cmp(st_stream_id_at(s, at), id) == 0
                ? st_stream_at(s, at)
                : NULL;
 }
@@ -46,15 +46,7 @@ static inline const st_sentry_t *st_entry_of(const st_stream_t *s, st_sid_t id)
 /* [id, [field, value, ...]] */
 static inline void st_reply_entry(buf_t *r, const st_sentry_t *e)
 {
-    resp_array(r, 2);
-    st_reply_sid(r, e->id);
-    resp_array(r, 2ll * e->npairs);
-    for (uint32_t k = 0; k < 2 * e->npairs; k++) {
-        const unsigned char *p;
-        uint32_t n;
-        st_sentry_item(e, k, &p, &n);
-        resp_bulk(r, p, n);
-    }
+    st_sentry_reply(r, e);
 }
 
 /* The head of a blocked reader's reply, one stream served (XREAD and

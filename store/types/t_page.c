@@ -1,10 +1,11 @@
 /*
  * t_page.c - applying the records the store writes to keep large hashes,
- * sets, lists and sorted sets on disk (D60, D63, D65): CMD_PAGEIN makes a
- * hash or set paged, CMD_PAGE puts a run of its members into pages
- * (core/hash_paged.c has the design), CMD_LPAGE a run of a list's chunks
- * (core/list_page.c); a sorted set's member -> score part takes the first
- * two, its order the third (core/zset.c). The store's pager,
+ * sets, lists, streams and sorted sets on disk (D60, D63, D64, D65):
+ * CMD_PAGEIN makes a hash or set paged, CMD_PAGE puts a run of its members
+ * into pages (core/hash_paged.c has the design), CMD_LPAGE a run of a
+ * list's chunks (core/list_page.c), CMD_SPAGE a run of a stream's
+ * (core/stream_page.c); a sorted set's member -> score part takes the
+ * first two, its order the third (core/zset.c). The store's pager,
  * store/pager.c, decides when to write them.
  *
  * Store process, on the apply path (live and replay alike). Like
@@ -23,6 +24,7 @@
 #include "store/core/hash.h"
 #include "store/core/list.h"
 #include "store/core/object.h"
+#include "store/core/stream.h"
 #include "store/core/zset.h"
 #include "store/types/handlers.h"
 
@@ -99,4 +101,15 @@ void st_apply_lpage(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     uint64_t before = ram_of(e);
     if (st_list_page_apply(ctx, l, a)) return;
     applied(ctx, e, before, IO_FAULT_LIST_PAGED);
+}
+
+/* CMD_SPAGE key stamps layout page... (D64) */
+void st_apply_spage(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    (void)r;
+    idx_entry_t *e = target(a);
+    if (!e || st_ent_type(e) != ST_STREAM) return;
+    uint64_t before = ram_of(e);
+    if (st_stream_page_apply(ctx, st_ent_stream(e), a)) return;
+    applied(ctx, e, before, IO_FAULT_STREAM_PAGED);
 }

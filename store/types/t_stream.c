@@ -59,7 +59,7 @@ static void account(store_ctx_t *ctx, const st_stream_t *s, uint64_t before)
 /* How many entries a trim removes from the head. An approximate trim
  * removes whole blocks of 100 entries (Redis' nodes at
  * stream-node-max-entries 100), at most limit entries when limit > 0. */
-static uint64_t trim_count(const st_stream_t *s, const sid_trim_args_t *o)
+static uint64_t trim_count(st_stream_t *s, const sid_trim_args_t *o)
 {
     uint64_t n = st_stream_len(s), k;
     if (o->strategy == STRIM_MAXLEN)
@@ -139,9 +139,9 @@ void st_apply_xadd(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
     uint64_t before = st_stream_bytes(s);
     int first = o.id_at + 1;
-    st_stream_append(s, id, &a->argv[first], (uint32_t)(a->argc - first));
+    st_stream_append(ctx, s, id, &a->argv[first], (uint32_t)(a->argc - first));
     uint64_t trimmed = o.strategy != STRIM_NONE ? trim_count(s, &o) : 0;
-    if (trimmed) st_stream_drop_head(s, trimmed);
+    if (trimmed) st_stream_drop_head(ctx, s, trimmed);
     account(ctx, s, before);
     st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
     if (trimmed) st_key_changed_as(ctx, a, a->dbnum, &a->argv[0], PS_NOTIFY_STREAM, "xtrim");
@@ -164,7 +164,7 @@ void st_apply_xtrim(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         st_stream_t *s = st_ent_stream(*slot);
         uint64_t before = st_stream_bytes(s);
         k = trim_count(s, &o);
-        st_stream_drop_head(s, k);
+        st_stream_drop_head(ctx, s, k);
         account(ctx, s, before);
         if (k) st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
     }
@@ -195,8 +195,8 @@ void st_apply_xdel(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     long long deleted = 0;
     for (uint16_t i = 1; i < a->argc; i++) {
         uint64_t at = st_stream_lower(s, ids[i]);
-        if (at == st_stream_len(s) || st_sid_cmp(st_stream_at(s, at)->id, ids[i]) != 0) continue;
-        st_stream_remove(s, at);
+        if (at == st_stream_len(s) || st_sid_cmp(st_stream_id_at(s, at), ids[i]) != 0) continue;
+        st_stream_remove(ctx, s, at);
         if (st_sid_cmp(ids[i], m->max_deleted) > 0) m->max_deleted = ids[i];
         deleted++;
     }
@@ -255,7 +255,7 @@ void st_apply_xsetid(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     uint64_t n = st_stream_len(s);
     /* Redis 7.0.15 does not compare the ID with the stream's own max
      * deleted ID (later versions do). */
-    if (n && st_sid_cmp(id, st_stream_at(s, n - 1)->id) < 0)
+    if (n && st_sid_cmp(id, st_stream_id_at(s, n - 1)) < 0)
         err = "ERR The ID specified in XSETID is smaller than the target stream top item";
     else if (n && added != -1 && n > (uint64_t)added)
         err = "ERR The entries_added specified in XSETID is smaller than the target stream "
@@ -290,20 +290,38 @@ void st_read_xlen(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     if (!wrong) resp_integer(r, s ? (long long)st_stream_len(s) : 0);
 }
 
+/* A range of at least this many entries of a stream with pages goes out
+ * in parts where parts may go (D64): smaller ones are cheaper whole. */
+#define RANGE_PARTS_MIN 1000u
+
 /* The entries of s in [lo, hi] (reversed: from hi down), at most count
- * (0: all), as an array. */
-static void reply_range(store_ctx_t *ctx, buf_t *r, const st_stream_t *s, st_sid_t lo, st_sid_t hi,
-                        int rev, uint64_t count)
+ * (0: all), as an array; in parts when parts is set and the range is
+ * large (XRANGE, XREVRANGE: one range is the whole reply). */
+static void reply_range(store_ctx_t *ctx, buf_t *r, st_stream_t *s, st_sid_t lo, st_sid_t hi,
+                        int rev, uint64_t count, int parts)
 {
-    uint64_t from = st_stream_lower(s, lo), to = from;
-    while (to < st_stream_len(s) && st_sid_cmp(st_stream_at(s, to)->id, hi) <= 0)
-        to++;
-    uint64_t n = to - from;
+    uint64_t from = st_stream_lower(s, lo);
+    uint64_t to =
+        st_sid_cmp(hi, SID_MAX) == 0 ? st_stream_len(s) : st_stream_lower(s, st_sid_after(hi));
+    uint64_t n = to > from ? to - from : 0;
     if (count && n > count) n = count;
+    uint64_t start = rev ? to - 1 : from;
+    if (parts && n >= RANGE_PARTS_MIN && ctx->reply_stream_ok && !ctx->reply_stream &&
+        st_stream_has_pages(s)) {
+        size_t mark = r->len;
+        resp_array(r, (long long)n);
+        ctx->reply_stream = st_stream_range_snapshot(s, start, n, rev);
+        if (ctx->reply_stream) return;
+        r->len = mark;
+    }
     buf_t body;
     buf_init(&body);
-    for (uint64_t k = 0; k < n; k++)
-        reply_entry(&body, st_stream_at(s, rev ? to - 1 - k : from + k));
+    st_stream_iter_t it;
+    const st_sentry_t *e;
+    st_stream_iter_init(&it, s, start, n, rev);
+    while ((e = st_stream_next(&it)))
+        reply_entry(&body, e);
+    st_stream_iter_free(&it);
     st_reply_array_of(ctx, r, n, &body);
     buf_free(&body);
 }
@@ -343,7 +361,7 @@ static void range(store_ctx_t *ctx, const read_args_t *a, buf_t *r, int rev)
         resp_array(r, 0);
         return;
     }
-    reply_range(ctx, r, s, lo, hi, rev, count < 0 ? 0 : (uint64_t)count);
+    reply_range(ctx, r, s, lo, hi, rev, count < 0 ? 0 : (uint64_t)count, 1);
 }
 
 void st_read_xrange(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
@@ -422,13 +440,17 @@ static void xinfo_stream(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     resp_bulk_cstr(&body, "entries-added");
     resp_integer(&body, (long long)m->entries_added);
     resp_bulk_cstr(&body, "recorded-first-entry-id");
-    reply_id(&body, n ? st_stream_at(s, 0)->id : (st_sid_t){0, 0});
+    reply_id(&body, n ? st_stream_id_at(s, 0) : (st_sid_t){0, 0});
     if (full) {
         uint64_t k = count <= 0 || (uint64_t)count > n ? n : (uint64_t)count;
         resp_bulk_cstr(&body, "entries");
         resp_array(&body, (long long)k);
-        for (uint64_t i = 0; i < k; i++)
-            reply_entry(&body, st_stream_at(s, i));
+        st_stream_iter_t it;
+        const st_sentry_t *e;
+        st_stream_iter_init(&it, s, 0, k, 0);
+        while ((e = st_stream_next(&it)))
+            reply_entry(&body, e);
+        st_stream_iter_free(&it);
         resp_bulk_cstr(&body, "groups");
         st_xinfo_full_groups(&body, a->proto, s, count <= 0 ? 0 : (uint64_t)count);
     } else {
@@ -518,10 +540,10 @@ static int xread_answer(store_ctx_t *ctx, const read_args_t *a, const sid_xread_
         (void)st_find_live(a->db, &keys[i], a->now, 0);
         st_stream_t *s = ss[i];
         uint64_t len = s ? st_stream_len(s) : 0;
-        if (!len || st_sid_cmp(st_stream_at(s, len - 1)->id, ids[i]) <= 0) continue;
+        if (!len || st_sid_cmp(st_stream_id_at(s, len - 1), ids[i]) <= 0) continue;
         if (a->proto != 3) resp_array(&body, 2);
         resp_bulk(&body, keys[i].ptr, keys[i].len);
-        reply_range(ctx, &body, s, st_sid_after(ids[i]), SID_MAX, 0, (uint64_t)o->count);
+        reply_range(ctx, &body, s, st_sid_after(ids[i]), SID_MAX, 0, (uint64_t)o->count, 0);
         served++;
     }
     if (served) {
@@ -633,6 +655,6 @@ int st_stream_read_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w
     if (st_sid_cmp(st_stream_meta_c(s)->last_id, after) <= 0) return ST_PASSED;
     if (!r) return ST_SERVED;
     st_reply_served_key(r, w->proto, key);
-    reply_range(ctx, r, s, st_sid_after(after), SID_MAX, 0, (uint64_t)w->count);
+    reply_range(ctx, r, s, st_sid_after(after), SID_MAX, 0, (uint64_t)w->count, 0);
     return ST_SERVED;
 }

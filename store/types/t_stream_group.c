@@ -283,7 +283,7 @@ static int has_tombstones(st_stream_t *s, st_sid_t start, st_sid_t end)
     const st_stream_meta_t *m = st_stream_meta_c(s);
     uint64_t n = st_stream_len(s);
     if (!n || (m->max_deleted.ms == 0 && m->max_deleted.seq == 0)) return 0;
-    if (st_sid_cmp(st_stream_at(s, 0)->id, m->max_deleted) > 0) return 0;
+    if (st_sid_cmp(st_stream_id_at(s, 0), m->max_deleted) > 0) return 0;
     return st_sid_cmp(start, m->max_deleted) <= 0 && st_sid_cmp(end, m->max_deleted) >= 0;
 }
 
@@ -298,7 +298,7 @@ static int64_t entries_before(st_stream_t *s, st_sid_t id)
     if (!n && cmp_last < 1) return (int64_t)m->entries_added;
     if (cmp_last == 0) return (int64_t)m->entries_added;
     if (cmp_last > 0) return SG_ENTRIES_UNKNOWN;
-    st_sid_t first = n ? st_stream_at(s, 0)->id : (st_sid_t){0, 0};
+    st_sid_t first = n ? st_stream_id_at(s, 0) : (st_sid_t){0, 0};
     int cmp_first = st_sid_cmp(id, first);
     int no_del = m->max_deleted.ms == 0 && m->max_deleted.seq == 0;
     if (no_del || st_sid_cmp(m->max_deleted, first) < 0) {
@@ -563,8 +563,10 @@ static void deliver_new(store_ctx_t *ctx, st_stream_t *s, st_sgroup_t *g, st_sco
     if (count && n > count) n = count;
     uint64_t before = st_stream_bytes(s);
     if (r) resp_array(r, (long long)n);
-    for (uint64_t k = 0; k < n; k++) {
-        const st_sentry_t *e = st_stream_at(s, at + k);
+    st_stream_iter_t it;
+    const st_sentry_t *e;
+    st_stream_iter_init(&it, s, at, n, 0);
+    while ((e = st_stream_next(&it))) {
         if (st_sid_cmp(e->id, g->last_id) > 0) {
             if (g->entries_read != SG_ENTRIES_UNKNOWN && !has_tombstones(s, e->id, SID_MAX))
                 g->entries_read++;
@@ -580,6 +582,7 @@ static void deliver_new(store_ctx_t *ctx, st_stream_t *s, st_sgroup_t *g, st_sco
         else
             sg_pel_add(g, e->id, c, ctx->now);
     }
+    st_stream_iter_free(&it);
     ctx->entry_bytes += st_stream_bytes(s) - before;
 }
 
@@ -740,7 +743,7 @@ void st_apply_xreadgroup(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         st_sgroup_t *g = sg_find(st_stream_groups(s), group->ptr, group->len);
         int history = st_sid_cmp(gt[i], SID_MAX) != 0;
         uint64_t len = st_stream_len(s);
-        int serve = history || (len && st_sid_cmp(st_stream_at(s, len - 1)->id, g->last_id) > 0);
+        int serve = history || (len && st_sid_cmp(st_stream_id_at(s, len - 1), g->last_id) > 0);
         if (!serve) continue;
         st_sconsumer_t *c =
             consumer_seen(ctx, s, g, a->dbnum, &keys[i], consumer->ptr, consumer->len);

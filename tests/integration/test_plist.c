@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "paged_helpers.h"
 #include "redis_diff.h"
 
 #define ARGS                                                                                       \
@@ -68,19 +69,9 @@ static void push_range(redisContext *c, redisContext *r, const char *cmd, long f
     }
 }
 
-/* DEBUG PAGED key: paged, chunks, pages, page bytes, in RAM, pinned, elements. */
-static void paged_stats_of(redisContext *c, const char *key, long long out[7])
-{
-    redisReply *r = redisCommand(c, "DEBUG PAGED %s", key);
-    cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 7, "DEBUG PAGED %s", key);
-    for (int i = 0; i < 7; i++)
-        out[i] = r->element[i]->integer;
-    freeReplyObject(r);
-}
-
 static void paged_stats(redisContext *c, long long out[7])
 {
-    paged_stats_of(c, "l", out);
+    ph_paged_stats(c, "l", out);
 }
 
 /* Wait until the pager is done: in RAM only the two end chunks and fewer
@@ -96,35 +87,6 @@ static void wait_paged(redisContext *c, const char *when)
     } while (time(NULL) < deadline);
     cr_assert(st[0] && st[4] <= 5 * 128, "%s: %lld of %lld elements still in RAM, %lld pages", when,
               st[4], st[6], st[2]);
-}
-
-/* The same reply bytes from both servers for a command of words. */
-static void same(wire_conn_t *a, wire_conn_t *b, const char *cmd)
-{
-    char *copy = strdup(cmd), *save = NULL;
-    const char *argv[16];
-    size_t lens[16];
-    int argc = 0;
-    for (char *w = strtok_r(copy, " ", &save); w && argc < 16; w = strtok_r(NULL, " ", &save)) {
-        argv[argc] = w;
-        lens[argc++] = strlen(w);
-    }
-    size_t la, lb;
-    char *ra = wire_cmd(a, argc, argv, lens, &la), *rb = wire_cmd(b, argc, argv, lens, &lb);
-    cr_assert(!wire_is_failure(ra), "%s: %s", cmd, ra);
-    cr_assert(la == lb && memcmp(ra, rb, la) == 0, "%s: atticdb %.80s... redis %.80s...", cmd, ra,
-              rb);
-    free(ra);
-    free(rb);
-    free(copy);
-}
-
-static void digest(redisContext *c, char out[64])
-{
-    redisReply *r = redisCommand(c, "DEBUG DIGEST");
-    cr_assert(r && r->type == REDIS_REPLY_STATUS, "DEBUG DIGEST");
-    snprintf(out, 64, "%s", r->str);
-    freeReplyObject(r);
 }
 
 static const char *const windows[] = {"LRANGE l 0 99",
@@ -149,7 +111,7 @@ static const char *const windows[] = {"LRANGE l 0 99",
 static void same_windows(wire_conn_t *a, wire_conn_t *b)
 {
     for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++)
-        same(a, b, windows[i]);
+        ph_same(a, b, windows[i]);
 }
 
 Test(plist, a_million_elements_match_redis_in_pages)
@@ -166,26 +128,26 @@ Test(plist, a_million_elements_match_redis_in_pages)
     cr_assert(a && b);
     same_windows(a, b);
     /* Pops from both ends read through pages; pushes at both ends. */
-    same(a, b, "LPOP l 300");
-    same(a, b, "RPOP l 300");
-    same(a, b, "LPOP l");
-    same(a, b, "RPOP l");
-    same(a, b, "LPUSH l front1 front2");
-    same(a, b, "RPUSH l back1 back2");
+    ph_same(a, b, "LPOP l 300");
+    ph_same(a, b, "RPOP l 300");
+    ph_same(a, b, "LPOP l");
+    ph_same(a, b, "RPOP l");
+    ph_same(a, b, "LPUSH l front1 front2");
+    ph_same(a, b, "RPUSH l back1 back2");
     /* Writes inside pages. */
-    same(a, b, "LSET l 400000 changed");
-    same(a, b, "LSET l -400000 changed-too");
-    same(a, b, "LINSERT l BEFORE e600001 inserted");
-    same(a, b, "LINSERT l AFTER e3 inserted-after");
-    same(a, b, "LREM l 1 e250001");
-    same(a, b, "LREM l -2 changed");
-    same(a, b, "LMOVE l l2 LEFT RIGHT");
-    same(a, b, "BLPOP l 1");
-    same(a, b, "RPOPLPUSH l l2");
-    same(a, b, "LRANGE l2 0 -1");
+    ph_same(a, b, "LSET l 400000 changed");
+    ph_same(a, b, "LSET l -400000 changed-too");
+    ph_same(a, b, "LINSERT l BEFORE e600001 inserted");
+    ph_same(a, b, "LINSERT l AFTER e3 inserted-after");
+    ph_same(a, b, "LREM l 1 e250001");
+    ph_same(a, b, "LREM l -2 changed");
+    ph_same(a, b, "LMOVE l l2 LEFT RIGHT");
+    ph_same(a, b, "BLPOP l 1");
+    ph_same(a, b, "RPOPLPUSH l l2");
+    ph_same(a, b, "LRANGE l2 0 -1");
     same_windows(a, b);
-    same(a, b, "LRANGE l 399990 400010");
-    same(a, b, "LRANGE l 599990 600010");
+    ph_same(a, b, "LRANGE l 399990 400010");
+    ph_same(a, b, "LRANGE l 599990 600010");
     /* DUMP of the paged list restores into redis-server equal. */
     redisReply *d = redisCommand(c, "DUMP l");
     cr_assert(d && d->type == REDIS_REPLY_STRING);
@@ -193,7 +155,7 @@ Test(plist, a_million_elements_match_redis_in_pages)
     cr_assert(ok && ok->type == REDIS_REPLY_STATUS, "RESTORE: %s", ok ? ok->str : "");
     freeReplyObject(ok);
     freeReplyObject(d);
-    same(a, b, "LLEN l");
+    ph_same(a, b, "LLEN l");
     redisReply *n1 = redisCommand(r, "LLEN lcopy"), *n2 = redisCommand(r, "LLEN l");
     cr_assert_eq(n1->integer, n2->integer, "the restored copy is as long");
     freeReplyObject(n1);
@@ -205,28 +167,28 @@ Test(plist, a_million_elements_match_redis_in_pages)
     cr_assert(ok && ok->type == REDIS_REPLY_STATUS, "RESTORE: %s", ok ? ok->str : "");
     freeReplyObject(ok);
     freeReplyObject(d);
-    same(a, b, "LRANGE lcopy 0 99");
-    same(a, b, "LRANGE lcopy 400000 400099");
-    same(a, b, "LINDEX lcopy -1");
+    ph_same(a, b, "LRANGE lcopy 0 99");
+    ph_same(a, b, "LRANGE lcopy 400000 400099");
+    ph_same(a, b, "LINDEX lcopy -1");
     long long cs[7] = {0};
     for (int i = 0; i < 200 && !(cs[0] && cs[4] <= 5 * 128); i++) {
-        paged_stats_of(c, "lcopy", cs);
+        ph_paged_stats(c, "lcopy", cs);
         usleep(50000);
     }
     cr_assert(cs[0] && cs[4] <= 5 * 128, "a restored list goes into pages: %lld in RAM", cs[4]);
-    same(a, b, "LRANGE lcopy 700000 700099");
+    ph_same(a, b, "LRANGE lcopy 700000 700099");
     /* LTRIM through pages, then the windows of what is left. */
-    same(a, b, "LTRIM l 1000 -1001");
+    ph_same(a, b, "LTRIM l 1000 -1001");
     same_windows(a, b);
     /* The state survives SIGKILL of the group and a clean restart. */
     char d1[64], d2[64];
-    digest(c, d1);
+    ph_digest(c, d1);
     wire_close(a);
     redisFree(c);
     srv_kill_all(&s);
     cr_assert_eq(srv_restart(&s), 0);
     c = srv_connect(&s);
-    digest(c, d2);
+    ph_digest(c, d2);
     cr_assert_str_eq(d1, d2, "the same list after SIGKILL and a restart");
     a = wire_open(s.port, 60);
     same_windows(a, b);
@@ -235,7 +197,7 @@ Test(plist, a_million_elements_match_redis_in_pages)
     cr_assert_eq(srv_stop(&s), 0); /* a clean stop writes a checkpoint */
     cr_assert_eq(srv_restart(&s), 0);
     c = srv_connect(&s);
-    digest(c, d2);
+    ph_digest(c, d2);
     cr_assert_str_eq(d1, d2, "the same list after a clean restart from a checkpoint");
     long long st[7];
     paged_stats(c, st);
@@ -243,8 +205,8 @@ Test(plist, a_million_elements_match_redis_in_pages)
     a = wire_open(s.port, 60);
     same_windows(a, b);
     /* DEL is O(pages). */
-    same(a, b, "DEL l");
-    same(a, b, "EXISTS l");
+    ph_same(a, b, "DEL l");
+    ph_same(a, b, "EXISTS l");
     wire_close(a);
     wire_close(b);
     redisFree(c);
@@ -290,19 +252,7 @@ static void killed_at(const char *fault, int writes_inside)
                   pushed);
     freeReplyObject(n);
     wait_paged(c, fault);
-    char d1[64], d2[64];
-    digest(c, d1);
-    redisFree(c);
-    srv_kill_all(&s);
-    cr_assert_eq(srv_restart(&s), 0);
-    c = srv_connect(&s);
-    digest(c, d2);
-    cr_assert_str_eq(d1, d2, "%s: the same list after SIGKILL and a restart", fault);
-    redisFree(c);
-    cr_assert_eq(srv_stop(&s), 0);
-    char out[8192];
-    cr_assert_eq(srv_run_tool("atticdb-check", s.dir, out, sizeof(out)), 0, "%s", out);
-    srv_cleanup(&s);
+    ph_same_after_kill(&s, c, fault);
 }
 
 Test(plist, store_killed_after_applying_a_list_page_record)

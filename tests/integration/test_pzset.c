@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "paged_helpers.h"
 #include "redis_diff.h"
 
 #define ARGS                                                                                       \
@@ -116,35 +117,6 @@ static void wait_paged(redisContext *c, const char *key, const char *when)
               when, key, st[4], st[6], st[2], st[11], st[9]);
 }
 
-/* The same reply bytes from both servers for a command of words. */
-static void same(wire_conn_t *a, wire_conn_t *b, const char *cmd)
-{
-    char *copy = strdup(cmd), *save = NULL;
-    const char *argv[24];
-    size_t lens[24];
-    int argc = 0;
-    for (char *w = strtok_r(copy, " ", &save); w && argc < 24; w = strtok_r(NULL, " ", &save)) {
-        argv[argc] = w;
-        lens[argc++] = strlen(w);
-    }
-    size_t la, lb;
-    char *ra = wire_cmd(a, argc, argv, lens, &la), *rb = wire_cmd(b, argc, argv, lens, &lb);
-    cr_assert(!wire_is_failure(ra), "%s: %s", cmd, ra);
-    cr_assert(la == lb && memcmp(ra, rb, la) == 0, "%s: atticdb %.120s... redis %.120s...", cmd, ra,
-              rb);
-    free(ra);
-    free(rb);
-    free(copy);
-}
-
-static void digest(redisContext *c, char out[64])
-{
-    redisReply *r = redisCommand(c, "DEBUG DIGEST");
-    cr_assert(r && r->type == REDIS_REPLY_STATUS, "DEBUG DIGEST");
-    snprintf(out, 64, "%s", r->str);
-    freeReplyObject(r);
-}
-
 static const char *const windows[] = {"ZCARD z",
                                       "ZRANGE z 0 99 WITHSCORES",
                                       "ZRANGE z -100 -1 WITHSCORES",
@@ -193,7 +165,7 @@ static const char *const windows[] = {"ZCARD z",
 static void same_windows(wire_conn_t *a, wire_conn_t *b)
 {
     for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++)
-        same(a, b, windows[i]);
+        ph_same(a, b, windows[i]);
 }
 
 Test(pzset, a_million_members_match_redis_in_pages)
@@ -212,43 +184,43 @@ Test(pzset, a_million_members_match_redis_in_pages)
     cr_assert(a && b);
     same_windows(a, b);
     /* Pops from both ends read through pages. */
-    same(a, b, "ZPOPMIN z 300");
-    same(a, b, "ZPOPMAX z 300");
-    same(a, b, "ZPOPMIN z");
-    same(a, b, "BZPOPMAX z 1");
-    same(a, b, "ZMPOP 2 nothere lex MIN COUNT 5");
+    ph_same(a, b, "ZPOPMIN z 300");
+    ph_same(a, b, "ZPOPMAX z 300");
+    ph_same(a, b, "ZPOPMIN z");
+    ph_same(a, b, "BZPOPMAX z 1");
+    ph_same(a, b, "ZMPOP 2 nothere lex MIN COUNT 5");
     /* Writes inside pages: new scores, removals, new members. */
-    same(a, b, "ZADD z 123.25 m400000 -5 m400001 777777 newmember");
-    same(a, b, "ZADD z XX CH 1 m600000 2 m600001 3 absent");
-    same(a, b, "ZADD z NX 1 m600002 4 another");
-    same(a, b, "ZADD z GT 0 m700000 99999999 m700001");
-    same(a, b, "ZINCRBY z 2.5 m250001");
-    same(a, b, "ZREM z m250002 m250003 nothere");
-    same(a, b, "ZADD lex 0 w00400000x 0 a-first 0 zzzz-last");
-    same(a, b, "ZREM lex w00400000 w00123457");
+    ph_same(a, b, "ZADD z 123.25 m400000 -5 m400001 777777 newmember");
+    ph_same(a, b, "ZADD z XX CH 1 m600000 2 m600001 3 absent");
+    ph_same(a, b, "ZADD z NX 1 m600002 4 another");
+    ph_same(a, b, "ZADD z GT 0 m700000 99999999 m700001");
+    ph_same(a, b, "ZINCRBY z 2.5 m250001");
+    ph_same(a, b, "ZREM z m250002 m250003 nothere");
+    ph_same(a, b, "ZADD lex 0 w00400000x 0 a-first 0 zzzz-last");
+    ph_same(a, b, "ZREM lex w00400000 w00123457");
     same_windows(a, b);
-    same(a, b, "ZRANGE z 399990 400010 WITHSCORES");
-    same(a, b, "ZRANGEBYSCORE z 123 124 WITHSCORES");
+    ph_same(a, b, "ZRANGE z 399990 400010 WITHSCORES");
+    ph_same(a, b, "ZRANGEBYSCORE z 123 124 WITHSCORES");
     /* Ranges removed from inside the pages. */
-    same(a, b, "ZREMRANGEBYSCORE z 30000 30500");
-    same(a, b, "ZREMRANGEBYRANK z 800000 801999");
-    same(a, b, "ZREMRANGEBYLEX lex [w00300000 (w00301000");
+    ph_same(a, b, "ZREMRANGEBYSCORE z 30000 30500");
+    ph_same(a, b, "ZREMRANGEBYRANK z 800000 801999");
+    ph_same(a, b, "ZREMRANGEBYLEX lex [w00300000 (w00301000");
     same_windows(a, b);
     /* The STORE forms and SORT over paged inputs. */
-    same(a, b, "ZUNIONSTORE u 2 z lex WEIGHTS 2 1 AGGREGATE SUM");
-    same(a, b, "ZINTERSTORE i 2 z u AGGREGATE MAX");
-    same(a, b, "ZDIFFSTORE d 2 z u");
-    same(a, b, "ZRANGESTORE rs z 100000 (100200 BYSCORE");
-    same(a, b, "ZRANGE u 0 99 WITHSCORES");
-    same(a, b, "ZRANGE u 999000 999099 WITHSCORES");
-    same(a, b, "ZREVRANGE i 0 49 WITHSCORES");
-    same(a, b, "ZCARD i");
-    same(a, b, "ZCARD d");
-    same(a, b, "ZRANGE rs 0 -1 WITHSCORES");
-    same(a, b, "ZINTERCARD 2 z lex");
-    same(a, b, "SORT z BY nosort LIMIT 1000 20");
-    same(a, b, "SORT lex ALPHA LIMIT 0 20 DESC");
-    same(a, b, "OBJECT ENCODING u");
+    ph_same(a, b, "ZUNIONSTORE u 2 z lex WEIGHTS 2 1 AGGREGATE SUM");
+    ph_same(a, b, "ZINTERSTORE i 2 z u AGGREGATE MAX");
+    ph_same(a, b, "ZDIFFSTORE d 2 z u");
+    ph_same(a, b, "ZRANGESTORE rs z 100000 (100200 BYSCORE");
+    ph_same(a, b, "ZRANGE u 0 99 WITHSCORES");
+    ph_same(a, b, "ZRANGE u 999000 999099 WITHSCORES");
+    ph_same(a, b, "ZREVRANGE i 0 49 WITHSCORES");
+    ph_same(a, b, "ZCARD i");
+    ph_same(a, b, "ZCARD d");
+    ph_same(a, b, "ZRANGE rs 0 -1 WITHSCORES");
+    ph_same(a, b, "ZINTERCARD 2 z lex");
+    ph_same(a, b, "SORT z BY nosort LIMIT 1000 20");
+    ph_same(a, b, "SORT lex ALPHA LIMIT 0 20 DESC");
+    ph_same(a, b, "OBJECT ENCODING u");
     /* DUMP of the paged sorted set restores into redis-server equal. */
     redisReply *d = redisCommand(c, "DUMP z");
     cr_assert(d && d->type == REDIS_REPLY_STRING);
@@ -277,9 +249,9 @@ Test(pzset, a_million_members_match_redis_in_pages)
     freeReplyObject(ok);
     freeReplyObject(d);
     wait_paged(c, "lexcopy", "a restored sorted set");
-    same(a, b, "ZRANGEBYLEX lexcopy [w00100000 [w00100500");
-    same(a, b, "ZRANGE lexcopy 200000 200099");
-    same(a, b, "ZRANK lexcopy w00123458");
+    ph_same(a, b, "ZRANGEBYLEX lexcopy [w00100000 [w00100500");
+    ph_same(a, b, "ZRANGE lexcopy 200000 200099");
+    ph_same(a, b, "ZRANK lexcopy w00123458");
     /* A long ZRANGE goes in parts as of its request: asked, then most of
      * the sorted set removed before the reply is read (D65). */
     {
@@ -289,25 +261,25 @@ Test(pzset, a_million_members_match_redis_in_pages)
         wire_conn_t *slow = wire_open(s.port, 120);
         cr_assert(slow && wire_send(slow, 5, argv, lens) == 0);
         usleep(200000);
-        same(a, b, "ZREMRANGEBYRANK z 0 899999");
-        same(a, b, "ZADD z 5 after-the-request");
+        ph_same(a, b, "ZREMRANGEBYRANK z 0 899999");
+        ph_same(a, b, "ZADD z 5 after-the-request");
         char *got = wire_reply(slow, &la);
         cr_assert(got && la == lb && memcmp(got, want, la) == 0,
                   "ZRANGE 0 -1 as asked for: %zu bytes, redis's %zu", la, lb);
         free(got);
         free(want);
         wire_close(slow);
-        same(a, b, "ZRANGE z 0 -1 WITHSCORES");
+        ph_same(a, b, "ZRANGE z 0 -1 WITHSCORES");
     }
     /* The state survives SIGKILL of the group and a clean restart. */
     char d1[64], d2[64];
-    digest(c, d1);
+    ph_digest(c, d1);
     wire_close(a);
     redisFree(c);
     srv_kill_all(&s);
     cr_assert_eq(srv_restart(&s), 0);
     c = srv_connect(&s);
-    digest(c, d2);
+    ph_digest(c, d2);
     cr_assert_str_eq(d1, d2, "the same sorted sets after SIGKILL and a restart");
     a = wire_open(s.port, 60);
     same_windows(a, b);
@@ -316,7 +288,7 @@ Test(pzset, a_million_members_match_redis_in_pages)
     cr_assert_eq(srv_stop(&s), 0); /* a clean stop writes a checkpoint */
     cr_assert_eq(srv_restart(&s), 0);
     c = srv_connect(&s);
-    digest(c, d2);
+    ph_digest(c, d2);
     cr_assert_str_eq(d1, d2, "the same sorted sets after a clean restart from a checkpoint");
     long long st[14];
     paged_stats(c, "z", st);
@@ -325,8 +297,8 @@ Test(pzset, a_million_members_match_redis_in_pages)
     a = wire_open(s.port, 60);
     same_windows(a, b);
     /* DEL is O(pages). */
-    same(a, b, "DEL z u i");
-    same(a, b, "EXISTS z");
+    ph_same(a, b, "DEL z u i");
+    ph_same(a, b, "EXISTS z");
     wire_close(a);
     wire_close(b);
     redisFree(c);
@@ -371,19 +343,7 @@ static void killed_at(const char *fault, int writes_inside)
                   added);
     freeReplyObject(n);
     wait_paged(c, "z", fault);
-    char d1[64], d2[64];
-    digest(c, d1);
-    redisFree(c);
-    srv_kill_all(&s);
-    cr_assert_eq(srv_restart(&s), 0);
-    c = srv_connect(&s);
-    digest(c, d2);
-    cr_assert_str_eq(d1, d2, "%s: the same sorted set after SIGKILL and a restart", fault);
-    redisFree(c);
-    cr_assert_eq(srv_stop(&s), 0);
-    char out[8192];
-    cr_assert_eq(srv_run_tool("atticdb-check", s.dir, out, sizeof(out)), 0, "%s", out);
-    srv_cleanup(&s);
+    ph_same_after_kill(&s, c, fault);
 }
 
 Test(pzset, store_killed_after_applying_a_sorted_sets_page_record)

@@ -1,0 +1,31 @@
+/*
+ * paged_helpers.h - what the integration tests of collections in pages
+ * (test_plist, D63; test_pstream, D64; test_pzset, D65) share: DEBUG
+ * PAGED's figures, DEBUG DIGEST, and one command's reply compared byte for
+ * byte between AtticDB and a redis-server.
+ *
+ * Uses Criterion's assertions: for Criterion test programs only.
+ */
+#ifndef ATTIC_TEST_PAGED_HELPERS_H
+#define ATTIC_TEST_PAGED_HELPERS_H
+
+#include <hiredis/hiredis.h>
+
+#include "harness.h"
+#include "redis_diff.h"
+
+/* DEBUG PAGED key: [paged, chunks, pages, page bytes, in RAM, pinned,
+ * elements]. */
+void ph_paged_stats(redisContext *c, const char *key, long long out[7]);
+/* DEBUG DIGEST into out. */
+void ph_digest(redisContext *c, char out[64]);
+/* The end of a test that killed a process: the server's digest (through
+ * c, which is freed) must be the same after SIGKILL of the whole group and
+ * a restart, the server must then stop cleanly and atticdb-check pass its
+ * data directory, which is removed. what names the case in messages. */
+void ph_same_after_kill(srv_t *s, redisContext *c, const char *what);
+/* The same reply bytes from both connections for a command of words
+ * separated by single spaces (at most 16). */
+void ph_same(wire_conn_t *a, wire_conn_t *b, const char *cmd);
+
+#endif
