@@ -163,13 +163,29 @@ int wire_send(wire_conn_t *c, int argc, const char *const *argv, const size_t *l
     return rc;
 }
 
+/* The first "\r\n" in p[0..n), or NULL. Not memmem: AddressSanitizer's
+ * memmem checks the whole haystack on every call, so a reply of a million
+ * elements took a pass over the rest of the buffer per element (the
+ * sanitizer pass's test_pstream and test_pzset ran for many minutes in
+ * that check); its memchr checks only up to the match. */
+static const char *find_crlf(const char *p, size_t n)
+{
+    for (const char *end = p + n; p < end;) {
+        const char *cr = memchr(p, '\r', (size_t)(end - p));
+        if (!cr || cr + 1 >= end) return NULL;
+        if (cr[1] == '\n') return cr;
+        p = cr + 1;
+    }
+    return NULL;
+}
+
 /* Length of the complete RESP value at b[off..n): 0 if incomplete, -1 if
  * the bytes are not RESP. */
 static long resp_span(const char *b, size_t n, size_t off, int depth)
 {
     if (off >= n) return 0;
     if (depth > 64) return -1;
-    const char *eol = memmem(b + off, n - off, "\r\n", 2);
+    const char *eol = find_crlf(b + off, n - off);
     if (!eol) return 0;
     size_t after = (size_t)(eol - b) + 2;
     switch (b[off]) {
@@ -272,7 +288,7 @@ static long parse_at(const char *p, size_t n, size_t off, wire_val_t *v, int dep
     long span = resp_span(p, n, off, depth);
     if (span <= 0) return -1;
     v->type = p[off];
-    const char *eol = memmem(p + off, n - off, "\r\n", 2);
+    const char *eol = find_crlf(p + off, n - off);
     size_t body = (size_t)(eol - p) + 2;
     switch (v->type) {
     case ':':
