@@ -254,6 +254,27 @@ static void scan_all(redisContext *c, int hash, long n)
     free(seen);
 }
 
+/* s stopped (SIGKILL of the whole group when kill, else a clean stop)
+ * and started again: the same digest, reads as the model has them; a
+ * connection to it. */
+static redisContext *restarted(srv_t *s, long n, const char *before, int kill, unsigned seed)
+{
+    const char *what = kill ? "after SIGKILL" : "after a clean restart";
+    if (kill)
+        srv_kill_all(s);
+    else
+        cr_assert_eq(srv_stop(s), 0);
+    cr_assert_eq(srv_restart(s), 0);
+    redisContext *c = srv_connect(s);
+    cr_assert(c);
+    char after[64];
+    ph_digest(c, after);
+    cr_assert_str_eq(after, before, "the same data %s", what);
+    phase(kill ? "restart after SIGKILL" : "clean stop and start");
+    sample(c, n, seed, 20000, what);
+    return c;
+}
+
 Test(bigcoll, ten_million_field_hash_and_member_set_live_in_pages)
 {
     long n = big_n();
@@ -291,30 +312,12 @@ Test(bigcoll, ten_million_field_hash_and_member_set_live_in_pages)
     scan_all(c, 0, n);
     scan_all(c, 1, n);
     phase("SSCAN and HSCAN");
-    char before[64], after[64];
+    char before[64];
     ph_digest(c, before);
     redisFree(c);
 
-    /* SIGKILL of the whole group: replay from the last checkpoint. */
-    srv_kill_all(&s);
-    cr_assert_eq(srv_restart(&s), 0);
-    c = srv_connect(&s);
-    cr_assert(c);
-    ph_digest(c, after);
-    cr_assert_str_eq(after, before, "the same data after SIGKILL");
-    phase("restart after SIGKILL");
-    sample(c, n, 3, 20000, "after SIGKILL");
-    redisFree(c);
-
-    /* A clean stop writes a checkpoint; the start loads it. */
-    cr_assert_eq(srv_stop(&s), 0);
-    cr_assert_eq(srv_restart(&s), 0);
-    c = srv_connect(&s);
-    cr_assert(c);
-    ph_digest(c, after);
-    cr_assert_str_eq(after, before, "the same data after a clean restart");
-    phase("clean stop and start");
-    sample(c, n, 4, 20000, "after a clean restart");
+    restarted(&s, n, before, 1, 3);     /* replay from the last checkpoint */
+    c = restarted(&s, n, before, 0, 4); /* a clean stop writes one */
     /* UNLINK answers at once; the set is untouched. */
     cr_assert_eq(integer(c, "UNLINK %s", "big"), 1);
     cr_assert_eq(integer(c, "EXISTS %s", "big"), 0);
