@@ -452,6 +452,15 @@ const char *srv_log_tail(const srv_t *s, char *buf, size_t len)
     return buf;
 }
 
+const char *srv_log_tail_of_port(int port, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < MAX_TRACKED; i++)
+        if (tracked[i].dir[0] && tracked[i].port == port)
+            return srv_log_tail(&tracked[i], buf, len);
+    return buf;
+}
+
 int srv_wait_children(const srv_t *s, const char *title, pid_t *out, int max, int want)
 {
     int n = 0;

@@ -78,6 +78,9 @@ int srv_log_contains(const srv_t *s, const char *needle, const char *also);
 
 /* The last lines of the server's log (for assertion messages). */
 const char *srv_log_tail(const srv_t *s, char *buf, size_t len);
+/* The same for the server this process started on port (a connection's
+ * c->tcp.port), "" when none: which server a failed query went to. */
+const char *srv_log_tail_of_port(int port, char *buf, size_t len);
 
 /* Run a program built beside atticdb-server ("atticdb-server",
  * "atticdb-check") with args, its stdout and stderr into out; returns its

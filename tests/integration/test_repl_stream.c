@@ -47,7 +47,8 @@ static const char *info_field(redisContext *c, const char *field, char *out, siz
 {
     out[0] = 0;
     redisReply *r = redisCommand(c, "INFO");
-    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO: %s", r ? r->str : c->errstr);
+    cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO to port %d: %s; its log:\n%s", c->tcp.port,
+              r ? r->str : c->errstr, srv_log_tail_of_port(c->tcp.port, (char[3072]){0}, 3072));
     char key[128];
     snprintf(key, sizeof(key), "\r\n%s:", field);
     const char *p = strstr(r->str, key);
