@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void ph_paged_stats(redisContext *c, const char *key, long long out[7])
 {
@@ -44,6 +45,35 @@ void ph_same(wire_conn_t *a, wire_conn_t *b, const char *cmd)
     free(ra);
     free(rb);
     free(copy);
+}
+
+void ph_same_each(wire_conn_t *a, wire_conn_t *b, const char *const *cmds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ph_same(a, b, cmds[i]);
+}
+
+redisContext *ph_write_until_store_killed(srv_t *s, const char *fault, int max_rounds,
+                                          void (*round)(redisContext *c, int i, void *arg),
+                                          void *arg)
+{
+    redisContext *c = srv_connect(s);
+    cr_assert(c);
+    for (int i = 0; i < max_rounds && !srv_log_contains(s, "killed by signal 9", "store"); i++) {
+        if (c->err) {
+            redisFree(c);
+            c = srv_connect(s);
+            cr_assert(c);
+        }
+        round(c, i, arg);
+        usleep(100000);
+    }
+    cr_assert(srv_log_contains(s, "killed by signal 9", "store"), "%s: the store was killed",
+              fault);
+    redisFree(c);
+    c = srv_connect(s);
+    cr_assert(c);
+    return c;
 }
 
 void ph_same_after_kill(srv_t *s, redisContext *c, const char *what)

@@ -28,4 +28,15 @@ void ph_same_after_kill(srv_t *s, redisContext *c, const char *what);
  * separated by single spaces (at most 16). */
 void ph_same(wire_conn_t *a, wire_conn_t *b, const char *cmd);
 
+/* ph_same for each of n commands. */
+void ph_same_each(wire_conn_t *a, wire_conn_t *b, const char *const *cmds, size_t n);
+/* Rounds of writes to s, started with a fault point that SIGKILLs its
+ * store: round(c, i, arg) for i = 0, 1, ... 100 ms apart, on a new
+ * connection when the last one broke, until the store's death is in the
+ * log or after max_rounds (then the test fails, naming fault). A new
+ * connection to the respawned server. */
+redisContext *ph_write_until_store_killed(srv_t *s, const char *fault, int max_rounds,
+                                          void (*round)(redisContext *c, int i, void *arg),
+                                          void *arg);
+
 #endif

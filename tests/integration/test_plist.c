@@ -110,8 +110,7 @@ static const char *const windows[] = {"LRANGE l 0 99",
 
 static void same_windows(wire_conn_t *a, wire_conn_t *b)
 {
-    for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++)
-        ph_same(a, b, windows[i]);
+    ph_same_each(a, b, windows, sizeof(windows) / sizeof(windows[0]));
 }
 
 Test(plist, a_million_elements_match_redis_in_pages)
@@ -218,31 +217,30 @@ Test(plist, a_million_elements_match_redis_in_pages)
 
 /* The store killed at one point of paging; nothing acknowledged is lost,
  * and the list pages again. */
+typedef struct push_rounds {
+    int writes_inside;
+    long pushed;
+} push_rounds_t;
+
+static void push_round(redisContext *c, int i, void *arg)
+{
+    push_rounds_t *w = arg;
+    push_range(c, NULL, "RPUSH", w->pushed, w->pushed + 5000);
+    w->pushed += 5000;
+    if (w->writes_inside && w->pushed > 20000) {
+        /* LSET inside the paged part: a page copied into RAM. */
+        redisReply *x = redisCommand(c, "LSET l %ld set-%d", w->pushed / 3, i);
+        if (x) freeReplyObject(x);
+    }
+}
+
 static void killed_at(const char *fault, int writes_inside)
 {
     srv_t s;
     cr_assert_eq(srv_start_faults(&s, fault, ARGS), 0, "%s", fault);
-    redisContext *c = srv_connect(&s);
-    long pushed = 0;
-    for (int i = 0; i < 40 && !srv_log_contains(&s, "killed by signal 9", "store"); i++) {
-        if (c->err) {
-            redisFree(c);
-            c = srv_connect(&s);
-            cr_assert(c);
-        }
-        push_range(c, NULL, "RPUSH", pushed, pushed + 5000);
-        pushed += 5000;
-        if (writes_inside && pushed > 20000) {
-            /* LSET inside the paged part: a page copied into RAM. */
-            redisReply *x = redisCommand(c, "LSET l %ld set-%d", pushed / 3, i);
-            if (x) freeReplyObject(x);
-        }
-        usleep(100000);
-    }
-    cr_assert(srv_log_contains(&s, "killed by signal 9", "store"), "%s: the store was killed",
-              fault);
-    redisFree(c);
-    c = srv_connect(&s);
+    push_rounds_t w = {writes_inside, 0};
+    redisContext *c = ph_write_until_store_killed(&s, fault, 40, push_round, &w);
+    long pushed = w.pushed;
     redisReply *n = redisCommand(c, "LLEN l");
     cr_assert(n && n->type == REDIS_REPLY_INTEGER);
     /* Every push was acknowledged (a cut connection's batch is retried

@@ -99,8 +99,7 @@ static const char *const windows[] = {"XRANGE s - + COUNT 100",
 
 static void same_windows(wire_conn_t *a, wire_conn_t *b)
 {
-    for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++)
-        ph_same(a, b, windows[i]);
+    ph_same_each(a, b, windows, sizeof(windows) / sizeof(windows[0]));
 }
 
 Test(pstream, a_million_entries_match_redis_in_pages)
@@ -235,35 +234,34 @@ Test(pstream, compaction_reclaims_the_log_under_a_paged_stream)
 
 /* The store killed at one point of paging; nothing acknowledged is lost,
  * and the stream pages again. */
+typedef struct xadd_rounds {
+    int deletes;
+    long added, deleted;
+} xadd_rounds_t;
+
+static void xadd_round(redisContext *c, int i, void *arg)
+{
+    xadd_rounds_t *w = arg;
+    add_range(c, NULL, w->added, w->added + 5000);
+    w->added += 5000;
+    if (w->deletes && w->added > 20000) {
+        /* XDEL inside the paged part: a page copied into RAM. */
+        char id[32];
+        id_of(w->added / 3 + i, id, sizeof(id));
+        redisReply *x = redisCommand(c, "XDEL s %s", id);
+        cr_assert(x && x->type == REDIS_REPLY_INTEGER, "XDEL %s", id);
+        w->deleted += x->integer;
+        freeReplyObject(x);
+    }
+}
+
 static void killed_at(const char *fault, int deletes)
 {
     srv_t s;
     cr_assert_eq(srv_start_faults(&s, fault, ARGS), 0, "%s", fault);
-    redisContext *c = srv_connect(&s);
-    long added = 0, deleted = 0;
-    for (int i = 0; i < 40 && !srv_log_contains(&s, "killed by signal 9", "store"); i++) {
-        if (c->err) {
-            redisFree(c);
-            c = srv_connect(&s);
-            cr_assert(c);
-        }
-        add_range(c, NULL, added, added + 5000);
-        added += 5000;
-        if (deletes && added > 20000) {
-            /* XDEL inside the paged part: a page copied into RAM. */
-            char id[32];
-            id_of(added / 3 + i, id, sizeof(id));
-            redisReply *x = redisCommand(c, "XDEL s %s", id);
-            cr_assert(x && x->type == REDIS_REPLY_INTEGER, "XDEL %s", id);
-            deleted += x->integer;
-            freeReplyObject(x);
-        }
-        usleep(100000);
-    }
-    cr_assert(srv_log_contains(&s, "killed by signal 9", "store"), "%s: the store was killed",
-              fault);
-    redisFree(c);
-    c = srv_connect(&s);
+    xadd_rounds_t w = {deletes, 0, 0};
+    redisContext *c = ph_write_until_store_killed(&s, fault, 40, xadd_round, &w);
+    long added = w.added, deleted = w.deleted;
     redisReply *n = redisCommand(c, "XLEN s");
     cr_assert(n && n->type == REDIS_REPLY_INTEGER);
     /* Every XADD and XDEL was acknowledged (add_range checked each reply):

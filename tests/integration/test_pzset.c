@@ -164,8 +164,7 @@ static const char *const windows[] = {"ZCARD z",
 
 static void same_windows(wire_conn_t *a, wire_conn_t *b)
 {
-    for (size_t i = 0; i < sizeof(windows) / sizeof(windows[0]); i++)
-        ph_same(a, b, windows[i]);
+    ph_same_each(a, b, windows, sizeof(windows) / sizeof(windows[0]));
 }
 
 Test(pzset, a_million_members_match_redis_in_pages)
@@ -310,31 +309,30 @@ Test(pzset, a_million_members_match_redis_in_pages)
 
 /* The store killed at one point of paging; nothing acknowledged is lost,
  * and the sorted set pages again. */
+typedef struct zadd_rounds {
+    int writes_inside;
+    long added;
+} zadd_rounds_t;
+
+static void zadd_round(redisContext *c, int i, void *arg)
+{
+    zadd_rounds_t *w = arg;
+    zadd_range(c, NULL, "z", 0, w->added, w->added + 5000);
+    w->added += 5000;
+    if (w->writes_inside && w->added > 20000) {
+        /* A new score inside the paged part: a page copied into RAM. */
+        redisReply *x = redisCommand(c, "ZADD z %d.75 m%ld", i, w->added / 3);
+        if (x) freeReplyObject(x);
+    }
+}
+
 static void killed_at(const char *fault, int writes_inside)
 {
     srv_t s;
     cr_assert_eq(srv_start_faults(&s, fault, ARGS), 0, "%s", fault);
-    redisContext *c = srv_connect(&s);
-    long added = 0;
-    for (int i = 0; i < 60 && !srv_log_contains(&s, "killed by signal 9", "store"); i++) {
-        if (c->err) {
-            redisFree(c);
-            c = srv_connect(&s);
-            cr_assert(c);
-        }
-        zadd_range(c, NULL, "z", 0, added, added + 5000);
-        added += 5000;
-        if (writes_inside && added > 20000) {
-            /* A new score inside the paged part: a page copied into RAM. */
-            redisReply *x = redisCommand(c, "ZADD z %d.75 m%ld", i, added / 3);
-            if (x) freeReplyObject(x);
-        }
-        usleep(100000);
-    }
-    cr_assert(srv_log_contains(&s, "killed by signal 9", "store"), "%s: the store was killed",
-              fault);
-    redisFree(c);
-    c = srv_connect(&s);
+    zadd_rounds_t w = {writes_inside, 0};
+    redisContext *c = ph_write_until_store_killed(&s, fault, 60, zadd_round, &w);
+    long added = w.added;
     redisReply *n = redisCommand(c, "ZCARD z");
     cr_assert(n && n->type == REDIS_REPLY_INTEGER);
     /* Every ZADD acknowledged is there (a batch cut by the kill may be
