@@ -74,6 +74,14 @@ static int stream_arg(fe_conn_t *c, const char *name, size_t n, int count, int a
            !fe_acl_auth_required(c);
 }
 
+/* Every write the store answered: an EXEC's outcome (multi.c), a pop's
+ * emptiness (probe.c). */
+static void write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len)
+{
+    fe_multi_write_reply(c, lsn, reply, len);
+    fe_probe_write_reply(c, lsn, reply, len);
+}
+
 static void conn_closing(fe_conn_t *c)
 {
     fe_block_closed(c);
@@ -96,7 +104,7 @@ static const fe_hooks_t hooks = {
     .command = run_command,
     .input_done = fe_admin_input_done,
     .reply_ready = fe_admin_reply_ready,
-    .write_reply = fe_multi_write_reply,
+    .write_reply = write_reply,
     .refresh = fe_config_refresh,
     .refuse = fe_admin_refuse,
     .on_connect = fe_admin_on_connect,

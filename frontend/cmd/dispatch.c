@@ -183,6 +183,7 @@ static int dispatch_write_once(fe_conn_t *c, const cmd_desc_t *d, const fe_args_
 {
     if (fe_write_refused(c)) return 0;
     if (c->reads_outstanding) return -EBUSY;
+    if (fe_probe_answer(c, d, a)) return 0; /* it pops nothing (D68) */
     fe_encode_fn encode = d->id == CMD_XREAD ? fe_enc_xreadblock : fe_encoder(d->id);
     if (!encode) {
         fe_reply_errorf(c, "ERR command '%s' is not implemented", d->name);
@@ -205,6 +206,7 @@ static int dispatch_write_once(fe_conn_t *c, const cmd_desc_t *d, const fe_args_
     fe_reply_t *tail0 = c->tail;
     int rc = submit_write(c, e.op, e.needs_reply, e.argc, e.argv, e.lens);
     if (rc == 0 && e.blocks && c->tail != tail0 && c->tail->is_write) fe_block_begin(c, e.block_ms);
+    if (rc == 0 && c->tail != tail0) fe_probe_note(c, d, a);
     fe_enc_release(&e);
     return rc;
 }
@@ -432,8 +434,19 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         buf_free(&out);
         return -EBUSY;
     }
+    if (run->route == CMD_ROUTE_WRITE) {
+        /* A write behind this connection's reads waits (D9), and a pop
+         * that may find nothing asks the store first (D68): counted when
+         * it runs again. */
+        if (c->reads_outstanding || fe_probe_begin(c, d, &a)) {
+            buf_free(&out);
+            return -EBUSY;
+        }
+    }
     c->last_cmd = d->id;
-    c->fe->cmd_hooks->counted(c, d);
+    /* A write is counted once it ran: one that must wait for ring room
+     * (-EAGAIN) runs again, and would be counted twice. */
+    if (run->route != CMD_ROUTE_WRITE) c->fe->cmd_hooks->counted(c, d);
     switch (run->route) {
     case CMD_ROUTE_MULTI:
         buf_free(&out);
@@ -449,9 +462,12 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         if (!c->local_submitted) fe_reply_ready_buf(c, &out);
         buf_free(&out);
         return 0;
-    case CMD_ROUTE_WRITE:
+    case CMD_ROUTE_WRITE: {
         buf_free(&out);
-        return dispatch_write(c, d, &a);
+        int rc = dispatch_write(c, d, &a);
+        if (rc != -EAGAIN && rc != -EBUSY) c->fe->cmd_hooks->counted(c, d);
+        return rc;
+    }
     case CMD_ROUTE_READ:
         /* XREAD BLOCK's waiter is log state (D46): written, as BLPOP is,
          * except on a replica, whose log is its leader's. */

@@ -263,9 +263,34 @@ void fe_conn_block(fe_conn_t *c, uint64_t lsn, int64_t deadline_ms)
  * large value's (D48), as its data: it is answered, or held while
  * min-replicas-acked holds its write's ack (D33). Returns 1 when it is
  * ready, 0 when held. */
+/* c's probe was answered (D68): its command runs again, by itself, not
+ * by a walk over every connection. */
+static void probe_answered(fe_t *fe, fe_reply_t *r)
+{
+    fe_conn_t *c = r->conn;
+    fe->nwaiting--;
+    c->reads_outstanding--;
+    c->probe.wait = NULL;
+    /* The store's ":0" or ":1"; anything else (an error) runs the write,
+     * which answers what the log says. */
+    c->probe.state =
+        r->len == 4 && memcmp(r->data, ":0\r\n", 4) == 0 ? FE_PROBE_ABSENT : FE_PROBE_PRESENT;
+    fe_reply_free(fe, r);
+    if (!c->probe.resume_queued) {
+        c->probe.resume_queued = 1;
+        c->probe.resume_next = fe->resume;
+        fe->resume = c;
+    }
+    event_active(fe->ev_retry, EV_TIMEOUT, 0);
+}
+
 static uint64_t store_reply_ready(fe_t *fe, fe_reply_t *r, uint8_t kind, uint64_t id, uint64_t *now)
 {
     fe_conn_t *c = r->conn;
+    if (r->detached) {
+        probe_answered(fe, r);
+        return 1;
+    }
     int held = kind == STORE_REPLY_WRITE && r->lsn_end > fe_ack_lsn(fe);
     if (!held) fe->nwaiting--;
     r->state = FE_READY;
@@ -394,6 +419,13 @@ static void conn_free(fe_conn_t *c)
     fe_big_abandon(c);  /* a large value left without its final (D31) */
     fe_read_abandon(c); /* a read left with part of its request sent (D58) */
     fe_wlist_del(c);
+    if (c->probe.wait) c->probe.wait->conn = NULL; /* freed when the store answers */
+    if (c->probe.resume_queued) {
+        fe_conn_t **pp = &fe->resume;
+        while (*pp != c)
+            pp = &(*pp)->probe.resume_next;
+        *pp = c->probe.resume_next;
+    }
     for (fe_reply_t *r = c->head, *next; r; r = next) {
         next = r->next;
         if (r->state == FE_WAIT_STORE) {
@@ -636,6 +668,7 @@ static void conn_process_input(fe_conn_t *c)
             /* Where the empty arguments that stand for streamed bulks are
              * (D48, fe_stream_find). */
             c->stream.base = c->stream.whole ? start : NULL;
+            c->input_more = avail > (size_t)used;
             int rc = fe->hooks->command(c, start, &c->cmd);
             c->dispatching = 0;
             if (c->stream.on && rc != -EAGAIN && rc != -EBUSY) fe_stream_end(c);
@@ -815,7 +848,19 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
     fe_t *fe = arg;
-    for (fe_conn_t *c = fe->conns, *next; c; c = next) {
+    /* Connections whose probe was answered first, each by itself (D68). */
+    while (fe->resume) {
+        fe_conn_t *c = fe->resume;
+        fe->resume = c->probe.resume_next;
+        c->probe.resume_queued = 0;
+        if (!c->blocked || fe->draining) continue;
+        c->blocked = 0;
+        fe->nblocked--;
+        conn_resume(c);
+        conn_process_input(c);
+        conn_flush(c);
+    }
+    for (fe_conn_t *c = fe->conns, *next; c && fe->nblocked; c = next) {
         next = c->next;
         if (!c->blocked || fe->draining) continue;
         c->blocked = 0;

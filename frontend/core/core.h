@@ -41,6 +41,18 @@ enum fe_reply_state {
     FE_PAUSED = 3,       /* a large value's reply in parts: the next not asked for yet (D48) */
 };
 
+/* Commands a connection remembers as popping nothing (D68): a consumer
+ * polling a few queues in turn keeps each. */
+#define FE_PROBE_TAGS 4
+
+/* A connection's probe (D68): none, asked, or answered. */
+enum fe_probe_state {
+    FE_PROBE_IDLE = 0,
+    FE_PROBE_SENT = 1,
+    FE_PROBE_ABSENT = 2,  /* the key is not in the index */
+    FE_PROBE_PRESENT = 3, /* it is (perhaps expired): the write runs */
+};
+
 /* One request's place in its connection's reply order. */
 typedef struct fe_reply {
     struct fe_reply *next;      /* in the connection's FIFO */
@@ -60,6 +72,9 @@ typedef struct fe_reply {
      * for it (0 = not such a reply) and whether parts remain after data. */
     uint8_t big_more;
     uint64_t big_token;
+    /* A probe's answer (fe_probe_submit): in no connection's FIFO; its
+     * answer goes to conn->probe, never to the client. */
+    uint8_t detached;
     /* The admin layer's per-request words (statistics, slow log:
      * frontend/admin/admin.h says what they hold), zeroed with the entry;
      * the core never reads them. */
@@ -186,7 +201,29 @@ typedef struct fe_conn {
     /* A LOCAL handler submitted a record whose store reply is the
      * command's (CLIENT UNBLOCK), or found the ring full (run it again). */
     uint8_t local_submitted, local_again;
-    uint8_t doomed; /* killed: closed by the reaper, nothing more is read */
+    uint8_t doomed;     /* killed: closed by the reaper, nothing more is read */
+    uint8_t input_more; /* while a command runs: more of the input follows it */
+
+    /* A pop that may find its key missing asks the store first (D68,
+     * frontend/cmd/probe.c): the core sends the probe and files its answer
+     * here, the command layer decides. While state is FE_PROBE_SENT the
+     * command stays in `in` and nothing more of c runs (the probe counts
+     * in reads_outstanding). */
+    struct {
+        uint8_t state;     /* FE_PROBE_* */
+        uint8_t next_slot; /* the tag a new one replaces */
+        struct {
+            uint64_t tag; /* a command whose pop found nothing, 0 = none */
+            uint8_t len;
+            char reply[7]; /* what the log answered it: "$-1\r\n", ... */
+        } tags[FE_PROBE_TAGS];
+        uint64_t asked;     /* the tag the probe in flight (or answered) is for */
+        uint64_t learn_lsn; /* a pop in the log whose reply may teach */
+        uint64_t learn_tag;
+        fe_reply_t *wait;            /* the probe's entry, in no FIFO */
+        struct fe_conn *resume_next; /* in fe->resume, answered probes */
+        uint8_t resume_queued;
+    } probe;
 
     /* The admin layer's per-connection state (frontend/admin/admin.h),
      * allocated with the connection (fe_hooks_t.conn_admin_size): the core
@@ -228,6 +265,7 @@ typedef struct fe {
     fe_conn_t *conns;       /* all connections */
     fe_conn_t *wlist;       /* conns with pending replies */
     struct event *ev_retry; /* one-shot: retry blocked connections */
+    fe_conn_t *resume;      /* connections whose probe was answered (D68) */
     fe_reply_t *map[FE_MAP_BUCKETS];
     uint64_t nwaiting; /* replies not ready yet */
     fe_reply_t *free_replies;
@@ -394,11 +432,18 @@ int fe_read_submit(fe_conn_t *c, uint16_t op, int argc, const unsigned char *con
                    const uint32_t *lens);
 /* c is closing: its read in parts, if any, is given up. */
 void fe_read_abandon(fe_conn_t *c);
+/* Ask the store whether `key` is in c's database (expired or not), for a
+ * pop that would change nothing without it (D68): the answer lands in
+ * c->probe.state (FE_PROBE_ABSENT or FE_PROBE_PRESENT) and c's input runs
+ * again. Returns 0 when sent; -EAGAIN (channel full) or -EMSGSIZE (the key
+ * needs parts) when not, and then the caller just runs the write. */
+int fe_probe_submit(fe_conn_t *c, const unsigned char *key, uint32_t klen);
 /* Each tick: the STORE_REQ_PART_DROP fe_read_abandon found no room for. */
 void fe_read_tick(fe_t *fe);
 
 /* ---- reply.c: reply entries, in request order ---- */
-fe_reply_t *fe_reply_push(fe_conn_t *c); /* append a new entry to c's FIFO */
+fe_reply_t *fe_reply_push(fe_conn_t *c);     /* append a new entry to c's FIFO */
+fe_reply_t *fe_reply_detached(fe_conn_t *c); /* an entry in no FIFO (a probe's, D68) */
 void fe_reply_ready_static(fe_conn_t *c, const char *s, size_t n); /* immediate reply */
 void fe_reply_ready_buf(fe_conn_t *c, buf_t *b); /* immediate reply from b (b reset) */
 void fe_wait_store(fe_t *fe, fe_reply_t *r, uint8_t kind, uint64_t id);

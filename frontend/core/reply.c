@@ -87,6 +87,14 @@ fe_reply_t *fe_reply_push(fe_conn_t *c)
     return r;
 }
 
+fe_reply_t *fe_reply_detached(fe_conn_t *c)
+{
+    fe_reply_t *r = reply_alloc(c->fe);
+    r->conn = c;
+    r->detached = 1;
+    return r;
+}
+
 void fe_reply_ready_static(fe_conn_t *c, const char *s, size_t n)
 {
     if (!c->head) {

@@ -115,6 +115,32 @@ int fe_read_submit(fe_conn_t *c, uint16_t op, int argc, const unsigned char *con
     return 0;
 }
 
+/* The probe of a pop (D68): a one-message request whose entry is in no
+ * FIFO. It counts in reads_outstanding, so c's command, kept in its input,
+ * waits for the answer as a write waits behind reads. */
+int fe_probe_submit(fe_conn_t *c, const unsigned char *key, uint32_t klen)
+{
+    fe_t *fe = c->fe;
+    const unsigned char *argv[1] = {key};
+    uint32_t lens[1] = {klen};
+    size_t payload = rec_cmd_payload_size(1, lens);
+    if (sizeof(store_req_t) + payload > chan_max_msg(fe->to_store)) return -EMSGSIZE;
+    unsigned char *dst = chan_reserve(fe->to_store, (uint32_t)(sizeof(store_req_t) + payload));
+    if (!dst) return -EAGAIN;
+    store_req_t req = read_header(c, fe->next_read_id++);
+    req.payload_len = (uint32_t)payload;
+    memcpy(dst, &req, sizeof(req));
+    rec_encode_payload(dst + sizeof(req), CMD_PROBE, 1, argv, lens);
+    chan_publish(fe->to_store);
+    fe_wake_store(fe);
+    fe_reply_t *r = fe_reply_detached(c);
+    fe_wait_store(fe, r, STORE_REPLY_READ, req.id);
+    c->reads_outstanding++;
+    c->probe.wait = r;
+    c->probe.state = FE_PROBE_SENT;
+    return 0;
+}
+
 void fe_read_tick(fe_t *fe)
 {
     if (!fe->rq.drop_owed) return;

@@ -277,6 +277,13 @@ void st_read_exists(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     resp_integer(r, n);
 }
 
+void st_read_probe(st_db_t *db, const rec_arg_t *key, buf_t *r)
+{
+    /* Expired keys count as there: the pop's record deletes them, as the
+     * log must say (D68). */
+    resp_integer(r, idx_find(&db->ix, key->ptr, key->len) != NULL);
+}
+
 /* TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without the key, -1 without a
  * TTL; seconds are rounded to the nearest, as Redis does for all four. */
 enum { TTL_REL_S, TTL_REL_MS, TTL_ABS_S, TTL_ABS_MS };

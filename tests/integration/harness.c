@@ -345,6 +345,17 @@ int srv_frontend_of(redisContext *c)
     return fe;
 }
 
+redisContext *srv_connect_on(const srv_t *s, int fe)
+{
+    for (int i = 0; i < 200; i++) {
+        redisContext *c = srv_connect(s);
+        if (!c) return NULL;
+        if (srv_frontend_of(c) == fe) return c;
+        redisFree(c);
+    }
+    return NULL;
+}
+
 int srv_find_children(const srv_t *s, const char *title, pid_t *out, int max)
 {
     DIR *d = opendir("/proc");

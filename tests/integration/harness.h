@@ -68,6 +68,10 @@ redisContext *srv_connect(const srv_t *s);
  * or -1 when INFO does not say. */
 int srv_frontend_of(redisContext *c);
 
+/* A connection that landed on frontend fe (the kernel spreads them over
+ * the SO_REUSEPORT sockets: up to 200 tries), or NULL. */
+redisContext *srv_connect_on(const srv_t *s, int fe);
+
 /* Pids of the server's children whose /proc cmdline starts with title
  * (e.g. "atticdb-server: frontend"); returns how many were found. */
 int srv_find_children(const srv_t *s, const char *title, pid_t *out, int max);

@@ -320,16 +320,9 @@ Test(blocking, zset_pops_match_redis)
 /* A connection on frontend fe (connecting until one lands there). */
 static redisContext *conn_on(int fe)
 {
-    for (int i = 0; i < 200; i++) {
-        redisContext *c = srv_connect(&S);
-        cr_assert_not_null(c);
-        int on = srv_frontend_of(c);
-        cr_assert_geq(on, 0, "INFO server has no frontend: field");
-        if (on == fe) return c;
-        redisFree(c);
-    }
-    cr_assert_fail("no connection landed on frontend %d", fe);
-    return NULL;
+    redisContext *c = srv_connect_on(&S, fe);
+    cr_assert_not_null(c, "no connection landed on frontend %d", fe);
+    return c;
 }
 
 static redisReply *q(redisContext *c, const char *fmt, ...)

@@ -1,0 +1,158 @@
+/*
+ * probe.c - pops that find nothing, answered without the log (D68), in a
+ * frontend process.
+ *
+ * A consumer polling an empty queue (LPOP, RPOP, SPOP, ZPOPMIN, ZPOPMAX,
+ * LMOVE, RPOPLPUSH on a missing key) changes nothing, and Redis writes
+ * nothing to its AOF for it, so its reply costs no fsync there. Here every
+ * pop is a record, and its reply waits for the flush and the store: each
+ * empty poll cost a flush's latency and some log bytes.
+ *
+ * So a connection remembers, per exact command (its words, database and
+ * protocol: the tag), the reply the log gave when that command popped
+ * nothing ("$-1", "*-1", "*0", "_", "~0": a pop replies one of these only
+ * when its key is missing, count 0 aside, which is never probed). When the
+ * same command comes again, the frontend first asks the store whether the
+ * key is in the index (CMD_PROBE, a read: it sees every write acked before
+ * it, as any read, D19). Absent: the remembered reply is sent, nothing is
+ * written; that is the answer a read of the key would linearise with.
+ * Present (or expired but not yet deleted, which the record must do):
+ * the tag is forgotten and the command goes to the log as before. A pop
+ * that succeeds costs nothing extra; only a key seen empty is probed.
+ *
+ * Only a connection with nothing else in flight probes (no earlier reply
+ * waiting, no more commands in its input, not in MULTI, no large value):
+ * its command stays in its input while the probe is out (-EBUSY), so
+ * nothing of it can overtake the pop. A pipelining client is left to the
+ * log: a probe per pop, one after another, cost it more than one flush.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "frontend/cmd/cmd.h"
+#include "strutil.h"
+
+/* The commands a missing key makes a no-op, and where their key is. */
+static int probed_command(const cmd_desc_t *d, const fe_args_t *a)
+{
+    switch (d->id) {
+    case CMD_LPOP:
+    case CMD_RPOP:
+    case CMD_SPOP:
+    case CMD_ZPOPMIN:
+    case CMD_ZPOPMAX: {
+        /* With a count of 0 an existing key answers "*0" where a missing
+         * one answers otherwise: not probed. */
+        long long count;
+        if (a->argc == 3 && (str_to_ll(a->argv[2], a->lens[2], &count) || count <= 0)) return 0;
+        return a->argc == 2 || a->argc == 3;
+    }
+    case CMD_LMOVE:
+    case CMD_RPOPLPUSH:
+        return 1; /* a missing source: nil, whatever the destination */
+    default:
+        return 0;
+    }
+}
+
+/* The command as the connection would run it: its words, database and
+ * protocol (FNV-1a; never 0). */
+static uint64_t command_tag(const fe_conn_t *c, const fe_args_t *a)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    const uint32_t head[2] = {(uint32_t)c->db, (uint32_t)c->proto};
+    const unsigned char *p = (const unsigned char *)head;
+    for (size_t i = 0; i < sizeof(head); i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    for (int i = 0; i < a->argc; i++) {
+        uint32_t n = a->lens[i];
+        for (int k = 0; k < 4; k++)
+            h = (h ^ ((n >> (8 * k)) & 0xff)) * 0x100000001b3ull;
+        /* The command's name in any case is the same command. */
+        for (uint32_t j = 0; j < n; j++) {
+            unsigned char ch = (unsigned char)a->argv[i][j];
+            if (i == 0 && ch >= 'a' && ch <= 'z') ch = (unsigned char)(ch - 'a' + 'A');
+            h = (h ^ ch) * 0x100000001b3ull;
+        }
+    }
+    return h ? h : 1;
+}
+
+static int learned(const fe_conn_t *c, uint64_t tag)
+{
+    for (int i = 0; i < FE_PROBE_TAGS; i++)
+        if (c->probe.tags[i].tag == tag) return i;
+    return -1;
+}
+
+static int eligible(const fe_conn_t *c)
+{
+    /* A client that pipelines gets its pops through the log: probes one
+     * after another would hold its pipeline a store round trip each,
+     * where its records share one flush. */
+    return !c->input_more && !c->multi && !c->head && !c->reads_outstanding && !c->blocking &&
+           !c->big.active && !c->stream.on && !c->stream.whole && !c->exec_wait_lsn;
+}
+
+int fe_probe_begin(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    if (c->probe.state != FE_PROBE_IDLE || !eligible(c) || !probed_command(d, a)) return 0;
+    uint64_t tag = command_tag(c, a);
+    if (learned(c, tag) < 0) return 0;
+    if (fe_probe_submit(c, (const unsigned char *)a->argv[1], a->lens[1])) return 0;
+    c->probe.asked = tag;
+    return 1;
+}
+
+int fe_probe_answer(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    if (c->probe.state == FE_PROBE_IDLE || c->probe.state == FE_PROBE_SENT) return 0;
+    int absent = c->probe.state == FE_PROBE_ABSENT;
+    c->probe.state = FE_PROBE_IDLE;
+    if (!probed_command(d, a)) return 0;
+    uint64_t tag = command_tag(c, a);
+    int i = learned(c, tag);
+    if (tag != c->probe.asked || i < 0) return 0; /* another command now: the log decides */
+    if (!absent) {
+        c->probe.tags[i].tag = 0; /* it has members again */
+        return 0;
+    }
+    buf_t b;
+    buf_init(&b);
+    buf_append(&b, c->probe.tags[i].reply, c->probe.tags[i].len);
+    fe_reply_ready_buf(c, &b);
+    buf_free(&b);
+    return 1;
+}
+
+void fe_probe_note(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    if (!probed_command(d, a) || !c->tail || c->tail->state != FE_WAIT_STORE ||
+        c->tail->kind != STORE_REPLY_WRITE)
+        return;
+    c->probe.learn_lsn = c->tail->id;
+    c->probe.learn_tag = command_tag(c, a);
+}
+
+void fe_probe_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len)
+{
+    if (lsn != c->probe.learn_lsn || !lsn) return;
+    c->probe.learn_lsn = 0;
+    uint64_t tag = c->probe.learn_tag;
+    int i = learned(c, tag);
+    static const char *const empty[] = {"$-1\r\n", "*-1\r\n", "*0\r\n", "_\r\n", "~0\r\n"};
+    int is_empty = 0;
+    for (size_t k = 0; k < sizeof(empty) / sizeof(empty[0]); k++)
+        if (len == strlen(empty[k]) && memcmp(reply, empty[k], len) == 0) is_empty = 1;
+    if (!is_empty) {
+        if (i >= 0) c->probe.tags[i].tag = 0;
+        return;
+    }
+    if (i < 0) {
+        i = c->probe.next_slot;
+        c->probe.next_slot = (uint8_t)((i + 1) % FE_PROBE_TAGS);
+    }
+    c->probe.tags[i].tag = tag;
+    c->probe.tags[i].len = (uint8_t)len;
+    memcpy(c->probe.tags[i].reply, reply, len);
+}
