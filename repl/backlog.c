@@ -190,6 +190,9 @@ void backlog_step(repl_proc_t *p, uint64_t durable, int64_t now)
         repl_peer_t *r = &p->peers[i];
         if (r->fd < 0) continue;
         if (r->state == PEER_STREAM) r->pin = atomic_load(&rs->replicas[i].acked_lsn);
+        /* Waiting for its copy, it holds the whole log for a moment, not
+         * because it lags: its lag starts at the copy's LSN. */
+        if (r->state == PEER_WAIT_COPY) continue;
         uint64_t lag = r->pin != UINT64_MAX && durable > r->pin ? durable - r->pin : 0;
         if (!over_limit(p, r, lag, now, why, sizeof(why))) continue;
         log_warn("repl: replica %s:%u is %s: dropped; the leader keeps only repl-backlog-size of "
