@@ -284,7 +284,7 @@ static int parse_obuf(config_t *c, int argc, const char *const *argv, const size
         return str_fail(err, errlen, "Wrong number of arguments in buffer limit configuration.");
     uint64_t hard[16], soft[16];
     long long secs[16];
-    int normal = -1, pubsub = -1;
+    int normal = -1, pubsub = -1, replica = -1;
     for (int i = 0; i < argc; i += 4) {
         const char *cls = argv[i];
         size_t cl = lens[i];
@@ -301,6 +301,7 @@ static int parse_obuf(config_t *c, int argc, const char *const *argv, const size
                             "limit configuration.");
         if (word_eq(cls, cl, "normal")) normal = k;
         if (word_eq(cls, cl, "pubsub")) pubsub = k;
+        if (word_eq(cls, cl, "replica") || word_eq(cls, cl, "slave")) replica = k;
     }
     /* Only after every class was read: all or nothing. */
     if (normal >= 0) {
@@ -313,16 +314,21 @@ static int parse_obuf(config_t *c, int argc, const char *const *argv, const size
         c->obuf_pubsub_soft = soft[pubsub];
         c->obuf_pubsub_soft_seconds = (int)secs[pubsub];
     }
+    if (replica >= 0) {
+        c->obuf_replica_hard = hard[replica];
+        c->obuf_replica_soft = soft[replica];
+        c->obuf_replica_soft_seconds = (int)secs[replica];
+    }
     return 0;
 }
 
 static void format_obuf(const config_t *c, buf_t *out)
 {
-    /* The replica class means nothing here: it shows Redis' default. */
     buf_appendf(out,
-                "normal %" PRIu64 " %" PRIu64 " %d slave 268435456 67108864 60 pubsub %" PRIu64
+                "normal %" PRIu64 " %" PRIu64 " %d slave %" PRIu64 " %" PRIu64 " %d pubsub %" PRIu64
                 " %" PRIu64 " %d",
-                c->obuf_hard, c->obuf_soft, c->obuf_soft_seconds, c->obuf_pubsub_hard,
+                c->obuf_hard, c->obuf_soft, c->obuf_soft_seconds, c->obuf_replica_hard,
+                c->obuf_replica_soft, c->obuf_replica_soft_seconds, c->obuf_pubsub_hard,
                 c->obuf_pubsub_soft, c->obuf_pubsub_soft_seconds);
 }
 
@@ -446,7 +452,8 @@ static const config_entry_t table[] = {
      * replies for clients that never read must not grow without bound. */
     SPECIAL("notify-keyspace-events", MUT, "", parse_notify, format_notify),
     SPECIAL("client-output-buffer-limit", MUT | CONFIG_WORDS,
-            "normal 256mb 64mb 60 pubsub 32mb 8mb 60", parse_obuf, format_obuf),
+            "normal 256mb 64mb 60 replica 256mb 64mb 60 pubsub 32mb 8mb 60", parse_obuf,
+            format_obuf),
     NUM("slowlog-log-slower-than", CONFIG_INT, MUT, "10000", -1, LLONG_MAX,
         slowlog_log_slower_than),
     NUM("slowlog-max-len", CONFIG_INT, MUT, "128", 0, LLONG_MAX, slowlog_max_len),
@@ -512,6 +519,13 @@ static const config_entry_t table[] = {
     NUM("min-replicas-max-lag", CONFIG_INT, MUT, "10", 0, INT_MAX, min_replicas_max_lag),
     NUM("min-slaves-max-lag", CONFIG_INT, MUT, "10", 0, INT_MAX, min_replicas_max_lag),
     NUM("min-replicas-acked", CONFIG_INT, 0, "0", 0, REPL_MAX_REPLICAS, min_replicas_acked),
+    /* The log a leader keeps for its replicas to resume from (D67): at
+     * least the last repl-backlog-size bytes below the durable LSN while
+     * a replica is connected or left less than repl-backlog-ttl seconds
+     * ago (0 = for ever); a replica's own position up to the replica class
+     * of client-output-buffer-limit. */
+    NUM("repl-backlog-size", CONFIG_MEMORY, MUT, "1mb", 1, LLONG_MAX, repl_backlog_size),
+    NUM("repl-backlog-ttl", CONFIG_INT, MUT, "3600", 0, LLONG_MAX, repl_backlog_ttl),
     /* The store relocates live values out of the log's oldest segments
      * while the log they span is more than this many times their bytes;
      * 0 = never (D27). */

@@ -81,6 +81,11 @@ typedef struct config {
      * a subscription (D37) */
     uint64_t obuf_pubsub_hard, obuf_pubsub_soft;
     int obuf_pubsub_soft_seconds;
+    /* client-output-buffer-limit replica (or slave): how far behind the
+     * durable LSN a replica may fall before the leader drops it and stops
+     * keeping the log it needs (D67) */
+    uint64_t obuf_replica_hard, obuf_replica_soft;
+    int obuf_replica_soft_seconds;
     int tcp_backlog;
     char *logfile;        /* NULL or "" = stderr */
     int loglevel;         /* LOG_DEBUG .. LOG_WARNING (log.h) */
@@ -97,10 +102,12 @@ typedef struct config {
     int read_io;                       /* CONFIG_READ_* */
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
     char *backup_dir;                  /* where SAVE/BGSAVE put backups; relative: to dir (D38) */
-    int min_replicas_to_write; /* writes refused (-NOREPLICAS) below this many good replicas */
-    int min_replicas_max_lag;  /* seconds since its last ack within which a replica is good */
-    int min_replicas_acked;    /* a write's ack waits for this many replicas (D33) */
-    char *replicaof_host;      /* `replicaof host port`: the leader to follow, NULL = none */
+    int min_replicas_to_write;  /* writes refused (-NOREPLICAS) below this many good replicas */
+    int min_replicas_max_lag;   /* seconds since its last ack within which a replica is good */
+    int min_replicas_acked;     /* a write's ack waits for this many replicas (D33) */
+    uint64_t repl_backlog_size; /* log kept below the durable LSN for replicas to resume (D67) */
+    int64_t repl_backlog_ttl;   /* s after the last replica left that it is kept; 0 = always */
+    char *replicaof_host;       /* `replicaof host port`: the leader to follow, NULL = none */
     int replicaof_port;
     char *config_file;       /* absolute path of the file given at start, NULL = none
                               * (INFO server, CONFIG REWRITE) */

@@ -76,6 +76,8 @@ enum {
     F_ZSET_PAGED,
     F_ZSET_WRITTEN,
     F_ZSET_DIRTY,
+    F_BACKLOG_TRIM,
+    F_REPL_PINNED,
     F_NOPS
 };
 
@@ -133,7 +135,9 @@ static const char *const op_names[F_NOPS] = {"open",
                                              "streamdirty",
                                              "zsetpaged",
                                              "zsetwritten",
-                                             "zsetdirty"};
+                                             "zsetdirty",
+                                             "backlogtrim",
+                                             "replpinned"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -404,7 +408,9 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_STREAM_DIRTY] = F_STREAM_DIRTY,
                               [IO_FAULT_ZSET_PAGED] = F_ZSET_PAGED,
                               [IO_FAULT_ZSET_WRITTEN] = F_ZSET_WRITTEN,
-                              [IO_FAULT_ZSET_DIRTY] = F_ZSET_DIRTY};
+                              [IO_FAULT_ZSET_DIRTY] = F_ZSET_DIRTY,
+                              [IO_FAULT_BACKLOG_TRIM] = F_BACKLOG_TRIM,
+                              [IO_FAULT_REPL_PINNED] = F_REPL_PINNED};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);

@@ -49,6 +49,11 @@
  * there kills the whole server: the master first, so nothing finishes the
  * copy's restart); "replswapped" is the master's swap at its start, with
  * the copy's files in place and old/ not yet removed.
+ * The replication backlog (D67): "backlogtrim" is the store's Nth pass
+ * that published the bound it deletes below (shm repl.deleting_below)
+ * and has not read the replicas' keep_lsn; "replpinned" the replication
+ * process's Nth handshake whose LSN is published in keep_lsn and not
+ * checked against the log's start yet; KILL there kills the process.
  * A read request in parts (D58): "reqpart" is the store's Nth part of
  * one copied (more to come, the part not yet consumed), "reqpartsent" a
  * frontend's Nth part sent (more to come); KILL there kills the process.
@@ -154,6 +159,9 @@ enum io_fault_point {
     IO_FAULT_ZSET_PAGED = 37,   /* "zsetpaged": a page record just changed a sorted set (in RAM) */
     IO_FAULT_ZSET_WRITTEN = 38, /* "zsetwritten": the store committed a sorted set's page record */
     IO_FAULT_ZSET_DIRTY = 39,   /* "zsetdirty": a write copied a sorted set's page into RAM */
+    /* The replication backlog (store/compact.c, repl/backlog.c; D67): */
+    IO_FAULT_BACKLOG_TRIM = 40, /* "backlogtrim": deleting_below published, keep_lsn not read */
+    IO_FAULT_REPL_PINNED = 41,  /* "replpinned": a handshake's LSN in keep_lsn, not checked */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -78,6 +78,25 @@ typedef struct repl_shm {
      * sync_partial_ok, sync_partial_err: a full copy for a replica that
      * asked from an LSN above 0). */
     _Atomic uint64_t sent_full, sent_partial_ok, sent_partial_err;
+    /* The backlog (D67). Settings, written by the master at start and by
+     * CONFIG SET: repl-backlog-size, repl-backlog-ttl (s), and the replica
+     * class of client-output-buffer-limit (0 = none). */
+    _Atomic uint64_t backlog_size;
+    _Atomic int64_t backlog_ttl;
+    _Atomic uint64_t replica_obuf_hard, replica_obuf_soft;
+    _Atomic int64_t replica_obuf_soft_s;
+    /* The replication process's: 1 while the backlog is kept (a replica
+     * connected, or the last left less than backlog_ttl ago, or this
+     * server is a replica); when the last replica left (0 = none since
+     * this server started); the lowest LSN a replica connected, getting a
+     * full copy or just given one will resume from (UINT64_MAX = none). */
+    _Atomic uint32_t backlog_active;
+    _Atomic int64_t backlog_left_ms;
+    _Atomic uint64_t keep_lsn;
+    /* The store's: while it deletes segments, the bound it computed
+     * before it read keep_lsn (0 = not deleting). A handshake publishes
+     * its LSN in keep_lsn, then reads this: one of the two sees the other. */
+    _Atomic uint64_t deleting_below;
     /* The sender's table (leader side). */
     _Atomic uint32_t nreplicas;
     repl_replica_t replicas[REPL_MAX_REPLICAS];
@@ -97,6 +116,25 @@ static inline int repl_good_replicas(const repl_shm_t *r, int64_t max_lag_s, int
         n += atomic_load(&s->online) && (now_ms - atomic_load(&s->last_ack_ms)) / 1000 <= max_lag_s;
     }
     return n;
+}
+
+/*
+ * What the backlog (D67) lets the store delete: segments wholly below the
+ * returned LSN. Keeping a replica at LSN p able to resume means keeping
+ * the record that ends at p (the handshake checks its CRC), so its last
+ * byte p - 1. UINT64_MAX when the backlog holds nothing back.
+ */
+static inline uint64_t repl_backlog_keep_below(uint64_t p)
+{
+    return p == UINT64_MAX ? UINT64_MAX : p ? p - 1 : 0;
+}
+
+/* The floor of repl-backlog-size below durable (not keep_lsn). */
+static inline uint64_t repl_backlog_floor(const repl_shm_t *r, uint64_t durable)
+{
+    if (!atomic_load(&r->backlog_active)) return UINT64_MAX;
+    uint64_t size = atomic_load(&r->backlog_size);
+    return repl_backlog_keep_below(durable > size ? durable - size : 0);
 }
 
 #endif

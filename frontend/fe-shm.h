@@ -69,6 +69,9 @@ typedef struct shm_config {
     _Atomic int64_t notify_keyspace_events;
     _Atomic int64_t lfu_log_factor, lfu_decay_time;
     _Atomic int64_t min_replicas_to_write, min_replicas_max_lag; /* D44 */
+    /* D67; the store and the replication process read their copy in repl_shm_t */
+    _Atomic int64_t repl_backlog_size, repl_backlog_ttl;
+    _Atomic int64_t obuf_replica_hard, obuf_replica_soft, obuf_replica_soft_seconds;
     char requirepass[SHM_REQUIREPASS_MAX]; /* CONFIG GET requirepass; under lock */
 } shm_config_t;
 

@@ -42,7 +42,23 @@ typedef struct repl_peer {
     int seg_fd; /* the segment holding pos, open (survives its deletion) */
     uint64_t seg_start;
     int64_t last_send_ms;
+    /* The backlog (backlog.c, D67): the LSN this replica will resume
+     * from, kept by the leader (UINT64_MAX = none), and since when it has
+     * been more than the soft limit behind (0 = not). */
+    uint64_t pin;
+    int64_t soft_since_ms;
 } repl_peer_t;
+
+/* A replica that was sent a whole full copy and closed to restart on it:
+ * the copy's LSN is kept until it is back (same address and port) or
+ * REPL_PARKED_MS passed (backlog.c, D67). */
+#define REPL_PARKED_MS 60000
+typedef struct repl_parked {
+    char ip[64];
+    unsigned port;
+    uint64_t lsn; /* UINT64_MAX = free */
+    int64_t since_ms;
+} repl_parked_t;
 
 enum recv_state { RECV_IDLE, RECV_CONNECTING, RECV_HANDSHAKE, RECV_STREAM, RECV_COPY };
 
@@ -78,6 +94,7 @@ typedef struct repl_proc {
     const config_t *cfg;
     repl_peer_t peers[REPL_MAX_REPLICAS];
     repl_recv_t recv;
+    repl_parked_t parked[REPL_MAX_REPLICAS];
     int exit_status; /* set: the loop ends with it (EXIT_FULLCOPY) */
 } repl_proc_t;
 
@@ -98,6 +115,23 @@ void sender_accept(repl_proc_t *p); /* a handed-over replica connection, if any 
 int sender_pollfds(repl_proc_t *p, struct pollfd *fds, int *owner, int max);
 void sender_event(repl_proc_t *p, int peer, short revents);
 void sender_ship(repl_proc_t *p); /* ship what became durable, pings */
+
+void sender_drop(repl_proc_t *p, int peer, const char *why); /* close, log why */
+
+/* backlog.c: what the leader keeps of its log for its replicas (D67). */
+void backlog_init(repl_proc_t *p);
+/* The peer in slot i is closing: a replica that has its whole copy is
+ * parked (its copy's LSN kept for its return). */
+void backlog_closing(repl_proc_t *p, int i);
+/* A handshake from ip:port asking for lsn: returns 0 when the log from
+ * lsn is there and now kept (its pin published, then checked against the
+ * log's start and a deletion in progress), else -1 with why set. */
+int backlog_admit(repl_proc_t *p, uint64_t lsn, const char *ip, unsigned port, char *why, size_t n);
+/* A full copy asked for ip:port: keep the whole log until its LSN is known. */
+void backlog_copy_wanted(repl_proc_t *p, int i, const char *ip, unsigned port);
+/* Every pass: drop replicas past client-output-buffer-limit replica, then
+ * publish keep_lsn and backlog_active. */
+void backlog_step(repl_proc_t *p, uint64_t durable, int64_t now);
 
 /* receiver.c */
 void receiver_init(repl_proc_t *p);

@@ -51,6 +51,7 @@ void sender_init(repl_proc_t *p)
     char copies[4096];
     snprintf(copies, sizeof(copies), "%s/repl-copy", p->cfg->dir);
     remove_copies(copies);
+    backlog_init(p); /* before the table below forgets the predecessor's replicas */
     for (int i = 0; i < REPL_MAX_REPLICAS; i++) {
         p->peers[i].fd = -1;
         p->peers[i].seg_fd = -1;
@@ -88,6 +89,7 @@ static void peer_close(repl_proc_t *p, int i, const char *why)
     repl_peer_t *r = &p->peers[i];
     repl_replica_t *s = &p->shm->repl.replicas[i];
     log_info("repl: replica %s:%u disconnected: %s", s->ip, s->port, why);
+    backlog_closing(p, i);
     close(r->fd);
     r->fd = -1;
     if (r->seg_fd >= 0) close(r->seg_fd);
@@ -100,6 +102,11 @@ static void peer_close(repl_proc_t *p, int i, const char *why)
     atomic_store(&s->online, 0);
     atomic_store(&s->copying, REPL_COPY_NONE);
     count_online(p);
+}
+
+void sender_drop(repl_proc_t *p, int i, const char *why)
+{
+    peer_close(p, i, why);
 }
 
 /* Refuse a handshake: the reply, then the connection closed. */
@@ -140,11 +147,12 @@ static void start_copy(repl_proc_t *p, int fd, const char *why, unsigned port, c
     r->state = PEER_WAIT_COPY;
     r->pos = 0;
     r->last_send_ms = shm_now_ms();
+    snprintf(s->ip, sizeof(s->ip), "%s", ip);
+    s->port = port;
+    backlog_copy_wanted(p, slot, ip, port); /* kept before the store can write the copy */
     r->copy_gen = atomic_fetch_add(&p->shm->repl.copy_wanted, 1) + 1;
     shm_wake(&p->shm->store_wake);
     buf_appendf(&r->out, "+FULLCOPY\r\n");
-    snprintf(s->ip, sizeof(s->ip), "%s", ip);
-    s->port = port;
     atomic_store(&s->last_ack_ms, shm_now_ms());
     atomic_store(&s->copying, REPL_COPY_WAIT); /* listed by INFO from here */
     count_online(p);
@@ -158,7 +166,6 @@ static void start_peer(repl_proc_t *p, int fd, uint64_t lsn, uint32_t crc, unsig
 {
     shm_t *shm = p->shm;
     uint64_t durable = atomic_load(&shm->durable_lsn);
-    uint64_t start = atomic_load(&shm->log_start_lsn);
     uint32_t mine;
     char why[160] = "";
     if (lsn > durable)
@@ -166,14 +173,11 @@ static void start_peer(repl_proc_t *p, int fd, uint64_t lsn, uint32_t crc, unsig
                  "its log (LSN %" PRIu64 ") is ahead of the leader's (%" PRIu64
                  "): the logs diverged",
                  lsn, durable);
-    else if (lsn < start || (lsn == start && lsn > 0))
-        snprintf(why, sizeof(why),
-                 "the leader no longer has its log at the replica's LSN %" PRIu64
-                 " (it starts at %" PRIu64 ")",
-                 lsn, start);
-    /* No record ends at lsn here, or one with another CRC: the replica's
-     * log is not a prefix of this one. */
-    else if (repl_tail_crc(p->cfg->dir, p->cfg->segment_size, lsn, &mine) != 0 || mine != crc)
+    /* The log from lsn: kept from here on, or gone already (backlog.c,
+     * D67, which says why); then no record ends at lsn here, or one with
+     * another CRC: the replica's log is not a prefix of this one. */
+    else if (backlog_admit(p, lsn, ip, port, why, sizeof(why)) == 0 &&
+             (repl_tail_crc(p->cfg->dir, p->cfg->segment_size, lsn, &mine) != 0 || mine != crc))
         snprintf(why, sizeof(why),
                  "its log differs from the leader's at LSN %" PRIu64 ": the logs diverged", lsn);
     if (why[0]) {
@@ -189,6 +193,7 @@ static void start_peer(repl_proc_t *p, int fd, uint64_t lsn, uint32_t crc, unsig
     r->fd = fd;
     atomic_fetch_add(&shm->repl.sent_partial_ok, 1);
     r->state = PEER_STREAM;
+    r->pin = lsn;
     r->pos = lsn;
     r->last_send_ms = shm_now_ms();
     buf_appendf(&r->out, "+CONTINUE %" PRIu64 "\r\n", lsn);
@@ -384,6 +389,7 @@ static int open_copy(repl_proc_t *p, repl_peer_t *r, const char *dir)
     }
     buf_free(&text);
     r->state = PEER_COPY;
+    r->pin = r->copy.lsn; /* where the replica resumes once it is on the copy (D67) */
     atomic_store(&p->shm->repl.replicas[r - p->peers].copying, REPL_COPY_SEND);
     r->copy_file = 0;
     r->copy_off = 0;
@@ -487,4 +493,5 @@ void sender_ship(repl_proc_t *p)
             atomic_store(&s->behind_since, now);
         if (flush_peer(r) != 0) peer_close(p, i, strerror(errno));
     }
+    backlog_step(p, durable, now);
 }

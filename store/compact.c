@@ -27,6 +27,19 @@
  * A crash before the unlink changes nothing. Fault points "segdelete"
  * (before each unlink) and "segdeleted" (after it, before the fsync)
  * [tests/integration/test_compact].
+ *
+ * Replicas (D67): the log is their backlog, so a pass also keeps the last
+ * repl-backlog-size bytes below the durable LSN while the backlog is
+ * active, and the record ending at the lowest LSN a replica will resume
+ * from (the replication process's keep_lsn, one word: never torn). A
+ * handshake and a pass race; the pass publishes the bound it computed
+ * without the replicas (deleting_below) before it reads keep_lsn, the
+ * handshake its LSN in keep_lsn before it reads deleting_below (both
+ * sequentially consistent), so either the pass keeps the replica's record
+ * or the handshake sees it may go and gives a full copy. Killed with
+ * deleting_below set ("backlogtrim"), a store leaves it for its
+ * successor, which clears it at start (store.c); meanwhile handshakes
+ * below it get full copies, never a log with a hole.
  */
 #include "compact.h"
 
@@ -37,6 +50,7 @@
 #include <string.h>
 
 #include "ckpt.h"
+#include "repl-shm.h"
 #include "command.h"
 #include "io.h"
 #include "io_fault.h"
@@ -156,6 +170,35 @@ static uint64_t min_u64(uint64_t a, uint64_t b)
     return a < b ? a : b;
 }
 
+/* The replicas' bound (banner, D67) on limit, the bound of everything else. */
+static uint64_t backlog_hold(store_compact_t *c, uint64_t limit)
+{
+    repl_shm_t *r = c->repl;
+    if (!r) return limit;
+    uint64_t durable = atomic_load(c->durable);
+    limit = min_u64(limit, repl_backlog_floor(r, durable));
+    if (limit < c->log_start + c->segment_size) return limit; /* nothing goes anyway */
+    atomic_store(&r->deleting_below, limit);
+    if (io_fault_point(IO_FAULT_BACKLOG_TRIM) == IO_FAULT_KILL) raise(SIGKILL);
+    return min_u64(limit, repl_backlog_keep_below(atomic_load(&r->keep_lsn)));
+}
+
+/* The pass is over: its start is published, handshakes need not wait on it. */
+static void backlog_done(store_compact_t *c)
+{
+    if (!c->repl) return;
+    if (c->log_start_pub) atomic_store(c->log_start_pub, c->log_start);
+    atomic_store(&c->repl->deleting_below, 0);
+}
+
+int store_compact_released(const store_compact_t *c, uint64_t durable)
+{
+    if (!c->held || !c->repl) return 0;
+    uint64_t b = min_u64(repl_backlog_floor(c->repl, durable),
+                         repl_backlog_keep_below(atomic_load(&c->repl->keep_lsn)));
+    return b >= c->log_start + c->segment_size;
+}
+
 int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_sched_t *sched)
 {
     if (ctx->live.broken) return 0;
@@ -176,6 +219,9 @@ int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_
     if (sched->child) limit = min_u64(limit, sched->child_min_ref);
     limit = min_u64(limit, st_live_lowest(&ctx->live));
     limit = min_u64(limit, ctx->reply_pin); /* a value's reply still in parts (D48) */
+    uint64_t own = limit;
+    limit = backlog_hold(c, limit);
+    c->held = limit < own && own >= c->log_start + c->segment_size;
     int deleted = 0;
     while (c->log_start + c->segment_size <= limit) {
         char path[4096];
@@ -184,12 +230,14 @@ int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_
         st_log_forget(ctx, c->log_start);
         if (io->unlink(path) && errno != ENOENT) {
             log_warn("store: cannot delete %s: %s", path, strerror(errno));
+            backlog_done(c);
             return deleted ? deleted : -1;
         }
         if (io_fault_point(IO_FAULT_SEG_DELETED) == IO_FAULT_KILL) raise(SIGKILL);
         if (io_fsync_dir(c->dir)) {
             /* The next unlink waits for this one to be durable (banner). */
             log_warn("store: cannot fsync %s after deleting %s: %s", c->dir, path, strerror(errno));
+            backlog_done(c);
             return deleted ? deleted : -1;
         }
         c->log_start += c->segment_size;
@@ -199,6 +247,7 @@ int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_
     if (deleted)
         log_info("store: deleted %d log segment%s: the log now starts at LSN %" PRIu64, deleted,
                  deleted > 1 ? "s" : "", c->log_start);
+    backlog_done(c);
     return deleted;
 }
 

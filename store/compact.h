@@ -6,6 +6,7 @@
 #ifndef ATTIC_STORE_COMPACT_H
 #define ATTIC_STORE_COMPACT_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "buf.h"
@@ -24,6 +25,7 @@ uint64_t store_live_segment(const store_ctx_t *ctx, uint64_t seg_start);
 void store_live_reply(store_ctx_t *ctx, buf_t *r);
 
 struct idx_entry;
+struct repl_shm;
 
 /* What the deleter keeps between calls. */
 #define STORE_COMPACT_KNOWN 8
@@ -56,6 +58,14 @@ typedef struct store_compact {
     void (*note)(void *arg, unsigned db, struct idx_entry *e);
     void *note_arg;
     uint64_t relocated, relocated_bytes, passes; /* counts, for the log and tests */
+    /* The replicas' part (D67): the shared table the backlog and the
+     * replicas' positions are read from, and where the log's start is
+     * published (NULL: no replication, as in unit tests). held: the last
+     * pass deleted less because of it (store_compact_released). */
+    struct repl_shm *repl;
+    _Atomic uint64_t *durable;
+    _Atomic uint64_t *log_start_pub;
+    int held;
 } store_compact_t;
 
 void store_compact_init(store_compact_t *c, const char *dir, uint64_t segment_size,
@@ -76,6 +86,18 @@ void store_compact_note(store_compact_t *c, uint64_t lsn, uint64_t min_ref);
  * on an I/O error (logged; tried again at the next call).
  */
 int store_compact_delete(store_compact_t *c, store_ctx_t *ctx, const store_ckpt_sched_t *sched);
+/*
+ * With c->repl set, store_compact_delete also keeps (D67): while the
+ * backlog is active, every segment holding any of the last
+ * repl-backlog-size bytes below durable; and the record ending at
+ * repl->keep_lsn (the replicas' lowest resume point). It publishes the
+ * bound it is about to delete below in repl->deleting_below before it
+ * reads keep_lsn, and clears it once the new start is in *log_start_pub.
+ * store_compact_released: 1 when the last pass was held back by the
+ * replicas and what they hold now would let a segment go (durable is the
+ * log's durable LSN): a pass is worth running before the next checkpoint.
+ */
+int store_compact_released(const store_compact_t *c, uint64_t durable);
 
 /*
  * Relocation (D27): while the log the live state spans (from its lowest

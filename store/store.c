@@ -886,10 +886,9 @@ static void compact(store_proc_t *s)
         store_compact_note(&s->compact, s->ckpt.last_lsn, s->ckpt.last_min_ref);
     s->compact.seen_written = s->ckpt.written;
     streams_pin(s); /* the reads in flight too */
-    if (store_compact_delete(&s->compact, s->ctx, &s->ckpt) > 0) {
-        atomic_store(&s->shm->log_start_lsn, s->compact.log_start);
-        if (s->reads) store_reads_forget(s->reads, s->compact.log_start);
-    }
+    /* The new start is published by the pass (store/compact.c, D67). */
+    if (store_compact_delete(&s->compact, s->ctx, &s->ckpt) > 0 && s->reads)
+        store_reads_forget(s->reads, s->compact.log_start);
 }
 
 /*
@@ -1027,8 +1026,11 @@ static int run(store_proc_t *s)
         /* [checkpoint hook] Between batches, busy or not: reap a finished
          * checkpoint child, fork the next when one is due. */
         store_ckpt_poll(&s->ckpt, s->ctx);
-        /* [compaction hook] A new checkpoint may free the log's start. */
-        if (s->ckpt.written != s->compact.seen_written) compact(s);
+        /* [compaction hook] A new checkpoint may free the log's start, and
+         * so may replicas that stopped holding it (D67). */
+        if (s->ckpt.written != s->compact.seen_written ||
+            store_compact_released(&s->compact, atomic_load(&s->shm->durable_lsn)))
+            compact(s);
         int served = serve_requests(s);
         if (served < 0) return 0;
         /* Reads the page cache held finished inside the submission; the
@@ -1169,6 +1171,12 @@ int store_main(shm_t *shm, const config_t *cfg)
     s.compact.target = cfg->checkpoint_bytes ? cfg->space_amp_target
                                              : 0; /* nothing to delete without checkpoints */
     store_compact_restored(&s.compact, s.ctx, from);
+    /* The replicas' backlog (D67); a predecessor killed in a pass left
+     * its bound (fault point backlogtrim): nothing is being deleted now. */
+    s.compact.repl = &shm->repl;
+    s.compact.durable = &shm->durable_lsn;
+    s.compact.log_start_pub = &shm->log_start_lsn;
+    atomic_store(&shm->repl.deleting_below, 0);
     /* Before the replay: the collections its writes grow are noted. */
     store_pager_init(&s.pager, s.ctx, cfg, ring_max_record(s.ring), random_seed());
     s.compact.note = note_old_pages;

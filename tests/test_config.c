@@ -102,6 +102,16 @@ static const config_case_t cases[] = {
      "Error in hard, soft or soft_seconds setting in buffer limit configuration."},
     {"client-output-buffer-limit", "master 1 2 3",
      "Invalid client class specified in buffer limit configuration."},
+    {"client-output-buffer-limit", "replica 1mb 0 0", NULL},
+    {"client-output-buffer-limit", "slave 0 64mb 60", NULL},
+    /* Redis 7.0.15's bounds and texts (D67). */
+    {"repl-backlog-size", "1", NULL},
+    {"repl-backlog-size", "16kb", NULL},
+    {"repl-backlog-size", "0", RANGE("1", LLMAX)},
+    {"repl-backlog-size", "abc", NOT_MEM},
+    {"repl-backlog-ttl", "0", NULL},
+    {"repl-backlog-ttl", "-1", RANGE("0", LLMAX)},
+    {"repl-backlog-ttl", "abc", NOT_INT},
     {"notify-keyspace-events", "KEA", NULL},
     {"notify-keyspace-events", "", NULL},
     {"notify-keyspace-events", "g$lshzxetdmnKE", NULL},
@@ -327,6 +337,13 @@ Test(config, refused_values_change_nothing)
     e = config_find("client-output-buffer-limit", 26);
     cr_expect_eq(config_set_value(&c, e, "normal 1 1 1 pubsub 1 1 x", 25, err, sizeof(err)), -1);
     cr_expect_eq(c.obuf_hard, 256ull << 20, "a bad class after normal keeps normal's old values");
+    cr_expect_eq(c.obuf_replica_hard, 256ull << 20);
+    cr_expect_eq(config_set_value(&c, e, "slave 1mb 512kb 5", 17, err, sizeof(err)), 0);
+    cr_expect_eq(c.obuf_replica_hard, 1ull << 20, "slave is replica's alias");
+    cr_expect_eq(c.obuf_replica_soft, 512ull << 10);
+    cr_expect_eq(c.obuf_replica_soft_seconds, 5);
+    cr_expect_eq(c.repl_backlog_size, 1ull << 20, "Redis' default");
+    cr_expect_eq(c.repl_backlog_ttl, 3600);
     config_free(&c);
 }
 

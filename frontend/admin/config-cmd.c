@@ -108,6 +108,11 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->notify_keyspace_events = (uint32_t)atomic_load(&sc->notify_keyspace_events);
     c->lfu_log_factor = (int)atomic_load(&sc->lfu_log_factor);
     c->lfu_decay_time = (int)atomic_load(&sc->lfu_decay_time);
+    c->repl_backlog_size = (uint64_t)atomic_load(&sc->repl_backlog_size);
+    c->repl_backlog_ttl = atomic_load(&sc->repl_backlog_ttl);
+    c->obuf_replica_hard = (uint64_t)atomic_load(&sc->obuf_replica_hard);
+    c->obuf_replica_soft = (uint64_t)atomic_load(&sc->obuf_replica_soft);
+    c->obuf_replica_soft_seconds = (int)atomic_load(&sc->obuf_replica_soft_seconds);
 }
 
 void fe_config_store_live(const config_t *c, shm_config_t *sc)
@@ -144,6 +149,11 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->lfu_decay_time, c->lfu_decay_time);
     atomic_store(&sc->min_replicas_to_write, c->min_replicas_to_write);
     atomic_store(&sc->min_replicas_max_lag, c->min_replicas_max_lag);
+    atomic_store(&sc->repl_backlog_size, (int64_t)c->repl_backlog_size);
+    atomic_store(&sc->repl_backlog_ttl, c->repl_backlog_ttl);
+    atomic_store(&sc->obuf_replica_hard, (int64_t)c->obuf_replica_hard);
+    atomic_store(&sc->obuf_replica_soft, (int64_t)c->obuf_replica_soft);
+    atomic_store(&sc->obuf_replica_soft_seconds, c->obuf_replica_soft_seconds);
 }
 
 void fe_config_store_memory(const config_t *c, shm_t *shm)
@@ -158,6 +168,12 @@ void fe_config_store_memory(const config_t *c, shm_t *shm)
     atomic_store(&shm->mem_list_compress_depth, c->list_compress_depth);
     atomic_store(&shm->mem_rdb_compression, c->rdb_compression);
     atomic_fetch_add(&shm->mem_version, 1);
+    /* The backlog's (D67), each one word read as it is. */
+    atomic_store(&shm->repl.backlog_size, c->repl_backlog_size);
+    atomic_store(&shm->repl.backlog_ttl, c->repl_backlog_ttl);
+    atomic_store(&shm->repl.replica_obuf_hard, c->obuf_replica_hard);
+    atomic_store(&shm->repl.replica_obuf_soft, c->obuf_replica_soft);
+    atomic_store(&shm->repl.replica_obuf_soft_s, c->obuf_replica_soft_seconds);
 }
 
 _Static_assert(SHM_REQUIREPASS_MAX == CONFIG_REQUIREPASS_MAX,

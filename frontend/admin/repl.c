@@ -440,6 +440,11 @@ void fe_info_replication(fe_t *fe, buf_t *b, const char *replid)
     const repl_shm_t *r = &shm->repl;
     uint64_t durable = repl_offset(shm);
     int64_t now = shm_now_ms();
+    /* The backlog is the log (D67): a replica can resume from any LSN
+     * whose record is in it. Redis' offsets count bytes from 1, so the
+     * byte at LSN x is offset x + 1 and first + histlen = offset + 1, as
+     * Redis reports; the store's log start, whatever keeps it. */
+    uint64_t start = atomic_load(&shm->log_start_lsn);
     buf_appendf(b, "# Replication\r\n");
     if (is_replica(shm)) {
         char host[REPL_HOST_MAX];
@@ -507,11 +512,13 @@ void fe_info_replication(fe_t *fe, buf_t *b, const char *replid)
                 "master_replid2:0000000000000000000000000000000000000000\r\n"
                 "master_repl_offset:%" PRIu64 "\r\n"
                 "second_repl_offset:-1\r\n"
-                "repl_backlog_active:0\r\n"
-                "repl_backlog_size:1048576\r\n"
-                "repl_backlog_first_byte_offset:0\r\n"
-                "repl_backlog_histlen:0\r\n",
-                replid, is_replica(shm) ? atomic_load(&r->leader_durable) : durable);
+                "repl_backlog_active:%u\r\n"
+                "repl_backlog_size:%" PRIu64 "\r\n"
+                "repl_backlog_first_byte_offset:%" PRIu64 "\r\n"
+                "repl_backlog_histlen:%" PRIu64 "\r\n",
+                replid, is_replica(shm) ? atomic_load(&r->leader_durable) : durable,
+                atomic_load(&r->backlog_active), atomic_load(&r->backlog_size), start + 1,
+                durable > start ? durable - start : 0);
     /* AtticDB's: lag in bytes and ms on both sides, how links began. */
     for (int i = 0, k = 0; i < REPL_MAX_REPLICAS; i++) {
         const repl_replica_t *s = &r->replicas[i];
