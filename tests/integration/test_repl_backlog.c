@@ -297,6 +297,12 @@ static void killed_at(const char *fault, const char *who)
         if (round % 4 == 0) {
             srv_kill_all(&R);
             cr_assert(srv_restart(&R) == 0);
+            /* Let it through its handshake before it is killed again (a
+             * fast leader made rounds of 30 ms, too short for any). */
+            for (int i = 0; i < 100 && !srv_log_contains(&L, "killed by signal 9", who) &&
+                            info_of(&R, "slave_repl_offset") != info_of(&L, "master_repl_offset");
+                 i++)
+                usleep(50000);
         }
     }
     for (int i = 0; i < 200 && !srv_log_contains(&L, "respawned", who); i++)
