@@ -458,6 +458,7 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t rejected = SUM_STAT(fe, s_->rejected_conns);
     uint64_t in = SUM_STAT(fe, s_->net_in), out = SUM_STAT(fe, s_->net_out);
     uint64_t errors = SUM_STAT(fe, s_->error_replies);
+    uint64_t probes = SUM_STAT(fe, s_->pop_probes), unlogged = SUM_STAT(fe, s_->pops_unlogged);
     uint64_t ops = 0, in_bps = 0, out_bps = 0;
     shm_admin_t *adm = fe_shm(fe->shm);
     uint64_t evicted = since_base(&fe->shm->evicted_keys, &adm->evicted_base);
@@ -472,35 +473,37 @@ static void info_stats(fe_t *fe, buf_t *b)
         in_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_in_bps);
         out_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_out_bps);
     }
-    buf_appendf(b,
-                "# Stats\r\n"
-                "total_connections_received:%" PRIu64 "\r\n"
-                "total_commands_processed:%" PRIu64 "\r\n"
-                "instantaneous_ops_per_sec:%" PRIu64 "\r\n"
-                "total_net_input_bytes:%" PRIu64 "\r\n"
-                "total_net_output_bytes:%" PRIu64 "\r\n"
-                "instantaneous_input_kbps:%.2f\r\n"
-                "instantaneous_output_kbps:%.2f\r\n"
-                "rejected_connections:%" PRIu64 "\r\n"
-                "sync_full:%" PRIu64 "\r\n"
-                "sync_partial_ok:%" PRIu64 "\r\n"
-                "sync_partial_err:%" PRIu64 "\r\n"
-                "expired_keys:%" PRIu64 "\r\n"
-                "evicted_keys:%" PRIu64 "\r\n"
-                "total_eviction_exceeded_time:%" PRId64 "\r\n"
-                "current_eviction_exceeded_time:%" PRId64 "\r\n"
-                "keyspace_hits:%" PRIu64 "\r\n"
-                "keyspace_misses:%" PRIu64 "\r\n"
-                "pubsub_channels:%" PRIu64 "\r\n"
-                "pubsub_patterns:%" PRIu64 "\r\n"
-                "pubsubshard_channels:%" PRIu64 "\r\n"
-                "total_error_replies:%" PRIu64 "\r\n",
-                conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
-                rejected, atomic_load(&fe->shm->repl.sent_full),
-                atomic_load(&fe->shm->repl.sent_partial_ok),
-                atomic_load(&fe->shm->repl.sent_partial_err), expired, evicted, exceeded_total,
-                exceeded_now, hits, misses, fe_pubsub_count(fe, PS_CHANNEL),
-                fe_pubsub_count(fe, PS_PATTERN), fe_pubsub_count(fe, PS_SHARD), errors);
+    buf_appendf(
+        b,
+        "# Stats\r\n"
+        "total_connections_received:%" PRIu64 "\r\n"
+        "total_commands_processed:%" PRIu64 "\r\n"
+        "instantaneous_ops_per_sec:%" PRIu64 "\r\n"
+        "total_net_input_bytes:%" PRIu64 "\r\n"
+        "total_net_output_bytes:%" PRIu64 "\r\n"
+        "instantaneous_input_kbps:%.2f\r\n"
+        "instantaneous_output_kbps:%.2f\r\n"
+        "rejected_connections:%" PRIu64 "\r\n"
+        "sync_full:%" PRIu64 "\r\n"
+        "sync_partial_ok:%" PRIu64 "\r\n"
+        "sync_partial_err:%" PRIu64 "\r\n"
+        "expired_keys:%" PRIu64 "\r\n"
+        "evicted_keys:%" PRIu64 "\r\n"
+        "total_eviction_exceeded_time:%" PRId64 "\r\n"
+        "current_eviction_exceeded_time:%" PRId64 "\r\n"
+        "keyspace_hits:%" PRIu64 "\r\n"
+        "keyspace_misses:%" PRIu64 "\r\n"
+        "pubsub_channels:%" PRIu64 "\r\n"
+        "pubsub_patterns:%" PRIu64 "\r\n"
+        "pubsubshard_channels:%" PRIu64 "\r\n"
+        "total_error_replies:%" PRIu64 "\r\n"
+        "atticdb_pop_probes:%" PRIu64 "\r\n"
+        "atticdb_pops_without_log:%" PRIu64 "\r\n",
+        conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0, rejected,
+        atomic_load(&fe->shm->repl.sent_full), atomic_load(&fe->shm->repl.sent_partial_ok),
+        atomic_load(&fe->shm->repl.sent_partial_err), expired, evicted, exceeded_total,
+        exceeded_now, hits, misses, fe_pubsub_count(fe, PS_CHANNEL),
+        fe_pubsub_count(fe, PS_PATTERN), fe_pubsub_count(fe, PS_SHARD), errors, probes, unlogged);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)

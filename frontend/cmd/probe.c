@@ -101,6 +101,7 @@ int fe_probe_begin(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     if (learned(c, tag) < 0) return 0;
     if (fe_probe_submit(c, (const unsigned char *)a->argv[1], a->lens[1])) return 0;
     c->probe.asked = tag;
+    atomic_fetch_add_explicit(&c->fe->stats->pop_probes, 1, memory_order_relaxed);
     return 1;
 }
 
@@ -122,6 +123,7 @@ int fe_probe_answer(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     buf_append(&b, c->probe.tags[i].reply, c->probe.tags[i].len);
     fe_reply_ready_buf(c, &b);
     buf_free(&b);
+    atomic_fetch_add_explicit(&c->fe->stats->pops_unlogged, 1, memory_order_relaxed);
     return 1;
 }
 
@@ -130,13 +132,13 @@ void fe_probe_note(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     if (!probed_command(d, a) || !c->tail || c->tail->state != FE_WAIT_STORE ||
         c->tail->kind != STORE_REPLY_WRITE)
         return;
-    c->probe.learn_lsn = c->tail->id;
+    c->probe.learn_lsn = c->tail->id + 1; /* 0 = none: the log's first record is at 0 */
     c->probe.learn_tag = command_tag(c, a);
 }
 
 void fe_probe_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len)
 {
-    if (lsn != c->probe.learn_lsn || !lsn) return;
+    if (lsn + 1 != c->probe.learn_lsn) return;
     c->probe.learn_lsn = 0;
     uint64_t tag = c->probe.learn_tag;
     int i = learned(c, tag);

@@ -43,7 +43,7 @@ enum fe_reply_state {
 
 /* Commands a connection remembers as popping nothing (D68): a consumer
  * polling a few queues in turn keeps each. */
-#define FE_PROBE_TAGS 4
+#define FE_PROBE_TAGS 8
 
 /* A connection's probe (D68): none, asked, or answered. */
 enum fe_probe_state {
@@ -218,7 +218,7 @@ typedef struct fe_conn {
             char reply[7]; /* what the log answered it: "$-1\r\n", ... */
         } tags[FE_PROBE_TAGS];
         uint64_t asked;     /* the tag the probe in flight (or answered) is for */
-        uint64_t learn_lsn; /* a pop in the log whose reply may teach */
+        uint64_t learn_lsn; /* a pop in the log whose reply may teach: its LSN + 1, 0 = none */
         uint64_t learn_tag;
         fe_reply_t *wait;            /* the probe's entry, in no FIFO */
         struct fe_conn *resume_next; /* in fe->resume, answered probes */

@@ -51,6 +51,9 @@ static void poll_missing(diff_t *d)
         D(d, "SPOP", "nos", "3");
         D(d, "SPOP", "nos", "0");
         D(d, "ZPOPMIN", "noz");
+    }
+    /* More commands than a connection remembers, in turn. */
+    for (int i = 0; i < 3; i++) {
         D(d, "ZPOPMAX", "noz", "2");
         D(d, "LMOVE", "nol", "dst", "LEFT", "RIGHT");
         D(d, "RPOPLPUSH", "nol", "dst");
@@ -112,6 +115,12 @@ Test(probe, empty_pops_answer_as_redis)
     D(&d, "SPOP", "nos");
     rdiff_resp3(&d);
     pops_against_redis(&d);
+    /* The comparison went through the frontend's answers, not only the log. */
+    const char *st = ONE(d.a[0], "INFO", "stats");
+    const char *p = strstr(st, "atticdb_pops_without_log:");
+    cr_assert_not_null(p, "INFO stats has no atticdb_pops_without_log");
+    long long unlogged = atoll(p + strlen("atticdb_pops_without_log:"));
+    cr_assert_geq(unlogged, 100, "only %lld pops were answered without the log", unlogged);
     rdiff_end_both(&d);
 }
 
@@ -156,6 +165,17 @@ static long long calls_of(redisContext *c, const char *name)
     return n;
 }
 
+/* A counter of INFO stats. */
+static long long stat_of(redisContext *c, const char *field)
+{
+    redisReply *r = q(c, "INFO stats");
+    const char *p = strstr(r->str, field);
+    cr_assert_not_null(p, "INFO stats has no %s", field);
+    long long n = atoll(p + strlen(field) + 1);
+    freeReplyObject(r);
+    return n;
+}
+
 static void expect_nil(redisContext *c, const char *cmd)
 {
     redisReply *r = q(c, cmd);
@@ -182,6 +202,8 @@ Test(probe, empty_polls_write_nothing_and_count_once)
     long long rpops = calls_of(c, "rpop");
     cr_assert_eq(rpops, 501, "cmdstat_rpop calls=%lld", rpops);
     cr_assert_eq(calls_of(c, "spop"), 501);
+    cr_assert_eq(stat_of(c, "atticdb_pop_probes"), 1000);
+    cr_assert_eq(stat_of(c, "atticdb_pops_without_log"), 1000);
     /* The queue gets an element: the next poll pops it, through the log. */
     cr_assert_eq(qint(c, "LPUSH queue job"), 1);
     redisReply *r = q(c, "RPOP queue");
