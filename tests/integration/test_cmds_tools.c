@@ -294,6 +294,8 @@ Test(cmds, every_mutable_setting_reads_back_as_redis)
         {"min-slaves-to-write", "0"},
         {"min-replicas-max-lag", "20"},
         {"min-slaves-max-lag", "21"},
+        {"repl-backlog-size", "2mb"},
+        {"repl-backlog-ttl", "1800"},
     };
     /* Set elsewhere (test_conn_protocol's differential_requirepass), or
      * AtticDB's own with no Redis to compare with. */

@@ -174,8 +174,14 @@ Test(repl_backlog, with_a_tiny_backlog_a_replica_away_too_long_gets_a_full_copy)
     int round = 1;
     long long start = write_until_start_past(c, at, &round);
     cr_assert_gt(start, at, "the leader's log start passed the replica's LSN");
-    /* The log is bounded by the checkpoints, not by the replica. */
-    cr_expect_leq(segments(&L), 8, "the leader keeps a short log");
+    /* The log is bounded by the checkpoints, not by the replica: once the
+     * store caught up with its checkpoints (a loaded machine lags). */
+    int n = segments(&L);
+    for (int i = 0; i < 400 && n > 8; i++) {
+        usleep(50000);
+        n = segments(&L);
+    }
+    cr_expect_leq(n, 8, "the leader keeps a short log");
     cr_assert(srv_restart(&R) == 0);
     for (int i = 0; i < 2400 && info_of(&R, "atticdb_full_syncs") != 1; i++)
         usleep(50000);
