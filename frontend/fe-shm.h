@@ -144,7 +144,7 @@ typedef struct shm_fe_stats {
     _Atomic uint64_t net_in, net_out, error_replies;
     /* Pops that asked the store first, and those answered without a
      * record (D68, frontend/cmd/probe.c). */
-    _Atomic uint64_t pop_probes, pops_unlogged;
+    _Atomic uint64_t write_probes, writes_unlogged;
     _Atomic uint64_t inst_ops;                  /* commands per second, sampled (not reset) */
     _Atomic uint64_t inst_in_bps, inst_out_bps; /* network bytes per second, the same way */
     _Atomic uint64_t clients; /* connected now: not reset; zeroed at the frontend's start */

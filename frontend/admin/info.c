@@ -458,7 +458,7 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t rejected = SUM_STAT(fe, s_->rejected_conns);
     uint64_t in = SUM_STAT(fe, s_->net_in), out = SUM_STAT(fe, s_->net_out);
     uint64_t errors = SUM_STAT(fe, s_->error_replies);
-    uint64_t probes = SUM_STAT(fe, s_->pop_probes), unlogged = SUM_STAT(fe, s_->pops_unlogged);
+    uint64_t probes = SUM_STAT(fe, s_->write_probes), unlogged = SUM_STAT(fe, s_->writes_unlogged);
     uint64_t ops = 0, in_bps = 0, out_bps = 0;
     shm_admin_t *adm = fe_shm(fe->shm);
     uint64_t evicted = since_base(&fe->shm->evicted_keys, &adm->evicted_base);
@@ -497,8 +497,8 @@ static void info_stats(fe_t *fe, buf_t *b)
         "pubsub_patterns:%" PRIu64 "\r\n"
         "pubsubshard_channels:%" PRIu64 "\r\n"
         "total_error_replies:%" PRIu64 "\r\n"
-        "atticdb_pop_probes:%" PRIu64 "\r\n"
-        "atticdb_pops_without_log:%" PRIu64 "\r\n",
+        "atticdb_write_probes:%" PRIu64 "\r\n"
+        "atticdb_writes_without_log:%" PRIu64 "\r\n",
         conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0, rejected,
         atomic_load(&fe->shm->repl.sent_full), atomic_load(&fe->shm->repl.sent_partial_ok),
         atomic_load(&fe->shm->repl.sent_partial_err), expired, evicted, exceeded_total,

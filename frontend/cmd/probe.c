@@ -1,30 +1,35 @@
 /*
- * probe.c - pops that find nothing, answered without the log (D68), in a
- * frontend process.
+ * probe.c - writes that a missing key makes no-ops, answered without the
+ * log (D68), in a frontend process.
  *
  * A consumer polling an empty queue (LPOP, RPOP, SPOP, ZPOPMIN, ZPOPMAX,
- * LMOVE, RPOPLPUSH on a missing key) changes nothing, and Redis writes
- * nothing to its AOF for it, so its reply costs no fsync there. Here every
- * pop is a record, and its reply waits for the flush and the store: each
- * empty poll cost a flush's latency and some log bytes.
+ * LMOVE, RPOPLPUSH on a missing key), or a cache invalidation deleting a
+ * key that is not there (DEL, UNLINK, SREM, HDEL, ZREM, LREM,
+ * ZREMRANGEBY*, the EXPIRE family, PERSIST) changes nothing, and Redis
+ * writes nothing to its AOF for it, so its reply costs no fsync there.
+ * Here every one was a record, and its reply waited for the flush and the
+ * store: each cost a flush's latency and some log bytes.
  *
  * So a connection remembers, per exact command (its words, database and
- * protocol: the tag), the reply the log gave when that command popped
- * nothing ("$-1", "*-1", "*0", "_", "~0": a pop replies one of these only
- * when its key is missing, count 0 aside, which is never probed). When the
+ * protocol: the tag), the reply the log gave when that command found its
+ * key missing: an empty form ("$-1", "*-1", "*0", "_", "~0") for a pop,
+ * ":0" for a removal. Only a missing key gives a pop an empty form (count
+ * 0 aside, never probed); a removal may answer ":0" with its key there,
+ * and then the probe below finds the key and the log decides. When the
  * same command comes again, the frontend first asks the store whether the
  * key is in the index (CMD_PROBE, a read: it sees every write acked before
  * it, as any read, D19). Absent: the remembered reply is sent, nothing is
  * written; that is the answer a read of the key would linearise with.
  * Present (or expired but not yet deleted, which the record must do):
- * the tag is forgotten and the command goes to the log as before. A pop
- * that succeeds costs nothing extra; only a key seen empty is probed.
+ * the tag is forgotten and the command goes to the log as before. A write
+ * that finds its key costs nothing extra; only a command seen to find
+ * nothing is probed.
  *
  * Only a connection with nothing else in flight probes (no earlier reply
  * waiting, no more commands in its input, not in MULTI, no large value):
  * its command stays in its input while the probe is out (-EBUSY), so
- * nothing of it can overtake the pop. A pipelining client is left to the
- * log: a probe per pop, one after another, cost it more than one flush.
+ * nothing of it can overtake it. A pipelining client is left to the log:
+ * a probe per command, one after another, cost it more than one flush.
  */
 #include <errno.h>
 #include <string.h>
@@ -32,7 +37,14 @@
 #include "frontend/cmd/cmd.h"
 #include "strutil.h"
 
-/* The commands a missing key makes a no-op, and where their key is. */
+/* What a command answers when its key is missing, as the log gave it. */
+enum { NOOP_NONE = 0, NOOP_EMPTY = 1, NOOP_ZERO = 2 };
+
+/* The commands a missing key makes a no-op (their key is argv[1]): the
+ * pops, whose reply is then an empty form ("$-1", "*-1", "*0", "_",
+ * "~0", by command and protocol), and the removals, whose reply is ":0"
+ * (DEL and UNLINK of one key, SREM, HDEL, ZREM, LREM, ZREMRANGEBY*, the
+ * EXPIRE family, PERSIST). NOOP_NONE for the rest. */
 static int probed_command(const cmd_desc_t *d, const fe_args_t *a)
 {
     switch (d->id) {
@@ -44,15 +56,42 @@ static int probed_command(const cmd_desc_t *d, const fe_args_t *a)
         /* With a count of 0 an existing key answers "*0" where a missing
          * one answers otherwise: not probed. */
         long long count;
-        if (a->argc == 3 && (str_to_ll(a->argv[2], a->lens[2], &count) || count <= 0)) return 0;
-        return a->argc == 2 || a->argc == 3;
+        if (a->argc == 3 && (str_to_ll(a->argv[2], a->lens[2], &count) || count <= 0))
+            return NOOP_NONE;
+        return a->argc == 2 || a->argc == 3 ? NOOP_EMPTY : NOOP_NONE;
     }
     case CMD_LMOVE:
     case CMD_RPOPLPUSH:
-        return 1; /* a missing source: nil, whatever the destination */
+        return NOOP_EMPTY; /* a missing source: nil, whatever the destination */
+    case CMD_DEL:
+    case CMD_UNLINK:
+        return a->argc == 2 ? NOOP_ZERO : NOOP_NONE;
+    case CMD_SREM:
+    case CMD_HDEL:
+    case CMD_ZREM:
+    case CMD_LREM:
+    case CMD_ZREMRANGEBYRANK:
+    case CMD_ZREMRANGEBYSCORE:
+    case CMD_ZREMRANGEBYLEX:
+    case CMD_EXPIRE:
+    case CMD_PEXPIRE:
+    case CMD_EXPIREAT:
+    case CMD_PEXPIREAT:
+    case CMD_PERSIST:
+        return NOOP_ZERO;
     default:
-        return 0;
+        return NOOP_NONE;
     }
+}
+
+/* Whether reply is what a missing key answers a command of this kind. */
+static int noop_reply(int kind, const char *reply, size_t len)
+{
+    static const char *const empty[] = {"$-1\r\n", "*-1\r\n", "*0\r\n", "_\r\n", "~0\r\n"};
+    if (kind == NOOP_ZERO) return len == 4 && memcmp(reply, ":0\r\n", 4) == 0;
+    for (size_t k = 0; k < sizeof(empty) / sizeof(empty[0]); k++)
+        if (len == strlen(empty[k]) && memcmp(reply, empty[k], len) == 0) return 1;
+    return 0;
 }
 
 /* The command as the connection would run it: its words, database and
@@ -101,7 +140,7 @@ int fe_probe_begin(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     if (learned(c, tag) < 0) return 0;
     if (fe_probe_submit(c, (const unsigned char *)a->argv[1], a->lens[1])) return 0;
     c->probe.asked = tag;
-    atomic_fetch_add_explicit(&c->fe->stats->pop_probes, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->fe->stats->write_probes, 1, memory_order_relaxed);
     return 1;
 }
 
@@ -123,7 +162,7 @@ int fe_probe_answer(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     buf_append(&b, c->probe.tags[i].reply, c->probe.tags[i].len);
     fe_reply_ready_buf(c, &b);
     buf_free(&b);
-    atomic_fetch_add_explicit(&c->fe->stats->pops_unlogged, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&c->fe->stats->writes_unlogged, 1, memory_order_relaxed);
     return 1;
 }
 
@@ -134,6 +173,7 @@ void fe_probe_note(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
         return;
     c->probe.learn_lsn = c->tail->id + 1; /* 0 = none: the log's first record is at 0 */
     c->probe.learn_tag = command_tag(c, a);
+    c->probe.learn_kind = (uint8_t)probed_command(d, a);
 }
 
 void fe_probe_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len)
@@ -142,11 +182,7 @@ void fe_probe_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t 
     c->probe.learn_lsn = 0;
     uint64_t tag = c->probe.learn_tag;
     int i = learned(c, tag);
-    static const char *const empty[] = {"$-1\r\n", "*-1\r\n", "*0\r\n", "_\r\n", "~0\r\n"};
-    int is_empty = 0;
-    for (size_t k = 0; k < sizeof(empty) / sizeof(empty[0]); k++)
-        if (len == strlen(empty[k]) && memcmp(reply, empty[k], len) == 0) is_empty = 1;
-    if (!is_empty) {
+    if (!noop_reply(c->probe.learn_kind, reply, len)) {
         if (i >= 0) c->probe.tags[i].tag = 0;
         return;
     }

@@ -78,8 +78,8 @@ void fe_stats_sync_epoch(fe_t *fe)
     atomic_store(&st->net_in, 0);
     atomic_store(&st->net_out, 0);
     atomic_store(&st->error_replies, 0);
-    atomic_store(&st->pop_probes, 0);
-    atomic_store(&st->pops_unlogged, 0);
+    atomic_store(&st->write_probes, 0);
+    atomic_store(&st->writes_unlogged, 0);
     atomic_store_explicit(&st->epoch_seen, e, memory_order_release);
     fe->stat_epoch = e;
 }

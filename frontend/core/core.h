@@ -220,6 +220,7 @@ typedef struct fe_conn {
         uint64_t asked;     /* the tag the probe in flight (or answered) is for */
         uint64_t learn_lsn; /* a pop in the log whose reply may teach: its LSN + 1, 0 = none */
         uint64_t learn_tag;
+        uint8_t learn_kind;          /* which replies mean "its key was missing" (probe.c) */
         fe_reply_t *wait;            /* the probe's entry, in no FIFO */
         struct fe_conn *resume_next; /* in fe->resume, answered probes */
         uint8_t resume_queued;

@@ -117,10 +117,82 @@ Test(probe, empty_pops_answer_as_redis)
     pops_against_redis(&d);
     /* The comparison went through the frontend's answers, not only the log. */
     const char *st = ONE(d.a[0], "INFO", "stats");
-    const char *p = strstr(st, "atticdb_pops_without_log:");
-    cr_assert_not_null(p, "INFO stats has no atticdb_pops_without_log");
-    long long unlogged = atoll(p + strlen("atticdb_pops_without_log:"));
+    const char *p = strstr(st, "atticdb_writes_without_log:");
+    cr_assert_not_null(p, "INFO stats has no atticdb_writes_without_log");
+    long long unlogged = atoll(p + strlen("atticdb_writes_without_log:"));
     cr_assert_geq(unlogged, 100, "only %lld pops were answered without the log", unlogged);
+    rdiff_end_both(&d);
+}
+
+/* Each removal of a missing key, three times in a row: the first through
+ * the log, the others answered by the frontend after its probe. */
+static void remove_missing(diff_t *d)
+{
+    /* Each in a row: more of them than a connection remembers. */
+    for (int i = 0; i < 3; i++)
+        D(d, "DEL", "gone");
+    for (int i = 0; i < 3; i++)
+        D(d, "UNLINK", "gone");
+    for (int i = 0; i < 3; i++)
+        D(d, "DEL", "gone", "gone2"); /* two keys: not probed */
+    for (int i = 0; i < 3; i++)
+        D(d, "SREM", "gone", "a", "b");
+    for (int i = 0; i < 3; i++)
+        D(d, "HDEL", "gone", "f");
+    for (int i = 0; i < 3; i++)
+        D(d, "ZREM", "gone", "m");
+    for (int i = 0; i < 3; i++)
+        D(d, "LREM", "gone", "0", "x");
+    for (int i = 0; i < 3; i++)
+        D(d, "ZREMRANGEBYSCORE", "gone", "-inf", "+inf");
+    for (int i = 0; i < 3; i++)
+        D(d, "ZREMRANGEBYSCORE", "gone", "x", "y"); /* an error before the key */
+    for (int i = 0; i < 3; i++)
+        D(d, "ZREMRANGEBYRANK", "gone", "0", "-1");
+    for (int i = 0; i < 3; i++)
+        D(d, "ZREMRANGEBYLEX", "gone", "-", "+");
+    for (int i = 0; i < 3; i++)
+        D(d, "EXPIRE", "gone", "100");
+    for (int i = 0; i < 3; i++)
+        D(d, "PEXPIRE", "gone", "100", "NX");
+    for (int i = 0; i < 3; i++)
+        D(d, "EXPIREAT", "gone", "99999999999");
+    for (int i = 0; i < 3; i++)
+        D(d, "PEXPIREAT", "gone", "1");
+    for (int i = 0; i < 3; i++)
+        D(d, "PERSIST", "gone");
+}
+
+Test(probe, removals_of_missing_keys_answer_as_redis)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 2", NULL, 2);
+    remove_missing(&d);
+    /* The key appears (another connection): the probe finds it. */
+    DC(&d, 1, "SET", "gone", "v");
+    D(&d, "DEL", "gone");
+    remove_missing(&d);
+    /* Of another type: WRONGTYPE where Redis gives it, from the log. */
+    DC(&d, 1, "SET", "gone", "v");
+    remove_missing(&d);
+    DC(&d, 1, "DEL", "gone");
+    remove_missing(&d);
+    /* Each type made again, then removed to empty by the same commands. */
+    DC(&d, 1, "SADD", "gone", "a");
+    D(&d, "SREM", "gone", "a", "b");
+    DC(&d, 1, "HSET", "gone", "f", "v");
+    D(&d, "HDEL", "gone", "f");
+    DC(&d, 1, "ZADD", "gone", "1", "m");
+    D(&d, "ZREM", "gone", "m");
+    DC(&d, 1, "RPUSH", "gone", "x", "x");
+    D(&d, "LREM", "gone", "0", "x");
+    remove_missing(&d);
+    rdiff_resp3(&d);
+    remove_missing(&d);
+    const char *st = ONE(d.a[0], "INFO", "stats");
+    const char *p = strstr(st, "atticdb_writes_without_log:");
+    cr_assert_not_null(p, "INFO stats has no atticdb_writes_without_log");
+    cr_assert_geq(atoll(p + strlen("atticdb_writes_without_log:")), 100);
     rdiff_end_both(&d);
 }
 
@@ -202,8 +274,8 @@ Test(probe, empty_polls_write_nothing_and_count_once)
     long long rpops = calls_of(c, "rpop");
     cr_assert_eq(rpops, 501, "cmdstat_rpop calls=%lld", rpops);
     cr_assert_eq(calls_of(c, "spop"), 501);
-    cr_assert_eq(stat_of(c, "atticdb_pop_probes"), 1000);
-    cr_assert_eq(stat_of(c, "atticdb_pops_without_log"), 1000);
+    cr_assert_eq(stat_of(c, "atticdb_write_probes"), 1000);
+    cr_assert_eq(stat_of(c, "atticdb_writes_without_log"), 1000);
     /* The queue gets an element: the next poll pops it, through the log. */
     cr_assert_eq(qint(c, "LPUSH queue job"), 1);
     redisReply *r = q(c, "RPOP queue");
@@ -211,6 +283,18 @@ Test(probe, empty_polls_write_nothing_and_count_once)
     cr_assert_str_eq(r->str, "job");
     freeReplyObject(r);
     expect_nil(c, "RPOP queue");
+    /* A cache invalidation of a key that is not there, polled the same. */
+    cr_assert_eq(qint(c, "DEL cache:1"), 0);
+    before = durable_lsn(c);
+    for (int i = 0; i < 500; i++)
+        cr_assert_eq(qint(c, "DEL cache:1"), 0);
+    grew = durable_lsn(c) - before;
+    cr_assert_lt(grew, 1000, "500 deletions of a missing key wrote %llu log bytes", grew);
+    cr_assert_eq(stat_of(c, "atticdb_writes_without_log"), 1500);
+    /* Once the key exists, the deletion finds it. */
+    freeReplyObject(q(c, "SET cache:1 v"));
+    cr_assert_eq(qint(c, "DEL cache:1"), 1);
+    cr_assert_eq(qint(c, "EXISTS cache:1"), 0);
     redisFree(c);
     cr_assert_eq(srv_stop(&S), 0);
     srv_cleanup(&S);
