@@ -198,7 +198,7 @@ static void read_decoded(store_ctx_t *ctx, unsigned dbnum, int proto, cmd_id_t o
     st_db_t *db = st_db(ctx, dbnum);
     if (op == CMD_PROBE && db && argc == 1) {
         /* No user command: no statistics, no events, no access time. */
-        st_read_probe(db, &argv[0], b);
+        st_read_probe(db, &argv[0], now, b);
         return;
     }
     if (!read) {

@@ -37,14 +37,31 @@
 #include "frontend/cmd/cmd.h"
 #include "strutil.h"
 
-/* What a command answers when its key is missing, as the log gave it. */
-enum { NOOP_NONE = 0, NOOP_EMPTY = 1, NOOP_ZERO = 2 };
+/* When a command changes nothing, and what it then answers: with its key
+ * missing, an empty form (a pop, SET XX) or ":0" (a removal); with its key
+ * there and live, a nil or ":0" (SET NX, SETNX: a lock already held). */
+enum { NOOP_NONE = 0, NOOP_EMPTY = 1, NOOP_ZERO = 2, NOOP_HELD = 3 };
 
-/* The commands a missing key makes a no-op (their key is argv[1]): the
- * pops, whose reply is then an empty form ("$-1", "*-1", "*0", "_",
- * "~0", by command and protocol), and the removals, whose reply is ":0"
- * (DEL and UNLINK of one key, SREM, HDEL, ZREM, LREM, ZREMRANGEBY*, the
- * EXPIRE family, PERSIST). NOOP_NONE for the rest. */
+/* SET's options: NOOP_HELD with NX, NOOP_EMPTY with XX, NOOP_NONE with GET
+ * (its reply is the old value) or neither. A malformed SET is refused
+ * before its key is looked at, so it is never remembered. */
+static int set_kind(const fe_args_t *a)
+{
+    int kind = NOOP_NONE;
+    for (int i = 3; i < a->argc; i++) {
+        if (fe_word_eq(a->argv[i], a->lens[i], "get")) return NOOP_NONE;
+        if (fe_word_eq(a->argv[i], a->lens[i], "nx")) kind = NOOP_HELD;
+        if (fe_word_eq(a->argv[i], a->lens[i], "xx")) kind = NOOP_EMPTY;
+    }
+    return kind;
+}
+
+/* The commands that may change nothing, by their key (argv[1]): the pops
+ * and SET XX when it is missing (their reply then an empty form, "$-1",
+ * "*-1", "*0", "_" or "~0" by command and protocol), the removals when it
+ * is missing (":0": DEL and UNLINK of one key, SREM, HDEL, ZREM, LREM,
+ * ZREMRANGEBY*, the EXPIRE family, PERSIST), SET NX and SETNX when it is
+ * there and live (nil, ":0"). NOOP_NONE for the rest. */
 static int probed_command(const cmd_desc_t *d, const fe_args_t *a)
 {
     switch (d->id) {
@@ -63,6 +80,10 @@ static int probed_command(const cmd_desc_t *d, const fe_args_t *a)
     case CMD_LMOVE:
     case CMD_RPOPLPUSH:
         return NOOP_EMPTY; /* a missing source: nil, whatever the destination */
+    case CMD_SET:
+        return set_kind(a);
+    case CMD_SETNX:
+        return NOOP_HELD;
     case CMD_DEL:
     case CMD_UNLINK:
         return a->argc == 2 ? NOOP_ZERO : NOOP_NONE;
@@ -84,14 +105,28 @@ static int probed_command(const cmd_desc_t *d, const fe_args_t *a)
     }
 }
 
-/* Whether reply is what a missing key answers a command of this kind. */
+static int reply_is(const char *reply, size_t len, const char *form)
+{
+    return len == strlen(form) && memcmp(reply, form, len) == 0;
+}
+
+/* Whether reply is what a command of this kind answers when it changes
+ * nothing. */
 static int noop_reply(int kind, const char *reply, size_t len)
 {
-    static const char *const empty[] = {"$-1\r\n", "*-1\r\n", "*0\r\n", "_\r\n", "~0\r\n"};
-    if (kind == NOOP_ZERO) return len == 4 && memcmp(reply, ":0\r\n", 4) == 0;
-    for (size_t k = 0; k < sizeof(empty) / sizeof(empty[0]); k++)
-        if (len == strlen(empty[k]) && memcmp(reply, empty[k], len) == 0) return 1;
-    return 0;
+    switch (kind) {
+    case NOOP_ZERO:
+        return reply_is(reply, len, ":0\r\n");
+    case NOOP_HELD:
+        return reply_is(reply, len, ":0\r\n") || reply_is(reply, len, "$-1\r\n") ||
+               reply_is(reply, len, "_\r\n");
+    case NOOP_EMPTY:
+        return reply_is(reply, len, "$-1\r\n") || reply_is(reply, len, "*-1\r\n") ||
+               reply_is(reply, len, "*0\r\n") || reply_is(reply, len, "_\r\n") ||
+               reply_is(reply, len, "~0\r\n");
+    default:
+        return 0;
+    }
 }
 
 /* The command as the connection would run it: its words, database and
@@ -135,7 +170,8 @@ static int eligible(const fe_conn_t *c)
 
 int fe_probe_begin(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
-    if (c->probe.state != FE_PROBE_IDLE || !eligible(c) || !probed_command(d, a)) return 0;
+    if (c->probe.state != FE_PROBE_IDLE || !eligible(c) || probed_command(d, a) == NOOP_NONE)
+        return 0;
     uint64_t tag = command_tag(c, a);
     if (learned(c, tag) < 0) return 0;
     if (fe_probe_submit(c, (const unsigned char *)a->argv[1], a->lens[1])) return 0;
@@ -147,14 +183,17 @@ int fe_probe_begin(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 int fe_probe_answer(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
     if (c->probe.state == FE_PROBE_IDLE || c->probe.state == FE_PROBE_SENT) return 0;
-    int absent = c->probe.state == FE_PROBE_ABSENT;
+    int state = c->probe.state;
     c->probe.state = FE_PROBE_IDLE;
-    if (!probed_command(d, a)) return 0;
+    int kind = probed_command(d, a);
+    if (kind == NOOP_NONE) return 0;
     uint64_t tag = command_tag(c, a);
     int i = learned(c, tag);
     if (tag != c->probe.asked || i < 0) return 0; /* another command now: the log decides */
-    if (!absent) {
-        c->probe.tags[i].tag = 0; /* it has members again */
+    /* An expired key is neither missing nor there: only a record may
+     * delete it. */
+    if (state != (kind == NOOP_HELD ? FE_PROBE_LIVE : FE_PROBE_ABSENT)) {
+        c->probe.tags[i].tag = 0; /* it would change something now */
         return 0;
     }
     buf_t b;
@@ -168,7 +207,7 @@ int fe_probe_answer(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 
 void fe_probe_note(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
-    if (!probed_command(d, a) || !c->tail || c->tail->state != FE_WAIT_STORE ||
+    if (probed_command(d, a) == NOOP_NONE || !c->tail || c->tail->state != FE_WAIT_STORE ||
         c->tail->kind != STORE_REPLY_WRITE)
         return;
     c->probe.learn_lsn = c->tail->id + 1; /* 0 = none: the log's first record is at 0 */

@@ -273,10 +273,14 @@ static void probe_answered(fe_t *fe, fe_reply_t *r)
     fe->nwaiting--;
     c->reads_outstanding--;
     c->probe.wait = NULL;
-    /* The store's ":0" or ":1"; anything else (an error) runs the write,
-     * which answers what the log says. */
-    c->probe.state =
-        r->len == 4 && memcmp(r->data, ":0\r\n", 4) == 0 ? FE_PROBE_ABSENT : FE_PROBE_PRESENT;
+    /* The store's ":0", ":1" or ":2"; anything else (an error) runs the
+     * write, which answers what the log says. */
+    c->probe.state = FE_PROBE_UNKNOWN;
+    if (r->len == 4 && r->data[0] == ':' && r->data[2] == '\r') {
+        if (r->data[1] == '0') c->probe.state = FE_PROBE_ABSENT;
+        if (r->data[1] == '1') c->probe.state = FE_PROBE_LIVE;
+        if (r->data[1] == '2') c->probe.state = FE_PROBE_EXPIRED;
+    }
     fe_reply_free(fe, r);
     if (!c->probe.resume_queued) {
         c->probe.resume_queued = 1;

@@ -50,7 +50,9 @@ enum fe_probe_state {
     FE_PROBE_IDLE = 0,
     FE_PROBE_SENT = 1,
     FE_PROBE_ABSENT = 2,  /* the key is not in the index */
-    FE_PROBE_PRESENT = 3, /* it is (perhaps expired): the write runs */
+    FE_PROBE_LIVE = 3,    /* it is, and live */
+    FE_PROBE_EXPIRED = 4, /* it is, expired: only a record may delete it */
+    FE_PROBE_UNKNOWN = 5, /* the store answered something else (an error) */
 };
 
 /* One request's place in its connection's reply order. */
@@ -433,9 +435,9 @@ int fe_read_submit(fe_conn_t *c, uint16_t op, int argc, const unsigned char *con
                    const uint32_t *lens);
 /* c is closing: its read in parts, if any, is given up. */
 void fe_read_abandon(fe_conn_t *c);
-/* Ask the store whether `key` is in c's database (expired or not), for a
- * pop that would change nothing without it (D68): the answer lands in
- * c->probe.state (FE_PROBE_ABSENT or FE_PROBE_PRESENT) and c's input runs
+/* Ask the store whether `key` is in c's database, and live, for a write
+ * that would change nothing (D68): the answer lands in c->probe.state
+ * (FE_PROBE_ABSENT, _LIVE, _EXPIRED or _UNKNOWN) and c's input runs
  * again. Returns 0 when sent; -EAGAIN (channel full) or -EMSGSIZE (the key
  * needs parts) when not, and then the caller just runs the write. */
 int fe_probe_submit(fe_conn_t *c, const unsigned char *key, uint32_t klen);

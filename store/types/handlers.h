@@ -44,10 +44,11 @@ int st_stream_group_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *
 int st_stream_read_serve(store_ctx_t *ctx, const apply_args_t *a, st_waiter_t *w,
                          const rec_arg_t *key, buf_t *r);
 
-/* The answer to a frontend's probe before a pop (D68, keyspace.c): ":1"
- * when key is in db's index, expired or not, else ":0"; no statistics, no
- * events. Not a command: route.c calls it for CMD_PROBE. */
-void st_read_probe(st_db_t *db, const rec_arg_t *key, buf_t *r);
+/* The answer to a frontend's probe before a write (D68, keyspace.c): ":0"
+ * when key is not in db's index, ":1" when it is and live at now, ":2"
+ * when it is there but expired; no statistics, no events. Not a command:
+ * route.c calls it for CMD_PROBE. */
+void st_read_probe(st_db_t *db, const rec_arg_t *key, int64_t now, buf_t *r);
 
 /* Helpers the handlers share (keyspace.c). */
 

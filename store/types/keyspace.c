@@ -277,11 +277,13 @@ void st_read_exists(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     resp_integer(r, n);
 }
 
-void st_read_probe(st_db_t *db, const rec_arg_t *key, buf_t *r)
+void st_read_probe(st_db_t *db, const rec_arg_t *key, int64_t now, buf_t *r)
 {
-    /* Expired keys count as there: the pop's record deletes them, as the
-     * log must say (D68). */
-    resp_integer(r, idx_find(&db->ix, key->ptr, key->len) != NULL);
+    /* An expired key is told apart from a missing one: a write's record
+     * must delete it, as the log must say (D68). */
+    idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
+    int64_t at = slot ? (*slot)->expire_at_ms : 0;
+    resp_integer(r, !slot ? 0 : at && at <= now ? 2 : 1);
 }
 
 /* TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without the key, -1 without a

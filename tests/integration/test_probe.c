@@ -36,6 +36,15 @@ static void fini(void)
 
 TestSuite(probe, .fini = fini, .timeout = 240);
 
+/* AtticDB's atticdb_writes_without_log (INFO stats) on d's connection 0. */
+static long long unlogged_of(diff_t *d)
+{
+    const char *st = ONE(d->a[0], "INFO", "stats");
+    const char *p = strstr(st, "atticdb_writes_without_log:");
+    cr_assert_not_null(p, "INFO stats has no atticdb_writes_without_log");
+    return atoll(p + strlen("atticdb_writes_without_log:"));
+}
+
 /* ---- differential: replies against Redis ---- */
 
 /* Each pop form polled on missing keys, three times: the first through
@@ -116,10 +125,7 @@ Test(probe, empty_pops_answer_as_redis)
     rdiff_resp3(&d);
     pops_against_redis(&d);
     /* The comparison went through the frontend's answers, not only the log. */
-    const char *st = ONE(d.a[0], "INFO", "stats");
-    const char *p = strstr(st, "atticdb_writes_without_log:");
-    cr_assert_not_null(p, "INFO stats has no atticdb_writes_without_log");
-    long long unlogged = atoll(p + strlen("atticdb_writes_without_log:"));
+    long long unlogged = unlogged_of(&d);
     cr_assert_geq(unlogged, 100, "only %lld pops were answered without the log", unlogged);
     rdiff_end_both(&d);
 }
@@ -189,10 +195,55 @@ Test(probe, removals_of_missing_keys_answer_as_redis)
     remove_missing(&d);
     rdiff_resp3(&d);
     remove_missing(&d);
-    const char *st = ONE(d.a[0], "INFO", "stats");
-    const char *p = strstr(st, "atticdb_writes_without_log:");
-    cr_assert_not_null(p, "INFO stats has no atticdb_writes_without_log");
-    cr_assert_geq(atoll(p + strlen("atticdb_writes_without_log:")), 100);
+    cr_assert_geq(unlogged_of(&d), 100);
+    rdiff_end_both(&d);
+}
+
+/* A lock polled by one connection while another holds it (SET NX, SETNX:
+ * no-ops while the key is there and live), then released, expired, of
+ * another type; SET XX of a missing key. */
+static void locks_against_redis(diff_t *d)
+{
+    DC(d, 1, "SET", "lock", "owner1", "NX", "PX", "100000");
+    for (int i = 0; i < 3; i++)
+        D(d, "SET", "lock", "owner0", "NX", "PX", "30000");
+    for (int i = 0; i < 3; i++)
+        D(d, "SETNX", "lock", "owner0");
+    for (int i = 0; i < 3; i++)
+        D(d, "SET", "lock", "owner0", "NX", "GET"); /* GET: the old value, never remembered */
+    DC(d, 1, "DEL", "lock");
+    D(d, "SET", "lock", "owner0", "NX", "PX", "30000"); /* free now: taken */
+    D(d, "GET", "lock");
+    DC(d, 1, "DEL", "lock");
+    D(d, "SETNX", "lock", "owner0");
+    DC(d, 1, "DEL", "lock");
+    /* Held by a key that expires: once expired, the poll takes it. */
+    DC(d, 1, "SET", "lock", "owner1", "NX", "PX", "1");
+    RDIFF_AWAIT_EXPIRED(d, "lock");
+    D(d, "SET", "lock", "owner0", "NX", "PX", "30000");
+    D(d, "GET", "lock");
+    /* A key of another type holds it too (NX looks only at the key). */
+    DC(d, 1, "DEL", "lock");
+    DC(d, 1, "RPUSH", "lock", "x");
+    for (int i = 0; i < 3; i++)
+        D(d, "SETNX", "lock", "owner0");
+    DC(d, 1, "DEL", "lock");
+    for (int i = 0; i < 3; i++)
+        D(d, "SET", "lock", "owner0", "XX");
+    DC(d, 1, "SET", "lock", "owner1");
+    D(d, "SET", "lock", "owner0", "XX");
+    D(d, "GET", "lock");
+    DC(d, 1, "DEL", "lock");
+}
+
+Test(probe, locks_polled_answer_as_redis)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 2", NULL, 2);
+    locks_against_redis(&d);
+    rdiff_resp3(&d);
+    locks_against_redis(&d);
+    cr_assert_geq(unlogged_of(&d), 10);
     rdiff_end_both(&d);
 }
 
