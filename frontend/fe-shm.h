@@ -142,7 +142,7 @@ typedef struct shm_fe_stats {
     _Atomic uint64_t conns, cmds; /* since the epoch: INFO stats */
     _Atomic uint64_t rejected_conns;
     _Atomic uint64_t net_in, net_out, error_replies;
-    /* Pops that asked the store first, and those answered without a
+    /* Writes that asked the store first, and those answered without a
      * record (D68, frontend/cmd/probe.c). */
     _Atomic uint64_t write_probes, writes_unlogged;
     _Atomic uint64_t inst_ops;                  /* commands per second, sampled (not reset) */

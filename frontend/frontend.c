@@ -74,8 +74,8 @@ static int stream_arg(fe_conn_t *c, const char *name, size_t n, int count, int a
            !fe_acl_auth_required(c);
 }
 
-/* Every write the store answered: an EXEC's outcome (multi.c), a pop's
- * emptiness (probe.c). */
+/* Every write the store answered: an EXEC's outcome (multi.c), whether
+ * a write changed nothing (probe.c). */
 static void write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len)
 {
     fe_multi_write_reply(c, lsn, reply, len);

@@ -74,13 +74,13 @@ int fe_multi_exec_waiting(fe_conn_t *c);
  * write_reply hook, for every write reply; cheap when it is not c's EXEC). */
 void fe_multi_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len);
 
-/* probe.c: pops that find nothing, answered without the log (D68).
+/* probe.c: writes that change nothing, answered without the log (D68).
  * fe_probe_begin, before the command is counted: 1 when a probe for it
  * was sent (return -EBUSY: it runs again once answered), else 0.
  * fe_probe_answer, where the write would be encoded: 1 when the answer
  * was "absent" and the remembered reply is queued (done), else 0 (run
- * the write). fe_probe_note, after a pop was submitted to the log: its
- * reply may teach (fe_probe_write_reply, from the write_reply hook). */
+ * the write). fe_probe_note, after such a write was submitted to the log:
+ * its reply may teach (fe_probe_write_reply, from the write_reply hook). */
 int fe_probe_begin(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
 int fe_probe_answer(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
 void fe_probe_note(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);

@@ -183,7 +183,7 @@ static int dispatch_write_once(fe_conn_t *c, const cmd_desc_t *d, const fe_args_
 {
     if (fe_write_refused(c)) return 0;
     if (c->reads_outstanding) return -EBUSY;
-    if (fe_probe_answer(c, d, a)) return 0; /* it pops nothing (D68) */
+    if (fe_probe_answer(c, d, a)) return 0; /* it changes nothing (D68) */
     fe_encode_fn encode = d->id == CMD_XREAD ? fe_enc_xreadblock : fe_encoder(d->id);
     if (!encode) {
         fe_reply_errorf(c, "ERR command '%s' is not implemented", d->name);
@@ -435,9 +435,9 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         return -EBUSY;
     }
     if (run->route == CMD_ROUTE_WRITE) {
-        /* A write behind this connection's reads waits (D9), and a pop
-         * that may find nothing asks the store first (D68): counted when
-         * it runs again. */
+        /* A write behind this connection's reads waits (D9), and one that
+         * may change nothing asks the store first (D68): counted when it
+         * runs again. */
         if (c->reads_outstanding || fe_probe_begin(c, d, &a)) {
             buf_free(&out);
             return -EBUSY;

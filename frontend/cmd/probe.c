@@ -207,12 +207,13 @@ int fe_probe_answer(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 
 void fe_probe_note(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
-    if (probed_command(d, a) == NOOP_NONE || !c->tail || c->tail->state != FE_WAIT_STORE ||
+    int kind = probed_command(d, a);
+    if (kind == NOOP_NONE || !c->tail || c->tail->state != FE_WAIT_STORE ||
         c->tail->kind != STORE_REPLY_WRITE)
         return;
     c->probe.learn_lsn = c->tail->id + 1; /* 0 = none: the log's first record is at 0 */
     c->probe.learn_tag = command_tag(c, a);
-    c->probe.learn_kind = (uint8_t)probed_command(d, a);
+    c->probe.learn_kind = (uint8_t)kind;
 }
 
 void fe_probe_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t len)

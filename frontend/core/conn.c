@@ -261,10 +261,6 @@ void fe_conn_block(fe_conn_t *c, uint64_t lsn, int64_t deadline_ms)
     atomic_fetch_add(&c->fe->stats->blocked, 1);
 }
 
-/* r (its client still here) has its store reply, or the first part of a
- * large value's (D48), as its data: it is answered, or held while
- * min-replicas-acked holds its write's ack (D33). Returns 1 when it is
- * ready, 0 when held. */
 /* c's probe was answered (D68): its command runs again, by itself, not
  * by a walk over every connection. */
 static void probe_answered(fe_t *fe, fe_reply_t *r)
@@ -290,6 +286,10 @@ static void probe_answered(fe_t *fe, fe_reply_t *r)
     event_active(fe->ev_retry, EV_TIMEOUT, 0);
 }
 
+/* r (its client still here) has its store reply, or the first part of a
+ * large value's (D48), as its data: it is answered, or held while
+ * min-replicas-acked holds its write's ack (D33). Returns 1 when it is
+ * ready, 0 when held. */
 static uint64_t store_reply_ready(fe_t *fe, fe_reply_t *r, uint8_t kind, uint64_t id, uint64_t *now)
 {
     fe_conn_t *c = r->conn;
@@ -851,6 +851,18 @@ static void on_accept(evutil_socket_t lfd, short what, void *arg)
 }
 
 /* Retry connections that waited for ring or channel space. */
+/* A blocked connection's input runs again (it may close c). */
+static void conn_retry(fe_conn_t *c)
+{
+    fe_t *fe = c->fe;
+    if (!c->blocked || fe->draining) return;
+    c->blocked = 0;
+    fe->nblocked--;
+    conn_resume(c);
+    conn_process_input(c);
+    conn_flush(c);
+}
+
 static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
     fe_t *fe = arg;
@@ -859,21 +871,11 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
         fe_conn_t *c = fe->resume;
         fe->resume = c->probe.resume_next;
         c->probe.resume_queued = 0;
-        if (!c->blocked || fe->draining) continue;
-        c->blocked = 0;
-        fe->nblocked--;
-        conn_resume(c);
-        conn_process_input(c);
-        conn_flush(c);
+        conn_retry(c);
     }
     for (fe_conn_t *c = fe->conns, *next; c && fe->nblocked; c = next) {
         next = c->next;
-        if (!c->blocked || fe->draining) continue;
-        c->blocked = 0;
-        fe->nblocked--;
-        conn_resume(c);
-        conn_process_input(c);
-        if (conn_flush(c) != 0) continue;
+        conn_retry(c);
     }
     fe_check_completions(fe);
 }

@@ -41,7 +41,7 @@ enum fe_reply_state {
     FE_PAUSED = 3,       /* a large value's reply in parts: the next not asked for yet (D48) */
 };
 
-/* Commands a connection remembers as popping nothing (D68): a consumer
+/* Commands a connection remembers as changing nothing (D68): a consumer
  * polling a few queues in turn keeps each. */
 #define FE_PROBE_TAGS 8
 
@@ -206,7 +206,7 @@ typedef struct fe_conn {
     uint8_t doomed;     /* killed: closed by the reaper, nothing more is read */
     uint8_t input_more; /* while a command runs: more of the input follows it */
 
-    /* A pop that may find its key missing asks the store first (D68,
+    /* A write that may change nothing asks the store first (D68,
      * frontend/cmd/probe.c): the core sends the probe and files its answer
      * here, the command layer decides. While state is FE_PROBE_SENT the
      * command stays in `in` and nothing more of c runs (the probe counts
@@ -215,14 +215,14 @@ typedef struct fe_conn {
         uint8_t state;     /* FE_PROBE_* */
         uint8_t next_slot; /* the tag a new one replaces */
         struct {
-            uint64_t tag; /* a command whose pop found nothing, 0 = none */
+            uint64_t tag; /* a command that changed nothing, 0 = none */
             uint8_t len;
             char reply[7]; /* what the log answered it: "$-1\r\n", ... */
         } tags[FE_PROBE_TAGS];
         uint64_t asked;     /* the tag the probe in flight (or answered) is for */
-        uint64_t learn_lsn; /* a pop in the log whose reply may teach: its LSN + 1, 0 = none */
+        uint64_t learn_lsn; /* a write in the log whose reply may teach: its LSN + 1, 0 = none */
         uint64_t learn_tag;
-        uint8_t learn_kind;          /* which replies mean "its key was missing" (probe.c) */
+        uint8_t learn_kind;          /* which replies mean "it changed nothing" (probe.c) */
         fe_reply_t *wait;            /* the probe's entry, in no FIFO */
         struct fe_conn *resume_next; /* in fe->resume, answered probes */
         uint8_t resume_queued;

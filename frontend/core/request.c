@@ -39,12 +39,34 @@ static store_req_t read_header(fe_conn_t *c, uint64_t id)
         .id = id, .min_lsn = min_lsn, .db = (uint32_t)c->db, .proto = (uint32_t)c->proto};
 }
 
-static void read_sent(fe_conn_t *c, uint64_t id)
+/* c's read `id` is in the channel: r (its entry, in c's FIFO or, for a
+ * probe, in none) waits for the store's answer, and a write of c waits
+ * behind it. */
+static void read_sent(fe_conn_t *c, fe_reply_t *r, uint64_t id)
 {
     fe_wake_store(c->fe);
-    fe_reply_t *r = fe_reply_push(c);
     fe_wait_store(c->fe, r, STORE_REPLY_READ, id);
     c->reads_outstanding++;
+}
+
+/* c's read `op` as one message of payload bytes; its id in *id. Returns 0,
+ * or -EAGAIN when the channel is full (the store woken). */
+static int send_one(fe_conn_t *c, uint16_t op, int argc, const unsigned char *const *argv,
+                    const uint32_t *lens, size_t payload, uint64_t *id)
+{
+    fe_t *fe = c->fe;
+    unsigned char *dst = chan_reserve(fe->to_store, (uint32_t)(sizeof(store_req_t) + payload));
+    if (!dst) {
+        fe_wake_store(fe);
+        return -EAGAIN;
+    }
+    store_req_t req = read_header(c, fe->next_read_id++);
+    req.payload_len = (uint32_t)payload;
+    memcpy(dst, &req, sizeof(req));
+    rec_encode_payload(dst + sizeof(req), op, (uint16_t)argc, argv, lens);
+    chan_publish(fe->to_store);
+    *id = req.id;
+    return 0;
 }
 
 /* The request of fe->rq, from byte fe->rq.sent on, as parts. Returns 0
@@ -86,17 +108,10 @@ int fe_read_submit(fe_conn_t *c, uint16_t op, int argc, const unsigned char *con
     fe_t *fe = c->fe;
     size_t payload = rec_cmd_payload_size((uint16_t)argc, lens);
     if (sizeof(store_req_t) + payload <= chan_max_msg(fe->to_store)) {
-        unsigned char *dst = chan_reserve(fe->to_store, (uint32_t)(sizeof(store_req_t) + payload));
-        if (!dst) {
-            fe_wake_store(fe);
-            return -EAGAIN;
-        }
-        store_req_t req = read_header(c, fe->next_read_id++);
-        req.payload_len = (uint32_t)payload;
-        memcpy(dst, &req, sizeof(req));
-        rec_encode_payload(dst + sizeof(req), op, (uint16_t)argc, argv, lens);
-        chan_publish(fe->to_store);
-        read_sent(c, req.id);
+        uint64_t id;
+        int rc = send_one(c, op, argc, argv, lens, payload, &id);
+        if (rc) return rc;
+        read_sent(c, fe_reply_push(c), id);
         return 0;
     }
     if (payload > UINT32_MAX) return -EMSGSIZE;
@@ -111,32 +126,25 @@ int fe_read_submit(fe_conn_t *c, uint16_t op, int argc, const unsigned char *con
     int rc = send_parts(fe, op, argc, argv, lens, payload);
     if (rc) return rc;
     fe->rq.c = NULL;
-    read_sent(c, fe->rq.hdr.id);
+    read_sent(c, fe_reply_push(c), fe->rq.hdr.id);
     return 0;
 }
 
-/* The probe of a pop (D68): a one-message request whose entry is in no
- * FIFO. It counts in reads_outstanding, so c's command, kept in its input,
- * waits for the answer as a write waits behind reads. */
+/* The probe of a write that may change nothing (D68): a one-message
+ * read whose entry is in no FIFO. It counts in reads_outstanding, so c's
+ * command, kept in its input, waits for the answer as a write waits
+ * behind reads. */
 int fe_probe_submit(fe_conn_t *c, const unsigned char *key, uint32_t klen)
 {
-    fe_t *fe = c->fe;
     const unsigned char *argv[1] = {key};
     uint32_t lens[1] = {klen};
     size_t payload = rec_cmd_payload_size(1, lens);
-    if (sizeof(store_req_t) + payload > chan_max_msg(fe->to_store)) return -EMSGSIZE;
-    unsigned char *dst = chan_reserve(fe->to_store, (uint32_t)(sizeof(store_req_t) + payload));
-    if (!dst) return -EAGAIN;
-    store_req_t req = read_header(c, fe->next_read_id++);
-    req.payload_len = (uint32_t)payload;
-    memcpy(dst, &req, sizeof(req));
-    rec_encode_payload(dst + sizeof(req), CMD_PROBE, 1, argv, lens);
-    chan_publish(fe->to_store);
-    fe_wake_store(fe);
-    fe_reply_t *r = fe_reply_detached(c);
-    fe_wait_store(fe, r, STORE_REPLY_READ, req.id);
-    c->reads_outstanding++;
-    c->probe.wait = r;
+    if (sizeof(store_req_t) + payload > chan_max_msg(c->fe->to_store)) return -EMSGSIZE;
+    uint64_t id;
+    int rc = send_one(c, CMD_PROBE, 1, argv, lens, payload, &id);
+    if (rc) return rc;
+    c->probe.wait = fe_reply_detached(c);
+    read_sent(c, c->probe.wait, id);
     c->probe.state = FE_PROBE_SENT;
     return 0;
 }
