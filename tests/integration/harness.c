@@ -345,6 +345,25 @@ int srv_frontend_of(redisContext *c)
     return fe;
 }
 
+long long srv_info_text_num(const char *text, const char *field)
+{
+    char key[128];
+    snprintf(key, sizeof(key), "\r\n%s:", field);
+    const char *p = strstr(text, key);
+    return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+long long srv_info_num(const srv_t *s, const char *section, const char *field)
+{
+    redisContext *c = srv_connect(s);
+    if (!c) return -1;
+    redisReply *r = redisCommand(c, "INFO %s", section);
+    long long v = r && r->type == REDIS_REPLY_STRING ? srv_info_text_num(r->str, field) : -1;
+    if (r) freeReplyObject(r);
+    redisFree(c);
+    return v;
+}
+
 redisContext *srv_connect_on(const srv_t *s, int fe)
 {
     for (int i = 0; i < 200; i++) {

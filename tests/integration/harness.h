@@ -68,6 +68,13 @@ redisContext *srv_connect(const srv_t *s);
  * or -1 when INFO does not say. */
 int srv_frontend_of(redisContext *c);
 
+/* The numeric value of `field:` in an INFO text, -1 when missing. */
+long long srv_info_text_num(const char *text, const char *field);
+
+/* INFO section's numeric field, asked on a new connection to s; -1 when
+ * s does not answer (a server restarting) or has no such field. */
+long long srv_info_num(const srv_t *s, const char *section, const char *field);
+
 /* A connection that landed on frontend fe (the kernel spreads them over
  * the SO_REUSEPORT sockets: up to 200 tries), or NULL. */
 redisContext *srv_connect_on(const srv_t *s, int fe);

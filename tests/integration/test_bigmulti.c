@@ -603,10 +603,7 @@ static long long info_num(redisContext *c, const char *field)
 {
     redisReply *r = redisCommand(c, "INFO");
     cr_assert(r && r->type == REDIS_REPLY_STRING, "INFO");
-    char key[128];
-    snprintf(key, sizeof(key), "\r\n%s:", field);
-    const char *p = strstr(r->str, key);
-    long long v = p ? strtoll(p + strlen(key), NULL, 10) : -1;
+    long long v = srv_info_text_num(r->str, field);
     freeReplyObject(r);
     return v;
 }

@@ -32,11 +32,7 @@ TestSuite(conn, .fini = srv_cleanup_all, .timeout = 90);
 /* The value of `field:` in an INFO text. */
 static long long info_field(const char *text, const char *field)
 {
-    char key[128];
-    snprintf(key, sizeof(key), "\r\n%s:", field);
-    const char *p = strstr(text, key);
-    if (!p) return -1;
-    return strtoll(p + strlen(key), NULL, 10);
+    return srv_info_text_num(text, field);
 }
 
 /* ------------------------------------------------------------------ */

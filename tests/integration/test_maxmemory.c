@@ -120,10 +120,7 @@ static long long info_num(redisContext *c, const char *field)
 {
     redisReply *r = cmd(c, "INFO");
     cr_assert(r->type == REDIS_REPLY_STRING);
-    char key[128];
-    snprintf(key, sizeof(key), "\r\n%s:", field);
-    const char *p = strstr(r->str, key);
-    long long v = p ? atoll(p + strlen(key)) : -1;
+    long long v = srv_info_text_num(r->str, field);
     freeReplyObject(r);
     return v;
 }

@@ -206,11 +206,7 @@ Test(pubsub, acl_channel_rules_as_redis)
 
 static long long info_field(const char *text, const char *field)
 {
-    char key[128];
-    snprintf(key, sizeof(key), "\r\n%s:", field);
-    const char *p = strstr(text, key);
-    if (!p) return -1;
-    return strtoll(p + strlen(key), NULL, 10);
+    return srv_info_text_num(text, field);
 }
 
 /* Connections until one is on frontend `want` (2 frontends: the kernel

@@ -34,19 +34,7 @@ static srv_t L, R;
  * answer or has no such field). */
 static long long info_of(const srv_t *s, const char *field)
 {
-    redisContext *c = srv_connect(s);
-    if (!c) return -1;
-    long long v = -1;
-    redisReply *r = redisCommand(c, "INFO everything");
-    if (r && r->type == REDIS_REPLY_STRING) {
-        char key[128];
-        snprintf(key, sizeof(key), "\r\n%s:", field);
-        const char *p = strstr(r->str, key);
-        if (p) v = strtoll(p + strlen(key), NULL, 10);
-    }
-    if (r) freeReplyObject(r);
-    redisFree(c);
-    return v;
+    return srv_info_num(s, "everything", field);
 }
 
 static void digest_of(const srv_t *s, char out[64])

@@ -568,19 +568,7 @@ Test(repl_stream, killed_replication_processes_are_respawned_and_resume)
  * does not answer: a replica restarting on its copy). */
 static long long info_num_of(const srv_t *s, const char *field)
 {
-    redisContext *c = srv_connect(s);
-    if (!c) return -1;
-    long long v = -1;
-    redisReply *r = redisCommand(c, "INFO replication");
-    if (r && r->type == REDIS_REPLY_STRING) {
-        char key[128];
-        snprintf(key, sizeof(key), "\r\n%s:", field);
-        const char *p = strstr(r->str, key);
-        if (p) v = strtoll(p + strlen(key), NULL, 10);
-    }
-    if (r) freeReplyObject(r);
-    redisFree(c);
-    return v;
+    return srv_info_num(s, "replication", field);
 }
 
 /* Wait (up to 120 s) until s restarted on a full copy; a new connection. */
