@@ -493,6 +493,9 @@ static const config_entry_t table[] = {
     NUM("ring-size", CONFIG_MEMORY, 0, "16mb", 64 * 1024, LLONG_MAX, ring_size),
     NUM("segment-size", CONFIG_MEMORY, 0, "64mb", 64 * 1024, LLONG_MAX, segment_size),
     NUM("channel-size", CONFIG_MEMORY, 0, "4mb", 64 * 1024, LLONG_MAX, chan_size),
+    /* GET's replies that the frontends answer from without the store
+     * (common/rcache.h, D70); 0 turns the cache off. */
+    NUM("read-cache-size", CONFIG_MEMORY, 0, "128mb", 0, 1ll << 40, read_cache_size),
     /* A bulk longer than this (or than a record holds) goes into the log
      * as chunks of at most this many bytes while it arrives (D48). */
     NUM("big-value-buffer", CONFIG_MEMORY, 0, "4mb", 64 * 1024, 1024ll * 1024 * 1024,

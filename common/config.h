@@ -59,6 +59,7 @@ typedef struct config {
     uint64_t ring_size;    /* bytes, power of two */
     uint64_t segment_size; /* bytes, power of two multiple of ring_size */
     uint64_t chan_size;    /* per frontend channel, bytes, power of two */
+    uint64_t read_cache_size; /* GET replies shared with the frontends (D70); 0 = none */
     int64_t proto_max_bulk_len;
     int64_t max_args;
     size_t max_inline_len;

@@ -78,6 +78,8 @@ enum {
     F_ZSET_DIRTY,
     F_BACKLOG_TRIM,
     F_REPL_PINNED,
+    F_CACHE_SLOT,
+    F_CACHE_INVAL,
     F_NOPS
 };
 
@@ -137,7 +139,9 @@ static const char *const op_names[F_NOPS] = {"open",
                                              "zsetwritten",
                                              "zsetdirty",
                                              "backlogtrim",
-                                             "replpinned"};
+                                             "replpinned",
+                                             "cacheslot",
+                                             "cacheinval"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -410,7 +414,9 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_ZSET_WRITTEN] = F_ZSET_WRITTEN,
                               [IO_FAULT_ZSET_DIRTY] = F_ZSET_DIRTY,
                               [IO_FAULT_BACKLOG_TRIM] = F_BACKLOG_TRIM,
-                              [IO_FAULT_REPL_PINNED] = F_REPL_PINNED};
+                              [IO_FAULT_REPL_PINNED] = F_REPL_PINNED,
+                              [IO_FAULT_CACHE_SLOT] = F_CACHE_SLOT,
+                              [IO_FAULT_CACHE_INVAL] = F_CACHE_INVAL};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);

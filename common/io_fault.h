@@ -54,6 +54,11 @@
  * and has not read the replicas' keep_lsn; "replpinned" the replication
  * process's Nth handshake whose LSN is published in keep_lsn and not
  * checked against the log's start yet; KILL there kills the process.
+ * The read cache (D70): "cacheslot" is the store's Nth slot write (a
+ * fill or an invalidation) with the slot's sequence odd and its bytes
+ * half written; "cacheinval" the store's Nth invalidation done, with the
+ * record that made it applied and the applied LSN not yet published;
+ * KILL there kills the process.
  * A read request in parts (D58): "reqpart" is the store's Nth part of
  * one copied (more to come, the part not yet consumed), "reqpartsent" a
  * frontend's Nth part sent (more to come); KILL there kills the process.
@@ -162,6 +167,9 @@ enum io_fault_point {
     /* The replication backlog (store/compact.c, repl/backlog.c; D67): */
     IO_FAULT_BACKLOG_TRIM = 40, /* "backlogtrim": deleting_below published, keep_lsn not read */
     IO_FAULT_REPL_PINNED = 41,  /* "replpinned": a handshake's LSN in keep_lsn, not checked */
+    /* The read cache (common/rcache.c, D70): */
+    IO_FAULT_CACHE_SLOT = 42,  /* "cacheslot": the store is writing a slot (its sequence odd) */
+    IO_FAULT_CACHE_INVAL = 43, /* "cacheinval": a key invalidated, the applied LSN not published */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -145,6 +145,9 @@ typedef struct shm_fe_stats {
     /* Writes that asked the store first, and those answered without a
      * record (D68, frontend/cmd/probe.c). */
     _Atomic uint64_t write_probes, writes_unlogged;
+    /* GETs answered from the read cache (D70, frontend/cmd/cached.c): a
+     * value (keyspace_hits) or the key's absence (keyspace_misses). */
+    _Atomic uint64_t cache_hits, cache_misses;
     _Atomic uint64_t inst_ops;                  /* commands per second, sampled (not reset) */
     _Atomic uint64_t inst_in_bps, inst_out_bps; /* network bytes per second, the same way */
     _Atomic uint64_t clients; /* connected now: not reset; zeroed at the frontend's start */

@@ -52,6 +52,7 @@
 #include "log.h"
 #include "logger/logger.h"
 #include "master/master.h"
+#include "rcache.h"
 #include "shm.h"
 #include "repl/repl.h"
 #include "store/store.h"
@@ -842,6 +843,12 @@ int master_run(int argc, char **argv)
         log_warn("Can't create shared memory: %s", strerror(errno));
         return 1;
     }
+    /* GET's replies for the frontends (D70): mapped before the forks, so
+     * the store and every frontend share it. Without it reads still work,
+     * through the store. */
+    rcache_shared = rcache_create(m.cfg.read_cache_size);
+    if (!rcache_shared && m.cfg.read_cache_size >= RCACHE_MIN_BYTES)
+        log_warn("Can't map the read cache (%s): every read goes to the store", strerror(errno));
     /* Settings the frontends change at run time and the ACL users
      * (requirepass, `user` lines): shared by all frontends from here on. */
     if (fe_shm_init(m.shm, &m.cfg, err, sizeof(err)) != 0) {

@@ -200,6 +200,28 @@ uint64_t store_key_count(const store_ctx_t *ctx)
     return n;
 }
 
+int store_cache_allowed(const store_ctx_t *ctx)
+{
+    /* A hit would not touch the key's access data, which these policies
+     * choose victims by. */
+    int policy = ctx->access.policy;
+    return ctx->rcache && policy != CONFIG_POLICY_ALLKEYS_LRU &&
+           policy != CONFIG_POLICY_VOLATILE_LRU && !st_policy_lfu(policy);
+}
+
+int store_get_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,
+                        int64_t now)
+{
+    if (!store_cache_allowed(ctx)) return -1;
+    st_db_t *db = st_db(ctx, dbnum);
+    if (!db) return -1;
+    rec_arg_t k = {key, klen};
+    idx_entry_t **slot = st_find_quiet(db, &k, now);
+    if (!slot) return 0;
+    idx_entry_t *e = *slot;
+    return st_ent_type(e) == ST_STRING && !e->expire_at_ms ? 1 : -1;
+}
+
 uint64_t store_expire_count(const store_ctx_t *ctx)
 {
     return ctx->expires;

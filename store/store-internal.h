@@ -107,6 +107,15 @@ void store_set_applied(store_ctx_t *ctx, uint64_t lsn);
 int64_t store_now(const store_ctx_t *ctx);
 uint64_t store_key_count(const store_ctx_t *ctx);
 uint64_t store_expire_count(const store_ctx_t *ctx);
+/* Whether the read cache is there and may be filled (D70): not under a
+ * maxmemory-policy that chooses by access, which a frontend's hit would
+ * not update. */
+int store_cache_allowed(const store_ctx_t *ctx);
+/* What GET key in database dbnum may leave in the read cache (D70): 1 when
+ * the key is a string without a TTL, 0 when it is absent (or expired),
+ * -1 otherwise (another type, a TTL, or !store_cache_allowed). */
+int store_get_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,
+                        int64_t now);
 /* Number of databases, and one database's key and TTL counts. */
 int store_db_count(const store_ctx_t *ctx);
 void store_db_stats(const store_ctx_t *ctx, int dbnum, uint64_t *keys, uint64_t *expires);

@@ -53,6 +53,7 @@
 #include "io_fault.h"
 #include "log.h"
 #include "pager.h"
+#include "rcache.h"
 #include "reads.h"
 #include "record.h"
 #include "resp.h"
@@ -712,6 +713,66 @@ static int answer_part(store_proc_t *s, int fe, uint64_t seq, const store_req_t 
     return rc;
 }
 
+/* One answer of a GET or an MGET's element for key into the read cache
+ * (D70): the value's reply when its key is a string without a TTL, or
+ * the key's absence (reply "$-1" or "_"), as the store's state is now
+ * (every change after this one invalidates it). Anything else (an
+ * error, a TTL, another type's null, a value too large for a slot)
+ * leaves the cache as it was. */
+static void cache_one(store_proc_t *s, unsigned db, const rec_arg_t *key, const char *reply,
+                      size_t len)
+{
+    int absent = (len == 3 && reply[0] == '_') || (len == 5 && memcmp(reply, "$-1\r\n", 5) == 0);
+    if (!absent && (len < 4 || reply[0] != '$' || len > rcache_room())) return;
+    int state = store_get_cacheable(s->ctx, db, key->ptr, key->len, shm_now_ms());
+    if (state < 0 || state != !absent) return;
+    rcache_fill(s->ctx->rcache, db, key->ptr, key->len, reply, absent ? 0 : len);
+}
+
+/* The length of the RESP2 bulk or null at p (n bytes), 0 when it is
+ * neither or runs past n. */
+static size_t bulk_len(const char *p, size_t n)
+{
+    if (n >= 3 && p[0] == '_') return 3;
+    if (n < 4 || p[0] != '$') return 0;
+    if (p[1] == '-') return n >= 5 ? 5 : 0;
+    size_t v = 0, i = 1;
+    for (; i < n && p[i] >= '0' && p[i] <= '9' && i < 12; i++)
+        v = v * 10 + (size_t)(p[i] - '0');
+    if (i == 1 || i + 2 > n || p[i] != '\r') return 0;
+    size_t total = i + 2 + v + 2;
+    return total <= n ? total : 0;
+}
+
+#define CACHE_MGET_KEYS 64
+
+/* A GET or MGET answered now, whole, goes into the read cache (D70): each
+ * key's part of the reply, by cache_one's rules. */
+static void cache_offer(store_proc_t *s, const store_req_t *req, const unsigned char *payload)
+{
+    const buf_t *out = &s->out;
+    uint16_t op, argc;
+    rec_arg_t keys[CACHE_MGET_KEYS];
+    if (!s->ctx->rcache || out->len < 3 ||
+        rec_decode_payload(payload, req->payload_len, &op, &argc, keys, CACHE_MGET_KEYS))
+        return;
+    if (REC_OP(op) == CMD_GET && argc == 1) {
+        cache_one(s, req->db, &keys[0], out->data, out->len);
+        return;
+    }
+    if (REC_OP(op) != CMD_MGET || argc > CACHE_MGET_KEYS || out->data[0] != '*') return;
+    size_t off = 1;
+    while (off < out->len && out->data[off] != '\n')
+        off++;
+    off++;
+    for (uint16_t i = 0; i < argc && off < out->len; i++) {
+        size_t n = bulk_len(out->data + off, out->len - off);
+        if (!n) return;
+        cache_one(s, req->db, &keys[i], out->data + off, n);
+        off += n;
+    }
+}
+
 /* Answer request seq of frontend fe: now, or once the log bytes its reply
  * needs are read (D59; request_done then). Returns 0, or -1 when the
  * master is gone. */
@@ -758,6 +819,7 @@ static int answer(store_proc_t *s, int fe, uint64_t seq, const store_req_t *req,
             resp_error(&s->out, STORE_ERR_IO);
         }
     }
+    if (!v) cache_offer(s, req, payload); /* whole now: read at once */
     int rc = v ? stream_begin(s, fe, STORE_REPLY_READ, req->id, v)
                : send_reply(s, fe, req->id, STORE_REPLY_READ, &s->out);
     out_shrink(s);
@@ -1121,6 +1183,9 @@ static int run(store_proc_t *s)
 int store_main(shm_t *shm, const config_t *cfg)
 {
     store_shm = shm;
+    /* What a predecessor left in the read cache is no one's now (D70):
+     * this store fills and invalidates it once its replay is done. */
+    if (rcache_shared) rcache_store_begin(rcache_shared);
     if (wait_for_logger(shm)) return 0;
     store_proc_t s = {.shm = shm, .ring = shm_ring(shm), .nfe = (int)shm->nfrontends};
     uint64_t start = atomic_load(&shm->log_start_lsn);
@@ -1201,6 +1266,7 @@ int store_main(shm_t *shm, const config_t *cfg)
         s.evicted_at_start = store_evicted(s.ctx);
         uint64_t hits, misses;
         store_stat_counts(s.ctx, &s.expired_at_start, &hits, &misses);
+        s.ctx->rcache = rcache_shared;
         publish_counts(&s);
         atomic_store(&shm->store_ready, 1);
         rc = run(&s);

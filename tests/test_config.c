@@ -171,6 +171,8 @@ static const config_case_t cases[] = {
     {"segment-size", "1kb", RANGE("65536", LLMAX)},
     {"channel-size", "8mb", NULL},
     {"channel-size", "1kb", RANGE("65536", LLMAX)},
+    {"read-cache-size", "0", NULL},
+    {"read-cache-size", "2000gb", RANGE("0", "1099511627776")},
     {"big-value-buffer", "1mb", NULL},
     {"big-value-buffer", "2gb", RANGE("65536", "1073741824")},
     {"log-sync", "odsync", NULL},

@@ -36,6 +36,7 @@
 #include "frontend/admin/sha256.h"
 #include "backup.h"
 #include "procstat.h"
+#include "rcache.h"
 
 /* ---- statistics ---- */
 
@@ -463,8 +464,12 @@ static void info_stats(fe_t *fe, buf_t *b)
     shm_admin_t *adm = fe_shm(fe->shm);
     uint64_t evicted = since_base(&fe->shm->evicted_keys, &adm->evicted_base);
     uint64_t expired = since_base(&fe->shm->expired_keys, &adm->expired_base);
-    uint64_t hits = since_base(&fe->shm->keyspace_hits, &adm->hits_base);
-    uint64_t misses = since_base(&fe->shm->keyspace_misses, &adm->misses_base);
+    /* The store's lookups, and the GETs the frontends answered from the
+     * read cache (D70). */
+    uint64_t cache_hits = SUM_STAT(fe, s_->cache_hits),
+             cache_misses = SUM_STAT(fe, s_->cache_misses);
+    uint64_t hits = since_base(&fe->shm->keyspace_hits, &adm->hits_base) + cache_hits;
+    uint64_t misses = since_base(&fe->shm->keyspace_misses, &adm->misses_base) + cache_misses;
     int64_t exceeded_total, exceeded_now;
     fe_eviction_exceeded(fe->shm, (int64_t)(shm_mono_ns() / 1000000), &exceeded_total,
                          &exceeded_now);
@@ -473,37 +478,45 @@ static void info_stats(fe_t *fe, buf_t *b)
         in_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_in_bps);
         out_bps += atomic_load(&fe_shm(fe->shm)->fe_stats[i].inst_out_bps);
     }
-    buf_appendf(
-        b,
-        "# Stats\r\n"
-        "total_connections_received:%" PRIu64 "\r\n"
-        "total_commands_processed:%" PRIu64 "\r\n"
-        "instantaneous_ops_per_sec:%" PRIu64 "\r\n"
-        "total_net_input_bytes:%" PRIu64 "\r\n"
-        "total_net_output_bytes:%" PRIu64 "\r\n"
-        "instantaneous_input_kbps:%.2f\r\n"
-        "instantaneous_output_kbps:%.2f\r\n"
-        "rejected_connections:%" PRIu64 "\r\n"
-        "sync_full:%" PRIu64 "\r\n"
-        "sync_partial_ok:%" PRIu64 "\r\n"
-        "sync_partial_err:%" PRIu64 "\r\n"
-        "expired_keys:%" PRIu64 "\r\n"
-        "evicted_keys:%" PRIu64 "\r\n"
-        "total_eviction_exceeded_time:%" PRId64 "\r\n"
-        "current_eviction_exceeded_time:%" PRId64 "\r\n"
-        "keyspace_hits:%" PRIu64 "\r\n"
-        "keyspace_misses:%" PRIu64 "\r\n"
-        "pubsub_channels:%" PRIu64 "\r\n"
-        "pubsub_patterns:%" PRIu64 "\r\n"
-        "pubsubshard_channels:%" PRIu64 "\r\n"
-        "total_error_replies:%" PRIu64 "\r\n"
-        "atticdb_write_probes:%" PRIu64 "\r\n"
-        "atticdb_writes_without_log:%" PRIu64 "\r\n",
-        conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0, rejected,
-        atomic_load(&fe->shm->repl.sent_full), atomic_load(&fe->shm->repl.sent_partial_ok),
-        atomic_load(&fe->shm->repl.sent_partial_err), expired, evicted, exceeded_total,
-        exceeded_now, hits, misses, fe_pubsub_count(fe, PS_CHANNEL),
-        fe_pubsub_count(fe, PS_PATTERN), fe_pubsub_count(fe, PS_SHARD), errors, probes, unlogged);
+    buf_appendf(b,
+                "# Stats\r\n"
+                "total_connections_received:%" PRIu64 "\r\n"
+                "total_commands_processed:%" PRIu64 "\r\n"
+                "instantaneous_ops_per_sec:%" PRIu64 "\r\n"
+                "total_net_input_bytes:%" PRIu64 "\r\n"
+                "total_net_output_bytes:%" PRIu64 "\r\n"
+                "instantaneous_input_kbps:%.2f\r\n"
+                "instantaneous_output_kbps:%.2f\r\n"
+                "rejected_connections:%" PRIu64 "\r\n"
+                "sync_full:%" PRIu64 "\r\n"
+                "sync_partial_ok:%" PRIu64 "\r\n"
+                "sync_partial_err:%" PRIu64 "\r\n"
+                "expired_keys:%" PRIu64 "\r\n"
+                "evicted_keys:%" PRIu64 "\r\n"
+                "total_eviction_exceeded_time:%" PRId64 "\r\n"
+                "current_eviction_exceeded_time:%" PRId64 "\r\n"
+                "keyspace_hits:%" PRIu64 "\r\n"
+                "keyspace_misses:%" PRIu64 "\r\n"
+                "pubsub_channels:%" PRIu64 "\r\n"
+                "pubsub_patterns:%" PRIu64 "\r\n"
+                "pubsubshard_channels:%" PRIu64 "\r\n"
+                "total_error_replies:%" PRIu64 "\r\n"
+                "atticdb_write_probes:%" PRIu64 "\r\n"
+                "atticdb_writes_without_log:%" PRIu64 "\r\n"
+                "atticdb_read_cache_bytes:%" PRIu64 "\r\n"
+                "atticdb_read_cache_hits:%" PRIu64 "\r\n"
+                "atticdb_read_cache_absent_hits:%" PRIu64 "\r\n"
+                "atticdb_read_cache_fills:%" PRIu64 "\r\n"
+                "atticdb_read_cache_invalidations:%" PRIu64 "\r\n",
+                conns, cmds, ops, in, out, (double)in_bps / 1024.0, (double)out_bps / 1024.0,
+                rejected, atomic_load(&fe->shm->repl.sent_full),
+                atomic_load(&fe->shm->repl.sent_partial_ok),
+                atomic_load(&fe->shm->repl.sent_partial_err), expired, evicted, exceeded_total,
+                exceeded_now, hits, misses, fe_pubsub_count(fe, PS_CHANNEL),
+                fe_pubsub_count(fe, PS_PATTERN), fe_pubsub_count(fe, PS_SHARD), errors, probes,
+                unlogged, rcache_shared ? rcache_shared->size : 0, cache_hits, cache_misses,
+                rcache_shared ? atomic_load(&rcache_shared->fills) : 0,
+                rcache_shared ? atomic_load(&rcache_shared->invalidations) : 0);
 }
 
 static void info_replication(fe_t *fe, buf_t *b)

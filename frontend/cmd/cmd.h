@@ -81,6 +81,12 @@ void fe_multi_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t 
  * was "absent" and the remembered reply is queued (done), else 0 (run
  * the write). fe_probe_note, after such a write was submitted to the log:
  * its reply may teach (fe_probe_write_reply, from the write_reply hook). */
+/* cached.c (D70): GET key, and MGET of at most FE_CACHED_MGET_MAX keys
+ * the cache knows every one of, answered from the read cache: 1 when the
+ * reply was queued, 0 when the store must answer it. */
+#define FE_CACHED_MGET_MAX 64
+int fe_cached_get(fe_conn_t *c, const fe_args_t *a);
+int fe_cached_mget(fe_conn_t *c, const fe_args_t *a);
 int fe_probe_begin(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
 int fe_probe_answer(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
 void fe_probe_note(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);

@@ -80,6 +80,8 @@ void fe_stats_sync_epoch(fe_t *fe)
     atomic_store(&st->error_replies, 0);
     atomic_store(&st->write_probes, 0);
     atomic_store(&st->writes_unlogged, 0);
+    atomic_store(&st->cache_hits, 0);
+    atomic_store(&st->cache_misses, 0);
     atomic_store_explicit(&st->epoch_seen, e, memory_order_release);
     fe->stat_epoch = e;
 }
@@ -419,9 +421,49 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 
 /* ---- connections ---- */
 
+/* ---- replies written at the end of a pass ---- */
+
+static void flush_list_del(fe_conn_t *c)
+{
+    if (!c->in_flush) return;
+    if (c->fprev)
+        c->fprev->fnext = c->fnext;
+    else
+        c->fe->flush_list = c->fnext;
+    if (c->fnext) c->fnext->fprev = c->fprev;
+    c->in_flush = 0;
+}
+
+/* c's input ran: its replies are written once every connection the
+ * event loop found ready has run (fe_core_run), as Redis writes its
+ * replies before it sleeps, so that a client with many connections finds
+ * several replies at a wake-up rather than one (D70). */
+static void flush_later(fe_conn_t *c)
+{
+    if (c->in_flush) return;
+    fe_t *fe = c->fe;
+    c->fprev = NULL;
+    c->fnext = fe->flush_list;
+    if (fe->flush_list) fe->flush_list->fprev = c;
+    fe->flush_list = c;
+    c->in_flush = 1;
+}
+
+static void flush_pass(fe_t *fe)
+{
+    int any = fe->flush_list != NULL;
+    while (fe->flush_list) {
+        fe_conn_t *c = fe->flush_list;
+        flush_list_del(c);
+        conn_flush(c); /* may free c: it is out of the list already */
+    }
+    if (any) fe_check_completions(fe);
+}
+
 static void conn_free(fe_conn_t *c)
 {
     fe_t *fe = c->fe;
+    flush_list_del(c);
     fe_big_abandon(c);  /* a large value left without its final (D31) */
     fe_read_abandon(c); /* a read left with part of its request sent (D58) */
     fe_wlist_del(c);
@@ -741,8 +783,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
         return;
     }
     conn_process_input(c);
-    /* Flush before looking at completions: that may close c. */
-    if (conn_flush(c) == 0) fe_check_completions(fe);
+    flush_later(c);
 }
 
 /* "ip:port" as Redis writes it ("[ip]:port" for IPv6, "path:0" for the
@@ -911,6 +952,9 @@ static void fe_drain(fe_t *fe)
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
     fe_t *fe = arg;
+    /* Replies this pass made go out first: the clients' buffers summed
+     * below are what the clients have not read, not what is on its way. */
+    flush_pass(fe);
     if (!shm_master_alive(fe->shm)) {
         event_base_loopbreak(fe->base);
         return;
@@ -1010,7 +1054,13 @@ int fe_core_run(fe_t *fe, const int *listen_fds, int nlisten)
     event_add(fe->ev_timer, &tick);
     atomic_store(&shm->fe[slot].ready, 1);
     log_debug("Frontend %d ready", slot);
-    event_base_dispatch(fe->base);
+    /* One pass at a time: the replies of the connections a pass ran go
+     * out at its end (flush_pass). */
+    for (;;) {
+        int rc = event_base_loop(fe->base, EVLOOP_ONCE);
+        flush_pass(fe);
+        if (rc != 0 || event_base_got_break(fe->base) || event_base_got_exit(fe->base)) break;
+    }
     log_debug("Frontend %d stopped", slot);
     return 0;
 }

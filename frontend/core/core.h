@@ -140,6 +140,10 @@ typedef struct fe_conn {
     struct fe_conn *prev, *next;   /* in the list of all connections */
     struct fe_conn *wprev, *wnext; /* in the list of conns with pending replies */
     int in_wlist;
+    /* In the list of conns whose replies go out at the end of this pass
+     * of the event loop (fe_t.flush_list, conn.c). */
+    struct fe_conn *fprev, *fnext;
+    int in_flush;
     resp_cmd_t cmd;
 
     /* Session state the core and the command layer read. */
@@ -267,6 +271,7 @@ typedef struct fe {
     uint64_t next_conn_id;
     fe_conn_t *conns;       /* all connections */
     fe_conn_t *wlist;       /* conns with pending replies */
+    fe_conn_t *flush_list;  /* conns whose input ran this pass: written at its end */
     struct event *ev_retry; /* one-shot: retry blocked connections */
     fe_conn_t *resume;      /* connections whose probe was answered (D68) */
     fe_reply_t *map[FE_MAP_BUCKETS];

@@ -220,6 +220,14 @@ struct store_ctx {
      * process; NULL elsewhere. */
     void (*on_changed)(struct store_ctx *ctx, unsigned dbnum, idx_entry_t *e);
     void *pager;
+    /* The read cache the frontends answer GET from (common/rcache.h,
+     * D70), set by the store process once its replay is done: every
+     * change core/watch.c is told of invalidates the key there. NULL
+     * elsewhere. */
+    struct rcache *rcache;
+    /* Whether the last change core/watch.c was told of dropped its key
+     * from the read cache: a SET then puts the new value there. */
+    int rcache_dropped;
 };
 
 /* A write record's arguments, decoded in place (pointers into the record). */

@@ -67,6 +67,7 @@
 #include "block.h"
 #include "notify.h"
 #include "object.h"
+#include "rcache.h"
 #include "watch.h"
 
 #define XXH_INLINE_ALL
@@ -193,6 +194,8 @@ void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, con
 void st_key_changed_as(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
                        const rec_arg_t *key, unsigned cls, const char *event)
 {
+    if (ctx->rcache) /* D70 */
+        ctx->rcache_dropped = rcache_invalidate(ctx->rcache, dbnum, key->ptr, key->len) > 0;
     st_block_key_touched(ctx, dbnum, key);       /* clients blocked on it (block.c) */
     st_notify_note(ctx, dbnum, key, cls, event); /* its keyspace event, after the handler */
     st_db_t *db = st_db(ctx, dbnum);
@@ -240,7 +243,8 @@ static st_watch_t *db_change(store_ctx_t *ctx, const apply_args_t *a, unsigned d
 
 void st_db_swapped(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, unsigned partner)
 {
-    st_block_db_touched(ctx, dbnum, partner); /* clients blocked on either side */
+    if (ctx->rcache) rcache_db_changed(ctx->rcache, dbnum); /* D70 */
+    st_block_db_touched(ctx, dbnum, partner);               /* clients blocked on either side */
     watch_point_t at;
     st_watch_t *w = db_change(ctx, a, dbnum, &at);
     if (!w) return;
@@ -256,6 +260,7 @@ void st_db_flushed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum)
     /* Clients blocked on its keys: an XREADGROUP waiter answers that its
      * key is gone (D46); a pop's finds nothing and waits on. */
     st_block_db_touched(ctx, dbnum, dbnum);
+    if (ctx->rcache) rcache_db_changed(ctx->rcache, dbnum); /* D70 */
     watch_point_t at;
     st_watch_t *w = db_change(ctx, a, dbnum, &at);
     if (!w) return;

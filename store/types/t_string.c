@@ -21,6 +21,7 @@
 
 #include "handlers.h"
 #include "log.h"
+#include "rcache.h"
 #include "resp.h"
 #include "store/core/entry.h"
 #include "store/core/object.h"
@@ -29,6 +30,29 @@
 #include "strutil.h"
 
 #define ERR_NOT_INT "ERR value is not an integer or out of range"
+
+/* A string without a TTL just written from argument i to a key the read
+ * cache held goes there as GET's new reply (D70), so that a key read and
+ * written by turns stays there: the bytes are in the record being
+ * applied. Keys not in the cache are not added (a write-only load would
+ * fill, and fault in, the whole mapping). vlen is the value's length
+ * taken before the entry was made (a large value's parts, D31, are never
+ * small enough). The change was reported first: st_key_changed dropped
+ * the old reply and said so (ctx->rcache_dropped). */
+static void cache_written(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *key, int i,
+                          uint64_t vlen)
+{
+    if (!ctx->rcache_dropped || !store_cache_allowed(ctx) || vlen != a->argv[i].len) return;
+    char head[24];
+    int h = snprintf(head, sizeof(head), "$%u\r\n", a->argv[i].len);
+    size_t n = (size_t)h + vlen + 2;
+    if (key->len + n > rcache_room()) return;
+    char reply[RCACHE_SLOT_BYTES];
+    memcpy(reply, head, (size_t)h);
+    memcpy(reply + h, a->argv[i].ptr, vlen);
+    memcpy(reply + h + vlen, "\r\n", 2);
+    rcache_fill(ctx->rcache, a->dbnum, key->ptr, key->len, reply, n);
+}
 
 void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
@@ -58,8 +82,10 @@ void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         return;
     }
     if (!expire_at && (flags & SETF_KEEPTTL) && slot) expire_at = (*slot)->expire_at_ms;
+    uint64_t vlen = st_arg_vlen(ctx, a, 1);
     st_ent_store(a->db, slot, st_ent_new_arg(ctx, a, 1, key, expire_at));
     st_key_changed(ctx, a, a->dbnum, key);
+    if (!expire_at) cache_written(ctx, a, key, 1, vlen);
     if (!(flags & SETF_GET) && r) {
         if (flags & SETF_REPLY_INT)
             resp_integer(r, 1);
@@ -72,8 +98,10 @@ void st_apply_mset(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     for (uint16_t i = 0; i + 1 < a->argc; i += 2) {
         idx_entry_t **slot = st_find_live(a->db, &a->argv[i], ctx->now, 1);
+        uint64_t vlen = st_arg_vlen(ctx, a, i + 1);
         st_ent_store(a->db, slot, st_ent_new_arg(ctx, a, i + 1, &a->argv[i], 0));
         st_key_changed(ctx, a, a->dbnum, &a->argv[i]);
+        cache_written(ctx, a, &a->argv[i], i + 1, vlen);
     }
     if (r) resp_simple(r, "OK");
 }
@@ -398,6 +426,18 @@ static const char *encoding_of(idx_entry_t *e, int *small_int)
     }
 }
 
+/* OBJECT IDLETIME's idle time: since the key's last lookup here, or its
+ * last GET a frontend answered from the read cache (D70), the later. */
+static uint64_t idle_ms(store_ctx_t *ctx, const read_args_t *a, const idx_entry_t *e)
+{
+    uint64_t idle = st_access_idle_ms(e, a->now);
+    if (!ctx->rcache) return idle;
+    int64_t hit = rcache_hit_ms(ctx->rcache, a->dbnum, a->argv[1].ptr, a->argv[1].len);
+    if (hit > 0 && a->now >= hit && (uint64_t)(a->now - hit) < idle)
+        idle = (uint64_t)(a->now - hit);
+    return idle;
+}
+
 /* OBJECT ENCODING|FREQ|IDLETIME|REFCOUNT key, OBJECT HELP. Arity and
  * unknown subcommands get the errors Redis 7 gives for its OBJECT|...
  * subcommands. FREQ and IDLETIME read the key's access data
@@ -463,7 +503,7 @@ void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
                           "Please note that when switching between policies at runtime LRU and "
                           "LFU data will take some time to adjust.");
         else
-            resp_integer(r, (long long)(st_access_idle_ms(*slot, a->now) / 1000));
+            resp_integer(r, (long long)(idle_ms(ctx, a, *slot) / 1000));
         break;
     default:
         resp_integer(r, small_int ? INT_MAX : 1);

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "redis_diff.h"
+#include "cr_hiredis.h"
 
 static srv_t S;
 
@@ -320,31 +321,7 @@ Test(blocking, zset_pops_match_redis)
 /* A connection on frontend fe (connecting until one lands there). */
 static redisContext *conn_on(int fe)
 {
-    redisContext *c = srv_connect_on(&S, fe);
-    cr_assert_not_null(c, "no connection landed on frontend %d", fe);
-    return c;
-}
-
-static redisReply *q(redisContext *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    cr_assert_not_null(r, "no reply: %s", c->errstr);
-    return r;
-}
-
-static long long qint(redisContext *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    cr_assert(r && r->type == REDIS_REPLY_INTEGER, "%s: not an integer", fmt);
-    long long v = r->integer;
-    freeReplyObject(r);
-    return v;
+    return cr_conn_on(&S, fe);
 }
 
 static long long blocked_clients(redisContext *c)

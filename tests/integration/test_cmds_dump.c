@@ -18,18 +18,9 @@
 #include <time.h>
 
 #include "redis_diff.h"
+#include "cr_hiredis.h"
 
 TestSuite(dump, .fini = rdiff_teardown, .timeout = 120);
-
-static redisReply *q(redisContext *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    cr_assert_not_null(r, "no reply: %s", c->errstr);
-    return r;
-}
 
 /* DUMP key on from, RESTORE it as key on to; returns the payload's reply. */
 static void move(redisContext *from, redisContext *to, const char *key, const char *as)

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "redis_diff.h"
+#include "cr_hiredis.h"
 
 static srv_t S;
 
@@ -249,25 +250,6 @@ Test(probe, locks_polled_answer_as_redis)
 
 /* ---- AtticDB alone ---- */
 
-static redisReply *q(redisContext *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
-    va_end(ap);
-    cr_assert_not_null(r, "no reply: %s", c->errstr);
-    return r;
-}
-
-static long long qint(redisContext *c, const char *cmd)
-{
-    redisReply *r = q(c, cmd);
-    cr_assert_eq(r->type, REDIS_REPLY_INTEGER, "%s: %s", cmd, r->str ? r->str : "?");
-    long long v = r->integer;
-    freeReplyObject(r);
-    return v;
-}
-
 static unsigned long long durable_lsn(redisContext *c)
 {
     char v[64];
@@ -353,9 +335,7 @@ Test(probe, empty_polls_write_nothing_and_count_once)
 
 static redisContext *conn_on(int fe)
 {
-    redisContext *c = srv_connect_on(&S, fe);
-    cr_assert_not_null(c, "no connection landed on frontend %d", fe);
-    return c;
+    return cr_conn_on(&S, fe);
 }
 
 #define PUSHES 400
