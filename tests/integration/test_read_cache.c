@@ -293,7 +293,7 @@ Test(read_cache, a_cached_key_written_keeps_its_new_value_there)
     cr_assert_not_null(c);
     ok(c, "MSET %s 1 %s 1", "w", "m1");
     freeReplyObject(q(c, "INFO persistence")); /* waits for the store to catch up */
-    expect_value(c, "w", "1");                  /* filled by this read */
+    expect_value(c, "w", "1");                 /* filled by this read */
     expect_value(c, "m1", "1");
     long long last = stat_of(c, "atticdb_read_cache_hits");
     /* Written while in the cache: the new values replace the old there. */
