@@ -52,13 +52,13 @@ typedef struct config {
     int port;                     /* 0 = no TCP listener */
     char *bind[CONFIG_MAX_BINDS]; /* addresses to listen on; "-addr" may fail to bind */
     int nbind;
-    char *unixsocket;      /* NULL = none */
-    int unixsocketperm;    /* octal mode, 0 = leave default */
-    char *dir;             /* data directory */
-    int frontends;         /* 0 = number of cores */
-    uint64_t ring_size;    /* bytes, power of two */
-    uint64_t segment_size; /* bytes, power of two multiple of ring_size */
-    uint64_t chan_size;    /* per frontend channel, bytes, power of two */
+    char *unixsocket;         /* NULL = none */
+    int unixsocketperm;       /* octal mode, 0 = leave default */
+    char *dir;                /* data directory */
+    int frontends;            /* 0 = number of cores */
+    uint64_t ring_size;       /* bytes, power of two */
+    uint64_t segment_size;    /* bytes, power of two multiple of ring_size */
+    uint64_t chan_size;       /* per frontend channel, bytes, power of two */
     uint64_t read_cache_size; /* GET replies shared with the frontends (D70); 0 = none */
     int64_t proto_max_bulk_len;
     int64_t max_args;

@@ -5,9 +5,9 @@
  * Every read used to cross to the store and back: two process wake-ups
  * per GET that Redis does not make, most of a GET's cost on this
  * machine (D69). The store now leaves each GET's answer in shared memory
- * (the value's reply of a string without a TTL, or the key's absence), as
- * well as each value SET and MSET write, and invalidates it with every
- * change it applies; a frontend answers the next GET of that key from
+ * (the value's reply of a string without a TTL, or the key's absence),
+ * rewrites it when SET or MSET write such a key, and drops it at every
+ * other change it applies; a frontend answers the next GET of that key from
  * there when the store's published applied LSN covers the durable LSN
  * (rcache.h says why that is contract 3). An MGET is answered when the
  * cache knows every key and its reads were one snapshot.
