@@ -215,7 +215,7 @@ void rcache_fill(rcache_t *rc, unsigned db, const void *key, size_t klen, const 
     s->rlen = (uint16_t)rlen;
     atomic_store_explicit(&s->hit_ms, 0, memory_order_relaxed);
     memcpy(s->data, key, klen);
-    memcpy(s->data + klen, reply, rlen);
+    if (rlen) memcpy(s->data + klen, reply, rlen);
     write_end(s, seq);
     atomic_fetch_add_explicit(&rc->fills, 1, memory_order_relaxed);
 }
