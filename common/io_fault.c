@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "io.h"
@@ -80,6 +81,7 @@ enum {
     F_REPL_PINNED,
     F_CACHE_SLOT,
     F_CACHE_INVAL,
+    F_CACHE_MGET,
     F_NOPS
 };
 
@@ -141,7 +143,8 @@ static const char *const op_names[F_NOPS] = {"open",
                                              "backlogtrim",
                                              "replpinned",
                                              "cacheslot",
-                                             "cacheinval"};
+                                             "cacheinval",
+                                             "cachemget"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -159,8 +162,9 @@ static _Atomic long *calls = calls_private;
 
 /* errno values standing for "simulate a power cut here" and "never return"
  * (not real errnos). */
-#define FAULT_CUT  100000
-#define FAULT_HANG 100001
+#define FAULT_CUT   100000
+#define FAULT_HANG  100001
+#define FAULT_STALL 100002
 
 /* Power-cut mode: the pre-image of every write not yet synced, per fd. */
 typedef struct pending_write {
@@ -344,6 +348,11 @@ static int hit(int op)
         if (faults[i].op != op || faults[i].nth != n) continue;
         while (faults[i].err == FAULT_HANG)
             pause();
+        if (faults[i].err == FAULT_STALL) {
+            struct timespec ts = {0, 300 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            return 0;
+        }
         return faults[i].err;
     }
     return 0;
@@ -416,7 +425,8 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_BACKLOG_TRIM] = F_BACKLOG_TRIM,
                               [IO_FAULT_REPL_PINNED] = F_REPL_PINNED,
                               [IO_FAULT_CACHE_SLOT] = F_CACHE_SLOT,
-                              [IO_FAULT_CACHE_INVAL] = F_CACHE_INVAL};
+                              [IO_FAULT_CACHE_INVAL] = F_CACHE_INVAL,
+                              [IO_FAULT_CACHE_MGET] = F_CACHE_MGET};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);
@@ -605,9 +615,9 @@ static int parse_errno(const char *s)
     static const struct {
         const char *name;
         int value;
-    } names[] = {{"EIO", EIO},        {"ENOSPC", ENOSPC},      {"EDQUOT", EDQUOT},
-                 {"EROFS", EROFS},    {"KILL", IO_FAULT_KILL}, {"CUT", FAULT_CUT},
-                 {"HANG", FAULT_HANG}};
+    } names[] = {{"EIO", EIO},         {"ENOSPC", ENOSPC},      {"EDQUOT", EDQUOT},
+                 {"EROFS", EROFS},     {"KILL", IO_FAULT_KILL}, {"CUT", FAULT_CUT},
+                 {"HANG", FAULT_HANG}, {"STALL", FAULT_STALL}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (!strcmp(s, names[i].name)) return names[i].value;
     char *end;

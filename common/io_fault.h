@@ -58,11 +58,15 @@
  * fill or an invalidation) with the slot's sequence odd and its bytes
  * half written; "cacheinval" the store's Nth invalidation done, with the
  * record that made it applied and the applied LSN not yet published;
- * KILL there kills the process.
+ * KILL there kills the process. "cachemget" is a frontend's Nth MGET
+ * answered from the cache with its first key read and the others not
+ * yet; STALL there (below) holds it between the two.
  * A read request in parts (D58): "reqpart" is the store's Nth part of
  * one copied (more to come, the part not yet consumed), "reqpartsent" a
  * frontend's Nth part sent (more to come); KILL there kills the process.
  *
+ * A slow step: errno "STALL" makes the Nth call wait 300 ms, then go on
+ * as if no fault were set (a process descheduled at that point).
  * A stalled disk: errno "HANG" makes the Nth call never return (only the
  * thread that made it stops; e.g. "fallocate:2:HANG" leaves the logger's
  * segment preparer stuck on the next segment, as a slow zero-fill would).
@@ -170,6 +174,8 @@ enum io_fault_point {
     /* The read cache (common/rcache.c, D70): */
     IO_FAULT_CACHE_SLOT = 42,  /* "cacheslot": the store is writing a slot (its sequence odd) */
     IO_FAULT_CACHE_INVAL = 43, /* "cacheinval": a key invalidated, the applied LSN not published */
+    IO_FAULT_CACHE_MGET =
+        44, /* "cachemget": an MGET's first key read from the cache, not the rest */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -19,6 +19,7 @@
  * (a hit here does not touch the key's access data).
  */
 #include "frontend/cmd/cmd.h"
+#include "io_fault.h"
 #include "pubsub.h"
 #include "rcache.h"
 
@@ -96,6 +97,8 @@ int fe_cached_mget(fe_conn_t *c, const fe_args_t *a)
             buf_free(&b);
             return 0; /* one the cache does not know: the store answers all */
         }
+        /* Test hook: the frontend held between the first key and the rest. */
+        if (i == 1) (void)io_fault_point(IO_FAULT_CACHE_MGET);
         if (n > 0) {
             buf_append(&b, out, (size_t)n);
             hits++;

@@ -10,7 +10,8 @@
  *   - AtticDB only: a write acknowledged on one frontend is read on the
  *     other, through the cache; a cached key written keeps its new value
  *     there;
- *     an MGET from the cache never sees half a transaction; the store killed half-way through a
+ *     an MGET from the cache never sees half a transaction (one held by a
+ *     fault point across one asks the store); the store killed half-way through a
  * slot write and right after an invalidation, then respawned: no read answers an old value; OBJECT
  * IDLETIME counts reads from the cache; an LRU policy and keymiss subscribers turn the cache's
  * answers off (and on again); read-cache-size 0. Waits poll with generous limits; nothing asserts a
@@ -353,6 +354,46 @@ Test(read_cache, an_mget_never_sees_half_a_transaction)
     }
     long long hits = stat_of(r, "atticdb_read_cache_hits") - before;
     cr_assert_geq(hits, 200, "only %lld keys were read from the cache", hits);
+    redisFree(w);
+    redisFree(r);
+    cr_assert_eq(srv_stop(&S), 0);
+    srv_cleanup(&S);
+}
+
+/* An MGET held (fault point cachemget, STALL: 300 ms) after its first key
+ * was read from the cache; meanwhile a transaction on the other frontend
+ * changes both keys and a GET there puts b's new value in the cache.
+ * Reading b's slot then finds the new value: the MGET must see that a's
+ * slot moved and ask the store, not answer half of the transaction. */
+Test(read_cache, an_mget_held_across_a_transaction_asks_the_store)
+{
+    cr_assert_eq(srv_start_faults(&S, "frontend.cachemget:1:STALL", "--frontends 2"), 0);
+    redisContext *w = conn_on(0), *r = conn_on(1);
+    ok(w, "MSET %s 0 %s 0", "a", "b");
+    freeReplyObject(q(r, "INFO persistence")); /* the store caught up */
+    expect_value(r, "a", "0");                 /* both in the cache now */
+    expect_value(r, "b", "0");
+    cr_assert_eq(redisAppendCommand(r, "MGET a b"), REDIS_OK);
+    int done = 0;
+    while (!done)
+        cr_assert_eq(redisBufferWrite(r, &done), REDIS_OK);
+    usleep(50000); /* r's frontend is held at its first key */
+    freeReplyObject(q(w, "MULTI"));
+    freeReplyObject(q(w, "SET a 1"));
+    freeReplyObject(q(w, "SET b 1"));
+    redisReply *x = q(w, "EXEC");
+    cr_assert_eq(x->type, REDIS_REPLY_ARRAY);
+    freeReplyObject(x);
+    freeReplyObject(q(w, "INFO persistence"));
+    expect_value(w, "b", "1"); /* fills b's slot with its new value */
+    redisReply *m;
+    cr_assert_eq(redisGetReply(r, (void **)&m), REDIS_OK, "%s", r->errstr);
+    cr_assert_eq(m->type, REDIS_REPLY_ARRAY);
+    cr_assert_eq(m->elements, 2);
+    cr_assert_str_eq(m->element[0]->str, m->element[1]->str,
+                     "MGET answered a=%s b=%s: half a transaction", m->element[0]->str,
+                     m->element[1]->str);
+    freeReplyObject(m);
     redisFree(w);
     redisFree(r);
     cr_assert_eq(srv_stop(&S), 0);
