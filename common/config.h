@@ -27,6 +27,15 @@ enum {
     CONFIG_POLICY_NOEVICTION = 7,
 };
 
+/* Does this maxmemory-policy choose victims by access (LRU, LFU)? Then a
+ * read must touch the key's access data, which a read answered from the
+ * frontends' read cache does not (D70). */
+static inline int config_policy_by_access(int policy)
+{
+    return policy == CONFIG_POLICY_VOLATILE_LRU || policy == CONFIG_POLICY_ALLKEYS_LRU ||
+           policy == CONFIG_POLICY_VOLATILE_LFU || policy == CONFIG_POLICY_ALLKEYS_LFU;
+}
+
 /* A `user <name> <rules...>` line: the ACL user it declares. */
 typedef struct config_user {
     char **words; /* name, then the rules */

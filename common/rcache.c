@@ -56,9 +56,26 @@ static uint64_t key_hash(const rcache_t *rc, unsigned db, const void *key, size_
     return h ? h : 1;
 }
 
-static const rcache_slot_t *bucket_of(const rcache_t *rc, uint64_t h)
+static uint64_t bucket_index(const rcache_t *rc, uint64_t h)
 {
-    return &rc->slots[(h & (rc->nbuckets - 1)) * RCACHE_WAYS];
+    return h & (rc->nbuckets - 1);
+}
+
+static rcache_slot_t *bucket_of(const rcache_t *rc, uint64_t h)
+{
+    return (rcache_slot_t *)&rc->slots[bucket_index(rc, h) * RCACHE_WAYS];
+}
+
+/* The store's: the slot that holds (or held, when its generation is
+ * stale) the key of hash h in db, or NULL. The store writes every slot,
+ * so it reads them without the seqlock. A key has one slot at most:
+ * rcache_fill reuses it. */
+static rcache_slot_t *own_slot(const rcache_t *rc, uint64_t h, unsigned db)
+{
+    rcache_slot_t *b = bucket_of(rc, h);
+    for (unsigned w = 0; w < RCACHE_WAYS; w++)
+        if (b[w].hash == h && b[w].db == db) return &b[w];
+    return NULL;
 }
 
 int rcache_get(rcache_t *rc, unsigned db, const void *key, size_t klen, unsigned char *out,
@@ -80,7 +97,7 @@ int rcache_get_marked(rcache_t *rc, unsigned db, const void *key, size_t klen, u
 {
     if (db >= RCACHE_DBS || klen > rcache_room()) return -1;
     uint64_t h = key_hash(rc, db, key, klen);
-    rcache_slot_t *b = (rcache_slot_t *)bucket_of(rc, h);
+    rcache_slot_t *b = bucket_of(rc, h);
     for (unsigned w = 0; w < RCACHE_WAYS; w++) {
         rcache_slot_t *s = &b[w];
         uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
@@ -113,15 +130,9 @@ int rcache_get_marked(rcache_t *rc, unsigned db, const void *key, size_t klen, u
 int64_t rcache_hit_ms(const rcache_t *rc, unsigned db, const void *key, size_t klen)
 {
     if (db >= RCACHE_DBS || klen > rcache_room()) return 0;
-    uint64_t h = key_hash(rc, db, key, klen);
-    const rcache_slot_t *b = bucket_of(rc, h);
-    for (unsigned w = 0; w < RCACHE_WAYS; w++) {
-        const rcache_slot_t *s = &b[w];
-        if (s->hash == h && s->db == db && s->klen == klen && s->gen == rc->gen[db] &&
-            memcmp(s->data, key, klen) == 0)
-            return atomic_load_explicit(&s->hit_ms, memory_order_relaxed);
-    }
-    return 0;
+    const rcache_slot_t *s = own_slot(rc, key_hash(rc, db, key, klen), db);
+    if (!s || s->klen != klen || s->gen != rc->gen[db] || memcmp(s->data, key, klen) != 0) return 0;
+    return atomic_load_explicit(&s->hit_ms, memory_order_relaxed);
 }
 
 /* ---- the store (the only writer) ---- */
@@ -152,7 +163,7 @@ void rcache_store_begin(rcache_t *rc)
 
 static int bucket_filled(const rcache_t *rc, uint64_t h)
 {
-    uint64_t i = h & (rc->nbuckets - 1);
+    uint64_t i = bucket_index(rc, h);
     return !filled || (filled[i / 64] >> (i % 64) & 1);
 }
 
@@ -165,24 +176,18 @@ int rcache_invalidate(rcache_t *rc, unsigned db, const void *key, size_t klen)
 {
     if (db >= RCACHE_DBS || klen > rcache_room()) return 0;
     uint64_t h = key_hash(rc, db, key, klen);
-    if (!bucket_filled(rc, h)) return 0;
-    int dropped = 0;
-    rcache_slot_t *b = (rcache_slot_t *)bucket_of(rc, h);
-    for (unsigned w = 0; w < RCACHE_WAYS; w++) {
-        rcache_slot_t *s = &b[w];
-        if (s->hash != h || s->db != db) continue;
-        uint32_t seq = write_begin(s);
-        /* Test hook: the store dies with the slot half written. */
-        if (io_fault_point(IO_FAULT_CACHE_SLOT) == IO_FAULT_KILL) raise(SIGKILL);
-        s->hash = 0;
-        write_end(s, seq);
-        atomic_fetch_add_explicit(&rc->invalidations, 1, memory_order_relaxed);
-        dropped++;
-        /* Test hook: the key is invalidated, the applied LSN that covers
-         * the change not yet published. */
-        if (io_fault_point(IO_FAULT_CACHE_INVAL) == IO_FAULT_KILL) raise(SIGKILL);
-    }
-    return dropped;
+    rcache_slot_t *s = bucket_filled(rc, h) ? own_slot(rc, h, db) : NULL;
+    if (!s) return 0;
+    uint32_t seq = write_begin(s);
+    /* Test hook: the store dies with the slot half written. */
+    if (io_fault_point(IO_FAULT_CACHE_SLOT) == IO_FAULT_KILL) raise(SIGKILL);
+    s->hash = 0;
+    write_end(s, seq);
+    atomic_fetch_add_explicit(&rc->invalidations, 1, memory_order_relaxed);
+    /* Test hook: the key is invalidated, the applied LSN that covers the
+     * change not yet published. */
+    if (io_fault_point(IO_FAULT_CACHE_INVAL) == IO_FAULT_KILL) raise(SIGKILL);
+    return 1;
 }
 
 void rcache_fill(rcache_t *rc, unsigned db, const void *key, size_t klen, const void *reply,
@@ -191,18 +196,16 @@ void rcache_fill(rcache_t *rc, unsigned db, const void *key, size_t klen, const 
     if (db >= RCACHE_DBS || klen + rlen > rcache_room()) return;
     uint64_t h = key_hash(rc, db, key, klen);
     uint32_t gen = atomic_load_explicit(&rc->gen[db], memory_order_relaxed);
-    rcache_slot_t *b = (rcache_slot_t *)bucket_of(rc, h);
-    rcache_slot_t *s = NULL;
+    rcache_slot_t *b = bucket_of(rc, h);
     /* The key's own slot, else a free or stale one, else the next in turn. */
-    for (unsigned w = 0; w < RCACHE_WAYS && !s; w++)
-        if (b[w].hash == h && b[w].db == db) s = &b[w];
+    rcache_slot_t *s = own_slot(rc, h, db);
     for (unsigned w = 0; w < RCACHE_WAYS && !s; w++) {
         unsigned d = b[w].db;
         if (!b[w].hash || (d < RCACHE_DBS && b[w].gen != rc->gen[d])) s = &b[w];
     }
     if (!s) s = &b[rc->turn++ % RCACHE_WAYS];
     if (filled) {
-        uint64_t i = h & (rc->nbuckets - 1);
+        uint64_t i = bucket_index(rc, h);
         filled[i / 64] |= 1ull << (i % 64);
     }
     uint32_t seq = write_begin(s);

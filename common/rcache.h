@@ -124,8 +124,8 @@ void rcache_store_begin(rcache_t *rc);
  * left key with the value that reply carries. */
 void rcache_fill(rcache_t *rc, unsigned db, const void *key, size_t klen, const void *reply,
                  size_t rlen);
-/* A record changed key in db: its slot is dropped. Returns the slots
- * dropped (0: the key was not in the cache). */
+/* A record changed key in db: its slot is dropped. Returns 1 when it had
+ * one, 0 when the key was not in the cache. */
 int rcache_invalidate(rcache_t *rc, unsigned db, const void *key, size_t klen);
 /* Every key of db changed (FLUSHDB, FLUSHALL, SWAPDB). */
 void rcache_db_changed(rcache_t *rc, unsigned db);

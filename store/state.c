@@ -202,11 +202,7 @@ uint64_t store_key_count(const store_ctx_t *ctx)
 
 int store_cache_allowed(const store_ctx_t *ctx)
 {
-    /* A hit would not touch the key's access data, which these policies
-     * choose victims by. */
-    int policy = ctx->access.policy;
-    return ctx->rcache && policy != CONFIG_POLICY_ALLKEYS_LRU &&
-           policy != CONFIG_POLICY_VOLATILE_LRU && !st_policy_lfu(policy);
+    return ctx->rcache && !config_policy_by_access(ctx->access.policy);
 }
 
 int store_get_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,

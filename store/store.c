@@ -715,14 +715,15 @@ static int answer_part(store_proc_t *s, int fe, uint64_t seq, const store_req_t 
 
 /* One answer of a GET or an MGET's element for key into the read cache
  * (D70): the value's reply when its key is a string without a TTL, or
- * the key's absence (reply "$-1" or "_"), as the store's state is now
+ * the key's absence (reply "$-1": the store answers in RESP2, the
+ * frontend converts for RESP3), as the store's state is now
  * (every change after this one invalidates it). Anything else (an
  * error, a TTL, another type's null, a value too large for a slot)
  * leaves the cache as it was. */
 static void cache_one(store_proc_t *s, unsigned db, const rec_arg_t *key, const char *reply,
                       size_t len)
 {
-    int absent = (len == 3 && reply[0] == '_') || (len == 5 && memcmp(reply, "$-1\r\n", 5) == 0);
+    int absent = len == 5 && memcmp(reply, "$-1\r\n", 5) == 0;
     if (!absent && (len < 4 || reply[0] != '$' || len > rcache_room())) return;
     int state = store_get_cacheable(s->ctx, db, key->ptr, key->len, shm_now_ms());
     if (state < 0 || state != !absent) return;
@@ -733,7 +734,6 @@ static void cache_one(store_proc_t *s, unsigned db, const rec_arg_t *key, const 
  * neither or runs past n. */
 static size_t bulk_len(const char *p, size_t n)
 {
-    if (n >= 3 && p[0] == '_') return 3;
     if (n < 4 || p[0] != '$') return 0;
     if (p[1] == '-') return n >= 5 ? 5 : 0;
     size_t v = 0, i = 1;

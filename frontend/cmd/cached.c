@@ -28,9 +28,7 @@ static int usable(fe_conn_t *c)
 {
     if (!rcache_shared || c->head || c->reads_outstanding) return 0;
     shm_t *shm = c->fe->shm;
-    int64_t policy = atomic_load_explicit(&shm->mem_policy, memory_order_relaxed);
-    if (policy == CONFIG_POLICY_ALLKEYS_LRU || policy == CONFIG_POLICY_VOLATILE_LRU ||
-        policy == CONFIG_POLICY_ALLKEYS_LFU || policy == CONFIG_POLICY_VOLATILE_LFU)
+    if (config_policy_by_access((int)atomic_load_explicit(&shm->mem_policy, memory_order_relaxed)))
         return 0;
     /* Durable first, then applied: an applied LSN read after covers every
      * reply sent before this read arrived (rcache.h). */
@@ -84,9 +82,10 @@ int fe_cached_mget(fe_conn_t *c, const fe_args_t *a)
     int nkeys = a->argc - 1;
     if (nkeys < 1 || nkeys > FE_CACHED_MGET_MAX || !usable(c)) return 0;
     int absent_ok = absence_ok(c);
-    buf_t b;
-    buf_init(&b);
-    buf_appendf(&b, "*%d\r\n", nkeys);
+    /* Written straight into c's output (usable: no reply owed before it),
+     * cut off again when the store must answer. */
+    size_t mark = c->out.len;
+    buf_appendf(&c->out, "*%d\r\n", nkeys);
     unsigned char out[RCACHE_SLOT_BYTES];
     rcache_mark_t marks[FE_CACHED_MGET_MAX];
     uint64_t hits = 0, absent = 0;
@@ -94,18 +93,18 @@ int fe_cached_mget(fe_conn_t *c, const fe_args_t *a)
         int n = rcache_get_marked(rcache_shared, (unsigned)c->db, a->argv[i], a->lens[i], out,
                                   c->last_active_ms, &marks[i - 1]);
         if (n < 0 || (n == 0 && !absent_ok)) {
-            buf_free(&b);
+            c->out.len = mark;
             return 0; /* one the cache does not know: the store answers all */
         }
         /* Test hook: the frontend held between the first key and the rest. */
         if (i == 1) (void)io_fault_point(IO_FAULT_CACHE_MGET);
         if (n > 0) {
-            buf_append(&b, out, (size_t)n);
+            buf_append(&c->out, out, (size_t)n);
             hits++;
         } else {
             size_t len;
             const char *nil = null_reply(c, &len);
-            buf_append(&b, nil, len);
+            buf_append(&c->out, nil, len);
             absent++;
         }
     }
@@ -115,11 +114,10 @@ int fe_cached_mget(fe_conn_t *c, const fe_args_t *a)
     for (int i = 0; i < nkeys && same; i++)
         same = rcache_unchanged(rcache_shared, &marks[i]);
     if (!same || !usable(c)) {
-        buf_free(&b);
+        c->out.len = mark;
         return 0;
     }
-    fe_reply_ready_buf(c, &b);
-    buf_free(&b);
+    if (c->reply_suppress) c->out.len = mark;
     count(c, hits, absent);
     return 1;
 }

@@ -43,12 +43,10 @@ static void cache_written(store_ctx_t *ctx, const apply_args_t *a, const rec_arg
                           uint64_t vlen)
 {
     if (!ctx->rcache_dropped || !store_cache_allowed(ctx) || vlen != a->argv[i].len) return;
-    char head[24];
-    int h = snprintf(head, sizeof(head), "$%u\r\n", a->argv[i].len);
+    char reply[RCACHE_SLOT_BYTES];
+    int h = snprintf(reply, sizeof(reply), "$%u\r\n", a->argv[i].len);
     size_t n = (size_t)h + vlen + 2;
     if (key->len + n > rcache_room()) return;
-    char reply[RCACHE_SLOT_BYTES];
-    memcpy(reply, head, (size_t)h);
     memcpy(reply + h, a->argv[i].ptr, vlen);
     memcpy(reply + h + vlen, "\r\n", 2);
     rcache_fill(ctx->rcache, a->dbnum, key->ptr, key->len, reply, n);
