@@ -28,6 +28,7 @@
 #define NAL CMDF_NO_ASYNC_LOADING
 #define BLK CMDF_BLOCKING
 #define PS  CMDF_PUBSUB
+#define RC  CMDF_REPLY_CACHE
 
 #define KS   CAT_KEYSPACE
 #define RD   CAT_READ

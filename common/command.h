@@ -226,6 +226,11 @@ enum cmd_flags {
     CMDF_NO_ASYNC_LOADING = 1u << 15, /* Redis' no_async_loading (REPLICAOF): reported only */
     CMDF_BLOCKING = 1u << 16,         /* may block the client (BLPOP, XREAD ...): reported only */
     CMDF_PUBSUB = 1u << 17,           /* Redis' pubsub flag (D37) */
+    /* AtticDB's (RC): a read of one key whose reply is a function of the
+     * key's value, the words after it and the protocol only (no clock, no
+     * randomness, no other key): the store leaves its reply in the read
+     * cache and the frontends answer the same read from there (D71). */
+    CMDF_REPLY_CACHE = 1u << 18,
 };
 
 /* ACL categories (Redis' names, "@keyspace" ...). */

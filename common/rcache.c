@@ -17,28 +17,35 @@
 
 rcache_t *rcache_shared;
 
-/* The store's own memory, not shared: one bit per bucket that a fill has
- * used since this store began (rcache_store_begin), so that a change to a
- * key whose bucket was never filled touches none of the mapping (a
- * write-only load would otherwise fault in every page of it, each change
- * reading one bucket). NULL (every bucket may hold a slot) in a process
- * that never called rcache_store_begin. */
-static uint64_t *filled;
+/* The store's own memory, not shared: one bit per bucket of each table
+ * that a fill has used since this store began (rcache_store_begin), so
+ * that a change to a key whose buckets were never filled touches none of
+ * the mapping (a write-only load would otherwise fault in every page of
+ * it, each change reading one bucket). NULL (every bucket may hold a slot)
+ * in a process that never called rcache_store_begin. */
+static uint64_t *filled[RCACHE_TABLES];
 
 rcache_t *rcache_create(uint64_t bytes)
 {
     if (bytes < RCACHE_MIN_BYTES) return NULL;
-    uint64_t nb = 1;
-    while ((nb * 2) * RCACHE_WAYS * sizeof(rcache_slot_t) <= bytes)
-        nb *= 2;
-    uint64_t size = sizeof(rcache_t) + nb * RCACHE_WAYS * sizeof(rcache_slot_t);
+    uint64_t part[RCACHE_TABLES] = {bytes - bytes / 4, bytes / 4};
+    uint64_t slot_bytes[RCACHE_TABLES] = {RCACHE_SLOT_BYTES, RCACHE_BIG_SLOT_BYTES};
+    rcache_table_t tab[RCACHE_TABLES];
+    uint64_t size = (sizeof(rcache_t) + 63) / 64 * 64;
+    for (unsigned t = 0; t < RCACHE_TABLES; t++) {
+        tab[t].slot_bytes = slot_bytes[t];
+        tab[t].nbuckets = part[t] / (RCACHE_WAYS * slot_bytes[t]);
+        if (!tab[t].nbuckets) tab[t].nbuckets = 1;
+        tab[t].offset = size;
+        size += tab[t].nbuckets * RCACHE_WAYS * slot_bytes[t];
+    }
     /* Pages are touched only as slots are filled: an idle cache costs
      * address space, not RAM. */
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
     rcache_t *rc = p;
     rc->size = size;
-    rc->nbuckets = nb;
+    memcpy(rc->tab, tab, sizeof(tab));
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     rc->seed = XXH3_64bits_withSeed(&ts, sizeof(ts), (uint64_t)getpid());
@@ -50,32 +57,105 @@ void rcache_destroy(rcache_t *rc)
     if (rc) munmap(rc, rc->size);
 }
 
+size_t rcache_query(unsigned char *q, size_t cap, int proto, unsigned op, int nwords,
+                    const unsigned char *const *words, const uint32_t *lens)
+{
+    if (cap < 2) return 0;
+    q[0] = proto >= 3 ? 3 : 2;
+    q[1] = (unsigned char)op;
+    size_t n = 2;
+    for (int i = 0; i < nwords; i++) {
+        if (lens[i] > cap || cap - n < 4 + (size_t)lens[i]) return 0;
+        for (int b = 0; b < 4; b++)
+            q[n + (size_t)b] = (unsigned char)(lens[i] >> (8 * b));
+        memcpy(q + n + 4, words[i], lens[i]);
+        n += 4 + lens[i];
+    }
+    return n;
+}
+
+size_t rcache_query_tail(unsigned char *q, size_t cap, int proto, unsigned op,
+                         const unsigned char *tail, size_t tail_len)
+{
+    if (cap < 2 || tail_len > cap - 2) return 0;
+    q[0] = proto >= 3 ? 3 : 2;
+    q[1] = (unsigned char)op;
+    memcpy(q + 2, tail, tail_len);
+    return 2 + tail_len;
+}
+
 static uint64_t key_hash(const rcache_t *rc, unsigned db, const void *key, size_t klen)
 {
     uint64_t h = XXH3_64bits_withSeed(key, klen, rc->seed ^ (db * 0x9E3779B97F4A7C15ull));
     return h ? h : 1;
 }
 
-static uint64_t bucket_index(const rcache_t *rc, uint64_t h)
+static uint64_t bucket_index(const rcache_t *rc, unsigned t, uint64_t h)
 {
-    return h & (rc->nbuckets - 1);
+    return (uint64_t)(((unsigned __int128)h * rc->tab[t].nbuckets) >> 64);
 }
 
-static rcache_slot_t *bucket_of(const rcache_t *rc, uint64_t h)
+/* Way w of the bucket of hash h in table t. */
+static rcache_slot_t *way(const rcache_t *rc, unsigned t, uint64_t h, unsigned w)
 {
-    return (rcache_slot_t *)&rc->slots[bucket_index(rc, h) * RCACHE_WAYS];
+    return rcache_slot(rc, t, bucket_index(rc, t, h) * RCACHE_WAYS + w);
 }
 
-/* The store's: the slot that holds (or held, when its generation is
- * stale) the key of hash h in db, or NULL. The store writes every slot,
- * so it reads them without the seqlock. A key has one slot at most:
- * rcache_fill reuses it. */
-static rcache_slot_t *own_slot(const rcache_t *rc, uint64_t h, unsigned db)
+static size_t room(const rcache_t *rc, unsigned t)
 {
-    rcache_slot_t *b = bucket_of(rc, h);
-    for (unsigned w = 0; w < RCACHE_WAYS; w++)
-        if (b[w].hash == h && b[w].db == db) return &b[w];
-    return NULL;
+    return rc->tab[t].slot_bytes - RCACHE_SLOT_HDR;
+}
+
+/* The store's: does slot s hold (or hold, when its generation is stale)
+ * this read of this key? The store writes every slot, so it reads them
+ * without the seqlock. */
+static int holds(const rcache_slot_t *s, uint64_t h, unsigned db, const void *key, size_t klen,
+                 const void *query, size_t qlen)
+{
+    return s->hash == h && s->db == db && s->klen == klen && s->qlen == qlen &&
+           memcmp(s->data, key, klen) == 0 && (!qlen || memcmp(s->data + klen, query, qlen) == 0);
+}
+
+/*
+ * The frontends' lookup of one read of key in table t: the reply's length
+ * (copied into out), 0 for a known absence (GET only), -1 when unknown or
+ * when a slot moved under the read (the store then answers). Fills mark
+ * for a later rcache_unchanged.
+ */
+static int lookup(rcache_t *rc, unsigned t, uint64_t h, unsigned db, const void *key, size_t klen,
+                  const void *query, size_t qlen, unsigned char *out, int64_t now_ms,
+                  rcache_mark_t *mark)
+{
+    size_t cap = room(rc, t);
+    for (unsigned w = 0; w < RCACHE_WAYS; w++) {
+        rcache_slot_t *s = way(rc, t, h, w);
+        uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+        if (seq & 1) continue;
+        /* Read as the store may be rewriting it: nothing read is trusted
+         * before the sequence is found unchanged below. */
+        uint64_t sh = __atomic_load_n(&s->hash, __ATOMIC_RELAXED);
+        if (sh != h) continue;
+        uint16_t sdb = __atomic_load_n(&s->db, __ATOMIC_RELAXED);
+        uint16_t sk = __atomic_load_n(&s->klen, __ATOMIC_RELAXED);
+        uint16_t sq = __atomic_load_n(&s->qlen, __ATOMIC_RELAXED);
+        uint16_t rl = __atomic_load_n(&s->rlen, __ATOMIC_RELAXED);
+        uint32_t gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
+        if (sdb != db || sk != klen || sq != qlen || (size_t)sk + sq + rl > cap) continue;
+        int same =
+            memcmp(s->data, key, klen) == 0 && (!qlen || memcmp(s->data + klen, query, qlen) == 0);
+        memcpy(out, s->data + sk + sq, rl);
+        atomic_thread_fence(memory_order_acquire);
+        if (atomic_load_explicit(&s->seq, memory_order_relaxed) != seq) return -1;
+        if (!same) continue;
+        if (gen != atomic_load_explicit(&rc->gen[db], memory_order_acquire)) return -1;
+        *mark = (rcache_mark_t){
+            .slot = (uint64_t)((char *)s - (char *)rc), .seq = seq, .gen = gen, .db = db};
+        /* Once a second at most: the line stays shared between readers. */
+        if (rl && now_ms - atomic_load_explicit(&s->hit_ms, memory_order_relaxed) >= 1000)
+            atomic_store_explicit(&s->hit_ms, now_ms, memory_order_relaxed);
+        return rl;
+    }
+    return -1;
 }
 
 int rcache_get(rcache_t *rc, unsigned db, const void *key, size_t klen, unsigned char *out,
@@ -87,8 +167,9 @@ int rcache_get(rcache_t *rc, unsigned db, const void *key, size_t klen, unsigned
 
 int rcache_unchanged(const rcache_t *rc, const rcache_mark_t *m)
 {
+    const rcache_slot_t *s = (const rcache_slot_t *)((const char *)rc + m->slot);
     atomic_thread_fence(memory_order_acquire);
-    return atomic_load_explicit(&rc->slots[m->slot].seq, memory_order_relaxed) == m->seq &&
+    return atomic_load_explicit(&s->seq, memory_order_relaxed) == m->seq &&
            atomic_load_explicit(&rc->gen[m->db], memory_order_relaxed) == m->gen;
 }
 
@@ -96,43 +177,39 @@ int rcache_get_marked(rcache_t *rc, unsigned db, const void *key, size_t klen, u
                       int64_t now_ms, rcache_mark_t *mark)
 {
     if (db >= RCACHE_DBS || klen > rcache_room()) return -1;
+    return lookup(rc, RCACHE_SMALL, key_hash(rc, db, key, klen), db, key, klen, NULL, 0, out,
+                  now_ms, mark);
+}
+
+int rcache_get_query(rcache_t *rc, unsigned db, const void *key, size_t klen, const void *query,
+                     size_t qlen, unsigned char *out, int64_t now_ms)
+{
+    if (db >= RCACHE_DBS || !qlen || klen + qlen >= rcache_big_room()) return -1;
     uint64_t h = key_hash(rc, db, key, klen);
-    rcache_slot_t *b = bucket_of(rc, h);
-    for (unsigned w = 0; w < RCACHE_WAYS; w++) {
-        rcache_slot_t *s = &b[w];
-        uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-        if (seq & 1) continue;
-        /* Read as the store may be rewriting it: nothing read is trusted
-         * before the sequence is found unchanged below. */
-        uint64_t sh = __atomic_load_n(&s->hash, __ATOMIC_RELAXED);
-        if (sh != h) continue;
-        uint16_t sdb = __atomic_load_n(&s->db, __ATOMIC_RELAXED);
-        uint16_t sk = __atomic_load_n(&s->klen, __ATOMIC_RELAXED);
-        uint16_t rl = __atomic_load_n(&s->rlen, __ATOMIC_RELAXED);
-        uint32_t gen = __atomic_load_n(&s->gen, __ATOMIC_RELAXED);
-        if (sdb != db || sk != klen || (size_t)sk + rl > rcache_room()) continue;
-        int same = memcmp(s->data, key, klen) == 0;
-        memcpy(out, s->data + sk, rl);
-        atomic_thread_fence(memory_order_acquire);
-        if (atomic_load_explicit(&s->seq, memory_order_relaxed) != seq) return -1;
-        if (!same) continue;
-        if (gen != atomic_load_explicit(&rc->gen[db], memory_order_acquire)) return -1;
-        *mark =
-            (rcache_mark_t){.slot = (uint64_t)(s - rc->slots), .seq = seq, .gen = gen, .db = db};
-        /* Once a second at most: the line stays shared between readers. */
-        if (rl && now_ms - atomic_load_explicit(&s->hit_ms, memory_order_relaxed) >= 1000)
-            atomic_store_explicit(&s->hit_ms, now_ms, memory_order_relaxed);
-        return rl;
+    rcache_mark_t mark;
+    for (unsigned t = 0; t < RCACHE_TABLES; t++) {
+        if (klen + qlen >= room(rc, t)) continue;
+        int n = lookup(rc, t, h, db, key, klen, query, qlen, out, now_ms, &mark);
+        if (n > 0) return n;
     }
     return -1;
 }
 
 int64_t rcache_hit_ms(const rcache_t *rc, unsigned db, const void *key, size_t klen)
 {
-    if (db >= RCACHE_DBS || klen > rcache_room()) return 0;
-    const rcache_slot_t *s = own_slot(rc, key_hash(rc, db, key, klen), db);
-    if (!s || s->klen != klen || s->gen != rc->gen[db] || memcmp(s->data, key, klen) != 0) return 0;
-    return atomic_load_explicit(&s->hit_ms, memory_order_relaxed);
+    if (db >= RCACHE_DBS || klen > rcache_big_room()) return 0;
+    uint64_t h = key_hash(rc, db, key, klen);
+    int64_t last = 0;
+    for (unsigned t = 0; t < RCACHE_TABLES; t++)
+        for (unsigned w = 0; w < RCACHE_WAYS; w++) {
+            const rcache_slot_t *s = way(rc, t, h, w);
+            if (s->hash != h || s->db != db || s->klen != klen || s->gen != rc->gen[db] ||
+                memcmp(s->data, key, klen) != 0)
+                continue;
+            int64_t hit = atomic_load_explicit(&s->hit_ms, memory_order_relaxed);
+            if (hit > last) last = hit;
+        }
+    return last;
 }
 
 /* ---- the store (the only writer) ---- */
@@ -157,14 +234,17 @@ void rcache_store_begin(rcache_t *rc)
 {
     for (unsigned i = 0; i < RCACHE_DBS; i++)
         atomic_fetch_add_explicit(&rc->gen[i], 1, memory_order_release);
-    free(filled);
-    filled = calloc((rc->nbuckets + 63) / 64, sizeof(*filled)); /* NULL: no filter */
+    for (unsigned t = 0; t < RCACHE_TABLES; t++) {
+        free(filled[t]);
+        /* NULL: no filter */
+        filled[t] = calloc((rc->tab[t].nbuckets + 63) / 64, sizeof(*filled[t]));
+    }
 }
 
-static int bucket_filled(const rcache_t *rc, uint64_t h)
+static int bucket_filled(const rcache_t *rc, unsigned t, uint64_t h)
 {
-    uint64_t i = bucket_index(rc, h);
-    return !filled || (filled[i / 64] >> (i % 64) & 1);
+    uint64_t i = bucket_index(rc, t, h);
+    return !filled[t] || (filled[t][i / 64] >> (i % 64) & 1);
 }
 
 void rcache_db_changed(rcache_t *rc, unsigned db)
@@ -172,41 +252,57 @@ void rcache_db_changed(rcache_t *rc, unsigned db)
     if (db < RCACHE_DBS) atomic_fetch_add_explicit(&rc->gen[db], 1, memory_order_release);
 }
 
-int rcache_invalidate(rcache_t *rc, unsigned db, const void *key, size_t klen)
+static void drop(rcache_t *rc, rcache_slot_t *s)
 {
-    if (db >= RCACHE_DBS || klen > rcache_room()) return 0;
-    uint64_t h = key_hash(rc, db, key, klen);
-    rcache_slot_t *s = bucket_filled(rc, h) ? own_slot(rc, h, db) : NULL;
-    if (!s) return 0;
     uint32_t seq = write_begin(s);
     /* Test hook: the store dies with the slot half written. */
     if (io_fault_point(IO_FAULT_CACHE_SLOT) == IO_FAULT_KILL) raise(SIGKILL);
     s->hash = 0;
     write_end(s, seq);
     atomic_fetch_add_explicit(&rc->invalidations, 1, memory_order_relaxed);
-    /* Test hook: the key is invalidated, the applied LSN that covers the
-     * change not yet published. */
-    if (io_fault_point(IO_FAULT_CACHE_INVAL) == IO_FAULT_KILL) raise(SIGKILL);
-    return 1;
 }
 
-void rcache_fill(rcache_t *rc, unsigned db, const void *key, size_t klen, const void *reply,
-                 size_t rlen)
+int rcache_invalidate(rcache_t *rc, unsigned db, const void *key, size_t klen)
 {
-    if (db >= RCACHE_DBS || klen + rlen > rcache_room()) return;
+    if (db >= RCACHE_DBS || klen > rcache_big_room()) return 0;
+    uint64_t h = key_hash(rc, db, key, klen);
+    int dropped = 0;
+    /* Every read of the key: all its slots share its buckets (the hash of
+     * the key, not of the query, picks them). A slot of another key with
+     * the same 64-bit hash goes too, which costs only its next read. */
+    for (unsigned t = 0; t < RCACHE_TABLES; t++) {
+        if (!bucket_filled(rc, t, h)) continue;
+        for (unsigned w = 0; w < RCACHE_WAYS; w++) {
+            rcache_slot_t *s = way(rc, t, h, w);
+            if (s->hash != h || s->db != db) continue;
+            drop(rc, s);
+            dropped = 1;
+        }
+    }
+    /* Test hook: the key is invalidated, the applied LSN that covers the
+     * change not yet published. */
+    if (dropped && io_fault_point(IO_FAULT_CACHE_INVAL) == IO_FAULT_KILL) raise(SIGKILL);
+    return dropped;
+}
+
+static void fill(rcache_t *rc, unsigned t, unsigned db, const void *key, size_t klen,
+                 const void *query, size_t qlen, const void *reply, size_t rlen)
+{
     uint64_t h = key_hash(rc, db, key, klen);
     uint32_t gen = atomic_load_explicit(&rc->gen[db], memory_order_relaxed);
-    rcache_slot_t *b = bucket_of(rc, h);
-    /* The key's own slot, else a free or stale one, else the next in turn. */
-    rcache_slot_t *s = own_slot(rc, h, db);
+    /* The read's own slot, else a free or stale one, else the next in turn. */
+    rcache_slot_t *s = NULL;
+    for (unsigned w = 0; w < RCACHE_WAYS && !s; w++)
+        if (holds(way(rc, t, h, w), h, db, key, klen, query, qlen)) s = way(rc, t, h, w);
     for (unsigned w = 0; w < RCACHE_WAYS && !s; w++) {
-        unsigned d = b[w].db;
-        if (!b[w].hash || (d < RCACHE_DBS && b[w].gen != rc->gen[d])) s = &b[w];
+        rcache_slot_t *b = way(rc, t, h, w);
+        unsigned d = b->db;
+        if (!b->hash || (d < RCACHE_DBS && b->gen != rc->gen[d])) s = b;
     }
-    if (!s) s = &b[rc->turn++ % RCACHE_WAYS];
-    if (filled) {
-        uint64_t i = bucket_index(rc, h);
-        filled[i / 64] |= 1ull << (i % 64);
+    if (!s) s = way(rc, t, h, (unsigned)(rc->turn++ % RCACHE_WAYS));
+    if (filled[t]) {
+        uint64_t i = bucket_index(rc, t, h);
+        filled[t][i / 64] |= 1ull << (i % 64);
     }
     uint32_t seq = write_begin(s);
     s->hash = h;
@@ -215,10 +311,30 @@ void rcache_fill(rcache_t *rc, unsigned db, const void *key, size_t klen, const 
     s->gen = gen;
     s->db = (uint16_t)db;
     s->klen = (uint16_t)klen;
+    s->qlen = (uint16_t)qlen;
     s->rlen = (uint16_t)rlen;
     atomic_store_explicit(&s->hit_ms, 0, memory_order_relaxed);
     memcpy(s->data, key, klen);
-    if (rlen) memcpy(s->data + klen, reply, rlen);
+    if (qlen) memcpy(s->data + klen, query, qlen);
+    if (rlen) memcpy(s->data + klen + qlen, reply, rlen);
     write_end(s, seq);
     atomic_fetch_add_explicit(&rc->fills, 1, memory_order_relaxed);
+}
+
+void rcache_fill(rcache_t *rc, unsigned db, const void *key, size_t klen, const void *reply,
+                 size_t rlen)
+{
+    if (db >= RCACHE_DBS || klen + rlen > rcache_room()) return;
+    fill(rc, RCACHE_SMALL, db, key, klen, NULL, 0, reply, rlen);
+}
+
+void rcache_fill_query(rcache_t *rc, unsigned db, const void *key, size_t klen, const void *query,
+                       size_t qlen, const void *reply, size_t rlen)
+{
+    if (db >= RCACHE_DBS || !qlen || !rlen) return;
+    size_t n = klen + qlen + rlen;
+    if (n <= room(rc, RCACHE_SMALL))
+        fill(rc, RCACHE_SMALL, db, key, klen, query, qlen, reply, rlen);
+    else if (n <= room(rc, RCACHE_BIG))
+        fill(rc, RCACHE_BIG, db, key, klen, query, qlen, reply, rlen);
 }

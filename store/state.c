@@ -218,6 +218,17 @@ int store_get_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint3
     return st_ent_type(e) == ST_STRING && !e->expire_at_ms ? 1 : -1;
 }
 
+int store_key_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,
+                        int64_t now)
+{
+    if (!store_cache_allowed(ctx)) return 0;
+    st_db_t *db = st_db(ctx, dbnum);
+    if (!db) return 0;
+    rec_arg_t k = {key, klen};
+    idx_entry_t **slot = st_find_quiet(db, &k, now);
+    return slot && !(*slot)->expire_at_ms;
+}
+
 uint64_t store_expire_count(const store_ctx_t *ctx)
 {
     return ctx->expires;

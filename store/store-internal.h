@@ -116,6 +116,10 @@ int store_cache_allowed(const store_ctx_t *ctx);
  * -1 otherwise (another type, a TTL, or !store_cache_allowed). */
 int store_get_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,
                         int64_t now);
+/* Whether a read of key may leave its reply in the read cache (D71): the
+ * key exists without a TTL and store_cache_allowed. */
+int store_key_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,
+                        int64_t now);
 /* Number of databases, and one database's key and TTL counts. */
 int store_db_count(const store_ctx_t *ctx);
 void store_db_stats(const store_ctx_t *ctx, int dbnum, uint64_t *keys, uint64_t *expires);

@@ -746,8 +746,30 @@ static size_t bulk_len(const char *p, size_t n)
 
 #define CACHE_MGET_KEYS 64
 
+/* Another read of one key the registry marks RC, answered now, whole
+ * (D71): its reply goes into the read cache under the key and its query
+ * (the protocol, the command and the words after the key, which the
+ * payload holds right after the key), when the key exists without a TTL
+ * and the reply is not an error. An absent key's reply is left out, so
+ * "keymiss" events stay the store's to publish. */
+static void cache_query(store_proc_t *s, const store_req_t *req, cmd_id_t op,
+                        const unsigned char *payload, const rec_arg_t *key)
+{
+    const buf_t *out = &s->out;
+    if (out->data[0] == '-' || out->len > rcache_big_room()) return;
+    size_t at = (size_t)((const unsigned char *)key->ptr - payload) + key->len;
+    if (at > req->payload_len) return;
+    unsigned char query[RCACHE_QUERY_MAX];
+    size_t qlen = rcache_query_tail(query, sizeof(query), (int)req->proto, op, payload + at,
+                                    req->payload_len - at);
+    if (!qlen || !store_key_cacheable(s->ctx, req->db, key->ptr, key->len, shm_now_ms())) return;
+    rcache_fill_query(s->ctx->rcache, req->db, key->ptr, key->len, query, qlen, out->data,
+                      out->len);
+}
+
 /* A GET or MGET answered now, whole, goes into the read cache (D70): each
- * key's part of the reply, by cache_one's rules. */
+ * key's part of the reply, by cache_one's rules; another read of one key
+ * by cache_query's (D71). */
 static void cache_offer(store_proc_t *s, const store_req_t *req, const unsigned char *payload)
 {
     const buf_t *out = &s->out;
@@ -758,6 +780,11 @@ static void cache_offer(store_proc_t *s, const store_req_t *req, const unsigned 
         return;
     if (REC_OP(op) == CMD_GET && argc == 1) {
         cache_one(s, req->db, &keys[0], out->data, out->len);
+        return;
+    }
+    const cmd_desc_t *d = cmd_by_id(REC_OP(op));
+    if (d && (d->flags & CMDF_REPLY_CACHE) && argc >= 1) {
+        cache_query(s, req, REC_OP(op), payload, &keys[0]);
         return;
     }
     if (REC_OP(op) != CMD_MGET || argc > CACHE_MGET_KEYS || out->data[0] != '*') return;

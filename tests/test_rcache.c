@@ -4,7 +4,10 @@
  * a slot a killed store left half written, full buckets (never another
  * key's reply), the marks that tell a read of several keys that one of
  * them moved, replies too large for a slot, and a forked reader that
- * reads while the writer rewrites the same keys (never a torn reply).
+ * reads while the writer rewrites the same keys (never a torn reply);
+ * other reads of a key (D71): the query both sides make, found only by
+ * the same key, words and protocol, the big table, every read of a key
+ * dropped at its change.
  */
 #include <criterion/criterion.h>
 
@@ -15,6 +18,7 @@
 #include <unistd.h>
 
 #include "rcache.h"
+#include "record.h"
 
 static rcache_t *rc;
 
@@ -87,9 +91,9 @@ Test(rcache, invalidation_by_key_database_and_start)
 /* The slot holding key: the one whose key bytes match (test only). */
 static rcache_slot_t *slot_of(const char *key)
 {
-    uint64_t n = rc->nbuckets * RCACHE_WAYS;
+    uint64_t n = rc->tab[RCACHE_SMALL].nbuckets * RCACHE_WAYS;
     for (uint64_t i = 0; i < n; i++) {
-        rcache_slot_t *s = &rc->slots[i];
+        rcache_slot_t *s = rcache_slot(rc, RCACHE_SMALL, i);
         if (s->hash && s->klen == strlen(key) && memcmp(s->data, key, s->klen) == 0) return s;
     }
     return NULL;
@@ -114,7 +118,7 @@ Test(rcache, a_slot_left_half_written_is_skipped_then_repaired)
 
 Test(rcache, full_buckets_never_answer_another_key)
 {
-    uint64_t slots = rc->nbuckets * RCACHE_WAYS;
+    uint64_t slots = rc->tab[RCACHE_SMALL].nbuckets * RCACHE_WAYS;
     int n = (int)slots * 8, hits = 0;
     char key[32], reply[64];
     for (int i = 0; i < n; i++) {
@@ -225,4 +229,106 @@ Test(rcache, a_reader_never_sees_a_torn_reply)
     cr_assert(WIFEXITED(status), "the reader died");
     cr_assert_eq(WEXITSTATUS(status), 0, "the reader saw a torn or foreign reply (%d)",
                  WEXITSTATUS(status));
+}
+
+/* ---- other reads of one key (D71) ---- */
+
+/* The query of "CMD key words..." in protocol proto, as a frontend makes it. */
+static size_t query_of(unsigned char *q, int proto, unsigned op, int n, const char *const *words)
+{
+    uint32_t lens[8];
+    for (int i = 0; i < n; i++)
+        lens[i] = (uint32_t)strlen(words[i]);
+    return rcache_query(q, RCACHE_QUERY_MAX, proto, op, n, (const unsigned char *const *)words,
+                        lens);
+}
+
+Test(rcache, the_store_and_a_frontend_make_the_same_query)
+{
+    const char *argv[] = {"mylist", "0", "99"};
+    uint32_t lens[] = {6, 1, 2};
+    unsigned char payload[128], a[RCACHE_QUERY_MAX], b[RCACHE_QUERY_MAX];
+    size_t n = rec_encode_payload(payload, 149, 3, (const unsigned char *const *)argv, lens);
+    size_t at = 4 + 4 + 6; /* the op and count, then the key's length and bytes */
+    size_t qa = rcache_query_tail(a, sizeof(a), 3, 149, payload + at, n - at);
+    size_t qb = query_of(b, 3, 149, 2, argv + 1);
+    cr_assert_gt(qa, 2);
+    cr_assert_eq(qa, qb);
+    cr_assert_eq(memcmp(a, b, qa), 0);
+    /* The protocol and the command are part of it. */
+    cr_assert_neq(memcmp(a, b, query_of(b, 2, 149, 2, argv + 1)), 0);
+    cr_assert_neq(memcmp(a, b, query_of(b, 3, 150, 2, argv + 1)), 0);
+    /* Too long for the buffer: none. */
+    static char big[RCACHE_QUERY_MAX];
+    memset(big, 'w', sizeof(big) - 1);
+    const char *words[] = {big};
+    cr_assert_eq(query_of(b, 2, 149, 1, words), 0);
+}
+
+static void fill_q(unsigned db, const char *key, const unsigned char *q, size_t qn,
+                   const char *reply)
+{
+    rcache_fill_query(rc, db, key, strlen(key), q, qn, reply, strlen(reply));
+}
+
+static const char *get_q(unsigned db, const char *key, const unsigned char *q, size_t qn)
+{
+    static unsigned char out[RCACHE_BIG_SLOT_BYTES + 1];
+    int n = rcache_get_query(rc, db, key, strlen(key), q, qn, out, 5000);
+    if (n < 0) return NULL;
+    out[n] = '\0';
+    return (const char *)out;
+}
+
+Test(rcache, a_read_is_found_by_its_key_words_and_protocol)
+{
+    const char *w1[] = {"0", "-1"}, *w2[] = {"0", "1"};
+    unsigned char q1[RCACHE_QUERY_MAX], q2[RCACHE_QUERY_MAX], q3[RCACHE_QUERY_MAX];
+    size_t n1 = query_of(q1, 2, 149, 2, w1), n2 = query_of(q2, 2, 149, 2, w2),
+           n3 = query_of(q3, 3, 149, 2, w1);
+    fill_q(0, "l", q1, n1, "*2\r\n$1\r\na\r\n$1\r\nb\r\n");
+    fill_q(0, "l", q2, n2, "*1\r\n$1\r\na\r\n");
+    cr_assert_str_eq(get_q(0, "l", q1, n1), "*2\r\n$1\r\na\r\n$1\r\nb\r\n");
+    cr_assert_str_eq(get_q(0, "l", q2, n2), "*1\r\n$1\r\na\r\n");
+    cr_assert_null(get_q(0, "l", q3, n3)); /* RESP3: another query */
+    cr_assert_null(get_q(1, "l", q1, n1));
+    cr_assert_null(get_q(0, "l2", q1, n1));
+    cr_assert_null(get(0, "l")); /* GET's reply is not a query's */
+    /* A reply too large for a small slot is kept in the big table; one
+     * too large for that is not kept. */
+    static char reply[RCACHE_BIG_SLOT_BYTES];
+    memset(reply, 'r', 1500);
+    reply[1500] = '\0';
+    fill_q(0, "l", q3, n3, reply);
+    cr_assert_str_eq(get_q(0, "l", q3, n3), reply);
+    memset(reply, 's', sizeof(reply) - 1);
+    fill_q(0, "big", q1, n1, reply);
+    cr_assert_null(get_q(0, "big", q1, n1));
+    /* A change of the key drops every read of it, in both tables. */
+    fill(0, "l", "$1\r\nv\r\n");
+    cr_assert_eq(rcache_invalidate(rc, 0, "l", 1), 1);
+    cr_assert_null(get_q(0, "l", q1, n1));
+    cr_assert_null(get_q(0, "l", q2, n2));
+    cr_assert_null(get_q(0, "l", q3, n3));
+    cr_assert_null(get(0, "l"));
+    cr_assert_eq(rcache_invalidate(rc, 0, "l", 1), 0);
+    /* So does a change of its database. */
+    fill_q(0, "l", q3, n3, reply + sizeof(reply) - 1501);
+    cr_assert_not_null(get_q(0, "l", q3, n3));
+    rcache_db_changed(rc, 0);
+    cr_assert_null(get_q(0, "l", q3, n3));
+}
+
+Test(rcache, idle_time_counts_hits_of_every_read_of_a_key)
+{
+    const char *w[] = {"f"};
+    unsigned char q[RCACHE_QUERY_MAX];
+    size_t n = query_of(q, 2, 102, 1, w);
+    fill_q(0, "h", q, n, "$1\r\nv\r\n");
+    fill(0, "s", "$1\r\nv\r\n");
+    cr_assert_eq(rcache_hit_ms(rc, 0, "h", 1), 0);
+    unsigned char out[RCACHE_BIG_SLOT_BYTES];
+    cr_assert_eq(rcache_get_query(rc, 0, "h", 1, q, n, out, 7000), 7);
+    cr_assert_eq(rcache_hit_ms(rc, 0, "h", 1), 7000);
+    cr_assert_eq(rcache_hit_ms(rc, 0, "s", 1), 0);
 }

@@ -1,6 +1,7 @@
 /*
  * cached.c - GET and MGET answered from the read cache (common/rcache.h,
- * D70), in a frontend process, without the store's round trip.
+ * D70), and the other reads of one key the registry marks RC (D71), in a
+ * frontend process, without the store's round trip.
  *
  * Every read used to cross to the store and back: two process wake-ups
  * per GET that Redis does not make, most of a GET's cost on this
@@ -10,7 +11,10 @@
  * other change it applies; a frontend answers the next GET of that key from
  * there when the store's published applied LSN covers the durable LSN
  * (rcache.h says why that is contract 3). An MGET is answered when the
- * cache knows every key and its reads were one snapshot.
+ * cache knows every key and its reads were one snapshot. Another read
+ * of one key (LRANGE, HGETALL, ZSCORE ...) is answered when the store
+ * left the reply of the same words in the same protocol: it does so only
+ * for a key that exists without a TTL, so absences stay the store's.
  *
  * Left to the store: a connection with a reply still owed (its order), a
  * store behind the log (a write's ack does not wait for its apply, D25),
@@ -119,5 +123,32 @@ int fe_cached_mget(fe_conn_t *c, const fe_args_t *a)
     }
     if (c->reply_suppress) c->out.len = mark;
     count(c, hits, absent);
+    return 1;
+}
+
+int fe_cached_query(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    if (a->argc < 2 || !usable(c)) return 0;
+    unsigned char query[RCACHE_QUERY_MAX];
+    size_t qlen = rcache_query(query, sizeof(query), c->proto, d->id, a->argc - 2,
+                               (const unsigned char *const *)(a->argv + 2), a->lens + 2);
+    if (!qlen) return 0;
+    unsigned char out[RCACHE_BIG_SLOT_BYTES];
+    int n = rcache_get_query(rcache_shared, (unsigned)c->db, a->argv[1], a->lens[1], query, qlen,
+                             out, c->last_active_ms);
+    if (n <= 0) return 0;
+    count(c, 1, 0);
+    if (c->reply_suppress) return 1;
+    /* The store's reply as it left the store: its RESP2 nulls become
+     * RESP3's here, as they do for every store reply (conn.c). */
+    if (c->proto >= 3) {
+        buf_t conv;
+        buf_init(&conv);
+        int rc = resp3_from_resp2((const char *)out, (size_t)n, &conv);
+        if (rc == 1) buf_append(&c->out, conv.data, conv.len);
+        buf_free(&conv);
+        if (rc == 1) return 1;
+    }
+    buf_append(&c->out, out, (size_t)n);
     return 1;
 }

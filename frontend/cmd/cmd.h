@@ -87,6 +87,9 @@ void fe_multi_write_reply(fe_conn_t *c, uint64_t lsn, const char *reply, size_t 
 #define FE_CACHED_MGET_MAX 64
 int fe_cached_get(fe_conn_t *c, const fe_args_t *a);
 int fe_cached_mget(fe_conn_t *c, const fe_args_t *a);
+/* A read of one key the registry marks RC (CMDF_REPLY_CACHE, D71)
+ * answered from the read cache: 1 when it was, 0 when the store must. */
+int fe_cached_query(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
 int fe_probe_begin(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
 int fe_probe_answer(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
 void fe_probe_note(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);

@@ -218,6 +218,7 @@ static int dispatch_read(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
     /* Answered from the read cache when it knows (D70). */
     if (d->id == CMD_GET && a->argc == 2 && fe_cached_get(c, a)) return 0;
     if (d->id == CMD_MGET && fe_cached_mget(c, a)) return 0;
+    if ((d->flags & CMDF_REPLY_CACHE) && fe_cached_query(c, d, a)) return 0; /* D71 */
     int argc = a->argc - 1;
     if (argc > FE_MAX_RECORD_ARGS) {
         reply_static(c, "-ERR too many arguments (at most 65535 keys per read)\r\n");

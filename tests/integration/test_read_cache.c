@@ -177,6 +177,178 @@ static void changes_against_redis(diff_t *d)
     DC(d, 1, "DEL", "k", "k3", "k9");
 }
 
+/* ---- other reads of one key (D71) ---- */
+
+/* Every read the registry marks RC, of the keys the collection changes
+ * touch: three times on connection 0 (the first may fill the cache, the
+ * others are answered from it), once on connection 1. */
+static void coll_reads_on(diff_t *d, int ci)
+{
+    DC(d, ci, "LRANGE", "l", "0", "-1");
+    DC(d, ci, "LRANGE", "l", "1", "2");
+    DC(d, ci, "LLEN", "l");
+    DC(d, ci, "LINDEX", "l", "1");
+    DC(d, ci, "LINDEX", "l", "99");
+    DC(d, ci, "LPOS", "l", "b");
+    DC(d, ci, "HGETALL", "h");
+    DC(d, ci, "HGET", "h", "f1");
+    DC(d, ci, "HGET", "h", "nofield");
+    DC(d, ci, "HMGET", "h", "f1", "nofield", "f2");
+    DC(d, ci, "HLEN", "h");
+    DC(d, ci, "HEXISTS", "h", "f2");
+    DC(d, ci, "HSTRLEN", "h", "f1");
+    DC(d, ci, "HKEYS", "h");
+    DC(d, ci, "HVALS", "h");
+    RDIFF_(d, ci, RDIFF_SORTED, "SMEMBERS", "s");
+    DC(d, ci, "SISMEMBER", "s", "m1");
+    DC(d, ci, "SMISMEMBER", "s", "m1", "m9");
+    DC(d, ci, "SCARD", "s");
+    DC(d, ci, "ZRANGE", "z", "0", "-1", "WITHSCORES");
+    DC(d, ci, "ZRANGE", "z", "(1", "+inf", "BYSCORE", "LIMIT", "0", "2");
+    DC(d, ci, "ZREVRANGE", "z", "0", "1");
+    DC(d, ci, "ZRANGEBYSCORE", "z", "-inf", "+inf", "WITHSCORES");
+    DC(d, ci, "ZREVRANGEBYSCORE", "z", "+inf", "2");
+    DC(d, ci, "ZSCORE", "z", "a");
+    DC(d, ci, "ZMSCORE", "z", "a", "nomember");
+    DC(d, ci, "ZRANK", "z", "b");
+    DC(d, ci, "ZREVRANK", "z", "b");
+    DC(d, ci, "ZCARD", "z");
+    DC(d, ci, "ZCOUNT", "z", "1", "3");
+    DC(d, ci, "ZRANGEBYLEX", "zl", "-", "+");
+    DC(d, ci, "ZREVRANGEBYLEX", "zl", "+", "[b");
+    DC(d, ci, "ZLEXCOUNT", "zl", "-", "+");
+    DC(d, ci, "XLEN", "x");
+    DC(d, ci, "XRANGE", "x", "-", "+");
+    DC(d, ci, "XREVRANGE", "x", "+", "-", "COUNT", "1");
+    DC(d, ci, "STRLEN", "str");
+    DC(d, ci, "GETRANGE", "str", "1", "3");
+    DC(d, ci, "SUBSTR", "str", "0", "-1");
+    DC(d, ci, "GETBIT", "str", "3");
+    DC(d, ci, "BITCOUNT", "str");
+    DC(d, ci, "BITPOS", "str", "1");
+}
+
+static void coll_reads(diff_t *d)
+{
+    settle(d);
+    for (int i = 0; i < 3; i++)
+        coll_reads_on(d, 0);
+    coll_reads_on(d, 1);
+}
+
+/* Every write family of every type made on connection 1 to keys
+ * connection 0 has read. */
+static void coll_changes_against_redis(diff_t *d)
+{
+    coll_reads(d); /* all absent */
+    DC(d, 1, "RPUSH", "l", "a", "b", "c");
+    DC(d, 1, "HSET", "h", "f1", "v1", "f2", "v2");
+    DC(d, 1, "SADD", "s", "m1", "m2");
+    DC(d, 1, "ZADD", "z", "1", "a", "2", "b", "3", "c");
+    DC(d, 1, "ZADD", "zl", "0", "a", "0", "b", "0", "c");
+    DC(d, 1, "XADD", "x", "1-1", "f", "v");
+    DC(d, 1, "SET", "str", "hello");
+    coll_reads(d);
+    /* Lists. */
+    DC(d, 1, "LPUSH", "l", "z");
+    coll_reads(d);
+    DC(d, 1, "LSET", "l", "0", "y");
+    coll_reads(d);
+    DC(d, 1, "LINSERT", "l", "BEFORE", "b", "bb");
+    coll_reads(d);
+    DC(d, 1, "LREM", "l", "1", "bb");
+    coll_reads(d);
+    DC(d, 1, "LPOP", "l");
+    coll_reads(d);
+    DC(d, 1, "RPOPLPUSH", "l", "l");
+    coll_reads(d);
+    DC(d, 1, "LMOVE", "l", "l", "LEFT", "RIGHT");
+    coll_reads(d);
+    DC(d, 1, "LTRIM", "l", "0", "1");
+    coll_reads(d);
+    DC(d, 1, "RPOP", "l");
+    coll_reads(d);
+    /* Hashes. */
+    DC(d, 1, "HSETNX", "h", "f3", "v3");
+    coll_reads(d);
+    DC(d, 1, "HSET", "h", "f1", "new");
+    coll_reads(d);
+    DC(d, 1, "HINCRBY", "h", "f2", "1");
+    coll_reads(d);
+    DC(d, 1, "HSET", "h", "f2", "1");
+    DC(d, 1, "HINCRBYFLOAT", "h", "f2", "1.5");
+    coll_reads(d);
+    DC(d, 1, "HDEL", "h", "f3");
+    coll_reads(d);
+    /* Sets. */
+    DC(d, 1, "SADD", "s", "m3");
+    coll_reads(d);
+    DC(d, 1, "SREM", "s", "m2");
+    coll_reads(d);
+    DC(d, 1, "SMOVE", "s", "s2", "m1");
+    coll_reads(d);
+    DC(d, 1, "SADD", "s2", "m1", "m9");
+    DC(d, 1, "SUNIONSTORE", "s", "s", "s2");
+    coll_reads(d);
+    /* Sorted sets. */
+    DC(d, 1, "ZINCRBY", "z", "5", "a");
+    coll_reads(d);
+    DC(d, 1, "ZADD", "z", "XX", "CH", "0", "b");
+    coll_reads(d);
+    DC(d, 1, "ZREM", "z", "c");
+    coll_reads(d);
+    DC(d, 1, "ZPOPMIN", "z");
+    coll_reads(d);
+    DC(d, 1, "ZADD", "z", "1", "b", "2", "c", "3", "d");
+    DC(d, 1, "ZREMRANGEBYRANK", "z", "0", "0");
+    coll_reads(d);
+    DC(d, 1, "ZUNIONSTORE", "z", "2", "z", "zl");
+    coll_reads(d);
+    DC(d, 1, "ZRANGESTORE", "z", "zl", "0", "1");
+    coll_reads(d);
+    DC(d, 1, "ZADD", "zl", "0", "aa");
+    coll_reads(d);
+    /* Streams. */
+    DC(d, 1, "XADD", "x", "2-1", "g", "w");
+    coll_reads(d);
+    DC(d, 1, "XDEL", "x", "1-1");
+    coll_reads(d);
+    DC(d, 1, "XTRIM", "x", "MAXLEN", "0");
+    coll_reads(d);
+    /* Strings read by other commands than GET. */
+    DC(d, 1, "APPEND", "str", "!");
+    coll_reads(d);
+    DC(d, 1, "SETRANGE", "str", "0", "J");
+    coll_reads(d);
+    DC(d, 1, "SETBIT", "str", "3", "1");
+    coll_reads(d);
+    /* The keyspace. */
+    DC(d, 1, "RENAME", "l", "l9");
+    coll_reads(d);
+    DC(d, 1, "RENAME", "l9", "l");
+    DC(d, 1, "COPY", "zl", "z", "REPLACE");
+    coll_reads(d);
+    DC(d, 1, "EXPIRE", "h", "100"); /* a TTL: never cached, still read */
+    coll_reads(d);
+    DC(d, 1, "PERSIST", "h");
+    coll_reads(d);
+    DC(d, 1, "MOVE", "s", "1");
+    coll_reads(d);
+    DC(d, 1, "DEL", "h");
+    DC(d, 1, "SET", "h", "a-string"); /* WRONGTYPE replies: never cached */
+    coll_reads(d);
+    DC(d, 1, "SWAPDB", "0", "1");
+    coll_reads(d);
+    DC(d, 1, "SWAPDB", "0", "1");
+    coll_reads(d);
+    DC(d, 1, "PEXPIRE", "z", "50");
+    RDIFF_AWAIT_EXPIRED(d, "z");
+    coll_reads(d);
+    DC(d, 1, "FLUSHDB");
+    coll_reads(d);
+    DC(d, 1, "FLUSHALL");
+}
+
 static long long stat_of_conn(wire_conn_t *c, const char *field)
 {
     long long v = srv_info_text_num(ONE(c, "INFO", "stats"), field);
@@ -197,6 +369,24 @@ Test(read_cache, reads_after_every_change_answer_as_redis)
     cr_assert_geq(hits, 40, "only %lld GETs were answered from the cache", hits);
     cr_assert_geq(absent, 10, "only %lld absences were answered from the cache", absent);
     cr_assert_gt(stat_of_conn(d.a[2], "atticdb_read_cache_invalidations"), 10);
+    rdiff_end_both(&d);
+}
+
+Test(read_cache, collection_reads_after_every_change_answer_as_redis)
+{
+    diff_t d;
+    rdiff_start_both_with(&d, "--frontends 2", NULL, 3);
+    coll_changes_against_redis(&d);
+    long long hits2 = stat_of_conn(d.a[2], "atticdb_read_cache_hits");
+    rdiff_hello3(&d);
+    coll_changes_against_redis(&d);
+    long long hits = stat_of_conn(d.a[2], "atticdb_read_cache_hits");
+    /* Each protocol's comparison went through the cache, not only the
+     * store. */
+    cr_assert_geq(hits2, 1000, "only %lld reads were answered from the cache (RESP2)", hits2);
+    cr_assert_geq(hits - hits2, 1000, "only %lld reads were answered from the cache (RESP3)",
+                  hits - hits2);
+    cr_assert_gt(stat_of_conn(d.a[2], "atticdb_read_cache_invalidations"), 100);
     rdiff_end_both(&d);
 }
 
