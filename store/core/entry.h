@@ -112,6 +112,12 @@ typedef struct st_pgio {
     size_t cap;
     uint64_t lsn; /* the page in buf (0: none) */
     uint32_t len;
+    /* When buf holds a list page and st_lpimg_at asked for one of its
+     * elements: each element's offset in it (nel of them; eoff NULL or
+     * nel 0 with !eidx: not built for this page). */
+    uint32_t *eoff;
+    uint32_t nel, ecap;
+    int eidx;
 } st_pgio_t;
 
 struct store_ctx {

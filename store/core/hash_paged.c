@@ -194,6 +194,7 @@ void st_hash_pg_ctx_free(store_ctx_t *ctx)
     free(ctx->pgmat.v);
     free(ctx->pgmat.blk);
     free(ctx->pgio.buf);
+    free(ctx->pgio.eoff);
     memset(&ctx->pgmat, 0, sizeof(ctx->pgmat));
     memset(&ctx->pgio, 0, sizeof(ctx->pgio));
 }

@@ -358,14 +358,12 @@ static store_ctx_t *reader(st_list_t *l, store_ctx_t *ctx)
  * the next page read). */
 static const unsigned char *clean_elem(st_list_t *l, const st_lchunk_t *ch, uint32_t k, uint32_t *n)
 {
-    const unsigned char *img = st_page_read(l->ctx, ch->lsn, ch->len), *p = NULL;
-    size_t off = ST_PGIMG_HDR;
-    for (uint32_t t = 0; t <= ch->first + k; t++)
-        if (st_lpimg_next(img, ch->len, &off, &p, n) != 1) {
-            log_warn("store: a list page at LSN %llu lacks an element it counts; stopping",
-                     (unsigned long long)ch->lsn);
-            exit(EXIT_FATAL);
-        }
+    const unsigned char *p = NULL;
+    if (st_lpimg_at(l->ctx, ch->lsn, ch->len, ch->first + k, &p, n) != 0) {
+        log_warn("store: a list page at LSN %llu lacks an element it counts; stopping",
+                 (unsigned long long)ch->lsn);
+        exit(EXIT_FATAL);
+    }
     return p;
 }
 

@@ -186,10 +186,37 @@ const unsigned char *st_page_read(store_ctx_t *ctx, uint64_t lsn, uint32_t len)
     st_pgio_t *io = &ctx->pgio;
     if (io->lsn == lsn && io->len == len && io->lsn) return io->buf;
     io->lsn = 0;
+    io->eidx = 0;
     st_page_read_into(ctx, lsn, len, &io->buf, &io->cap);
     io->lsn = lsn;
     io->len = len;
     return io->buf;
+}
+
+int st_lpimg_at(store_ctx_t *ctx, uint64_t lsn, uint32_t len, uint32_t k,
+                const unsigned char **p, uint32_t *n)
+{
+    const unsigned char *img = st_page_read(ctx, lsn, len);
+    st_pgio_t *io = &ctx->pgio;
+    if (!io->eidx) { /* one walk of the page, then any element at once */
+        io->nel = 0;
+        size_t off = ST_PGIMG_HDR;
+        const unsigned char *q;
+        uint32_t qn;
+        for (;;) {
+            size_t at = off;
+            if (st_lpimg_next(img, len, &off, &q, &qn) != 1) break;
+            if (io->nel == io->ecap) {
+                io->ecap = io->ecap ? io->ecap * 2 : 256;
+                io->eoff = st_xrealloc(io->eoff, (size_t)io->ecap * sizeof(*io->eoff));
+            }
+            io->eoff[io->nel++] = (uint32_t)at;
+        }
+        io->eidx = 1;
+    }
+    if (k >= io->nel) return -1;
+    size_t off = io->eoff[k];
+    return st_lpimg_next(img, len, &off, p, n) == 1 ? 0 : -1;
 }
 
 uint32_t st_page_seq(store_ctx_t *ctx)

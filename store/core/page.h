@@ -87,6 +87,13 @@ long st_lpimg_check(const unsigned char *img, size_t len, uint32_t max);
 const unsigned char *st_page_read_into(struct store_ctx *ctx, uint64_t lsn, uint32_t len,
                                        unsigned char **dst, size_t *cap);
 const unsigned char *st_page_read(struct store_ctx *ctx, uint64_t lsn, uint32_t len);
+/* Element k (from the image's first) of the list page of len bytes at lsn,
+ * read through st_page_read's cache: p[0, *n), valid as its page is. The
+ * first such call for a page walks it once and keeps each element's
+ * offset, so a list popped at either end of a page does not walk it again
+ * per pop. Returns 0, or -1 when the page has no element k. */
+int st_lpimg_at(struct store_ctx *ctx, uint64_t lsn, uint32_t len, uint32_t k,
+                const unsigned char **p, uint32_t *n);
 
 /* The next number of the record being applied (ctx->applied): 0, 1, ...
  * from each new record on. With ctx->applied, it names something a record
