@@ -193,8 +193,8 @@ const unsigned char *st_page_read(store_ctx_t *ctx, uint64_t lsn, uint32_t len)
     return io->buf;
 }
 
-int st_lpimg_at(store_ctx_t *ctx, uint64_t lsn, uint32_t len, uint32_t k,
-                const unsigned char **p, uint32_t *n)
+int st_lpimg_at(store_ctx_t *ctx, uint64_t lsn, uint32_t len, uint32_t k, const unsigned char **p,
+                uint32_t *n)
 {
     const unsigned char *img = st_page_read(ctx, lsn, len);
     st_pgio_t *io = &ctx->pgio;
