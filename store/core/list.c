@@ -660,19 +660,17 @@ static void seek_place(st_list_t *l, st_list_before_fn before, const void *arg, 
     }
     uint32_t j = lo - 1, k = 1;
     const st_lchunk_t *ch = st_lch(l, j);
-    if (ch->lsn) { /* a page: a linear scan of its window, past its first */
-        const unsigned char *img = st_page_read(l->ctx, ch->lsn, ch->len);
-        size_t off = ST_PGIMG_HDR;
-        for (uint32_t t = 0; t < ch->first + ch->n; t++) {
-            if (st_lpimg_next(img, ch->len, &off, &p, &n) != 1) {
-                log_warn("store: a list page at LSN %llu lacks an element it counts; stopping",
-                         (unsigned long long)ch->lsn);
-                exit(EXIT_FATAL);
-            }
-            if (t <= ch->first) continue;
-            if (!before(arg, p, n)) break;
-            k++;
+    if (ch->lsn) { /* a page: a binary search of its window past its first */
+        uint32_t a = 1, b = ch->n;
+        while (a < b) {
+            uint32_t mid = a + (b - a) / 2;
+            p = clean_elem(l, ch, mid, &n);
+            if (before(arg, p, n))
+                a = mid + 1;
+            else
+                b = mid;
         }
+        k = a;
     } else { /* in RAM: a binary search past its first */
         uint32_t a = 1, b = ch->n;
         while (a < b) {
