@@ -12,6 +12,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "command.h"
 #include "io_fault.h"
 #include "rcache.h"
 
@@ -57,17 +58,23 @@ void rcache_destroy(rcache_t *rc)
     if (rc) munmap(rc, rc->size);
 }
 
+/* A query's first two bytes: the protocol and the command. */
+#define QUERY_HEAD 2u
+static void query_head(unsigned char *q, int proto, unsigned op)
+{
+    q[0] = proto >= 3 ? 3 : 2;
+    q[1] = (unsigned char)op;
+}
+
 size_t rcache_query(unsigned char *q, size_t cap, int proto, unsigned op, int nwords,
                     const unsigned char *const *words, const uint32_t *lens)
 {
-    if (cap < 2) return 0;
-    q[0] = proto >= 3 ? 3 : 2;
-    q[1] = (unsigned char)op;
-    size_t n = 2;
+    if (cap < QUERY_HEAD) return 0;
+    query_head(q, proto, op);
+    size_t n = QUERY_HEAD;
     for (int i = 0; i < nwords; i++) {
         if (lens[i] > cap || cap - n < 4 + (size_t)lens[i]) return 0;
-        for (int b = 0; b < 4; b++)
-            q[n + (size_t)b] = (unsigned char)(lens[i] >> (8 * b));
+        cmd_put_u32(q + n, lens[i]); /* as rec_encode_payload writes it */
         memcpy(q + n + 4, words[i], lens[i]);
         n += 4 + lens[i];
     }
@@ -77,11 +84,10 @@ size_t rcache_query(unsigned char *q, size_t cap, int proto, unsigned op, int nw
 size_t rcache_query_tail(unsigned char *q, size_t cap, int proto, unsigned op,
                          const unsigned char *tail, size_t tail_len)
 {
-    if (cap < 2 || tail_len > cap - 2) return 0;
-    q[0] = proto >= 3 ? 3 : 2;
-    q[1] = (unsigned char)op;
-    memcpy(q + 2, tail, tail_len);
-    return 2 + tail_len;
+    if (cap < QUERY_HEAD || tail_len > cap - QUERY_HEAD) return 0;
+    query_head(q, proto, op);
+    memcpy(q + QUERY_HEAD, tail, tail_len);
+    return QUERY_HEAD + tail_len;
 }
 
 static uint64_t key_hash(const rcache_t *rc, unsigned db, const void *key, size_t klen)
@@ -107,13 +113,18 @@ static size_t room(const rcache_t *rc, unsigned t)
 }
 
 /* The store's: does slot s hold (or hold, when its generation is stale)
- * this read of this key? The store writes every slot, so it reads them
- * without the seqlock. */
+ * a read of this key, and this read? The store writes every slot, so it
+ * reads them without the seqlock. */
+static int holds_key(const rcache_slot_t *s, uint64_t h, unsigned db, const void *key, size_t klen)
+{
+    return s->hash == h && s->db == db && s->klen == klen && memcmp(s->data, key, klen) == 0;
+}
+
 static int holds(const rcache_slot_t *s, uint64_t h, unsigned db, const void *key, size_t klen,
                  const void *query, size_t qlen)
 {
-    return s->hash == h && s->db == db && s->klen == klen && s->qlen == qlen &&
-           memcmp(s->data, key, klen) == 0 && (!qlen || memcmp(s->data + klen, query, qlen) == 0);
+    return holds_key(s, h, db, key, klen) && s->qlen == qlen &&
+           (!qlen || memcmp(s->data + klen, query, qlen) == 0);
 }
 
 /*
@@ -184,7 +195,7 @@ int rcache_get_marked(rcache_t *rc, unsigned db, const void *key, size_t klen, u
 int rcache_get_query(rcache_t *rc, unsigned db, const void *key, size_t klen, const void *query,
                      size_t qlen, unsigned char *out, int64_t now_ms)
 {
-    if (db >= RCACHE_DBS || !qlen || klen + qlen >= rcache_big_room()) return -1;
+    if (db >= RCACHE_DBS || !qlen) return -1;
     uint64_t h = key_hash(rc, db, key, klen);
     rcache_mark_t mark;
     for (unsigned t = 0; t < RCACHE_TABLES; t++) {
@@ -203,9 +214,7 @@ int64_t rcache_hit_ms(const rcache_t *rc, unsigned db, const void *key, size_t k
     for (unsigned t = 0; t < RCACHE_TABLES; t++)
         for (unsigned w = 0; w < RCACHE_WAYS; w++) {
             const rcache_slot_t *s = way(rc, t, h, w);
-            if (s->hash != h || s->db != db || s->klen != klen || s->gen != rc->gen[db] ||
-                memcmp(s->data, key, klen) != 0)
-                continue;
+            if (!holds_key(s, h, db, key, klen) || s->gen != rc->gen[db]) continue;
             int64_t hit = atomic_load_explicit(&s->hit_ms, memory_order_relaxed);
             if (hit > last) last = hit;
         }
@@ -292,8 +301,10 @@ static void fill(rcache_t *rc, unsigned t, unsigned db, const void *key, size_t 
     uint32_t gen = atomic_load_explicit(&rc->gen[db], memory_order_relaxed);
     /* The read's own slot, else a free or stale one, else the next in turn. */
     rcache_slot_t *s = NULL;
-    for (unsigned w = 0; w < RCACHE_WAYS && !s; w++)
-        if (holds(way(rc, t, h, w), h, db, key, klen, query, qlen)) s = way(rc, t, h, w);
+    for (unsigned w = 0; w < RCACHE_WAYS && !s; w++) {
+        rcache_slot_t *b = way(rc, t, h, w);
+        if (holds(b, h, db, key, klen, query, qlen)) s = b;
+    }
     for (unsigned w = 0; w < RCACHE_WAYS && !s; w++) {
         rcache_slot_t *b = way(rc, t, h, w);
         unsigned d = b->db;

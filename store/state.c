@@ -205,28 +205,34 @@ int store_cache_allowed(const store_ctx_t *ctx)
     return ctx->rcache && !config_policy_by_access(ctx->access.policy);
 }
 
-int store_get_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,
-                        int64_t now)
+/* The entry of key as a fill of the read cache sees it (*e NULL: absent),
+ * or -1 when nothing may be filled for it (no cache, the policy, no such
+ * database). */
+static int cache_lookup(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,
+                        int64_t now, idx_entry_t **e)
 {
-    if (!store_cache_allowed(ctx)) return -1;
-    st_db_t *db = st_db(ctx, dbnum);
+    st_db_t *db = store_cache_allowed(ctx) ? st_db(ctx, dbnum) : NULL;
     if (!db) return -1;
     rec_arg_t k = {key, klen};
     idx_entry_t **slot = st_find_quiet(db, &k, now);
-    if (!slot) return 0;
-    idx_entry_t *e = *slot;
+    *e = slot ? *slot : NULL;
+    return 0;
+}
+
+int store_get_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,
+                        int64_t now)
+{
+    idx_entry_t *e;
+    if (cache_lookup(ctx, dbnum, key, klen, now, &e) < 0) return -1;
+    if (!e) return 0;
     return st_ent_type(e) == ST_STRING && !e->expire_at_ms ? 1 : -1;
 }
 
 int store_key_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,
                         int64_t now)
 {
-    if (!store_cache_allowed(ctx)) return 0;
-    st_db_t *db = st_db(ctx, dbnum);
-    if (!db) return 0;
-    rec_arg_t k = {key, klen};
-    idx_entry_t **slot = st_find_quiet(db, &k, now);
-    return slot && !(*slot)->expire_at_ms;
+    idx_entry_t *e;
+    return cache_lookup(ctx, dbnum, key, klen, now, &e) == 0 && e && !e->expire_at_ms;
 }
 
 uint64_t store_expire_count(const store_ctx_t *ctx)

@@ -112,9 +112,9 @@ typedef struct st_pgio {
     size_t cap;
     uint64_t lsn; /* the page in buf (0: none) */
     uint32_t len;
-    /* When buf holds a list page and st_lpimg_at asked for one of its
-     * elements: each element's offset in it (nel of them; eoff NULL or
-     * nel 0 with !eidx: not built for this page). */
+    /* The offset of each of the nel elements of the list page in buf,
+     * built by st_lpimg_at (D72); eidx 0 until it is built for this page
+     * (every page read clears it). ecap: eoff's capacity. */
     uint32_t *eoff;
     uint32_t nel, ecap;
     int eidx;
