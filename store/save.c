@@ -181,6 +181,16 @@ static void copy_done(store_backup_t *b, int ok)
     atomic_store(&b->shm->repl.copy_done, b->repl_serves);
 }
 
+/* rdb_changes_since_last_save: published on each turn of the loop, and
+ * when a backup ends, before it is reported ended (a client that sees
+ * the end sees the count it reset). */
+static void publish_changes(store_backup_t *b)
+{
+    if (b->shm)
+        atomic_store_explicit(&b->shm->backup_changes, b->records - b->base_records,
+                              memory_order_relaxed);
+}
+
 static void publish_start(store_backup_t *b)
 {
     if (!b->shm) return;
@@ -207,6 +217,7 @@ static void backup_done(void *arg, int ok)
     shm_t *s = b->shm;
     atomic_store(&s->backup_last_failed, !ok);
     atomic_store(&s->backup_last_secs, (now - b->asked_ms + 500) / 1000);
+    publish_changes(b);
     if (ok) {
         atomic_store(&s->backup_last_lsn, b->lsn);
         atomic_store(&s->backup_last_ms, now);
@@ -260,9 +271,7 @@ void store_backup_poll(store_backup_t *b, store_ctx_t *ctx)
         b->repl_serves = copy;
         start(b, ctx);
     }
-    if (b->shm)
-        atomic_store_explicit(&b->shm->backup_changes, b->records - b->base_records,
-                              memory_order_relaxed);
+    publish_changes(b);
 }
 
 /* ---- the commands --------------------------------------------------------- */
