@@ -38,7 +38,7 @@
  *   u8 type        1 = string; 1 + the collection's type number
  *                  (core/object.h: hash 2, list 3, set 4, zset 5)
  *   u8 vkind       exactly as in the entry: kind bits and encoding bits
- *   u8 ilen, u8 0, u32 klen, i64 expire_at_ms (0 = none)
+ *   u8 ilen, u8 0, u32 klen, i64 expire (ms; 0 = none)
  *   key bytes, then the ilen inline bytes
  *   string body by kind: VK_INLINE nothing; VK_EXTENT u64 lsn, u32 len;
  *   VK_LIST u32 pieces, u32 capacity, then per piece u64 end word (kind in
@@ -138,7 +138,8 @@ static int save_entry(void *arg, idx_entry_t *e)
     unsigned char h[CKPT_ENTRY_HDR] = {(unsigned char)(CKPT_TYPE_STRING + st_ent_type(e)), e->vkind,
                                        e->ilen, 0};
     memcpy(h + 4, &e->klen, 4);
-    memcpy(h + 8, &e->expire_at_ms, 8);
+    int64_t expire = st_ent_expire(e);
+    memcpy(h + 8, &expire, 8);
     ckpt_put(w, CKPT_BLK_ENTRIES, h, sizeof(h));
     ckpt_put(w, CKPT_BLK_ENTRIES, e->data, (size_t)e->klen + e->ilen);
     switch (st_ent_kind(e)) {
@@ -406,11 +407,8 @@ static idx_entry_t *load_string(cursor_t *c, const unsigned char *h, uint64_t ls
     unsigned kind = vkind & VK_KIND_MASK;
     if (kind > VK_LIST || ilen > STORE_INLINE_MAX || h[3]) return NULL;
     if ((size_t)(c->end - c->p) < (size_t)klen + ilen) return NULL;
-    idx_entry_t *e = st_xmalloc(st_entry_size(klen, ilen, vkind));
-    e->klen = klen;
-    e->expire_at_ms = expire;
-    e->ilen = ilen;
-    e->vkind = vkind;
+    if (expire < 0) return NULL;
+    idx_entry_t *e = st_ent_alloc(NULL, klen, ilen, vkind, expire); /* key taken below */
     take(c, e->data, (size_t)klen + ilen);
     if (kind == VK_LIST) st_ent_set_pieces(e, NULL);
     if (kind == VK_EXTENT) {

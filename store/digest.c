@@ -103,13 +103,14 @@ typedef struct dataset_arg {
 static int dig_entry(void *arg, idx_entry_t *e)
 {
     dataset_arg_t *a = arg;
-    if (e->expire_at_ms && e->expire_at_ms <= a->now) return 0;
+    if (st_ent_expire(e) && st_ent_expire(e) <= a->now) return 0;
     dig_state_t d;
     dig_reset(&d);
     dig_update(&d, &a->dbnum, sizeof(a->dbnum));
     dig_update(&d, &e->klen, sizeof(e->klen));
     dig_update(&d, e->data, e->klen);
-    dig_update(&d, &e->expire_at_ms, sizeof(e->expire_at_ms));
+    int64_t expire = st_ent_expire(e);
+    dig_update(&d, &expire, sizeof(expire));
     if (dig_value(a->ctx, e, &d)) return -1;
     dig_add(a->sum, &d);
     return 0;

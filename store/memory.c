@@ -37,7 +37,7 @@
  * its bucket pointer. */
 static uint64_t key_bytes(idx_entry_t *e)
 {
-    uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind) + sizeof(idx_entry_t *);
+    uint64_t n = st_ent_alloc_size(e) + sizeof(idx_entry_t *);
     if (st_ent_kind(e) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(e));
     if (st_ent_kind(e) == VK_OBJ) {
         const st_obj_t *o = st_ent_obj(e);

@@ -225,14 +225,14 @@ int store_get_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint3
     idx_entry_t *e;
     if (cache_lookup(ctx, dbnum, key, klen, now, &e) < 0) return -1;
     if (!e) return 0;
-    return st_ent_type(e) == ST_STRING && !e->expire_at_ms ? 1 : -1;
+    return st_ent_type(e) == ST_STRING && !st_ent_expire(e) ? 1 : -1;
 }
 
 int store_key_cacheable(store_ctx_t *ctx, unsigned dbnum, const void *key, uint32_t klen,
                         int64_t now)
 {
     idx_entry_t *e;
-    return cache_lookup(ctx, dbnum, key, klen, now, &e) == 0 && e && !e->expire_at_ms;
+    return cache_lookup(ctx, dbnum, key, klen, now, &e) == 0 && e && !st_ent_expire(e);
 }
 
 uint64_t store_expire_count(const store_ctx_t *ctx)
@@ -280,13 +280,13 @@ void store_stat_counts(const store_ctx_t *ctx, uint64_t *expired, uint64_t *hits
 static int expired_by_apply_clock(void *arg, idx_entry_t *e)
 {
     st_db_t *db = arg;
-    if (!e->expire_at_ms) return 0;
-    if (e->expire_at_ms <= db->ctx->now) {
+    if (!st_ent_expire(e)) return 0;
+    if (st_ent_expire(e) <= db->ctx->now) {
         db->ctx->stat_expired++; /* INFO expired_keys */
         st_notify_expired(db->ctx, db, e);
         return 1;
     }
-    if (e->expire_at_ms < db->pass_min) db->pass_min = e->expire_at_ms;
+    if (st_ent_expire(e) < db->pass_min) db->pass_min = st_ent_expire(e);
     return 0;
 }
 
@@ -338,7 +338,7 @@ typedef struct digest_arg {
 static int digest_entry(void *arg, idx_entry_t *e)
 {
     digest_arg_t *d = arg;
-    if (e->expire_at_ms && e->expire_at_ms <= d->now) return 0;
+    if (st_ent_expire(e) && st_ent_expire(e) <= d->now) return 0;
     if (st_ent_kind(e) == VK_OBJ) { /* a collection: its type's digest */
         st_obj_t *o = st_ent_obj(e);
         uint64_t sub;
@@ -350,7 +350,8 @@ static int digest_entry(void *arg, idx_entry_t *e)
         XXH3_64bits_update(&st, e->data, e->klen);
         XXH3_64bits_update(&st, &o->ops->type, sizeof(o->ops->type));
         XXH3_64bits_update(&st, &sub, sizeof(sub));
-        XXH3_64bits_update(&st, &e->expire_at_ms, sizeof(e->expire_at_ms));
+        int64_t expire = st_ent_expire(e);
+        XXH3_64bits_update(&st, &expire, sizeof(expire));
         d->sum += XXH3_64bits_digest(&st);
         return 0;
     }
@@ -367,7 +368,8 @@ static int digest_entry(void *arg, idx_entry_t *e)
     XXH3_64bits_update(&st, e->data, e->klen);
     XXH3_64bits_update(&st, &vlen, sizeof(vlen));
     XXH3_64bits_update(&st, d->buf, (size_t)vlen);
-    XXH3_64bits_update(&st, &e->expire_at_ms, sizeof(e->expire_at_ms));
+    int64_t expire = st_ent_expire(e);
+    XXH3_64bits_update(&st, &expire, sizeof(expire));
     d->sum += XXH3_64bits_digest(&st); /* a sum: independent of order */
     return 0;
 }

@@ -503,6 +503,57 @@ Test(strings, index_bytes_return_to_zero)
     cr_assert_eq(entry_bytes(), base, "every byte counted for values was given back");
 }
 
+/* D74: a key's TTL is 8 bytes after its value, there only while the key
+ * has one. Changing the value's shape keeps it, PERSIST gives the bytes
+ * back, and 300 keys share buckets, so every reallocation relinks an
+ * entry inside a chain. */
+Test(strings, a_ttl_takes_room_only_while_the_key_has_one)
+{
+    uint64_t base = entry_bytes();
+    unsigned char buf[200];
+    memset(buf, 'y', sizeof(buf));
+    char key[16], want[32];
+    for (int i = 0; i < 300; i++) {
+        snprintf(key, sizeof(key), "t%d", i);
+        wr_set(T0, key, "abc", 3, 0, 0);
+    }
+    uint64_t plain = entry_bytes();
+    cr_assert_eq(entry("t7")->eflags & ENT_AUX, 0, "no TTL, no room for one");
+    for (int i = 0; i < 300; i++) {
+        snprintf(key, sizeof(key), "t%d", i);
+        cr_assert_str_eq(sh_put_key(T0, CMD_PEXPIREAT, key, "iu", (int64_t)T0 + 100000 + i, 0),
+                         ":1\r\n");
+    }
+    cr_assert_eq(entry_bytes(), plain + 300 * 8, "8 bytes per TTL");
+    for (int i = 0; i < 300; i++) {
+        snprintf(key, sizeof(key), "t%d", i);
+        if (i % 3 == 0) wr_append(T0, key, buf, sizeof(buf)); /* inline to an extent */
+        if (i % 3 == 1) wr_setrange(T0, key, 1, "zz", 2);
+    }
+    for (int i = 0; i < 300; i++) {
+        snprintf(key, sizeof(key), "t%d", i);
+        snprintf(want, sizeof(want), ":%d\r\n", 100000 + i);
+        cr_assert_str_eq(rd(T0, CMD_PTTL, key, NULL), want, "%s keeps its TTL", key);
+        if (i % 2 == 0) cr_assert_str_eq(wr(T0, CMD_PERSIST, key, NULL), ":1\r\n");
+    }
+    cr_assert_eq(entry("t0")->eflags & ENT_AUX, 0, "PERSIST took the room away");
+    cr_assert_neq(entry("t1")->eflags & ENT_AUX, 0);
+    cr_assert_str_eq(rd(T0, CMD_PTTL, "t0", NULL), ":-1\r\n");
+    cr_assert_str_eq(rd(T0, CMD_PTTL, "t1", NULL), ":100001\r\n");
+    unsigned char v[203] = "a";
+    memcpy(v + 1, "zz", 2);
+    expect_value("t1", v, 3);
+    memcpy(v, "abc", 3);
+    memcpy(v + 3, buf, sizeof(buf));
+    expect_value("t3", v, 3 + sizeof(buf));
+    check_replay();
+    for (int i = 0; i < 300; i++) {
+        snprintf(key, sizeof(key), "t%d", i);
+        cr_assert_str_eq(wr(T0, CMD_DEL, key, NULL), ":1\r\n");
+    }
+    cr_assert_eq(entry_bytes(), base, "every byte counted was given back");
+}
+
 Test(strings, dup_is_a_deep_copy)
 {
     unsigned char buf[500];

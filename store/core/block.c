@@ -327,7 +327,7 @@ void st_block_clock_moved(store_ctx_t *ctx)
             st_wkey_t *k = w->nodes[i].k;
             if (!k) continue;
             idx_entry_t **slot = idx_find(&db->ix, k->bytes, k->len);
-            int64_t at = slot ? (*slot)->expire_at_ms : 0;
+            int64_t at = slot ? st_ent_expire(*slot) : 0;
             if (at && at <= ctx->now) make_ready(b, k);
         }
     }

@@ -15,8 +15,8 @@
  * caller passes `now`. A crash loses nothing: the state is rebuilt by
  * replaying the log.
  *
- * Entry layout (one allocation, index.h header of 26 bytes):
- *     header | key | inline prefix (ilen bytes) | tail
+ * Entry layout (one allocation, index.h header of 19 bytes):
+ *     header | key | inline prefix (ilen bytes) | tail | [aux word]
  * where the tail is, by vkind:
  *     VK_INLINE  nothing
  *     VK_EXTENT  one extent: u64 lsn, u32 len (an argument of one record,
@@ -29,16 +29,15 @@
  *                ops free it and say how much RAM it holds, so nothing
  *                here knows any collection type
  * (vkind's low bits; its upper bits hold the string encoding that OBJECT
- * ENCODING reports: entry.h.)
- * RAM per key: 26 + klen + ilen + {0, 12, 8} bytes (plus, for VK_LIST, the
- * piece list and any bytes it holds in RAM: bounded as value.c explains),
- * rounded up by the allocator to its size class, plus one 8-byte bucket
- * pointer per 1 to 2 keys (load factor 0.5-1). E.g. a 16-byte key with a 100-byte value:
- * 26 + 16 + 12 = 54 bytes (mimalloc's 56-byte class) + 8-16 bytes of
- * buckets. Measured with 16-byte keys, half 8-byte inline and half 100-byte
- * values: store_index_bytes 60 B/key at 1M keys, 72 at 5M (table just
- * doubled); process RSS 415 MB at 5M keys (83 B/key, all included). Applying
- * SETs runs at 1.4-2.6 M/s, worst single apply 0.4 ms at 5M keys.
+ * ENCODING reports: entry.h.) The aux word, 8 bytes, is there when eflags
+ * has ENT_AUX: a key's TTL, a hash member's place or stamp (entry.h, D74).
+ * RAM per key: 19 + klen + ilen + {0, 12, 8} bytes, 8 more with a TTL
+ * (plus, for VK_LIST, the piece list and any bytes it holds in RAM:
+ * bounded as value.c explains), rounded up by the allocator to its size
+ * class, plus one 8-byte bucket pointer per 1 to 2 keys (load factor 1-2,
+ * D73). E.g. a 16-byte key with a 100-byte value and no TTL: 19 + 16 + 12
+ * = 47 bytes (mimalloc's 48-byte class) + 4-8 bytes of buckets. D73 and
+ * D74 have the measures at 10M keys.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,24 +46,33 @@
 #include "alloc.h"
 #include "entry.h"
 #include "index.h"
+#include "log.h"
 #include "object.h"
 #include "pieces.h"
 #include "resp.h"
 
 /* ---- entries ---------------------------------------------------------- */
 
-static size_t tail_bytes(uint8_t vkind)
+void st_ent_set_aux(idx_entry_t *e, int64_t v)
 {
-    unsigned kind = vkind & VK_KIND_MASK; /* the encoding bits don't count */
-    return kind == VK_EXTENT ? EXT1_BYTES
-           : kind == VK_LIST ? sizeof(st_pieces_t *)
-           : kind == VK_OBJ  ? sizeof(st_obj_t *)
-                             : 0;
+    if (!(e->eflags & ENT_AUX)) {
+        log_warn("store: an entry without room for its aux word was given one");
+        abort();
+    }
+    memcpy((unsigned char *)e + st_entry_size(e->klen, e->ilen, e->vkind), &v, 8);
 }
 
-size_t st_entry_size(uint32_t klen, uint8_t ilen, uint8_t vkind)
+idx_entry_t *st_ent_alloc(const void *key, uint32_t klen, uint8_t ilen, uint8_t vkind, int64_t aux)
 {
-    return IDX_ENTRY_HDR + klen + ilen + tail_bytes(vkind);
+    size_t n = st_entry_size(klen, ilen, vkind);
+    idx_entry_t *e = st_xmalloc(n + (aux ? 8 : 0));
+    e->klen = klen;
+    e->ilen = ilen;
+    e->vkind = vkind;
+    e->eflags = aux ? ENT_AUX : 0;
+    if (key && klen) memcpy(e->data, key, klen);
+    if (aux) st_ent_set_aux(e, aux == ST_AUX_ROOM ? 0 : aux);
+    return e;
 }
 
 unsigned char *st_ent_inline(idx_entry_t *e)
@@ -117,7 +125,7 @@ uint64_t st_ent_vlen(idx_entry_t *e)
 
 uint64_t st_ent_bytes(idx_entry_t *e)
 {
-    uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind);
+    uint64_t n = st_ent_alloc_size(e);
     if (st_ent_kind(e) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(e));
     if (st_ent_kind(e) == VK_OBJ) n += st_ent_obj(e)->ops->mem_usage(st_ent_obj(e));
     return n;
@@ -152,7 +160,7 @@ static void ent_uncount(st_db_t *db, idx_entry_t *e)
 {
     db->ctx->entry_bytes -= st_ent_bytes(e);
     st_ent_count_log(db->ctx, e, -1);
-    if (e->expire_at_ms) {
+    if (st_ent_expire(e)) {
         db->ctx->expires--;
         db->expires--;
     }
@@ -183,12 +191,7 @@ idx_entry_t *st_ent_new(const rec_arg_t *key, const rec_arg_t *val, uint64_t val
     int small = val->len <= STORE_INLINE_MAX;
     uint8_t ilen = small ? (uint8_t)val->len : 0;
     uint8_t vkind = small ? VK_INLINE : VK_EXTENT;
-    idx_entry_t *e = st_xmalloc(st_entry_size(key->len, ilen, vkind));
-    e->klen = key->len;
-    e->expire_at_ms = expire_at;
-    e->ilen = ilen;
-    e->vkind = vkind;
-    memcpy(e->data, key->ptr, key->len);
+    idx_entry_t *e = st_ent_alloc(key->ptr, key->len, ilen, vkind, expire_at);
     if (small) {
         if (val->len) memcpy(st_ent_inline(e), val->ptr, val->len); /* a set member's NULL */
     } else
@@ -198,12 +201,8 @@ idx_entry_t *st_ent_new(const rec_arg_t *key, const rec_arg_t *val, uint64_t val
 
 idx_entry_t *st_ent_new_obj(const rec_arg_t *key, st_obj_t *o, int64_t expire_at)
 {
-    idx_entry_t *e = st_xmalloc(st_entry_size(key->len, 0, VK_OBJ));
-    e->klen = key->len;
-    e->expire_at_ms = expire_at;
-    e->ilen = 0;
-    e->vkind = (uint8_t)(VK_OBJ | (o->ops->type << VK_TYPE_SHIFT));
-    memcpy(e->data, key->ptr, key->len);
+    idx_entry_t *e = st_ent_alloc(key->ptr, key->len, 0,
+                                  (uint8_t)(VK_OBJ | (o->ops->type << VK_TYPE_SHIFT)), expire_at);
     memcpy(st_ent_tail(e), &o, sizeof(o));
     return e;
 }
@@ -242,10 +241,10 @@ static void note_expiry(st_db_t *db, int64_t at)
 
 void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e)
 {
-    note_expiry(db, e->expire_at_ms);
+    note_expiry(db, st_ent_expire(e));
     db->ctx->entry_bytes += st_ent_bytes(e);
     st_ent_count_log(db->ctx, e, 1);
-    if (e->expire_at_ms) {
+    if (st_ent_expire(e)) {
         db->ctx->expires++;
         db->expires++;
     }
@@ -267,32 +266,50 @@ void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e)
 }
 
 /* Resize *slot's entry for a new value shape; the caller fills it in. The
- * bytes up to the old tail are kept (realloc), and so is the encoding. */
+ * bytes up to the old tail are kept (realloc), and so are the encoding and
+ * the aux word. */
 idx_entry_t *st_ent_resize(st_db_t *db, idx_entry_t **slot, uint8_t ilen, uint8_t vkind)
 {
     idx_entry_t *e = *slot;
     store_ctx_t *ctx = db->ctx;
-    ctx->entry_bytes -= st_entry_size(e->klen, e->ilen, e->vkind);
-    e = st_xrealloc(e, st_entry_size(e->klen, ilen, vkind));
+    int64_t aux = st_ent_aux(e);
+    size_t room = (e->eflags & ENT_AUX) ? 8 : 0;
+    ctx->entry_bytes -= st_ent_alloc_size(e);
+    e = st_xrealloc(e, st_entry_size(e->klen, ilen, vkind) + room);
     *slot = e; /* next and hash moved with the bytes */
     e->ilen = ilen;
     e->vkind = (uint8_t)((e->vkind & ~VK_KIND_MASK) | (vkind & VK_KIND_MASK));
-    ctx->entry_bytes += st_entry_size(e->klen, ilen, vkind);
+    if (room) st_ent_set_aux(e, aux);
+    ctx->entry_bytes += st_ent_alloc_size(e);
     return e;
 }
 
-void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at)
+idx_entry_t *st_ent_set_expire(st_db_t *db, idx_entry_t **slot, int64_t at)
 {
+    idx_entry_t *e = *slot;
+    int64_t was = st_ent_expire(e);
     note_expiry(db, at);
-    if (!e->expire_at_ms && at) {
+    if (!was && at) {
         db->ctx->expires++;
         db->expires++;
     }
-    if (e->expire_at_ms && !at) {
+    if (was && !at) {
         db->ctx->expires--;
         db->expires--;
     }
-    e->expire_at_ms = at;
+    int room = (e->eflags & ENT_AUX) != 0;
+    if (room != (at != 0)) {
+        size_t n = st_entry_size(e->klen, e->ilen, e->vkind);
+        e = st_xrealloc(e, n + (at ? 8 : 0));
+        *slot = e; /* next and hash moved with the bytes */
+        e->eflags = (uint8_t)(at ? (e->eflags | ENT_AUX) : (e->eflags & ~ENT_AUX));
+        if (at)
+            db->ctx->entry_bytes += 8;
+        else
+            db->ctx->entry_bytes -= 8;
+    }
+    if (at) st_ent_set_aux(e, at);
+    return e;
 }
 
 /*
@@ -321,7 +338,7 @@ idx_entry_t **st_find_peek(st_db_t *db, const rec_arg_t *key, int64_t now)
 {
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
     if (!slot) return count_lookup(db, key, NULL);
-    int64_t at = (*slot)->expire_at_ms;
+    int64_t at = st_ent_expire(*slot);
     return count_lookup(db, key, at && at <= now ? NULL : slot);
 }
 
@@ -338,7 +355,7 @@ idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int r
 {
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
     if (!slot) return count_lookup(db, key, NULL);
-    int64_t at = (*slot)->expire_at_ms;
+    int64_t at = st_ent_expire(*slot);
     if (at && at <= now) {
         if (reap) {
             if (db->ctx->on_expired) db->ctx->on_expired(db->ctx, db, *slot);

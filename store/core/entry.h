@@ -60,6 +60,62 @@ enum {
 
 typedef struct st_pieces st_pieces_t; /* a piece list (pieces.h) */
 
+/*
+ * The aux word (D74): 8 bytes after the value's tail, present when
+ * eflags has ENT_AUX. A key's is its TTL (absolute ms), and a key without
+ * one has no room for it: most keys have none, and 8 bytes is a sixth of
+ * a short key's entry. A hash's member (field, set or sorted-set member)
+ * always has the room: core/hash.c keeps its place in the ordered vector
+ * there, hash_paged.c its stamp. A list's elements never do.
+ * Giving a key a TTL, or taking it away, reallocates the entry
+ * (st_ent_set_expire, through its slot).
+ */
+#define ENT_AUX     0x01u
+#define ST_AUX_ROOM INT64_MIN /* as an entry's aux at creation: the room, holding 0 */
+
+static inline size_t st_ent_tail_bytes(uint8_t vkind)
+{
+    unsigned kind = vkind & VK_KIND_MASK; /* the encoding bits don't count */
+    return kind == VK_EXTENT ? EXT1_BYTES : kind == VK_INLINE ? 0 : sizeof(void *);
+}
+
+/* Bytes of an entry without its aux word. */
+static inline size_t st_entry_size(uint32_t klen, uint8_t ilen, uint8_t vkind)
+{
+    return IDX_ENTRY_HDR + klen + ilen + st_ent_tail_bytes(vkind);
+}
+
+/* Bytes of e's allocation, its aux word included. */
+static inline size_t st_ent_alloc_size(const idx_entry_t *e)
+{
+    return st_entry_size(e->klen, e->ilen, e->vkind) + ((e->eflags & ENT_AUX) ? 8 : 0);
+}
+
+/* e's aux word, 0 without the room. */
+static inline int64_t st_ent_aux(const idx_entry_t *e)
+{
+    int64_t v = 0;
+    if (e->eflags & ENT_AUX)
+        memcpy(&v, (const unsigned char *)e + st_entry_size(e->klen, e->ilen, e->vkind), 8);
+    return v;
+}
+
+/* A key's TTL: the absolute expiry in ms, 0 = none. */
+static inline int64_t st_ent_expire(const idx_entry_t *e)
+{
+    return st_ent_aux(e);
+}
+
+/* Set e's aux word; e must have the room (aborts otherwise: a member made
+ * without it is a bug that would corrupt memory). */
+void st_ent_set_aux(idx_entry_t *e, int64_t v);
+
+/* A new entry of klen key bytes and a value of this shape, key copied
+ * (unless NULL: the caller's then), the value left to the caller. aux:
+ * 0 = no room; ST_AUX_ROOM = the room, holding 0; else the room holding
+ * aux. Not yet in any index. */
+idx_entry_t *st_ent_alloc(const void *key, uint32_t klen, uint8_t ilen, uint8_t vkind, int64_t aux);
+
 static inline unsigned st_ent_kind(const idx_entry_t *e)
 {
     return e->vkind & VK_KIND_MASK;
@@ -276,7 +332,6 @@ static inline st_db_t *st_db(store_ctx_t *ctx, unsigned n)
     return n < (unsigned)ctx->ndb ? ctx->dbs[n] : NULL;
 }
 
-size_t st_entry_size(uint32_t klen, uint8_t ilen, uint8_t vkind);
 unsigned char *st_ent_inline(idx_entry_t *e);
 unsigned char *st_ent_tail(idx_entry_t *e);
 void st_ent_get_ext1(idx_entry_t *e, uint64_t *lsn, uint32_t *len);
@@ -285,14 +340,17 @@ st_pieces_t *st_ent_pieces(idx_entry_t *e);
 void st_ent_set_pieces(idx_entry_t *e, st_pieces_t *l);
 uint64_t st_ent_vlen(idx_entry_t *e);
 /* A new entry holding a SET-style value (inline when short, else one
- * extent at val_lsn), not yet in any index. */
+ * extent at val_lsn), not yet in any index. expire_at: its aux word, as
+ * st_ent_alloc's (a TTL, 0, or ST_AUX_ROOM for a hash's member). */
 idx_entry_t *st_ent_new(const rec_arg_t *key, const rec_arg_t *val, uint64_t val_lsn,
                         int64_t expire_at);
 /* Put e into db, in place of *slot's entry when slot is not NULL. */
 void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e);
 /* Resize *slot's entry for a new value shape; the caller fills it in. */
 idx_entry_t *st_ent_resize(st_db_t *db, idx_entry_t **slot, uint8_t ilen, uint8_t vkind);
-void st_ent_set_expire(st_db_t *db, idx_entry_t *e, int64_t at);
+/* Give *slot's key the TTL at (0: none), reallocating the entry when it
+ * gains or loses the room for it (*slot then points at the new one). */
+idx_entry_t *st_ent_set_expire(st_db_t *db, idx_entry_t **slot, int64_t at);
 /* The slot of a key live at `now` in db, or NULL; with reap set, a key
  * found expired is removed (apply path only: now is the apply clock). A
  * key found counts as used at `now` (its access data, core/access.c), as

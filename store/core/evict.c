@@ -33,7 +33,7 @@ static uint64_t score_of(const st_access_t *a, const idx_entry_t *e, int64_t now
 {
     switch (a->policy) {
     case CONFIG_POLICY_VOLATILE_TTL:
-        return UINT64_MAX - (uint64_t)e->expire_at_ms;
+        return UINT64_MAX - (uint64_t)st_ent_expire(e);
     case CONFIG_POLICY_VOLATILE_LFU:
     case CONFIG_POLICY_ALLKEYS_LFU:
         return LFU_MAX - st_access_freq(a, e, now_ms);
@@ -81,7 +81,7 @@ typedef struct sample {
 static int sample_visit(void *arg, idx_entry_t *e)
 {
     sample_t *s = arg;
-    if (s->n < SCAN_HOLD && s->n < s->want && (!s->volatile_only || e->expire_at_ms))
+    if (s->n < SCAN_HOLD && s->n < s->want && (!s->volatile_only || st_ent_expire(e)))
         s->e[s->n++] = e;
     return 0; /* never remove */
 }
@@ -175,7 +175,7 @@ int st_evict_pick(store_ctx_t *ctx, int64_t now_ms, st_victim_t *v, int *none)
         rec_arg_t key = {.ptr = c->key, .len = c->klen};
         idx_entry_t **slot =
             c->db < ctx->ndb ? idx_find(&ctx->dbs[c->db]->ix, key.ptr, key.len) : NULL;
-        int ok = slot && (!vol || (*slot)->expire_at_ms);
+        int ok = slot && (!vol || st_ent_expire(*slot));
         if (ok) victim_of(v, c->db, *slot);
         pool_drop(a, (unsigned)i);
         if (ok) return 1;

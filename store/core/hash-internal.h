@@ -82,7 +82,7 @@ void st_hash_table_bytes(st_hash_t *h, uint64_t before);
 /* ---- the paged form, shared by hash_paged.c and hash_pgrec.c (D60) ---- */
 
 /* An overlay entry's flags (in its entry's owner bits) and stamp (the
- * record that wrote it: ctx->applied then, in expire_at_ms); hash_paged.c's
+ * record that wrote it: ctx->applied then, in its aux word); hash_paged.c's
  * banner says what they mean. */
 #define PGF_TOMB 1u
 #define PGF_MASK 2u
@@ -98,7 +98,7 @@ static inline void st_pg_set_flags(idx_entry_t *f, unsigned v)
 }
 static inline uint64_t st_pg_stamp(const idx_entry_t *f)
 {
-    return (uint64_t)f->expire_at_ms;
+    return (uint64_t)st_ent_aux(f);
 }
 
 /* A member's hash; the range holding hash h; range i's end (0: the last

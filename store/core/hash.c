@@ -23,7 +23,8 @@
  *
  * A set in the hashtable encoding keeps its members in `vec` as well (D62):
  * appended when added, the last one moved into a removed member's place,
- * each member's place in its entry's expire_at_ms (members have no TTL).
+ * each member's place in its entry's aux word (entry.h: members have the
+ * room for it; they have no TTL).
  * That order is a function of the log (every path that adds members walks
  * its sources in their vec order, a checkpoint writes and reads it), so
  * SPOP can pick by position in O(1) and replay and a checkpoint read back
@@ -75,13 +76,13 @@ static int field_is(const idx_entry_t *f, const void *name, uint32_t n)
 /* A member's place in an ordered table's vec (banner). */
 static uint32_t pos_of(const idx_entry_t *f)
 {
-    return (uint32_t)f->expire_at_ms;
+    return (uint32_t)st_ent_aux(f);
 }
 
 static void put_at(st_hash_t *h, uint32_t i, idx_entry_t *f)
 {
     h->vec[i] = f;
-    f->expire_at_ms = i;
+    st_ent_set_aux(f, i);
 }
 
 /* Room in vec for one more entry. */
@@ -531,7 +532,7 @@ static int ckpt_field(void *arg, idx_entry_t *f)
     if (a->paged) {
         unsigned char fl = (unsigned char)idx_access(f);
         buf_append(b, &fl, 1);
-        put_u64(b, (uint64_t)f->expire_at_ms);
+        put_u64(b, (uint64_t)st_ent_aux(f));
     }
     return 0;
 }
@@ -586,7 +587,7 @@ static idx_entry_t *ckpt_read_field(const unsigned char *p, size_t len, size_t *
         *at += 12;
         rec_arg_t nm = {name, flen}, val = {NULL, vlen};
         if (vlen <= STORE_INLINE_MAX || lsn == 0) return NULL; /* never written so */
-        return st_ent_new(&nm, &val, lsn, 0);
+        return st_ent_new(&nm, &val, lsn, ST_AUX_ROOM);
     }
     if (kind != 0) return NULL;
     NEED(4);
@@ -635,7 +636,7 @@ static int ckpt_read_paged(st_hash_t *h, const unsigned char *p, size_t len, siz
         idx_insert(&h->ix, f);
         st_hash_table_bytes(h, before);
         idx_set_access(f, fl); /* after idx_insert, which sets meta */
-        f->expire_at_ms = stamp;
+        st_ent_set_aux(f, stamp);
     }
     return st_pg_loaded(h);
 }

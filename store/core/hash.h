@@ -8,9 +8,9 @@
  * field's name where a key's bytes are, then its value inline, as one log
  * extent, or as a piece list held in RAM, so core/value.c's readers and
  * replies serve a field's value as they serve a string's (st_ent_vlen,
- * st_read_value, st_reply_value on the field). Its expire_at_ms is unused,
- * except by a set in the hashtable encoding: a member's place in its order
- * (hash.c).
+ * st_read_value, st_reply_value on the field). It always has room for the aux word
+ * (entry.h): a set's member's place in its order in the hashtable encoding
+ * (hash.c), a paged overlay entry's stamp (hash_paged.c).
  */
 #ifndef ATTIC_STORE_HASH_H
 #define ATTIC_STORE_HASH_H

@@ -14,7 +14,7 @@
 
 uint64_t st_hash_field_bytes(idx_entry_t *f)
 {
-    uint64_t n = st_entry_size(f->klen, f->ilen, f->vkind);
+    uint64_t n = st_ent_alloc_size(f);
     if (st_ent_kind(f) == VK_LIST) n += st_pieces_bytes(st_ent_pieces(f));
     return n;
 }
@@ -40,21 +40,16 @@ idx_entry_t *st_hash_field_new(const void *f, uint32_t n, const unsigned char *v
     rec_arg_t name = {f, n};
     if (vlsn || vlen <= STORE_INLINE_MAX) {
         rec_arg_t val = {v, (uint32_t)vlen};
-        return st_ent_new(&name, &val, vlsn, 0);
+        return st_ent_new(&name, &val, vlsn, ST_AUX_ROOM);
     }
-    return st_ent_new_ram(&name, v, (size_t)vlen, 0);
+    return st_ent_new_ram(&name, v, (size_t)vlen, ST_AUX_ROOM);
 }
 
 idx_entry_t *st_hash_field_new_ram(const void *f, uint32_t n, const unsigned char *v, uint64_t vlen)
 {
     if (vlen > UINT8_MAX) return st_hash_field_new(f, n, v, vlen, 0);
     /* One allocation: the whole value as the entry's inline prefix. */
-    idx_entry_t *e = st_xmalloc(st_entry_size(n, (uint8_t)vlen, VK_INLINE));
-    e->klen = n;
-    e->expire_at_ms = 0;
-    e->ilen = (uint8_t)vlen;
-    e->vkind = VK_INLINE;
-    memcpy(e->data, f, n);
+    idx_entry_t *e = st_ent_alloc(f, n, (uint8_t)vlen, VK_INLINE, ST_AUX_ROOM);
     if (vlen) memcpy(st_ent_inline(e), v, (size_t)vlen);
     return e;
 }

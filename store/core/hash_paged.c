@@ -17,7 +17,7 @@
  * member in the overlay). The overlay is the hash's own table (h->ix):
  * every member written since its range's page was built, and a tombstone
  * for every member deleted since; each overlay entry carries the stamp of
- * the record that wrote it (ctx->applied then, in expire_at_ms) and flags
+ * the record that wrote it (ctx->applied then, in its aux word) and flags
  * in its entry's owner bits:
  *   PGF_TOMB  a deletion;
  *   PGF_MASK  the range's image has this name (the overlay entry hides it);
@@ -371,7 +371,7 @@ static void ovl_remove(st_hash_t *h, st_live_t *live, uint32_t i, idx_entry_t **
 
 static idx_entry_t *stamped(st_hash_t *h, idx_entry_t *nf, unsigned fl)
 {
-    nf->expire_at_ms = (int64_t)h->pg->ctx->applied;
+    st_ent_set_aux(nf, (int64_t)h->pg->ctx->applied);
     st_pg_set_flags(nf, fl);
     return nf;
 }
@@ -625,7 +625,7 @@ static int dup_ovl(void *arg, idx_entry_t *f)
     idx_insert(&c->ix, nf);
     st_hash_table_bytes(c, before);
     st_pg_set_flags(nf, st_pg_flags(f)); /* after idx_insert, which sets meta */
-    nf->expire_at_ms = f->expire_at_ms;
+    st_ent_set_aux(nf, st_ent_aux(f));
     st_pg_vec_add(c, &c->pg->dir[st_pg_locate(c->pg, st_pg_hash(c->pg, f->data, f->klen))], nf);
     return 0;
 }

@@ -32,7 +32,7 @@ static int pin_visit(void *arg, idx_entry_t *f)
     st_hash_t *h = arg;
     unsigned fl = st_hash_pin_sizes(f->klen, st_ent_vlen(f)) ? PGF_PIN : 0;
     st_pg_set_flags(f, fl);
-    f->expire_at_ms = 0; /* older than any page's as_of; a set's order place goes */
+    st_ent_set_aux(f, 0); /* older than any page's as_of; a set's order place goes */
     uint32_t i = st_pg_locate(h->pg, st_pg_hash(h->pg, f->data, f->klen));
     st_pg_ovl_count(h, i, fl, 1);
     h->pg->dir[i].live++;

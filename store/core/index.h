@@ -4,7 +4,7 @@
  * for moving millions of keys (the store is single-threaded: a long pause
  * there stalls every read and every write reply of the server).
  *
- * An entry is one allocation: a 26-byte header, then the key bytes, then
+ * An entry is one allocation: a 19-byte header, then the key bytes, then
  * whatever the owner (store/core/entry.c) keeps after the key (an inline value
  * prefix and an extent). The index only reads `next`, `meta`'s tag, `klen`
  * and the key bytes; everything else in the header belongs to the owner.
@@ -33,9 +33,9 @@ typedef struct idx_entry {
     struct idx_entry *next; /* bucket chain */
     uint32_t meta;          /* bits 0-7 a tag of the hash, 8-31 the owner's (above) */
     uint32_t klen;
-    int64_t expire_at_ms; /* owner's: 0 = no expiry */
     uint8_t ilen;         /* owner's: inline value prefix length */
     uint8_t vkind;        /* owner's: how the rest of the value is kept */
+    uint8_t eflags;       /* owner's: what follows the value (entry.h) */
     unsigned char data[]; /* key bytes, then the owner's bytes */
 } idx_entry_t;
 
@@ -51,7 +51,7 @@ static inline void idx_set_access(idx_entry_t *e, uint32_t v)
     e->meta = (e->meta & IDX_TAG_MASK) | ((v & IDX_ACCESS_MAX) << 8);
 }
 
-/* Header bytes before the key (not sizeof, which pads to 32). */
+/* Header bytes before the key (not sizeof, which pads to 24). */
 #define IDX_ENTRY_HDR offsetof(idx_entry_t, data)
 
 /* Frees an entry the index dropped (idx_remove, idx_clear, idx_scan); arg is

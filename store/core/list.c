@@ -64,7 +64,7 @@
 
 uint64_t st_list_elem_bytes(const idx_entry_t *e)
 {
-    uint64_t n = st_entry_size(e->klen, e->ilen, e->vkind);
+    uint64_t n = st_ent_alloc_size(e);
     return st_ent_kind(e) == VK_LIST ? n + st_ent_pieces((idx_entry_t *)e)->ram_bytes : n;
 }
 

@@ -667,14 +667,16 @@ idx_entry_t *st_ent_new_ram(const rec_arg_t *key, const unsigned char *p, size_t
 
 idx_entry_t *st_ent_new_pieces(const rec_arg_t *key, st_pieces_t *l, int64_t expire_at)
 {
-    idx_entry_t *e = st_xmalloc(st_entry_size(key->len, 0, VK_LIST));
-    e->klen = key->len;
-    e->expire_at_ms = expire_at;
-    e->ilen = 0;
-    e->vkind = VK_LIST;
-    memcpy(e->data, key->ptr, key->len);
+    idx_entry_t *e = st_ent_alloc(key->ptr, key->len, 0, VK_LIST, expire_at);
     st_ent_set_pieces(e, l);
     return e;
+}
+
+/* A copy's aux argument to st_ent_alloc: e's room and word. */
+static int64_t dup_aux(const idx_entry_t *e)
+{
+    if (!(e->eflags & ENT_AUX)) return 0;
+    return st_ent_aux(e) ? st_ent_aux(e) : ST_AUX_ROOM;
 }
 
 idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key)
@@ -682,14 +684,9 @@ idx_entry_t *st_ent_dup(idx_entry_t *e, const rec_arg_t *key)
     unsigned kind = st_ent_kind(e);
     if (kind == VK_OBJ) {
         st_obj_t *o = st_ent_obj(e);
-        return st_ent_new_obj(key, o->ops->dup(o), e->expire_at_ms);
+        return st_ent_new_obj(key, o->ops->dup(o), dup_aux(e));
     }
-    idx_entry_t *d = st_xmalloc(st_entry_size(key->len, e->ilen, e->vkind));
-    d->klen = key->len;
-    d->expire_at_ms = e->expire_at_ms;
-    d->ilen = e->ilen;
-    d->vkind = e->vkind;
-    memcpy(d->data, key->ptr, key->len);
+    idx_entry_t *d = st_ent_alloc(key->ptr, key->len, e->ilen, e->vkind, dup_aux(e));
     memcpy(st_ent_inline(d), st_ent_inline(e), e->ilen);
     if (kind == VK_EXTENT) {
         uint64_t lsn;

@@ -59,7 +59,7 @@ void st_apply_pexpireat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     int ok = slot != NULL;
     if (ok) {
         /* Redis 7 expireGenericCommand: no TTL counts as an infinite one. */
-        int64_t cur = (*slot)->expire_at_ms;
+        int64_t cur = st_ent_expire(*slot);
         if ((flags & EXPF_NX) && cur) ok = 0;
         if ((flags & EXPF_XX) && !cur) ok = 0;
         if ((flags & EXPF_GT) && (!cur || when <= cur)) ok = 0;
@@ -69,7 +69,7 @@ void st_apply_pexpireat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (when <= ctx->now)
             st_remove(a->db, slot);
         else
-            st_ent_set_expire(a->db, *slot, when);
+            st_ent_set_expire(a->db, slot, when);
         st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
     }
     if (r) resp_integer(r, ok);
@@ -78,9 +78,9 @@ void st_apply_pexpireat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 void st_apply_persist(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
 {
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], ctx->now, 1);
-    int ok = slot && (*slot)->expire_at_ms;
+    int ok = slot && st_ent_expire(*slot);
     if (ok) {
-        st_ent_set_expire(a->db, *slot, 0);
+        st_ent_set_expire(a->db, slot, 0);
         st_key_changed(ctx, a, a->dbnum, &a->argv[0]);
     }
     if (r) resp_integer(r, ok);
@@ -120,12 +120,7 @@ static size_t ent_value_bytes(idx_entry_t *e)
 static idx_entry_t *ent_rekey(idx_entry_t *e, const rec_arg_t *key, int deep)
 {
     if (deep) return st_ent_dup(e, key);
-    idx_entry_t *n = st_xmalloc(st_entry_size(key->len, e->ilen, e->vkind));
-    n->klen = key->len;
-    n->expire_at_ms = e->expire_at_ms;
-    n->ilen = e->ilen;
-    n->vkind = e->vkind;
-    memcpy(n->data, key->ptr, key->len);
+    idx_entry_t *n = st_ent_alloc(key->ptr, key->len, e->ilen, e->vkind, st_ent_expire(e));
     memcpy(st_ent_inline(n), st_ent_inline(e), ent_value_bytes(e));
     return n;
 }
@@ -282,7 +277,7 @@ void st_read_probe(st_db_t *db, const rec_arg_t *key, int64_t now, buf_t *r)
     /* An expired key is told apart from a missing one: a write's record
      * must delete it, as the log must say (D68). */
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
-    int64_t at = slot ? (*slot)->expire_at_ms : 0;
+    int64_t at = slot ? st_ent_expire(*slot) : 0;
     resp_integer(r, !slot ? 0 : at && at <= now ? 2 : 1);
 }
 
@@ -297,13 +292,13 @@ static void reply_ttl(const read_args_t *a, buf_t *r, int mode)
         resp_integer(r, -2);
         return;
     }
-    if (!(*slot)->expire_at_ms) {
+    if (!st_ent_expire(*slot)) {
         resp_integer(r, -1);
         return;
     }
     int abs = mode == TTL_ABS_S || mode == TTL_ABS_MS;
     int ms = mode == TTL_REL_MS || mode == TTL_ABS_MS;
-    long long t = abs ? (*slot)->expire_at_ms : (*slot)->expire_at_ms - a->now;
+    long long t = abs ? st_ent_expire(*slot) : st_ent_expire(*slot) - a->now;
     if (t < 0) t = 0;
     /* Rounded to the nearest second without overflowing near LLONG_MAX
      * (Redis' reply there is the rounded value, e.g. 9223372036854776). */
@@ -355,7 +350,7 @@ typedef struct count_arg {
 static int count_expired_at(void *arg, idx_entry_t *e)
 {
     count_arg_t *c = arg;
-    if (e->expire_at_ms && e->expire_at_ms <= c->now) c->n++;
+    if (st_ent_expire(e) && st_ent_expire(e) <= c->now) c->n++;
     return 0;
 }
 
@@ -380,7 +375,7 @@ void st_read_dbsize(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 
 static int live_at(const idx_entry_t *e, int64_t now)
 {
-    return !e->expire_at_ms || e->expire_at_ms > now;
+    return !st_ent_expire(e) || st_ent_expire(e) > now;
 }
 
 /* glob_match follows Redis: the empty key matches only the empty pattern

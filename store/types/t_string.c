@@ -79,7 +79,7 @@ void st_apply_set(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         }
         return;
     }
-    if (!expire_at && (flags & SETF_KEEPTTL) && slot) expire_at = (*slot)->expire_at_ms;
+    if (!expire_at && (flags & SETF_KEEPTTL) && slot) expire_at = st_ent_expire(*slot);
     uint64_t vlen = st_arg_vlen(ctx, a, 1);
     st_ent_store(a->db, slot, st_ent_new_arg(ctx, a, 1, key, expire_at));
     st_key_changed(ctx, a, a->dbnum, key);
@@ -126,7 +126,7 @@ void st_apply_incrby(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     char num[32];
     rec_arg_t val = {(const unsigned char *)num, (uint32_t)str_from_ll(num, value)};
     /* INCR keeps the key's TTL, as Redis' dbOverwrite does. */
-    st_ent_store(a->db, slot, st_ent_new(key, &val, 0, slot ? (*slot)->expire_at_ms : 0));
+    st_ent_store(a->db, slot, st_ent_new(key, &val, 0, slot ? st_ent_expire(*slot) : 0));
     st_key_changed(ctx, a, a->dbnum, key);
     if (r) resp_integer(r, value);
 }
@@ -255,7 +255,7 @@ void st_apply_incrbyfloat(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     /* The TTL stays (Redis overwrites the value only); the result is a new
      * string, never an int however it reads (createStringObject). */
     idx_entry_t *e =
-        st_ent_new_ram(key, (const unsigned char *)out, n, slot ? (*slot)->expire_at_ms : 0);
+        st_ent_new_ram(key, (const unsigned char *)out, n, slot ? st_ent_expire(*slot) : 0);
     st_ent_set_enc(e, VENC_STR);
     st_ent_store(a->db, slot, e);
     st_key_changed(ctx, a, a->dbnum, key);
@@ -302,10 +302,10 @@ void st_apply_getex(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (at <= ctx->now)
             st_remove(a->db, slot); /* deleted after the reply */
         else
-            st_ent_set_expire(a->db, *slot, at);
+            st_ent_set_expire(a->db, slot, at);
         st_key_changed(ctx, a, a->dbnum, key);
-    } else if ((flags & GETEXF_PERSIST) && (*slot)->expire_at_ms) {
-        st_ent_set_expire(a->db, *slot, 0);
+    } else if ((flags & GETEXF_PERSIST) && st_ent_expire(*slot)) {
+        st_ent_set_expire(a->db, slot, 0);
         st_key_changed(ctx, a, a->dbnum, key);
     }
 }
