@@ -35,8 +35,10 @@ rcache_t *rcache_create(uint64_t bytes)
     uint64_t size = (sizeof(rcache_t) + 63) / 64 * 64;
     for (unsigned t = 0; t < RCACHE_TABLES; t++) {
         tab[t].slot_bytes = slot_bytes[t];
-        tab[t].nbuckets = part[t] / (RCACHE_WAYS * slot_bytes[t]);
+        tab[t].nbuckets = part[t] / (RCACHE_WAYS * slot_bytes[t] + sizeof(rcache_tags_t));
         if (!tab[t].nbuckets) tab[t].nbuckets = 1;
+        tab[t].tag_offset = size;
+        size += tab[t].nbuckets * sizeof(rcache_tags_t);
         tab[t].offset = size;
         size += tab[t].nbuckets * RCACHE_WAYS * slot_bytes[t];
     }
@@ -101,10 +103,24 @@ static uint64_t bucket_index(const rcache_t *rc, unsigned t, uint64_t h)
     return (uint64_t)(((unsigned __int128)h * rc->tab[t].nbuckets) >> 64);
 }
 
-/* Way w of the bucket of hash h in table t. */
-static rcache_slot_t *way(const rcache_t *rc, unsigned t, uint64_t h, unsigned w)
+/* Way w of bucket b in table t. */
+static rcache_slot_t *way(const rcache_t *rc, unsigned t, uint64_t b, unsigned w)
 {
-    return rcache_slot(rc, t, bucket_index(rc, t, h) * RCACHE_WAYS + w);
+    return rcache_slot(rc, t, b * RCACHE_WAYS + w);
+}
+
+/* A slot's tag in its bucket's line: 32 bits of its key's hash, never 0
+ * (the bucket took the hash's high bits by multiplication; these are its
+ * low ones). */
+static uint32_t tag_of(uint64_t h)
+{
+    uint32_t t = (uint32_t)h;
+    return t ? t : 1;
+}
+
+static uint32_t tag_at(const rcache_tags_t *g, unsigned w)
+{
+    return atomic_load_explicit(&g->tag[w], memory_order_relaxed);
 }
 
 static size_t room(const rcache_t *rc, unsigned t)
@@ -138,8 +154,12 @@ static int lookup(rcache_t *rc, unsigned t, uint64_t h, unsigned db, const void 
                   rcache_mark_t *mark)
 {
     size_t cap = room(rc, t);
+    uint64_t b = bucket_index(rc, t, h);
+    const rcache_tags_t *g = rcache_tags(rc, t, b);
+    uint32_t tag = tag_of(h);
     for (unsigned w = 0; w < RCACHE_WAYS; w++) {
-        rcache_slot_t *s = way(rc, t, h, w);
+        if (tag_at(g, w) != tag) continue;
+        rcache_slot_t *s = way(rc, t, b, w);
         uint32_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
         if (seq & 1) continue;
         /* Read as the store may be rewriting it: nothing read is trusted
@@ -213,7 +233,9 @@ int64_t rcache_hit_ms(const rcache_t *rc, unsigned db, const void *key, size_t k
     int64_t last = 0;
     for (unsigned t = 0; t < RCACHE_TABLES; t++)
         for (unsigned w = 0; w < RCACHE_WAYS; w++) {
-            const rcache_slot_t *s = way(rc, t, h, w);
+            uint64_t b = bucket_index(rc, t, h);
+            if (tag_at(rcache_tags(rc, t, b), w) != tag_of(h)) continue;
+            const rcache_slot_t *s = way(rc, t, b, w);
             if (!holds_key(s, h, db, key, klen) || s->gen != rc->gen[db]) continue;
             int64_t hit = atomic_load_explicit(&s->hit_ms, memory_order_relaxed);
             if (hit > last) last = hit;
@@ -261,13 +283,14 @@ void rcache_db_changed(rcache_t *rc, unsigned db)
     if (db < RCACHE_DBS) atomic_fetch_add_explicit(&rc->gen[db], 1, memory_order_release);
 }
 
-static void drop(rcache_t *rc, rcache_slot_t *s)
+static void drop(rcache_t *rc, rcache_slot_t *s, rcache_tags_t *g, unsigned w)
 {
     uint32_t seq = write_begin(s);
     /* Test hook: the store dies with the slot half written. */
     if (io_fault_point(IO_FAULT_CACHE_SLOT) == IO_FAULT_KILL) raise(SIGKILL);
     s->hash = 0;
     write_end(s, seq);
+    atomic_store_explicit(&g->tag[w], 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&rc->invalidations, 1, memory_order_relaxed);
 }
 
@@ -281,10 +304,13 @@ int rcache_invalidate(rcache_t *rc, unsigned db, const void *key, size_t klen)
      * the same 64-bit hash goes too, which costs only its next read. */
     for (unsigned t = 0; t < RCACHE_TABLES; t++) {
         if (!bucket_filled(rc, t, h)) continue;
+        uint64_t b = bucket_index(rc, t, h);
+        rcache_tags_t *g = rcache_tags(rc, t, b);
         for (unsigned w = 0; w < RCACHE_WAYS; w++) {
-            rcache_slot_t *s = way(rc, t, h, w);
+            if (tag_at(g, w) != tag_of(h)) continue;
+            rcache_slot_t *s = way(rc, t, b, w);
             if (s->hash != h || s->db != db) continue;
-            drop(rc, s);
+            drop(rc, s, g, w);
             dropped = 1;
         }
     }
@@ -299,22 +325,19 @@ static void fill(rcache_t *rc, unsigned t, unsigned db, const void *key, size_t 
 {
     uint64_t h = key_hash(rc, db, key, klen);
     uint32_t gen = atomic_load_explicit(&rc->gen[db], memory_order_relaxed);
-    /* The read's own slot, else a free or stale one, else the next in turn. */
-    rcache_slot_t *s = NULL;
-    for (unsigned w = 0; w < RCACHE_WAYS && !s; w++) {
-        rcache_slot_t *b = way(rc, t, h, w);
-        if (holds(b, h, db, key, klen, query, qlen)) s = b;
-    }
-    for (unsigned w = 0; w < RCACHE_WAYS && !s; w++) {
-        rcache_slot_t *b = way(rc, t, h, w);
-        unsigned d = b->db;
-        if (!b->hash || (d < RCACHE_DBS && b->gen != rc->gen[d])) s = b;
-    }
-    if (!s) s = way(rc, t, h, (unsigned)(rc->turn++ % RCACHE_WAYS));
-    if (filled[t]) {
-        uint64_t i = bucket_index(rc, t, h);
-        filled[t][i / 64] |= 1ull << (i % 64);
-    }
+    uint64_t b = bucket_index(rc, t, h);
+    rcache_tags_t *g = rcache_tags(rc, t, b);
+    uint32_t tag = tag_of(h);
+    /* The read's own slot, else an empty one, else the next in turn (a
+     * slot of a flushed database's generation goes in its turn). */
+    unsigned w = RCACHE_WAYS;
+    for (unsigned i = 0; i < RCACHE_WAYS && w == RCACHE_WAYS; i++)
+        if (tag_at(g, i) == tag && holds(way(rc, t, b, i), h, db, key, klen, query, qlen)) w = i;
+    for (unsigned i = 0; i < RCACHE_WAYS && w == RCACHE_WAYS; i++)
+        if (!tag_at(g, i)) w = i;
+    if (w == RCACHE_WAYS) w = (unsigned)(rc->turn++ % RCACHE_WAYS);
+    rcache_slot_t *s = way(rc, t, b, w);
+    if (filled[t]) filled[t][b / 64] |= 1ull << (b % 64);
     uint32_t seq = write_begin(s);
     s->hash = h;
     /* Test hook: the store dies with the slot half written. */
@@ -329,6 +352,7 @@ static void fill(rcache_t *rc, unsigned t, unsigned db, const void *key, size_t 
     if (qlen) memcpy(s->data + klen, query, qlen);
     if (rlen) memcpy(s->data + klen + qlen, reply, rlen);
     write_end(s, seq);
+    atomic_store_explicit(&g->tag[w], tag, memory_order_release);
     atomic_fetch_add_explicit(&rc->fills, 1, memory_order_relaxed);
 }
 

@@ -37,6 +37,14 @@
  * slots are replaced in turn. Two tables: small slots (GET's replies and
  * short ones), and big ones for replies up to about 2 KB (LRANGE of a
  * hundred short elements).
+ *
+ * Each bucket has a tag line (D75): one 64-byte line of a 32-bit tag of
+ * the hash of each of its slots' keys (0: empty), which the store writes
+ * after the slot. Lookups, fills and invalidations read the line and then
+ * only the slots whose tag matches, so a bucket can have 16 ways (a key
+ * whose bucket is full is rarely the one evicted and read again) for the
+ * cost of one line. A tag is a hint: what a slot holds is decided by the
+ * slot alone, under its seqlock.
  */
 #ifndef ATTIC_RCACHE_H
 #define ATTIC_RCACHE_H
@@ -47,7 +55,7 @@
 
 #define RCACHE_SLOT_BYTES     512u  /* a slot of the small table */
 #define RCACHE_BIG_SLOT_BYTES 2048u /* a slot of the big table (D71) */
-#define RCACHE_WAYS           4u
+#define RCACHE_WAYS           16u
 #define RCACHE_DBS            256u /* databases past this are never cached */
 #define RCACHE_MIN_BYTES      (1u << 20)
 #define RCACHE_QUERY_MAX      256u /* the longest query a frontend looks up */
@@ -76,11 +84,18 @@ typedef struct rcache_slot {
 #define RCACHE_SLOT_HDR 32u
 _Static_assert(sizeof(rcache_slot_t) == RCACHE_SLOT_HDR, "a slot's header is 32 bytes");
 
+/* A bucket's tags: way w's key hash tag (rcache.c's tag_of), 0 = empty. */
+typedef struct rcache_tags {
+    _Atomic uint32_t tag[RCACHE_WAYS];
+} rcache_tags_t;
+_Static_assert(sizeof(rcache_tags_t) == 64, "a bucket's tags are one cache line");
+
 /* One table of buckets, each of RCACHE_WAYS slots of slot_bytes. */
 typedef struct rcache_table {
     uint64_t nbuckets; /* any count: a hash picks one by multiplication */
     uint64_t slot_bytes;
-    uint64_t offset; /* of the first slot, from the mapping's start */
+    uint64_t offset;     /* of the first slot, from the mapping's start */
+    uint64_t tag_offset; /* of the first bucket's tags */
 } rcache_table_t;
 
 enum { RCACHE_SMALL = 0, RCACHE_BIG = 1, RCACHE_TABLES = 2 };
@@ -109,6 +124,12 @@ void rcache_destroy(rcache_t *rc);
 static inline rcache_slot_t *rcache_slot(const rcache_t *rc, unsigned t, uint64_t i)
 {
     return (rcache_slot_t *)((char *)rc + rc->tab[t].offset + i * rc->tab[t].slot_bytes);
+}
+
+/* Bucket b's tags in table t. */
+static inline rcache_tags_t *rcache_tags(const rcache_t *rc, unsigned t, uint64_t b)
+{
+    return (rcache_tags_t *)((char *)rc + rc->tab[t].tag_offset) + b;
 }
 
 /* The largest key plus reply a small slot holds (GET's replies). */

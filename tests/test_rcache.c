@@ -7,7 +7,7 @@
  * reads while the writer rewrites the same keys (never a torn reply);
  * other reads of a key (D71): the query both sides make, found only by
  * the same key, words and protocol, the big table, every read of a key
- * dropped at its change.
+ * dropped at its change; a half-full cache keeping nearly every key (D75).
  */
 #include <criterion/criterion.h>
 
@@ -137,6 +137,44 @@ Test(rcache, full_buckets_never_answer_another_key)
     cr_assert_gt(hits, (int)slots / 2, "only %d of %llu slots kept a key", hits,
                  (unsigned long long)slots);
     cr_assert_leq(hits, (int)slots);
+}
+
+/* D75: with 16 ways behind one tag line, a cache filled to half its
+ * slots keeps nearly every key (with 4 ways, about 4% of the keys share a
+ * bucket with four others and are evicted by them, then read from the
+ * store and filled again, in turn). */
+Test(rcache, a_half_full_cache_keeps_nearly_every_key)
+{
+    rcache_t *small = rc;
+    rc = rcache_create(8u << 20);
+    cr_assert_not_null(rc);
+    uint64_t slots = rc->tab[RCACHE_SMALL].nbuckets * RCACHE_WAYS;
+    int n = (int)(slots / 2), lost = 0;
+    char key[32], reply[64];
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "key:%012d", i);
+        snprintf(reply, sizeof(reply), "$%zu\r\n%s\r\n", strlen(key), key);
+        fill(0, key, reply);
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "key:%012d", i);
+        snprintf(reply, sizeof(reply), "$%zu\r\n%s\r\n", strlen(key), key);
+        const char *r = get(0, key);
+        if (!r)
+            lost++;
+        else
+            cr_assert_str_eq(r, reply);
+    }
+    cr_assert_leq(lost, n / 200, "%d of %d keys evicted at half the slots", lost, n);
+    /* Every one of them is dropped by its change, found through the tags. */
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof(key), "key:%012d", i);
+        rcache_invalidate(rc, 0, key, strlen(key));
+        cr_assert_null(get(0, key));
+    }
+    cr_assert_eq(atomic_load(&rc->invalidations), (uint64_t)(n - lost));
+    rcache_destroy(rc);
+    rc = small;
 }
 
 Test(rcache, a_read_of_several_keys_knows_when_one_moved)
