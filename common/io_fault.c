@@ -82,6 +82,7 @@ enum {
     F_CACHE_SLOT,
     F_CACHE_INVAL,
     F_CACHE_MGET,
+    F_CACHE_TAG,
     F_NOPS
 };
 
@@ -144,7 +145,8 @@ static const char *const op_names[F_NOPS] = {"open",
                                              "replpinned",
                                              "cacheslot",
                                              "cacheinval",
-                                             "cachemget"};
+                                             "cachemget",
+                                             "cachetag"};
 
 #define MAX_FAULTS 8
 static struct {
@@ -426,7 +428,8 @@ int io_fault_point(enum io_fault_point point)
                               [IO_FAULT_REPL_PINNED] = F_REPL_PINNED,
                               [IO_FAULT_CACHE_SLOT] = F_CACHE_SLOT,
                               [IO_FAULT_CACHE_INVAL] = F_CACHE_INVAL,
-                              [IO_FAULT_CACHE_MGET] = F_CACHE_MGET};
+                              [IO_FAULT_CACHE_MGET] = F_CACHE_MGET,
+                              [IO_FAULT_CACHE_TAG] = F_CACHE_TAG};
     /* A number with no point here (0: F_OPEN, never a point) counts nothing. */
     if (!nfaults || (unsigned)point >= sizeof(ops) / sizeof(ops[0]) || !ops[point]) return 0;
     return hit(ops[point]);

@@ -60,7 +60,9 @@
  * record that made it applied and the applied LSN not yet published;
  * KILL there kills the process. "cachemget" is a frontend's Nth MGET
  * answered from the cache with its first key read and the others not
- * yet; STALL there (below) holds it between the two.
+ * yet; STALL there (below) holds it between the two. "cachetag" is the
+ * store's Nth slot written or dropped whose bucket's tag line does not
+ * show it yet (D75); KILL there kills the process.
  * A read request in parts (D58): "reqpart" is the store's Nth part of
  * one copied (more to come, the part not yet consumed), "reqpartsent" a
  * frontend's Nth part sent (more to come); KILL there kills the process.
@@ -176,6 +178,7 @@ enum io_fault_point {
     IO_FAULT_CACHE_INVAL = 43, /* "cacheinval": a key invalidated, the applied LSN not published */
     IO_FAULT_CACHE_MGET =
         44, /* "cachemget": an MGET's first key read from the cache, not the rest */
+    IO_FAULT_CACHE_TAG = 45, /* "cachetag": a slot written or dropped, its tag not (D75) */
 };
 
 /* Count one pass through point; when a fault is due there, its errno

@@ -290,6 +290,8 @@ static void drop(rcache_t *rc, rcache_slot_t *s, rcache_tags_t *g, unsigned w)
     if (io_fault_point(IO_FAULT_CACHE_SLOT) == IO_FAULT_KILL) raise(SIGKILL);
     s->hash = 0;
     write_end(s, seq);
+    /* Test hook: the store dies with the slot dropped, its tag still set. */
+    if (io_fault_point(IO_FAULT_CACHE_TAG) == IO_FAULT_KILL) raise(SIGKILL);
     atomic_store_explicit(&g->tag[w], 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&rc->invalidations, 1, memory_order_relaxed);
 }
@@ -352,6 +354,8 @@ static void fill(rcache_t *rc, unsigned t, unsigned db, const void *key, size_t 
     if (qlen) memcpy(s->data + klen, query, qlen);
     if (rlen) memcpy(s->data + klen + qlen, reply, rlen);
     write_end(s, seq);
+    /* Test hook: the store dies with the slot written, its tag not yet. */
+    if (io_fault_point(IO_FAULT_CACHE_TAG) == IO_FAULT_KILL) raise(SIGKILL);
     atomic_store_explicit(&g->tag[w], tag, memory_order_release);
     atomic_fetch_add_explicit(&rc->fills, 1, memory_order_relaxed);
 }

@@ -621,6 +621,14 @@ Test(read_cache, store_killed_after_an_invalidation)
     killed_at("store.cacheinval:60:KILL");
 }
 
+/* D75: a slot written (or dropped) whose tag is not: the frontends do not
+ * find it (or look at a slot that no longer holds the key), and the next
+ * store's fills and drops go on over what it left. */
+Test(read_cache, store_killed_between_a_slot_and_its_tag)
+{
+    killed_at("store.cachetag:300:KILL");
+}
+
 Test(read_cache, lru_policies_and_keymiss_listeners_are_left_to_the_store)
 {
     cr_assert_eq(srv_start(&S, "--frontends 1"), 0);
