@@ -116,19 +116,31 @@ Test(rcache, a_slot_left_half_written_is_skipped_then_repaired)
     cr_assert_null(get(0, "k"));
 }
 
+/* Key i's name, and a reply that is its own name as a bulk string. */
+static void key_and_reply(int i, char key[32], char reply[64])
+{
+    snprintf(key, 32, "key:%012d", i);
+    snprintf(reply, 64, "$%zu\r\n%s\r\n", strlen(key), key);
+}
+
+/* Fill keys 0 .. n-1 (key_and_reply) in database 0. */
+static void fill_keys(int n)
+{
+    char key[32], reply[64];
+    for (int i = 0; i < n; i++) {
+        key_and_reply(i, key, reply);
+        fill(0, key, reply);
+    }
+}
+
 Test(rcache, full_buckets_never_answer_another_key)
 {
     uint64_t slots = rc->tab[RCACHE_SMALL].nbuckets * RCACHE_WAYS;
     int n = (int)slots * 8, hits = 0;
     char key[32], reply[64];
+    fill_keys(n);
     for (int i = 0; i < n; i++) {
-        snprintf(key, sizeof(key), "key:%d", i);
-        snprintf(reply, sizeof(reply), "$%zu\r\n%s\r\n", strlen(key), key);
-        fill(0, key, reply);
-    }
-    for (int i = 0; i < n; i++) {
-        snprintf(key, sizeof(key), "key:%d", i);
-        snprintf(reply, sizeof(reply), "$%zu\r\n%s\r\n", strlen(key), key);
+        key_and_reply(i, key, reply);
         const char *r = get(0, key);
         if (!r) continue;
         cr_assert_str_eq(r, reply, "key:%d answered another key's reply", i);
@@ -151,14 +163,9 @@ Test(rcache, a_half_full_cache_keeps_nearly_every_key)
     uint64_t slots = rc->tab[RCACHE_SMALL].nbuckets * RCACHE_WAYS;
     int n = (int)(slots / 2), lost = 0;
     char key[32], reply[64];
+    fill_keys(n);
     for (int i = 0; i < n; i++) {
-        snprintf(key, sizeof(key), "key:%012d", i);
-        snprintf(reply, sizeof(reply), "$%zu\r\n%s\r\n", strlen(key), key);
-        fill(0, key, reply);
-    }
-    for (int i = 0; i < n; i++) {
-        snprintf(key, sizeof(key), "key:%012d", i);
-        snprintf(reply, sizeof(reply), "$%zu\r\n%s\r\n", strlen(key), key);
+        key_and_reply(i, key, reply);
         const char *r = get(0, key);
         if (!r)
             lost++;
