@@ -231,15 +231,17 @@ int64_t rcache_hit_ms(const rcache_t *rc, unsigned db, const void *key, size_t k
     if (db >= RCACHE_DBS || klen > rcache_big_room()) return 0;
     uint64_t h = key_hash(rc, db, key, klen);
     int64_t last = 0;
-    for (unsigned t = 0; t < RCACHE_TABLES; t++)
+    for (unsigned t = 0; t < RCACHE_TABLES; t++) {
+        uint64_t b = bucket_index(rc, t, h);
+        const rcache_tags_t *g = rcache_tags(rc, t, b);
         for (unsigned w = 0; w < RCACHE_WAYS; w++) {
-            uint64_t b = bucket_index(rc, t, h);
-            if (tag_at(rcache_tags(rc, t, b), w) != tag_of(h)) continue;
+            if (tag_at(g, w) != tag_of(h)) continue;
             const rcache_slot_t *s = way(rc, t, b, w);
             if (!holds_key(s, h, db, key, klen) || s->gen != rc->gen[db]) continue;
             int64_t hit = atomic_load_explicit(&s->hit_ms, memory_order_relaxed);
             if (hit > last) last = hit;
         }
+    }
     return last;
 }
 

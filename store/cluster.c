@@ -194,7 +194,7 @@ typedef struct slot_walk {
 static int slot_visit(void *arg, idx_entry_t *e)
 {
     slot_walk_t *w = arg;
-    if (st_ent_expire(e) && st_ent_expire(e) <= w->a->now) return 0;
+    if (st_ent_expired(e, w->a->now)) return 0;
     if (cluster_key_slot(e->data, e->klen) != w->slot) return 0;
     if (w->max >= 0) {
         if (w->n == w->max) return 1;

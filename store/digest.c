@@ -103,7 +103,7 @@ typedef struct dataset_arg {
 static int dig_entry(void *arg, idx_entry_t *e)
 {
     dataset_arg_t *a = arg;
-    if (st_ent_expire(e) && st_ent_expire(e) <= a->now) return 0;
+    if (st_ent_expired(e, a->now)) return 0;
     dig_state_t d;
     dig_reset(&d);
     dig_update(&d, &a->dbnum, sizeof(a->dbnum));

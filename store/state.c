@@ -280,13 +280,14 @@ void store_stat_counts(const store_ctx_t *ctx, uint64_t *expired, uint64_t *hits
 static int expired_by_apply_clock(void *arg, idx_entry_t *e)
 {
     st_db_t *db = arg;
-    if (!st_ent_expire(e)) return 0;
-    if (st_ent_expire(e) <= db->ctx->now) {
+    int64_t at = st_ent_expire(e);
+    if (!at) return 0;
+    if (at <= db->ctx->now) {
         db->ctx->stat_expired++; /* INFO expired_keys */
         st_notify_expired(db->ctx, db, e);
         return 1;
     }
-    if (st_ent_expire(e) < db->pass_min) db->pass_min = st_ent_expire(e);
+    if (at < db->pass_min) db->pass_min = at;
     return 0;
 }
 
@@ -338,7 +339,7 @@ typedef struct digest_arg {
 static int digest_entry(void *arg, idx_entry_t *e)
 {
     digest_arg_t *d = arg;
-    if (st_ent_expire(e) && st_ent_expire(e) <= d->now) return 0;
+    if (st_ent_expired(e, d->now)) return 0;
     if (st_ent_kind(e) == VK_OBJ) { /* a collection: its type's digest */
         st_obj_t *o = st_ent_obj(e);
         uint64_t sub;

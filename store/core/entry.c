@@ -265,23 +265,31 @@ void st_ent_store(st_db_t *db, idx_entry_t **slot, idx_entry_t *e)
         st_access_new(&db->ctx->access, e, db->ctx->now);
 }
 
+/* Reallocate *slot's entry for a value of this shape, with the room for
+ * its aux word or without (the word kept while the room stays), and relink
+ * it through slot; entry_bytes follows the allocation's size. */
+static idx_entry_t *ent_reshape(st_db_t *db, idx_entry_t **slot, uint8_t ilen, uint8_t vkind,
+                                int room)
+{
+    idx_entry_t *e = *slot;
+    int64_t aux = st_ent_aux(e);
+    db->ctx->entry_bytes -= st_ent_alloc_size(e);
+    e = st_xrealloc(e, st_entry_size(e->klen, ilen, vkind) + (room ? 8 : 0));
+    *slot = e; /* next and hash moved with the bytes */
+    e->ilen = ilen;
+    e->vkind = (uint8_t)((e->vkind & ~VK_KIND_MASK) | (vkind & VK_KIND_MASK));
+    e->eflags = (uint8_t)(room ? (e->eflags | ENT_AUX) : (e->eflags & ~ENT_AUX));
+    if (room) st_ent_set_aux(e, aux);
+    db->ctx->entry_bytes += st_ent_alloc_size(e);
+    return e;
+}
+
 /* Resize *slot's entry for a new value shape; the caller fills it in. The
  * bytes up to the old tail are kept (realloc), and so are the encoding and
  * the aux word. */
 idx_entry_t *st_ent_resize(st_db_t *db, idx_entry_t **slot, uint8_t ilen, uint8_t vkind)
 {
-    idx_entry_t *e = *slot;
-    store_ctx_t *ctx = db->ctx;
-    int64_t aux = st_ent_aux(e);
-    size_t room = (e->eflags & ENT_AUX) ? 8 : 0;
-    ctx->entry_bytes -= st_ent_alloc_size(e);
-    e = st_xrealloc(e, st_entry_size(e->klen, ilen, vkind) + room);
-    *slot = e; /* next and hash moved with the bytes */
-    e->ilen = ilen;
-    e->vkind = (uint8_t)((e->vkind & ~VK_KIND_MASK) | (vkind & VK_KIND_MASK));
-    if (room) st_ent_set_aux(e, aux);
-    ctx->entry_bytes += st_ent_alloc_size(e);
-    return e;
+    return ent_reshape(db, slot, ilen, vkind, ((*slot)->eflags & ENT_AUX) != 0);
 }
 
 idx_entry_t *st_ent_set_expire(st_db_t *db, idx_entry_t **slot, int64_t at)
@@ -297,17 +305,8 @@ idx_entry_t *st_ent_set_expire(st_db_t *db, idx_entry_t **slot, int64_t at)
         db->ctx->expires--;
         db->expires--;
     }
-    int room = (e->eflags & ENT_AUX) != 0;
-    if (room != (at != 0)) {
-        size_t n = st_entry_size(e->klen, e->ilen, e->vkind);
-        e = st_xrealloc(e, n + (at ? 8 : 0));
-        *slot = e; /* next and hash moved with the bytes */
-        e->eflags = (uint8_t)(at ? (e->eflags | ENT_AUX) : (e->eflags & ~ENT_AUX));
-        if (at)
-            db->ctx->entry_bytes += 8;
-        else
-            db->ctx->entry_bytes -= 8;
-    }
+    if (((e->eflags & ENT_AUX) != 0) != (at != 0))
+        e = ent_reshape(db, slot, e->ilen, e->vkind, at != 0);
     if (at) st_ent_set_aux(e, at);
     return e;
 }
@@ -338,8 +337,7 @@ idx_entry_t **st_find_peek(st_db_t *db, const rec_arg_t *key, int64_t now)
 {
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
     if (!slot) return count_lookup(db, key, NULL);
-    int64_t at = st_ent_expire(*slot);
-    return count_lookup(db, key, at && at <= now ? NULL : slot);
+    return count_lookup(db, key, st_ent_expired(*slot, now) ? NULL : slot);
 }
 
 idx_entry_t **st_find_quiet(st_db_t *db, const rec_arg_t *key, int64_t now)
@@ -355,8 +353,7 @@ idx_entry_t **st_find_live(st_db_t *db, const rec_arg_t *key, int64_t now, int r
 {
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
     if (!slot) return count_lookup(db, key, NULL);
-    int64_t at = st_ent_expire(*slot);
-    if (at && at <= now) {
+    if (st_ent_expired(*slot, now)) {
         if (reap) {
             if (db->ctx->on_expired) db->ctx->on_expired(db->ctx, db, *slot);
             idx_remove(&db->ix, slot);

@@ -106,6 +106,13 @@ static inline int64_t st_ent_expire(const idx_entry_t *e)
     return st_ent_aux(e);
 }
 
+/* Whether e's TTL has passed at now (by whichever clock the caller reads). */
+static inline int st_ent_expired(const idx_entry_t *e, int64_t now)
+{
+    int64_t at = st_ent_expire(e);
+    return at && at <= now;
+}
+
 /* Set e's aux word; e must have the room (aborts otherwise: a member made
  * without it is a bug that would corrupt memory). */
 void st_ent_set_aux(idx_entry_t *e, int64_t v);

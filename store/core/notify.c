@@ -271,9 +271,10 @@ void st_notify_keymiss(store_ctx_t *ctx, st_db_t *db, const rec_arg_t *key)
 void st_notify_expired(store_ctx_t *ctx, st_db_t *db, const idx_entry_t *e)
 {
     if (!(ctx->notify_flags & PS_NOTIFY_EXPIRED)) return;
-    if (st_ent_expire(e) <= ctx->notify_expired_floor) return; /* published by our predecessor */
+    int64_t at = st_ent_expire(e);
+    if (at <= ctx->notify_expired_floor) return; /* published by our predecessor */
     int dbnum = db_number(ctx, db);
     if (dbnum < 0) return;
     st_notify(ctx, PS_NOTIFY_EXPIRED, "expired", (unsigned)dbnum, idx_key(e), e->klen);
-    if (st_ent_expire(e) > ctx->notify_expired_max) ctx->notify_expired_max = st_ent_expire(e);
+    if (at > ctx->notify_expired_max) ctx->notify_expired_max = at;
 }

@@ -225,8 +225,7 @@ void st_key_changed_as(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
     /* The pager (D60) looks at collections that grow. */
     if (ctx->on_changed) ctx->on_changed(ctx, dbnum, e ? *e : NULL);
     int64_t expire = EXPIRE_ABSENT;
-    if (e && !st_ent_emptied(*e) && (!st_ent_expire(*e) || st_ent_expire(*e) > ctx->now))
-        expire = st_ent_expire(*e);
+    if (e && !st_ent_emptied(*e) && !st_ent_expired(*e, ctx->now)) expire = st_ent_expire(*e);
     *s = (watch_slot_t){.lsn1 = at.lsn1, .expire = expire, .fp = fp, .ord = at.ord};
 }
 

@@ -277,8 +277,7 @@ void st_read_probe(st_db_t *db, const rec_arg_t *key, int64_t now, buf_t *r)
     /* An expired key is told apart from a missing one: a write's record
      * must delete it, as the log must say (D68). */
     idx_entry_t **slot = idx_find(&db->ix, key->ptr, key->len);
-    int64_t at = slot ? st_ent_expire(*slot) : 0;
-    resp_integer(r, !slot ? 0 : at && at <= now ? 2 : 1);
+    resp_integer(r, !slot ? 0 : st_ent_expired(*slot, now) ? 2 : 1);
 }
 
 /* TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 without the key, -1 without a
@@ -292,13 +291,14 @@ static void reply_ttl(const read_args_t *a, buf_t *r, int mode)
         resp_integer(r, -2);
         return;
     }
-    if (!st_ent_expire(*slot)) {
+    int64_t at = st_ent_expire(*slot);
+    if (!at) {
         resp_integer(r, -1);
         return;
     }
     int abs = mode == TTL_ABS_S || mode == TTL_ABS_MS;
     int ms = mode == TTL_REL_MS || mode == TTL_ABS_MS;
-    long long t = abs ? st_ent_expire(*slot) : st_ent_expire(*slot) - a->now;
+    long long t = abs ? at : at - a->now;
     if (t < 0) t = 0;
     /* Rounded to the nearest second without overflowing near LLONG_MAX
      * (Redis' reply there is the rounded value, e.g. 9223372036854776). */
@@ -350,7 +350,7 @@ typedef struct count_arg {
 static int count_expired_at(void *arg, idx_entry_t *e)
 {
     count_arg_t *c = arg;
-    if (st_ent_expire(e) && st_ent_expire(e) <= c->now) c->n++;
+    if (st_ent_expired(e, c->now)) c->n++;
     return 0;
 }
 
@@ -375,7 +375,7 @@ void st_read_dbsize(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 
 static int live_at(const idx_entry_t *e, int64_t now)
 {
-    return !st_ent_expire(e) || st_ent_expire(e) > now;
+    return !st_ent_expired(e, now);
 }
 
 /* glob_match follows Redis: the empty key matches only the empty pattern
