@@ -619,13 +619,12 @@ static int dup_ovl(void *arg, idx_entry_t *f)
 {
     st_hash_t *c = ((dup_arg_t *)arg)->c;
     rec_arg_t name = {f->data, f->klen};
-    idx_entry_t *nf = st_ent_dup(f, &name);
+    idx_entry_t *nf = st_ent_dup(f, &name); /* its stamp too (the aux word) */
     c->bytes += st_hash_field_bytes(nf);
     uint64_t before = idx_table_bytes(&c->ix);
     idx_insert(&c->ix, nf);
     st_hash_table_bytes(c, before);
     st_pg_set_flags(nf, st_pg_flags(f)); /* after idx_insert, which sets meta */
-    st_ent_set_aux(nf, st_ent_aux(f));
     st_pg_vec_add(c, &c->pg->dir[st_pg_locate(c->pg, st_pg_hash(c->pg, f->data, f->klen))], nf);
     return 0;
 }
