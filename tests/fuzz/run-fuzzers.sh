@@ -5,11 +5,13 @@
 #
 #   FUZZ_SECONDS=20 tests/fuzz/run-fuzzers.sh      # per harness (default 15)
 #   FUZZ_SECONDS=3600 FUZZ_ONLY=resp tests/fuzz/run-fuzzers.sh   # a long run
+#   FUZZ_SECONDS=0 ...                             # skipped (exit 77)
 set -euo pipefail
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 builddir=${top_builddir:-$srcdir}
 CC=${FUZZ_CC:-clang}
 seconds=${FUZZ_SECONDS:-15}
+if [ "$seconds" = 0 ]; then echo "fuzz: FUZZ_SECONDS=0, skipping"; exit 77; fi
 if ! command -v "$CC" >/dev/null 2>&1; then echo "fuzz: $CC not found, skipping"; exit 77; fi
 if ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n){return 0;}' |
     "$CC" -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
