@@ -466,6 +466,77 @@ Test(plist, ltrim_and_writes_inside_pages)
     sh_check_replay("a trimmed paged list");
 }
 
+/* LRANGE 0 -1 of key equals v[0, n). */
+static void expect_list(const char *key, char **v, int n)
+{
+    const char *r = rd(T0, CMD_LRANGE, key, "0", "-1", NULL);
+    char head[32];
+    snprintf(head, sizeof(head), "*%d\r\n", n);
+    cr_assert(strncmp(r, head, strlen(head)) == 0, "LRANGE %s: %.40s, want %d", key, r, n);
+    r += strlen(head);
+    for (int i = 0; i < n; i++) {
+        char *want = bulk(v[i]);
+        cr_assert(strncmp(r, want, strlen(want)) == 0, "%s element %d: %.40s, want %.40s", key, i,
+                  r, want);
+        r += strlen(want);
+        free(want);
+    }
+    const char *bad = object(key) ? st_list_check(object(key)) : "no list";
+    cr_assert(!bad, "%s: %s", key, bad);
+}
+
+Test(plist, elements_copied_from_pages_outlive_their_list_in_others)
+{
+    /* A paged list; writes inside its pages copy their windows into RAM,
+     * the short elements of each page into one block (D77). */
+    for (int i = 0; i < 300; i++)
+        step_push("a", 1);
+    for (int t = 0; t < 200; t++)
+        pager_turn("a");
+    drain("a");
+    long long v[7];
+    st_list_page_stats(object("a"), v);
+    long long in_ram = v[4];
+    for (int i = 0; i < 6; i++) {
+        char idx[24];
+        int at = mn / 8 + i * (mn / 8);
+        snprintf(idx, sizeof(idx), "%d", at);
+        char *e = make_elem();
+        cr_assert_str_eq(wr(T0, CMD_LSET, "a", idx, e, NULL), "+OK\r\n");
+        free(model[at]);
+        model[at] = e;
+    }
+    st_list_page_stats(object("a"), v);
+    cr_assert_gt(v[4], in_ram + 20, "pages copied into RAM (%lld elements, %lld before)", v[4],
+                 in_ram);
+    check_list("a", 0);
+    /* A copy of the list (its own allocations), then the tail's two
+     * thirds moved to another list, one element at a time. */
+    char *orig[MAXN];
+    for (int i = 0; i < mn; i++)
+        orig[i] = strdup(model[i]);
+    int n = mn;
+    cr_assert_str_eq(wr(T0, CMD_COPY, "a", "c", "#u32:0", "#u32:0", NULL), ":1\r\n");
+    int moved = 2 * mn / 3;
+    for (int i = 0; i < moved; i++)
+        wr(T0, CMD_LMOVE, "a", "b", "#u32:1", "#u32:0", "#u32:2", NULL);
+    expect_list("b", orig + n - moved, moved);
+    /* The source goes; what it gave the others stays readable. */
+    cr_assert_str_eq(wr(T0, CMD_DEL, "a", NULL), ":1\r\n");
+    expect_list("b", orig + n - moved, moved);
+    expect_list("c", orig, n);
+    /* Pops free the moved elements one by one, the last of a block frees it. */
+    for (int i = 0; i < moved / 2; i++)
+        wr(T0, CMD_LPOP, "b", "#u32:0", "#u32:2", "#i64:-1", NULL);
+    expect_list("b", orig + n - moved + moved / 2, moved - moved / 2);
+    cr_assert_str_eq(wr(T0, CMD_DEL, "b", "c", NULL), ":2\r\n");
+    model_clear();
+    for (int i = 0; i < n; i++)
+        free(orig[i]);
+    cr_assert_eq(ctx->entry_bytes, 0, "RAM accounting back to zero");
+    sh_check_replay("lists holding elements copied from pages");
+}
+
 Test(plist, a_checkpoint_of_a_paged_list_reads_back_equal)
 {
     for (int step = 0; step < 2000; step++) {

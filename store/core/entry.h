@@ -70,7 +70,11 @@ typedef struct st_pieces st_pieces_t; /* a piece list (pieces.h) */
  * Giving a key a TTL, or taking it away, reallocates the entry
  * (st_ent_set_expire, through its slot).
  */
-#define ENT_AUX     0x01u
+#define ENT_AUX 0x01u
+/* A list element that lives in a block of its page's elements (core/list.c's
+ * elem_block): freed by st_list_elem_free only, never by free(). A copy
+ * (st_ent_dup) is an allocation of its own: st_ent_alloc does not take it. */
+#define ENT_INBLOCK 0x02u
 #define ST_AUX_ROOM INT64_MIN /* as an entry's aux at creation: the room, holding 0 */
 
 static inline size_t st_ent_tail_bytes(uint8_t vkind)

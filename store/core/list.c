@@ -72,14 +72,72 @@ idx_entry_t *st_list_elem_new(const void *p, uint32_t len, uint64_t lsn)
 {
     rec_arg_t name = {(const unsigned char *)"", 0}, val = {p, len};
     /* No log position: copied into RAM, up to 255 bytes in the entry
-     * itself (a page's element, a sorted set's), longer as a piece (a
-     * large element read into RAM, D45). */
+     * itself (a page's element, a sorted set's), without the aux word's
+     * room (D74), longer as a piece (a large element read into RAM, D45). */
+    if (!lsn && len > STORE_INLINE_MAX && len <= UINT8_MAX) {
+        idx_entry_t *e = st_ent_alloc(NULL, 0, (uint8_t)len, VK_INLINE, 0);
+        memcpy(st_ent_inline(e), p, len);
+        return e;
+    }
     if (!lsn && len > STORE_INLINE_MAX) return st_hash_field_new_ram("", 0, p, len);
     return st_ent_new(&name, &val, lsn, 0);
 }
 
+/*
+ * Element blocks (D77). A page's window copied into RAM (dirty: a write
+ * inside a clean chunk) puts its short elements into blocks of ELEM_BLOCK
+ * bytes, aligned to ELEM_BLOCK: one allocation and one run of memory per
+ * page instead of one of each per element, which mostly were cache misses
+ * (the allocator's free blocks) on the write's path. An element in a block
+ * has ENT_INBLOCK; its block's header, found by the alignment, counts the
+ * elements still in it, and the last one freed frees the block. Elements
+ * leave their chunk as any other (splits, pops, moves to other lists); only
+ * st_list_elem_free frees one.
+ */
+#define ELEM_BLOCK     8192u
+#define ELEM_BLOCK_HDR 16u
+
+typedef struct elem_block {
+    uint32_t live; /* elements in the block not yet freed */
+    uint32_t used; /* bytes handed out, the header's included */
+} elem_block_t;
+
+static elem_block_t *elem_block_of(const idx_entry_t *e)
+{
+    return (elem_block_t *)((uintptr_t)e & ~(uintptr_t)(ELEM_BLOCK - 1));
+}
+
+/* An inline element of n bytes (at most 255, no log position) in *b, or in
+ * a new block when *b has no room left (*b is then that block). */
+static idx_entry_t *elem_in_block(elem_block_t **b, const void *p, uint32_t n)
+{
+    size_t need = (st_entry_size(0, (uint8_t)n, VK_INLINE) + 7u) & ~(size_t)7u;
+    if (!*b || (*b)->used + need > ELEM_BLOCK) {
+        if (*b && !(*b)->live) free(*b);
+        *b = st_xaligned(ELEM_BLOCK, ELEM_BLOCK);
+        (*b)->live = 0;
+        (*b)->used = ELEM_BLOCK_HDR;
+    }
+    idx_entry_t *e = (idx_entry_t *)((unsigned char *)*b + (*b)->used);
+    (*b)->used += (uint32_t)need;
+    (*b)->live++;
+    e->next = NULL;
+    e->meta = 0;
+    e->klen = 0;
+    e->ilen = (uint8_t)n;
+    e->vkind = VK_INLINE;
+    e->eflags = ENT_INBLOCK;
+    memcpy(st_ent_inline(e), p, n);
+    return e;
+}
+
 void st_list_elem_free(idx_entry_t *e)
 {
+    if (e->eflags & ENT_INBLOCK) {
+        elem_block_t *b = elem_block_of(e);
+        if (!--b->live) free(b);
+        return;
+    }
     if (st_ent_kind(e) == VK_LIST) st_pieces_free(st_ent_pieces(e));
     free(e);
 }
@@ -399,8 +457,12 @@ static void dirty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
     page_gone(ctx, ch);
     ch->lsn = 0;
     ch->len = ch->first = ch->n = ch->vbytes = ch->npin = 0;
+    elem_block_t *b = NULL;
     for (uint32_t t = 0; t < first + count && st_lpimg_next(img, len, &off, &p, &n) == 1; t++)
-        if (t >= first) ram_put(l, ch, ch->n, st_list_elem_new(p, n, 0));
+        if (t >= first)
+            ram_put(l, ch, ch->n,
+                    n <= UINT8_MAX ? elem_in_block(&b, p, n) : st_list_elem_new(p, n, 0));
+    if (b && !b->live) free(b);
     free(buf);
     st_lch_stamp(ctx, ch);
     st_lch_count(l, ch, 1);
