@@ -35,16 +35,6 @@ void *st_xmalloc(size_t n)
     return p;
 }
 
-void *st_xaligned(size_t align, size_t n)
-{
-    void *p = aligned_alloc(align, n);
-    if (!p) {
-        log_warn("store: out of memory allocating %zu bytes", n);
-        abort();
-    }
-    return p;
-}
-
 void *st_xrealloc(void *old, size_t n)
 {
     void *p = realloc(old, n);

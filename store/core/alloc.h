@@ -11,9 +11,6 @@
  * half-applied record is worse than a restart that replays the log. */
 void *st_xmalloc(size_t n);
 void *st_xrealloc(void *old, size_t n);
-/* As aligned_alloc (n a multiple of align, a power of two); out of memory
- * as above. */
-void *st_xaligned(size_t align, size_t n);
 
 /* Give memory freed since back to the system where the allocator can
  * (mimalloc's mi_collect): after a large collection went into pages, its

@@ -72,8 +72,9 @@ typedef struct st_pieces st_pieces_t; /* a piece list (pieces.h) */
  */
 #define ENT_AUX 0x01u
 /* A list element that lives in a block of its page's elements (core/list.c's
- * elem_block): freed by st_list_elem_free only, never by free(). A copy
- * (st_ent_dup) is an allocation of its own: st_ent_alloc does not take it. */
+ * elem_block, named by its `next`): freed by st_list_elem_free only, never by
+ * free(). A copy (st_ent_dup) is an allocation of its own: st_ent_alloc does
+ * not take it. */
 #define ENT_INBLOCK 0x02u
 #define ST_AUX_ROOM INT64_MIN /* as an entry's aux at creation: the room, holding 0 */
 

@@ -86,13 +86,14 @@ idx_entry_t *st_list_elem_new(const void *p, uint32_t len, uint64_t lsn)
 /*
  * Element blocks (D77). A page's window copied into RAM (dirty: a write
  * inside a clean chunk) puts its short elements into blocks of ELEM_BLOCK
- * bytes, aligned to ELEM_BLOCK: one allocation and one run of memory per
- * page instead of one of each per element, which mostly were cache misses
- * (the allocator's free blocks) on the write's path. An element in a block
- * has ENT_INBLOCK; its block's header, found by the alignment, counts the
- * elements still in it, and the last one freed frees the block. Elements
- * leave their chunk as any other (splits, pops, moves to other lists); only
- * st_list_elem_free frees one.
+ * bytes: one allocation and one run of memory per page instead of one of
+ * each per element, which mostly were cache misses (the allocator's free
+ * blocks) on the write's path. An element in a block has ENT_INBLOCK and
+ * its block in `next`, which no index links a list element by; the block's
+ * header counts the elements still in it, and the last one freed frees the
+ * block. (Not found by aligning the blocks: mimalloc's aligned_alloc of 8
+ * KiB at 8 KiB takes 16.) Elements leave their chunk as any other (splits,
+ * pops, moves to other lists); only st_list_elem_free frees one.
  */
 #define ELEM_BLOCK     8192u
 #define ELEM_BLOCK_HDR 16u
@@ -104,7 +105,7 @@ typedef struct elem_block {
 
 static elem_block_t *elem_block_of(const idx_entry_t *e)
 {
-    return (elem_block_t *)((uintptr_t)e & ~(uintptr_t)(ELEM_BLOCK - 1));
+    return (elem_block_t *)(void *)e->next;
 }
 
 /* An inline element of n bytes (at most 255, no log position) in *b, or in
@@ -114,14 +115,14 @@ static idx_entry_t *elem_in_block(elem_block_t **b, const void *p, uint32_t n)
     size_t need = (st_entry_size(0, (uint8_t)n, VK_INLINE) + 7u) & ~(size_t)7u;
     if (!*b || (*b)->used + need > ELEM_BLOCK) {
         if (*b && !(*b)->live) free(*b);
-        *b = st_xaligned(ELEM_BLOCK, ELEM_BLOCK);
+        *b = st_xmalloc(ELEM_BLOCK);
         (*b)->live = 0;
         (*b)->used = ELEM_BLOCK_HDR;
     }
     idx_entry_t *e = (idx_entry_t *)((unsigned char *)*b + (*b)->used);
     (*b)->used += (uint32_t)need;
     (*b)->live++;
-    e->next = NULL;
+    e->next = (idx_entry_t *)(void *)*b;
     e->meta = 0;
     e->klen = 0;
     e->ilen = (uint8_t)n;
