@@ -354,67 +354,6 @@ Test(paged, random_hash_writes_match_a_model_with_records_in_flight)
     sh_check_replay("a paged hash");
 }
 
-/* n pager turns on key, each drained: the pager, played by the test. */
-static void settle(const char *key, int n)
-{
-    for (int t = 0; t < n; t++) {
-        pager_turn(key);
-        drain(key);
-    }
-}
-
-Test(paged, compactions_line_pages_log_values_not_ram_values)
-{
-    make_names();
-    for (int f = 0; f < NF; f++) {
-        char v[16];
-        snprintf(v, sizeof(v), "v%d", f);
-        cr_assert_str_eq(wr(T0, CMD_HSET, "h", lim(), "#u32:0", names[f], v, NULL), ":1\r\n");
-        model[f] = strdup(v);
-    }
-    settle("h", 400);
-    st_hash_t *h = object("h");
-    st_pgstats_t s;
-    st_hash_page_stats(h, &s);
-    cr_assert(s.paged && s.pages > 4, "paged (%u pages)", s.pages);
-    /* Compaction's line above every page: all are rewritten. */
-    policy.below = store_applied(ctx) + 1;
-    settle("h", 400);
-    cr_assert_eq(st_hash_page_wanted(h, &policy), 0, "every page above the line");
-    /* Short values written since are in RAM: nothing of theirs is below
-     * the line, so they wait in the overlay for their ranges (D77). */
-    for (int f = 0; f < 8; f++) {
-        cr_assert_str_eq(wr(T0, CMD_HSET, "h", lim(), "#u32:0", names[f], "w", NULL), ":0\r\n");
-        free(model[f]);
-        model[f] = strdup("w");
-    }
-    st_hash_page_stats(h, &s);
-    uint32_t ovl = s.overlay;
-    cr_assert_geq(ovl, 8, "in the overlay (%u)", ovl);
-    cr_assert_eq(st_hash_page_wanted(h, &policy), 0, "RAM values want no page under the line");
-    settle("h", 20);
-    st_hash_page_stats(h, &s);
-    cr_assert_eq(s.overlay, ovl, "still in the overlay (%u, %u before)", s.overlay, ovl);
-    /* A value in the log (over 24 bytes), then a line above it: its range
-     * is rewritten, the value copied into the page. */
-    char *lv = malloc(101);
-    memset(lv, 'L', 100);
-    lv[100] = 0;
-    cr_assert_str_eq(wr(T0, CMD_HSET, "h", lim(), "#u32:0", names[20], lv, NULL), ":0\r\n");
-    free(model[20]);
-    model[20] = lv;
-    cr_assert_eq(st_hash_page_wanted(h, &policy), 0, "the line is below the new value");
-    policy.below = store_applied(ctx) + 1;
-    cr_assert_eq(st_hash_page_wanted(h, &policy), ST_PAGE_WANT_BUILD, "a log value below it");
-    settle("h", 400);
-    cr_assert_eq(st_hash_page_wanted(h, &policy), 0, "nothing below the line left");
-    policy.below = 0;
-    check_all("h", 1);
-    const char *bad = st_hash_page_check(h);
-    cr_assert(!bad, "%s", bad);
-    sh_check_replay("a paged hash under compaction's line");
-}
-
 Test(paged, a_checkpoint_of_a_paged_hash_reads_back_equal)
 {
     make_names();

@@ -52,11 +52,6 @@ typedef struct st_paged {
     uint64_t *fen; /* a Fenwick tree over dir[].live, for picks by position */
     uint32_t fen_cap;
     int fen_ok;
-    /* Not state (0 in a new, copied or loaded one): compaction's line below
-     * which the overlay was found to keep no value in the log, and the
-     * pages none (hash_pgrec.c: a line only rises, and whatever is written
-     * later is above it). */
-    uint64_t ovl_clear_below, pages_clear_below;
 } st_paged_t;
 
 struct st_hash {

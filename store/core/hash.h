@@ -132,7 +132,7 @@ enum { ST_PAGE_WANT_IN = 1, ST_PAGE_WANT_BUILD = 2 };
  * ST_PAGE_WANT_BUILD (CMD_PAGE records: enough overlay entries to be worth
  * a look, or pages below pol->below; st_hash_page_build finds which).
  * O(1), but O(ranges) when pol->below is set. */
-int st_hash_page_wanted(st_hash_t *h, const st_pgpolicy_t *pol);
+int st_hash_page_wanted(const st_hash_t *h, const st_pgpolicy_t *pol);
 /* 1 when h's overlay is past twice its bound: the pager is behind the
  * writes and must catch up whatever its rate (store/pager.c). */
 int st_hash_page_behind(const st_hash_t *h, const st_pgpolicy_t *pol);

@@ -260,62 +260,16 @@ static uint64_t overlay_cap(const st_hash_t *h, const st_pgpolicy_t *pol)
     return cap > pol->overlay_max ? cap : pol->overlay_max;
 }
 
-/* Whether overlay entry e keeps a value in the log below the line *arg. */
-static int value_below(void *arg, idx_entry_t *e)
-{
-    uint64_t below = *(const uint64_t *)arg;
-    if (st_ent_kind(e) == VK_EXTENT) {
-        uint64_t lsn;
-        uint32_t len;
-        st_ent_get_ext1(e, &lsn, &len);
-        return lsn < below;
-    }
-    if (st_ent_kind(e) != VK_LIST) return 0;
-    const st_pieces_t *l = st_ent_pieces(e);
-    for (uint32_t i = 0; i < l->n; i++)
-        if (st_piece_kind(&l->p[i]) == PIECE_LOG && l->p[i].where < below) return 1;
-    return 0;
-}
-
-/*
- * Under compaction's line (pol->below) a paged hash's pages below it are
- * rewritten, and so are the ranges whose overlay keeps values in the log
- * below it (members written before the hash was paged: they would keep
- * old segments). Overlay entries whose values are in RAM (a sorted set's
- * scores, short values) keep nothing: paging them for the line, as was
- * done, made every write of a hash that compaction had once noted
- * rewrite its range's page at once (D77). Whether either is the case is
- * found by a walk and remembered for the line: lines only rise, and a
- * value or page written later is above the line (a value that is not
- * delays the deletion of its segment to the next pass, whose line is
- * higher and walks again; segments with live values are never deleted).
- */
-static int overlay_below(st_hash_t *h, uint64_t below)
-{
-    st_paged_t *p = h->pg;
-    if (!below || !p->ovl || p->ovl_clear_below >= below) return 0;
-    if (idx_foreach(&h->ix, value_below, &below)) return 1;
-    p->ovl_clear_below = below;
-    return 0;
-}
-
-static int pages_below(st_paged_t *p, uint64_t below)
-{
-    if (!below || p->pages_clear_below >= below) return 0;
-    for (uint32_t i = 0; i < p->ndir; i++)
-        if (p->dir[i].lsn && p->dir[i].lsn < below) return 1;
-    p->pages_clear_below = below;
-    return 0;
-}
-
 /* Whether range d wants a page record under pol, ignoring in-flight marks;
- * dense: the entries a range needs when the overlay is over its cap;
- * ovl_below: whether the overlay keeps values below pol->below. */
+ * dense: the entries a range needs when the overlay is over its cap. */
 static int range_wanted(const st_paged_t *p, const st_pgdir_t *d, const st_pgpolicy_t *pol,
-                        uint64_t cap, uint32_t dense, int ovl_below)
+                        uint64_t cap, uint32_t dense)
 {
+    /* Under compaction's line, the overlay goes into pages too: entries
+     * written before the collection was paged keep their values in the
+     * log, and would keep old segments. */
     return st_pg_range_wants(d) || (p->ovl > cap && d->ovl && d->ovl >= dense) ||
-           (pol->below && ((ovl_below && d->ovl) || (d->lsn && d->lsn < pol->below)));
+           (pol->below && (d->ovl || (d->lsn && d->lsn < pol->below)));
 }
 
 int st_hash_page_behind(const st_hash_t *h, const st_pgpolicy_t *pol)
@@ -323,12 +277,15 @@ int st_hash_page_behind(const st_hash_t *h, const st_pgpolicy_t *pol)
     return h->pg && h->pg->ovl > 2 * overlay_cap(h, pol);
 }
 
-int st_hash_page_wanted(st_hash_t *h, const st_pgpolicy_t *pol)
+int st_hash_page_wanted(const st_hash_t *h, const st_pgpolicy_t *pol)
 {
-    st_paged_t *p = h->pg;
+    const st_paged_t *p = h->pg;
     if (!p) return h->table && pol->entries && h->n >= pol->entries ? ST_PAGE_WANT_IN : 0;
     if (p->nwant > p->nbusy || p->ovl > overlay_cap(h, pol)) return ST_PAGE_WANT_BUILD;
-    if (overlay_below(h, pol->below) || pages_below(p, pol->below)) return ST_PAGE_WANT_BUILD;
+    if (pol->below && p->ovl) return ST_PAGE_WANT_BUILD;
+    if (pol->below)
+        for (uint32_t i = 0; i < p->ndir; i++)
+            if (p->dir[i].lsn && p->dir[i].lsn < pol->below) return ST_PAGE_WANT_BUILD;
     return 0;
 }
 
@@ -346,34 +303,23 @@ int st_hash_page_build(store_ctx_t *ctx, st_hash_t *h, const st_pgpolicy_t *pol,
     /* The next wanted range, from where the last look stopped, looking at
      * no more than ST_PAGE_SCAN ranges per call. */
     uint64_t cap = overlay_cap(h, pol);
-    int ovl_below = overlay_below(h, pol->below);
     /* Nothing wanted: no need to look (the counts are kept as they change). */
-    if (!p->nwant && p->ovl <= cap && !ovl_below && !pages_below(p, pol->below))
-        return ST_PAGE_NONE;
-    /* Over the cap, a range holding at least the mean of the overlay
-     * entries per range would do, but one holding about twice the mean
-     * (D77) takes more changes into its new page for the same page: taken
-     * when the scan finds one, else the first of the others it passed. */
-    uint32_t mean = (uint32_t)(p->ovl / p->ndir);
-    uint32_t dense = mean ? mean : 1, denser = 2 * mean + 1;
-    uint32_t i = p->ndir, fallback = p->ndir, looked = 0;
+    if (!p->nwant && p->ovl <= cap && !pol->below) return ST_PAGE_NONE;
+    uint32_t dense = p->ovl / p->ndir ? p->ovl / p->ndir : 1;
+    uint32_t i = p->ndir, looked = 0;
     int inflight = 0;
     if (p->scan_at >= p->ndir) p->scan_at = 0;
     for (uint32_t t = p->scan_at; looked < p->ndir && i == p->ndir; t = (t + 1) % p->ndir) {
         if (looked++ == ST_PAGE_SCAN) {
-            if (fallback < p->ndir) break;
             p->scan_at = t;
             return ST_PAGE_MORE;
         }
-        if (!range_wanted(p, &p->dir[t], pol, cap, dense, ovl_below)) continue;
+        if (!range_wanted(p, &p->dir[t], pol, cap, dense)) continue;
         if (p->dir[t].busy)
             inflight = 1;
-        else if (range_wanted(p, &p->dir[t], pol, cap, denser, ovl_below))
+        else
             i = t;
-        else if (fallback == p->ndir)
-            fallback = t;
     }
-    if (i == p->ndir) i = fallback;
     if (i == p->ndir) return inflight ? ST_PAGE_INFLIGHT : ST_PAGE_NONE;
     p->scan_at = i + 1;
     st_pgdir_t d = p->dir[i];
