@@ -65,7 +65,13 @@ void st_ent_set_aux(idx_entry_t *e, int64_t v)
 idx_entry_t *st_ent_alloc(const void *key, uint32_t klen, uint8_t ilen, uint8_t vkind, int64_t aux)
 {
     size_t n = st_entry_size(klen, ilen, vkind);
-    idx_entry_t *e = st_xmalloc(n + (aux ? 8 : 0));
+    return st_ent_init(st_xmalloc(n + (aux ? 8 : 0)), key, klen, ilen, vkind, aux);
+}
+
+idx_entry_t *st_ent_init(void *at, const void *key, uint32_t klen, uint8_t ilen, uint8_t vkind,
+                         int64_t aux)
+{
+    idx_entry_t *e = at;
     e->klen = klen;
     e->ilen = ilen;
     e->vkind = vkind;

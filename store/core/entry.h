@@ -127,6 +127,10 @@ void st_ent_set_aux(idx_entry_t *e, int64_t v);
  * 0 = no room; ST_AUX_ROOM = the room, holding 0; else the room holding
  * aux. Not yet in any index. */
 idx_entry_t *st_ent_alloc(const void *key, uint32_t klen, uint8_t ilen, uint8_t vkind, int64_t aux);
+/* The same in room the caller gives (at least st_entry_size, plus 8 with
+ * aux): an element block's (core/list.c). Returns at as an entry. */
+idx_entry_t *st_ent_init(void *at, const void *key, uint32_t klen, uint8_t ilen, uint8_t vkind,
+                         int64_t aux);
 
 static inline unsigned st_ent_kind(const idx_entry_t *e)
 {

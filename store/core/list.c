@@ -95,13 +95,15 @@ idx_entry_t *st_list_elem_new(const void *p, uint32_t len, uint64_t lsn)
  * KiB at 8 KiB takes 16.) Elements leave their chunk as any other (splits,
  * pops, moves to other lists); only st_list_elem_free frees one.
  */
-#define ELEM_BLOCK     8192u
-#define ELEM_BLOCK_HDR 16u
+#define ELEM_BLOCK 8192u
 
 typedef struct elem_block {
     uint32_t live; /* elements in the block not yet freed */
     uint32_t used; /* bytes handed out, the header's included */
 } elem_block_t;
+
+/* Entries in a block start on 8-byte boundaries, the first after the header. */
+#define ELEM_ALIGN(n) (((n) + 7u) & ~(size_t)7u)
 
 static elem_block_t *elem_block_of(const idx_entry_t *e)
 {
@@ -109,25 +111,22 @@ static elem_block_t *elem_block_of(const idx_entry_t *e)
 }
 
 /* An inline element of n bytes (at most 255, no log position) in *b, or in
- * a new block when *b has no room left (*b is then that block). */
+ * a new block when *b has no room left (*b is then that block; the one it
+ * replaces holds at least one element, which frees it in time). */
 static idx_entry_t *elem_in_block(elem_block_t **b, const void *p, uint32_t n)
 {
-    size_t need = (st_entry_size(0, (uint8_t)n, VK_INLINE) + 7u) & ~(size_t)7u;
+    size_t need = ELEM_ALIGN(st_entry_size(0, (uint8_t)n, VK_INLINE));
     if (!*b || (*b)->used + need > ELEM_BLOCK) {
-        if (*b && !(*b)->live) free(*b);
         *b = st_xmalloc(ELEM_BLOCK);
         (*b)->live = 0;
-        (*b)->used = ELEM_BLOCK_HDR;
+        (*b)->used = (uint32_t)ELEM_ALIGN(sizeof(elem_block_t));
     }
-    idx_entry_t *e = (idx_entry_t *)((unsigned char *)*b + (*b)->used);
+    idx_entry_t *e =
+        st_ent_init((unsigned char *)*b + (*b)->used, NULL, 0, (uint8_t)n, VK_INLINE, 0);
     (*b)->used += (uint32_t)need;
     (*b)->live++;
     e->next = (idx_entry_t *)(void *)*b;
-    e->meta = 0;
-    e->klen = 0;
-    e->ilen = (uint8_t)n;
-    e->vkind = VK_INLINE;
-    e->eflags = ENT_INBLOCK;
+    e->eflags |= ENT_INBLOCK;
     memcpy(st_ent_inline(e), p, n);
     return e;
 }
@@ -463,7 +462,6 @@ static void dirty(store_ctx_t *ctx, st_list_t *l, uint32_t j)
         if (t >= first)
             ram_put(l, ch, ch->n,
                     n <= UINT8_MAX ? elem_in_block(&b, p, n) : st_list_elem_new(p, n, 0));
-    if (b && !b->live) free(b);
     free(buf);
     st_lch_stamp(ctx, ch);
     st_lch_count(l, ch, 1);
