@@ -135,6 +135,9 @@ typedef struct store_proc {
     st_defer_t defer;
     fe_queue_t *queues;
     int idle_skipped; /* idle turns without the idle work, reads in flight */
+    /* The log's start + 1 when the last idle checkpoint was asked for
+     * (early_checkpoint, D79); 0: none yet. */
+    uint64_t idle_ckpt_start;
 } store_proc_t;
 
 /* One large value's reply in parts: bytes [0, off) of the bulk (its value
@@ -989,13 +992,38 @@ static void compact(store_proc_t *s)
  * allowed slack), but at least two segments and the size of the last
  * checkpoint file (checkpoints then never write more than the log), at
  * most checkpoint-bytes (D27).
+ *
+ * Idle and still over the target, one is due at once when it alone would
+ * delete a segment (D79): segments go only below the older of the kept
+ * checkpoints (STORE_CKPT_KEEP), so once the writes stop, what the newest
+ * one's references allow waits for a checkpoint no write will bring. When
+ * the newest is at the applied LSN already, a CMD_TICK is asked for first
+ * (a checkpoint is named by its LSN). One per log start: a start held by
+ * something else (a replica's backlog, a read in flight) asks for no more.
  */
-static void early_checkpoint(store_proc_t *s)
+static void early_checkpoint(store_proc_t *s, int idle)
 {
     double target = s->compact.target;
     uint64_t live = store_live_total(s->ctx), seg = s->compact.segment_size;
     if (target <= 0 || !live || !s->ckpt.every) return;
     if ((double)(s->applied - s->compact.log_start) <= target * (double)live) return;
+    if (idle && !s->ckpt.child && s->ckpt.last_min_ref &&
+        s->idle_ckpt_start != s->compact.log_start + 1 && !atomic_load(&s->shm->repl.is_replica)) {
+        uint64_t frees =
+            s->ckpt.last_min_ref < s->ckpt.last_lsn ? s->ckpt.last_min_ref : s->ckpt.last_lsn;
+        uint64_t low = st_live_lowest(&s->ctx->live);
+        if (low < frees) frees = low;
+        if (frees >= s->compact.log_start + seg) {
+            if (s->applied > s->ckpt.last_lsn) {
+                s->idle_ckpt_start = s->compact.log_start + 1;
+                s->ckpt.next_lsn = s->applied;
+            } else if (shm_now_ms() - s->last_tick_request_ms >= STORE_TICK_MS) {
+                s->last_tick_request_ms = shm_now_ms();
+                atomic_store(&s->shm->tick_wanted, 1);
+            }
+            return;
+        }
+    }
     uint64_t every = (uint64_t)((target - 1) * (double)live / 2);
     if (every < 2 * seg) every = 2 * seg;
     if (every < s->ckpt.last_bytes) every = s->ckpt.last_bytes;
@@ -1014,7 +1042,7 @@ static void early_checkpoint(store_proc_t *s)
 #define RELOC_BURST      (4u << 20)
 static int relocate(store_proc_t *s, uint64_t applied_before, int idle)
 {
-    early_checkpoint(s);
+    early_checkpoint(s, idle);
     uint64_t ours = s->compact.space_written - s->reloc_space_seen;
     uint64_t delta = s->applied - applied_before;
     s->reloc_space_seen = s->compact.space_written;

@@ -364,6 +364,47 @@ Test(compact, relocation_frees_segments_that_cold_keys_pinned)
     srv_cleanup(&s);
 }
 
+/* A burst of writes while the first checkpoint's child is held (fault
+ * point ckptwritten, STALL: 300 ms) leaves the two kept checkpoints at the
+ * burst's start and its end, and the log far over its target with nothing
+ * to relocate: segments go only below the older one. With no write after
+ * the burst the idle store takes one more checkpoint, and the log's start
+ * moves up to the newest's references (D79); before, the older one's
+ * references from LSN 0 kept all 25 segments until the next writes. */
+Test(compact, an_idle_log_over_its_target_shrinks_without_another_write)
+{
+    reset_model();
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "store.ckptwritten:1:STALL",
+                                  "--frontends 1 --segment-size 128kb --ring-size 64kb "
+                                  "--checkpoint-bytes 128kb"),
+                 0);
+    redisContext *c = srv_connect(&s);
+    cr_assert_not_null(c);
+    for (int r = 0; r < 8; r++) /* 1.6 MB: 8 x 200 keys of 1 KB */
+        cr_assert_eq(round_of_sets(c, r), 0);
+    redisFree(c);
+    /* 200 KB live, target 1.5: 300 KB of log, 3 segments, with the one
+     * being written and the one prepared ahead. */
+    unsigned long long first;
+    int n = segments(&s, &first);
+    for (int i = 0; i < 600 && n > 5; i++) {
+        usleep(50000);
+        n = segments(&s, &first);
+    }
+    cr_expect_leq(n, 5, "the idle log shrank to its target (%d segments from %llx)", n, first);
+    expect_acked(&s, "live");
+    char d[41], d2[41];
+    digest(&s, d);
+    srv_kill_all(&s);
+    cr_assert_eq(srv_restart(&s), 0);
+    digest(&s, d2);
+    cr_assert_str_eq(d, d2, "restart after SIGKILL");
+    expect_acked(&s, "restart after SIGKILL");
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
 /* A deleted segment whose name comes back (a power cut between the unlink
  * and the directory fsync): recovery reads it, nothing uses it, and the
  * next pass deletes it again. */

@@ -107,6 +107,21 @@ static int segments(const srv_t *s)
     return n;
 }
 
+/* The names of s's segment files, for a failure's message. */
+static const char *segment_names(const srv_t *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = 0;
+    DIR *d = opendir(s->dir);
+    if (!d) return out;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n + 64 < cap)
+        if (!strncmp(e->d_name, "log-", 4) || strstr(e->d_name, "checkpoint"))
+            n += (size_t)snprintf(out + n, cap - n, " %s", e->d_name);
+    closedir(d);
+    return out;
+}
+
 static long long log_start(const srv_t *s)
 {
     return info_of(s, "atticdb_log_start_lsn");
@@ -169,7 +184,12 @@ Test(repl_backlog, with_a_tiny_backlog_a_replica_away_too_long_gets_a_full_copy)
         usleep(50000);
         n = segments(&L);
     }
-    cr_expect_leq(n, 8, "the leader keeps a short log");
+    cr_expect_leq(n, 8,
+                  "the leader keeps a short log: log start %lld, offset %lld, files%s; its "
+                  "log:\n%s",
+                  log_start(&L), info_of(&L, "master_repl_offset"),
+                  segment_names(&L, (char[4096]){0}, 4096),
+                  srv_log_tail(&L, (char[4096]){0}, 4096));
     cr_assert(srv_restart(&R) == 0);
     for (int i = 0; i < 2400 && info_of(&R, "atticdb_full_syncs") != 1; i++)
         usleep(50000);
