@@ -501,6 +501,10 @@ static const config_entry_t table[] = {
     NUM("big-value-buffer", CONFIG_MEMORY, 0, "4mb", 64 * 1024, 1024ll * 1024 * 1024,
         big_value_buffer),
     ENUM("log-sync", 0, "fdatasync", log_sync, log_sync_names),
+    /* The logger's thread's nice (D80): below 0 it takes a CPU as soon as a
+     * record arrives or its flush returns, ahead of the processes it acks
+     * for. Needs CAP_SYS_NICE (or RLIMIT_NICE); refused, it runs at 0. */
+    NUM("logger-nice", CONFIG_INT, 0, "-10", -20, 19, logger_nice),
     /* How the store reads values for read commands (D59): uring (many
      * reads in flight, what the page cache lacks with O_DIRECT), buffered
      * (the same through the page cache), pread (one at a time). */

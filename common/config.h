@@ -109,6 +109,7 @@ typedef struct config {
     int daemonize;                     /* accepted for compatibility; must be no */
     int respawn_limit;                 /* deaths in a row at start before giving up */
     int log_sync;                      /* CONFIG_SYNC_* */
+    int logger_nice;                   /* the logger thread's nice (D80) */
     int read_io;                       /* CONFIG_READ_* */
     uint64_t checkpoint_bytes;         /* log applied between store checkpoints; 0 = none */
     char *backup_dir;                  /* where SAVE/BGSAVE put backups; relative: to dir (D38) */

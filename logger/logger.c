@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -668,6 +669,21 @@ static int logger_start(logger_t *lg)
     return 0;
 }
 
+/*
+ * logger-nice (D80): every durable write waits for this thread twice, when
+ * its record arrives and when its flush returns; at the default priority it
+ * waits for a CPU behind the frontends and clients it is about to ack. Only
+ * this thread: the segment preparer, started before, keeps the default.
+ * (setpriority on PRIO_PROCESS 0 is the calling thread's on Linux.)
+ */
+static void logger_priority(const config_t *cfg)
+{
+    if (cfg->logger_nice == 0 || setpriority(PRIO_PROCESS, 0, cfg->logger_nice) == 0) return;
+    log_info("Logger: logger-nice %d refused (%s: needs CAP_SYS_NICE or RLIMIT_NICE); it runs at "
+             "the default priority",
+             cfg->logger_nice, strerror(errno));
+}
+
 int logger_main(shm_t *shm, const config_t *cfg)
 {
     logger_t lg = {.shm = shm, .ring = shm_ring(shm), .cfg = cfg, .fd = -1};
@@ -677,6 +693,7 @@ int logger_main(shm_t *shm, const config_t *cfg)
     pthread_cond_init(&lg.prep_cond, NULL);
     int rc = logger_start(&lg);
     if (rc) return rc;
+    logger_priority(cfg);
     atomic_store(&shm->logger_ready, 1);
     log_info("Logger ready: log at LSN %" PRIu64, lg.pos);
 

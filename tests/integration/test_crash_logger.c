@@ -6,12 +6,15 @@
  * contracts 5, 6 and 8; docs/OPERATIONS.md, "Disk faults").
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -360,6 +363,86 @@ Test(crash_logger, first_segment_is_written_before_the_server_answers)
         cr_assert_geq(covered, 1ull << 20, "the first segment has holes");
     }
     close(fd);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
+/* Thread tid of process pid: its nice (field 19 of its stat), or 99. */
+static int thread_nice(pid_t pid, pid_t tid)
+{
+    char path[96], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 99;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+    int field = 2, nice = 99;
+    for (; p && *p; p++)
+        if (*p == ' ' && ++field == 19) {
+            nice = atoi(p + 1);
+            break;
+        }
+    return nice;
+}
+
+/* Threads of pid other than its main one at nice 0 (the segment preparer). */
+static int others_at_zero(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    cr_assert(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        pid_t tid = (pid_t)atoi(e->d_name);
+        if (tid > 0 && tid != pid && thread_nice(pid, tid) == 0) n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Whether this process may lower a nice value (CAP_SYS_NICE or RLIMIT_NICE):
+ * tried in a child, which exits with the answer. */
+static int may_lower_nice(void)
+{
+    pid_t p = fork();
+    if (p == 0) _exit(setpriority(PRIO_PROCESS, 0, -1) == 0 ? 0 : 1);
+    int st = 0;
+    waitpid(p, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* logger-nice (D80): the logger's own thread runs at it, and so does a
+ * logger respawned after SIGKILL; its segment preparer stays at 0. Where
+ * the nice cannot be lowered the server runs anyway and says so. */
+Test(crash_logger, the_logger_runs_at_logger_nice_and_so_does_its_successor)
+{
+    srv_t s;
+    cr_assert_eq(srv_start(&s, "--frontends 1 --logger-nice -7"), 0);
+    int want = may_lower_nice() ? -7 : 0;
+    redisContext *c = srv_connect(&s);
+    cr_assert(c);
+    char buf[64];
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "SET k v1"), "+OK\r\n");
+    pid_t first;
+    cr_assert_eq(srv_wait_children(&s, "atticdb-server: logger", &first, 1, 1), 1);
+    cr_expect_eq(thread_nice(first, first), want);
+    cr_expect_geq(others_at_zero(first), 1, "the segment preparer keeps the default");
+    if (!want) cr_expect(srv_log_contains(&s, "logger-nice -7 refused", NULL));
+    cr_assert_eq(kill(first, SIGKILL), 0);
+    pid_t next = first;
+    for (int i = 0; i < 200 && (next == first || thread_nice(next, next) == 99); i++) {
+        usleep(20000);
+        if (srv_find_children(&s, "atticdb-server: logger", &next, 1) != 1) next = first;
+    }
+    cr_assert_neq(next, first, "a new logger");
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "SET k v2"), "+OK\r\n");
+    cr_expect_eq(thread_nice(next, next), want, "the successor runs at logger-nice too");
+    cr_assert_str_eq(srv_cmd_raw(c, buf, sizeof(buf), "GET k"), "$2\r\nv2\r\n");
+    redisFree(c);
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
 }
