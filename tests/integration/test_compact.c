@@ -214,6 +214,19 @@ static void expect_cold(const srv_t *s, const char *what)
     redisFree(c);
 }
 
+/* SIGKILL of the whole server, a restart: the same DEBUG DIGEST, and every
+ * acknowledged write reads back. */
+static void restart_after_sigkill(srv_t *s)
+{
+    char d[41], d2[41];
+    digest(s, d);
+    srv_kill_all(s);
+    cr_assert_eq(srv_restart(s), 0);
+    digest(s, d2);
+    cr_assert_str_eq(d, d2, "restart after SIGKILL");
+    expect_acked(s, "restart after SIGKILL");
+}
+
 static void reset_model(void)
 {
     for (int i = 0; i < NKEYS; i++)
@@ -347,14 +360,8 @@ Test(compact, relocation_frees_segments_that_cold_keys_pinned)
     live_check(&s, &lowest, "live");
     cr_assert_geq(lowest, first);
     expect_cold(&s, "live");
-    char d[41], d2[41];
-    digest(&s, d);
-    srv_kill_all(&s);
-    cr_assert_eq(srv_restart(&s), 0);
-    digest(&s, d2);
-    cr_assert_str_eq(d, d2, "restart after SIGKILL");
+    restart_after_sigkill(&s);
     expect_cold(&s, "restart after SIGKILL");
-    expect_acked(&s, "restart after SIGKILL");
     live_check(&s, &lowest, "restart after SIGKILL");
     cr_assert_eq(srv_stop(&s), 0);
     cr_assert_eq(srv_restart(&s), 0);
@@ -394,13 +401,7 @@ Test(compact, an_idle_log_over_its_target_shrinks_without_another_write)
     }
     cr_expect_leq(n, 5, "the idle log shrank to its target (%d segments from %llx)", n, first);
     expect_acked(&s, "live");
-    char d[41], d2[41];
-    digest(&s, d);
-    srv_kill_all(&s);
-    cr_assert_eq(srv_restart(&s), 0);
-    digest(&s, d2);
-    cr_assert_str_eq(d, d2, "restart after SIGKILL");
-    expect_acked(&s, "restart after SIGKILL");
+    restart_after_sigkill(&s);
     cr_assert_eq(srv_stop(&s), 0);
     srv_cleanup(&s);
 }
