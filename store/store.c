@@ -265,17 +265,23 @@ static void publish_counts(store_proc_t *s)
     atomic_store_explicit(&s->shm->store_counts_lsn, s->applied, memory_order_release);
 }
 
+/* Ask a frontend for a CMD_TICK record, at most once per STORE_TICK_MS. */
+static void ask_tick(store_proc_t *s)
+{
+    int64_t now = shm_now_ms();
+    if (now - s->last_tick_request_ms < STORE_TICK_MS) return;
+    s->last_tick_request_ms = now;
+    atomic_store(&s->shm->tick_wanted, 1);
+}
+
 /* Keys with a TTL are reclaimed by the apply clock (store/state.c), which only
- * records move. While no client writes, ask a frontend for a CMD_TICK
- * record about once a second, so expired keys still go. */
+ * records move. While no client writes, ask for a tick about once a
+ * second, so expired keys still go. */
 static void want_tick(store_proc_t *s)
 {
     if (!store_expire_count(s->ctx)) return;
-    int64_t now = shm_now_ms();
-    if (now - store_now(s->ctx) < STORE_TICK_MS || now - s->last_tick_request_ms < STORE_TICK_MS)
-        return;
-    s->last_tick_request_ms = now;
-    atomic_store(&s->shm->tick_wanted, 1);
+    if (shm_now_ms() - store_now(s->ctx) < STORE_TICK_MS) return;
+    ask_tick(s);
 }
 
 /* ---- keyspace notifications (D37) ---- */
@@ -1017,9 +1023,8 @@ static void early_checkpoint(store_proc_t *s, int idle)
             if (s->applied > s->ckpt.last_lsn) {
                 s->idle_ckpt_start = s->compact.log_start + 1;
                 s->ckpt.next_lsn = s->applied;
-            } else if (shm_now_ms() - s->last_tick_request_ms >= STORE_TICK_MS) {
-                s->last_tick_request_ms = shm_now_ms();
-                atomic_store(&s->shm->tick_wanted, 1);
+            } else {
+                ask_tick(s);
             }
             return;
         }

@@ -130,7 +130,7 @@ static long long info_num(redisContext *c, const char *field)
  * being received or run stays in INFO until the next one. */
 static long long clients_settled(redisContext *c)
 {
-    for (int i = 0; i < 300 && info_num(c, "mem_clients_normal") != 0; i++)
+    for (int i = 0; i < 3000 && info_num(c, "mem_clients_normal") != 0; i++)
         usleep(10000);
     return info_num(c, "mem_clients_normal");
 }
