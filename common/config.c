@@ -190,6 +190,30 @@ static int parse_bind(config_t *c, int argc, const char *const *argv, const size
     return 0;
 }
 
+/* save: Redis' snapshot schedule, pairs of seconds and changes, or "".
+ * Checked as Redis checks it and otherwise ignored: AtticDB takes no
+ * snapshots (every acknowledged write is in the log), so CONFIG GET says
+ * "" whatever was set. */
+static int parse_save(config_t *c, int argc, const char *const *argv, const size_t *lens, char *err,
+                      size_t errlen)
+{
+    (void)c;
+    if (argc == 1 && lens[0] == 0) return 0;
+    if (argc % 2) return str_fail(err, errlen, "Invalid save parameters");
+    for (int i = 0; i < argc; i++) {
+        long long v;
+        if (str_to_ll(argv[i], lens[i], &v) || v < 0)
+            return str_fail(err, errlen, "Invalid save parameters");
+    }
+    return 0;
+}
+
+static void format_save(const config_t *c, buf_t *out)
+{
+    (void)c;
+    (void)out;
+}
+
 static void format_bind(const config_t *c, buf_t *out)
 {
     for (int i = 0; i < c->nbind; i++)
@@ -485,7 +509,7 @@ static const config_entry_t table[] = {
     BOOL("cluster-enabled", 0, "no", cluster_enabled),
     STRING("cluster-config-file", "nodes.conf", cluster_config_file),
     STRING("cluster-announce-ip", NULL, cluster_announce_ip),
-    IGNORED("save", CONFIG_WORDS, ""), /* no snapshots: as Redis with save "" */
+    SPECIAL("save", CONFIG_WORDS | MUT, NULL, parse_save, format_save), /* no snapshots */
     IGNORED("appendonly", 0, "no"),
     IGNORED("appendfsync", 0, "always"),
     /* AtticDB's own. */

@@ -275,3 +275,53 @@ Test(index, foreach_exactly_once_while_rehashing)
     free(s.count);
     idx_destroy(&ix);
 }
+
+/* Chi-square of draws over n keys against the uniform distribution. */
+static double chi_square(const uint64_t *count, uint64_t n, uint64_t draws)
+{
+    double expect = (double)draws / (double)n, x = 0;
+    for (uint64_t i = 0; i < n; i++)
+        x += ((double)count[i] - expect) * ((double)count[i] - expect) / expect;
+    return x;
+}
+
+static void draw_fair(idx_t *ix, uint64_t n, uint64_t draws, uint64_t *count)
+{
+    uint64_t rng = 7;
+    memset(count, 0, n * sizeof(*count));
+    for (uint64_t d = 0; d < draws; d++) {
+        idx_entry_t *e = idx_random_fair(ix, &rng);
+        cr_assert_not_null(e);
+        count[key_id(e)]++;
+    }
+}
+
+/* HRANDFIELD and RANDOMKEY's draw (Redis' unit/type/hash.tcl checks a
+ * 10-field hash's with a chi-square under 40): a small table's is
+ * uniform whatever its chains, which idx_random's bucket-then-chain draw
+ * is not; a large one's too (1,000 expected, 6 sigma either side). */
+Test(index, a_fair_draw_is_uniform_over_a_small_table)
+{
+    char k[32];
+    uint64_t count[1000];
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        idx_t ix;
+        cr_assert_eq(idx_init(&ix, seed, free_entry, NULL), 0);
+        for (uint64_t i = 0; i < 10; i++)
+            idx_insert(&ix, mk(k, keyname(k, i)));
+        draw_fair(&ix, 10, 100000, count);
+        /* df 9: above 40 with probability 1e-5 */
+        double x = chi_square(count, 10, 100000);
+        cr_assert_lt(x, 40.0, "seed %llu: chi-square %.1f", (unsigned long long)seed, x);
+        idx_destroy(&ix);
+    }
+    idx_t ix;
+    cr_assert_eq(idx_init(&ix, 3, free_entry, NULL), 0);
+    for (uint64_t i = 0; i < 1000; i++)
+        idx_insert(&ix, mk(k, keyname(k, i)));
+    draw_fair(&ix, 1000, 1000000, count);
+    for (uint64_t i = 0; i < 1000; i++)
+        cr_assert(count[i] > 800 && count[i] < 1200, "key %llu drawn %llu times of 1000 expected",
+                  (unsigned long long)i, (unsigned long long)count[i]);
+    idx_destroy(&ix);
+}

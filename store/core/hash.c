@@ -325,7 +325,7 @@ idx_entry_t *st_hash_random(st_hash_t *h, uint64_t *rng)
 {
     if (!h->n) return NULL;
     if (h->pg) return st_pg_at(h, (uint32_t)(rand_next(rng) % h->n));
-    if (h->table && !h->ordered) return idx_random(&h->ix, rng);
+    if (h->table && !h->ordered) return idx_random_fair(&h->ix, rng);
     return h->vec[rand_next(rng) % h->n];
 }
 

@@ -357,3 +357,33 @@ idx_entry_t *idx_random(const idx_t *ix, uint64_t *rng)
     }
     return NULL; /* not reached: count > 0 */
 }
+
+idx_entry_t *idx_random_fair(const idx_t *ix, uint64_t *rng)
+{
+    if (idx_count(ix) == 0 || ix->size[0] == 0) return NULL;
+    uint64_t first = ix->rehash_idx >= 0 ? (uint64_t)ix->rehash_idx : 0;
+    uint64_t span = ix->size[0] + ix->size[1] - first;
+    /* Rejection: a random bucket, then a random place among bound; a
+     * place past the chain's end draws again. Each entry of a chain no
+     * longer than bound is drawn with the same probability, 1 / (span *
+     * bound) per try; a longer chain raises the bound for the rest of
+     * this draw. About bound / load tries: 4 at the growth load, 64 at
+     * the shrink load (1/8); a sparser table's draw ends in idx_random. */
+    uint64_t bound = IDX_FAIR_CHAIN;
+    for (int tries = 0; tries < 1024; tries++) {
+        idx_entry_t *e = idx_bucket_at(ix, first + idx_rand_next(rng) % span);
+        uint64_t len = 0;
+        for (idx_entry_t *x = e; x; x = x->next)
+            len++;
+        if (len > bound) {
+            bound = len;
+            continue;
+        }
+        uint64_t at = idx_rand_next(rng) % bound;
+        if (at >= len) continue;
+        while (at--)
+            e = e->next;
+        return e;
+    }
+    return idx_random(ix, rng);
+}

@@ -146,6 +146,15 @@ int idx_foreach(const idx_t *ix, idx_visit_fn visit, void *arg);
  */
 idx_entry_t *idx_random(const idx_t *ix, uint64_t *rng);
 
+/*
+ * A random entry, every entry with the same chance (idx_random favours
+ * the keys of short chains): HRANDFIELD and RANDOMKEY, whose draws Redis
+ * makes fair too (dictGetFairRandomKey; unit/type/hash.tcl checks a
+ * 10-field hash's with a chi-square test). NULL when empty. Read-only.
+ */
+#define IDX_FAIR_CHAIN 8
+idx_entry_t *idx_random_fair(const idx_t *ix, uint64_t *rng);
+
 /* splitmix64: a tiny generator, good enough to pick buckets (idx_random)
  * and eviction's samples (core/evict.c); *state is advanced. */
 uint64_t idx_rand_next(uint64_t *state);

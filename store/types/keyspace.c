@@ -336,10 +336,15 @@ void st_read_type(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     resp_simple(r, slot ? st_type_name(*slot) : "none");
 }
 
-/* TOUCH: as EXISTS (AtticDB keeps no access time to update). */
+/* TOUCH: as EXISTS, but each key found counts as used now (its access
+ * data: OBJECT IDLETIME and FREQ, eviction), as Redis' lookupKeyRead. */
 void st_read_touch(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
 {
-    st_read_exists(ctx, a, r);
+    (void)ctx;
+    long long n = 0;
+    for (uint16_t i = 0; i < a->argc; i++)
+        n += st_find_live(a->db, &a->argv[i], a->now, 0) != NULL;
+    resp_integer(r, n);
 }
 
 typedef struct count_arg {
@@ -649,7 +654,7 @@ void st_read_randomkey(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     static uint64_t rng;
     if (!rng) rng = a->db->ix.seed | 1;
     for (int tries = 0; tries < 64; tries++) {
-        idx_entry_t *e = idx_random(&a->db->ix, &rng);
+        idx_entry_t *e = idx_random_fair(&a->db->ix, &rng);
         if (!e) {
             resp_null(r);
             return;

@@ -298,9 +298,11 @@ void st_apply_smove(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         st_ent_store(a->db, NULL, st_ent_new_obj(dst, (st_obj_t *)d, 0));
     }
     before = st_hash_bytes(d);
-    set_add(d, max, m->ptr, m->len);
+    /* As Redis: a destination that held the member already is unchanged
+     * (no WATCH broken, no "sadd" event). */
+    int added = set_add(d, max, m->ptr, m->len);
     account(ctx, d, before);
-    st_key_changed(ctx, a, a->dbnum, dst);
+    if (added) st_key_changed(ctx, a, a->dbnum, dst);
     if (r) resp_integer(r, 1);
 }
 

@@ -756,3 +756,33 @@ Test(dump, restore_access_options_survive_a_replay)
     srv_stop(&s);
     srv_cleanup(&s);
 }
+
+/* TOUCH uses the key (Redis' lookupKeyRead: its access time is now),
+ * EXISTS does not (LOOKUP_NOTOUCH): a key restored 100 seconds idle
+ * reads 100 after EXISTS and 0 after TOUCH on both servers
+ * (unit/introspection-2.tcl's "TOUCH alters the last access time"). */
+Test(dump, touch_uses_the_key_and_exists_does_not)
+{
+    diff_t d;
+    redisContext *r, *a;
+    start_both(&d, &r, &a);
+    redisContext *both[] = {r, a};
+    for (int s = 0; s < 2; s++)
+        freeReplyObject(q(both[s], "SET src hello"));
+    redisReply *p = q(r, "DUMP src");
+    cr_assert_eq(p->type, REDIS_REPLY_STRING);
+    for (int s = 0; s < 2; s++) {
+        redisReply *ok = q(both[s], "RESTORE x 0 %b IDLETIME 100", p->str, p->len);
+        cr_assert_str_eq(ok->str, "OK");
+        freeReplyObject(ok);
+        freeReplyObject(q(both[s], "EXISTS x"));
+    }
+    same_access(r, a, "IDLETIME", "EXISTS");
+    cr_assert_geq(object_int(a, "IDLETIME", "x"), 99);
+    for (int s = 0; s < 2; s++)
+        freeReplyObject(q(both[s], "TOUCH x nokey"));
+    same_access(r, a, "IDLETIME", "TOUCH");
+    cr_assert_leq(object_int(a, "IDLETIME", "x"), 2);
+    freeReplyObject(p);
+    end_both(&d, r, a);
+}

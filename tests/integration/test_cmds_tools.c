@@ -208,6 +208,25 @@ Test(cmds, command_count_and_config)
     if (r->type == REDIS_REPLY_ARRAY && r->elements == 2)
         cr_expect_str_eq(r->element[0]->str, "save", "CONFIG GET save: %s", buf);
     freeReplyObject(r);
+    /* CONFIG SET save, as tools and Redis' own test suite send it, is
+     * accepted and changes nothing: no snapshots are taken (save ""). */
+    const char *saves[] = {"", "900 1", "3600 1 300 100"};
+    for (size_t i = 0; i < sizeof saves / sizeof saves[0]; i++) {
+        r = redisCommand(c, "CONFIG SET save %s", saves[i]);
+        cr_assert_not_null(r);
+        cr_expect(r->type == REDIS_REPLY_STATUS && !strcmp(r->str, "OK"),
+                  "CONFIG SET save '%s': %s", saves[i], r->str ? r->str : "");
+        freeReplyObject(r);
+        r = redisCommand(c, "CONFIG GET save");
+        cr_assert(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+        cr_expect_str_eq(r->element[1]->str, "", "CONFIG GET save after '%s'", saves[i]);
+        freeReplyObject(r);
+    }
+    r = redisCommand(c, "CONFIG SET save %s", "900");
+    cr_assert_not_null(r);
+    cr_expect(r->type == REDIS_REPLY_ERROR && strstr(r->str, "Invalid save parameters"),
+              "CONFIG SET save 900: %s", r->str ? r->str : "");
+    freeReplyObject(r);
     /* what redis-benchmark asks at start */
     r = redisCommand(c, "CONFIG GET appendonly");
     cr_assert_not_null(r);

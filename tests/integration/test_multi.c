@@ -297,6 +297,21 @@ Test(multi, watch_as_redis)
         DC(&d, 0, "PING");
         DC(&d, 0, "EXEC");
     }
+    /* SMOVE dirties its destination only when the member was added
+     * (Redis' unit/type/set.tcl): one already there leaves it unchanged. */
+    DC(&d, 0, "SADD", "src", "a", "b");
+    DC(&d, 0, "SADD", "dst", "a");
+    DC(&d, 0, "WATCH", "dst");
+    DC(&d, 1, "SMOVE", "src", "dst", "a");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SADD", "dst", "c");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "WATCH", "dst");
+    DC(&d, 1, "SMOVE", "src", "dst", "b");
+    DC(&d, 0, "MULTI");
+    DC(&d, 0, "SADD", "dst", "d");
+    DC(&d, 0, "EXEC");
+    DC(&d, 0, "SCARD", "dst");
     /* FLUSHALL dirties a watched key that existed, not one that did not. */
     DC(&d, 0, "SET", "k", "1");
     DC(&d, 0, "WATCH", "k");
