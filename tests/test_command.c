@@ -90,7 +90,8 @@ static fe_conn_t enc_conn;
  * refused (COPY 1 1: the same key; SETBIT 1 1 2), "1", "2", "3" ..., or
  * "1", "BEFORE", "LEFT", "LEFT" (LINSERT, LMOVE, LMPOP's keywords), or
  * "1", "1", "MIN" (ZMPOP's); then "1", "1", "1", "LEFT" (BLMPOP's),
- * "1", "STORE", "3" (SORT's) and XREADGROUP's GROUP g c STREAMS k >. */
+ * "1", "STORE", "3" (SORT's), XREADGROUP's GROUP g c STREAMS k > and
+ * BITOP's AND 2 3. */
 static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
 {
     static const char *const words[] = {"1", "2", "3", "4", "5", "6", "7", "8"};
@@ -101,6 +102,7 @@ static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
     static const char *const ztimed[] = {"1", "1", "1", "MIN", "5", "6", "7", "8"};   /* BZMPOP */
     static const char *const stores[] = {"1", "STORE", "3", "4", "5", "6", "7", "8"}; /* SORT */
     static const char *const grouped[] = {"GROUP", "g", "c", "STREAMS", "k", ">", "7", "8"};
+    static const char *const bitops[] = {"AND", "2", "3", "4", "5", "6", "7", "8"}; /* BITOP */
     /* Static: an encoder may point e->argv at the arguments it was given
      * (fe_enc_plain), and the caller reads e after this returns. */
     static const char *argv[8];
@@ -110,12 +112,13 @@ static int encode_some(const cmd_desc_t *d, int argc, fe_enc_t *e)
     enc_fe.cfg = &enc_cfg;
     enc_fe.limits.max_bulk_len = 512 * 1024 * 1024;
     enc_conn.fe = &enc_fe;
-    for (int attempt = 0; attempt < 9; attempt++) {
+    for (int attempt = 0; attempt < 10; attempt++) {
         fe_enc_init(e); /* as dispatch does before each encoder */
         argv[0] = d->name;
         lens[0] = (uint32_t)strlen(d->name);
         for (int i = 1; i < argc; i++) {
-            argv[i] = attempt == 8   ? grouped[i - 1] /* XREADGROUP */
+            argv[i] = attempt == 9   ? bitops[i - 1]
+                      : attempt == 8 ? grouped[i - 1] /* XREADGROUP */
                       : attempt == 7 ? stores[i - 1]
                       : attempt == 6 ? ztimed[i - 1]
                       : attempt == 5 ? trims[i - 1]

@@ -49,6 +49,8 @@ static int entry_read(fe_t *fe, uint32_t i, shm_client_t *out)
 
 /* ---- CLIENT LIST lines ---- */
 
+#define FE_REPLY_BUF_BYTES (16 * 1024) /* Redis' PROTO_REPLY_CHUNK_BYTES */
+
 static void flags_text(char *out, int multi, int closing, uint32_t flags)
 {
     char *p = out;
@@ -76,7 +78,13 @@ void fe_client_info_line(fe_conn_t *c, buf_t *out)
     size_t argv_mem = 0;
     for (int i = 0; i < c->cmd.argc; i++)
         argv_mem += c->cmd.args[i].len;
-    size_t qbuf = c->in.len - c->in_off, obl = c->out.len - c->out_off;
+    /* Redis' obl is what its fixed 16 KiB reply buffer holds and omem
+     * what its reply list holds beyond it; the output buffer here is one
+     * piece, so its first 16 KiB are told as obl and the rest as omem (an
+     * idle client: 0 and 0, as Redis'). */
+    size_t qbuf = c->in.len - c->in_off, pending = c->out.len - c->out_off;
+    size_t obl = pending < FE_REPLY_BUF_BYTES ? pending : FE_REPLY_BUF_BYTES;
+    size_t omem = pending - obl;
     unsigned subs[3];
     fe_pubsub_conn_counts(c, subs);
     buf_appendf(
@@ -88,7 +96,7 @@ void fe_client_info_line(fe_conn_t *c, buf_t *out)
         c->id, c->addr, c->laddr, c->fd, c->admin->name ? c->admin->name : "",
         (now - c->created_ms) / 1000, (now - c->last_active_ms) / 1000, flags, c->db, subs[0],
         subs[1], subs[2], multi, qbuf, c->in.cap - c->in.len, argv_mem, c->in.cap, c->in.cap, obl,
-        c->npending, c->out.cap, sizeof(*c) + c->in.cap + c->out.cap + argv_mem,
+        c->npending, omem, sizeof(*c) + c->in.cap + c->out.cap + argv_mem,
         c->reading_paused ? "" : "r", event_pending(c->ev_write, EV_WRITE, NULL) ? "w" : "",
         cmd_name(c->admin->last_idx), c->admin->user ? c->admin->user : "default", c->proto,
         c->admin->lib_name ? c->admin->lib_name : "", c->admin->lib_ver ? c->admin->lib_ver : "");

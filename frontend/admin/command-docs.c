@@ -1036,6 +1036,31 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "name\r\n$5\r\nstart\r\n$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\n"
         "name\r\n$3\r\nend\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
         380},
+    {"lcs",
+        "*10\r\n$3\r\nlcs\r\n:-3\r\n~1\r\n+readonly\r\n:1\r\n:2\r\n:1\r\n"
+        "~3\r\n+@read\r\n+@string\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\n"
+        "flags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n"
+        "$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n"
+        ":1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\n"
+        "spec\r\n%3\r\n$7\r\nlastkey\r\n:1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\n"
+        "limit\r\n:0\r\n~0\r\n",
+        297,
+        "%5\r\n$7\r\nsummary\r\n$89\r\nLongest common subsequence of two values: the bytes, their le"
+        "ngth, or the matching ranges\r\n$5\r\nsince\r\n$5\r\n7.0.0\r\n"
+        "$5\r\ngroup\r\n$6\r\nstring\r\n$10\r\ncomplexity\r\n$33\r\nO(N*M) in the two values' length"
+        "s\r\n$9\r\narguments\r\n*6\r\n%3\r\n$4\r\nname\r\n$4\r\nkey1\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%3\r\n"
+        "$4\r\nname\r\n$4\r\nkey2\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:0\r\n%4\r\n$4\r\nname\r\n$3\r\nlen\r\n$4\r\n"
+        "type\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nLEN\r\n$5\r\n"
+        "flags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$3\r\nidx\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nIDX\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$3\r\nlen\r\n"
+        "$4\r\ntype\r\n$7\r\ninteger\r\n$5\r\ntoken\r\n$11\r\nMINMATCHLEN\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n%4\r\n$4\r\nname\r\n$12\r\n"
+        "withmatchlen\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
+        "$12\r\nWITHMATCHLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
+        779},
     {"substr",
         "*10\r\n$6\r\nsubstr\r\n:4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
         "~3\r\n+@read\r\n+@string\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\n"
@@ -1730,6 +1755,28 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n"
         "$4\r\ntype\r\n$7\r\ninteger\r\n",
         350},
+    {"bitop",
+        "*10\r\n$5\r\nbitop\r\n:-4\r\n~2\r\n+write\r\n+denyoom\r\n:2\r\n"
+        ":-1\r\n:1\r\n~3\r\n+@write\r\n+@bitmap\r\n+@slow\r\n~0\r\n~2\r\n"
+        "%3\r\n$5\r\nflags\r\n~2\r\n+OW\r\n+update\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:2\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:3\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        518,
+        "%5\r\n$7\r\nsummary\r\n$81\r\nAND, OR or XOR of values, or NOT of one, stored at a key; rep"
+        "lies with its length\r\n$5\r\nsince\r\n$5\r\n2.6.0\r\n$5\r\ngroup\r\n"
+        "$6\r\nbitmap\r\n$10\r\ncomplexity\r\n$34\r\nO(N) in the longest value's length\r\n"
+        "$9\r\narguments\r\n*3\r\n%2\r\n$4\r\nname\r\n$9\r\noperation\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$7\r\ndestkey\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n"
+        "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
+        "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        442},
     {"del",
         "*10\r\n$3\r\ndel\r\n:-2\r\n~1\r\n+write\r\n:1\r\n:-1\r\n:1\r\n"
         "~3\r\n+@keyspace\r\n+@write\r\n+@slow\r\n~2\r\n$26\r\nrequest_policy:multi_shard\r\n"

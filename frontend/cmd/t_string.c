@@ -13,6 +13,8 @@
  */
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
+#include <strings.h>
 
 #include "frontend/cmd/encode.h"
 #include "frontend/core/core.h"
@@ -185,6 +187,28 @@ int fe_enc_setbit(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, f
     fe_enc_arg(e, a->argv[1], a->lens[1]);
     fe_enc_i64(e, off);
     fe_enc_u32(e, (uint32_t)bit);
+    return 0;
+}
+
+/* BITOP AND|OR|XOR|NOT destkey key [key ...]: the operation checked here
+ * (Redis' syntax error, NOT's single source), the sources' types by the
+ * store. Record: destkey, the operation (ST_BITOP_*), the sources. */
+int fe_enc_bitop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    static const char *const ops[] = {"and", "or", "xor", "not"};
+    uint32_t op = 0;
+    while (op < 4 &&
+           !(a->lens[1] == strlen(ops[op]) && strncasecmp(a->argv[1], ops[op], a->lens[1]) == 0))
+        op++;
+    if (op == 4) return fe_enc_fail(e, "ERR syntax error");
+    if (op == 3 && a->argc != 4)
+        return fe_enc_fail(e, "ERR BITOP NOT must be called with a single source key.");
+    fe_enc_begin(e, CMD_BITOP, 1);
+    fe_enc_arg(e, a->argv[2], a->lens[2]);
+    fe_enc_u32(e, op);
+    fe_enc_tail(e, a, 3);
     return 0;
 }
 

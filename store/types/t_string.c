@@ -508,3 +508,145 @@ void st_read_object(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         break;
     }
 }
+
+/* ---- LCS ---- */
+
+/* LCS key1 key2 [LEN] [IDX] [MINMATCHLEN n] [WITHMATCHLEN]: Redis 7.0's
+ * lcsCommand, errors in its order (the keys' types, then the options, then
+ * LEN with IDX, then the sizes). The table of LCS lengths is Redis' too,
+ * (len1 + 1) * (len2 + 1) 32-bit cells, refused above proto-max-bulk-len
+ * bytes as Redis refuses it; the walk back from its corner gives the same
+ * bytes and the same ranges, longest-suffix first. */
+void st_read_lcs(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    idx_entry_t **sa = st_find_live(a->db, &a->argv[0], a->now, 0);
+    idx_entry_t **sb = st_find_live(a->db, &a->argv[1], a->now, 0);
+    if ((sa && st_ent_type(*sa) != ST_STRING) || (sb && st_ent_type(*sb) != ST_STRING)) {
+        resp_error(r, "ERR The specified keys must contain string values");
+        return;
+    }
+    int getlen = 0, getidx = 0, withlen = 0;
+    long long minlen = 0;
+    for (uint16_t j = 2; j < a->argc; j++) {
+        const rec_arg_t *o = &a->argv[j];
+        if (o->len == 3 && !strncasecmp((const char *)o->ptr, "idx", 3)) {
+            getidx = 1;
+        } else if (o->len == 3 && !strncasecmp((const char *)o->ptr, "len", 3)) {
+            getlen = 1;
+        } else if (o->len == 12 && !strncasecmp((const char *)o->ptr, "withmatchlen", 12)) {
+            withlen = 1;
+        } else if (o->len == 11 && !strncasecmp((const char *)o->ptr, "minmatchlen", 11) &&
+                   j + 1 < a->argc) {
+            if (str_to_ll((const char *)a->argv[j + 1].ptr, a->argv[j + 1].len, &minlen)) {
+                resp_error(r, "ERR value is not an integer or out of range");
+                return;
+            }
+            if (minlen < 0) minlen = 0;
+            j++;
+        } else {
+            resp_error(r, "ERR syntax error");
+            return;
+        }
+    }
+    if (getlen && getidx) {
+        resp_error(r, "ERR If you want both the length and indexes, please just use IDX.");
+        return;
+    }
+    uint64_t alen = sa ? st_ent_vlen(*sa) : 0, blen = sb ? st_ent_vlen(*sb) : 0;
+    if (alen >= UINT32_MAX - 1 || blen >= UINT32_MAX - 1) {
+        resp_error(r, "ERR String too long for LCS");
+        return;
+    }
+    uint64_t cells = (alen + 1) * (blen + 1);
+    if (ctx->max_bulk > 0 && cells * sizeof(uint32_t) > (uint64_t)ctx->max_bulk) {
+        resp_error(r, "ERR Insufficient memory, transient memory for LCS exceeds "
+                      "proto-max-bulk-len");
+        return;
+    }
+    uint32_t *t = malloc(cells * sizeof(uint32_t));
+    unsigned char *x = malloc(alen + 1), *y = malloc(blen + 1);
+    if (!t || !x || !y) {
+        free(t), free(x), free(y);
+        resp_error(r, "ERR Insufficient memory, failed allocating transient memory for LCS");
+        return;
+    }
+    if ((alen && st_read_value(ctx, *sa, x)) || (blen && st_read_value(ctx, *sb, y))) {
+        free(t), free(x), free(y);
+        resp_error(r, "ERR could not read a value back from the log");
+        return;
+    }
+#define LCS_AT(i, j) t[(uint64_t)(j) + (uint64_t)(i) * (blen + 1)]
+    for (uint64_t i = 0; i <= alen; i++)
+        for (uint64_t j = 0; j <= blen; j++) {
+            if (i == 0 || j == 0)
+                LCS_AT(i, j) = 0;
+            else if (x[i - 1] == y[j - 1])
+                LCS_AT(i, j) = LCS_AT(i - 1, j - 1) + 1;
+            else
+                LCS_AT(i, j) =
+                    LCS_AT(i - 1, j) > LCS_AT(i, j - 1) ? LCS_AT(i - 1, j) : LCS_AT(i, j - 1);
+        }
+    uint32_t total = LCS_AT(alen, blen), k = total;
+    unsigned char *res = malloc(total ? total : 1);
+    /* The ranges, gathered before the reply (its array count comes first). */
+    buf_t ranges;
+    buf_init(&ranges);
+    long long nranges = 0;
+    uint64_t i = alen, j = blen, as = alen, ae = 0, bs = 0, be = 0;
+    int compute = getidx || !getlen;
+    while (compute && res && i > 0 && j > 0) {
+        int emit = 0;
+        if (x[i - 1] == y[j - 1]) {
+            res[k - 1] = x[i - 1];
+            if (as == alen) {
+                as = ae = i - 1;
+                bs = be = j - 1;
+            } else if (as == i && bs == j) {
+                as--;
+                bs--;
+            } else {
+                emit = 1;
+            }
+            if (as == 0 || bs == 0) emit = 1;
+            k--, i--, j--;
+        } else {
+            if (LCS_AT(i - 1, j) > LCS_AT(i, j - 1))
+                i--;
+            else
+                j--;
+            if (as != alen) emit = 1;
+        }
+        uint64_t mlen = ae - as + 1;
+        if (emit) {
+            if (getidx && (minlen == 0 || mlen >= (uint64_t)minlen)) {
+                resp_array(&ranges, 2 + withlen);
+                resp_array(&ranges, 2);
+                resp_integer(&ranges, (long long)as);
+                resp_integer(&ranges, (long long)ae);
+                resp_array(&ranges, 2);
+                resp_integer(&ranges, (long long)bs);
+                resp_integer(&ranges, (long long)be);
+                if (withlen) resp_integer(&ranges, (long long)mlen);
+                nranges++;
+            }
+            as = alen;
+        }
+    }
+#undef LCS_AT
+    if (!res) {
+        resp_error(r, "ERR Insufficient memory, failed allocating transient memory for LCS");
+    } else if (getidx) {
+        resp_map(r, a->proto, 2);
+        resp_bulk(r, "matches", 7);
+        resp_array(r, nranges);
+        buf_append(r, ranges.data, ranges.len);
+        resp_bulk(r, "len", 3);
+        resp_integer(r, total);
+    } else if (getlen) {
+        resp_integer(r, total);
+    } else {
+        resp_bulk(r, res, total);
+    }
+    buf_free(&ranges);
+    free(res), free(t), free(x), free(y);
+}

@@ -508,6 +508,155 @@ Test(strings, setbit_getbit)
     rdiff_end_both(&d);
 }
 
+/* BITOP against Redis: each operation over values of different lengths
+ * and a missing key, NOT, the errors in Redis' order (syntax, NOT's single
+ * source, arity, WRONGTYPE of any source), an empty result deleting the
+ * destination, a result replacing a list and dropping a TTL, the
+ * destination among its sources, integer-encoded sources; then the same
+ * values after a kill -9 of the group (the store replays the records). */
+Test(strings, bitop)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    D(&d, "SET", "a", "foobar");
+    D(&d, "SET", "b", "abcdef\xff\x01");
+    D(&d, "SET", "c", "");
+    static const char *const ops[] = {"AND", "or", "Xor"};
+    for (int i = 0; i < 3; i++) {
+        D(&d, "BITOP", ops[i], "r", "a", "b");
+        D(&d, "GET", "r");
+        D(&d, "BITOP", ops[i], "r", "b", "nokey", "a");
+        D(&d, "GET", "r");
+        D(&d, "BITOP", ops[i], "r", "a");
+        D(&d, "GET", "r");
+        D(&d, "BITOP", ops[i], "r", "c", "a");
+        D(&d, "GET", "r");
+    }
+    D(&d, "BITOP", "NOT", "r", "b");
+    D(&d, "GET", "r");
+    D(&d, "OBJECT", "ENCODING", "r");
+    D(&d, "BITOP", "not", "r", "a", "b");
+    D(&d, "BITOP", "nand", "r", "a", "b");
+    D(&d, "BITOP", "and", "r");
+    D(&d, "BITOP", "and");
+    D(&d, "LPUSH", "l", "x");
+    D(&d, "BITOP", "or", "r", "a", "l");
+    D(&d, "BITOP", "or", "r", "nokey", "l");
+    D(&d, "BITOP", "xx", "r", "l");
+    D(&d, "GET", "r");
+    /* An empty result deletes the destination, whatever it held. */
+    D(&d, "BITOP", "and", "r", "nokey", "c");
+    D(&d, "EXISTS", "r");
+    D(&d, "BITOP", "or", "l", "nokey");
+    D(&d, "TYPE", "l");
+    D(&d, "LPUSH", "l", "x");
+    D(&d, "BITOP", "or", "l", "a");
+    D(&d, "TYPE", "l");
+    D(&d, "GET", "l");
+    D(&d, "SET", "t", "v", "EX", "100");
+    D(&d, "BITOP", "xor", "t", "t", "a");
+    D(&d, "TTL", "t");
+    D(&d, "GET", "t");
+    D(&d, "BITOP", "not", "a", "a");
+    D(&d, "GET", "a");
+    D(&d, "SET", "n", "123");
+    D(&d, "SET", "m", "-9");
+    D(&d, "BITOP", "xor", "r", "n", "m", "n");
+    D(&d, "GET", "r");
+    D(&d, "OBJECT", "ENCODING", "r");
+    D(&d, "SETBIT", "big", "80000", "1");
+    D(&d, "BITOP", "or", "r", "big", "b");
+    D(&d, "BITCOUNT", "r");
+    D(&d, "STRLEN", "r");
+    /* The values after a kill -9: the store rebuilds them from the log. */
+    wire_close(d.a[0]);
+    srv_kill_all(&rdiff_atticdb);
+    cr_assert_eq(srv_restart(&rdiff_atticdb), 0, "atticdb restarts after kill -9");
+    d.a[0] = wire_open(rdiff_atticdb.port, 10);
+    cr_assert(d.a[0]);
+    static const char *const keys[] = {"a", "l", "t", "r"};
+    for (int i = 0; i < 4; i++)
+        D(&d, "GET", keys[i]);
+    D(&d, "BITCOUNT", "r");
+    rdiff_end_both(&d);
+}
+
+/* LCS against Redis: the example of Redis' documentation, every option
+ * and their errors, missing keys, a key of another type, integer values,
+ * the table's limit (proto-max-bulk-len), in RESP2 and RESP3; then 300
+ * random pairs over a small alphabet with random options. */
+Test(strings, lcs)
+{
+    diff_t d;
+    start_both_bulk(&d, "1mb");
+    D(&d, "SET", "a", "ohmytext");
+    D(&d, "SET", "b", "mynewtext");
+    static const char *const forms[][5] = {
+        {NULL},
+        {"LEN", NULL},
+        {"IDX", NULL},
+        {"IDX", "WITHMATCHLEN", NULL},
+        {"IDX", "MINMATCHLEN", "4", NULL},
+        {"idx", "minmatchlen", "2", "withmatchlen", NULL},
+        {"MINMATCHLEN", "-5", "IDX", NULL},
+        {"LEN", "IDX", NULL},
+        {"MINMATCHLEN", NULL},
+        {"MINMATCHLEN", "x", NULL},
+        {"BOGUS", NULL},
+        {"WITHMATCHLEN", NULL},
+    };
+    static const char *const pairs[][2] = {{"a", "b"}, {"b", "a"}, {"a", "nokey"}, {"nokey", "a"},
+                                           {"a", "a"}, {"n", "m"}, {"a", "l"},     {"l", "nokey"}};
+    D(&d, "SET", "n", "12345");
+    D(&d, "SET", "m", "-2 4");
+    D(&d, "RPUSH", "l", "x");
+    for (int proto = 2; proto <= 3; proto++) {
+        if (proto == 3) rdiff_hello3(&d);
+        for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++)
+            for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+                const char *argv[8] = {"LCS", pairs[p][0], pairs[p][1]};
+                int n = 3;
+                for (int w = 0; forms[f][w]; w++)
+                    argv[n++] = forms[f][w];
+                rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, n, argv, NULL);
+            }
+    }
+    /* (len + 1)^2 cells of 4 bytes over 1 MB: refused as Redis refuses it. */
+    static char big[600];
+    memset(big, 'x', sizeof big - 1);
+    D(&d, "SET", "big", big);
+    D(&d, "LCS", "big", "big", "LEN");
+    D(&d, "LCS", "big", "a");
+    uint64_t rng = rdiff_seed();
+    char label[96];
+    snprintf(label, sizeof(label), "[ATTIC_SEED=%" PRIu64 "] ", rng);
+    d.label = label;
+    for (int it = 0; it < 300 && d.mismatches == 0; it++) {
+        char x[40], y[40];
+        size_t xl = rdiff_below(&rng, 30), yl = rdiff_below(&rng, 30);
+        for (size_t i = 0; i < xl; i++)
+            x[i] = (char)('a' + rdiff_below(&rng, 4));
+        for (size_t i = 0; i < yl; i++)
+            y[i] = (char)('a' + rdiff_below(&rng, 4));
+        DVAL(&d, "SET", "x", x, xl);
+        DVAL(&d, "SET", "y", y, yl);
+        switch (rdiff_below(&rng, 4)) {
+        case 0:
+            D(&d, "LCS", "x", "y");
+            break;
+        case 1:
+            D(&d, "LCS", "x", "y", "LEN");
+            break;
+        case 2:
+            D(&d, "LCS", "x", "y", "IDX", "WITHMATCHLEN");
+            break;
+        default:
+            D(&d, "LCS", "y", "x", "IDX", "MINMATCHLEN", rdiff_below(&rng, 2) ? "2" : "3");
+        }
+    }
+    rdiff_end_both(&d);
+}
+
 Test(strings, bitcount)
 {
     diff_t d;
@@ -774,7 +923,7 @@ Test(strings, random_sequence)
         size_t vlen = rn(4) == 0 ? rn(2000) : rn(40);
         for (size_t i = 0; i < vlen; i++)
             val[i] = (char)(rn(3) ? 'a' + rn(26) : rn(256));
-        switch (rn(17)) {
+        switch (rn(18)) {
         case 0:
             DVAL(&d, "SET", k, val, vlen);
             break;
@@ -839,6 +988,15 @@ Test(strings, random_sequence)
         case 15:
             DVAL(&d, "GETSET", k, val, vlen);
             break;
+        case 16: {
+            static const char *const ops[] = {"AND", "OR", "XOR", "NOT"};
+            int op = (int)rn(4);
+            if (op == 3)
+                D(&d, "BITOP", "NOT", k, keys[rn(5)]);
+            else
+                D(&d, "BITOP", ops[op], k, keys[rn(5)], keys[rn(5)], keys[rn(5)]);
+            break;
+        }
         default:
             if (rn(2))
                 D(&d, "DEL", k);

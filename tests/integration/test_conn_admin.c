@@ -83,6 +83,9 @@ Test(conn, client_commands, .fini = teardown)
                   strstr(info, " cmd=client|info ") && strstr(info, " user=default ") &&
                   strstr(info, " resp=2 ") && strstr(info, " lib-name=mylib lib-ver=1.2\n\r\n"),
               "%s", info);
+    /* Nothing waiting to be sent: Redis' obl=0 oll=0 omem=0 (Redis'
+     * unit/introspection.tcl matches them exactly) */
+    cr_expect(strstr(info, " obl=0 oll=0 omem=0 "), "%s", info);
     snprintf(want, sizeof(want), " laddr=127.0.0.1:%d ", S.port);
     cr_expect(strstr(info, want), "%s", info);
     /* CLIENT LIST: both clients, oldest first, one line each */
