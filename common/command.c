@@ -8,6 +8,7 @@
  */
 #include "command.h"
 
+#include "bitfield.h"
 #include "sort.h"
 #include "strutil.h"
 
@@ -266,6 +267,10 @@ const cmd_desc_t *cmd_runs_as(const cmd_desc_t *d, int argc, const char *const *
                               const uint32_t *lens)
 {
     if (d->id == CMD_SORT && !sort_store_key_at(argc, argv, lens)) return cmd_by_id(CMD_SORT_RO);
+    /* A BITFIELD of GETs only changes nothing: Redis writes nothing to its
+     * AOF for it, and here it is a read the store answers. */
+    if (d->id == CMD_BITFIELD && !bf_line_writes(argc, argv, lens))
+        return cmd_by_id(CMD_BITFIELD_RO);
     return d;
 }
 

@@ -1061,6 +1061,26 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "withmatchlen\r\n$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n"
         "$12\r\nWITHMATCHLEN\r\n$5\r\nflags\r\n~1\r\n+optional\r\n",
         779},
+    {"bitfield_ro",
+        "*10\r\n$11\r\nbitfield_ro\r\n:-2\r\n~2\r\n+readonly\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@read\r\n+@bitmap\r\n+@fast\r\n~0\r\n"
+        "~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n"
+        "%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\n"
+        "index\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n"
+        "$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n"
+        "$5\r\nlimit\r\n:0\r\n~0\r\n",
+        313,
+        "%5\r\n$7\r\nsummary\r\n$30\r\nBITFIELD's GET only, as a read\r\n"
+        "$5\r\nsince\r\n$5\r\n6.0.0\r\n$5\r\ngroup\r\n$6\r\nbitmap\r\n"
+        "$10\r\ncomplexity\r\n$23\r\nO(1) for each operation\r\n$9\r\n"
+        "arguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n"
+        "$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%5\r\n$4\r\nname\r\n"
+        "$15\r\nencoding_offset\r\n$4\r\ntype\r\n$5\r\nblock\r\n$5\r\n"
+        "token\r\n$3\r\nGET\r\n$5\r\nflags\r\n~3\r\n+optional\r\n+multiple\r\n"
+        "+multiple_token\r\n$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n"
+        "$8\r\nencoding\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n$4\r\nname\r\n"
+        "$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
+        481},
     {"substr",
         "*10\r\n$6\r\nsubstr\r\n:4\r\n~1\r\n+readonly\r\n:1\r\n:1\r\n:1\r\n"
         "~3\r\n+@read\r\n+@string\r\n+@slow\r\n~0\r\n~1\r\n%3\r\n$5\r\n"
@@ -1755,6 +1775,49 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\ntype\r\n$7\r\ninteger\r\n%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n"
         "$4\r\ntype\r\n$7\r\ninteger\r\n",
         350},
+    {"bitfield",
+        "*10\r\n$8\r\nbitfield\r\n:-2\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n"
+        ":1\r\n:1\r\n~3\r\n+@write\r\n+@bitmap\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%4\r\n$5\r\nnotes\r\n$59\r\nThis command allows both access and modification of the key\r\n"
+        "$5\r\nflags\r\n~4\r\n+RW\r\n+access\r\n+update\r\n+variable_flags\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        413,
+        "%5\r\n$7\r\nsummary\r\n$71\r\nRead, set and increment integers of any width at bit offsets "
+        "of a value\r\n$5\r\nsince\r\n$5\r\n3.2.0\r\n$5\r\ngroup\r\n$6\r\n"
+        "bitmap\r\n$10\r\ncomplexity\r\n$23\r\nO(1) for each operation\r\n"
+        "$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\n"
+        "type\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n%4\r\n$4\r\n"
+        "name\r\n$9\r\noperation\r\n$4\r\ntype\r\n$5\r\noneof\r\n$5\r\n"
+        "flags\r\n~2\r\n+optional\r\n+multiple\r\n$9\r\narguments\r\n*2\r\n"
+        "%4\r\n$4\r\nname\r\n$15\r\nencoding_offset\r\n$4\r\ntype\r\n$5\r\n"
+        "block\r\n$5\r\ntoken\r\n$3\r\nGET\r\n$9\r\narguments\r\n*2\r\n"
+        "%2\r\n$4\r\nname\r\n$8\r\nencoding\r\n$4\r\ntype\r\n$6\r\nstring\r\n"
+        "%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%3\r\n$4\r\nname\r\n$5\r\nwrite\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$9\r\narguments\r\n*2\r\n%5\r\n$4\r\nname\r\n$13\r\nwrap_sat_fail\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$5\r\ntoken\r\n$8\r\nOVERFLOW\r\n"
+        "$5\r\nflags\r\n~1\r\n+optional\r\n$9\r\narguments\r\n*3\r\n%3\r\n"
+        "$4\r\nname\r\n$4\r\nwrap\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$4\r\nWRAP\r\n%3\r\n$4\r\nname\r\n$3\r\nsat\r\n"
+        "$4\r\ntype\r\n$10\r\npure-token\r\n$5\r\ntoken\r\n$3\r\nSAT\r\n"
+        "%3\r\n$4\r\nname\r\n$4\r\nfail\r\n$4\r\ntype\r\n$10\r\npure-token\r\n"
+        "$5\r\ntoken\r\n$4\r\nFAIL\r\n%3\r\n$4\r\nname\r\n$15\r\nwrite_operation\r\n"
+        "$4\r\ntype\r\n$5\r\noneof\r\n$9\r\narguments\r\n*2\r\n%4\r\n$4\r\n"
+        "name\r\n$21\r\nencoding_offset_value\r\n$4\r\ntype\r\n$5\r\nblock\r\n"
+        "$5\r\ntoken\r\n$3\r\nSET\r\n$9\r\narguments\r\n*3\r\n%2\r\n$4\r\n"
+        "name\r\n$8\r\nencoding\r\n$4\r\ntype\r\n$6\r\nstring\r\n%2\r\n"
+        "$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%2\r\n$4\r\nname\r\n$5\r\nvalue\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
+        "%4\r\n$4\r\nname\r\n$25\r\nencoding_offset_increment\r\n$4\r\n"
+        "type\r\n$5\r\nblock\r\n$5\r\ntoken\r\n$6\r\nINCRBY\r\n$9\r\narguments\r\n"
+        "*3\r\n%2\r\n$4\r\nname\r\n$8\r\nencoding\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n%2\r\n$4\r\nname\r\n$6\r\noffset\r\n$4\r\ntype\r\n$7\r\n"
+        "integer\r\n%2\r\n$4\r\nname\r\n$9\r\nincrement\r\n$4\r\ntype\r\n"
+        "$7\r\ninteger\r\n",
+        1563},
     {"bitop",
         "*10\r\n$5\r\nbitop\r\n:-4\r\n~2\r\n+write\r\n+denyoom\r\n:2\r\n"
         ":-1\r\n:1\r\n~3\r\n+@write\r\n+@bitmap\r\n+@slow\r\n~0\r\n~2\r\n"

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +102,14 @@ void fe_enc_init(fe_enc_t *e)
     e->err = NULL;
     e->tail_argv = NULL;
     e->tail_lens = NULL;
+    e->owned = NULL;
+}
+
+void fe_enc_arg_owned(fe_enc_t *e, unsigned char *p, uint32_t len)
+{
+    assert(!e->owned); /* one per encoding */
+    e->owned = p;
+    fe_enc_arg(e, p, len);
 }
 
 void fe_enc_tail(fe_enc_t *e, const fe_args_t *a, int from)
@@ -125,8 +134,10 @@ void fe_enc_release(fe_enc_t *e)
     e->err = NULL;
     free(e->tail_argv);
     free(e->tail_lens);
+    free(e->owned);
     e->tail_argv = NULL;
     e->tail_lens = NULL;
+    e->owned = NULL;
 }
 
 int fe_enc_fail_expire(fe_enc_t *e, const char *cmd)

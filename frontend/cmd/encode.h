@@ -55,6 +55,9 @@ typedef struct fe_enc {
      * argument arrays, allocated. */
     const unsigned char **tail_argv;
     uint32_t *tail_lens;
+    /* An argument the encoder allocated (fe_enc_arg_owned): freed by
+     * fe_enc_release. */
+    unsigned char *owned;
 } fe_enc_t;
 
 /* Make e ready for an encoder (before it is called). */
@@ -82,6 +85,10 @@ void fe_enc_begin(fe_enc_t *e, cmd_id_t op, int needs_reply);
 void fe_enc_arg(fe_enc_t *e, const void *p, uint32_t len);
 void fe_enc_u32(fe_enc_t *e, uint32_t v);
 void fe_enc_i64(fe_enc_t *e, int64_t v);
+/* Append an argument in memory the encoder allocated (BITFIELD's
+ * operations): e owns it from here, fe_enc_release frees it. At most one
+ * per encoding. */
+void fe_enc_arg_owned(fe_enc_t *e, unsigned char *p, uint32_t len);
 /* After fe_enc_begin and the fixed arguments: the user's arguments from
  * a->argv[from] on, unchanged (HSET's field/value pairs). */
 void fe_enc_tail(fe_enc_t *e, const struct fe_args *a, int from);

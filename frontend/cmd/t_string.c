@@ -13,9 +13,11 @@
  */
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "bitfield.h"
 #include "frontend/cmd/encode.h"
 #include "frontend/core/core.h"
 #include "shm.h"
@@ -209,6 +211,33 @@ int fe_enc_bitop(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe
     fe_enc_arg(e, a->argv[2], a->lens[2]);
     fe_enc_u32(e, op);
     fe_enc_tail(e, a, 3);
+    return 0;
+}
+
+/* BITFIELD key [GET type offset] [SET type offset value] [INCRBY type
+ * offset increment] [OVERFLOW WRAP|SAT|FAIL] ...: every word checked here
+ * (common/bitfield.c, Redis' errors in its order); a line with SET or
+ * INCRBY is a record of the key and its operations, BF_OP_BYTES each (a
+ * line of GETs only runs as BITFIELD_RO: cmd_runs_as). */
+int fe_enc_bitfield(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    bf_op_t *ops;
+    int writes;
+    const char *err;
+    int n = bf_parse(a->argc - 2, a->argv + 2, a->lens + 2, max_string(c), &ops, &writes, &err);
+    if (n < 0) return fe_enc_fail(e, err);
+    unsigned char *blob = malloc((size_t)n * BF_OP_BYTES + 1);
+    if (!blob) {
+        free(ops);
+        return fe_enc_fail(e, "OOM command not allowed when used memory > 'maxmemory'.");
+    }
+    for (int i = 0; i < n; i++)
+        bf_put(blob + (size_t)i * BF_OP_BYTES, &ops[i]);
+    free(ops);
+    fe_enc_begin(e, CMD_BITFIELD, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_arg_owned(e, blob, (uint32_t)n * BF_OP_BYTES);
     return 0;
 }
 

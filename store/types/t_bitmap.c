@@ -16,8 +16,10 @@
 #include <strings.h>
 
 #include "handlers.h"
+#include "bitfield.h"
 #include "log.h"
 #include "pubsub.h"
+#include "rcache.h"
 #include "resp.h"
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
@@ -136,6 +138,224 @@ void st_apply_bitop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         free(src[k]);
     free(src);
     free(len);
+}
+
+/* ---- BITFIELD ------------------------------------------------------------ */
+
+/* Bits [off, off + bits) of p, most significant first (Redis' layout). */
+static uint64_t bf_get_u(const unsigned char *p, uint64_t off, unsigned bits)
+{
+    uint64_t v = 0;
+    for (unsigned j = 0; j < bits; j++) {
+        uint64_t b = off + j;
+        v = (v << 1) | ((p[b >> 3] >> (7 - (b & 7))) & 1u);
+    }
+    return v;
+}
+
+static int64_t bf_get_i(const unsigned char *p, uint64_t off, unsigned bits)
+{
+    uint64_t v = bf_get_u(p, off, bits);
+    if (bits < 64 && (v >> (bits - 1)) & 1u) v |= UINT64_MAX << bits;
+    return (int64_t)v;
+}
+
+static void bf_set(unsigned char *p, uint64_t off, unsigned bits, uint64_t v)
+{
+    for (unsigned j = 0; j < bits; j++) {
+        uint64_t b = off + j;
+        unsigned char m = (unsigned char)(1u << (7 - (b & 7)));
+        if ((v >> (bits - 1 - j)) & 1u)
+            p[b >> 3] |= m;
+        else
+            p[b >> 3] &= (unsigned char)~m;
+    }
+}
+
+/* value + incr in an unsigned field of bits: 0, or 1 / -1 when it goes
+ * past the top / bottom, with *limit what WRAP or SAT make of it (Redis'
+ * checkUnsignedBitfieldOverflow, the same conditions). */
+static int bf_over_u(uint64_t value, int64_t incr, unsigned bits, int owtype, uint64_t *limit)
+{
+    uint64_t max = bits == 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    int64_t maxincr = (int64_t)(max - value), minincr = (int64_t)(0 - value);
+    int dir = value > max || (incr > 0 && incr > maxincr) ? 1 : incr < 0 && incr < minincr ? -1 : 0;
+    if (dir && owtype == BF_WRAP)
+        *limit = (value + (uint64_t)incr) & max;
+    else if (dir && owtype == BF_SAT)
+        *limit = dir > 0 ? max : 0;
+    return dir;
+}
+
+/* The same in a signed field (checkSignedBitfieldOverflow): WRAP keeps the
+ * low bits and extends their sign. */
+static int bf_over_i(int64_t value, int64_t incr, unsigned bits, int owtype, int64_t *limit)
+{
+    int64_t max = bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1, min = -max - 1;
+    int64_t maxincr = (int64_t)((uint64_t)max - (uint64_t)value);
+    int64_t minincr = (int64_t)((uint64_t)min - (uint64_t)value);
+    int dir = 0;
+    if (value > max || (bits != 64 && incr > maxincr) || (value >= 0 && incr > 0 && incr > maxincr))
+        dir = 1;
+    else if (value < min || (bits != 64 && incr < minincr) ||
+             (value < 0 && incr < 0 && incr < minincr))
+        dir = -1;
+    if (dir && owtype == BF_WRAP) {
+        uint64_t c = (uint64_t)value + (uint64_t)incr;
+        if (bits < 64)
+            c = (c >> (bits - 1)) & 1u ? c | (UINT64_MAX << bits) : c & ~(UINT64_MAX << bits);
+        *limit = (int64_t)c;
+    } else if (dir && owtype == BF_SAT) {
+        *limit = dir > 0 ? max : min;
+    }
+    return dir;
+}
+
+/* The 9 bytes from byte on of e's value, zero past its end. */
+static void bf_window(store_ctx_t *ctx, idx_entry_t *e, uint64_t byte, unsigned char buf[9])
+{
+    memset(buf, 0, 9);
+    uint64_t vlen = e ? st_ent_vlen(e) : 0;
+    if (byte >= vlen) return;
+    uint64_t n = vlen - byte < 9 ? vlen - byte : 9;
+    if (st_read_range(ctx, e, byte, n, buf)) {
+        log_warn("store: cannot read a value back from the log for BITFIELD: the state would no "
+                 "longer follow the log; stopping");
+        exit(EXIT_FATAL);
+    }
+}
+
+/* One operation on the 9-byte window at its byte: the reply, and for SET
+ * and INCRBY the new bits (*write set, unless FAIL refused them) and
+ * whether they differ from the old. */
+static void bf_run(const bf_op_t *op, unsigned char *w, uint64_t roff, buf_t *r, int *write,
+                   int *changed)
+{
+    *write = *changed = 0;
+    if (op->opcode == BF_GET) {
+        if (r)
+            resp_integer(r, op->sign ? bf_get_i(w, roff, op->bits)
+                                     : (long long)bf_get_u(w, roff, op->bits));
+        return;
+    }
+    int incr = op->opcode == BF_INCRBY, over;
+    uint64_t newbits, oldbits;
+    long long ret;
+    if (op->sign) {
+        int64_t old = bf_get_i(w, roff, op->bits), lim = 0;
+        int64_t nv = incr ? (int64_t)((uint64_t)old + (uint64_t)op->value) : op->value;
+        over = bf_over_i(incr ? old : op->value, incr ? op->value : 0, op->bits, op->owtype, &lim);
+        if (over) nv = lim;
+        ret = incr ? nv : old;
+        newbits = (uint64_t)nv, oldbits = (uint64_t)old;
+    } else {
+        uint64_t old = bf_get_u(w, roff, op->bits), lim = 0;
+        uint64_t nv = incr ? old + (uint64_t)op->value : (uint64_t)op->value;
+        over = bf_over_u(incr ? old : (uint64_t)op->value, incr ? op->value : 0, op->bits,
+                         op->owtype, &lim);
+        if (over) nv = lim;
+        ret = incr ? (long long)nv : (long long)old;
+        newbits = nv, oldbits = old;
+    }
+    if (over && op->owtype == BF_FAIL) {
+        if (r) resp_null(r);
+        return;
+    }
+    if (r) resp_integer(r, ret);
+    bf_set(w, roff, op->bits, newbits);
+    *write = 1;
+    *changed = oldbits != newbits;
+}
+
+/* CMD_BITFIELD key ops: operations with a SET or INCRBY among them (the
+ * frontend parsed them: common/bitfield.c). As Redis: the value is made,
+ * or grown with zeros, up to the last bit any SET or INCRBY reaches before
+ * the first runs, and left raw; then each runs in order on the bytes as
+ * the ones before left them; the key counts as changed ("setbit", WATCH)
+ * when one wrote different bits, or wrote any bits into a value this
+ * command made or grew. A value made or grown whose every write FAIL
+ * refused stays so without that (Redis does the same). */
+void st_apply_bitfield(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
+{
+    const rec_arg_t *key = &a->argv[0];
+    uint32_t n = a->argv[1].len / BF_OP_BYTES;
+    idx_entry_t **slot = st_find_live(a->db, key, ctx->now, 1);
+    if (st_wrongtype(slot, ST_STRING, r)) return;
+    uint64_t top = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bf_op_t op;
+        bf_get(a->argv[1].ptr + (size_t)i * BF_OP_BYTES, &op);
+        if (op.opcode != BF_GET && op.offset + op.bits - 1 > top) top = op.offset + op.bits - 1;
+    }
+    int dirty = 0;
+    if (!slot) {
+        rec_arg_t empty = {key->ptr, 0};
+        st_ent_store(a->db, NULL, st_ent_new(key, &empty, 0, 0));
+        slot = st_find_live(a->db, key, ctx->now, 0);
+        dirty = 1;
+    }
+    st_ent_set_enc(*slot, VENC_RAW);
+    if (st_ent_vlen(*slot) < (top >> 3) + 1) {
+        (void)st_val_byte(ctx, a->db, slot, top >> 3);
+        dirty = 1;
+    }
+    if (dirty && ctx->rcache) /* changed even if no operation counts (D70) */
+        ctx->rcache_dropped = rcache_invalidate(ctx->rcache, a->dbnum, key->ptr, key->len) > 0;
+    if (r) resp_array(r, n);
+    int changes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        bf_op_t op;
+        bf_get(a->argv[1].ptr + (size_t)i * BF_OP_BYTES, &op);
+        uint64_t byte = op.offset >> 3;
+        unsigned char w[9];
+        bf_window(ctx, *slot, byte, w);
+        int write, changed;
+        bf_run(&op, w, op.offset - byte * 8, r, &write, &changed);
+        if (!write) continue;
+        for (uint64_t k = 0; k < ((op.offset & 7) + op.bits + 7) / 8; k++)
+            *st_val_byte(ctx, a->db, slot, byte + k) = w[k];
+        if (dirty || changed) changes++;
+    }
+    if (changes) st_key_changed_as(ctx, a, a->dbnum, key, PS_NOTIFY_STRING, "setbit");
+}
+
+/* BITFIELD_RO key [GET type offset] ..., and a BITFIELD of GETs only
+ * (cmd_runs_as): the words parsed as the frontend parses BITFIELD's. */
+void st_read_bitfield(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
+{
+    int argc = a->argc - 1;
+    const char **argv = st_xmalloc(((size_t)argc + 1) * sizeof(*argv));
+    uint32_t *lens = st_xmalloc(((size_t)argc + 1) * sizeof(*lens));
+    for (int i = 0; i < argc; i++) {
+        argv[i] = (const char *)a->argv[1 + i].ptr;
+        lens[i] = a->argv[1 + i].len;
+    }
+    bf_op_t *ops;
+    int writes;
+    const char *err;
+    int n = bf_parse(argc, argv, lens, ctx->max_bulk, &ops, &writes, &err);
+    free(argv);
+    free(lens);
+    if (n < 0) {
+        resp_error(r, err);
+        return;
+    }
+    if (writes) {
+        resp_error(r, "ERR BITFIELD_RO only supports the GET subcommand");
+        free(ops);
+        return;
+    }
+    idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
+    if (!st_wrongtype(slot, ST_STRING, r)) {
+        resp_array(r, n);
+        for (int i = 0; i < n; i++) {
+            unsigned char w[9];
+            int write, changed;
+            bf_window(ctx, slot ? *slot : NULL, ops[i].offset >> 3, w);
+            bf_run(&ops[i], w, ops[i].offset & 7, r, &write, &changed);
+        }
+    }
+    free(ops);
 }
 
 /* ---- reads ------------------------------------------------------------- */

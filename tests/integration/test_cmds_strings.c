@@ -508,6 +508,17 @@ Test(strings, setbit_getbit)
     rdiff_end_both(&d);
 }
 
+/* kill -9 of AtticDB's whole group and a restart: its connection 0 is
+ * new, and the store rebuilt its state from the log. */
+static void kill9_restart(diff_t *d)
+{
+    wire_close(d->a[0]);
+    srv_kill_all(&rdiff_atticdb);
+    cr_assert_eq(srv_restart(&rdiff_atticdb), 0, "atticdb restarts after kill -9");
+    d->a[0] = wire_open(rdiff_atticdb.port, 10);
+    cr_assert(d->a[0]);
+}
+
 /* BITOP against Redis: each operation over values of different lengths
  * and a missing key, NOT, the errors in Redis' order (syntax, NOT's single
  * source, arity, WRONGTYPE of any source), an empty result deleting the
@@ -569,11 +580,7 @@ Test(strings, bitop)
     D(&d, "BITCOUNT", "r");
     D(&d, "STRLEN", "r");
     /* The values after a kill -9: the store rebuilds them from the log. */
-    wire_close(d.a[0]);
-    srv_kill_all(&rdiff_atticdb);
-    cr_assert_eq(srv_restart(&rdiff_atticdb), 0, "atticdb restarts after kill -9");
-    d.a[0] = wire_open(rdiff_atticdb.port, 10);
-    cr_assert(d.a[0]);
+    kill9_restart(&d);
     static const char *const keys[] = {"a", "l", "t", "r"};
     for (int i = 0; i < 4; i++)
         D(&d, "GET", keys[i]);
@@ -654,6 +661,94 @@ Test(strings, lcs)
             D(&d, "LCS", "y", "x", "IDX", "MINMATCHLEN", rdiff_below(&rng, 2) ? "2" : "3");
         }
     }
+    rdiff_end_both(&d);
+}
+
+/* BITFIELD and BITFIELD_RO against Redis: every subcommand, the types and
+ * #offsets, OVERFLOW WRAP, SAT and FAIL at the edges of signed and
+ * unsigned fields of every width, the errors in Redis' order, a key made
+ * or grown by writes, a line of GETs (a read here), WRONGTYPE, integer
+ * values; then 600 random lines and the value after each; then the same
+ * value after a kill -9 (the store replays the records). */
+Test(strings, bitfield)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    D(&d, "BITFIELD", "k", "SET", "i8", "0", "100", "GET", "i8", "0", "INCRBY", "i8", "0", "100");
+    D(&d, "BITFIELD", "k", "OVERFLOW", "SAT", "INCRBY", "i8", "0", "100", "INCRBY", "u7", "3",
+      "-500");
+    D(&d, "BITFIELD", "k", "OVERFLOW", "FAIL", "INCRBY", "i8", "0", "100", "GET", "u8", "0");
+    D(&d, "BITFIELD", "k", "SET", "i64", "#1", "-9223372036854775808", "INCRBY", "i64", "#1", "-1");
+    D(&d, "BITFIELD", "k", "SET", "u63", "1", "-1", "GET", "u63", "1", "GET", "i64", "64");
+    D(&d, "GET", "k");
+    D(&d, "BITFIELD", "k", "GET", "u64", "0");
+    D(&d, "BITFIELD", "k", "GET", "i0", "0");
+    D(&d, "BITFIELD", "k", "GET", "x8", "0");
+    D(&d, "BITFIELD", "k", "GET", "u8", "-1");
+    D(&d, "BITFIELD", "k", "GET", "u8", "#");
+    D(&d, "BITFIELD", "k", "GET", "u8", "4294967296");
+    D(&d, "BITFIELD", "k", "SET", "u8", "0", "1.5");
+    D(&d, "BITFIELD", "k", "SET", "u8", "0");
+    D(&d, "BITFIELD", "k", "OVERFLOW", "BOGUS", "GET", "u8", "0");
+    D(&d, "BITFIELD", "k", "OVERFLOW");
+    D(&d, "BITFIELD", "k", "NOPE", "u8", "0");
+    D(&d, "BITFIELD", "k");
+    D(&d, "BITFIELD_RO", "k", "GET", "i16", "3", "GET", "u1", "#5");
+    D(&d, "BITFIELD_RO", "k", "SET", "u8", "0", "1");
+    D(&d, "BITFIELD_RO", "k", "GET", "u8");
+    D(&d, "BITFIELD", "none", "GET", "u8", "0");
+    D(&d, "EXISTS", "none");
+    D(&d, "BITFIELD", "new", "OVERFLOW", "FAIL", "INCRBY", "u2", "100", "7");
+    D(&d, "STRLEN", "new");
+    D(&d, "BITFIELD", "new", "SET", "u4", "1000", "3");
+    D(&d, "STRLEN", "new");
+    D(&d, "RPUSH", "l", "x");
+    D(&d, "BITFIELD", "l", "GET", "u8", "0");
+    D(&d, "BITFIELD", "l", "SET", "u8", "0", "1");
+    D(&d, "BITFIELD_RO", "l", "SET", "u8", "0", "1");
+    D(&d, "SET", "n", "1234");
+    D(&d, "BITFIELD", "n", "GET", "u16", "0");
+    D(&d, "OBJECT", "ENCODING", "n");
+    D(&d, "BITFIELD", "n", "INCRBY", "u8", "0", "1");
+    D(&d, "OBJECT", "ENCODING", "n");
+    D(&d, "GET", "n");
+    uint64_t rng = rdiff_seed();
+    char label[96];
+    snprintf(label, sizeof(label), "[ATTIC_SEED=%" PRIu64 "] ", rng);
+    d.label = label;
+    static const char *const ows[] = {"WRAP", "SAT", "FAIL"};
+    for (int it = 0; it < 600 && d.mismatches == 0; it++) {
+        const char *argv[24] = {"BITFIELD", "f"};
+        char words[6][3][24];
+        int n = 2, nops = 1 + (int)rdiff_below(&rng, 4);
+        for (int o = 0; o < nops; o++) {
+            unsigned sign = rdiff_below(&rng, 2), bits = 1 + rdiff_below(&rng, sign ? 64 : 63);
+            if (rdiff_below(&rng, 3) == 0) {
+                argv[n++] = "OVERFLOW";
+                argv[n++] = ows[rdiff_below(&rng, 3)];
+            }
+            snprintf(words[o][0], 24, "%c%u", sign ? 'i' : 'u', bits);
+            if (rdiff_below(&rng, 4))
+                snprintf(words[o][1], 24, "%u", rdiff_below(&rng, 200));
+            else
+                snprintf(words[o][1], 24, "#%u", rdiff_below(&rng, 4));
+            long long v = (long long)rdiff_splitmix(&rng);
+            if (rdiff_below(&rng, 2)) v = (long long)rdiff_below(&rng, 600) - 300;
+            snprintf(words[o][2], 24, "%lld", v);
+            unsigned kind = rdiff_below(&rng, 3);
+            argv[n++] = kind == 0 ? "GET" : kind == 1 ? "SET" : "INCRBY";
+            argv[n++] = words[o][0];
+            argv[n++] = words[o][1];
+            if (kind) argv[n++] = words[o][2];
+        }
+        rdiff_cmd(&d, __LINE__, 0, RDIFF_EXACT, n, argv, NULL);
+        if (it % 10 == 0) D(&d, "GET", "f");
+    }
+    D(&d, "GET", "f");
+    kill9_restart(&d);
+    D(&d, "GET", "f");
+    D(&d, "GET", "k");
+    D(&d, "STRLEN", "new");
     rdiff_end_both(&d);
 }
 
