@@ -136,6 +136,15 @@ typedef struct shm_slowlog {
 typedef struct shm_cmdstat {
     _Atomic uint64_t calls, nsec, rejected, failed; /* INFO shows nsec / 1000 as usec */
 } shm_cmdstat_t;
+/* INFO errorstats: error replies by their code (the word after '-'), one
+ * table per frontend as the command statistics. A slot is free while its
+ * count is 0; its code is written before the count becomes 1. Codes past
+ * SHM_ERRSTAT_SLOTS are counted in total_error_replies only. */
+#define SHM_ERRSTAT_SLOTS 128
+typedef struct shm_errstat {
+    char code[32];
+    _Atomic uint64_t count;
+} shm_errstat_t;
 typedef struct shm_fe_stats {
     /* Aligned so that no two frontends' tables share a cache line. */
     _Alignas(64) _Atomic uint64_t epoch_seen;
@@ -153,6 +162,7 @@ typedef struct shm_fe_stats {
     _Atomic uint64_t clients; /* connected now: not reset; zeroed at the frontend's start */
     _Atomic uint64_t blocked; /* of those, blocked (BLPOP ...): the same */
     shm_cmdstat_t cmd[SHM_STAT_SLOTS];
+    shm_errstat_t err[SHM_ERRSTAT_SLOTS];
 } shm_fe_stats_t;
 
 /* LATENCY (frontend/admin/latency.c): Redis' latency monitor, one table

@@ -336,6 +336,9 @@ void fe_cmdstat(struct fe_conn *c, const cmd_desc_t *d);
  * reply was an error. */
 void fe_stat_done(struct fe *fe, unsigned idx, uint64_t nsec, int failed);
 void fe_stat_rejected(struct fe *fe, unsigned idx);
+/* One error reply (n bytes from p, "-CODE text\r\n") sent for a command:
+ * total_error_replies and INFO errorstats. */
+void fe_stat_error_reply(struct fe *fe, const char *p, size_t n);
 void fe_cmd_info(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);
 void fe_info(struct fe *fe, const char *section, buf_t *out);
 /* INFO total_eviction_exceeded_time and current_eviction_exceeded_time,

@@ -51,6 +51,14 @@ void fe_admin_command_done(fe_conn_t *c, const char *buf, const fe_admin_mark_t 
     batch_clock_t *bc = &fe->admin->clock;
     fe_reply_t *tail0 = mark->tail0;
     size_t out0 = mark->out0;
+    /* An error answered at once, the command counted or not (an unknown
+     * command, a refused one): total_error_replies, errorstats. One that
+     * waits is counted when it becomes ready (fe_admin_reply_ready). */
+    fe_reply_t *last = c->tail != tail0 ? c->tail : NULL;
+    if (last && last->state == FE_READY && last->len && last->data[0] == '-')
+        fe_stat_error_reply(fe, last->data, last->len);
+    else if (!last && c->out.len > out0 && c->out.data[out0] == '-')
+        fe_stat_error_reply(fe, c->out.data + out0, c->out.len - out0);
     if (c->admin->stat_idx) {
         unsigned idx = c->admin->stat_idx - 1u;
         uint32_t flags = c->admin->stat_desc->flags;
@@ -125,6 +133,7 @@ void fe_admin_reply_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
      * it replied ("keymiss", a write's events) goes out first, as in Redis;
      * the ring's head moved before the reply was sent (D51). */
     if (r->conn && r->conn->subscriptions) fe_pubsub_poll(fe);
+    if (r->len && r->data && r->data[0] == '-') fe_stat_error_reply(fe, r->data, r->len);
     unsigned idx1 = fe_note_idx(r->note);
     if (!idx1) return;
     if (!*now) *now = shm_mono_ns();

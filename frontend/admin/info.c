@@ -66,16 +66,35 @@ void fe_stat_done(fe_t *fe, unsigned idx, uint64_t nsec, int failed)
 {
     add_u64(&fe->stats->cmd[idx].nsec, nsec);
     fe_latency_command(fe, idx, nsec);
-    if (failed) {
-        add_u64(&fe->stats->cmd[idx].failed, 1);
-        add_u64(&fe->stats->error_replies, 1);
-    }
+    if (failed) add_u64(&fe->stats->cmd[idx].failed, 1);
 }
 
 void fe_stat_rejected(fe_t *fe, unsigned idx)
 {
     add_u64(&fe->stats->cmd[idx].rejected, 1);
+}
+
+void fe_stat_error_reply(fe_t *fe, const char *p, size_t n)
+{
     add_u64(&fe->stats->error_replies, 1);
+    /* The code as Redis' afterErrorReply takes it: from after the '-' to
+     * the first space within 32 bytes; without one, ERR. */
+    const char *code = "ERR", *sp = n ? memchr(p, ' ', n < 32 ? n : 32) : NULL;
+    size_t len = 3;
+    if (sp && p[0] == '-') code = p + 1, len = (size_t)(sp - p) - 1;
+    shm_errstat_t *t = fe->stats->err;
+    for (unsigned i = 0; i < SHM_ERRSTAT_SLOTS; i++) {
+        if (!atomic_load_explicit(&t[i].count, memory_order_relaxed)) {
+            memcpy(t[i].code, code, len); /* a free slot: this code's from now on */
+            t[i].code[len] = '\0';
+            atomic_store_explicit(&t[i].count, 1, memory_order_release);
+            return;
+        }
+        if (strlen(t[i].code) == len && !memcmp(t[i].code, code, len)) {
+            add_u64(&t[i].count, 1);
+            return;
+        }
+    }
 }
 
 /* The sum of one counter over the frontends whose table is current. */
@@ -563,6 +582,44 @@ static void info_commandstats(fe_t *fe, buf_t *b)
     }
 }
 
+/* INFO errorstats: each code's count summed over the frontends whose
+ * table is current, in byte order of the codes (as Redis' radix tree). */
+typedef struct errstat_sum {
+    const char *code;
+    uint64_t count;
+} errstat_sum_t;
+
+static int errstat_cmp(const void *x, const void *y)
+{
+    return strcmp(((const errstat_sum_t *)x)->code, ((const errstat_sum_t *)y)->code);
+}
+
+static void info_errorstats(fe_t *fe, buf_t *b)
+{
+    buf_appendf(b, "# Errorstats\r\n");
+    static errstat_sum_t sum[SHM_ERRSTAT_SLOTS * 4];
+    size_t n = 0, cap = sizeof sum / sizeof sum[0];
+    uint64_t epoch = atomic_load(&fe_shm(fe->shm)->stat_epoch);
+    for (uint32_t f = 0; f < fe->shm->nfrontends; f++) {
+        shm_fe_stats_t *st = &fe_shm(fe->shm)->fe_stats[f];
+        if (atomic_load(&st->epoch_seen) != epoch) continue;
+        for (unsigned i = 0; i < SHM_ERRSTAT_SLOTS; i++) {
+            uint64_t c = atomic_load_explicit(&st->err[i].count, memory_order_acquire);
+            if (!c) break;
+            size_t k = 0;
+            while (k < n && strcmp(sum[k].code, st->err[i].code))
+                k++;
+            if (k < n)
+                sum[k].count += c;
+            else if (n < cap)
+                sum[n++] = (errstat_sum_t){st->err[i].code, c};
+        }
+    }
+    qsort(sum, n, sizeof sum[0], errstat_cmp);
+    for (size_t k = 0; k < n; k++)
+        buf_appendf(b, "errorstat_%s:count=%" PRIu64 "\r\n", sum[k].code, sum[k].count);
+}
+
 static void info_cluster(fe_t *fe, buf_t *b)
 {
     buf_appendf(b, "# Cluster\r\ncluster_enabled:%d\r\n", fe->cluster != NULL);
@@ -595,11 +652,17 @@ static const struct {
     void (*fn)(fe_t *, buf_t *);
     int in_default;
 } sections[] = {
-    {"server", info_server, 1},   {"clients", info_clients, 1},
-    {"memory", info_memory, 1},   {"persistence", info_persistence, 1},
-    {"stats", info_stats, 1},     {"replication", info_replication, 1},
-    {"cpu", info_cpu, 1},         {"commandstats", info_commandstats, 0},
-    {"cluster", info_cluster, 1}, {"keyspace", info_keyspace, 1},
+    {"server", info_server, 1},
+    {"clients", info_clients, 1},
+    {"memory", info_memory, 1},
+    {"persistence", info_persistence, 1},
+    {"stats", info_stats, 1},
+    {"replication", info_replication, 1},
+    {"cpu", info_cpu, 1},
+    {"commandstats", info_commandstats, 0},
+    {"errorstats", info_errorstats, 1},
+    {"cluster", info_cluster, 1},
+    {"keyspace", info_keyspace, 1},
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 

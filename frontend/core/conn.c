@@ -78,6 +78,8 @@ void fe_stats_sync_epoch(fe_t *fe)
     atomic_store(&st->net_in, 0);
     atomic_store(&st->net_out, 0);
     atomic_store(&st->error_replies, 0);
+    for (unsigned i = 0; i < SHM_ERRSTAT_SLOTS; i++)
+        atomic_store_explicit(&st->err[i].count, 0, memory_order_relaxed);
     atomic_store(&st->write_probes, 0);
     atomic_store(&st->writes_unlogged, 0);
     atomic_store(&st->cache_hits, 0);

@@ -347,3 +347,37 @@ Test(cmds, every_mutable_setting_reads_back_as_redis)
     redisFree(c);
     rdiff_end_both(&d);
 }
+
+/* INFO errorstats as Redis 7.0 counts it: each error reply by its code
+ * (the word after '-', or ERR), in the codes' byte order, unknown commands
+ * and arity errors included, EXECABORT for a failed transaction; reset by
+ * CONFIG RESETSTAT. The errors come from the frontend (arity, syntax), the
+ * store (WRONGTYPE, NOGROUP) and the transaction. */
+Test(cmds, errorstats_as_redis)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    D(&d, "CONFIG", "RESETSTAT");
+    D(&d, "INFO", "errorstats");
+    D(&d, "NOSUCH");
+    D(&d, "GET");
+    D(&d, "RPUSH", "l", "x");
+    D(&d, "GET", "l");
+    D(&d, "INCR", "l");
+    D(&d, "SET", "s", "abc");
+    D(&d, "INCR", "s");
+    D(&d, "SET", "a", "b", "c");
+    D(&d, "XGROUP", "CREATE", "nokey", "g", "$");
+    D(&d, "XADD", "st", "1-1", "f", "v");
+    D(&d, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "st", ">");
+    D(&d, "MULTI");
+    D(&d, "NOSUCH");
+    D(&d, "EXEC");
+    D(&d, "ZADD", "z", "x", "m");
+    D(&d, "INFO", "errorstats");
+    D(&d, "CONFIG", "RESETSTAT");
+    D(&d, "INFO", "errorstats");
+    D(&d, "LPOP", "s");
+    D(&d, "INFO", "errorstats");
+    rdiff_end_both(&d);
+}
