@@ -209,6 +209,9 @@ static int sub_remove(fe_conn_t *c, int kind, const char *name, size_t len)
 static void reply_sub(fe_conn_t *c, const char *what, const char *name, size_t len, int kind,
                       buf_t *out)
 {
+    /* A confirmation is sent whatever CLIENT REPLY OFF or SKIP say, in
+     * RESP2 as in RESP3 (Redis' CLIENT_PUSHING), as messages are. */
+    c->reply_suppress = 0;
     fe_ps_conn_t *pc = c->admin->pubsub;
     uint32_t n = 0;
     if (pc) n = kind == PS_SHARD ? pc->count[PS_SHARD] : pc->count[0] + pc->count[1];

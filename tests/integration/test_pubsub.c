@@ -130,6 +130,34 @@ Test(pubsub, replies_as_redis_resp3)
     same_script(script, 2);
 }
 
+/* CLIENT REPLY OFF and SKIP silence replies, not the Pub/Sub family's
+ * confirmations nor messages: Redis sends those whatever they say, in
+ * RESP2 and RESP3 (Redis' unit/pubsub "PubSub messages with CLIENT REPLY
+ * OFF" hung here: the confirmations were dropped). */
+Test(pubsub, confirmations_ignore_client_reply_off_as_redis)
+{
+    redis_or_skip();
+    start("--frontends 1");
+    static const step_t script[] = {
+        {0, 2, "CLIENT REPLY OFF\r\nSUBSCRIBE a b\r\n"},
+        {0, 1, "PSUBSCRIBE a*\r\n"},
+        {1, 1, "PUBLISH a m\r\n"},
+        {0, 2, ""},
+        {0, 1, "UNSUBSCRIBE b\r\n"},
+        {0, 2, "PUNSUBSCRIBE\r\nUNSUBSCRIBE\r\n"},
+        {0, 1, "UNSUBSCRIBE\r\n"},
+        {0, 1, "CLIENT REPLY ON\r\n"},
+        {2, 1, "HELLO 3\r\n"},
+        {2, 1, "CLIENT REPLY SKIP\r\nSSUBSCRIBE s\r\n"},
+        {2, 1, "CLIENT REPLY OFF\r\nSUNSUBSCRIBE s\r\n"},
+        {2, 2, "SUBSCRIBE c\r\nPING\r\nCLIENT REPLY ON\r\n"},
+        {1, 1, "PUBLISH c n\r\n"},
+        {2, 1, ""},
+        {0, 0, NULL},
+    };
+    same_script(script, 3);
+}
+
 /* A RESP3 client subscribed to its own key's events gets each push
  * before the reply of the command that caused it, as from Redis: a read's
  * "keymiss" (D51) and the events of a write whose reply the store
