@@ -718,7 +718,7 @@ Test(strings, bitfield)
     d.label = label;
     static const char *const ows[] = {"WRAP", "SAT", "FAIL"};
     for (int it = 0; it < 600 && d.mismatches == 0; it++) {
-        const char *argv[24] = {"BITFIELD", "f"};
+        const char *argv[2 + 4 * 6] = {"BITFIELD", "f"}; /* 4 operations of at most 6 words */
         char words[6][3][24];
         int n = 2, nops = 1 + (int)rdiff_below(&rng, 4);
         for (int o = 0; o < nops; o++) {
