@@ -54,23 +54,21 @@ void fe_admin_command_done(fe_conn_t *c, const char *buf, const fe_admin_mark_t 
     /* An error answered at once, the command counted or not (an unknown
      * command, a refused one): total_error_replies, errorstats. One that
      * waits is counted when it becomes ready (fe_admin_reply_ready). */
-    fe_reply_t *last = c->tail != tail0 ? c->tail : NULL;
-    if (last && last->state == FE_READY && last->len && last->data[0] == '-')
-        fe_stat_error_reply(fe, last->data, last->len);
-    else if (!last && c->out.len > out0 && c->out.data[out0] == '-')
-        fe_stat_error_reply(fe, c->out.data + out0, c->out.len - out0);
+    fe_reply_t *r = c->tail != tail0 ? c->tail : NULL;
+    int waits = r && r->state != FE_READY;
+    const char *now_p = r ? r->data : c->out.data + out0;
+    size_t now_n = r ? r->len : (c->out.len > out0 ? c->out.len - out0 : 0);
+    int failed = !waits && now_n && now_p[0] == '-';
+    if (failed) fe_stat_error_reply(fe, now_p, now_n);
     if (c->admin->stat_idx) {
         unsigned idx = c->admin->stat_idx - 1u;
         uint32_t flags = c->admin->stat_desc->flags;
         int slowlog = fe->admin->slowlog_slower_than >= 0 && !(flags & CMDF_SKIP_SLOWLOG);
-        fe_reply_t *r = c->tail != tail0 ? c->tail : NULL;
-        if (r && r->state != FE_READY) {
+        if (waits) {
             fe_note_set_idx(r->note, c->admin->stat_idx);
             r->note[0] = bc->mark; /* when the request was read */
             if (slowlog) fe_slowlog_snapshot(c, r, buf);
         } else {
-            int failed =
-                r ? (r->len && r->data[0] == '-') : (c->out.len > out0 && c->out.data[out0] == '-');
             /* Sub-millisecond thresholds want every command timed alone. */
             if ((flags & CMDF_FAST) && (!slowlog || fe->admin->slowlog_slower_than >= 1000)) {
                 /* Timed with its neighbours (batch_clock_t). */

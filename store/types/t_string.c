@@ -572,7 +572,7 @@ void st_read_lcs(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
     }
     if ((alen && st_read_value(ctx, *sa, x)) || (blen && st_read_value(ctx, *sb, y))) {
         free(t), free(x), free(y);
-        resp_error(r, "ERR could not read a value back from the log");
+        resp_error(r, STORE_ERR_IO);
         return;
     }
 #define LCS_AT(i, j) t[(uint64_t)(j) + (uint64_t)(i) * (blen + 1)]
