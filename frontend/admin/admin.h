@@ -74,6 +74,8 @@ typedef struct fe_admin {
      * slowest fsync since then can be found (the "fsync" event). */
     uint64_t *fsync_seen;
     struct fe_repl_wait *waits; /* WAITs not answered yet (repl.c) */
+    int waits_unstarted;        /* ... of them, behind replies not ready yet */
+    struct event *ev_waits;     /* runs fe_repl_waits_check after a reply is ready */
     struct fe_pubsub *pubsub;   /* this frontend's subscribers (pubsub.c) */
 } fe_admin_t;
 
@@ -358,6 +360,9 @@ void fe_cmd_replconf(struct fe_conn *c, int argc, const char **argv, const uint3
 /* Answer the WAITs and WAITAOFs whose replicas acked or whose timeout passed (repl.c):
  * at each wake-up and tick. */
 void fe_repl_waits_check(struct fe *fe);
+/* A reply became ready while some WAIT waits for the replies before it
+ * (fe->admin->waits_unstarted): check the WAITs after this event. */
+void fe_repl_waits_reply_ready(struct fe *fe);
 /* INFO's # Replication section (repl.c), with Redis' master_replid. */
 void fe_info_replication(struct fe *fe, buf_t *b, const char *replid);
 void fe_cmd_replicaof(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,

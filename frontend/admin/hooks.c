@@ -132,6 +132,7 @@ void fe_admin_reply_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
      * the ring's head moved before the reply was sent (D51). */
     if (r->conn && r->conn->subscriptions) fe_pubsub_poll(fe);
     if (r->len && r->data && r->data[0] == '-') fe_stat_error_reply(fe, r->data, r->len);
+    if (fe->admin->waits_unstarted) fe_repl_waits_reply_ready(fe); /* a WAIT may start */
     unsigned idx1 = fe_note_idx(r->note);
     if (!idx1) return;
     if (!*now) *now = shm_mono_ns();

@@ -116,7 +116,14 @@ static int replicas_at(const shm_t *shm, uint64_t lsn)
 
 /* A WAIT or WAITAOF whose reply is held (FE_KIND_HELD) until `n`
  * replicas acked `lsn` (and, WAITAOF, this server's durable LSN passed it
- * when `nlocal`) or its timer fires; in the frontend's list fe->admin->waits. */
+ * when `nlocal`) or its timer fires; in the frontend's list fe->admin->waits.
+ *
+ * It starts (counts, and its timeout runs) once every earlier reply of its
+ * connection is ready, as Redis runs a pipeline's next command only once
+ * the one before it is done: here a write is done once durable, and a
+ * WAIT once answered. So "SET, WAITAOF 1 0 0" finds the SET fsynced, and
+ * "WAITAOF 1 1 0, WAITAOF 1 2 100" gives the second its 100 ms after the
+ * first's answer, not beside it. */
 typedef struct fe_repl_wait {
     struct fe_repl_wait *next;
     fe_t *fe;
@@ -125,7 +132,9 @@ typedef struct fe_repl_wait {
     long long n;
     int aof;             /* WAITAOF: reply [local, replicas] */
     long long nlocal;    /* WAITAOF's numlocal (0 or 1) */
-    struct event *timer; /* NULL: no timeout (WAIT n 0 waits for ever) */
+    long long timeout;   /* milliseconds; 0: none (WAIT n 0 waits for ever) */
+    int started;         /* the replies before it are ready */
+    struct event *timer; /* its timeout, once started */
 } fe_repl_wait_t;
 
 /* WAITAOF's local count: 1 once this server's durable LSN passed lsn.
@@ -159,6 +168,7 @@ static void wait_answer(fe_repl_wait_t *w)
             *pp = w->next;
             break;
         }
+    if (!w->started) fe->admin->waits_unstarted--;
     char reply[48];
     int len = wait_reply(fe->shm, w->aof, w->lsn, reply, sizeof(reply));
     fe_reply_complete(fe, w->r, reply, (size_t)len);
@@ -172,43 +182,90 @@ static void on_wait_timeout(evutil_socket_t fd, short what, void *arg)
     wait_answer(arg);
 }
 
+/* 1 when every entry of c's replies before r (NULL: all of them) is
+ * ready. The walk stops at the first that is not, mostly the head. */
+static int earlier_ready(const fe_conn_t *c, const fe_reply_t *r)
+{
+    const fe_reply_t *e = c->head;
+    while (e && e != r && (e->state == FE_READY || e->state == FE_PAUSED))
+        e = e->next;
+    return e == r;
+}
+
+/* Start w once the replies before it are ready: its timeout runs from
+ * now. Returns 1 when it started. */
+static int wait_try_start(fe_repl_wait_t *w)
+{
+    if (!earlier_ready(w->r->conn, w->r)) return 0;
+    fe_t *fe = w->fe;
+    w->started = 1;
+    fe->admin->waits_unstarted--;
+    if (w->timeout > 0) {
+        w->timer = evtimer_new(fe->base, on_wait_timeout, w);
+        if (!w->timer) abort();
+        struct timeval tv = {.tv_sec = (time_t)(w->timeout / 1000),
+                             .tv_usec = (suseconds_t)(w->timeout % 1000) * 1000};
+        evtimer_add(w->timer, &tv);
+    }
+    return 1;
+}
+
 void fe_repl_waits_check(fe_t *fe)
 {
     for (fe_repl_wait_t *w = fe->admin->waits, *next; w; w = next) {
         next = w->next;
-        /* A client that left is answered too: that frees its entry. */
-        if (!w->r->conn || wait_done(fe->shm, w)) wait_answer(w);
+        if (!w->r->conn) {
+            wait_answer(w); /* the client left: that frees its entry */
+            continue;
+        }
+        if (!w->started && !wait_try_start(w)) continue;
+        if (wait_done(fe->shm, w)) wait_answer(w);
     }
 }
 
+static void on_waits_ready(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd, (void)what;
+    fe_repl_waits_check(arg);
+}
+
+void fe_repl_waits_reply_ready(fe_t *fe)
+{
+    /* Not from here: a reply becomes ready inside the core's walks of a
+     * connection's replies, which answering one would change. */
+    event_active(fe->admin->ev_waits, EV_TIMEOUT, 0);
+}
+
 /* Park or answer a parsed WAIT/WAITAOF. Replicas count once their acked
- * (durable) LSN passed this connection's last write. Enough already, or
- * inside MULTI (as Redis): the counts now. Else the reply waits in the
- * connection's order, answered by fe_repl_waits_check or the timer. */
+ * (durable) LSN passed this connection's last write. Inside MULTI (as
+ * Redis), or with the replies before it ready and the counts enough: the
+ * counts now. Else the reply waits in the connection's order, answered by
+ * fe_repl_waits_check or its timer. */
 static void wait_start(fe_conn_t *c, fe_repl_wait_t proto, long long timeout, buf_t *out)
 {
     fe_t *fe = c->fe;
     proto.lsn = c->last_write_end;
-    if (wait_done(fe->shm, &proto) || c->multi) {
+    if (c->multi || (earlier_ready(c, NULL) && wait_done(fe->shm, &proto))) {
         char reply[48];
         int len = wait_reply(fe->shm, proto.aof, proto.lsn, reply, sizeof(reply));
         buf_append(out, reply, (size_t)len);
         return;
     }
+    if (!fe->admin->ev_waits) {
+        fe->admin->ev_waits = event_new(fe->base, -1, 0, on_waits_ready, fe);
+        if (!fe->admin->ev_waits) abort();
+    }
     fe_repl_wait_t *w = calloc(1, sizeof(*w));
     if (!w) abort();
     *w = proto;
     w->fe = fe;
+    w->timeout = timeout;
     w->r = fe_reply_push(c);
     fe_wait_store(fe, w->r, FE_KIND_HELD, fe->next_read_id++);
-    if (timeout > 0) {
-        w->timer = evtimer_new(fe->base, on_wait_timeout, w);
-        struct timeval tv = {.tv_sec = (time_t)(timeout / 1000),
-                             .tv_usec = (suseconds_t)(timeout % 1000) * 1000};
-        evtimer_add(w->timer, &tv);
-    }
     w->next = fe->admin->waits;
     fe->admin->waits = w;
+    fe->admin->waits_unstarted++;
+    wait_try_start(w);
 }
 
 /* A timeout in milliseconds, parsed as Redis does; 0 and an error reply

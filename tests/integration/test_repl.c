@@ -5,6 +5,8 @@
  * The byte-exact replies were taken from redis-server 7.0.15 for a master without replicas.
  */
 #include <criterion/criterion.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +136,48 @@ Test(repl, waitaof_parses_like_redis_7_2_and_counts_local_durability)
     cr_expect_str_eq(r->element[0]->element[0]->str, "waitaof");
     cr_expect_eq(r->element[0]->element[1]->integer, 4);
     freeReplyObject(r);
+    redisFree(c);
+}
+
+/* Reads one reply off c as RESP text, for a pipeline's replies. */
+static const char *next_raw(redisContext *c, char *buf, size_t n)
+{
+    redisReply *r;
+    cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK && r, "a reply");
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+        snprintf(buf, n, "[%lld,%lld]", r->element[0]->integer, r->element[1]->integer);
+    else if (r->type == REDIS_REPLY_INTEGER)
+        snprintf(buf, n, ":%lld", r->integer);
+    else
+        snprintf(buf, n, "%s", r->str ? r->str : "?");
+    freeReplyObject(r);
+    return buf;
+}
+
+/* A WAIT's timeout counts once the commands before it in the pipeline are
+ * done, as in Redis, where the next command of a pipeline runs only then.
+ * Here a write is done once durable: with the logger stopped past the
+ * timeout, WAITAOF still finds the write fsynced when its time starts
+ * (it answered [0,0] from beside the write, before). */
+Test(repl, a_pipelined_waits_timeout_counts_from_the_end_of_the_commands_before_it)
+{
+    redisContext *c = up();
+    pid_t logger[2];
+    cr_assert_eq(srv_wait_children(&S, "atticdb-server: logger", logger, 2, 1), 1);
+    cr_assert_eq(kill(logger[0], SIGSTOP), 0);
+    redisAppendCommand(c, "SET k v");
+    redisAppendCommand(c, "WAITAOF 1 1 50");
+    redisAppendCommand(c, "WAIT 1 50");
+    redisAppendCommand(c, "WAITAOF 0 0 10");
+    int done = 0;
+    while (!done) cr_assert(redisBufferWrite(c, &done) == REDIS_OK);
+    usleep(300 * 1000); /* six times the timeouts */
+    cr_assert_eq(kill(logger[0], SIGCONT), 0);
+    char buf[64];
+    cr_expect_str_eq(next_raw(c, buf, sizeof(buf)), "OK");
+    cr_expect_str_eq(next_raw(c, buf, sizeof(buf)), "[1,0]", "WAITAOF 1 1 50");
+    cr_expect_str_eq(next_raw(c, buf, sizeof(buf)), ":0", "WAIT 1 50");
+    cr_expect_str_eq(next_raw(c, buf, sizeof(buf)), "[1,0]", "WAITAOF 0 0 10");
     redisFree(c);
 }
 
