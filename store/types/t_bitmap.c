@@ -37,15 +37,28 @@ static int word_is(const rec_arg_t *arg, const char *word)
     return strlen(word) == arg->len && strncasecmp((const char *)arg->ptr, word, arg->len) == 0;
 }
 
-/* One byte of e's value while applying: a failed read is fatal (core/value.c). */
+/* A value could not be read back while applying a record: the store
+ * stops, as its state would no longer follow the log (core/value.c); the
+ * respawned store replays the record. */
+static _Noreturn void apply_unreadable(const char *what)
+{
+    log_warn("store: cannot read a value back from the log while applying %s: the state would "
+             "no longer follow the log; stopping",
+             what);
+    exit(EXIT_FATAL);
+}
+
+/* Bytes [off, off + len) of e's value while applying a record, or stop. */
+static void apply_read(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len,
+                       unsigned char *dst, const char *what)
+{
+    if (st_read_range(ctx, e, off, len, dst)) apply_unreadable(what);
+}
+
 static unsigned char apply_byte(store_ctx_t *ctx, idx_entry_t *e, uint64_t off)
 {
     unsigned char b;
-    if (st_read_range(ctx, e, off, 1, &b)) {
-        log_warn("store: cannot read a value's byte back from the log while applying a "
-                 "record: the state would no longer follow the log; stopping");
-        exit(EXIT_FATAL);
-    }
+    apply_read(ctx, e, off, 1, &b, "a bit write");
     return b;
 }
 
@@ -102,11 +115,7 @@ void st_apply_bitop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (st_wrongtype(slot, ST_STRING, r)) break;
         len[got] = slot ? st_ent_vlen(*slot) : 0;
         src[got] = st_xmalloc(len[got] ? len[got] : 1);
-        if (len[got] && st_read_value(ctx, *slot, src[got])) {
-            log_warn("store: cannot read a value back from the log while applying BITOP: the "
-                     "state would no longer follow the log; stopping");
-            exit(EXIT_FATAL);
-        }
+        if (len[got]) apply_read(ctx, *slot, 0, len[got], src[got], "BITOP");
         if (len[got] > max) max = len[got];
     }
     if (got == n && max) {
@@ -211,18 +220,15 @@ static int bf_over_i(int64_t value, int64_t incr, unsigned bits, int owtype, int
     return dir;
 }
 
-/* The 9 bytes from byte on of e's value, zero past its end. */
-static void bf_window(store_ctx_t *ctx, idx_entry_t *e, uint64_t byte, unsigned char buf[9])
+/* The 9 bytes from byte on of e's value, zero past its end: 0, or -1
+ * when the read failed. */
+static int bf_window(store_ctx_t *ctx, idx_entry_t *e, uint64_t byte, unsigned char buf[9])
 {
     memset(buf, 0, 9);
     uint64_t vlen = e ? st_ent_vlen(e) : 0;
-    if (byte >= vlen) return;
+    if (byte >= vlen) return 0;
     uint64_t n = vlen - byte < 9 ? vlen - byte : 9;
-    if (st_read_range(ctx, e, byte, n, buf)) {
-        log_warn("store: cannot read a value back from the log for BITFIELD: the state would no "
-                 "longer follow the log; stopping");
-        exit(EXIT_FATAL);
-    }
+    return st_read_range(ctx, e, byte, n, buf) ? -1 : 0;
 }
 
 /* One operation on the 9-byte window at its byte: the reply, and for SET
@@ -308,7 +314,7 @@ void st_apply_bitfield(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         bf_get(a->argv[1].ptr + (size_t)i * BF_OP_BYTES, &op);
         uint64_t byte = op.offset >> 3;
         unsigned char w[9];
-        bf_window(ctx, *slot, byte, w);
+        if (bf_window(ctx, *slot, byte, w)) apply_unreadable("BITFIELD");
         int write, changed;
         bf_run(&op, w, op.offset - byte * 8, r, &write, &changed);
         if (!write) continue;
@@ -346,15 +352,26 @@ void st_read_bitfield(store_ctx_t *ctx, const read_args_t *a, buf_t *r)
         return;
     }
     idx_entry_t **slot = st_find_live(a->db, &a->argv[0], a->now, 0);
-    if (!st_wrongtype(slot, ST_STRING, r)) {
+    if (st_wrongtype(slot, ST_STRING, r)) {
+        free(ops);
+        return;
+    }
+    /* Every window is read before the reply starts: a failed read answers
+     * this command's error alone (D59), as every read of a value does. */
+    unsigned char(*w)[9] = st_xmalloc((size_t)n * 9 + 1);
+    int failed = 0;
+    for (int i = 0; i < n && !failed; i++)
+        failed = bf_window(ctx, slot ? *slot : NULL, ops[i].offset >> 3, w[i]);
+    if (failed) {
+        resp_error(r, STORE_ERR_IO);
+    } else {
         resp_array(r, n);
         for (int i = 0; i < n; i++) {
-            unsigned char w[9];
             int write, changed;
-            bf_window(ctx, slot ? *slot : NULL, ops[i].offset >> 3, w);
-            bf_run(&ops[i], w, ops[i].offset & 7, r, &write, &changed);
+            bf_run(&ops[i], w[i], ops[i].offset & 7, r, &write, &changed);
         }
     }
+    free(w);
     free(ops);
 }
 

@@ -312,6 +312,51 @@ Test(reads, a_failed_read_answers_that_command_only)
     srv_cleanup(&s);
 }
 
+/* The same for BITFIELD_RO, whose reply is one entry per GET: the failed
+ * read answers that command's error alone, never half an array, and the
+ * store serves on (it stopped there, before: a read is not an apply). */
+Test(reads, a_failed_read_of_bitfield_ro_answers_that_command_only)
+{
+    srv_t s;
+    cr_assert_eq(srv_start_faults(&s, "store.pread:3:EIO", "--frontends 1 " SMALL_LOG), 0);
+    redisContext *c = srv_connect(&s);
+    char val[5000];
+    for (int i = 0; i < 40; i++) {
+        value_of(i, 0, sizeof(val), val);
+        redisReply *r = redisCommand(c, "SET f%d %b", i, val, sizeof(val));
+        freeReplyObject(r);
+    }
+    pid_t store[2], after[2];
+    cr_assert_eq(srv_wait_children(&s, "atticdb-server: store", store, 2, 1), 1);
+    evict(&s);
+    int errors = 0;
+    for (int i = 0; i < 40; i++) {
+        const char *cmd = "BITFIELD_RO f%d GET u8 0 GET u16 39000 GET u8 80000";
+        redisReply *r = redisCommand(c, cmd, i);
+        cr_assert_not_null(r, "%s", c->errstr);
+        if (r->type == REDIS_REPLY_ERROR) {
+            cr_assert_str_eq(r->str, "ERR I/O error reading the value from the log");
+            errors++;
+            freeReplyObject(r);
+            r = redisCommand(c, cmd, i); /* the fault fired once */
+        }
+        value_of(i, 0, sizeof(val), val);
+        cr_assert_eq(r->type, REDIS_REPLY_ARRAY);
+        cr_assert_eq(r->elements, 3);
+        const unsigned char *u = (const unsigned char *)val;
+        cr_expect_eq(r->element[0]->integer, u[0], "f%d", i);
+        cr_expect_eq(r->element[1]->integer, u[4875] << 8 | u[4876], "f%d", i);
+        cr_expect_eq(r->element[2]->integer, 0, "past the end");
+        freeReplyObject(r);
+    }
+    cr_assert_eq(errors, 1);
+    cr_assert_eq(srv_wait_children(&s, "atticdb-server: store", after, 2, 1), 1);
+    cr_expect_eq(after[0], store[0], "the store did not stop");
+    redisFree(c);
+    cr_assert_eq(srv_stop(&s), 0);
+    srv_cleanup(&s);
+}
+
 /* Reads in flight when the store is SIGKILLed: their requests are still
  * in the channel, and the respawned store answers every one. */
 Test(reads, store_killed_with_reads_in_flight_answers_them_after)
