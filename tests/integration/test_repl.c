@@ -170,7 +170,8 @@ Test(repl, a_pipelined_waits_timeout_counts_from_the_end_of_the_commands_before_
     redisAppendCommand(c, "WAIT 1 50");
     redisAppendCommand(c, "WAITAOF 0 0 10");
     int done = 0;
-    while (!done) cr_assert(redisBufferWrite(c, &done) == REDIS_OK);
+    while (!done)
+        cr_assert(redisBufferWrite(c, &done) == REDIS_OK);
     usleep(300 * 1000); /* six times the timeouts */
     cr_assert_eq(kill(logger[0], SIGCONT), 0);
     char buf[64];
