@@ -49,6 +49,7 @@
 #define STRM CAT_STREAM
 #define PSC  CAT_PUBSUB
 #define CADM CAT_ADMIN
+#define HLL  CAT_HYPERLOGLOG
 
 static const cmd_desc_t cmd_descs[] = {
 #define CMD(ID, num, name, arity, flags, first, last, step, cats, route, handler, summary, cx)     \
@@ -108,9 +109,9 @@ static const cmd_sub_t redis_subs[] = {
 };
 
 static const char *const cat_names[CAT__COUNT] = {
-    "keyspace", "read", "write",     "string",     "bitmap",      "admin",
-    "fast",     "slow", "dangerous", "connection", "transaction", "hash",
-    "set",      "list", "sortedset", "stream",     "blocking",    "pubsub",
+    "keyspace",  "read",      "write",      "string",      "bitmap",      "admin", "fast",
+    "slow",      "dangerous", "connection", "transaction", "hash",        "set",   "list",
+    "sortedset", "stream",    "blocking",   "pubsub",      "hyperloglog",
 };
 
 const char *cmd_cat_name(int i)

@@ -253,7 +253,8 @@ enum cmd_cat {
     CAT_STREAM = 1u << 15,
     CAT_BLOCKING = 1u << 16,
     CAT_PUBSUB = 1u << 17,
-    CAT__COUNT = 18,
+    CAT_HYPERLOGLOG = 1u << 18,
+    CAT__COUNT = 19,
 };
 
 /* The name of category bit i ("keyspace"), or NULL past the last. */

@@ -491,6 +491,7 @@ static const config_entry_t table[] = {
     NUM("hash-max-listpack-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, hash_max_listpack_value),
     NUM("hash-max-ziplist-value", CONFIG_MEMORY, MUT, "64", 0, LLONG_MAX, hash_max_listpack_value),
     NUM("set-max-intset-entries", CONFIG_INT, MUT, "512", 0, LLONG_MAX, set_max_intset_entries),
+    NUM("hll-sparse-max-bytes", CONFIG_MEMORY, MUT, "3000", 0, LLONG_MAX, hll_sparse_max_bytes),
     NUM("zset-max-listpack-entries", CONFIG_INT, MUT, "128", 0, LLONG_MAX,
         zset_max_listpack_entries),
     NUM("zset-max-ziplist-entries", CONFIG_INT, MUT, "128", 0, LLONG_MAX,

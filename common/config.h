@@ -132,6 +132,9 @@ typedef struct config {
     int64_t hash_max_listpack_value;
     /* A set of integers stays intset-encoded up to this many members. */
     int64_t set_max_intset_entries;
+    /* A HyperLogLog stays sparse while its string is at most this long;
+     * PFADD and PFMERGE carry it into the log. */
+    int64_t hll_sparse_max_bytes;
     /* A sorted set is listpack-encoded while it has at most this many
      * members, none longer than this many bytes; zset writes carry both
      * (common/command.h, CMD_ZADD). */

@@ -59,6 +59,7 @@ typedef struct shm_config {
     _Atomic int64_t latency_threshold_ms; /* latency-monitor-threshold; 0 = off */
     _Atomic int64_t hash_max_listpack_entries, hash_max_listpack_value;
     _Atomic int64_t set_max_intset_entries;
+    _Atomic int64_t hll_sparse_max_bytes;
     _Atomic int64_t zset_max_listpack_entries, zset_max_listpack_value;
     _Atomic int64_t list_max_listpack_size; /* DUMP's node split; the store's copy in shm_t */
     _Atomic int64_t list_compress_depth;    /* DUMP's compressed nodes; the store's copy in shm_t */

@@ -161,7 +161,7 @@ static const struct {
     {"hash", CAT_HASH},
     {"string", CAT_STRING},
     {"bitmap", CAT_BITMAP},
-    {"hyperloglog", 0},
+    {"hyperloglog", CAT_HYPERLOGLOG},
     {"geo", 0},
     {"stream", CAT_STREAM},
     {"pubsub", CAT_PUBSUB},

@@ -1099,6 +1099,23 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "%2\r\n$4\r\nname\r\n$5\r\nstart\r\n$4\r\ntype\r\n$7\r\ninteger\r\n"
         "%2\r\n$4\r\nname\r\n$3\r\nend\r\n$4\r\ntype\r\n$7\r\ninteger\r\n",
         404},
+    {"pfcount",
+        "*10\r\n$7\r\npfcount\r\n:-2\r\n~1\r\n+readonly\r\n:1\r\n:-1\r\n"
+        ":1\r\n~3\r\n+@read\r\n+@hyperloglog\r\n+@slow\r\n~0\r\n~1\r\n"
+        "%4\r\n$5\r\nnotes\r\n$90\r\nRW because it may change the internal representation of the key"
+        ", and propagate to replicas\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+access\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:-1\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        416,
+        "%5\r\n$7\r\nsummary\r\n$94\r\nEstimated number of distinct elements counted into a HyperLog"
+        "Log, or into the union of several\r\n$5\r\nsince\r\n$5\r\n2.8.9\r\n"
+        "$5\r\ngroup\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n$41\r\n"
+        "O(1) for one key, O(N) for the union of N\r\n$9\r\narguments\r\n"
+        "*1\r\n%4\r\n$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n"
+        "$14\r\nkey_spec_index\r\n:0\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        346},
     {"getbit",
         "*10\r\n$6\r\ngetbit\r\n:3\r\n~2\r\n+readonly\r\n+fast\r\n:1\r\n"
         ":1\r\n:1\r\n~3\r\n+@read\r\n+@bitmap\r\n+@fast\r\n~0\r\n~1\r\n"
@@ -1840,6 +1857,73 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$4\r\nname\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\n"
         "key_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
         442},
+    {"pfadd",
+        "*10\r\n$5\r\npfadd\r\n:-2\r\n~3\r\n+write\r\n+denyoom\r\n+fast\r\n"
+        ":1\r\n:1\r\n:1\r\n~3\r\n+@write\r\n+@hyperloglog\r\n+@fast\r\n"
+        "~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n+RW\r\n+insert\r\n$12\r\n"
+        "begin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\nspec\r\n"
+        "%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\n"
+        "keystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n~0\r\n",
+        319,
+        "%5\r\n$7\r\nsummary\r\n$96\r\nCount elements into a HyperLogLog, made if missing; replies 1"
+        " when its estimate may have changed\r\n$5\r\nsince\r\n$5\r\n2.8.9\r\n"
+        "$5\r\ngroup\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n$21\r\n"
+        "O(1) for each element\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\n"
+        "name\r\n$3\r\nkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%3\r\n$4\r\nname\r\n$7\r\nelement\r\n$4\r\ntype\r\n$6\r\n"
+        "string\r\n$5\r\nflags\r\n~2\r\n+optional\r\n+multiple\r\n",
+        388},
+    {"pfdebug",
+        "*10\r\n$7\r\npfdebug\r\n:3\r\n~3\r\n+write\r\n+denyoom\r\n+admin\r\n"
+        ":2\r\n:2\r\n:1\r\n~5\r\n+@write\r\n+@hyperloglog\r\n+@admin\r\n"
+        "+@slow\r\n+@dangerous\r\n~0\r\n~1\r\n%3\r\n$5\r\nflags\r\n~2\r\n"
+        "+RW\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:0\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        343,
+        "%6\r\n$7\r\nsummary\r\n$100\r\nA HyperLogLog's registers, opcodes or encoding, or make it d"
+        "ense (GETREG, DECODE, ENCODING, TODENSE)\r\n$5\r\nsince\r\n$5\r\n"
+        "2.8.9\r\n$5\r\ngroup\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n"
+        "$21\r\nO(N) in the registers\r\n$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n"
+        "$9\r\narguments\r\n*2\r\n%2\r\n$4\r\nname\r\n$10\r\nsubcommand\r\n"
+        "$4\r\ntype\r\n$6\r\nstring\r\n%3\r\n$4\r\nname\r\n$3\r\nkey\r\n"
+        "$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n:0\r\n",
+        388},
+    {"pfselftest",
+        "*10\r\n$10\r\npfselftest\r\n:1\r\n~1\r\n+admin\r\n:0\r\n:0\r\n"
+        ":0\r\n~4\r\n+@hyperloglog\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        111,
+        "%5\r\n$7\r\nsummary\r\n$65\r\nTest the HyperLogLog code: its registers and its estimates' e"
+        "rror\r\n$5\r\nsince\r\n$5\r\n2.8.9\r\n$5\r\ngroup\r\n$11\r\nhyperloglog\r\n"
+        "$10\r\ncomplexity\r\n$46\r\nO(N) in the registers and the elements it adds\r\n"
+        "$9\r\ndoc_flags\r\n~1\r\n+syscmd\r\n",
+        238},
+    {"pfmerge",
+        "*10\r\n$7\r\npfmerge\r\n:-2\r\n~2\r\n+write\r\n+denyoom\r\n:1\r\n"
+        ":-1\r\n:1\r\n~3\r\n+@write\r\n+@hyperloglog\r\n+@slow\r\n~0\r\n"
+        "~2\r\n%3\r\n$5\r\nflags\r\n~3\r\n+RW\r\n+access\r\n+insert\r\n"
+        "$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n$5\r\nindex\r\n$4\r\n"
+        "spec\r\n%1\r\n$5\r\nindex\r\n:1\r\n$9\r\nfind_keys\r\n%2\r\n$4\r\n"
+        "type\r\n$5\r\nrange\r\n$4\r\nspec\r\n%3\r\n$7\r\nlastkey\r\n:0\r\n"
+        "$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n:0\r\n%3\r\n$5\r\nflags\r\n"
+        "~2\r\n+RO\r\n+access\r\n$12\r\nbegin_search\r\n%2\r\n$4\r\ntype\r\n"
+        "$5\r\nindex\r\n$4\r\nspec\r\n%1\r\n$5\r\nindex\r\n:2\r\n$9\r\n"
+        "find_keys\r\n%2\r\n$4\r\ntype\r\n$5\r\nrange\r\n$4\r\nspec\r\n"
+        "%3\r\n$7\r\nlastkey\r\n:-1\r\n$7\r\nkeystep\r\n:1\r\n$5\r\nlimit\r\n"
+        ":0\r\n~0\r\n",
+        534,
+        "%5\r\n$7\r\nsummary\r\n$87\r\nMerge HyperLogLogs into the first key, which then counts the "
+        "union of what they counted\r\n$5\r\nsince\r\n$5\r\n2.8.9\r\n$5\r\n"
+        "group\r\n$11\r\nhyperloglog\r\n$10\r\ncomplexity\r\n$41\r\nO(N) in the number of HyperLogLo"
+        "gs merged\r\n$9\r\narguments\r\n*2\r\n%3\r\n$4\r\nname\r\n$7\r\n"
+        "destkey\r\n$4\r\ntype\r\n$3\r\nkey\r\n$14\r\nkey_spec_index\r\n"
+        ":0\r\n%4\r\n$4\r\nname\r\n$9\r\nsourcekey\r\n$4\r\ntype\r\n$3\r\n"
+        "key\r\n$14\r\nkey_spec_index\r\n:1\r\n$5\r\nflags\r\n~1\r\n+multiple\r\n",
+        416},
     {"del",
         "*10\r\n$3\r\ndel\r\n:-2\r\n~1\r\n+write\r\n:1\r\n:-1\r\n:1\r\n"
         "~3\r\n+@keyspace\r\n+@write\r\n+@slow\r\n~2\r\n$26\r\nrequest_policy:multi_shard\r\n"

@@ -60,6 +60,7 @@ void fe_config_refresh(fe_t *fe)
     fe->hash_max_entries = atomic_load(&sc->hash_max_listpack_entries);
     fe->hash_max_value = atomic_load(&sc->hash_max_listpack_value);
     fe->set_max_intset = atomic_load(&sc->set_max_intset_entries);
+    fe->hll_sparse_max = atomic_load(&sc->hll_sparse_max_bytes);
     fe->zset_max_entries = atomic_load(&sc->zset_max_listpack_entries);
     fe->zset_max_value = atomic_load(&sc->zset_max_listpack_value);
     fe->maxmemory = (uint64_t)atomic_load(&sc->maxmemory);
@@ -96,6 +97,7 @@ static void live_load(shm_config_t *sc, config_t *c)
     c->hash_max_listpack_entries = atomic_load(&sc->hash_max_listpack_entries);
     c->hash_max_listpack_value = atomic_load(&sc->hash_max_listpack_value);
     c->set_max_intset_entries = atomic_load(&sc->set_max_intset_entries);
+    c->hll_sparse_max_bytes = atomic_load(&sc->hll_sparse_max_bytes);
     c->zset_max_listpack_entries = atomic_load(&sc->zset_max_listpack_entries);
     c->zset_max_listpack_value = atomic_load(&sc->zset_max_listpack_value);
     c->list_max_listpack_size = atomic_load(&sc->list_max_listpack_size);
@@ -135,6 +137,7 @@ void fe_config_store_live(const config_t *c, shm_config_t *sc)
     atomic_store(&sc->hash_max_listpack_entries, c->hash_max_listpack_entries);
     atomic_store(&sc->hash_max_listpack_value, c->hash_max_listpack_value);
     atomic_store(&sc->set_max_intset_entries, c->set_max_intset_entries);
+    atomic_store(&sc->hll_sparse_max_bytes, c->hll_sparse_max_bytes);
     atomic_store(&sc->zset_max_listpack_entries, c->zset_max_listpack_entries);
     atomic_store(&sc->zset_max_listpack_value, c->zset_max_listpack_value);
     atomic_store(&sc->list_max_listpack_size, c->list_max_listpack_size);

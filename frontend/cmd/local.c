@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "hll.h"
 #include "frontend/cmd/cmd.h"
 #include "log.h"
 #include "strutil.h"
@@ -86,6 +87,21 @@ void fe_cmd_time(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens
     resp_array(out, 2);
     resp_bulk(out, sec, ns);
     resp_bulk(out, usec, nu);
+}
+
+/* PFSELFTEST: common/hll.c's self test, run here (seconds: this
+ * frontend's other clients wait, as Redis' do). */
+void fe_cmd_pfselftest(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)
+{
+    (void)argc, (void)argv, (void)lens;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char err[128];
+    if (hll_selftest(c->fe->hll_sparse_max, (uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 20, err,
+                     sizeof(err)))
+        resp_error(out, err);
+    else
+        resp_simple(out, "OK");
 }
 
 void fe_cmd_ping(fe_conn_t *c, int argc, const char **argv, const uint32_t *lens, buf_t *out)

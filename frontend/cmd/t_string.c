@@ -241,6 +241,41 @@ int fe_enc_bitfield(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a,
     return 0;
 }
 
+/* PFADD key [element ...] and PFMERGE destkey [sourcekey ...]: the store
+ * checks the values and counts (store/types/t_hll.c). Record: the first
+ * key, hll-sparse-max-bytes as it is now (a HyperLogLog's encoding then
+ * follows the record on replay, not the setting), the other words. */
+static int enc_hll(const fe_conn_t *c, cmd_id_t op, const fe_args_t *a, fe_enc_t *e)
+{
+    fe_enc_begin(e, op, 1);
+    fe_enc_arg(e, a->argv[1], a->lens[1]);
+    fe_enc_i64(e, c->fe->hll_sparse_max);
+    fe_enc_tail(e, a, 2);
+    return 0;
+}
+
+int fe_enc_pfadd(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    return enc_hll(c, CMD_PFADD, a, e);
+}
+
+int fe_enc_pfmerge(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)d;
+    return enc_hll(c, CMD_PFMERGE, a, e);
+}
+
+/* PFDEBUG subcommand key: a write (GETREG and TODENSE may make the value
+ * dense); the store checks the subcommand after the key, as Redis. */
+int fe_enc_pfdebug(const fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, fe_enc_t *e)
+{
+    (void)c;
+    (void)d;
+    fe_enc_plain(e, CMD_PFDEBUG, 1, a);
+    return 0;
+}
+
 /* ---- SET, MSET, INCRBY and friends, APPEND, GETDEL ---- */
 
 /* SET key value [NX|XX] [GET] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL], parsed

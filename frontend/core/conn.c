@@ -1015,6 +1015,7 @@ fe_t *fe_core_new(shm_t *shm, const config_t *cfg, int slot, const fe_hooks_t *h
     fe->hash_max_entries = cfg->hash_max_listpack_entries;
     fe->hash_max_value = cfg->hash_max_listpack_value;
     fe->set_max_intset = cfg->set_max_intset_entries;
+    fe->hll_sparse_max = cfg->hll_sparse_max_bytes;
     fe->zset_max_entries = cfg->zset_max_listpack_entries;
     fe->zset_max_value = cfg->zset_max_listpack_value;
     fe->limits.max_args = cfg->max_args;

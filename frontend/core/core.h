@@ -317,6 +317,7 @@ typedef struct fe {
     /* hash-max-listpack-entries and -value, which hash writes carry. */
     int64_t hash_max_entries, hash_max_value;
     int64_t set_max_intset;                   /* set-max-intset-entries, which set writes carry */
+    int64_t hll_sparse_max;                   /* hll-sparse-max-bytes, carried by PFADD, PFMERGE */
     int64_t zset_max_entries, zset_max_value; /* zset-max-listpack-*, carried by zset writes */
     uint64_t maxmemory;       /* denyoom writes refused while used_memory exceeds it; 0 = none */
     int maxmemory_evicts;     /* maxmemory-policy is not noeviction: the store evicts */

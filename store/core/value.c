@@ -167,6 +167,20 @@ int st_read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst
 }
 
 /* Copy e's whole value (ent_vlen bytes) to dst. Returns 0 or -1. */
+_Noreturn void st_apply_unreadable(const char *what)
+{
+    log_warn("store: cannot read a value back from the log while applying %s: the state would "
+             "no longer follow the log; stopping",
+             what);
+    exit(EXIT_FATAL);
+}
+
+void st_apply_read(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, unsigned char *dst,
+                   const char *what)
+{
+    if (st_read_range(ctx, e, off, len, dst)) st_apply_unreadable(what);
+}
+
 int st_read_value(store_ctx_t *ctx, idx_entry_t *e, unsigned char *dst)
 {
     return st_read_range(ctx, e, 0, st_ent_vlen(e), dst);

@@ -94,6 +94,13 @@ int st_read_log(store_ctx_t *ctx, uint64_t lsn, uint64_t len, unsigned char *dst
 /* Copy bytes [off, off + len) of e's value (within its length) to dst.
  * Returns 0 or -1 (I/O error, logged). */
 int st_read_range(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, unsigned char *dst);
+/* Apply path: a value could not be read back while applying `what` (a
+ * command's name): the store stops, as its state would no longer follow
+ * the log; the respawned store replays the record. */
+_Noreturn void st_apply_unreadable(const char *what);
+/* Apply path: st_read_range, or st_apply_unreadable(what). */
+void st_apply_read(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len, unsigned char *dst,
+                   const char *what);
 /* Pass bytes [off, off + len) of e's value to fn in order, in chunks; p is
  * NULL for a run of n zero bytes. fn returns nonzero to stop. Returns 1
  * when fn stopped, 0 at the end, -1 on an I/O error (logged). */

@@ -37,28 +37,11 @@ static int word_is(const rec_arg_t *arg, const char *word)
     return strlen(word) == arg->len && strncasecmp((const char *)arg->ptr, word, arg->len) == 0;
 }
 
-/* A value could not be read back while applying a record: the store
- * stops, as its state would no longer follow the log (core/value.c); the
- * respawned store replays the record. */
-static _Noreturn void apply_unreadable(const char *what)
-{
-    log_warn("store: cannot read a value back from the log while applying %s: the state would "
-             "no longer follow the log; stopping",
-             what);
-    exit(EXIT_FATAL);
-}
-
-/* Bytes [off, off + len) of e's value while applying a record, or stop. */
-static void apply_read(store_ctx_t *ctx, idx_entry_t *e, uint64_t off, uint64_t len,
-                       unsigned char *dst, const char *what)
-{
-    if (st_read_range(ctx, e, off, len, dst)) apply_unreadable(what);
-}
-
+/* One byte of e's value while applying: a failed read stops the store. */
 static unsigned char apply_byte(store_ctx_t *ctx, idx_entry_t *e, uint64_t off)
 {
     unsigned char b;
-    apply_read(ctx, e, off, 1, &b, "a bit write");
+    st_apply_read(ctx, e, off, 1, &b, "SETBIT");
     return b;
 }
 
@@ -115,7 +98,7 @@ void st_apply_bitop(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         if (st_wrongtype(slot, ST_STRING, r)) break;
         len[got] = slot ? st_ent_vlen(*slot) : 0;
         src[got] = st_xmalloc(len[got] ? len[got] : 1);
-        if (len[got]) apply_read(ctx, *slot, 0, len[got], src[got], "BITOP");
+        if (len[got]) st_apply_read(ctx, *slot, 0, len[got], src[got], "BITOP");
         if (len[got] > max) max = len[got];
     }
     if (got == n && max) {
@@ -314,7 +297,7 @@ void st_apply_bitfield(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         bf_get(a->argv[1].ptr + (size_t)i * BF_OP_BYTES, &op);
         uint64_t byte = op.offset >> 3;
         unsigned char w[9];
-        if (bf_window(ctx, *slot, byte, w)) apply_unreadable("BITFIELD");
+        if (bf_window(ctx, *slot, byte, w)) st_apply_unreadable("BITFIELD");
         int write, changed;
         bf_run(&op, w, op.offset - byte * 8, r, &write, &changed);
         if (!write) continue;

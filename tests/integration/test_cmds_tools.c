@@ -301,6 +301,7 @@ Test(cmds, every_mutable_setting_reads_back_as_redis)
         {"hash-max-listpack-value", "33"},
         {"hash-max-ziplist-value", "34"},
         {"set-max-intset-entries", "99"},
+        {"hll-sparse-max-bytes", "2kb"},
         {"zset-max-listpack-entries", "77"},
         {"zset-max-ziplist-entries", "76"},
         {"zset-max-listpack-value", "22"},
