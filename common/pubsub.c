@@ -227,6 +227,15 @@ void ps_slot_reset(ps_shm_t *ps, int slot)
     slot_reset_table(ps, ps->entries, PS_SLOTS, slot);
     slot_reset_table(ps, ps->patterns, PS_PAT_SLOTS, slot);
     pidlock_release(&ps->table_lock);
+    uint32_t gone = atomic_exchange(&ps->monitors[slot], 0);
+    if (gone) atomic_fetch_sub(&ps->monitors_total, gone);
+}
+
+void ps_monitors_add(ps_shm_t *ps, int slot, int delta)
+{
+    /* Each slot's count changes only in its own frontend: no lock. */
+    atomic_fetch_add(&ps->monitors[slot], (uint32_t)delta);
+    atomic_fetch_add(&ps->monitors_total, (uint32_t)delta);
 }
 
 int ps_slot_empty(ps_shm_t *ps, int slot)

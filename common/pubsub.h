@@ -43,7 +43,9 @@
 #define PS_MSG_MAX       (PS_RING_SIZE / 4) /* a larger message stays on its frontend */
 #define PS_ORIGIN_STORE  0xffffu            /* the store's keyspace notifications */
 
-enum ps_kind { PS_CHANNEL = 0, PS_PATTERN = 1, PS_SHARD = 2 };
+/* PS_MONITOR: a ring message only, a MONITOR line (its text the message,
+ * no channel) for the MONITOR clients of the other frontends. */
+enum ps_kind { PS_CHANNEL = 0, PS_PATTERN = 1, PS_SHARD = 2, PS_MONITOR = 3 };
 
 /* notify-keyspace-events' classes (Redis 7.0's letters), which the store's
  * keyspace notifications are filtered by (store/notify.c). */
@@ -88,6 +90,10 @@ typedef struct ps_msg {
 typedef struct ps_shm {
     _Atomic int32_t table_lock; /* pid of the holder, 0 = free */
     _Atomic uint32_t npatterns; /* pattern entries in use */
+    /* MONITOR clients: per frontend slot, and their sum, which every
+     * command reads (relaxed) to know whether to describe itself. */
+    _Atomic uint32_t monitors[PS_MAX_FRONTENDS];
+    _Atomic uint32_t monitors_total;
     _Alignas(64) _Atomic int32_t ring_lock;
     _Atomic uint64_t head;     /* bytes ever committed */
     _Atomic uint64_t reserved; /* bytes ever claimed (>= head) */
@@ -118,8 +124,11 @@ uint64_t ps_pattern_matches(ps_shm_t *ps, const char *chan, size_t len, int nfro
  * counts over nfrontends, > 0); for PUBSUB CHANNELS and NUMPAT. */
 typedef void ps_visit_fn(void *arg, const char *name, size_t len, uint64_t subscribers);
 void ps_each(ps_shm_t *ps, int kind, int nfrontends, ps_visit_fn *fn, void *arg);
-/* A frontend starting in `slot`: its predecessor's counts are gone. */
+/* A frontend starting in `slot`: its predecessor's counts are gone
+ * (subscribers and MONITOR clients). */
 void ps_slot_reset(ps_shm_t *ps, int slot);
+/* Frontend `slot` has one MONITOR client more (delta 1) or fewer (-1). */
+void ps_monitors_add(ps_shm_t *ps, int slot, int delta);
 
 /* Append one message; returns its end position, or 0 when too large for
  * the ring (PS_MSG_MAX). Never waits for readers. */

@@ -103,7 +103,8 @@ typedef struct shm_client {
 enum {
     SHM_CLIENT_F_UNIX = 1u << 0,
     SHM_CLIENT_F_NO_EVICT = 1u << 1,
-    SHM_CLIENT_F_BLOCKED = 1u << 2
+    SHM_CLIENT_F_BLOCKED = 1u << 2,
+    SHM_CLIENT_F_MONITOR = 1u << 3
 };
 
 /* The slow log (frontend/admin/slowlog.c): a ring of the newest entries, under

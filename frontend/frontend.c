@@ -115,8 +115,15 @@ static const fe_hooks_t hooks = {
     .stream_arg = stream_arg,
 };
 
+/* May c run d? The ACL's rules, then MONITOR's (monitor.c). */
+static int check_command(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err)
+{
+    if (fe_acl_check(c, d, a, err)) return -1;
+    return fe_monitor_refused(c, d, err);
+}
+
 static const fe_cmd_hooks_t cmd_hooks = {
-    .check = fe_acl_check,
+    .check = check_command,
     .all_keys = fe_acl_all_keys,
     .counted = fe_cmdstat,
     .local = run_local,

@@ -77,6 +77,7 @@ typedef struct fe_admin {
     int waits_unstarted;        /* ... of them, behind replies not ready yet */
     struct event *ev_waits;     /* runs fe_repl_waits_check after a reply is ready */
     struct fe_pubsub *pubsub;   /* this frontend's subscribers (pubsub.c) */
+    struct fe_monitor *monitor; /* this frontend's MONITOR clients (monitor.c) */
 } fe_admin_t;
 
 /* What the layer keeps per connection (c->admin, allocated by the core
@@ -92,6 +93,8 @@ typedef struct fe_conn_admin {
     uint8_t no_evict;            /* CLIENT NO-EVICT ON (accepted, no effect) */
     uint8_t reply_off;           /* CLIENT REPLY OFF */
     uint8_t reply_skip;          /* CLIENT REPLY SKIP: drop the next command's reply */
+    uint8_t monitor;             /* a MONITOR client (monitor.c) */
+    uint8_t monitor_after;       /* its MONITOR line once the command is done */
     uint16_t cur_idx;            /* command index computed by fe_acl_check ... */
     const cmd_desc_t *cur_desc;  /* ... for this command */
     uint16_t stat_idx;           /* index + 1 of the command being dispatched, 0 = none */
@@ -333,7 +336,7 @@ void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_
  * (batch of requests, of completions): the counters below do not look at
  * the RESETSTAT epoch themselves. */
 /* The command layer's counted hook: one call of d (INFO commandstats). */
-void fe_cmdstat(struct fe_conn *c, const cmd_desc_t *d);
+void fe_cmdstat(struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a);
 /* Account one finished command: its time in nanoseconds and whether its
  * reply was an error. */
 void fe_stat_done(struct fe *fe, unsigned idx, uint64_t nsec, int failed);
@@ -349,6 +352,24 @@ void fe_info(struct fe *fe, const char *section, buf_t *out);
 void fe_eviction_exceeded(struct shm *shm, int64_t now_ms, int64_t *total, int64_t *current);
 void fe_cmd_lastsave(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
                      buf_t *out);
+
+/* ---- monitor.c: MONITOR ---- */
+void fe_cmd_monitor(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens,
+                    buf_t *out);
+/* c leaves MONITOR (closed, RESET). */
+void fe_monitor_remove(struct fe_conn *c);
+/* A MONITOR client's read or write: -1 with Redis' error in err, else 0. */
+int fe_monitor_refused(struct fe_conn *c, const cmd_desc_t *d, buf_t *err);
+/* Hand a line to this frontend's MONITOR clients. */
+void fe_monitor_deliver(struct fe *fe, const char *line, size_t len);
+/* c runs d with a: its line to every MONITOR client (unless d is admin);
+ * only called while some exist (the shared count). */
+void fe_monitor_feed(struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a);
+/* The same without the admin check. */
+void fe_monitor_line(struct fe_conn *c, const struct fe_args *a);
+/* c's command is done (its reply is out): its own lines, if a MONITOR
+ * client, now. */
+void fe_monitor_command_done(struct fe_conn *c);
 
 /* ---- repl.c: replication commands (D33) ---- */
 void fe_cmd_role(struct fe_conn *c, int argc, const char **argv, const uint32_t *lens, buf_t *out);

@@ -37,7 +37,8 @@ static void copy_field(char *dst, size_t cap, const char *src)
 uint32_t fe_client_flags(const fe_conn_t *c)
 {
     return (c->is_unix ? SHM_CLIENT_F_UNIX : 0) | (c->admin->no_evict ? SHM_CLIENT_F_NO_EVICT : 0) |
-           (c->blocking ? SHM_CLIENT_F_BLOCKED : 0);
+           (c->blocking ? SHM_CLIENT_F_BLOCKED : 0) |
+           (c->admin->monitor ? SHM_CLIENT_F_MONITOR : 0);
 }
 
 void fe_client_flags_sync(fe_conn_t *c)

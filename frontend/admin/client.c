@@ -54,6 +54,7 @@ static int entry_read(fe_t *fe, uint32_t i, shm_client_t *out)
 static void flags_text(char *out, int multi, int closing, uint32_t flags)
 {
     char *p = out;
+    if (flags & SHM_CLIENT_F_MONITOR) *p++ = 'O';
     if (multi >= 0) *p++ = 'x';
     if (flags & SHM_CLIENT_F_BLOCKED) *p++ = 'b';
     if (closing) *p++ = 'c';
@@ -611,6 +612,7 @@ void fe_cmd_reset(fe_conn_t *c, buf_t *out)
 {
     fe_multi_clear(c);
     fe_pubsub_reset(c);
+    fe_monitor_remove(c);
     c->db = 0;
     c->proto = 2;
     c->admin->reply_off = c->admin->reply_skip = c->reply_suppress = 0;

@@ -594,6 +594,15 @@ const fe_cmd_doc_t fe_cmd_docs[] = {
         "$5\r\ntoken\r\n$8\r\nSCHEDULE\r\n$5\r\nsince\r\n$5\r\n3.2.2\r\n"
         "$5\r\nflags\r\n~1\r\n+optional\r\n",
         399},
+    {"monitor",
+        "*10\r\n$7\r\nmonitor\r\n:1\r\n~4\r\n+admin\r\n+noscript\r\n+loading\r\n"
+        "+stale\r\n:0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@slow\r\n+@dangerous\r\n"
+        "~0\r\n~0\r\n~0\r\n",
+        121,
+        "%4\r\n$7\r\nsummary\r\n$82\r\nReceive a line for every command any client runs, from now on"
+        ", until RESET or QUIT\r\n$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\n"
+        "group\r\n$6\r\nserver\r\n$10\r\ncomplexity\r\n$34\r\nO(N) in the commands run meanwhile\r\n",
+        209},
     {"lastsave",
         "*10\r\n$8\r\nlastsave\r\n:1\r\n~3\r\n+loading\r\n+stale\r\n+fast\r\n"
         ":0\r\n:0\r\n:0\r\n~3\r\n+@admin\r\n+@fast\r\n+@dangerous\r\n~1\r\n"

@@ -86,6 +86,19 @@ void fe_admin_command_done(fe_conn_t *c, const char *buf, const fe_admin_mark_t 
         }
         c->admin->stat_idx = 0;
     }
+    if (c->admin->monitor_after) { /* EXEC, SELECT, RESET: a few words */
+        c->admin->monitor_after = 0;
+        const char *argv[8];
+        uint32_t lens[8];
+        int argc = c->cmd.argc < 8 ? c->cmd.argc : 8;
+        for (int i = 0; i < argc; i++) {
+            argv[i] = resp_arg_ptr(&c->cmd, buf, i);
+            lens[i] = c->cmd.args[i].len;
+        }
+        fe_args_t a = {argc, argv, lens};
+        fe_monitor_line(c, &a);
+    }
+    fe_monitor_command_done(c);
     if (c->admin->reg) {
         if (c->db != c->admin->reg_db) fe_client_sync(c);
         fe_client_flags_sync(c); /* blocked (CLIENT LIST's b, CLIENT UNBLOCK) */
@@ -161,6 +174,7 @@ void fe_admin_on_connect(fe_conn_t *c)
 void fe_admin_on_close(fe_conn_t *c)
 {
     fe_pubsub_on_close(c);
+    fe_monitor_remove(c);
     fe_client_unregister(c);
     free(c->admin->user);
     free(c->admin->name);

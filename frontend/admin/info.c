@@ -47,7 +47,7 @@ static inline void add_u64(_Atomic uint64_t *p, uint64_t v)
                           memory_order_relaxed);
 }
 
-void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d)
+void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
     fe_t *fe = c->fe;
     /* fe_acl_check computed the index (subcommand included) for this call;
@@ -59,6 +59,15 @@ void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d)
         c->admin->stat_desc = d;
     }
     c->admin->last_idx = (uint16_t)idx;
+    if (atomic_load_explicit(&shm_pubsub(fe->shm)->monitors_total, memory_order_relaxed)) {
+        /* Redis shows a command once it ran: EXEC after its commands, and
+         * SELECT and RESET (outside EXEC) with the database they leave
+         * (fe_admin_command_done). */
+        if (d->id == CMD_EXEC || ((d->id == CMD_SELECT || d->id == CMD_RESET) && !c->multi))
+            c->admin->monitor_after = 1;
+        else
+            fe_monitor_feed(c, d, a);
+    }
     if (c->admin->reg) atomic_store_explicit(&c->admin->reg->last_cmd, idx, memory_order_relaxed);
 }
 

@@ -542,12 +542,12 @@ static void drop_subscribers(fe_t *fe)
 {
     uint64_t n = 0;
     for (fe_conn_t *c = fe->conns; c; c = c->next)
-        if (c->subscriptions) {
+        if (c->subscriptions || c->admin->monitor) {
             fe_conn_kill(c);
             n++;
         }
     log_warn("Pub/Sub: this frontend fell a whole ring behind the publishers; %" PRIu64
-             " subscribers disconnected",
+             " subscribers and MONITOR clients disconnected",
              n);
 }
 
@@ -557,7 +557,7 @@ void fe_pubsub_poll(fe_t *fe)
     if (!p) return;
     ps_shm_t *ps = shm_pubsub(fe->shm);
     atomic_store(&fe->shm->fe[fe->slot].pubsub_wake, 0); /* before reading: none is lost */
-    if (!p->nsubscribers) {
+    if (!p->nsubscribers && !atomic_load_explicit(&ps->monitors[fe->slot], memory_order_relaxed)) {
         p->cursor = atomic_load(&ps->head);
         return;
     }
@@ -572,6 +572,9 @@ void fe_pubsub_poll(fe_t *fe)
         memcpy(&h, p->rbuf, sizeof(h));
         if (h.origin == (unsigned)fe->slot) continue; /* delivered when published */
         const char *chan = p->rbuf + sizeof(h);
-        deliver_local(fe, h.kind, chan, h.chan_len, chan + h.chan_len, h.msg_len);
+        if (h.kind == PS_MONITOR)
+            fe_monitor_deliver(fe, chan + h.chan_len, h.msg_len);
+        else
+            deliver_local(fe, h.kind, chan, h.chan_len, chan + h.chan_len, h.msg_len);
     }
 }

@@ -28,8 +28,10 @@ typedef struct fe_cmd_hooks {
     int (*check)(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err);
     /* May c's user read every key? (SORT's BY and GET patterns need it.) */
     int (*all_keys)(fe_conn_t *c);
-    /* d is being run for c (not queued): count it (INFO commandstats). */
-    void (*counted)(fe_conn_t *c, const cmd_desc_t *d);
+    /* d is being run for c with arguments a (not queued): count it (INFO
+     * commandstats) and show it to MONITOR clients. EXEC's commands are
+     * counted when its reply is there, then EXEC itself (multi.c). */
+    void (*counted)(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
     /* Run the LOCAL command d, its reply into out (the registry's table). */
     void (*local)(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv,
                   const uint32_t *lens, buf_t *out);

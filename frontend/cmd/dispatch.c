@@ -450,7 +450,7 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     c->last_cmd = d->id;
     /* A write is counted once it ran: one that must wait for ring room
      * (-EAGAIN) runs again, and would be counted twice. */
-    if (run->route != CMD_ROUTE_WRITE) c->fe->cmd_hooks->counted(c, d);
+    if (run->route != CMD_ROUTE_WRITE) c->fe->cmd_hooks->counted(c, d, &a);
     switch (run->route) {
     case CMD_ROUTE_MULTI:
         buf_free(&out);
@@ -469,7 +469,7 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
     case CMD_ROUTE_WRITE: {
         buf_free(&out);
         int rc = dispatch_write(c, d, &a);
-        if (rc != -EAGAIN && rc != -EBUSY) c->fe->cmd_hooks->counted(c, d);
+        if (rc != -EAGAIN && rc != -EBUSY) c->fe->cmd_hooks->counted(c, d, &a);
         return rc;
     }
     case CMD_ROUTE_READ:

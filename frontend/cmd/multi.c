@@ -663,8 +663,11 @@ static void build_exec(fe_conn_t *c, struct fe_multi *m)
 static void exec_done(fe_conn_t *c)
 {
     struct fe_multi *m = c->multi;
-    for (int i = 0; i < m->n; i++)
-        c->fe->cmd_hooks->counted(c, m->cmds[i]->d);
+    for (int i = 0; i < m->n; i++) {
+        fe_mcmd_t *q = m->cmds[i];
+        fe_args_t a = {q->argc, q->argv, q->lens};
+        c->fe->cmd_hooks->counted(c, q->d, &a);
+    }
     multi_free(c);
     watch_free(c);
 }
