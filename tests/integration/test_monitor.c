@@ -9,8 +9,10 @@
  * reply, its reads refused, RESET ending it.
  */
 #include <criterion/criterion.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "redis_diff.h"
 
@@ -141,4 +143,67 @@ Test(monitor, lines_as_redis_on_every_frontend)
     redisFree(am[0]);
     redisFree(am[1]);
     rdiff_end_both(&d);
+}
+
+/* The frontend of one MONITOR client is SIGKILLed: the other MONITOR
+ * client goes on, the respawned frontend's count of MONITOR clients
+ * starts again from none (ps_slot_reset), and a MONITOR client on it
+ * sees the commands run on the other frontend. */
+Test(monitor, a_killed_frontends_monitor_clients_are_gone_and_the_rest_go_on)
+{
+    cr_assert_eq(rdiff_atticdb_start("--frontends 2"), 0);
+    redisContext *am[2] = {NULL, NULL};
+    for (int tries = 0; tries < 64 && !(am[0] && am[1]); tries++) {
+        redisContext *c = connect_to(rdiff_atticdb.port);
+        int fe = srv_frontend_of(c);
+        if (am[fe])
+            redisFree(c);
+        else
+            am[fe] = c;
+    }
+    cr_assert(am[0] && am[1], "a connection on each frontend");
+    start_monitor(am[0]);
+    start_monitor(am[1]);
+    pid_t fe1[2], again[2];
+    cr_assert_eq(srv_wait_children(&rdiff_atticdb, "atticdb-server: frontend 1", fe1, 2, 1), 1);
+    cr_assert_eq(kill(fe1[0], SIGKILL), 0);
+    int i = 0;
+    for (; i < 1000; i++) {
+        if (srv_find_children(&rdiff_atticdb, "atticdb-server: frontend 1", again, 2) == 1 &&
+            again[0] != fe1[0])
+            break;
+        usleep(10000);
+    }
+    cr_assert_lt(i, 1000, "frontend 1 was respawned");
+    redisFree(am[1]);
+    /* Commands from frontend 0 reach a new MONITOR client of frontend 1. */
+    redisContext *c0 = NULL, *m1 = NULL;
+    for (int tries = 0; tries < 64 && !(c0 && m1); tries++) {
+        redisContext *c = connect_to(rdiff_atticdb.port);
+        int fe = srv_frontend_of(c);
+        if (fe == 0 && !c0)
+            c0 = c;
+        else if (fe == 1 && !m1)
+            m1 = c;
+        else
+            redisFree(c);
+    }
+    cr_assert(c0 && m1, "a connection on each frontend again");
+    wire_buf_t before = {0};
+    read_lines(am[0], "\"server\"", &before); /* the INFO calls just made */
+    start_monitor(m1);
+    redisReply *r = redisCommand(c0, "SET after-kill 1");
+    cr_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    wire_buf_t w0 = {0}, w1 = {0};
+    read_lines(am[0], "after-kill", &w0);
+    read_lines(m1, "after-kill", &w1);
+    cr_expect_str_eq(w1.p, "[0] \"SET\" \"after-kill\" \"1\"\n");
+    cr_expect(strstr(w0.p, "\"SET\" \"after-kill\" \"1\""), "%s", w0.p);
+    wire_buf_free(&before);
+    wire_buf_free(&w0);
+    wire_buf_free(&w1);
+    redisFree(c0);
+    redisFree(m1);
+    redisFree(am[0]);
 }
