@@ -126,6 +126,7 @@ static const fe_cmd_hooks_t cmd_hooks = {
     .check = check_command,
     .all_keys = fe_acl_all_keys,
     .counted = fe_cmdstat,
+    .rejected = fe_cmd_rejected,
     .local = run_local,
 };
 

@@ -337,6 +337,8 @@ void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_
  * the RESETSTAT epoch themselves. */
 /* The command layer's counted hook: one call of d (INFO commandstats). */
 void fe_cmdstat(struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a);
+/* The command layer's `rejected` hook (arity errors): rejected_calls. */
+void fe_cmd_rejected(struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a);
 /* Account one finished command: its time in nanoseconds and whether its
  * reply was an error. */
 void fe_stat_done(struct fe *fe, unsigned idx, uint64_t nsec, int failed);

@@ -83,6 +83,11 @@ void fe_stat_rejected(fe_t *fe, unsigned idx)
     add_u64(&fe->stats->cmd[idx].rejected, 1);
 }
 
+void fe_cmd_rejected(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
+{
+    fe_stat_rejected(c->fe, fe_cmd_index(d, a->argc, a->argv, a->lens));
+}
+
 void fe_stat_error_reply(fe_t *fe, const char *p, size_t n)
 {
     add_u64(&fe->stats->error_replies, 1);

@@ -32,6 +32,9 @@ typedef struct fe_cmd_hooks {
      * commandstats) and show it to MONITOR clients. EXEC's commands are
      * counted when its reply is there, then EXEC itself (multi.c). */
     void (*counted)(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
+    /* d (or its subcommand in a) was refused before it ran, with a wrong
+     * number of arguments: INFO commandstats' rejected_calls, as Redis. */
+    void (*rejected)(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a);
     /* Run the LOCAL command d, its reply into out (the registry's table). */
     void (*local)(fe_conn_t *c, const cmd_desc_t *d, int argc, const char **argv,
                   const uint32_t *lens, buf_t *out);

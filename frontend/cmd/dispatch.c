@@ -270,6 +270,7 @@ static int check_subcommand(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *
         return -1;
     }
     if (!cmd_arity_ok(s->arity, a->argc)) {
+        c->fe->cmd_hooks->rejected(c, d, a);
         fe_reply_errorf(c, "ERR wrong number of arguments for '%s' command", s->fullname);
         return -1;
     }
@@ -338,6 +339,7 @@ int fe_dispatch(fe_conn_t *c, const char *buf, resp_cmd_t *cmd)
         return 0;
     }
     if (!cmd_arity_ok(d->arity, a.argc)) {
+        c->fe->cmd_hooks->rejected(c, d, &a);
         if (d->id == CMD_EXEC) {
             /* Redis ends the transaction (if any): EXECABORT naming the
              * error, inside MULTI or not. */

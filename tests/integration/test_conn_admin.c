@@ -213,7 +213,17 @@ Test(conn, command_config_info, .fini = teardown)
     cmd(c, "GET k");
     cmd(c, "CLIENT ID");
     cmd(c, "HELLO 4");
+    cmd(c, "GET");         /* arity: rejected, as Redis counts it */
+    cmd(c, "CLIENT ID x"); /* a subcommand's arity: the subcommand's */
     const char *is = cmd(c, "INFO commandstats");
+    const char *get = strstr(is, "\r\ncmdstat_get:");
+    cr_expect(get && strstr(get, ",rejected_calls=1,failed_calls=0\r\n") ==
+                         strchr(get + 2, '\r') - strlen(",rejected_calls=1,failed_calls=0"),
+              "%s", is);
+    const char *cid = strstr(is, "\r\ncmdstat_client|id:");
+    cr_expect(cid && strstr(cid, ",rejected_calls=1,failed_calls=0\r\n") ==
+                         strchr(cid + 2, '\r') - strlen(",rejected_calls=1,failed_calls=0"),
+              "%s", is);
     cr_expect(strstr(is, "\r\ncmdstat_get:calls=2,usec="), "%s", is);
     cr_expect(strstr(is, "\r\ncmdstat_client|id:calls=1,usec="), "%s", is);
     cr_expect(strstr(is, "\r\ncmdstat_hello:calls=1,") &&
