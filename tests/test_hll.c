@@ -76,7 +76,7 @@ Test(hll, dense_registers_at_every_offset)
         memset(regs, 0, HLL_DENSE_SIZE - HLL_HDR_SIZE);
         memset(want, 0, sizeof(want));
         for (long i = 0; i < HLL_REGISTERS; i++) {
-            want[i] = (uint8_t)(round == 0 ? 63 : round == 1 ? i % 64 : next() % 52);
+            want[i] = (uint8_t)(round == 0 ? 63 : round == 1 ? (uint64_t)i % 64 : next() % 52);
             cr_assert_eq(hll_set(&b, i, want[i], 3000), want[i] > 0);
         }
         for (long i = 0; i < HLL_REGISTERS; i++)
