@@ -822,6 +822,50 @@ static const char *down_resp3(const char *p, const char *end, buf_t *out, int de
     }
 }
 
+static const char *value_end(const char *p, const char *end, int depth)
+{
+    if (p >= end || depth > CONVERT_MAX_DEPTH) return NULL;
+    long long v;
+    const char *next;
+    switch (*p) {
+    case '+':
+    case '-':
+    case ':':
+    case '_':
+    case '#':
+    case ',':
+    case '(':
+        return skip_line(p + 1, end);
+    case '$':
+    case '=':
+    case '!':
+        if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
+        if (v == -1 && *p == '$') return next;
+        if (v < 0 || (unsigned long long)v > (unsigned long long)(end - next) ||
+            (size_t)(end - next) - (size_t)v < 2)
+            return NULL;
+        return next + v + 2;
+    case '*':
+    case '~':
+    case '>':
+    case '%':
+    case '|':
+        if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
+        if (v == -1 && *p == '*') return next;
+        if (v < 0) return NULL;
+        for (long long i = 0; i < (*p == '%' || *p == '|' ? 2 * v : v) && next; i++)
+            next = value_end(next, end, depth + 1);
+        return *p == '|' && next ? value_end(next, end, depth) : next; /* the attributed value */
+    default:
+        return NULL;
+    }
+}
+
+const char *resp_value_end(const char *p, const char *end)
+{
+    return value_end(p, end, 0);
+}
+
 int resp3_to_resp2(const char *in, size_t n, buf_t *out)
 {
     const char *p = in, *end = in + n;

@@ -139,4 +139,8 @@ int resp3_from_resp2(const char *in, size_t n, buf_t *out);
  */
 int resp3_to_resp2(const char *in, size_t n, buf_t *out);
 
+/* The end of the one RESP2 or RESP3 value at p, or NULL when p[0, end)
+ * does not hold a whole one (or it nests deeper than 64). */
+const char *resp_value_end(const char *p, const char *end);
+
 #endif

@@ -393,3 +393,41 @@ Test(writers, error_clean_trims_line_ends_then_maps_the_rest)
     char c[] = "\r\n";
     cr_assert_eq(resp_error_clean(c), 0);
 }
+
+/* resp_value_end: where each kind of value ends, nested ones and the
+ * attribute before a value included; NULL for a value cut short or
+ * malformed (errorstats walks EXEC's array with it). */
+Test(resp3, value_end_of_every_kind)
+{
+    static const char *const whole[] = {
+        "+OK\r\n",
+        "-ERR x\r\n",
+        ":12\r\n",
+        "_\r\n",
+        "#t\r\n",
+        ",1.5\r\n",
+        "(123\r\n",
+        "$3\r\nabc\r\n",
+        "$-1\r\n",
+        "=7\r\ntxt:abc\r\n",
+        "!3\r\nERR\r\n",
+        "*-1\r\n",
+        "*0\r\n",
+        "*3\r\n:1\r\n$1\r\na\r\n*1\r\n-WRONGTYPE w\r\n",
+        "%1\r\n+k\r\n~2\r\n:1\r\n:2\r\n",
+        ">2\r\n+message\r\n$2\r\nhi\r\n",
+        "|1\r\n+ttl\r\n:3\r\n$1\r\nv\r\n",
+    };
+    for (size_t i = 0; i < sizeof(whole) / sizeof(whole[0]); i++) {
+        size_t n = strlen(whole[i]);
+        char buf[128];
+        memcpy(buf, whole[i], n);
+        memcpy(buf + n, ":9\r\n", 4); /* the next value */
+        cr_expect_eq(resp_value_end(buf, buf + n + 4), buf + n, "%s", whole[i]);
+        for (size_t cut = 0; cut < n; cut++)
+            cr_expect_null(resp_value_end(buf, buf + cut), "%s cut at %zu", whole[i], cut);
+    }
+    static const char *const bad[] = {"?x\r\n", "$x\r\nab\r\n", "*-2\r\n", "$-2\r\n"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        cr_expect_null(resp_value_end(bad[i], bad[i] + strlen(bad[i])), "%s", bad[i]);
+}

@@ -337,6 +337,9 @@ void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_
  * the RESETSTAT epoch themselves. */
 /* The command layer's counted hook: one call of d (INFO commandstats). */
 void fe_cmdstat(struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a);
+/* EXEC's reply p[0, n): each error inside its array counts in errorstats
+ * and total_error_replies, as Redis counts each error reply it sends. */
+void fe_stat_exec_errors(struct fe *fe, const char *p, size_t n);
 /* The command layer's `rejected` hook (arity errors): rejected_calls. */
 void fe_cmd_rejected(struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a);
 /* Account one finished command: its time in nanoseconds and whether its

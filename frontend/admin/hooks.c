@@ -59,7 +59,10 @@ void fe_admin_command_done(fe_conn_t *c, const char *buf, const fe_admin_mark_t 
     const char *now_p = r ? r->data : c->out.data + out0;
     size_t now_n = r ? r->len : (c->out.len > out0 ? c->out.len - out0 : 0);
     int failed = !waits && now_n && now_p[0] == '-';
-    if (failed) fe_stat_error_reply(fe, now_p, now_n);
+    if (failed)
+        fe_stat_error_reply(fe, now_p, now_n);
+    else if (!waits && now_n && now_p[0] == '*' && c->admin->stat_idx == CMD_EXEC + 1)
+        fe_stat_exec_errors(fe, now_p, now_n); /* an EXEC answered without the store */
     if (c->admin->stat_idx) {
         unsigned idx = c->admin->stat_idx - 1u;
         uint32_t flags = c->admin->stat_desc->flags;
@@ -144,9 +147,12 @@ void fe_admin_reply_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
      * it replied ("keymiss", a write's events) goes out first, as in Redis;
      * the ring's head moved before the reply was sent (D51). */
     if (r->conn && r->conn->subscriptions) fe_pubsub_poll(fe);
-    if (r->len && r->data && r->data[0] == '-') fe_stat_error_reply(fe, r->data, r->len);
-    if (fe->admin->waits_unstarted) fe_repl_waits_reply_ready(fe); /* a WAIT may start */
     unsigned idx1 = fe_note_idx(r->note);
+    if (r->len && r->data && r->data[0] == '-')
+        fe_stat_error_reply(fe, r->data, r->len);
+    else if (r->len && r->data && r->data[0] == '*' && idx1 == CMD_EXEC + 1)
+        fe_stat_exec_errors(fe, r->data, r->len);
+    if (fe->admin->waits_unstarted) fe_repl_waits_reply_ready(fe); /* a WAIT may start */
     if (!idx1) return;
     if (!*now) *now = shm_mono_ns();
     uint64_t ns = *now - r->note[0], usec = ns / 1000;

@@ -32,6 +32,7 @@
 
 #include "frontend/cmd/cmd.h"
 #include "frontend/core/core.h"
+#include "strutil.h"
 #include "frontend/admin/admin.h"
 #include "frontend/admin/sha256.h"
 #include "backup.h"
@@ -108,6 +109,20 @@ void fe_stat_error_reply(fe_t *fe, const char *p, size_t n)
             add_u64(&t[i].count, 1);
             return;
         }
+    }
+}
+
+void fe_stat_exec_errors(fe_t *fe, const char *p, size_t n)
+{
+    const char *end = p + n, *cr = n > 1 && p[0] == '*' ? memchr(p, '\r', n) : NULL;
+    long long count;
+    if (!cr || str_to_ll(p + 1, (size_t)(cr - p - 1), &count) != 0 || end - cr < 2) return;
+    const char *q = cr + 2;
+    for (long long i = 0; i < count && q < end; i++) {
+        const char *e = resp_value_end(q, end);
+        if (!e) return; /* a reply in parts: the rest is not here */
+        if (*q == '-') fe_stat_error_reply(fe, q, (size_t)(e - q));
+        q = e;
     }
 }
 

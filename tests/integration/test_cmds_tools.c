@@ -374,6 +374,18 @@ Test(cmds, errorstats_as_redis)
     D(&d, "MULTI");
     D(&d, "NOSUCH");
     D(&d, "EXEC");
+    /* Errors inside EXEC's array count, each (a store's EXEC, then one
+     * the frontend answers alone). */
+    D(&d, "MULTI");
+    D(&d, "INCR", "s");
+    D(&d, "GET", "l");
+    D(&d, "SET", "t", "1");
+    D(&d, "LPUSH", "s", "x");
+    D(&d, "EXEC");
+    D(&d, "MULTI");
+    D(&d, "CLIENT", "SETNAME", "a b");
+    D(&d, "ECHO", "x");
+    D(&d, "EXEC");
     D(&d, "ZADD", "z", "x", "m");
     D(&d, "INFO", "errorstats");
     D(&d, "CONFIG", "RESETSTAT");
