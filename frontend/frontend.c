@@ -119,7 +119,9 @@ static const fe_hooks_t hooks = {
 static int check_command(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a, buf_t *err)
 {
     if (fe_acl_check(c, d, a, err)) return -1;
-    return fe_monitor_refused(c, d, err);
+    if (!fe_monitor_refused(c, d, err)) return 0;
+    fe_stat_rejected(c->fe, c->admin->cur_idx);
+    return -1;
 }
 
 static const fe_cmd_hooks_t cmd_hooks = {

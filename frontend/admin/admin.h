@@ -363,7 +363,8 @@ void fe_cmd_monitor(struct fe_conn *c, int argc, const char **argv, const uint32
                     buf_t *out);
 /* c leaves MONITOR (closed, RESET). */
 void fe_monitor_remove(struct fe_conn *c);
-/* A MONITOR client's read or write: -1 with Redis' error in err, else 0. */
+/* A MONITOR client's read or write: -1 with Redis' error in err (the
+ * caller counts it rejected), else 0. */
 int fe_monitor_refused(struct fe_conn *c, const cmd_desc_t *d, buf_t *err);
 /* Hand a line to this frontend's MONITOR clients. */
 void fe_monitor_deliver(struct fe *fe, const char *line, size_t len);

@@ -89,7 +89,6 @@ void fe_monitor_remove(fe_conn_t *c)
 int fe_monitor_refused(fe_conn_t *c, const cmd_desc_t *d, buf_t *err)
 {
     if (!c->admin->monitor || !(d->flags & (CMDF_WRITE | CMDF_READONLY))) return 0;
-    fe_stat_rejected(c->fe, c->admin->cur_idx);
     resp_error(err, "ERR Replica can't interact with the keyspace");
     return -1;
 }
