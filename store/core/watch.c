@@ -191,11 +191,16 @@ void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, con
     st_key_changed_as(ctx, a, dbnum, key, 0, NULL);
 }
 
-void st_key_changed_as(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
-                       const rec_arg_t *key, unsigned cls, const char *event)
+void st_rcache_drop(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key)
 {
     if (ctx->rcache) /* D70 */
         ctx->rcache_dropped = rcache_invalidate(ctx->rcache, dbnum, key->ptr, key->len) > 0;
+}
+
+void st_key_changed_as(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
+                       const rec_arg_t *key, unsigned cls, const char *event)
+{
+    st_rcache_drop(ctx, dbnum, key);
     st_block_key_touched(ctx, dbnum, key);       /* clients blocked on it (block.c) */
     st_notify_note(ctx, dbnum, key, cls, event); /* its keyspace event, after the handler */
     st_db_t *db = st_db(ctx, dbnum);

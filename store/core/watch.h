@@ -21,6 +21,10 @@ void st_key_changed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, con
  * the change publishes instead of the operation's (notify.h). */
 void st_key_changed_as(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum,
                        const rec_arg_t *key, unsigned cls, const char *event);
+/* Only the read cache's copy of the key's reply is dropped (D70): for a
+ * value whose bytes change without a change Redis reports (BITFIELD's
+ * growth, PFDEBUG's dense form). st_key_changed does this too. */
+void st_rcache_drop(store_ctx_t *ctx, unsigned dbnum, const rec_arg_t *key);
 void st_db_flushed(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum);
 void st_db_swapped(store_ctx_t *ctx, const apply_args_t *a, unsigned dbnum, unsigned partner);
 void st_watch_free(store_ctx_t *ctx);

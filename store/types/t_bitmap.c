@@ -19,7 +19,6 @@
 #include "bitfield.h"
 #include "log.h"
 #include "pubsub.h"
-#include "rcache.h"
 #include "resp.h"
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
@@ -288,8 +287,7 @@ void st_apply_bitfield(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
         (void)st_val_byte(ctx, a->db, slot, top >> 3);
         dirty = 1;
     }
-    if (dirty && ctx->rcache) /* changed even if no operation counts (D70) */
-        ctx->rcache_dropped = rcache_invalidate(ctx->rcache, a->dbnum, key->ptr, key->len) > 0;
+    if (dirty) st_rcache_drop(ctx, a->dbnum, key); /* changed even if no operation counts */
     if (r) resp_array(r, n);
     int changes = 0;
     for (uint32_t i = 0; i < n; i++) {

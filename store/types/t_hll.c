@@ -28,7 +28,6 @@
 #include "handlers.h"
 #include "hll.h"
 #include "pubsub.h"
-#include "rcache.h"
 #include "resp.h"
 #include "store/core/alloc.h"
 #include "store/core/entry.h"
@@ -83,14 +82,18 @@ static int hll_load(store_ctx_t *ctx, idx_entry_t *e, hll_buf_t *b, int apply, b
 }
 
 /* Store b as key's new value (raw, the TTL kept), which slot (NULL: none)
- * held before, and report the change as Redis' "pfadd". */
+ * held before; report the change as Redis' "pfadd" when `report`, else
+ * only drop the read cache's copy (PFDEBUG: Redis just propagates it). */
 static void hll_store(store_ctx_t *ctx, const apply_args_t *a, const rec_arg_t *key,
-                      idx_entry_t **slot, const hll_buf_t *b)
+                      idx_entry_t **slot, const hll_buf_t *b, int report)
 {
     idx_entry_t *e = st_ent_new_ram(key, b->p, b->len, slot ? st_ent_expire(*slot) : 0);
     st_ent_set_enc(e, VENC_RAW);
     st_ent_store(a->db, slot, e);
-    st_key_changed_as(ctx, a, a->dbnum, key, PS_NOTIFY_STRING, "pfadd");
+    if (report)
+        st_key_changed_as(ctx, a, a->dbnum, key, PS_NOTIFY_STRING, "pfadd");
+    else
+        st_rcache_drop(ctx, a->dbnum, key);
 }
 
 /* CMD_PFADD key sparse-max [element ...]: Redis' pfaddCommand. A missing
@@ -121,7 +124,7 @@ void st_apply_pfadd(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     }
     if (updated) {
         hll_invalidate(&b);
-        hll_store(ctx, a, key, slot, &b);
+        hll_store(ctx, a, key, slot, &b, 1);
     }
     free(b.p);
     if (r) resp_integer(r, updated);
@@ -166,7 +169,7 @@ void st_apply_pfmerge(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
     for (long j = 0; j < HLL_REGISTERS; j++)
         if (max[j]) (void)hll_set(&d, j, max[j], sparse_max);
     hll_invalidate(&d);
-    hll_store(ctx, a, dest, slot, &d);
+    hll_store(ctx, a, dest, slot, &d, 1);
     if (r) resp_simple(r, "OK");
 out:
     free(d.p);
@@ -268,12 +271,7 @@ void st_apply_pfdebug(store_ctx_t *ctx, const apply_args_t *a, buf_t *r)
                 free(b.p);
                 return;
             }
-            idx_entry_t *e = st_ent_new_ram(key, b.p, b.len, st_ent_expire(*slot));
-            st_ent_set_enc(e, VENC_RAW);
-            st_ent_store(a->db, slot, e);
-            if (ctx->rcache) /* the value's bytes changed (D70) */
-                ctx->rcache_dropped =
-                    rcache_invalidate(ctx->rcache, a->dbnum, key->ptr, key->len) > 0;
+            hll_store(ctx, a, key, slot, &b, 0);
         }
         if (r && SUB_IS("getreg")) {
             resp_array(r, HLL_REGISTERS);
