@@ -444,6 +444,10 @@ void fe_cmd_pubsub(struct fe_conn *c, int argc, const char **argv, const uint32_
                    buf_t *out);
 
 /* ---- slowlog.c ---- */
+/* Does Redis hide argument i of this call ("(redacted)")? AUTH's, HELLO's
+ * AUTH pair, ACL SETUSER's rules, CONFIG SET requirepass's value: the
+ * slow log's rule, which MONITOR's lines follow too. */
+int fe_args_redacted(const struct fe_args *a, int i);
 /* A finished command slower than slowlog-log-slower-than: add an entry.
  * Arguments come from the parsed request (the command ended as it was
  * dispatched) or from the copy fe_slowlog_snapshot kept for its reply. */

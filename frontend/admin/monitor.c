@@ -168,17 +168,6 @@ static void add_repr(buf_t *b, const char *p, size_t n)
     buf_append(b, "\"", 1);
 }
 
-/* Is argument i of this call one Redis shows as "(redacted)"? AUTH's
- * password (and user), HELLO's AUTH user and password. */
-static int redacted(const fe_args_t *a, int i)
-{
-    if (fe_word_eq(a->argv[0], a->lens[0], "auth")) return i > 0;
-    if (!fe_word_eq(a->argv[0], a->lens[0], "hello")) return 0;
-    for (int j = 2; j + 2 < a->argc; j++)
-        if (fe_word_eq(a->argv[j], a->lens[j], "auth")) return i == j + 1 || i == j + 2;
-    return 0;
-}
-
 void fe_monitor_feed(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
     if (!(d->flags & CMDF_ADMIN)) fe_monitor_line(c, a);
@@ -196,7 +185,7 @@ void fe_monitor_line(fe_conn_t *c, const fe_args_t *a)
     buf_appendf(b, "+%ld.%06ld [%d %s] ", (long)tv.tv_sec, (long)tv.tv_usec, c->db, c->addr);
     for (int i = 0; i < a->argc; i++) {
         if (i) buf_append(b, " ", 1);
-        if (redacted(a, i))
+        if (fe_args_redacted(a, i)) /* AUTH's, HELLO's credentials */
             add_repr(b, "(redacted)", 10);
         else
             add_repr(b, a->argv[i], a->lens[i]);

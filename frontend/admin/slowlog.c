@@ -59,20 +59,27 @@ static const char REDACTED[] = "(redacted)";
 
 enum { RED_NONE, RED_AUTH, RED_HELLO, RED_ACL, RED_CONFIG };
 
-/* The parsed request's arguments (no copy). */
+/* A call's arguments, no copy: the parsed request (cmd, buf), or
+ * arguments already split (args: MONITOR's, fe_args_redacted). */
 typedef struct args_view {
     const resp_cmd_t *cmd;
     const char *buf;
+    const fe_args_t *args;
 } args_view_t;
+
+static inline int arg_count(const args_view_t *a)
+{
+    return a->args ? a->args->argc : a->cmd->argc;
+}
 
 static inline const char *arg_ptr(const args_view_t *a, int i)
 {
-    return resp_arg_ptr(a->cmd, a->buf, i);
+    return a->args ? a->args->argv[i] : resp_arg_ptr(a->cmd, a->buf, i);
 }
 
 static inline size_t arg_len(const args_view_t *a, int i)
 {
-    return a->cmd->args[i].len;
+    return a->args ? a->args->lens[i] : a->cmd->args[i].len;
 }
 
 static int arg_is(const args_view_t *a, int i, const char *word)
@@ -96,7 +103,7 @@ static int redact_mode(const char *name, size_t n)
 /* Should argument i of this call be hidden? */
 static int redacted(int mode, const args_view_t *a, int i)
 {
-    int argc = a->cmd->argc;
+    int argc = arg_count(a);
     switch (mode) {
     case RED_AUTH:
         return i > 0;
@@ -113,6 +120,13 @@ static int redacted(int mode, const args_view_t *a, int i)
     default:
         return 0;
     }
+}
+
+int fe_args_redacted(const fe_args_t *a, int i)
+{
+    args_view_t v = {NULL, NULL, a};
+    int mode = a->argc > 0 ? redact_mode(a->argv[0], a->lens[0]) : RED_NONE;
+    return mode != RED_NONE && redacted(mode, &v, i);
 }
 
 static size_t put_arg(char *dst, const char *p, size_t n)
@@ -134,7 +148,7 @@ _Static_assert(ENCODED_MAX < FE_ARGRING_SIZE / 16, "the argument ring holds many
  * the bytes used. */
 static size_t encode_args(char *dst, const args_view_t *a)
 {
-    int argc = a->cmd->argc;
+    int argc = arg_count(a);
     int n = argc > SLOW_MAX_ARGC ? SLOW_MAX_ARGC : argc;
     uint32_t stored = (uint32_t)n;
     memcpy(dst, &stored, 4);
@@ -179,7 +193,7 @@ void fe_slowlog_snapshot(fe_conn_t *c, fe_reply_t *r, const char *buf)
         fe->admin->argring_pos += FE_ARGRING_SIZE - off; /* records never straddle the end */
         off = 0;
     }
-    args_view_t a = {&c->cmd, buf};
+    args_view_t a = {&c->cmd, buf, NULL};
     size_t len = encode_args(fe->admin->argring + off, &a);
     fe_note_set_snap(r->note, fe->admin->argring_pos, (uint32_t)len);
     fe->admin->argring_pos += len;
@@ -213,7 +227,7 @@ static void add_entry(fe_conn_t *c, uint64_t usec, const char *enc, size_t enc_l
 void fe_slowlog_add(fe_conn_t *c, uint64_t usec, const char *buf)
 {
     char enc[ENCODED_MAX];
-    args_view_t a = {&c->cmd, buf};
+    args_view_t a = {&c->cmd, buf, NULL};
     add_entry(c, usec, enc, encode_args(enc, &a));
 }
 
