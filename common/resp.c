@@ -742,13 +742,63 @@ int resp3_from_resp2(const char *in, size_t n, buf_t *out)
     return 1;
 }
 
+/* A blob ($, = or !) at p: its length in *v (-1: $'s null) and its bytes
+ * at *body; returns the position after it, or NULL when malformed or cut
+ * short (a verbatim string holds at least its "txt:"). */
+static const char *blob_end(const char *p, const char *end, long long *v, const char **body)
+{
+    const char *next;
+    if (read_line_number(p + 1, end, v, &next) != 0) return NULL;
+    *body = next;
+    if (*v == -1 && *p == '$') return next;
+    if (*v < 0 || (unsigned long long)*v > (unsigned long long)(end - next) ||
+        (size_t)(end - next) - (size_t)*v < 2)
+        return NULL;
+    if (*p == '=' && *v < 4) return NULL;
+    return next + *v + 2;
+}
+
+static const char *value_end(const char *p, const char *end, int depth)
+{
+    if (p >= end || depth > CONVERT_MAX_DEPTH) return NULL;
+    long long v;
+    const char *next;
+    switch (*p) {
+    case '+':
+    case '-':
+    case ':':
+    case '_':
+    case '#':
+    case ',':
+    case '(':
+        return skip_line(p + 1, end);
+    case '$':
+    case '=':
+    case '!':
+        return blob_end(p, end, &v, &next);
+    case '*':
+    case '~':
+    case '>':
+    case '%':
+    case '|':
+        if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
+        if (v == -1 && *p == '*') return next;
+        if (v < 0) return NULL;
+        for (long long i = 0; i < (*p == '%' || *p == '|' ? 2 * v : v) && next; i++)
+            next = value_end(next, end, depth + 1);
+        return *p == '|' && next ? value_end(next, end, depth) : next; /* the attributed value */
+    default:
+        return NULL;
+    }
+}
+
 /* One RESP3 value at p, written to out in RESP2 form; returns the position
  * after it, or NULL. */
 static const char *down_resp3(const char *p, const char *end, buf_t *out, int depth)
 {
     if (p >= end || depth > CONVERT_MAX_DEPTH) return NULL;
     long long v;
-    const char *next, *line_end;
+    const char *next, *body;
     switch (*p) {
     case '+':
     case '-':
@@ -772,26 +822,19 @@ static const char *down_resp3(const char *p, const char *end, buf_t *out, int de
     case '$':
     case '=':
     case '!':
-        if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
-        if (v == -1 && *p == '$') {
+        if (!(next = blob_end(p, end, &v, &body))) return NULL;
+        if (v == -1) {
             resp_null(out);
-            return next;
-        }
-        if (v < 0 || (unsigned long long)v > (unsigned long long)(end - next) ||
-            (size_t)(end - next) - (size_t)v < 2)
-            return NULL;
-        line_end = next + v;
-        if (*p == '=') {
-            if (v < 4) return NULL;
-            resp_bulk(out, next + 4, (size_t)v - 4); /* drop "txt:" */
+        } else if (*p == '=') {
+            resp_bulk(out, body + 4, (size_t)v - 4); /* drop "txt:" */
         } else if (*p == '!') {
             buf_append(out, "-", 1); /* blob error: a one-line error in RESP2 */
-            buf_append(out, next, (size_t)v);
+            buf_append(out, body, (size_t)v);
             buf_append(out, "\r\n", 2);
         } else {
-            buf_append(out, p, (size_t)(line_end + 2 - p));
+            buf_append(out, p, (size_t)(next - p));
         }
-        return line_end + 2;
+        return next;
     case '*':
     case '~':
     case '>':
@@ -805,11 +848,8 @@ static const char *down_resp3(const char *p, const char *end, buf_t *out, int de
         if (v < 0) return NULL;
         if (*p == '|') {
             /* An attribute: RESP2 has no place for it; skip its pairs. */
-            buf_t skip;
-            buf_init(&skip);
             for (long long i = 0; i < 2 * v && next; i++)
-                next = down_resp3(next, end, &skip, depth + 1);
-            buf_free(&skip);
+                next = value_end(next, end, depth + 1);
             return next ? down_resp3(next, end, out, depth) : NULL;
         }
         long long items = *p == '%' ? 2 * v : v;
@@ -817,45 +857,6 @@ static const char *down_resp3(const char *p, const char *end, buf_t *out, int de
         for (long long i = 0; i < items && next; i++)
             next = down_resp3(next, end, out, depth + 1);
         return next;
-    default:
-        return NULL;
-    }
-}
-
-static const char *value_end(const char *p, const char *end, int depth)
-{
-    if (p >= end || depth > CONVERT_MAX_DEPTH) return NULL;
-    long long v;
-    const char *next;
-    switch (*p) {
-    case '+':
-    case '-':
-    case ':':
-    case '_':
-    case '#':
-    case ',':
-    case '(':
-        return skip_line(p + 1, end);
-    case '$':
-    case '=':
-    case '!':
-        if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
-        if (v == -1 && *p == '$') return next;
-        if (v < 0 || (unsigned long long)v > (unsigned long long)(end - next) ||
-            (size_t)(end - next) - (size_t)v < 2)
-            return NULL;
-        return next + v + 2;
-    case '*':
-    case '~':
-    case '>':
-    case '%':
-    case '|':
-        if (read_line_number(p + 1, end, &v, &next) != 0) return NULL;
-        if (v == -1 && *p == '*') return next;
-        if (v < 0) return NULL;
-        for (long long i = 0; i < (*p == '%' || *p == '|' ? 2 * v : v) && next; i++)
-            next = value_end(next, end, depth + 1);
-        return *p == '|' && next ? value_end(next, end, depth) : next; /* the attributed value */
     default:
         return NULL;
     }
