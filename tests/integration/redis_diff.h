@@ -307,6 +307,17 @@ static inline void rdiff_start_both_with(diff_t *d, const char *atticdb_args,
 }
 
 /* Both servers, atticdb-server with --frontends 2, one connection each. */
+/* kill -9 of atticdb-server's whole group, a restart on the same data,
+ * and connection 0 to it again: what follows compares the replayed state. */
+static inline void rdiff_kill9_restart(diff_t *d)
+{
+    wire_close(d->a[0]);
+    srv_kill_all(&rdiff_atticdb);
+    cr_assert_eq(srv_restart(&rdiff_atticdb), 0, "atticdb restarts after kill -9");
+    d->a[0] = wire_open(rdiff_atticdb.port, 10);
+    cr_assert(d->a[0]);
+}
+
 /* HELLO 3 on connection 0 of both servers (its reply is not compared:
  * the client ids differ). */
 static inline void rdiff_resp3(diff_t *d)

@@ -15,15 +15,6 @@
 
 TestSuite(hll, .fini = rdiff_teardown, .timeout = 180);
 
-static void kill9_restart(diff_t *d)
-{
-    wire_close(d->a[0]);
-    srv_kill_all(&rdiff_atticdb);
-    cr_assert_eq(srv_restart(&rdiff_atticdb), 0, "atticdb restarts after kill -9");
-    d->a[0] = wire_open(rdiff_atticdb.port, 10);
-    cr_assert(d->a[0]);
-}
-
 /* A command whose last argument is the n bytes at last (zero bytes in
  * them), the others C strings. */
 static void dbin(diff_t *d, int argc, const char *const *argv, const char *last, size_t n)
@@ -137,7 +128,7 @@ Test(hll, commands_as_redis)
     D(&d, "DUMP", "m1");
     D(&d, "PFADD", "fresh", "x", "y");
     D(&d, "DUMP", "fresh");
-    kill9_restart(&d);
+    rdiff_kill9_restart(&d);
     rdiff_hello3(&d);
     static const char *const keys[] = {"e", "m1", "m2", "t", "c2"};
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
@@ -201,7 +192,7 @@ Test(hll, random_additions_as_redis_and_after_a_replay)
         D(&d, "PFDEBUG", "encoding", keys[k]);
     }
     D(&d, "CONFIG", "SET", "hll-sparse-max-bytes", "5");
-    kill9_restart(&d);
+    rdiff_kill9_restart(&d);
     for (int k = 0; k < 3; k++) {
         D(&d, "GETRANGE", keys[k], "16", "-1");
         D(&d, "PFDEBUG", "encoding", keys[k]);

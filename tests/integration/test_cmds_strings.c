@@ -508,17 +508,6 @@ Test(strings, setbit_getbit)
     rdiff_end_both(&d);
 }
 
-/* kill -9 of AtticDB's whole group and a restart: its connection 0 is
- * new, and the store rebuilt its state from the log. */
-static void kill9_restart(diff_t *d)
-{
-    wire_close(d->a[0]);
-    srv_kill_all(&rdiff_atticdb);
-    cr_assert_eq(srv_restart(&rdiff_atticdb), 0, "atticdb restarts after kill -9");
-    d->a[0] = wire_open(rdiff_atticdb.port, 10);
-    cr_assert(d->a[0]);
-}
-
 /* BITOP against Redis: each operation over values of different lengths
  * and a missing key, NOT, the errors in Redis' order (syntax, NOT's single
  * source, arity, WRONGTYPE of any source), an empty result deleting the
@@ -580,7 +569,7 @@ Test(strings, bitop)
     D(&d, "BITCOUNT", "r");
     D(&d, "STRLEN", "r");
     /* The values after a kill -9: the store rebuilds them from the log. */
-    kill9_restart(&d);
+    rdiff_kill9_restart(&d);
     static const char *const keys[] = {"a", "l", "t", "r"};
     for (int i = 0; i < 4; i++)
         D(&d, "GET", keys[i]);
@@ -745,7 +734,7 @@ Test(strings, bitfield)
         if (it % 10 == 0) D(&d, "GET", "f");
     }
     D(&d, "GET", "f");
-    kill9_restart(&d);
+    rdiff_kill9_restart(&d);
     D(&d, "GET", "f");
     D(&d, "GET", "k");
     D(&d, "STRLEN", "new");
