@@ -116,6 +116,12 @@ typedef struct shm_frontend {
     _Atomic uint32_t incarnation;     /* bumped by the master at each fork */
     _Atomic uint32_t ready;           /* listening (see logger_ready) */
     shm_waiter_t wake;                /* durable LSN advanced / store replied */
+    /* The durable LSN at which this frontend has something to do (D85):
+     * the logger's flush wakes it only once durable_lsn reaches this. The
+     * frontend lowers it to 0 (any flush) before it waits for a durable
+     * LSN, and raises it before it sleeps while only the store's replies
+     * are due (UINT64_MAX): an LPUSH's flush then wakes the store alone. */
+    _Atomic uint64_t durable_want;
     /* Set by a publisher, cleared by the frontend before it reads the
      * Pub/Sub ring: one eventfd write per burst, not per message. */
     _Atomic uint32_t pubsub_wake;

@@ -353,8 +353,13 @@ static void publish_durable(logger_t *lg, uint64_t end, int wants_store)
      * store's store_deferred write is seq_cst, a full barrier on x86.) */
     atomic_thread_fence(memory_order_seq_cst);
     if (store_must_know(lg, wants_store)) shm_wake(&lg->shm->store_wake);
+    /* A frontend whose waits are all the store's (LPUSH, GET) is woken by
+     * the store's reply, not by this flush (D85). The same fence orders
+     * its durable_want as its sleeping flag: the frontend stores both,
+     * fences, then re-reads durable_lsn. */
     for (uint32_t i = 0; i < lg->shm->nfrontends; i++)
-        shm_wake(&lg->shm->fe[i].wake);
+        if (atomic_load_explicit(&lg->shm->fe[i].durable_want, memory_order_relaxed) <= end)
+            shm_wake(&lg->shm->fe[i].wake);
     shm_wake(&lg->shm->repl_wake); /* the sender ships, the receiver acks (D33) */
 }
 

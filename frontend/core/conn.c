@@ -138,6 +138,7 @@ void fe_reply_complete(fe_t *fe, fe_reply_t *r, const char *data, size_t len)
 {
     fe_map_take(fe, r->kind, r->id);
     fe->nwaiting--;
+    if (r->kind == FE_KIND_HELD) fe->nheld--;
     if (!r->conn) {
         fe_reply_free(fe, r);
         return;
@@ -393,7 +394,25 @@ static int fe_has_completion(fe_t *fe)
     return 0;
 }
 
-/* Resolve whatever completed; arm the wake-up flag while anything waits. */
+/* The lowest durable LSN at which something here becomes ready (D85):
+ * the oldest fixed reply of each connection, the reads held behind their
+ * connection's writes; UINT64_MAX when only the store's replies are due.
+ * WAIT and min-replicas-acked look at every flush, as before. */
+static uint64_t durable_want(fe_t *fe)
+{
+    if (fe->nheld || fe->cfg->min_replicas_acked > 0) return 0;
+    uint64_t want = fe->read_wait_lsn ? fe->read_wait_lsn : UINT64_MAX;
+    for (fe_conn_t *c = fe->wlist; c; c = c->wnext)
+        if (c->wait_durable && c->wait_durable->lsn_end < want) want = c->wait_durable->lsn_end;
+    return want;
+}
+
+/* Resolve whatever completed; arm the wake-up flag while anything waits.
+ * The flag is armed with the LSN the logger's flush must reach to wake us
+ * (durable_want); the store's replies wake us whatever it says. Both are
+ * stored before the fence in shm_waiter_arm, and the re-check after it
+ * reads durable_lsn: the logger stores durable_lsn, fences, then reads
+ * both, so one of the two sides sees the other. */
 static void fe_check_completions(fe_t *fe)
 {
     shm_waiter_t *w = &fe->shm->fe[fe->slot].wake;
@@ -407,6 +426,7 @@ static void fe_check_completions(fe_t *fe)
             shm_waiter_disarm(w);
             return;
         }
+        fe_durable_want_publish(fe, durable_want(fe));
         shm_waiter_arm(w);
         if (!fe_has_completion(fe)) return;
         shm_waiter_disarm(w);
@@ -950,6 +970,19 @@ static void fe_drain(fe_t *fe)
     if (!busy) event_base_loopbreak(fe->base);
 }
 
+/* A test hook: ATTICDB_TEST_NO_WAKE_NET=1 turns the timer's look for
+ * completions off, so that a wake-up the logger or the store should have
+ * sent and did not (D85) leaves its client waiting for ever instead of
+ * for one tick. */
+static int no_wake_net(fe_t *fe)
+{
+    if (!fe->no_wake_net) {
+        const char *v = getenv("ATTICDB_TEST_NO_WAKE_NET");
+        fe->no_wake_net = v && strcmp(v, "1") == 0 ? 1 : -1;
+    }
+    return fe->no_wake_net > 0;
+}
+
 /* Periodic: notice shutdown and the master's death. */
 static void on_timer(evutil_socket_t fd, short what, void *arg)
 {
@@ -963,7 +996,7 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
     }
     if (atomic_load(&fe->shm->shutdown) >= 1)
         fe_drain(fe);
-    else
+    else if (!no_wake_net(fe))
         fe_check_completions(fe); /* belt and braces for a lost wake-up */
     if (atomic_load(&fe->shm->tick_wanted) && atomic_exchange(&fe->shm->tick_wanted, 0))
         fe_submit_tick(fe);
@@ -1011,6 +1044,9 @@ fe_t *fe_core_new(shm_t *shm, const config_t *cfg, int slot, const fe_hooks_t *h
     fe->claimer = &shm->claimers[slot];
     fe->to_store = shm_to_store(shm, slot);
     fe->from_store = shm_from_store(shm, slot);
+    /* Every flush wakes us until we say otherwise (a predecessor may
+     * have left its durable_want behind). */
+    atomic_store(&shm->fe[slot].durable_want, 0);
     fe->limits.max_bulk_len = cfg->proto_max_bulk_len;
     fe->hash_max_entries = cfg->hash_max_listpack_entries;
     fe->hash_max_value = cfg->hash_max_listpack_value;

@@ -276,6 +276,10 @@ typedef struct fe {
     fe_conn_t *resume;      /* connections whose probe was answered (D68) */
     fe_reply_t *map[FE_MAP_BUCKETS];
     uint64_t nwaiting; /* replies not ready yet */
+    uint64_t nheld;    /* of them, under FE_KIND_HELD (WAIT, WAITAOF) */
+    /* What this frontend last put in its shm durable_want (D85). */
+    uint64_t durable_want;
+    int no_wake_net; /* 0 unknown, 1 the test hook is on, -1 off (conn.c) */
     fe_reply_t *free_replies;
     int nblocked;
     int draining;
@@ -459,6 +463,13 @@ void fe_wait_store(fe_t *fe, fe_reply_t *r, uint8_t kind, uint64_t id);
 void fe_wait_durable(fe_t *fe, fe_reply_t *r, uint64_t lsn_end); /* fixed +OK */
 void fe_wake_logger(fe_t *fe);
 void fe_wake_store(fe_t *fe);
+/* Something now waits for a durable LSN (a fixed reply, a read behind a
+ * write): every flush wakes this frontend until it next sleeps, when
+ * fe_check_completions says from which LSN on (D85). */
+void fe_want_durable(fe_t *fe);
+/* Tell the logger from which durable LSN on a flush should wake this
+ * frontend (shm fe[].durable_want; 0 = every flush, UINT64_MAX = none). */
+void fe_durable_want_publish(fe_t *fe, uint64_t want);
 /* An error reply built with printf, cleaned as Redis cleans its own
  * (resp_error_clean), so a client can't break the protocol through an
  * echoed argument. */

@@ -139,6 +139,10 @@ void fe_wait_store(fe_t *fe, fe_reply_t *r, uint8_t kind, uint64_t id)
     r->hash_next = fe->map[b];
     fe->map[b] = r;
     fe->nwaiting++;
+    if (kind == FE_KIND_HELD) {
+        fe->nheld++;
+        fe_want_durable(fe);
+    }
     wlist_add(r->conn);
 }
 
@@ -153,6 +157,7 @@ void fe_wait_durable(fe_t *fe, fe_reply_t *r, uint64_t lsn_end)
     r->data = REPLY_OK;
     r->len = sizeof(REPLY_OK) - 1;
     fe->nwaiting++;
+    fe_want_durable(fe);
     wlist_add(r->conn);
 }
 
@@ -209,6 +214,18 @@ int fe_reply_part(fe_reply_t *r, const store_reply_t *h, const char **p, uint32_
 void fe_wake_logger(fe_t *fe)
 {
     shm_wake(&fe->shm->logger_wake);
+}
+
+void fe_durable_want_publish(fe_t *fe, uint64_t want)
+{
+    if (want == fe->durable_want) return;
+    fe->durable_want = want;
+    atomic_store_explicit(&fe->shm->fe[fe->slot].durable_want, want, memory_order_relaxed);
+}
+
+void fe_want_durable(fe_t *fe)
+{
+    fe_durable_want_publish(fe, 0);
 }
 
 void fe_wake_store(fe_t *fe)

@@ -319,6 +319,7 @@ int fe_read_must_wait(fe_conn_t *c)
     if (atomic_load(&fe->shm->logger_state) == LOGGER_FAILED) return 0;
     if (!fe->read_wait_lsn || c->last_write_end < fe->read_wait_lsn)
         fe->read_wait_lsn = c->last_write_end;
+    fe_want_durable(fe);
     return 1;
 }
 

@@ -867,3 +867,110 @@ Test(durability, restored_keys_survive_sigkill_of_everything, .timeout = 120)
     srv_stop(&s);
     srv_cleanup(&s);
 }
+
+/*
+ * D85: a flush wakes a frontend only when something there waits for that
+ * durable LSN (a fixed reply, a read behind a write, WAIT); replies the
+ * store computes wake it through the store. With the frontend's timer no
+ * longer looking for completions (ATTICDB_TEST_NO_WAKE_NET, a test hook),
+ * a wake-up that should have come and did not leaves its client waiting:
+ * hiredis gives up after 10 s and the test fails. Every kind of wait runs
+ * here beside the others, on one frontend: store replies (LPUSH, INCR),
+ * fixed replies (SET), reads behind either, a connection whose older
+ * store reply waits beside a newer fixed one, MULTI/EXEC, WAIT and
+ * WAITAOF.
+ */
+static void expect_reply(redisContext *c, int type, const char *what)
+{
+    redisReply *r = NULL;
+    int rc = redisGetReply(c, (void **)&r);
+    cr_assert_eq(rc, REDIS_OK, "%s: no reply (%s): a lost wake-up", what, c->errstr);
+    cr_assert_eq(r->type, type, "%s: type %d, %s", what, r->type,
+                 r->type == REDIS_REPLY_ERROR ? r->str : "");
+    freeReplyObject(r);
+}
+
+Test(durability, every_reply_comes_by_a_wake_up_not_the_timer, .timeout = 180)
+{
+    srv_t s;
+    setenv("ATTICDB_TEST_NO_WAKE_NET", "1", 1);
+    int rc = srv_start(&s, "--frontends 1");
+    unsetenv("ATTICDB_TEST_NO_WAKE_NET");
+    cr_assert_eq(rc, 0, "server did not start");
+    enum { CONNS = 4, ROUNDS = 300 };
+    redisContext *cs[CONNS];
+    for (int i = 0; i < CONNS; i++)
+        cr_assert_not_null(cs[i] = srv_connect(&s));
+    for (int round = 0; round < ROUNDS; round++) {
+        /* Each round's requests are all sent before any reply is read, so
+         * the frontend holds them together; the mix shifts every round,
+         * so that each kind is sometimes the oldest, sometimes the last. */
+        int shift = round % CONNS;
+        for (int i = 0; i < CONNS; i++) {
+            redisContext *c = cs[(i + shift) % CONNS];
+            switch (i) {
+            case 0: /* store replies only */
+                redisAppendCommand(c, "LPUSH list:%d %d", round % 7, round);
+                redisAppendCommand(c, "INCR counter:%d", round % 5);
+                break;
+            case 1: /* fixed replies, then a read behind them */
+                redisAppendCommand(c, "SET str:%d %d", round % 11, round);
+                redisAppendCommand(c, "GET str:%d", round % 11);
+                break;
+            case 2: /* an older store reply beside a newer fixed one */
+                redisAppendCommand(c, "RPUSH list:%d x", round % 3);
+                redisAppendCommand(c, "SET other:%d y", round % 13);
+                break;
+            default: /* a transaction, and a read behind a store reply */
+                redisAppendCommand(c, "MULTI");
+                redisAppendCommand(c, "SET tx:%d %d", round % 3, round);
+                redisAppendCommand(c, "LPUSH txl %d", round);
+                redisAppendCommand(c, "EXEC");
+                break;
+            }
+        }
+        for (int i = 0; i < CONNS; i++) {
+            redisContext *c = cs[(i + shift) % CONNS];
+            switch (i) {
+            case 0:
+                expect_reply(c, REDIS_REPLY_INTEGER, "LPUSH");
+                expect_reply(c, REDIS_REPLY_INTEGER, "INCR");
+                break;
+            case 1:
+                expect_reply(c, REDIS_REPLY_STATUS, "SET");
+                expect_reply(c, REDIS_REPLY_STRING, "GET behind SET");
+                break;
+            case 2:
+                expect_reply(c, REDIS_REPLY_INTEGER, "RPUSH");
+                expect_reply(c, REDIS_REPLY_STATUS, "SET behind RPUSH");
+                break;
+            default:
+                expect_reply(c, REDIS_REPLY_STATUS, "MULTI");
+                expect_reply(c, REDIS_REPLY_STATUS, "queued SET");
+                expect_reply(c, REDIS_REPLY_STATUS, "queued LPUSH");
+                expect_reply(c, REDIS_REPLY_ARRAY, "EXEC");
+                break;
+            }
+        }
+        if (round % 50 == 0) {
+            /* a read behind a store reply, WAIT and WAITAOF after writes */
+            redisAppendCommand(cs[0], "LPUSH list:w %d", round);
+            redisAppendCommand(cs[0], "LLEN list:w");
+            redisAppendCommand(cs[0], "WAIT 0 0");
+            redisAppendCommand(cs[0], "SET w %d", round);
+            redisAppendCommand(cs[0], "WAITAOF 1 0 0");
+            expect_reply(cs[0], REDIS_REPLY_INTEGER, "LPUSH before LLEN");
+            expect_reply(cs[0], REDIS_REPLY_INTEGER, "LLEN behind LPUSH");
+            expect_reply(cs[0], REDIS_REPLY_INTEGER, "WAIT");
+            expect_reply(cs[0], REDIS_REPLY_STATUS, "SET before WAITAOF");
+            expect_reply(cs[0], REDIS_REPLY_ARRAY, "WAITAOF");
+        }
+    }
+    redisReply *r = redisCommand(cs[0], "LLEN txl");
+    cr_assert(r && r->type == REDIS_REPLY_INTEGER && r->integer == ROUNDS, "txl holds every round");
+    freeReplyObject(r);
+    for (int i = 0; i < CONNS; i++)
+        redisFree(cs[i]);
+    srv_stop(&s);
+    srv_cleanup(&s);
+}
