@@ -102,7 +102,19 @@ typedef struct fe_conn_admin {
     uint16_t last_idx;           /* index of the last command run (CLIENT LIST cmd=) */
     int32_t reg_db, reg_multi;   /* what the registry entry shows, to update on change */
     struct fe_ps_conn *pubsub;   /* its subscriptions (pubsub.c), NULL = none */
+    /* The command indexes of the EXEC being dispatched, in its reply's
+     * order (fe_cmdstat fills it), and of the EXECs whose replies wait, oldest
+     * first: an error in an EXEC's array counts in its command's
+     * failed_calls, as in Redis (fe_stat_exec_errors). */
+    struct fe_exec_idx *exec_cur, *exec_head, *exec_tail;
 } fe_conn_admin_t;
+
+/* One EXEC's command indexes (info.c). */
+typedef struct fe_exec_idx {
+    struct fe_exec_idx *next;
+    uint32_t n, cap;
+    uint16_t idx[];
+} fe_exec_idx_t;
 
 /* The words of a reply entry's note (fe_reply_t.note, which the core
  * zeroes and never reads), for the statistics and the slow log of a
@@ -339,7 +351,13 @@ void fe_cmd_config(struct fe_conn *c, int argc, const char **argv, const uint32_
 void fe_cmdstat(struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a);
 /* EXEC's reply p[0, n): each error inside its array counts in errorstats
  * and total_error_replies, as Redis counts each error reply it sends. */
-void fe_stat_exec_errors(struct fe *fe, const char *p, size_t n);
+void fe_stat_exec_errors(struct fe *fe, const char *p, size_t n, const fe_exec_idx_t *cmds);
+/* The EXEC c dispatched: its command indexes, taken from c (NULL when it
+ * counted none); and the oldest of c's waiting EXECs', taken. */
+fe_exec_idx_t *fe_exec_idx_take_cur(struct fe_conn *c);
+void fe_exec_idx_push(struct fe_conn *c, fe_exec_idx_t *x);
+fe_exec_idx_t *fe_exec_idx_pop(struct fe_conn *c);
+void fe_exec_idx_free_all(struct fe_conn *c);
 /* The command layer's `rejected` hook (arity errors): rejected_calls. */
 void fe_cmd_rejected(struct fe_conn *c, const cmd_desc_t *d, const struct fe_args *a);
 /* Account one finished command: its time in nanoseconds and whether its

@@ -59,10 +59,18 @@ void fe_admin_command_done(fe_conn_t *c, const char *buf, const fe_admin_mark_t 
     const char *now_p = r ? r->data : c->out.data + out0;
     size_t now_n = r ? r->len : (c->out.len > out0 ? c->out.len - out0 : 0);
     int failed = !waits && now_n && now_p[0] == '-';
+    /* An EXEC's commands: their errors in its array count when it is
+     * answered, now or once its reply is ready (in order: the store
+     * answers a connection's EXECs in the order they were sent). */
+    fe_exec_idx_t *exec = c->admin->stat_idx == CMD_EXEC + 1 ? fe_exec_idx_take_cur(c) : NULL;
     if (failed)
         fe_stat_error_reply(fe, now_p, now_n);
     else if (!waits && now_n && now_p[0] == '*' && c->admin->stat_idx == CMD_EXEC + 1)
-        fe_stat_exec_errors(fe, now_p, now_n); /* an EXEC answered without the store */
+        fe_stat_exec_errors(fe, now_p, now_n, exec); /* an EXEC answered without the store */
+    if (exec && waits)
+        fe_exec_idx_push(c, exec);
+    else
+        free(exec);
     if (c->admin->stat_idx) {
         unsigned idx = c->admin->stat_idx - 1u;
         uint32_t flags = c->admin->stat_desc->flags;
@@ -151,7 +159,8 @@ void fe_admin_reply_ready(fe_t *fe, fe_reply_t *r, uint64_t *now)
     if (r->len && r->data && r->data[0] == '-')
         fe_stat_error_reply(fe, r->data, r->len);
     else if (r->len && r->data && r->data[0] == '*' && idx1 == CMD_EXEC + 1)
-        fe_stat_exec_errors(fe, r->data, r->len);
+        fe_stat_exec_errors(fe, r->data, r->len, r->conn ? r->conn->admin->exec_head : NULL);
+    if (idx1 == CMD_EXEC + 1 && r->conn) free(fe_exec_idx_pop(r->conn));
     if (fe->admin->waits_unstarted) fe_repl_waits_reply_ready(fe); /* a WAIT may start */
     if (!idx1) return;
     if (!*now) *now = shm_mono_ns();
@@ -182,6 +191,7 @@ void fe_admin_on_close(fe_conn_t *c)
     fe_pubsub_on_close(c);
     fe_monitor_remove(c);
     fe_client_unregister(c);
+    fe_exec_idx_free_all(c);
     free(c->admin->user);
     free(c->admin->name);
     free(c->admin->lib_name);

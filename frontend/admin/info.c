@@ -48,13 +48,67 @@ static inline void add_u64(_Atomic uint64_t *p, uint64_t v)
                           memory_order_relaxed);
 }
 
+/* An EXEC's command indexes (fe_conn_admin_t.exec_cur and its queue). */
+static void exec_idx_add(fe_conn_t *c, unsigned idx)
+{
+    fe_exec_idx_t *x = c->admin->exec_cur;
+    if (!x || x->n == x->cap) {
+        uint32_t cap = x ? 2 * x->cap : 8;
+        fe_exec_idx_t *y = realloc(x, sizeof(*y) + cap * sizeof(y->idx[0]));
+        if (!y) abort();
+        if (!x) y->n = 0, y->next = NULL;
+        y->cap = cap;
+        c->admin->exec_cur = x = y;
+    }
+    x->idx[x->n++] = (uint16_t)idx;
+}
+
+fe_exec_idx_t *fe_exec_idx_take_cur(fe_conn_t *c)
+{
+    fe_exec_idx_t *x = c->admin->exec_cur;
+    c->admin->exec_cur = NULL;
+    return x;
+}
+
+void fe_exec_idx_push(fe_conn_t *c, fe_exec_idx_t *x)
+{
+    fe_conn_admin_t *a = c->admin;
+    x->next = NULL;
+    if (a->exec_tail)
+        a->exec_tail->next = x;
+    else
+        a->exec_head = x;
+    a->exec_tail = x;
+}
+
+fe_exec_idx_t *fe_exec_idx_pop(fe_conn_t *c)
+{
+    fe_conn_admin_t *a = c->admin;
+    fe_exec_idx_t *x = a->exec_head;
+    if (!x) return NULL;
+    a->exec_head = x->next;
+    if (!a->exec_head) a->exec_tail = NULL;
+    return x;
+}
+
+void fe_exec_idx_free_all(fe_conn_t *c)
+{
+    free(fe_exec_idx_take_cur(c));
+    for (fe_exec_idx_t *x; (x = fe_exec_idx_pop(c)) != NULL;)
+        free(x);
+}
+
 void fe_cmdstat(fe_conn_t *c, const cmd_desc_t *d, const fe_args_t *a)
 {
     fe_t *fe = c->fe;
     /* fe_acl_check computed the index (subcommand included) for this call;
-     * a command counted by multi.c at EXEC has only its id. */
-    unsigned idx = c->admin->cur_desc == d ? c->admin->cur_idx : (unsigned)d->id;
+     * one of an EXEC's commands has its own (CLIENT SETNAME inside MULTI
+     * counts as client|setname, as in Redis). */
+    unsigned idx = c->exec_counting          ? fe_cmd_index(d, a->argc, a->argv, a->lens)
+                   : c->admin->cur_desc == d ? c->admin->cur_idx
+                                             : (unsigned)d->id;
     add_u64(&fe->stats->cmd[idx].calls, 1);
+    if (c->exec_counting) exec_idx_add(c, idx);
     if (!c->admin->stat_idx) {
         c->admin->stat_idx = (uint16_t)(idx + 1);
         c->admin->stat_desc = d;
@@ -112,7 +166,7 @@ void fe_stat_error_reply(fe_t *fe, const char *p, size_t n)
     }
 }
 
-void fe_stat_exec_errors(fe_t *fe, const char *p, size_t n)
+void fe_stat_exec_errors(fe_t *fe, const char *p, size_t n, const fe_exec_idx_t *cmds)
 {
     const char *end = p + n, *cr = n > 1 && p[0] == '*' ? memchr(p, '\r', n) : NULL;
     long long count;
@@ -121,7 +175,10 @@ void fe_stat_exec_errors(fe_t *fe, const char *p, size_t n)
     for (long long i = 0; i < count && q < end; i++) {
         const char *e = resp_value_end(q, end);
         if (!e) return; /* a reply in parts: the rest is not here */
-        if (*q == '-') fe_stat_error_reply(fe, q, (size_t)(e - q));
+        if (*q == '-') {
+            fe_stat_error_reply(fe, q, (size_t)(e - q));
+            if (cmds && i < (long long)cmds->n) add_u64(&fe->stats->cmd[cmds->idx[i]].failed, 1);
+        }
         q = e;
     }
 }

@@ -663,11 +663,13 @@ static void build_exec(fe_conn_t *c, struct fe_multi *m)
 static void exec_done(fe_conn_t *c)
 {
     struct fe_multi *m = c->multi;
+    c->exec_counting = 1;
     for (int i = 0; i < m->n; i++) {
         fe_mcmd_t *q = m->cmds[i];
         fe_args_t a = {q->argc, q->argv, q->lens};
         c->fe->cmd_hooks->counted(c, q->d, &a);
     }
+    c->exec_counting = 0;
     multi_free(c);
     watch_free(c);
 }

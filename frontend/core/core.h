@@ -130,6 +130,9 @@ typedef struct fe_conn {
      * connection's input runs meanwhile (its socket is still read, so a
      * close is seen). */
     uint8_t blocking;
+    /* multi.c counts an EXEC's commands (the counted hook) with this set,
+     * so the statistics know them for their failed_calls (hooks.c). */
+    uint8_t exec_counting;
     uint64_t block_id;
     int64_t block_deadline_ms;  /* the wall clock it times out at, 0 = never */
     uint8_t block_timeout_sent; /* its CMD_UNBLOCK for the timeout is in the ring */

@@ -349,6 +349,23 @@ Test(cmds, every_mutable_setting_reads_back_as_redis)
     rdiff_end_both(&d);
 }
 
+/* cmd's calls and failed_calls in an INFO commandstats text (its time
+ * differs between the servers), "none" when it has no line. */
+static void calls_of(const char *info, const char *cmd, char *out, size_t n)
+{
+    char head[64];
+    snprintf(head, sizeof(head), "cmdstat_%s:calls=", cmd);
+    const char *p = info ? strstr(info, head) : NULL;
+    if (!p) {
+        snprintf(out, n, "none");
+        return;
+    }
+    long long calls = atoll(p + strlen(head)), failed = -1;
+    const char *eol = strchr(p, '\r'), *f = strstr(p, "failed_calls=");
+    if (f && (!eol || f < eol)) failed = atoll(f + strlen("failed_calls="));
+    snprintf(out, n, "calls=%lld failed_calls=%lld", calls, failed);
+}
+
 /* INFO errorstats as Redis 7.0 counts it: each error reply by its code
  * (the word after '-', or ERR), in the codes' byte order, unknown commands
  * and arity errors included, EXECABORT for a failed transaction; reset by
@@ -388,6 +405,17 @@ Test(cmds, errorstats_as_redis)
     D(&d, "EXEC");
     D(&d, "ZADD", "z", "x", "m");
     D(&d, "INFO", "errorstats");
+    /* ... and each in its own command's failed_calls (calls as before) */
+    static const char *const counted[] = {"incr",           "get",  "set", "lpush", "echo",
+                                          "client|setname", "exec", "zadd"};
+    for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
+        char want[96], got[96];
+        calls_of(rdiff_one(d.r[0], 2, (const char *const[]){"INFO", "commandstats"}), counted[i],
+                 want, sizeof(want));
+        calls_of(rdiff_one(d.a[0], 2, (const char *const[]){"INFO", "commandstats"}), counted[i],
+                 got, sizeof(got));
+        rdiff_compare(&d, __LINE__, counted[i], want, strlen(want), got, strlen(got));
+    }
     D(&d, "CONFIG", "RESETSTAT");
     D(&d, "INFO", "errorstats");
     D(&d, "LPOP", "s");
