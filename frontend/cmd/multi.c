@@ -113,6 +113,7 @@ typedef struct fe_mcmd {
      * the group. In the same allocation. */
     int nvals;
     fe_bigval_t *vals;
+    int run_db; /* the database it leaves (a SELECT's target): MONITOR's */
 } fe_mcmd_t;
 
 struct fe_multi {
@@ -558,7 +559,7 @@ static int place_values(struct fe_multi *m, const fe_mcmd_t *q, const fe_enc_t *
  * transaction's database. A command whose large values (D58) it does not
  * use (an error, a literal) leaves them out of the layout: the store
  * drops them with the group. */
-static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, int *db, buf_t *lit,
+static void build_command(fe_conn_t *c, struct fe_multi *m, fe_mcmd_t *q, int *db, buf_t *lit,
                           uint32_t at)
 {
     /* SORT without STORE is a read (D47). */
@@ -568,7 +569,11 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, const fe_mcmd_t *q, 
         int n = fe_select_db(c, q->argv[1], q->lens[1], lit);
         add_literal(m, *db, lit);
         if (n >= 0) *db = c->db = n;
-    } else if (d->id == CMD_UNWATCH) {
+        q->run_db = *db;
+        return;
+    }
+    q->run_db = *db;
+    if (d->id == CMD_UNWATCH) {
         add_literal_str(m, *db, "+OK\r\n"); /* EXEC unwatches anyway */
     } else if (d->route == CMD_ROUTE_WRITE) {
         fe_encode_fn encode = fe_encoder(d->id);
@@ -663,12 +668,17 @@ static void build_exec(fe_conn_t *c, struct fe_multi *m)
 static void exec_done(fe_conn_t *c)
 {
     struct fe_multi *m = c->multi;
+    /* Each is counted (and shown to MONITOR) in the database it ran in,
+     * as Redis shows a command once it ran: a SELECT with its target. */
+    int db = c->db;
     c->exec_counting = 1;
     for (int i = 0; i < m->n; i++) {
         fe_mcmd_t *q = m->cmds[i];
         fe_args_t a = {q->argc, q->argv, q->lens};
+        c->db = q->run_db;
         c->fe->cmd_hooks->counted(c, q->d, &a);
     }
+    c->db = db;
     c->exec_counting = 0;
     multi_free(c);
     watch_free(c);

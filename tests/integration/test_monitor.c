@@ -106,6 +106,20 @@ Test(monitor, lines_as_redis_on_every_frontend)
     D(&d, "SELECT", "1");
     D(&d, "SET", "b", "2");
     D(&d, "SELECT", "0");
+    /* Inside EXEC each command shows the database it ran in: a SELECT
+     * its target, the ones before it the one before (the store's EXEC
+     * and one the frontend answers alone). */
+    D(&d, "MULTI");
+    D(&d, "SET", "c", "1");
+    D(&d, "SELECT", "2");
+    D(&d, "GET", "c");
+    D(&d, "SELECT", "3");
+    D(&d, "EXEC");
+    D(&d, "MULTI");
+    D(&d, "PING");
+    D(&d, "SELECT", "0");
+    D(&d, "ECHO", "x");
+    D(&d, "EXEC");
     D(&d, "PFADD", "h", "x");
     D(&d, "DEL", "k", "a");
     D(&d, "ECHO", "end-of-script");
