@@ -153,6 +153,9 @@ typedef struct shm_fe_stats {
     _Atomic uint64_t conns, cmds; /* since the epoch: INFO stats */
     _Atomic uint64_t rejected_conns;
     _Atomic uint64_t net_in, net_out, error_replies;
+    /* Reads of client sockets and writes of replies (each call; INFO
+     * total_reads_processed, total_writes_processed, as Redis counts). */
+    _Atomic uint64_t reads, writes;
     /* Writes that asked the store first, and those answered without a
      * record (D68, frontend/cmd/probe.c). */
     _Atomic uint64_t write_probes, writes_unlogged;

@@ -564,6 +564,7 @@ static void info_stats(fe_t *fe, buf_t *b)
     uint64_t rejected = SUM_STAT(fe, s_->rejected_conns);
     uint64_t in = SUM_STAT(fe, s_->net_in), out = SUM_STAT(fe, s_->net_out);
     uint64_t errors = SUM_STAT(fe, s_->error_replies);
+    uint64_t reads = SUM_STAT(fe, s_->reads), writes = SUM_STAT(fe, s_->writes);
     uint64_t probes = SUM_STAT(fe, s_->write_probes), unlogged = SUM_STAT(fe, s_->writes_unlogged);
     uint64_t ops = 0, in_bps = 0, out_bps = 0;
     shm_admin_t *adm = fe_shm(fe->shm);
@@ -606,6 +607,8 @@ static void info_stats(fe_t *fe, buf_t *b)
                 "pubsub_patterns:%" PRIu64 "\r\n"
                 "pubsubshard_channels:%" PRIu64 "\r\n"
                 "total_error_replies:%" PRIu64 "\r\n"
+                "total_reads_processed:%" PRIu64 "\r\n"
+                "total_writes_processed:%" PRIu64 "\r\n"
                 "atticdb_write_probes:%" PRIu64 "\r\n"
                 "atticdb_writes_without_log:%" PRIu64 "\r\n"
                 "atticdb_read_cache_bytes:%" PRIu64 "\r\n"
@@ -618,9 +621,9 @@ static void info_stats(fe_t *fe, buf_t *b)
                 atomic_load(&fe->shm->repl.sent_partial_ok),
                 atomic_load(&fe->shm->repl.sent_partial_err), expired, evicted, exceeded_total,
                 exceeded_now, hits, misses, fe_pubsub_count(fe, PS_CHANNEL),
-                fe_pubsub_count(fe, PS_PATTERN), fe_pubsub_count(fe, PS_SHARD), errors, probes,
-                unlogged, rcache_shared ? rcache_shared->size : 0, cache_hits, cache_misses,
-                rcache_shared ? atomic_load(&rcache_shared->fills) : 0,
+                fe_pubsub_count(fe, PS_PATTERN), fe_pubsub_count(fe, PS_SHARD), errors, reads,
+                writes, probes, unlogged, rcache_shared ? rcache_shared->size : 0, cache_hits,
+                cache_misses, rcache_shared ? atomic_load(&rcache_shared->fills) : 0,
                 rcache_shared ? atomic_load(&rcache_shared->invalidations) : 0);
 }
 

@@ -77,6 +77,8 @@ void fe_stats_sync_epoch(fe_t *fe)
     atomic_store(&st->rejected_conns, 0);
     atomic_store(&st->net_in, 0);
     atomic_store(&st->net_out, 0);
+    atomic_store(&st->reads, 0);
+    atomic_store(&st->writes, 0);
     atomic_store(&st->error_replies, 0);
     for (unsigned i = 0; i < SHM_ERRSTAT_SLOTS; i++)
         atomic_store_explicit(&st->err[i].count, 0, memory_order_relaxed);
@@ -595,6 +597,7 @@ static int conn_over_output_limit(fe_conn_t *c)
 static int conn_flush(fe_conn_t *c)
 {
     fe_conn_collect(c);
+    if (c->out.len > c->out_off) stat_add(&c->fe->stats->writes, 1);
     while (c->out.len > c->out_off) {
         ssize_t n = send(c->fd, c->out.data + c->out_off, c->out.len - c->out_off, MSG_NOSIGNAL);
         if (n < 0) {
@@ -788,6 +791,7 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
     else
         buf_reserve(&c->in, READ_CHUNK);
     ssize_t n = recv(fd, c->in.data + c->in.len, c->in.cap - c->in.len, 0);
+    stat_add(&fe->stats->reads, 1);
     if (n <= 0) {
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
         conn_close(c);

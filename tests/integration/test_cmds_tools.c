@@ -366,6 +366,29 @@ static void calls_of(const char *info, const char *cmd, char *out, size_t n)
     snprintf(out, n, "calls=%lld failed_calls=%lld", calls, failed);
 }
 
+/* INFO total_reads_processed and total_writes_processed as Redis counts
+ * them: a read of a client's socket each, a write of its replies each (a
+ * pipeline read at once and answered at once is one of each), zeroed by
+ * CONFIG RESETSTAT. */
+Test(cmds, reads_and_writes_processed_as_redis)
+{
+    diff_t d;
+    rdiff_start_both(&d);
+    D(&d, "CONFIG", "RESETSTAT");
+    for (int i = 0; i < 5; i++)
+        D(&d, "PING");
+    const char req[] = "PING\r\nECHO a\r\nPING\r\n";
+    rdiff_pipeline(&d, __LINE__, 0, req, strlen(req), 3, "pipelined PING, ECHO, PING");
+    static const char *const fields[] = {"total_reads_processed", "total_writes_processed"};
+    for (int i = 0; i < 2; i++) {
+        char want[32], got[32];
+        snprintf(want, sizeof(want), "%lld", info_field(d.r[0], "stats", fields[i]));
+        snprintf(got, sizeof(got), "%lld", info_field(d.a[0], "stats", fields[i]));
+        rdiff_compare(&d, __LINE__, fields[i], want, strlen(want), got, strlen(got));
+    }
+    rdiff_end_both(&d);
+}
+
 /* INFO errorstats as Redis 7.0 counts it: each error reply by its code
  * (the word after '-', or ERR), in the codes' byte order, unknown commands
  * and arity errors included, EXECABORT for a failed transaction; reset by
