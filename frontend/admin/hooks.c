@@ -62,10 +62,11 @@ void fe_admin_command_done(fe_conn_t *c, const char *buf, const fe_admin_mark_t 
     /* An EXEC's commands: their errors in its array count when it is
      * answered, now or once its reply is ready (in order: the store
      * answers a connection's EXECs in the order they were sent). */
-    fe_exec_idx_t *exec = c->admin->stat_idx == CMD_EXEC + 1 ? fe_exec_idx_take_cur(c) : NULL;
+    int is_exec = c->admin->stat_idx == CMD_EXEC + 1;
+    fe_exec_idx_t *exec = is_exec ? fe_exec_idx_take_cur(c) : NULL;
     if (failed)
         fe_stat_error_reply(fe, now_p, now_n);
-    else if (!waits && now_n && now_p[0] == '*' && c->admin->stat_idx == CMD_EXEC + 1)
+    else if (!waits && now_n && now_p[0] == '*' && is_exec)
         fe_stat_exec_errors(fe, now_p, now_n, exec); /* an EXEC answered without the store */
     if (exec && waits)
         fe_exec_idx_push(c, exec);

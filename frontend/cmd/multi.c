@@ -569,11 +569,7 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, fe_mcmd_t *q, int *d
         int n = fe_select_db(c, q->argv[1], q->lens[1], lit);
         add_literal(m, *db, lit);
         if (n >= 0) *db = c->db = n;
-        q->run_db = *db;
-        return;
-    }
-    q->run_db = *db;
-    if (d->id == CMD_UNWATCH) {
+    } else if (d->id == CMD_UNWATCH) {
         add_literal_str(m, *db, "+OK\r\n"); /* EXEC unwatches anyway */
     } else if (d->route == CMD_ROUTE_WRITE) {
         fe_encode_fn encode = fe_encoder(d->id);
@@ -617,6 +613,7 @@ static void build_command(fe_conn_t *c, struct fe_multi *m, fe_mcmd_t *q, int *d
         c->fe->cmd_hooks->local(c, d, q->argc, q->argv, q->lens, lit);
         add_literal(m, *db, lit);
     }
+    q->run_db = *db;
 }
 
 static int by_offset(const void *x, const void *y)
